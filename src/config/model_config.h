@@ -1,0 +1,76 @@
+// A decoder-only transformer's shape: what presets/models/*.json describe.
+// ParseModelConfig reads JSON text strictly (unknown or misspelled keys are errors) and validates;
+// ValidateModelConfig re-checks a config edited in place (the page's fields).
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "config/precision.h"
+
+namespace sc {
+
+enum class MlpKind { gelu, swiglu };
+enum class NormKind { layernorm, rmsnorm };
+enum class PositionKind { learned, rotary };
+
+// Mixture of experts (Mixtral, DeepSeek-V3). experts == 0 means a dense model.
+struct MoeConfig {
+    int experts = 0;          // routed experts per MoE layer
+    int top_k = 0;            // routed experts per token
+    int shared_experts = 0;   // always-active experts (DeepSeek-V3: 1)
+    int expert_ffn = 0;       // intermediate size of one expert
+    int dense_layers = 0;     // leading layers with a dense MLP (DeepSeek-V3: 3)
+    double capacity_factor = 0;  // 0: no token dropping; otherwise tokens per expert are capped
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3). kv_lora_rank == 0 means ordinary (grouped-query) attention.
+struct MlaConfig {
+    int q_lora_rank = 0;
+    int kv_lora_rank = 0;
+    int qk_nope_head_dim = 0;
+    int qk_rope_head_dim = 0;
+    int v_head_dim = 0;
+};
+
+// Mixed-precision training state, ZeRO paper convention (Rajbhandari et al. 2020, sec. 3.1):
+// weights and gradients in `compute`/`grad`, an fp32 master copy plus Adam's two moments.
+struct PrecisionConfig {
+    Precision compute = Precision::bf16;    // weights and activations used by the kernels
+    Precision grad = Precision::bf16;       // gradients as reduced across data parallelism
+    Precision master = Precision::fp32;     // master weights kept by the optimizer
+    Precision optimizer = Precision::fp32;  // Adam first and second moments
+};
+
+struct ModelConfig {
+    std::string name;
+    std::string source;  // where the shape was published
+    int layers = 0;
+    int hidden = 0;
+    int heads = 0;
+    int kv_heads = 0;  // defaults to heads (multi-head attention)
+    int head_dim = 0;  // defaults to hidden / heads
+    int ffn = 0;       // dense MLP intermediate size
+    int vocab = 0;
+    int seq = 0;       // training sequence length
+    MlpKind mlp = MlpKind::gelu;
+    NormKind norm = NormKind::layernorm;
+    PositionKind position = PositionKind::learned;
+    bool tied_embeddings = true;
+    bool bias = false;  // biases on linear layers and norms (GPT-3 yes, Llama no)
+    MoeConfig moe;
+    MlaConfig mla;
+    PrecisionConfig precision;
+
+    bool is_moe() const { return moe.experts > 0; }
+    bool is_mla() const { return mla.kv_lora_rank > 0; }
+    int moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+    int dense_layers() const { return layers - moe_layers(); }
+};
+
+// Throws sc::Error naming the field: not JSON, unknown/misspelled key, missing field, wrong type,
+// zero or negative size, heads not dividing hidden, kv_heads not dividing heads, ...
+ModelConfig ParseModelConfig(std::string_view json_text);
+void ValidateModelConfig(const ModelConfig& m);
+std::string ModelConfigToJson(const ModelConfig& m);  // round-trips through ParseModelConfig
+
+}  // namespace sc
