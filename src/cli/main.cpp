@@ -1,0 +1,30 @@
+// stagecraft: the command-line face of the core. Each subcommand lives in its own cmd_*.cpp.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli/commands.h"
+#include "config/error.h"
+
+static const char* kUsage =
+    "usage: stagecraft <command> [flags]\n"
+    "commands:\n"
+    "  estimate --model FILE [--precision P] [--set key=value]... [--json]\n"
+    "      parameters, training FLOPs per token and training-state bytes of a model preset\n"
+    "run `stagecraft <command> --help` for a command's flags\n";
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    std::string cmd = argv[1];
+    try {
+        if (cmd == "estimate") return sc::cli::Estimate(argc, argv);
+        std::fprintf(stderr, "stagecraft: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
+        return 2;
+    } catch (const sc::Error& e) {
+        std::fprintf(stderr, "stagecraft %s: error: %s\n", cmd.c_str(), e.what());
+        return 1;
+    }
+}

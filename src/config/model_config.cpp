@@ -1,0 +1,148 @@
+#include "config/model_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "config/error.h"
+#include "config/json_fields.h"
+
+namespace sc {
+
+static Precision ReadPrecision(JsonFields& f, const char* key, Precision fallback) {
+    std::string v = f.Choice(key, {"fp32", "bf16", "fp16", "fp8", "fp4"}, NameOf(fallback));
+    Precision p = fallback;
+    ParsePrecision(v, &p);
+    return p;
+}
+
+ModelConfig ParseModelConfig(std::string_view json_text) {
+    nlohmann::json doc = ParseJsonText(json_text, "model preset");
+    JsonFields f(doc, "");
+    ModelConfig m;
+    m.name = f.String("name");
+    m.source = f.String("source", "");
+    m.layers = f.PositiveInt("layers");
+    m.hidden = f.PositiveInt("hidden");
+    m.heads = f.PositiveInt("heads");
+    m.kv_heads = f.PositiveInt("kv_heads", m.heads);
+    m.head_dim = f.PositiveInt("head_dim", 0 /* derived below */);
+    m.ffn = f.PositiveInt("ffn");
+    m.vocab = f.PositiveInt("vocab");
+    m.seq = f.PositiveInt("seq");
+    m.mlp = f.Choice("mlp", {"gelu", "swiglu"}, "gelu") == "gelu" ? MlpKind::gelu : MlpKind::swiglu;
+    m.norm = f.Choice("norm", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm" ? NormKind::layernorm
+                                                                                     : NormKind::rmsnorm;
+    m.position = f.Choice("position", {"learned", "rotary"}, "learned") == "learned" ? PositionKind::learned
+                                                                                      : PositionKind::rotary;
+    m.tied_embeddings = f.Bool("tied_embeddings", true);
+    m.bias = f.Bool("bias", false);
+    if (const nlohmann::json* j = f.Object("moe")) {
+        JsonFields g(*j, "moe");
+        m.moe.experts = g.PositiveInt("experts");
+        m.moe.top_k = g.PositiveInt("top_k");
+        m.moe.shared_experts = g.NonNegativeInt("shared_experts", 0);
+        m.moe.expert_ffn = g.PositiveInt("expert_ffn", m.ffn);
+        m.moe.dense_layers = g.NonNegativeInt("dense_layers", 0);
+        m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0);
+        g.RejectUnknown();
+    }
+    if (const nlohmann::json* j = f.Object("mla")) {
+        JsonFields g(*j, "mla");
+        m.mla.q_lora_rank = g.NonNegativeInt("q_lora_rank", 0);
+        m.mla.kv_lora_rank = g.PositiveInt("kv_lora_rank");
+        m.mla.qk_nope_head_dim = g.PositiveInt("qk_nope_head_dim");
+        m.mla.qk_rope_head_dim = g.PositiveInt("qk_rope_head_dim");
+        m.mla.v_head_dim = g.PositiveInt("v_head_dim");
+        g.RejectUnknown();
+    }
+    if (const nlohmann::json* j = f.Object("precision")) {
+        JsonFields g(*j, "precision");
+        m.precision.compute = ReadPrecision(g, "compute", m.precision.compute);
+        // Gradients default to the compute precision, but never below bf16 (fp8 training keeps bf16
+        // gradients: DeepSeek-V3 report sec. 3.3).
+        Precision grad_default = BytesOf(m.precision.compute) < 2 ? Precision::bf16 : m.precision.compute;
+        m.precision.grad = ReadPrecision(g, "grad", grad_default);
+        m.precision.master = ReadPrecision(g, "master", m.precision.master);
+        m.precision.optimizer = ReadPrecision(g, "optimizer", m.precision.optimizer);
+        g.RejectUnknown();
+    }
+    f.RejectUnknown();
+    if (m.head_dim == 0) {
+        if (m.hidden % m.heads != 0)
+            throw Error("heads", std::to_string(m.heads) + " attention heads do not divide hidden size " +
+                                     std::to_string(m.hidden) + " (give head_dim explicitly, or pick heads dividing " +
+                                     std::to_string(m.hidden) + ")");
+        m.head_dim = m.hidden / m.heads;
+    }
+    ValidateModelConfig(m);
+    return m;
+}
+
+static void RequirePositive(const char* field, long long v) {
+    if (v <= 0) throw Error(field, "must be a positive integer, got " + std::to_string(v));
+}
+
+void ValidateModelConfig(const ModelConfig& m) {
+    if (m.name.empty()) throw Error("name", "must not be empty");
+    RequirePositive("layers", m.layers);
+    RequirePositive("hidden", m.hidden);
+    RequirePositive("heads", m.heads);
+    RequirePositive("kv_heads", m.kv_heads);
+    RequirePositive("head_dim", m.head_dim);
+    RequirePositive("ffn", m.ffn);
+    RequirePositive("vocab", m.vocab);
+    RequirePositive("seq", m.seq);
+    if (!m.is_mla() && m.heads % m.kv_heads != 0)
+        throw Error("kv_heads", std::to_string(m.kv_heads) + " key/value heads do not divide " +
+                                    std::to_string(m.heads) + " attention heads");
+    if (m.is_moe()) {
+        RequirePositive("moe.top_k", m.moe.top_k);
+        RequirePositive("moe.expert_ffn", m.moe.expert_ffn);
+        if (m.moe.top_k > m.moe.experts)
+            throw Error("moe.top_k", "top_k=" + std::to_string(m.moe.top_k) + " exceeds " +
+                                         std::to_string(m.moe.experts) + " experts");
+        if (m.moe.dense_layers >= m.layers)
+            throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) + " dense layers leave no MoE layer of " +
+                                                std::to_string(m.layers));
+    }
+    if (m.is_mla()) {
+        RequirePositive("mla.qk_nope_head_dim", m.mla.qk_nope_head_dim);
+        RequirePositive("mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
+        RequirePositive("mla.v_head_dim", m.mla.v_head_dim);
+    }
+}
+
+std::string ModelConfigToJson(const ModelConfig& m) {
+    nlohmann::ordered_json j;
+    j["name"] = m.name;
+    if (!m.source.empty()) j["source"] = m.source;
+    j["layers"] = m.layers;
+    j["hidden"] = m.hidden;
+    j["heads"] = m.heads;
+    j["kv_heads"] = m.kv_heads;
+    j["head_dim"] = m.head_dim;
+    j["ffn"] = m.ffn;
+    j["vocab"] = m.vocab;
+    j["seq"] = m.seq;
+    j["mlp"] = m.mlp == MlpKind::gelu ? "gelu" : "swiglu";
+    j["norm"] = m.norm == NormKind::layernorm ? "layernorm" : "rmsnorm";
+    j["position"] = m.position == PositionKind::learned ? "learned" : "rotary";
+    j["tied_embeddings"] = m.tied_embeddings;
+    j["bias"] = m.bias;
+    if (m.is_moe())
+        j["moe"] = {{"experts", m.moe.experts},           {"top_k", m.moe.top_k},
+                    {"shared_experts", m.moe.shared_experts}, {"expert_ffn", m.moe.expert_ffn},
+                    {"dense_layers", m.moe.dense_layers},  {"capacity_factor", m.moe.capacity_factor}};
+    if (m.is_mla())
+        j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                    {"kv_lora_rank", m.mla.kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                    {"v_head_dim", m.mla.v_head_dim}};
+    j["precision"] = {{"compute", NameOf(m.precision.compute)},
+                      {"grad", NameOf(m.precision.grad)},
+                      {"master", NameOf(m.precision.master)},
+                      {"optimizer", NameOf(m.precision.optimizer)}};
+    return j.dump(2);
+}
+
+}  // namespace sc

@@ -1,0 +1,319 @@
+// The per-layer decomposition follows Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021) for
+// tensor parallelism, Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+// Models") for sequence parallelism and saved activations, Megatron-Core's MoE layer for expert
+// parallelism, and DeepSeek-V3 (arXiv 2412.19437) for multi-head latent attention.
+//
+// FLOP conventions: a GEMM of m x k by k x n is 2mnk; its backward is a data-gradient GEMM and a
+// weight-gradient GEMM of the same size. Causal attention computes only the lower triangle of the
+// score matrix including the diagonal: s(s+1)/2 query-key pairs per head and sequence, each costing
+// 2*d_qk FLOPs for QK^T and 2*d_v for AV; its backward costs twice its forward (dQ, dK from dS; dV, dP).
+#include "graph/transformer_graph.h"
+
+#include <algorithm>
+
+namespace sc {
+
+namespace {
+
+struct Builder {
+    Graph& g;
+    ExprPool& p;
+    Block* blk = nullptr;
+    std::vector<std::vector<Op>> pending;  // backward ops of each forward op, emitted in reverse
+
+    E S(Sym s) { return {&p, p.Symbol(s)}; }
+    E C(double c) { return {&p, p.Const(c)}; }
+    E Zero() { return C(0); }
+
+    void Begin(BlockKind kind, E boundary) {
+        g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e});
+        blk = &g.blocks.back();
+        pending.clear();
+    }
+    void End() {
+        for (auto it = pending.rbegin(); it != pending.rend(); ++it)
+            for (Op& op : *it) blk->backward.push_back(std::move(op));
+        pending.clear();
+    }
+
+    Op MakeOp(std::string name, OpKind kind, Pass pass, E flops, E bytes) {
+        Op op;
+        op.name = std::move(name);
+        op.kind = kind;
+        op.pass = pass;
+        op.flops = flops.e;
+        op.bytes = bytes.e;
+        op.saved_bytes = Expr{};
+        op.comm_bytes = Expr{};
+        return op;
+    }
+
+    void Weight(const std::string& name, E numel, E per_rank, bool expert = false) {
+        blk->weights.push_back({name, numel.e, per_rank.e, expert});
+    }
+
+    // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient.
+    void Matmul(const std::string& name, E m, E n, E k) {
+        E w = S(Sym::w);
+        E flops = 2.0 * m * n * k;
+        E bytes = (m * k + k * n + m * n) * w;
+        Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
+        fwd.saved_bytes = (m * k * w).e;
+        blk->forward.push_back(fwd);
+        pending.push_back({MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes),
+                           MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes)});
+    }
+
+    // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` and writing one tensor
+    // of that size; saves `saved_elems` for backward. Backward costs twice the FLOPs and one more read.
+    void Elementwise(const std::string& name, E elems, double fpe, double reads, E saved_elems) {
+        E w = S(Sym::w);
+        Op fwd = MakeOp(name, OpKind::elementwise, Pass::forward, fpe * elems, (reads + 1) * elems * w);
+        fwd.saved_bytes = (saved_elems * w).e;
+        blk->forward.push_back(fwd);
+        pending.push_back({MakeOp(name + ".grad", OpKind::elementwise, Pass::backward, 2 * fpe * elems,
+                                  (reads + 2) * elems * w)});
+    }
+
+    Op Comm(const std::string& name, Pass pass, Group group, Collective c, E bytes) {
+        Op op = MakeOp(name, OpKind::collective, pass, Zero(), Zero());
+        op.group = group;
+        op.collective = c;
+        op.comm_bytes = bytes.e;
+        return op;
+    }
+
+    // Megatron's conjugate pair around a tensor-parallel region, on activations of `elems` elements
+    // (the full, unsharded token count). Entering: identity forward / all-reduce backward, or with SP
+    // all-gather forward / reduce-scatter backward. Leaving: the mirror image.
+    void TpEnter(const std::string& name, E elems) {
+        E bytes = elems * S(Sym::w);
+        if (g.sequence_parallel) {
+            blk->forward.push_back(Comm(name + ".tp_all_gather", Pass::forward, Group::tp, Collective::all_gather, bytes));
+            pending.push_back({Comm(name + ".tp_reduce_scatter", Pass::backward, Group::tp, Collective::reduce_scatter, bytes)});
+        } else {
+            pending.push_back({Comm(name + ".tp_all_reduce", Pass::backward, Group::tp, Collective::all_reduce, bytes)});
+        }
+    }
+    void TpLeave(const std::string& name, E elems) {
+        E bytes = elems * S(Sym::w);
+        if (g.sequence_parallel) {
+            blk->forward.push_back(Comm(name + ".tp_reduce_scatter", Pass::forward, Group::tp, Collective::reduce_scatter, bytes));
+            pending.push_back({Comm(name + ".tp_all_gather", Pass::backward, Group::tp, Collective::all_gather, bytes)});
+        } else {
+            blk->forward.push_back(Comm(name + ".tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, bytes));
+            pending.push_back({});
+        }
+    }
+    // A collective whose forward and backward are the same kind (e.g. the MoE all-to-alls).
+    void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, E bytes) {
+        blk->forward.push_back(Comm(name, Pass::forward, group, fwd_c, bytes));
+        pending.push_back({Comm(name + ".grad", Pass::backward, group, bwd_c, bytes)});
+    }
+};
+
+}  // namespace
+
+Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
+    Graph g;
+    g.sequence_parallel = options.sequence_parallel;
+    g.dense_layers = m.dense_layers();
+    g.moe_layers = m.moe_layers();
+    Builder B{g, g.pool, nullptr, {}};
+    auto S = [&](Sym s) { return B.S(s); };
+    E b = S(Sym::b), s = S(Sym::s), h = S(Sym::h), a = S(Sym::a), kv = S(Sym::kv), d = S(Sym::d);
+    E tp = S(Sym::tp), cp = S(Sym::cp), ep = S(Sym::ep), w = S(Sym::w), V = S(Sym::V);
+
+    E T = b * s / cp;                                     // tokens of one microbatch on one rank
+    E Tn = options.sequence_parallel ? T / tp : T;        // tokens seen by norms / residuals (SP splits them)
+    E boundary = Tn * h * w;
+    bool layernorm = m.norm == NormKind::layernorm;
+    double norm_fpe = layernorm ? 8 : 5;  // mean/var/normalize/scale(/shift): vector FLOPs per element
+    E norm_params = layernorm ? 2.0 * h : h;
+
+    // ---- embedding: vocab-parallel lookup (Megatron VocabParallelEmbedding) ----
+    B.Begin(BlockKind::embedding, B.C(0));
+    B.Weight("embedding.word", V * h, V / tp * h);
+    if (m.position == PositionKind::learned) B.Weight("embedding.position", s * h, s * h);
+    {
+        Op fwd = B.MakeOp("embedding.lookup", OpKind::gather, Pass::forward, B.Zero(), (T * h + T) * w);
+        g.blocks.back().forward.push_back(fwd);
+        // Backward: scatter-add of the output gradient into the local vocabulary shard's gradient rows.
+        B.pending.push_back({B.MakeOp("embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});
+    }
+    if (m.position == PositionKind::learned) B.Elementwise("embedding.add_position", T * h, 1, 2, B.Zero());
+    B.TpLeave("embedding", T * h);
+    B.End();
+
+    // ---- one transformer layer: attention then a dense MLP or an MoE ----
+    auto attention = [&](const std::string& pre) {
+        B.Elementwise(pre + "attn.norm", Tn * h, norm_fpe, 1, Tn * h);
+        B.TpEnter(pre + "attn", T * h);
+        E dqk = d, dv = d;
+        if (m.is_mla()) {
+            // DeepSeek-V3 MLA: low-rank compressed q and kv; the down-projections are replicated across
+            // TP ranks (they are small), the up-projections and the output are split by heads.
+            E ql = S(Sym::ql), kvl = S(Sym::kvl), dn = S(Sym::dn), dr = S(Sym::dr);
+            dqk = dn + dr;
+            dv = S(Sym::dv);
+            if (m.mla.q_lora_rank > 0) {
+                B.Weight(pre + "attn.q_down", h * ql, h * ql);
+                B.Weight(pre + "attn.q_norm", ql, ql);
+                B.Weight(pre + "attn.q_up", ql * a * dqk, ql * a / tp * dqk);
+                B.Matmul(pre + "attn.q_down", T, ql, h);
+                B.Elementwise(pre + "attn.q_norm", T * ql, 5, 1, T * ql);
+                B.Matmul(pre + "attn.q_up", T, a / tp * dqk, ql);
+            } else {
+                B.Weight(pre + "attn.q", h * a * dqk, h * a / tp * dqk);
+                B.Matmul(pre + "attn.q", T, a / tp * dqk, h);
+            }
+            B.Weight(pre + "attn.kv_down", h * (kvl + dr), h * (kvl + dr));
+            B.Weight(pre + "attn.kv_norm", kvl, kvl);
+            B.Weight(pre + "attn.kv_up", kvl * a * (dn + dv), kvl * a / tp * (dn + dv));
+            B.Matmul(pre + "attn.kv_down", T, kvl + dr, h);
+            B.Elementwise(pre + "attn.kv_norm", T * kvl, 5, 1, T * kvl);
+            B.Matmul(pre + "attn.kv_up", T, a / tp * (dn + dv), kvl);
+        } else {
+            E qkv_out = (a + 2.0 * kv) * d;
+            B.Weight(pre + "attn.qkv", h * qkv_out + (m.bias ? qkv_out : B.C(0)),
+                     h * qkv_out / tp + (m.bias ? qkv_out / tp : B.C(0)));
+            B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h);
+        }
+        if (m.position == PositionKind::rotary)
+            B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * (m.is_mla() ? S(Sym::dr) : d), 3, 1, B.Zero());
+        // Context parallelism: every rank needs all keys and values of the sequence (ring attention
+        // moves the same bytes as an all-gather; the backward returns dK, dV).
+        E kv_heads_eff = m.is_mla() ? a : kv;
+        E kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
+        B.CommBoth(pre + "attn.cp_kv", Group::cp, Collective::all_gather, Collective::reduce_scatter, kv_bytes);
+        {
+            // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks).
+            E pairs = b * a / tp * s * (s + 1) / 2.0 / cp;
+            E flops = 2.0 * pairs * (dqk + dv);
+            E q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
+            E o = T * a / tp * dv;
+            Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
+            // Saved for backward: Q, this rank's share of K and V, O, and one fp32 log-sum-exp per query row.
+            fwd.saved_bytes = ((q + k_ / cp + v_ / cp + o) * w + T * a / tp * 4.0).e;
+            fwd.selective = true;
+            g.blocks.back().forward.push_back(fwd);
+            B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
+                                          (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
+        }
+        B.Weight(pre + "attn.out", a * dv * h + (m.bias ? h : B.C(0)), a / tp * dv * h + (m.bias ? h : B.C(0)));
+        B.Matmul(pre + "attn.out", T, h, a / tp * dv);
+        B.TpLeave(pre + "attn", T * h);
+        B.Elementwise(pre + "attn.residual", Tn * h, 1, 2, B.Zero());
+        B.Weight(pre + "attn.norm", norm_params, norm_params);
+    };
+
+    // A (TP-split) MLP on `tokens` tokens with intermediate size `ff` (already divided as needed).
+    auto mlp = [&](const std::string& name, E tokens, E ff) {
+        bool swiglu = m.mlp == MlpKind::swiglu;
+        if (swiglu) {
+            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h);
+            B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
+        } else {
+            B.Matmul(name + ".fc1", tokens, ff, h);
+            B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
+        }
+        B.Matmul(name + ".fc2", tokens, h, ff);
+    };
+    auto mlp_params = [&](E ff) { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; };
+
+    auto dense_mlp = [&](const std::string& pre) {
+        E f = S(Sym::f);
+        B.Elementwise(pre + "mlp.norm", Tn * h, norm_fpe, 1, Tn * h);
+        B.TpEnter(pre + "mlp", T * h);
+        mlp(pre + "mlp", T, f / tp);
+        B.TpLeave(pre + "mlp", T * h);
+        B.Elementwise(pre + "mlp.residual", Tn * h, 1, 2, B.Zero());
+        E bias = m.bias ? f + h : B.C(0);
+        E bias_rank = m.bias ? f / tp + h : B.C(0);
+        B.Weight(pre + "mlp", mlp_params(S(Sym::f)) + bias, mlp_params(S(Sym::f)) / tp + bias_rank);
+        B.Weight(pre + "mlp.norm", norm_params, norm_params);
+    };
+
+    B.Begin(BlockKind::dense_layer, boundary);
+    attention("");
+    dense_mlp("");
+    B.End();
+
+    if (m.is_moe()) {
+        B.Begin(BlockKind::moe_layer, boundary);
+        attention("");
+        // Megatron-Core MoE: with TP the layer runs sequence-parallel, so each rank routes its own
+        // T/tp tokens (validated: MoE with tp>1 requires sequence_parallel).
+        E E_ = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
+        E Tm = T / tp;
+        B.Elementwise("moe.norm", Tm * h, norm_fpe, 1, Tm * h);
+        B.Weight("moe.router", h * E_, h * E_);
+        B.Matmul("moe.router", Tm, E_, h);
+        B.Elementwise("moe.topk", Tm * E_, 3, 1, Tm * k);
+        // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
+        // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
+        E routed = Tm * k * cf;
+        B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
+        mlp("moe.experts", routed, fe);
+        B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
+        B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe), /*expert=*/true);
+        if (m.moe.shared_experts > 0) {
+            E ffs = S(Sym::se) * fe;
+            mlp("moe.shared", Tm, ffs);
+            B.Weight("moe.shared", mlp_params(ffs), mlp_params(ffs));
+        }
+        B.Elementwise("moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
+        B.Elementwise("moe.residual", Tm * h, 1, 2, B.Zero());
+        B.Weight("moe.norm", norm_params, norm_params);
+        B.End();
+    }
+
+    // ---- head: final norm, vocab-parallel LM head and cross-entropy (Megatron) ----
+    B.Begin(BlockKind::head, boundary);
+    B.Elementwise("head.norm", Tn * h, norm_fpe, 1, Tn * h);
+    B.Weight("head.norm", norm_params, norm_params);
+    B.TpEnter("head", T * h);
+    B.Matmul("head.logits", T, V / tp, h);
+    if (m.tied_embeddings)
+        B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h);  // counted once, in the embedding
+    else
+        B.Weight("head.logits", V * h, V / tp * h);
+    // Cross-entropy over the local vocabulary shard: max, exp, sum, log (about 5 FLOPs per logit), and two
+    // all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
+    B.Elementwise("head.cross_entropy", T * V / tp, 5, 1, T * V / tp);
+    g.blocks.back().forward.push_back(
+        B.Comm("head.cross_entropy.tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, 8.0 * T));
+    B.pending.push_back({});
+    B.End();
+    return g;
+}
+
+Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
+    Binding x{};
+    auto set = [&](Sym s, double val) { x[static_cast<size_t>(s)] = val; };
+    set(Sym::b, v.microbatch);
+    set(Sym::s, m.seq);
+    set(Sym::h, m.hidden);
+    set(Sym::a, m.heads);
+    set(Sym::kv, m.kv_heads);
+    set(Sym::d, m.head_dim);
+    set(Sym::f, m.ffn);
+    set(Sym::V, m.vocab);
+    set(Sym::E, m.moe.experts);
+    set(Sym::k, m.moe.top_k);
+    set(Sym::fe, m.moe.expert_ffn);
+    set(Sym::se, m.moe.shared_experts);
+    set(Sym::ql, m.mla.q_lora_rank);
+    set(Sym::kvl, m.mla.kv_lora_rank);
+    set(Sym::dn, m.mla.qk_nope_head_dim);
+    set(Sym::dr, m.mla.qk_rope_head_dim);
+    set(Sym::dv, m.mla.v_head_dim);
+    set(Sym::tp, v.tp);
+    set(Sym::cp, v.cp);
+    set(Sym::ep, v.ep);
+    set(Sym::w, BytesOf(m.precision.compute));
+    set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : 1.0);
+    return x;
+}
+
+}  // namespace sc

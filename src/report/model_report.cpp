@@ -1,0 +1,63 @@
+#include "report/model_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+
+namespace sc {
+
+static std::string PrecisionLine(const PrecisionConfig& p) {
+    std::string s = std::string(NameOf(p.compute)) + " weights, " + NameOf(p.grad) + " gradients, ";
+    if (p.master != p.compute) s += std::string(NameOf(p.master)) + " master copy, ";
+    return s + NameOf(p.optimizer) + " Adam moments";
+}
+
+std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
+    std::string o;
+    auto line = [&](const std::string& label, const std::string& value) {
+        o += label;
+        o.append(label.size() < 30 ? 30 - label.size() : 1, ' ');
+        o += value + "\n";
+    };
+    o += "Model: " + m.name + "\n";
+    line("parameters", FormatCount(st.params) + " (" + FormatInt(st.params) + ")");
+    if (m.is_moe()) line("  active per token", FormatCount(st.active_params) + " (" + FormatInt(st.active_params) + ")");
+    line("  embedding tables", FormatCount(st.embedding_params));
+    o += "Training FLOPs per token (seq " + std::to_string(st.seq) + ", forward + backward)\n";
+    line("  matmul", FormatFlops(st.matmul_flops_per_token));
+    line("  attention (causal)", FormatFlops(st.attention_flops_per_token));
+    line("  model FLOPs", FormatFlops(st.model_flops_per_token()));
+    line("  6N rule, for reference", FormatFlops(st.six_n_flops_per_token()));
+    o += "Training state (" + PrecisionLine(m.precision) + ")\n";
+    line("  weights", FormatBytes(st.weight_bytes));
+    line("  gradients", FormatBytes(st.gradient_bytes));
+    line("  optimizer", FormatBytes(st.optimizer_bytes));
+    line("  total", FormatBytes(st.state_bytes()));
+    return o;
+}
+
+std::string ModelReportJson(const ModelConfig& m, const ModelStats& st) {
+    nlohmann::ordered_json j;
+    j["model"] = m.name;
+    j["params"] = st.params;
+    j["active_params"] = st.active_params;
+    j["embedding_params"] = st.embedding_params;
+    j["seq"] = st.seq;
+    j["flops_per_token"] = {{"matmul", st.matmul_flops_per_token},
+                            {"attention", st.attention_flops_per_token},
+                            {"model", st.model_flops_per_token()},
+                            {"vector", st.vector_flops_per_token},
+                            {"six_n", st.six_n_flops_per_token()},
+                            {"forward", st.forward_flops_per_token}};
+    j["precision"] = {{"compute", NameOf(m.precision.compute)},
+                      {"grad", NameOf(m.precision.grad)},
+                      {"master", NameOf(m.precision.master)},
+                      {"optimizer", NameOf(m.precision.optimizer)}};
+    j["bytes"] = {{"weights", st.weight_bytes},
+                  {"gradients", st.gradient_bytes},
+                  {"optimizer", st.optimizer_bytes},
+                  {"total", st.state_bytes()}};
+    return j.dump(2) + "\n";
+}
+
+}  // namespace sc

@@ -1,0 +1,129 @@
+// Chakra execution traces (ET) for ASTRA-sim: one file per rank, a stream of varint-length-framed protobuf
+// records, GlobalMetadata first and then one Node per record. The rules (which attribute, which value kind,
+// why zero values are written) are those of shared/docs/chakra_et.md; section numbers below refer to it.
+//
+// EtWriter encodes the subset of the schema we emit; ReadEt decodes any conforming file back into the same
+// structs (tests, summary-vs-trace checks). Both are pure: bytes go through a ByteSink / come in as a view.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/byte_sink.h"
+
+namespace sc {
+
+// ChakraProtoMsg.NodeType; the values are the wire values (section 4).
+enum class EtNodeType : int32_t {
+    invalid = 0,
+    metadata = 1,
+    mem_load = 2,
+    mem_store = 3,
+    comp = 4,
+    comm_send = 5,
+    comm_recv = 6,
+    comm_coll = 7,
+};
+
+// ChakraProtoMsg.CollectiveCommType. ASTRA-sim simulates all_reduce, all_gather, reduce_scatter and
+// all_to_all on the network, replays broadcast, and rejects the rest (section 5).
+enum class CollectiveType : int32_t {
+    all_reduce = 0,
+    reduce = 1,
+    all_gather = 2,
+    gather = 3,
+    scatter = 4,
+    broadcast = 5,
+    all_to_all = 6,
+    reduce_scatter = 7,
+    reduce_scatter_block = 8,
+    barrier = 9,
+};
+
+const char* NameOf(EtNodeType t);      // "COMP_NODE", as the schema spells it
+const char* NameOf(CollectiveType t);  // "ALL_REDUCE"
+
+// One node as we write it. Which fields reach the file depends on `type` (section 5); the others are
+// ignored by the writer and left at their defaults by the reader. Generators should keep one EtNode and
+// overwrite it per node: assigning to `name` and the dep vectors then reuses their capacity.
+struct EtNode {
+    uint64_t id = 0;  // unique within the file
+    std::string name;
+    EtNodeType type = EtNodeType::invalid;
+    std::vector<uint64_t> data_deps;  // parents; both ASTRA-sim feeders honour these
+    std::vector<uint64_t> ctrl_deps;  // parents only FeederV3 honours: don't put required ordering here
+    uint64_t duration_micros = 0;     // replay-mode runtime (COMP, and BROADCAST which is replayed)
+
+    int64_t num_ops = 0;       // COMP: FLOPs
+    uint64_t tensor_size = 0;  // COMP: bytes touched; MEM_LOAD / MEM_STORE: bytes moved
+
+    CollectiveType comm_type = CollectiveType::all_reduce;  // COLL
+    int64_t comm_size = 0;  // COLL / SEND / RECV: bytes
+    int32_t comm_src = -1;  // RECV: the peer. SEND: -1 or the writer's rank (written as the rank)
+    int32_t comm_dst = -1;  // SEND: the peer. RECV: -1 or the writer's rank (written as the rank)
+    int32_t comm_tag = 0;   // SEND / RECV: pairs with the peer on (src, dst, tag, size)
+    uint32_t pg = 0;        // COLL: communicator group id (comm_groups.h); 0 = world, pg_name not written
+
+    bool operator==(const EtNode&) const = default;
+};
+
+// Writes one rank's file: WriteMetadata once, then WriteNode per node. Every record goes to the sink in
+// a single Write (length prefix included), so nothing is pending and there is no Flush. Steady state
+// allocates nothing: the record is built in a buffer that keeps its capacity.
+// Throws sc::Error on input ASTRA-sim would reject (negative tag, send size 0, a send whose comm_src is
+// not this rank, a node depending on itself, ...); the message names the node id and the field.
+class EtWriter {
+public:
+    EtWriter(ByteSink& sink, int32_t rank);
+
+    // Version must be non-empty: an empty GlobalMetadata is a 0-length record, which Chakra's Python
+    // tools read as end of file (section 6).
+    void WriteMetadata(std::string_view version = "1.0.0");
+    void WriteNode(const EtNode& node);
+
+    uint64_t nodes_written() const { return nodes_; }
+    uint64_t bytes_written() const { return bytes_; }
+
+private:
+    void Validate(const EtNode& node) const;
+    void EncodeNode(const EtNode& node);
+    void EmitRecord();
+
+    ByteSink& sink_;
+    int32_t rank_;
+    bool have_metadata_ = false;
+    uint64_t nodes_ = 0;
+    uint64_t bytes_ = 0;
+    // kFrameRoom bytes of headroom, then the message: the length varint is written right-aligned into the
+    // headroom once the size is known, so the record leaves in one piece without being copied.
+    std::string record_;
+};
+
+struct EtFile {
+    std::string version;  // GlobalMetadata.version ("" when the writer left it out)
+    std::vector<EtNode> nodes;
+};
+
+// Streams the nodes out of one file's bytes without materialising them all. Accepts what protobuf
+// parsers accept: packed or unpacked deps, fields in any order (last one wins), unknown fields skipped.
+// Attributes are matched by name, first occurrence wins (as in FeederV3), and any integer kind or bool
+// converts. Throws sc::Error, naming the byte offset, on truncated or malformed records, on an integer
+// attribute carrying a non-integer value, and on a pg_name that is not a decimal string.
+class EtReader {
+public:
+    explicit EtReader(std::string_view bytes);  // reads the GlobalMetadata record
+    const std::string& version() const { return version_; }
+    bool Next(EtNode* node);  // false at end of input; `node` is fully overwritten otherwise
+
+private:
+    std::string_view NextRecord();  // the record at pos_, advancing past it
+
+    std::string_view bytes_;
+    size_t pos_ = 0;
+    std::string version_;
+};
+
+EtFile ReadEt(std::string_view bytes);
+
+}  // namespace sc

@@ -1,0 +1,82 @@
+// Malformed presets get one clear error naming the field and the problem.
+#include <gtest/gtest.h>
+
+#include "config/error.h"
+#include "config/model_config.h"
+#include "config/overrides.h"
+
+namespace {
+
+const char* kGood = R"({"name":"t","layers":2,"hidden":64,"heads":4,"ffn":256,"vocab":100,"seq":16})";
+
+std::string ErrorOf(const std::string& json) {
+    try {
+        sc::ParseModelConfig(json);
+    } catch (const sc::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::string With(const std::string& set) { return sc::ApplyOverrides(kGood, {set}, "test"); }
+
+TEST(ModelConfig, GoodPresetParses) {
+    sc::ModelConfig m = sc::ParseModelConfig(kGood);
+    EXPECT_EQ(m.head_dim, 16);
+    EXPECT_EQ(m.kv_heads, 4);
+}
+
+TEST(ModelConfig, NotJson) {
+    EXPECT_NE(ErrorOf("{layers: 2").find("not valid JSON"), std::string::npos);
+    EXPECT_NE(ErrorOf("").find("not valid JSON"), std::string::npos);
+}
+
+TEST(ModelConfig, MissingField) {
+    EXPECT_EQ(ErrorOf(R"({"name":"t","layers":2,"hidden":64,"heads":4,"ffn":256,"vocab":100})"),
+              "seq: missing required field");
+}
+
+TEST(ModelConfig, MisspelledFieldSuggestsTheRightOne) {
+    std::string e = ErrorOf(With("hiden=64"));
+    EXPECT_EQ(e, "hiden: unknown field (did you mean \"hidden\"?)");
+    EXPECT_EQ(ErrorOf(With("moe.topk=2")).rfind("moe.", 0), 0u);  // nested paths are named in full
+}
+
+TEST(ModelConfig, ZeroOrNegativeSizes) {
+    EXPECT_EQ(ErrorOf(With("layers=0")), "layers: must be a positive integer, got 0");
+    EXPECT_EQ(ErrorOf(With("hidden=-64")), "hidden: must be a positive integer, got -64");
+    EXPECT_EQ(ErrorOf(With("vocab=1.5")), "vocab: expected an integer, got 1.5");
+    EXPECT_EQ(ErrorOf(With("seq=\"long\"")), "seq: expected an integer, got \"long\"");
+}
+
+TEST(ModelConfig, HeadsMustDivideHidden) {
+    EXPECT_EQ(ErrorOf(With("heads=5")),
+              "heads: 5 attention heads do not divide hidden size 64 (give head_dim explicitly, or pick heads "
+              "dividing 64)");
+    EXPECT_EQ(ErrorOf(With("kv_heads=3")), "kv_heads: 3 key/value heads do not divide 4 attention heads");
+}
+
+TEST(ModelConfig, BadChoices) {
+    EXPECT_EQ(ErrorOf(With("mlp=relu")), "mlp: \"relu\" is not one of \"gelu\", \"swiglu\"");
+    EXPECT_EQ(ErrorOf(With("precision.compute=fp6")).rfind("precision.compute:", 0), 0u);
+}
+
+TEST(ModelConfig, MoeValidation) {
+    std::string moe = sc::ApplyOverrides(kGood, {"moe.experts=4", "moe.top_k=8"}, "t");
+    EXPECT_EQ(ErrorOf(moe), "moe.top_k: top_k=8 exceeds 4 experts");
+}
+
+TEST(ModelConfig, RoundTripsThroughJson) {
+    sc::ModelConfig m = sc::ParseModelConfig(sc::ApplyOverrides(kGood, {"moe.experts=4", "moe.top_k=2"}, "t"));
+    sc::ModelConfig r = sc::ParseModelConfig(sc::ModelConfigToJson(m));
+    EXPECT_EQ(r.moe.experts, 4);
+    EXPECT_EQ(r.head_dim, m.head_dim);
+    EXPECT_EQ(sc::ModelConfigToJson(r), sc::ModelConfigToJson(m));
+}
+
+TEST(ModelConfig, Fp8ComputeKeepsBf16Gradients) {
+    sc::ModelConfig m = sc::ParseModelConfig(With("precision.compute=fp8"));
+    EXPECT_EQ(m.precision.grad, sc::Precision::bf16);
+}
+
+}  // namespace

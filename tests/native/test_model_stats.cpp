@@ -1,0 +1,86 @@
+// Parameter counts against published sizes, and FLOPs per token against closed forms.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "config/model_config.h"
+#include "graph/model_stats.h"
+
+namespace {
+
+sc::ModelConfig Preset(const std::string& name) {
+    std::ifstream f(std::string(SC_SOURCE_DIR) + "/presets/models/" + name);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return sc::ParseModelConfig(ss.str());
+}
+
+// Published totals: GPT-3 "175B" is 174.6e9 when counted (Brown et al. 2020; e.g. Narayanan et al. 2021
+// Table 1 uses 174.6B); Llama-3 8.03e9 and 70.6e9 (the released checkpoints' parameter counts).
+TEST(ModelStats, Gpt3ParameterCountIsExact) {
+    sc::ModelStats st = sc::ComputeModelStats(Preset("gpt3-175b.json"));
+    // 96 layers of 12h^2 + 13h, word embedding V*h, positions s*h, final LayerNorm 2h.
+    const double h = 12288, V = 50257, s = 2048;
+    EXPECT_DOUBLE_EQ(st.params, 96 * (12 * h * h + 13 * h) + V * h + s * h + 2 * h);
+    EXPECT_NEAR(st.params / 1e9, 174.6, 0.05);
+}
+
+TEST(ModelStats, Llama3ParameterCountsMatchPublished) {
+    EXPECT_NEAR(sc::ComputeModelStats(Preset("llama3-8b.json")).params / 1e9, 8.03, 0.005);
+    EXPECT_NEAR(sc::ComputeModelStats(Preset("llama3-70b.json")).params / 1e9, 70.55, 0.05);
+    EXPECT_NEAR(sc::ComputeModelStats(Preset("llama3-405b.json")).params / 1e9, 405.8, 0.5);
+}
+
+TEST(ModelStats, MoeParameterCountsMatchPublished) {
+    // Mixtral: 46.7B total, 12.9B active (Jiang et al. 2024, sec. 2).
+    sc::ModelStats mx = sc::ComputeModelStats(Preset("mixtral-8x7b.json"));
+    EXPECT_NEAR(mx.params / 1e9, 46.7, 0.1);
+    EXPECT_NEAR(mx.active_params / 1e9, 12.9, 0.1);
+    // DeepSeek-V3: 671B total, 37B activated (arXiv 2412.19437, abstract), without the MTP module.
+    sc::ModelStats ds = sc::ComputeModelStats(Preset("deepseek-v3.json"));
+    EXPECT_NEAR(ds.params / 1e9, 671, 1.5);
+    EXPECT_NEAR(ds.active_params / 1e9, 37.5, 1.0);
+    EXPECT_NEAR(sc::ComputeModelStats(Preset("gpt4-1.8t-moe.json")).params / 1e12, 1.83, 0.02);
+}
+
+// Closed form for a dense GPT: matmul FLOPs per token = 6 * (per-layer GEMM weights * L + V*h) and
+// causal attention = 3 (fwd + 2x bwd) * 2 * L * h * (s+1) (QK^T and AV over s(s+1)/2 pairs per sequence).
+TEST(ModelStats, Gpt3FlopsPerTokenEqualClosedForm) {
+    sc::ModelStats st = sc::ComputeModelStats(Preset("gpt3-175b.json"));
+    const double h = 12288, V = 50257, s = 2048, L = 96;
+    EXPECT_DOUBLE_EQ(st.matmul_flops_per_token, 6 * (L * 12 * h * h + V * h));
+    EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 3 * 2 * L * h * (s + 1));
+    // The dense part stays within 0.1% of 6N (N includes biases, norms and positions).
+    EXPECT_NEAR(st.matmul_flops_per_token / st.six_n_flops_per_token(), 1.0, 1e-3);
+}
+
+TEST(ModelStats, GqaFlopsUseKvHeads) {
+    sc::ModelConfig m = Preset("llama3-8b.json");
+    sc::ModelStats st = sc::ComputeModelStats(m);
+    const double h = 4096, kvd = 8 * 128, f = 14336, V = 128256, L = 32, s = 8192;
+    double layer = 2 * h * h + 2 * h * kvd + 3 * h * f;
+    EXPECT_DOUBLE_EQ(st.matmul_flops_per_token, 6 * (L * layer + V * h));  // untied: LM head GEMM, lookup free
+    EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 6 * L * h * (s + 1));
+}
+
+TEST(ModelStats, StateBytesFollowZeroConvention) {
+    sc::ModelConfig m = Preset("llama3-8b.json");
+    sc::ModelStats st = sc::ComputeModelStats(m);
+    EXPECT_DOUBLE_EQ(st.weight_bytes, 2 * st.params);
+    EXPECT_DOUBLE_EQ(st.gradient_bytes, 2 * st.params);
+    EXPECT_DOUBLE_EQ(st.optimizer_bytes, 12 * st.params);  // fp32 master + m + v
+    m.precision.compute = sc::Precision::fp32;
+    m.precision.grad = sc::Precision::fp32;
+    st = sc::ComputeModelStats(m);
+    EXPECT_DOUBLE_EQ(st.optimizer_bytes, 8 * st.params);  // no separate master copy
+}
+
+TEST(ModelStats, EditingAFieldChangesTheResult) {
+    sc::ModelConfig m = Preset("gpt3-175b.json");
+    double before = sc::ComputeModelStats(m).params;
+    m.layers = 48;
+    EXPECT_LT(sc::ComputeModelStats(m).params, before * 0.51);
+}
+
+}  // namespace
