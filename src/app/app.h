@@ -15,6 +15,12 @@ void DestroyAppState(AppState* state);
 // message (which the UI also shows).
 std::string LoadModelJson(AppState& state, const std::string& json_text);
 
+// Registers a preset (file name and JSON text) for the preset picker; the first one becomes the
+// current model. Returns "" or the error message for a malformed preset.
+std::string AddPreset(AppState& state, const std::string& file, const std::string& json_text);
+// Makes the registered preset `file` ("llama3-8b" or "llama3-8b.json") current; false when unknown.
+bool SelectPreset(AppState& state, const std::string& file);
+
 // Draws every panel. Call once per frame between ImGui::NewFrame() and ImGui::Render().
 void DrawUI(AppState& state);
 

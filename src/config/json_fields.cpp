@@ -18,6 +18,22 @@ nlohmann::json ParseJsonText(std::string_view text, const std::string& what) {
     }
 }
 
+// Levenshtein distance, for "did you mean" on misspelled keys.
+static size_t EditDistance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
 JsonFields::JsonFields(const nlohmann::json& object, std::string path) : obj_(object), path_(std::move(path)) {
     if (!obj_.is_object())
         throw Error(path_, "expected a JSON object, got " + std::string(obj_.type_name()));
@@ -31,8 +47,12 @@ const nlohmann::json* JsonFields::Find(const char* key, bool required) {
     known_.emplace_back(key);
     auto it = obj_.find(key);
     if (it == obj_.end()) {
-        if (required) throw Error(FieldName(key), "missing required field");
-        return nullptr;
+        if (!required) return nullptr;
+        // A misspelling of a required key is reported as the misspelling, which is the actual mistake.
+        for (auto k = obj_.begin(); k != obj_.end(); ++k)
+            if (EditDistance(k.key(), key) <= 2 && std::find(known_.begin(), known_.end(), k.key()) == known_.end())
+                throw Error(FieldName(k.key().c_str()), std::string("unknown field (did you mean \"") + key + "\"?)");
+        throw Error(FieldName(key), "missing required field");
     }
     return &*it;
 }
@@ -110,22 +130,6 @@ const nlohmann::json* JsonFields::Object(const char* key) {
     const nlohmann::json* j = Find(key, false);
     if (j && !j->is_object()) throw Error(FieldName(key), "expected a JSON object, got " + j->dump());
     return j;
-}
-
-// Levenshtein distance, for "did you mean" on misspelled keys.
-static size_t EditDistance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
 }
 
 void JsonFields::RejectUnknown() const {

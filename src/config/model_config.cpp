@@ -66,15 +66,18 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         g.RejectUnknown();
     }
     f.RejectUnknown();
-    if (m.head_dim == 0) {
-        if (m.hidden % m.heads != 0)
-            throw Error("heads", std::to_string(m.heads) + " attention heads do not divide hidden size " +
-                                     std::to_string(m.hidden) + " (give head_dim explicitly, or pick heads dividing " +
-                                     std::to_string(m.hidden) + ")");
-        m.head_dim = m.hidden / m.heads;
-    }
+    if (m.head_dim == 0) DeriveHeadDim(m);
     ValidateModelConfig(m);
     return m;
+}
+
+void DeriveHeadDim(ModelConfig& m) {
+    if (m.heads <= 0) throw Error("heads", "must be a positive integer, got " + std::to_string(m.heads));
+    if (m.hidden % m.heads != 0)
+        throw Error("heads", std::to_string(m.heads) + " attention heads do not divide hidden size " +
+                                 std::to_string(m.hidden) + " (give head_dim explicitly, or pick heads dividing " +
+                                 std::to_string(m.hidden) + ")");
+    m.head_dim = m.hidden / m.heads;
 }
 
 static void RequirePositive(const char* field, long long v) {

@@ -71,6 +71,8 @@ struct ModelConfig {
 // zero or negative size, heads not dividing hidden, kv_heads not dividing heads, ...
 ModelConfig ParseModelConfig(std::string_view json_text);
 void ValidateModelConfig(const ModelConfig& m);
+// head_dim = hidden / heads; throws naming `heads` when they do not divide.
+void DeriveHeadDim(ModelConfig& m);
 std::string ModelConfigToJson(const ModelConfig& m);  // round-trips through ParseModelConfig
 
 }  // namespace sc

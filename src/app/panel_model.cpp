@@ -1,0 +1,120 @@
+// The Model panel: preset, shape fields, precision, and what they imply (parameters, FLOPs per
+// token, training-state bytes). Every edit recomputes at once; invalid input shows the error
+// instead of numbers, never a NaN.
+#include <cstdio>
+
+#include "app/app_state.h"
+#include "app/app.h"
+#include "app/panels.h"
+#include "imgui.h"
+#include "report/format.h"
+
+namespace sc::app {
+
+static bool IntField(const char* label, int* v, const char* help) {
+    bool changed = ImGui::InputInt(label, v, 0, 0);
+    if (help && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
+    return changed;
+}
+
+static bool PrecisionCombo(const char* label, Precision* p) {
+    static const Precision all[] = {Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4};
+    bool changed = false;
+    if (ImGui::BeginCombo(label, NameOf(*p))) {
+        for (Precision q : all)
+            if (ImGui::Selectable(NameOf(q), q == *p)) *p = q, changed = true;
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+static void Row(const char* label, const std::string& value) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextUnformatted(label);
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(value.c_str());
+}
+
+void DrawModelPanel(AppState& s) {
+    ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(460, 620), ImGuiCond_FirstUseEver);
+    ImGui::Begin("Model");
+    if (!s.has_model) {
+        ImGui::TextUnformatted(s.error.empty() ? "Loading presets..." : s.error.c_str());
+        ImGui::End();
+        return;
+    }
+    ModelConfig& m = s.model;
+    bool changed = false;
+    ImGui::PushItemWidth(160);
+    // Shape fields first: "layers" is the first editable field (the browser tests rely on it).
+    changed |= IntField("layers", &m.layers, "transformer layers");
+    changed |= IntField("hidden", &m.hidden, "model width (d_model)");
+    changed |= IntField("heads", &m.heads, "attention heads; head_dim = hidden / heads unless the preset sets it");
+    changed |= IntField("kv_heads", &m.kv_heads, "key/value heads (grouped-query attention); = heads for MHA");
+    changed |= IntField("ffn", &m.ffn, "MLP intermediate size");
+    changed |= IntField("vocab", &m.vocab, "vocabulary size");
+    changed |= IntField("seq", &m.seq, "training sequence length");
+    if (m.is_moe()) {
+        changed |= IntField("experts", &m.moe.experts, "routed experts per MoE layer");
+        changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");
+        changed |= IntField("expert_ffn", &m.moe.expert_ffn, "intermediate size of one expert");
+    }
+    changed |= PrecisionCombo("precision", &m.precision.compute);
+    ImGui::PopItemWidth();
+    if (!s.presets.empty()) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(-1);
+        const char* current = s.preset_index >= 0 ? s.presets[s.preset_index].name.c_str() : "custom";
+        if (ImGui::BeginCombo("##preset", current)) {
+            for (size_t i = 0; i < s.presets.size(); ++i)
+                if (ImGui::Selectable(s.presets[i].name.c_str(), static_cast<int>(i) == s.preset_index)) {
+                    s.preset_index = static_cast<int>(i);
+                    SelectPreset(s, s.presets[i].file);
+                }
+            ImGui::EndCombo();
+        }
+    }
+    if (changed) {
+        if (BytesOf(m.precision.compute) < 2 && BytesOf(m.precision.grad) < 2) m.precision.grad = Precision::bf16;
+        Recompute(s);
+    }
+
+    ImGui::Separator();
+    if (!s.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+        ImGui::TextWrapped("%s", s.error.c_str());
+        ImGui::PopStyleColor();
+        ImGui::End();
+        return;
+    }
+    const ModelStats& st = s.stats;
+    if (ImGui::BeginTable("model_stats", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+        ImGui::TableSetupColumn("quantity", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, 170);
+        Row("parameters", FormatCount(st.params));
+        if (m.is_moe()) Row("  active per token", FormatCount(st.active_params));
+        Row("  embedding tables", FormatCount(st.embedding_params));
+        Row("FLOPs/token: matmul", FormatFlops(st.matmul_flops_per_token));
+        Row("  attention (causal)", FormatFlops(st.attention_flops_per_token));
+        Row("  model FLOPs", FormatFlops(st.model_flops_per_token()));
+        Row("  6N rule", FormatFlops(st.six_n_flops_per_token()));
+        Row("weights", FormatBytes(st.weight_bytes));
+        Row("gradients", FormatBytes(st.gradient_bytes));
+        Row("optimizer (Adam)", FormatBytes(st.optimizer_bytes));
+        Row("training state", FormatBytes(st.state_bytes()));
+        ImGui::EndTable();
+    }
+    ImGui::TextDisabled("%s", m.source.empty() ? "" : "source: hover");
+    if (!m.source.empty() && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(420);
+        ImGui::TextUnformatted(m.source.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    ImGui::End();
+}
+
+}  // namespace sc::app

@@ -1,0 +1,267 @@
+#include "config/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "config/error.h"
+#include "config/json_fields.h"
+#include "config/strict_json.h"
+
+namespace sc {
+
+namespace {
+
+using nlohmann::json;
+using strict_json::Reader;
+
+std::string Num(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+std::vector<std::string> AcceleratorIds(Reader& r) {
+    std::vector<std::string> ids = r.Strings("accelerators");
+    return ids;
+}
+
+void ReadSourceFields(Reader& r, std::string* series, std::string* hardware, std::string* setup, std::string* source,
+                std::string* note) {
+    *series = r.Str("series");
+    *hardware = r.Str("hardware");
+    std::string s = r.Str("setup", "");
+    if (setup) *setup = s;
+    *source = r.Str("source");
+    *note = r.Str("note", "");
+}
+
+Precision Dtype(Reader& r) {
+    std::string d = r.Str("dtype");
+    Precision p;
+    if (!ParsePrecision(d, &p))
+        throw Error(r.Field("dtype"), "\"" + d + "\" is not one of \"fp32\", \"bf16\", \"fp16\", \"fp8\", \"fp4\"");
+    return p;
+}
+
+void ExpectString(Reader& r, const char* key, const char* expected) {
+    std::string v = r.Str(key);
+    if (v != expected) throw Error(r.Field(key), "expected \"" + std::string(expected) + "\", got \"" + v + "\"");
+}
+
+struct Shape {
+    double m, n, k, batch, tflops;
+};
+
+Shape ReadShape(const json& j, const std::string& path, bool with_tflops) {
+    Reader r(j, path);
+    Shape s{};
+    const char* keys[] = {"m", "n", "k", "batch"};
+    double* outs[] = {&s.m, &s.n, &s.k, &s.batch};
+    for (int i = 0; i < 4; ++i) {
+        *outs[i] = r.Int(keys[i]);
+        if (*outs[i] < 1) throw Error(r.Field(keys[i]), "must be a positive integer, got " + Num(*outs[i]));
+    }
+    if (with_tflops) {
+        s.tflops = r.Number("tflops");
+        if (!(s.tflops > 0)) throw Error(r.Field("tflops"), "must be positive, got " + Num(s.tflops));
+    }
+    r.Done();
+    return s;
+}
+
+}  // namespace
+
+void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
+    if (c.x.empty()) throw Error(field, "a measured curve needs at least one point");
+    if (c.x.size() != c.y.size()) throw Error(field, "x and y have different lengths");
+    for (size_t i = 0; i < c.x.size(); ++i) {
+        std::string f = field + "[" + std::to_string(i) + "]";
+        if (!(c.x[i] > 0) || !std::isfinite(c.x[i])) throw Error(f, "size must be positive, got " + Num(c.x[i]));
+        if (!(c.y[i] >= 0) || !std::isfinite(c.y[i])) throw Error(f, "value must be zero or positive, got " + Num(c.y[i]));
+        if (i > 0 && !(c.x[i] > c.x[i - 1]))
+            throw Error(f, "sizes must be strictly increasing: " + Num(c.x[i]) + " follows " + Num(c.x[i - 1]));
+    }
+}
+
+double Interpolate(const MeasuredCurve& c, double x) {
+    if (c.x.empty() || c.x.size() != c.y.size()) throw Error("curve", "empty or malformed measured curve");
+    if (!(x > 0)) throw Error("size", "must be positive, got " + Num(x));
+    if (x <= c.x.front()) return c.y.front();
+    if (x >= c.x.back()) return c.y.back();
+    size_t i = static_cast<size_t>(std::upper_bound(c.x.begin(), c.x.end(), x) - c.x.begin());  // x[i-1] <= x < x[i]
+    double x0 = c.x[i - 1], x1 = c.x[i], y0 = c.y[i - 1], y1 = c.y[i];
+    if (x == x0) return y0;
+    double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+    return y0 + t * (y1 - y0);
+}
+
+const char* NameOf(CollectiveOp op) {
+    switch (op) {
+        case CollectiveOp::all_reduce: return "all_reduce";
+        case CollectiveOp::all_gather: return "all_gather";
+        case CollectiveOp::reduce_scatter: return "reduce_scatter";
+        case CollectiveOp::all_to_all: return "all_to_all";
+    }
+    return "?";
+}
+
+CalibrationTable ParseCalibration(std::string_view json_text) {
+    json root = ParseJsonText(json_text, "calibration table");
+    Reader r(root, "");
+    r.Str("description", "");
+    r.Str("extracted_from", "");
+    if (const json* rules = r.Get("extraction_rules", false); rules && !rules->is_array())
+        throw Error("extraction_rules", "expected an array of strings");
+    if (const json* d = r.Get("dropped_zero_points", false); d && !d->is_array())
+        throw Error("dropped_zero_points", "expected an array");
+    CalibrationTable t;
+    std::set<std::string> ids;
+
+    const json& colls = r.Array("collectives");
+    for (size_t i = 0; i < colls.size(); ++i) {
+        Reader c(colls[i], "collectives[" + std::to_string(i) + "]");
+        CollectiveCurve cc;
+        cc.id = c.Str("id");
+        if (!ids.insert(cc.id).second) throw Error(c.Field("id"), "\"" + cc.id + "\" is used twice");
+        cc.accelerators = AcceleratorIds(c);
+        cc.scope = c.Str("scope");
+        if (cc.scope != "scale_up" && cc.scope != "scale_out")
+            throw Error(c.Field("scope"), "\"" + cc.scope + "\" is not one of \"scale_up\", \"scale_out\"");
+        std::string op = c.Str("op");
+        if (op == "all_reduce") cc.op = CollectiveOp::all_reduce;
+        else if (op == "all_gather") cc.op = CollectiveOp::all_gather;
+        else if (op == "reduce_scatter") cc.op = CollectiveOp::reduce_scatter;
+        else if (op == "all_to_all") cc.op = CollectiveOp::all_to_all;
+        else
+            throw Error(c.Field("op"),
+                        "\"" + op + "\" is not one of \"all_reduce\", \"all_gather\", \"reduce_scatter\", \"all_to_all\"");
+        cc.algorithm = c.Str("algorithm");
+        cc.n_ranks = c.Int("n_ranks");
+        cc.n_nodes = c.Int("n_nodes");
+        if (cc.n_ranks < 2) throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
+        if (cc.n_nodes < 1 || cc.n_nodes > cc.n_ranks)
+            throw Error(c.Field("n_nodes"), "must be between 1 and n_ranks, got " + std::to_string(cc.n_nodes));
+        ExpectString(c, "x", "message_bytes");
+        ExpectString(c, "y", "busbw_GBps");
+        const json& pts = c.Array("points");
+        std::string pf = c.Field("points");
+        for (size_t k = 0; k < pts.size(); ++k) {
+            const json& p = pts[k];
+            if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+                throw Error(pf + "[" + std::to_string(k) + "]", "expected [message_bytes, busbw_GBps], got " + p.dump());
+            cc.busbw.x.push_back(p[0].get<double>());
+            cc.busbw.y.push_back(p[1].get<double>());
+        }
+        ValidateCurve(cc.busbw, pf);
+        ReadSourceFields(c, &cc.series, &cc.hardware, &cc.setup, &cc.source, &cc.note);
+        c.Done();
+        t.collectives.push_back(std::move(cc));
+    }
+
+    const json& gemms = r.Array("gemm");
+    for (size_t i = 0; i < gemms.size(); ++i) {
+        Reader g(gemms[i], "gemm[" + std::to_string(i) + "]");
+        GemmCurve gc;
+        gc.id = g.Str("id");
+        if (!ids.insert(gc.id).second) throw Error(g.Field("id"), "\"" + gc.id + "\" is used twice");
+        gc.accelerators = AcceleratorIds(g);
+        gc.dtype = Dtype(g);
+        ExpectString(g, "x", "flops_per_gemm (2*batch*m*n*k)");
+        ExpectString(g, "y", "tflops");
+        const json& pts = g.Array("points");
+        std::string pf = g.Field("points");
+        for (size_t k = 0; k < pts.size(); ++k) {
+            Shape s = ReadShape(pts[k], pf + "[" + std::to_string(k) + "]", true);
+            gc.tflops.x.push_back(2 * s.batch * s.m * s.n * s.k);
+            gc.tflops.y.push_back(s.tflops);
+        }
+        ValidateCurve(gc.tflops, pf);
+        const json& others = g.Array("other_shapes");
+        for (size_t k = 0; k < others.size(); ++k)
+            ReadShape(others[k], g.Field("other_shapes") + "[" + std::to_string(k) + "]", true);
+        ReadSourceFields(g, &gc.series, &gc.hardware, &gc.setup, &gc.source, &gc.note);
+        g.Done();
+        t.gemm.push_back(std::move(gc));
+    }
+
+    const json& mamf = r.Array("gemm_max_achievable");
+    for (size_t i = 0; i < mamf.size(); ++i) {
+        Reader g(mamf[i], "gemm_max_achievable[" + std::to_string(i) + "]");
+        GemmMaxAchievable m;
+        m.accelerators = AcceleratorIds(g);
+        m.dtype = Dtype(g);
+        m.tflops = g.Number("tflops");
+        if (!(m.tflops > 0)) throw Error(g.Field("tflops"), "must be positive, got " + Num(m.tflops));
+        const json* shape = g.Get("shape", true);
+        Shape s = ReadShape(*shape, g.Field("shape"), false);
+        m.m = s.m, m.n = s.n, m.k = s.k, m.batch = s.batch;
+        ReadSourceFields(g, &m.series, &m.hardware, nullptr, &m.source, &m.note);
+        g.Done();
+        t.gemm_max_achievable.push_back(std::move(m));
+    }
+
+    const json& hbm = r.Array("memory_bandwidth");
+    for (size_t i = 0; i < hbm.size(); ++i) {
+        Reader h(hbm[i], "memory_bandwidth[" + std::to_string(i) + "]");
+        HbmMeasurement m;
+        m.accelerators = AcceleratorIds(h);
+        m.op = h.Str("op");
+        m.tbps = h.Number("TBps");
+        if (!(m.tbps > 0)) throw Error(h.Field("TBps"), "must be positive, got " + Num(m.tbps));
+        ReadSourceFields(h, &m.series, &m.hardware, nullptr, &m.source, &m.note);
+        h.Done();
+        t.memory_bandwidth.push_back(std::move(m));
+    }
+    r.Done();
+    return t;
+}
+
+double BusBandwidthGBps(const CollectiveCurve& curve, double message_bytes) {
+    return Interpolate(curve.busbw, message_bytes);
+}
+
+double GemmTflops(const GemmCurve& curve, double m, double n, double k, double batch) {
+    if (!(m > 0 && n > 0 && k > 0 && batch > 0))
+        throw Error("gemm", "m, n, k and batch must be positive, got " + Num(m) + " x " + Num(n) + " x " + Num(k) +
+                                " (batch " + Num(batch) + ")");
+    return Interpolate(curve.tflops, 2 * batch * m * n * k);
+}
+
+namespace {
+bool AppliesTo(const std::vector<std::string>& ids, std::string_view id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+}  // namespace
+
+const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::string_view accelerator_id,
+                                           CollectiveOp op, std::string_view scope, int n_ranks) {
+    const CollectiveCurve* best = nullptr;
+    for (const CollectiveCurve& c : table.collectives) {
+        if (c.op != op || c.scope != scope || !AppliesTo(c.accelerators, accelerator_id)) continue;
+        if (!best) { best = &c; continue; }
+        int d = std::abs(c.n_ranks - n_ranks), bd = std::abs(best->n_ranks - n_ranks);
+        if (d < bd || (d == bd && c.busbw.x.size() > best->busbw.x.size())) best = &c;
+    }
+    return best;
+}
+
+const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype) {
+    const GemmCurve* best = nullptr;
+    for (const GemmCurve& g : table.gemm) {
+        if (g.dtype != dtype || !AppliesTo(g.accelerators, accelerator_id)) continue;
+        if (!best || g.tflops.x.size() > best->tflops.x.size()) best = &g;
+    }
+    return best;
+}
+
+double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op) {
+    for (const HbmMeasurement& m : table.memory_bandwidth)
+        if (m.op == op && AppliesTo(m.accelerators, accelerator_id)) return m.tbps;
+    return 0;
+}
+
+}  // namespace sc

@@ -1,0 +1,95 @@
+// Measured calibration tables (presets/calibration/measured.json, extracted from shared/data/calibration.json):
+// collective bus bandwidth vs message size, GEMM throughput vs size, best achievable GEMM throughput, and
+// achieved HBM bandwidth. The training and serving models interpolate these measured curves instead of
+// fitting one latency-bandwidth line (which misses the plateau by 10-30%).
+//
+// Interpolation (Interpolate): piecewise linear in log(x), linear in y, clamped to the first / last measured
+// value outside the measured range (the plateau). It returns the measured value exactly at a measured x and
+// is monotone between two neighbouring points.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/precision.h"
+
+namespace sc {
+
+// x strictly increasing and > 0; y >= 0; at least one point.
+struct MeasuredCurve {
+    std::vector<double> x;
+    std::vector<double> y;
+};
+
+// Throws sc::Error when the curve is empty or x is not strictly increasing and positive, or x <= 0.
+double Interpolate(const MeasuredCurve& curve, double x);
+void ValidateCurve(const MeasuredCurve& curve, const std::string& field);
+
+enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all };
+const char* NameOf(CollectiveOp op);
+
+// Bus bandwidth (nccl-tests "busbw", GB/s) vs message size (bytes, nccl-tests "size") for one measured setup.
+struct CollectiveCurve {
+    std::string id;
+    std::vector<std::string> accelerators;  // hardware preset ids the measurement applies to
+    std::string scope;                      // "scale_up" (one NVLink/xGMI domain) or "scale_out"
+    CollectiveOp op = CollectiveOp::all_reduce;
+    std::string algorithm;  // "ring", "nvls", "tree", "default ...", as stated by the source
+    int n_ranks = 0;
+    int n_nodes = 0;
+    MeasuredCurve busbw;  // x = message bytes, y = busbw GB/s
+    std::string series, hardware, setup, source, note;
+};
+
+// Achieved TFLOPS vs GEMM size (x = 2*batch*m*n*k FLOPs) over square shapes.
+struct GemmCurve {
+    std::string id;
+    std::vector<std::string> accelerators;
+    Precision dtype = Precision::bf16;
+    MeasuredCurve tflops;
+    std::string series, hardware, setup, source, note;
+};
+
+// Best measured GEMM throughput over a shape search (ml-engineering "MAMF").
+struct GemmMaxAchievable {
+    std::vector<std::string> accelerators;
+    Precision dtype = Precision::bf16;
+    double tflops = 0;
+    double m = 0, n = 0, k = 0, batch = 1;
+    std::string series, hardware, source, note;
+};
+
+// Achieved HBM bandwidth of one STREAM-style kernel.
+struct HbmMeasurement {
+    std::vector<std::string> accelerators;
+    std::string op;  // "Copy", "Mul", "Add", "Triad", "Dot"
+    double tbps = 0;
+    std::string series, hardware, source, note;
+};
+
+struct CalibrationTable {
+    std::vector<CollectiveCurve> collectives;
+    std::vector<GemmCurve> gemm;
+    std::vector<GemmMaxAchievable> gemm_max_achievable;
+    std::vector<HbmMeasurement> memory_bandwidth;
+};
+
+// Strict parse of presets/calibration/measured.json (unknown keys, unsorted or non-positive sizes, negative
+// bandwidths ... throw sc::Error naming the field).
+CalibrationTable ParseCalibration(std::string_view json_text);
+
+// busbw in GB/s at `message_bytes` (interpolated, clamped).
+double BusBandwidthGBps(const CollectiveCurve& curve, double message_bytes);
+// Achieved TFLOPS for an m x n x k GEMM (batch of `batch`), by its FLOP count on the square-shape curve.
+double GemmTflops(const GemmCurve& curve, double m, double n, double k, double batch = 1);
+
+// The curve measured on `accelerator_id` for `op` in `scope`: prefers exactly `n_ranks`, then the nearest
+// rank count, then the most points. nullptr when there is none.
+const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::string_view accelerator_id,
+                                           CollectiveOp op, std::string_view scope, int n_ranks);
+// The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
+const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// Achieved HBM TB/s of kernel `op` (e.g. "Copy", "Triad") on `accelerator_id`; 0 when not measured.
+double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op);
+
+}  // namespace sc

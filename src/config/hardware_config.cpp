@@ -1,0 +1,305 @@
+#include "config/hardware_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "config/error.h"
+#include "config/json_fields.h"
+#include "config/strict_json.h"
+
+namespace sc {
+
+namespace {
+
+using nlohmann::json;
+using strict_json::EditDistance;
+using strict_json::Reader;
+
+std::string Num(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+const char* const kStatuses[] = {"VERIFIED", "DERIVED", "SECONDARY_UNVERIFIED", "UNVERIFIED", "ASSUMED",
+                                 "NOT_SUPPORTED_OR_NOT_PUBLISHED"};
+const char* const kNullStatus = "NOT_SUPPORTED_OR_NOT_PUBLISHED";
+
+enum class ValueType { number, boolean };
+
+// One sourced value: {"value", "unit", "status", "sources", "note"?, "from"?, "calibration"?}.
+struct Quantity {
+    std::optional<double> number;
+    bool boolean = false;
+};
+
+Quantity ReadQuantity(const json& j, const std::string& path, const char* unit, bool nullable, ValueType type,
+                      std::map<std::string, Provenance>* provenance, const std::string& prov_key) {
+    Reader r(j, path);
+    Quantity q;
+    Provenance p;
+    const json* v = r.Get("value", true);
+    std::string unit_got = r.Str("unit");
+    if (unit_got != unit)
+        throw Error(r.Field("unit"), "expected \"" + std::string(unit) + "\", got \"" + unit_got + "\"");
+    p.status = r.Str("status");
+    if (std::find_if(std::begin(kStatuses), std::end(kStatuses), [&](const char* s) { return p.status == s; }) ==
+        std::end(kStatuses)) {
+        std::string list;
+        for (const char* s : kStatuses) list += (list.empty() ? "" : ", ") + std::string(s);
+        throw Error(r.Field("status"), "\"" + p.status + "\" is not one of " + list);
+    }
+    p.sources = r.Strings("sources");
+    p.note = r.Str("note", "");
+    p.from = r.Str("from", "");
+    if (const json* c = r.Get("calibration", false); c && !c->is_object())
+        throw Error(r.Field("calibration"), "expected a JSON object, got " + c->dump());
+    r.Done();
+
+    if (v->is_null()) {
+        if (!nullable) throw Error(r.Field("value"), "must not be null");
+        if (p.status != kNullStatus)
+            throw Error(r.Field("status"), "a null value needs status " + std::string(kNullStatus) + ", got " + p.status);
+    } else {
+        if (p.status == kNullStatus)
+            throw Error(r.Field("status"), std::string(kNullStatus) + " needs a null value, got " + v->dump());
+        if (type == ValueType::boolean) {
+            if (!v->is_boolean()) throw Error(r.Field("value"), "expected true or false, got " + v->dump());
+            q.boolean = v->get<bool>();
+        } else {
+            if (!v->is_number()) throw Error(r.Field("value"), "expected a number, got " + v->dump());
+            double d = v->get<double>();
+            if (!std::isfinite(d)) throw Error(r.Field("value"), "must be finite, got " + v->dump());
+            q.number = d;
+        }
+    }
+    if (provenance) (*provenance)[prov_key] = std::move(p);
+    return q;
+}
+
+// A required, strictly positive number.
+double Positive(const Quantity& q, const std::string& field, const char* unit) {
+    double v = *q.number;
+    if (!(v > 0)) throw Error(field, "must be positive, got " + Num(v) + " " + unit);
+    return v;
+}
+
+std::optional<double> PositiveOrNull(const Quantity& q, const std::string& field, const char* unit) {
+    if (!q.number) return std::nullopt;
+    return Positive(q, field, unit);
+}
+
+int PositiveInteger(const Quantity& q, const std::string& field) {
+    double v = *q.number;
+    if (v != std::floor(v) || v < 1 || v > 2e9) throw Error(field, "must be a positive integer, got " + Num(v));
+    return static_cast<int>(v);
+}
+
+}  // namespace
+
+const char* NameOf(LevelKind k) {
+    switch (k) {
+        case LevelKind::scale_up: return "scale_up";
+        case LevelKind::two_tier: return "two_tier";
+        case LevelKind::fullflat: return "fullflat";
+        case LevelKind::rail_optimized: return "rail_optimized";
+    }
+    return "?";
+}
+
+double Accelerator::MemoryBytes() const {
+    return capacity_uses_marketing ? hbm_capacity_gb_marketing * 1e9 : hbm_capacity_gib_usable * 1073741824.0;
+}
+
+Accelerator ParseAccelerator(std::string_view json_text) {
+    json root = ParseJsonText(json_text, "accelerator preset");
+    Reader r(root, "");
+    Accelerator a;
+    a.id = r.Str("id");
+    a.name = r.Str("name");
+    a.vendor = r.Str("vendor");
+    a.form_factor = r.Str("form_factor", "");
+    r.Str("accelerators_json_name", "");  // cross-reference for the test against shared/data/accelerators.json
+
+    auto quantity = [&](const json& j, const std::string& path, const char* unit, bool nullable) {
+        return ReadQuantity(j, path, unit, nullable, ValueType::number, &a.provenance, path);
+    };
+
+    {
+        Reader m(r.Obj("matrix_tflops"), "matrix_tflops");
+        struct Slot { const char* key; std::optional<double>* out; };
+        Slot slots[] = {{"fp32", &a.matrix.fp32}, {"tf32", &a.matrix.tf32}, {"bf16", &a.matrix.bf16},
+                        {"fp16", &a.matrix.fp16}, {"fp8", &a.matrix.fp8},   {"fp4", &a.matrix.fp4}};
+        bool any = false;
+        for (const Slot& s : slots) {
+            std::string f = m.Field(s.key);
+            *s.out = PositiveOrNull(quantity(*m.Get(s.key, true), f, "TFLOPS", true), f, "TFLOPS");
+            any = any || s.out->has_value();
+        }
+        m.Done();
+        if (!any) throw Error("matrix_tflops", "no precision has a value; at least one must");
+    }
+    {
+        Reader v(r.Obj("vector_tflops"), "vector_tflops");
+        std::string f32 = v.Field("fp32"), b16 = v.Field("bf16");
+        a.vector.fp32 = PositiveOrNull(quantity(*v.Get("fp32", true), f32, "TFLOPS", true), f32, "TFLOPS");
+        a.vector.bf16 = PositiveOrNull(quantity(*v.Get("bf16", true), b16, "TFLOPS", true), b16, "TFLOPS");
+        v.Done();
+    }
+    a.hbm_capacity_gb_marketing =
+        Positive(quantity(*r.Get("hbm_capacity_GB_marketing", true), "hbm_capacity_GB_marketing", "GB", false),
+                 "hbm_capacity_GB_marketing", "GB");
+    a.hbm_capacity_gib_usable =
+        Positive(quantity(*r.Get("hbm_capacity_GiB_usable", true), "hbm_capacity_GiB_usable", "GiB", false),
+                 "hbm_capacity_GiB_usable", "GiB");
+    {
+        std::string used = r.Str("capacity_used");
+        if (used == "hbm_capacity_GB_marketing") a.capacity_uses_marketing = true;
+        else if (used != "hbm_capacity_GiB_usable")
+            throw Error("capacity_used", "\"" + used + "\" is not one of \"hbm_capacity_GiB_usable\", \"hbm_capacity_GB_marketing\"");
+    }
+    a.hbm_bandwidth_tbps = Positive(quantity(*r.Get("hbm_bandwidth_TBps", true), "hbm_bandwidth_TBps", "TB/s", false),
+                                    "hbm_bandwidth_TBps", "TB/s");
+    {
+        Reader s(r.Obj("scale_up"), "scale_up");
+        a.scale_up_technology = s.Str("technology");
+        std::string bw = s.Field("bandwidth_GBps_per_direction"), dom = s.Field("domain_size");
+        a.scale_up_gbps_per_direction =
+            Positive(quantity(*s.Get("bandwidth_GBps_per_direction", true), bw, "GB/s", false), bw, "GB/s");
+        a.scale_up_domain = PositiveInteger(quantity(*s.Get("domain_size", true), dom, "accelerators", false), dom);
+        s.Done();
+    }
+    a.nic_gbit_per_gpu =
+        Positive(quantity(*r.Get("scale_out_nic_Gbps_per_gpu", true), "scale_out_nic_Gbps_per_gpu", "Gb/s", false),
+                 "scale_out_nic_Gbps_per_gpu", "Gb/s");
+    a.board_power_w =
+        PositiveOrNull(quantity(*r.Get("board_power_W", true), "board_power_W", "W", true), "board_power_W", "W");
+    r.Done();
+    return a;
+}
+
+System ParseSystem(std::string_view system_json, std::string_view accelerator_json) {
+    return ParseSystem(system_json, ParseAccelerator(accelerator_json));
+}
+
+System ParseSystem(std::string_view system_json, const Accelerator& accelerator) {
+    json root = ParseJsonText(system_json, "system preset");
+    Reader r(root, "");
+    System s;
+    s.id = r.Str("id");
+    s.name = r.Str("name");
+    s.description = r.Str("description", "");
+    s.sources = r.Strings("sources");
+    std::string acc_id = r.Str("accelerator");
+    if (acc_id != accelerator.id)
+        throw Error("accelerator", "system names \"" + acc_id + "\" but the accelerator preset given is \"" +
+                                       accelerator.id + "\"");
+    s.accelerator = accelerator;
+
+    const json* levels = r.Get("levels", true);
+    if (!levels->is_array() || levels->empty())
+        throw Error("levels", "expected a non-empty array of network levels, got " + levels->dump());
+    r.Done();
+
+    for (size_t i = 0; i < levels->size(); ++i) {
+        std::string path = "levels[" + std::to_string(i) + "]";
+        Reader l((*levels)[i], path);
+        NetworkLevel lv;
+        lv.name = l.Str("name");
+        for (const NetworkLevel& prev : s.levels)
+            if (prev.name == lv.name) throw Error(l.Field("name"), "\"" + lv.name + "\" is used by two levels");
+        std::string kind = l.Str("kind");
+        if (kind == "scale_up") lv.kind = LevelKind::scale_up;
+        else if (kind == "two_tier") lv.kind = LevelKind::two_tier;
+        else if (kind == "fullflat") lv.kind = LevelKind::fullflat;
+        else if (kind == "rail_optimized") lv.kind = LevelKind::rail_optimized;
+        else {
+            std::string hint;
+            for (const char* k : {"scale_up", "two_tier", "fullflat", "rail_optimized"})
+                if (EditDistance(kind, k) <= 2) hint = std::string(" (did you mean \"") + k + "\"?)";
+            throw Error(l.Field("kind"), "\"" + kind +
+                                             "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", \"rail_optimized\"" +
+                                             hint);
+        }
+        auto quantity = [&](const char* key, const char* unit, ValueType type = ValueType::number) {
+            return ReadQuantity(*l.Get(key, true), l.Field(key), unit, false, type, &lv.provenance, key);
+        };
+        std::string f_size = l.Field("size"), f_bw = l.Field("bandwidth_GBps_per_direction"),
+                    f_lat = l.Field("latency_us"), f_eff = l.Field("efficiency"), f_os = l.Field("oversubscription");
+        lv.size = PositiveInteger(quantity("size", "accelerators"), f_size);
+        lv.bandwidth_gbps = Positive(quantity("bandwidth_GBps_per_direction", "GB/s"), f_bw, "GB/s");
+        lv.latency_us = *quantity("latency_us", "us").number;
+        if (!(lv.latency_us >= 0)) throw Error(f_lat, "must be zero or positive, got " + Num(lv.latency_us) + " us");
+        lv.efficiency = *quantity("efficiency", "fraction").number;
+        if (!(lv.efficiency > 0 && lv.efficiency <= 1))
+            throw Error(f_eff, "must be in (0, 1] (measured busbw / nominal bandwidth), got " + Num(lv.efficiency));
+        lv.in_network_reduction = quantity("in_network_reduction", "bool", ValueType::boolean).boolean;
+        bool tiered = lv.kind == LevelKind::two_tier || lv.kind == LevelKind::rail_optimized;
+        if (tiered) {
+            lv.oversubscription = *quantity("oversubscription", "ratio").number;
+            if (!(lv.oversubscription >= 1))
+                throw Error(f_os, "must be >= 1 (1 = non-blocking), got " + Num(lv.oversubscription));
+        } else if (l.Has("oversubscription")) {
+            throw Error(f_os, std::string("only two_tier and rail_optimized levels have an oversubscription; this level is ") +
+                                  NameOf(lv.kind));
+        }
+        l.Done();
+
+        // Consistency with the hierarchy and with the accelerator.
+        if (!s.levels.empty()) {
+            const NetworkLevel& prev = s.levels.back();
+            std::string prev_path = "levels[" + std::to_string(i - 1) + "].size";
+            if (lv.size <= prev.size)
+                throw Error(f_size, std::to_string(lv.size) + " must be larger than " + prev_path + " = " +
+                                        std::to_string(prev.size) + " (levels go from innermost to outermost)");
+            if (lv.size % prev.size != 0)
+                throw Error(f_size, std::to_string(lv.size) + " is not a multiple of " + prev_path + " = " +
+                                        std::to_string(prev.size));
+        }
+        if (lv.kind == LevelKind::scale_up) {
+            if (i != 0) throw Error(l.Field("kind"), "a scale_up level must be the first (innermost) level");
+            if (lv.size > accelerator.scale_up_domain)
+                throw Error(f_size, std::to_string(lv.size) + " exceeds the scale-up domain of " + accelerator.name +
+                                        " (" + std::to_string(accelerator.scale_up_domain) + ")");
+            if (lv.bandwidth_gbps > accelerator.scale_up_gbps_per_direction)
+                throw Error(f_bw, Num(lv.bandwidth_gbps) + " GB/s exceeds the scale-up bandwidth of " +
+                                      accelerator.name + " (" + Num(accelerator.scale_up_gbps_per_direction) +
+                                      " GB/s per direction)");
+        }
+        if (tiered && lv.bandwidth_gbps > accelerator.NicGBps() * (1 + 1e-9))
+            throw Error(f_bw, Num(lv.bandwidth_gbps) + " GB/s exceeds the NIC of " + accelerator.name + " (" +
+                                  Num(accelerator.nic_gbit_per_gpu) + " Gb/s = " + Num(accelerator.NicGBps()) +
+                                  " GB/s per direction)");
+        s.levels.push_back(std::move(lv));
+    }
+    return s;
+}
+
+int System::LevelForSpan(int span) const {
+    if (span < 1) throw Error("span", "must be at least 1 accelerator, got " + std::to_string(span));
+    for (size_t i = 0; i < levels.size(); ++i)
+        if (levels[i].size >= span) return static_cast<int>(i);
+    throw Error("span", std::to_string(span) + " accelerators exceed system " + id + " (" +
+                            std::to_string(TotalAccelerators()) + ")");
+}
+
+double PeakTflops(const Accelerator& acc, Precision p) {
+    std::optional<double> v;
+    switch (p) {
+        case Precision::fp32: v = acc.matrix.fp32 ? acc.matrix.fp32 : acc.vector.fp32; break;
+        case Precision::bf16: v = acc.matrix.bf16; break;
+        case Precision::fp16: v = acc.matrix.fp16; break;
+        case Precision::fp8: v = acc.matrix.fp8; break;
+        case Precision::fp4: v = acc.matrix.fp4; break;
+    }
+    if (!v)
+        throw Error("precision", std::string(NameOf(p)) + " is not supported by " + acc.name +
+                                     " (no published dense " + NameOf(p) + " rate in preset " + acc.id + ")");
+    return *v;
+}
+
+double PeakFlops(const Accelerator& acc, Precision p) { return PeakTflops(acc, p) * 1e12; }
+
+}  // namespace sc

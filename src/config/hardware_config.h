@@ -1,0 +1,122 @@
+// Accelerators and the systems built from them: what presets/hardware/*.json and presets/systems/*.json
+// describe (conventions and sources in presets/README.md).
+//
+// Units, everywhere in this header:
+//   compute      TFLOPS, dense (no 2:4 sparsity), per accelerator
+//   memory       capacity in GiB (2^30 bytes) or marketing GB (1e9 bytes) as named; bandwidth in TB/s (1e12 B/s)
+//   network      GB/s (1e9 bytes/s) PER DIRECTION per accelerator; NIC rates in Gb/s (bits) as vendors quote them
+//   latency      microseconds
+// Every number in a preset carries value/unit/status/sources; the parsed structs keep the status and sources
+// per field in `provenance` (keyed by the JSON path, e.g. "matrix_tflops.bf16", "levels[1].efficiency").
+//
+// Parsing is strict: unknown keys are errors (with a "did you mean" hint), missing or mistyped fields,
+// non-positive bandwidths, efficiencies outside (0, 1], level sizes that do not grow or do not divide the
+// next level, ... throw sc::Error naming the field and the offending value.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/precision.h"
+
+namespace sc {
+
+// Where one number came from. status is one of VERIFIED, DERIVED, SECONDARY_UNVERIFIED, UNVERIFIED, ASSUMED,
+// NOT_SUPPORTED_OR_NOT_PUBLISHED (the last only with a null value); see shared/data/accelerators.md.
+struct Provenance {
+    std::string status;
+    std::vector<std::string> sources;
+    std::string note;
+    std::string from;  // path inside shared/data/accelerators.json the value was copied from, if any
+};
+
+// Dense peak throughput of the matrix units (tensor cores, MFMA, MME, MXU). nullopt: not supported or not
+// published. fp32 here is a true FP32-input matrix path (AMD, Gaudi); NVIDIA has none (its FP32-input tensor
+// path is tf32) and its FP32 rate is in VectorTflops.
+struct MatrixTflops {
+    std::optional<double> fp32, tf32, bf16, fp16, fp8, fp4;
+};
+
+// Non-matrix (SIMT / vector unit) throughput, as published.
+struct VectorTflops {
+    std::optional<double> fp32, bf16;
+};
+
+struct Accelerator {
+    std::string id;      // preset id, e.g. "h100-sxm"
+    std::string name;    // "NVIDIA H100-SXM5-80GB"
+    std::string vendor;
+    std::string form_factor;
+    MatrixTflops matrix;
+    VectorTflops vector;
+    double hbm_capacity_gb_marketing = 0;  // decimal GB as marketed
+    double hbm_capacity_gib_usable = 0;    // GiB that software sees
+    bool capacity_uses_marketing = false;  // preset's "capacity_used"; false = hbm_capacity_GiB_usable
+    double hbm_bandwidth_tbps = 0;
+    std::string scale_up_technology;
+    double scale_up_gbps_per_direction = 0;  // GB/s per accelerator per direction into its scale-up fabric
+    int scale_up_domain = 0;                 // accelerators in one scale-up domain
+    double nic_gbit_per_gpu = 0;             // scale-out NIC Gb/s per accelerator
+    std::optional<double> board_power_w;
+    std::map<std::string, Provenance> provenance;
+
+    // Memory capacity the memory model must fit into, in bytes: usable GiB * 2^30 (or marketing GB * 1e9
+    // when the preset says "capacity_used": "hbm_capacity_GB_marketing").
+    double MemoryBytes() const;
+    // Scale-out NIC rate per direction in GB/s (Gb/s / 8).
+    double NicGBps() const { return nic_gbit_per_gpu / 8.0; }
+};
+
+enum class LevelKind { scale_up, two_tier, fullflat, rail_optimized };
+const char* NameOf(LevelKind k);
+
+// One level of the network hierarchy. Level i connects `size` accelerators; level i+1 groups whole
+// level-i groups. Bandwidth is per accelerator per direction, nominal (line rate); `efficiency` is the
+// measured fraction of it that ring collectives reach (busbw / nominal at the plateau).
+struct NetworkLevel {
+    std::string name;
+    LevelKind kind = LevelKind::scale_up;
+    int size = 0;                        // accelerators reachable within this level
+    double bandwidth_gbps = 0;           // GB/s per accelerator per direction
+    double latency_us = 0;               // per hop / ring step
+    double efficiency = 1;               // (0, 1]
+    bool in_network_reduction = false;   // NVLink SHARP, InfiniBand SHARP, ...
+    double oversubscription = 1;         // >= 1; only two_tier / rail_optimized levels may set it
+    std::map<std::string, Provenance> provenance;  // keys relative to the level ("efficiency", ...)
+
+    // bandwidth * efficiency / oversubscription: what a ring collective should see per direction.
+    double EffectiveGBps() const { return bandwidth_gbps * efficiency / oversubscription; }
+};
+
+struct System {
+    std::string id;
+    std::string name;
+    std::string description;
+    std::vector<std::string> sources;
+    Accelerator accelerator;
+    std::vector<NetworkLevel> levels;  // innermost first; sizes strictly increasing, each dividing the next
+
+    int TotalAccelerators() const { return levels.empty() ? 0 : levels.back().size; }
+    // Index of the innermost level whose size is >= `span` accelerators (a group of `span` consecutive
+    // accelerators talks over that level). Throws when span < 1 or span > TotalAccelerators().
+    int LevelForSpan(int span) const;
+};
+
+// JSON text of presets/hardware/<id>.json -> Accelerator.
+Accelerator ParseAccelerator(std::string_view json_text);
+// JSON text of presets/systems/<id>.json plus the JSON text of the accelerator preset it names.
+// The accelerator's id must equal the system's "accelerator" field.
+System ParseSystem(std::string_view system_json, std::string_view accelerator_json);
+// Same, with an accelerator parsed already.
+System ParseSystem(std::string_view system_json, const Accelerator& accelerator);
+
+// Dense matrix peak of `acc` at `p`, in FLOP/s (not TFLOPS). fp32 falls back to the vector FP32 rate when
+// there is no FP32 matrix path (NVIDIA). Throws sc::Error("precision", "fp4 is not supported by ...")
+// when the accelerator has no published rate for `p`.
+double PeakFlops(const Accelerator& acc, Precision p);
+// Same, in TFLOPS.
+double PeakTflops(const Accelerator& acc, Precision p);
+
+}  // namespace sc

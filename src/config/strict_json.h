@@ -1,0 +1,122 @@
+// Strict reading of JSON objects for the hardware and calibration presets: every key looked up is known,
+// Done() rejects the others with a "did you mean" hint; errors name the field by its dotted path.
+// (Same behaviour as JsonFields in json_fields.h, plus arrays and required strings.)
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/error.h"
+
+namespace sc::strict_json {
+
+using nlohmann::json;
+
+inline size_t EditDistance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// Strict reader of one JSON object: every key looked up is "known"; Done() rejects the others.
+class Reader {
+public:
+    Reader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
+        if (!obj_.is_object()) throw Error(path_, "expected a JSON object, got " + std::string(obj_.type_name()));
+    }
+    std::string Field(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+    const json* Get(const char* key, bool required) {
+        known_.emplace_back(key);
+        auto it = obj_.find(key);
+        if (it == obj_.end()) {
+            if (required) throw Error(Field(key), "missing required field");
+            return nullptr;
+        }
+        return &*it;
+    }
+    bool Has(const char* key) const { return obj_.contains(key); }
+    std::string Str(const char* key) {
+        const json* j = Get(key, true);
+        if (!j->is_string()) throw Error(Field(key), "expected a string, got " + j->dump());
+        std::string s = j->get<std::string>();
+        if (s.empty()) throw Error(Field(key), "must not be empty");
+        return s;
+    }
+    std::string Str(const char* key, const std::string& fallback) {
+        const json* j = Get(key, false);
+        if (!j) return fallback;
+        if (!j->is_string()) throw Error(Field(key), "expected a string, got " + j->dump());
+        return j->get<std::string>();
+    }
+    const json& Obj(const char* key) {
+        const json* j = Get(key, true);
+        if (!j->is_object()) throw Error(Field(key), "expected a JSON object, got " + j->dump());
+        return *j;
+    }
+    std::vector<std::string> Strings(const char* key) {
+        const json* j = Get(key, true);
+        if (!j->is_array() || j->empty()) throw Error(Field(key), "expected a non-empty array of strings");
+        std::vector<std::string> out;
+        for (size_t i = 0; i < j->size(); ++i) {
+            const json& e = (*j)[i];
+            if (!e.is_string() || e.get<std::string>().empty())
+                throw Error(Field(key) + "[" + std::to_string(i) + "]", "expected a non-empty string, got " + e.dump());
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
+    double Number(const char* key) {
+        const json* j = Get(key, true);
+        if (!j->is_number()) throw Error(Field(key), "expected a number, got " + j->dump());
+        double d = j->get<double>();
+        if (!std::isfinite(d)) throw Error(Field(key), "must be finite, got " + j->dump());
+        return d;
+    }
+    int Int(const char* key) {
+        double d = Number(key);
+        if (d != std::floor(d) || std::fabs(d) > 2e9) throw Error(Field(key), "expected an integer, got " + Get(key, true)->dump());
+        return static_cast<int>(d);
+    }
+    const json& Array(const char* key) {
+        const json* j = Get(key, true);
+        if (!j->is_array()) throw Error(Field(key), "expected an array, got " + std::string(j->type_name()));
+        return *j;
+    }
+    void Done() const {
+        for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+            const std::string& k = it.key();
+            if (std::find(known_.begin(), known_.end(), k) != known_.end()) continue;
+            std::string best;
+            size_t best_d = 3;  // suggest only close matches
+            for (const std::string& c : known_) {
+                size_t d = EditDistance(k, c);
+                if (d < best_d) best_d = d, best = c;
+            }
+            std::string msg = "unknown field";
+            if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
+            throw Error(Field(k), msg);
+        }
+    }
+
+private:
+    const json& obj_;
+    std::string path_;
+    std::vector<std::string> known_;
+};
+
+}  // namespace sc::strict_json
+
