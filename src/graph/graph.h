@@ -49,6 +49,8 @@ struct Weight {
     Expr numel;          // whole model, all ranks together
     Expr numel_per_rank;  // after tensor / expert parallel sharding
     bool expert = false;  // routed-expert weight: its gradients reduce over the expert-data-parallel group
+    bool tied = false;    // the LM head's copy of a tied embedding: held separately only when the head
+                          // sits on another pipeline stage than the embedding (pp > 1)
 };
 
 enum class BlockKind : uint8_t { embedding, dense_layer, moe_layer, head };

@@ -48,8 +48,8 @@ struct Builder {
         return op;
     }
 
-    void Weight(const std::string& name, E numel, E per_rank, bool expert = false) {
-        blk->weights.push_back({name, numel.e, per_rank.e, expert});
+    void Weight(const std::string& name, E numel, E per_rank, bool expert = false, bool tied = false) {
+        blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 
     // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient.
@@ -275,7 +275,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     B.TpEnter("head", T * h);
     B.Matmul("head.logits", T, V / tp, h);
     if (m.tied_embeddings)
-        B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h);  // counted once, in the embedding
+        B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);  // counted once, in the embedding
     else
         B.Weight("head.logits", V * h, V / tp * h);
     // Cross-entropy over the local vocabulary shard: max, exp, sum, log (about 5 FLOPs per logit), and two

@@ -1,0 +1,41 @@
+// A model and its parallel split, with the symbolic graph built and evaluated once: the input of
+// traces, summaries, memory and the training estimate.
+#pragma once
+#include <vector>
+
+#include "config/model_config.h"
+#include "graph/graph.h"
+#include "parallel/layout.h"
+#include "parallel/parallel_config.h"
+
+namespace sc {
+
+struct Job {
+    ModelConfig model;
+    ParallelConfig par;
+    Graph graph;
+    std::vector<double> values;  // graph.pool evaluated for this split: values[e.id]
+    double padded_vocab = 0;     // vocabulary padded to a multiple of tp (Megatron pads to 128*tp)
+
+    double V(Expr e) const { return values[e.id]; }
+    int virtual_stages() const { return par.pp * par.chunks(); }
+};
+
+// Validates model and split (throws sc::Error naming the constraint) and evaluates the graph.
+Job MakeJob(const ModelConfig& m, const ParallelConfig& p);
+
+// Re-evaluates the graph of `job` for another microbatch size or degrees without rebuilding it
+// (structural options, like sequence parallelism, must be unchanged).
+void Rebind(Job& job, const ParallelConfig& p);
+
+// Parameters of `w` held by one rank (0 for a tied head copy when the embedding is on the same stage).
+double HeldParams(const Job& job, const Weight& w);
+
+// The blocks of virtual stage g, in forward order, each with its first layer index (for names).
+struct StageBlock {
+    const Block* block;
+    int layer;  // global layer index, -1 for embedding and head
+};
+std::vector<StageBlock> BlocksOfVirtualStage(const Job& job, int g);
+
+}  // namespace sc

@@ -1,0 +1,188 @@
+#include "parallel/parallel_config.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "config/error.h"
+
+namespace sc {
+
+const char* NameOf(Schedule s) {
+    switch (s) {
+        case Schedule::gpipe: return "gpipe";
+        case Schedule::one_f_one_b: return "1f1b";
+        case Schedule::interleaved: return "interleaved";
+    }
+    return "?";
+}
+
+const char* NameOf(Recompute r) {
+    switch (r) {
+        case Recompute::none: return "none";
+        case Recompute::selective: return "selective";
+        case Recompute::full: return "full";
+    }
+    return "?";
+}
+
+static int ToInt(const std::string& key, const std::string& v) {
+    char* end = nullptr;
+    long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || x > 1000000000L || x < -1000000000L)
+        throw Error(key, "expected an integer, got \"" + v + "\"");
+    return static_cast<int>(x);
+}
+
+static bool ToBool(const std::string& key, const std::string& v) {
+    if (v == "1" || v == "true" || v == "on") return true;
+    if (v == "0" || v == "false" || v == "off") return false;
+    throw Error(key, "expected true or false, got \"" + v + "\"");
+}
+
+ParallelConfig ParseParallelSpec(std::string_view spec) {
+    ParallelConfig p;
+    bool vstages_given = false;
+    size_t pos = 0;
+    while (pos < spec.size()) {
+        size_t comma = spec.find(',', pos);
+        std::string item(spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+        pos = comma == std::string_view::npos ? spec.size() : comma + 1;
+        if (item.empty()) continue;
+        size_t eq = item.find('=');
+        if (eq == std::string::npos) throw Error(item, "expected key=value in the parallel spec");
+        std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+        if (k == "tp") p.tp = ToInt(k, v);
+        else if (k == "pp") p.pp = ToInt(k, v);
+        else if (k == "dp") p.dp = ToInt(k, v);
+        else if (k == "cp") p.cp = ToInt(k, v);
+        else if (k == "ep") p.ep = ToInt(k, v);
+        else if (k == "sp") p.sp = ToBool(k, v);
+        else if (k == "microbatch" || k == "mb") p.microbatch = ToInt(k, v);
+        else if (k == "batch") p.batch = ToInt(k, v);
+        else if (k == "vstages") p.vstages = ToInt(k, v), vstages_given = true;
+        else if (k == "zero") p.zero = ToInt(k, v);
+        else if (k == "gpus") p.gpus = ToInt(k, v);
+        else if (k == "uneven") p.uneven = ToBool(k, v);
+        else if (k == "order") p.order = v; else if (k == "bucket_mb") {
+            char* end = nullptr;
+            p.bucket_mb = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !(p.bucket_mb > 0)) throw Error(k, "expected a positive number, got \"" + v + "\"");
+        } else if (k == "schedule") {
+            if (v == "gpipe") p.schedule = Schedule::gpipe;
+            else if (v == "1f1b") p.schedule = Schedule::one_f_one_b;
+            else if (v == "interleaved") p.schedule = Schedule::interleaved;
+            else throw Error(k, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved");
+        } else if (k == "recompute") {
+            if (v == "none") p.recompute = Recompute::none;
+            else if (v == "selective") p.recompute = Recompute::selective;
+            else if (v == "full") p.recompute = Recompute::full;
+            else throw Error(k, "\"" + v + "\" is not one of none, selective, full");
+        } else if (k == "fsdp") {
+            if (ToBool(k, v)) p.zero = 3;
+        } else {
+            throw Error(k, "unknown parallel key; valid: tp pp dp cp ep sp microbatch batch schedule vstages "
+                           "recompute zero fsdp order gpus uneven bucket_mb");
+        }
+    }
+    if (p.schedule == Schedule::interleaved && !vstages_given) p.vstages = 2;
+    return p;
+}
+
+std::string ParallelSpecString(const ParallelConfig& p) {
+    std::string s = "tp=" + std::to_string(p.tp) + ",pp=" + std::to_string(p.pp) + ",dp=" + std::to_string(p.dp) +
+                    ",cp=" + std::to_string(p.cp) + ",ep=" + std::to_string(p.ep) + ",sp=" + (p.sp ? "1" : "0") +
+                    ",microbatch=" + std::to_string(p.microbatch) + ",batch=" + std::to_string(p.global_batch()) +
+                    ",schedule=" + NameOf(p.schedule) + ",vstages=" + std::to_string(p.vstages) +
+                    ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) +
+                    ",order=" + p.order;
+    if (p.uneven) s += ",uneven=1";
+    return s;
+}
+
+static std::string S(int v) { return std::to_string(v); }
+
+void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
+    auto positive = [](const char* k, int v) {
+        if (v <= 0) throw Error(k, std::string(k) + "=" + S(v) + " must be a positive integer");
+    };
+    positive("tp", p.tp);
+    positive("pp", p.pp);
+    positive("dp", p.dp);
+    positive("cp", p.cp);
+    positive("ep", p.ep);
+    positive("microbatch", p.microbatch);
+    positive("vstages", p.vstages);
+    if (p.batch < 0) throw Error("batch", "batch=" + S(p.batch) + " must be a positive integer");
+    if (p.zero < 0 || p.zero > 3) throw Error("zero", "zero=" + S(p.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
+
+    long long world = 1LL * p.tp * p.cp * p.dp * p.pp;
+    if (world > (1LL << 24)) throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " ranks is beyond 16M");
+    if (p.gpus > 0 && world != p.gpus)
+        throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " but " + S(p.gpus) + " GPUs were given");
+
+    // Tensor parallelism splits heads, the MLP and (padded) vocabulary.
+    if (m.heads % p.tp) throw Error("tp", "tp=" + S(p.tp) + " does not divide " + S(m.heads) + " attention heads");
+    if (!m.is_mla() && m.kv_heads % p.tp)
+        throw Error("tp", "tp=" + S(p.tp) + " does not divide " + S(m.kv_heads) + " key/value heads");
+    if (m.ffn % p.tp) throw Error("tp", "tp=" + S(p.tp) + " does not divide the MLP size ffn=" + S(m.ffn));
+    if (m.is_moe() && m.moe.shared_experts > 0 && (m.moe.shared_experts * m.moe.expert_ffn) % p.tp)
+        throw Error("tp", "tp=" + S(p.tp) + " does not divide the shared-expert size " +
+                              S(m.moe.shared_experts * m.moe.expert_ffn));
+
+    // Context parallelism: load-balanced causal attention splits the sequence into 2*cp chunks.
+    if (m.seq % (2 * p.cp) && p.cp > 1)
+        throw Error("cp", "cp=" + S(p.cp) + " needs the sequence length " + S(m.seq) + " to split into 2*cp=" +
+                              S(2 * p.cp) + " equal chunks");
+    long long tokens = 1LL * p.microbatch * m.seq / p.cp;
+    if (p.sp && tokens % p.tp)
+        throw Error("sp", "sequence parallelism splits " + std::to_string(tokens) + " tokens per microbatch over tp=" +
+                              S(p.tp) + ", which does not divide them");
+
+    // Expert parallelism lives inside data parallelism.
+    if (p.ep > 1 && !m.is_moe()) throw Error("ep", "ep=" + S(p.ep) + " needs a mixture-of-experts model; " + m.name + " is dense");
+    if (m.is_moe() && m.moe.experts % p.ep)
+        throw Error("ep", "ep=" + S(p.ep) + " does not divide " + S(m.moe.experts) + " experts");
+    if (p.dp % p.ep)
+        throw Error("ep", "ep=" + S(p.ep) + " must divide dp=" + S(p.dp) + " (expert parallelism is carved out of data parallelism)");
+    if (m.is_moe() && p.tp > 1 && !p.sp)
+        throw Error("sp", "MoE with tp=" + S(p.tp) + " needs sequence parallelism (sp=1), as Megatron-Core requires");
+
+    // Pipeline: layers per (virtual) stage.
+    int stages = p.pp * p.chunks();
+    if (p.schedule != Schedule::interleaved && p.vstages != 1)
+        throw Error("vstages", "vstages=" + S(p.vstages) + " needs schedule=interleaved");
+    if (p.schedule == Schedule::interleaved && (p.vstages < 2 || p.pp < 2))
+        throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) + ", vstages=" + S(p.vstages) + ")");
+    if (!p.uneven && m.layers % stages) {
+        if (p.chunks() == 1) throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
+        throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
+    }
+    if (m.layers < stages)
+        throw Error("pp", "pp*vstages=" + S(stages) + " pipeline stages exceed " + S(m.layers) + " layers");
+
+    // Batch: whole microbatches per data-parallel replica.
+    long long per_step = 1LL * p.microbatch * p.dp;
+    if (p.global_batch() % per_step)
+        throw Error("batch", "batch=" + S(p.global_batch()) + " is not a multiple of microbatch*dp = " + S(p.microbatch) + "*" +
+                                 S(p.dp) + " = " + std::to_string(per_step));
+    if (p.schedule == Schedule::interleaved && p.microbatches() % p.pp)
+        throw Error("batch", "interleaved 1F1B needs the number of microbatches (" + S(p.microbatches()) +
+                                 ") to be a multiple of pp=" + S(p.pp));
+
+    // Rank order: a permutation of tp, cp, dp, pp.
+    std::vector<std::string> dims;
+    size_t pos = 0;
+    while (pos <= p.order.size()) {
+        size_t c = p.order.find('-', pos);
+        dims.push_back(p.order.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+        if (c == std::string::npos) break;
+        pos = c + 1;
+    }
+    std::vector<std::string> sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<std::string>{"cp", "dp", "pp", "tp"})
+        throw Error("order", "order=" + p.order + " must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
+}
+
+}  // namespace sc

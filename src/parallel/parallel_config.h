@@ -1,0 +1,51 @@
+// How a training job is split over GPUs: the degrees of every parallelism, the pipeline schedule,
+// microbatching, recomputation and ZeRO, and the order in which dimensions are laid over ranks.
+// The CLI form is "tp=8,pp=16,dp=256,microbatch=1,batch=1536,schedule=1f1b,..." (ParseParallelSpec).
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "config/model_config.h"
+
+namespace sc {
+
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+enum class Recompute { none, selective, full };
+
+const char* NameOf(Schedule s);
+const char* NameOf(Recompute r);
+
+struct ParallelConfig {
+    int tp = 1;   // tensor parallel (Megatron column/row split)
+    int pp = 1;   // pipeline stages
+    int dp = 1;   // data parallel replicas
+    int cp = 1;   // context parallel (sequence split for attention, ring exchange of K/V)
+    int ep = 1;   // expert parallel, carved out of dp (Megatron-Core): ep divides dp
+    bool sp = false;        // sequence parallel beside TP (Korthikanti et al. 2022)
+    int microbatch = 1;     // sequences per microbatch
+    int batch = 0;          // global batch in sequences; 0 means microbatch * dp (one microbatch)
+    Schedule schedule = Schedule::one_f_one_b;
+    int vstages = 1;        // model chunks per pipeline rank (interleaved 1F1B); 1 otherwise
+    Recompute recompute = Recompute::none;
+    int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
+    bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
+    double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)
+    std::string order = "tp-cp-dp-pp";  // rank layout, fastest-varying first, dash-separated
+    int gpus = 0;           // when set, must equal tp*cp*dp*pp
+
+    int world() const { return tp * cp * dp * pp; }
+    int global_batch() const { return batch > 0 ? batch : microbatch * dp; }
+    int microbatches() const { return global_batch() / (microbatch * dp); }
+    int chunks() const { return schedule == Schedule::interleaved ? vstages : 1; }
+};
+
+// Parses "key=value,key=value". Unknown keys and malformed values throw sc::Error naming the key.
+ParallelConfig ParseParallelSpec(std::string_view spec);
+std::string ParallelSpecString(const ParallelConfig& p);  // round-trips through ParseParallelSpec
+
+// Checks the configuration against the model; each error names the constraint, e.g.
+// "tp=3 does not divide 32 attention heads", "pp=7 does not divide 80 layers",
+// "tp*cp*pp*dp = 4096 but 4000 GPUs were given".
+void ValidateParallel(const ModelConfig& m, const ParallelConfig& p);
+
+}  // namespace sc

@@ -1,0 +1,48 @@
+// The trace of one pipeline stage with communicators and peers left symbolic: every rank of the
+// stage runs exactly this program (ranks form one equivalence class per stage); writing rank r's
+// file only fills in r's group ids and pipeline peers. Built from the job's evaluated graph, so the
+// FLOPs and bytes in a trace are the graph's.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallel/job.h"
+#include "trace/chakra_et.h"
+
+namespace sc {
+
+enum class NodeRole : uint8_t {
+    forward,    // forward compute / TP, CP, EP collectives
+    backward,   // input and weight gradients
+    recompute,  // forward ops re-run before a backward (selective or full recomputation)
+    pipeline,   // send / recv between stages
+    grad_sync,  // data-parallel gradient reduction (and ZeRO-3 gathers / scatters)
+    optimizer,  // optimizer step and ZeRO parameter all-gather after it
+};
+
+struct ProgNode {
+    EtNodeType type = EtNodeType::comp;
+    NodeRole role = NodeRole::forward;
+    OpKind kind = OpKind::elementwise;  // COMP: what kind of op (matmul, attention, ...)
+    uint32_t name = 0;                  // index into StageProgram::names
+    int64_t flops = 0;
+    uint64_t bytes = 0;                 // COMP: tensor_size
+    CollectiveType coll = CollectiveType::all_reduce;
+    GroupKind group = GroupKind::tp;    // COLL: which communicator
+    int64_t comm_bytes = 0;             // COLL / SEND / RECV
+    int8_t peer = 0;                    // SEND / RECV: +1 next stage, -1 previous stage
+    int32_t tag = 0;
+    uint32_t dep_begin = 0, dep_count = 0;  // into StageProgram::deps (indices of earlier nodes)
+};
+
+struct StageProgram {
+    int stage = 0;
+    std::vector<ProgNode> nodes;  // topological order; node i gets id i
+    std::vector<uint32_t> deps;
+    std::vector<std::string> names;
+};
+
+StageProgram BuildStageProgram(const Job& job, int stage);
+
+}  // namespace sc

@@ -1,0 +1,49 @@
+// The compact summary of a job's traces: one entry per equivalence class of ranks (ranks whose
+// traces are identical up to communicator ids and peers, i.e. one per pipeline stage), computed
+// from one stage program each, never from the per-rank traces.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "parallel/job.h"
+#include "parallel/memory.h"
+#include "trace/stage_program.h"
+
+namespace sc {
+
+struct CollectiveTotal {
+    CollectiveType type;
+    GroupKind group;
+    int group_size = 0;
+    uint64_t count = 0;
+    double bytes = 0;  // summed comm_size
+};
+
+struct RankClass {
+    int stage = 0;
+    int ranks = 0;                    // how many ranks share this trace
+    std::vector<int> example_ranks;   // up to 4
+    std::array<uint64_t, 8> nodes{};  // by EtNodeType value
+    uint64_t total_nodes = 0;
+    double flops = 0;                 // sum of num_ops
+    double matmul_flops = 0, attention_flops = 0, recompute_flops = 0;
+    double compute_bytes = 0;         // sum of tensor_size
+    std::vector<CollectiveTotal> collectives;
+    uint64_t sends = 0, recvs = 0;
+    double send_bytes = 0, recv_bytes = 0;
+    StageMemory memory;
+};
+
+struct TraceSummary {
+    int world = 0;
+    int microbatches = 0;
+    std::vector<RankClass> classes;
+    double total_flops = 0;  // over every rank
+    double total_comm_bytes = 0;
+};
+
+RankClass SummarizeProgram(const Job& job, const StageProgram& prog);
+TraceSummary SummarizeJob(const Job& job);
+
+}  // namespace sc

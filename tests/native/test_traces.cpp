@@ -1,0 +1,223 @@
+// Traces against closed forms (FLOPs, every parallelism's communication volume), the independent
+// Chakra checker on several layouts, and the compact summary against totals read back from the files.
+#include <gtest/gtest.h>
+
+#include "graph/model_stats.h"
+#include "parallel/job.h"
+#include "trace/chakra_et.h"
+#include "trace/summary.h"
+#include "trace_test_util.h"
+
+namespace {
+
+using sc::CollectiveType;
+using sc::GroupKind;
+
+sc::Job MakeJob(const sc::ModelConfig& m, const std::string& spec) { return sc::MakeJob(m, sc::ParseParallelSpec(spec)); }
+
+// Sum over every rank of the summary's model FLOPs (matmul + attention).
+double ModelFlopsAllRanks(const sc::TraceSummary& s) {
+    double f = 0;
+    for (const sc::RankClass& c : s.classes) f += (c.matmul_flops + c.attention_flops) * c.ranks;
+    return f;
+}
+
+double RecomputeFlopsAllRanks(const sc::TraceSummary& s) {
+    double f = 0;
+    for (const sc::RankClass& c : s.classes) f += c.recompute_flops * c.ranks;
+    return f;
+}
+
+const sc::CollectiveTotal* Find(const sc::RankClass& c, CollectiveType t, GroupKind g) {
+    for (const sc::CollectiveTotal& x : c.collectives)
+        if (x.type == t && x.group == g) return &x;
+    return nullptr;
+}
+
+// GPT closed form: per token 6*(L*12h^2 + V*h) GEMM FLOPs and 6*L*h*(s+1) causal attention FLOPs.
+TEST(Traces, StepFlopsEqualClosedFormAcrossLayouts) {
+    sc::ModelConfig m = sctest::SmallGpt();
+    const double L = 4, h = 256, V = 1000, s = 128, tokens = 8 * s;
+    const double fwd = 2 * (L * 12 * h * h + V * h) + 2 * L * h * (s + 1);
+    for (const char* spec : {"tp=2,pp=2,dp=2,microbatch=2,batch=8", "tp=1,pp=4,dp=1,batch=8,schedule=gpipe",
+                             "tp=2,pp=2,dp=1,batch=8,schedule=interleaved,vstages=2", "cp=2,dp=2,batch=8,sp=1",
+                             "tp=4,sp=1,batch=8,zero=3,dp=2"}) {
+        sc::TraceSummary sum = sc::SummarizeJob(MakeJob(m, spec));
+        EXPECT_DOUBLE_EQ(ModelFlopsAllRanks(sum), 3 * fwd * tokens) << spec;
+        EXPECT_EQ(RecomputeFlopsAllRanks(sum), 0) << spec;
+    }
+    // Full recomputation adds one forward of every layer (not embedding or head); selective adds the attention core.
+    sc::TraceSummary full = sc::SummarizeJob(MakeJob(m, "tp=2,pp=2,batch=8,recompute=full"));
+    EXPECT_DOUBLE_EQ(ModelFlopsAllRanks(full), (3 * fwd + 2 * L * 12 * h * h + 2 * L * h * (s + 1)) * tokens);
+    sc::TraceSummary sel = sc::SummarizeJob(MakeJob(m, "tp=2,pp=2,batch=8,recompute=selective"));
+    EXPECT_DOUBLE_EQ(ModelFlopsAllRanks(sel), (3 * fwd + 2 * L * h * (s + 1)) * tokens);
+    EXPECT_DOUBLE_EQ(RecomputeFlopsAllRanks(sel), 2 * L * h * (s + 1) * tokens);
+}
+
+TEST(Traces, StepFlopsMatchTheModelStatsOfEveryPreset) {
+    // The same graph feeds both: per-token FLOPs times tokens equals the traces' total (dense presets,
+    // where nothing is replicated across TP ranks).
+    // GPT-3's vocabulary (50257) is padded to a multiple of tp in the traces, so it runs with tp=1.
+    for (auto [preset, spec] : {std::pair{"gpt3-175b.json", "pp=4,dp=2,batch=16"}, {"llama3-8b.json", "tp=8,pp=4,dp=2,batch=16"}}) {
+        sc::ModelConfig m = sc::ParseModelConfig(sctest::Preset(preset));
+        sc::ModelStats st = sc::ComputeModelStats(m);
+        sc::TraceSummary sum = sc::SummarizeJob(MakeJob(m, spec));
+        EXPECT_NEAR(ModelFlopsAllRanks(sum) / (st.model_flops_per_token() * 16.0 * m.seq), 1.0, 1e-12) << preset;
+    }
+}
+
+TEST(Traces, TensorParallelCommunicationEqualsClosedForm) {
+    sc::ModelConfig m = sctest::SmallGpt();
+    const double L = 4, bsh = 128 * 256 * 2.0 /* bf16 */;
+    // Without SP: per layer two all-reduces forward and two backward, plus the embedding's (fwd), the
+    // head input's (bwd) and the cross-entropy's two fp32 per token.
+    sc::RankClass c = sc::SummarizeJob(MakeJob(m, "tp=2")).classes[0];
+    const sc::CollectiveTotal* ar = Find(c, CollectiveType::all_reduce, GroupKind::tp);
+    ASSERT_TRUE(ar);
+    EXPECT_EQ(ar->count, 4 * L + 3);
+    EXPECT_DOUBLE_EQ(ar->bytes, (4 * L + 2) * bsh + 8 * 128);
+    // With SP: all-gathers and reduce-scatters of b*s*h replace them, 4L+2 of each.
+    c = sc::SummarizeJob(MakeJob(m, "tp=2,sp=1")).classes[0];
+    const sc::CollectiveTotal* ag = Find(c, CollectiveType::all_gather, GroupKind::tp);
+    const sc::CollectiveTotal* rs = Find(c, CollectiveType::reduce_scatter, GroupKind::tp);
+    ASSERT_TRUE(ag && rs);
+    EXPECT_EQ(ag->count, 4 * L + 2);
+    EXPECT_EQ(rs->count, 4 * L + 2);
+    EXPECT_DOUBLE_EQ(ag->bytes, (4 * L + 2) * bsh);
+    EXPECT_DOUBLE_EQ(rs->bytes, (4 * L + 2) * bsh);
+}
+
+TEST(Traces, DataParallelSynchronizesGradientsOncePerStep) {
+    sc::ModelConfig m = sctest::SmallGpt();
+    const double params = sc::ComputeModelStats(m).params;
+    // Four microbatches, one gradient reduction: all-reduce of every gradient (bf16), in buckets.
+    sc::RankClass c = sc::SummarizeJob(MakeJob(m, "dp=2,batch=8")).classes[0];
+    const sc::CollectiveTotal* ar = Find(c, CollectiveType::all_reduce, GroupKind::dp);
+    ASSERT_TRUE(ar);
+    EXPECT_DOUBLE_EQ(ar->bytes, 2 * params);
+    // ZeRO-1/2: reduce-scatter the gradients, all-gather the updated bf16 weights.
+    c = sc::SummarizeJob(MakeJob(m, "dp=2,batch=8,zero=1")).classes[0];
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::dp)->bytes, 2 * params);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, 2 * params);
+    // ZeRO-3: every microbatch gathers the weights twice (forward, backward) and scatters the gradients once.
+    c = sc::SummarizeJob(MakeJob(m, "dp=2,batch=8,zero=3")).classes[0];
+    const double M = 4;
+    // (The tied LM head shares the embedding's shard, gathered with the embedding block.)
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, M * 2 * 2 * params);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::dp)->bytes, M * 2 * params);
+}
+
+TEST(Traces, ExpertParallelAllToAllEqualsRoutedTokens) {
+    sc::ModelConfig m = sctest::SmallMoe();  // 4 layers, first dense, 8 experts top-2
+    sc::RankClass c = sc::SummarizeJob(MakeJob(m, "ep=2,dp=2,batch=4")).classes[0];
+    const sc::CollectiveTotal* a2a = Find(c, CollectiveType::all_to_all, GroupKind::ep);
+    ASSERT_TRUE(a2a);
+    const double moe_layers = 3, M = 2, T = 128, k = 2, h = 256;
+    EXPECT_EQ(a2a->count, 4 * moe_layers * M);  // dispatch and combine, forward and backward
+    EXPECT_DOUBLE_EQ(a2a->bytes, 4 * moe_layers * M * T * k * h * 2);
+    // Total expert GEMM work over the EP group equals tokens x top_k (balanced routing).
+    sc::Job job = MakeJob(m, "ep=2,dp=2,batch=4");
+    sc::Job one = MakeJob(m, "batch=4");
+    EXPECT_DOUBLE_EQ(sc::SummarizeJob(job).classes[0].matmul_flops * 2, sc::SummarizeJob(one).classes[0].matmul_flops);
+    // Expert gradients reduce over the expert-data-parallel group (dp/ep = 1 here: none), the rest over dp.
+    EXPECT_EQ(Find(c, CollectiveType::all_reduce, GroupKind::edp), nullptr);
+    ASSERT_TRUE(Find(c, CollectiveType::all_reduce, GroupKind::dp));
+}
+
+TEST(Traces, PipelineSendsOneActivationPerMicrobatch) {
+    sc::ModelConfig m = sctest::SmallGpt();
+    sc::TraceSummary s = sc::SummarizeJob(MakeJob(m, "pp=2,microbatch=2,batch=6"));
+    const double act = 2 * 128 * 256 * 2.0, M = 3;
+    EXPECT_EQ(s.classes[0].sends, M);  // activations forward
+    EXPECT_EQ(s.classes[0].recvs, M);  // gradients back
+    EXPECT_DOUBLE_EQ(s.classes[0].send_bytes, M * act);
+    EXPECT_DOUBLE_EQ(s.classes[1].recv_bytes, M * act);
+    // Sequence parallelism sends the TP rank's share only.
+    s = sc::SummarizeJob(MakeJob(m, "pp=2,tp=2,sp=1,microbatch=2,batch=6"));
+    EXPECT_DOUBLE_EQ(s.classes[0].send_bytes, M * act / 2);
+}
+
+TEST(Traces, ContextParallelGathersKeysAndValues) {
+    sc::ModelConfig m = sctest::SmallGpt();
+    sc::RankClass c = sc::SummarizeJob(MakeJob(m, "cp=2,tp=2")).classes[0];
+    // Per layer: forward all-gather of K and V (b*s*kv/tp*2d), backward reduce-scatter of dK, dV.
+    const double kv = 128 * (8 / 2) * (32 + 32) * 2.0;
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::cp)->bytes, 4 * kv);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::cp)->bytes, 4 * kv);
+}
+
+struct Layout {
+    const char* name;
+    bool moe;
+    const char* spec;
+};
+
+class CheckerTest : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(CheckerTest, TracesPassTheIndependentCheckerAndMatchTheSummary) {
+    const Layout& l = GetParam();
+    sc::Job job = MakeJob(l.moe ? sctest::SmallMoe() : sctest::SmallGpt(), l.spec);
+    std::string dir = sctest::WriteTraces(job, l.name);
+    EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadText(dir + ".check.log");
+
+    // Totals read back from every file equal the class summary the ranks belong to.
+    sc::TraceSummary sum = sc::SummarizeJob(job);
+    sc::Layout layout(job.par);
+    for (int r = 0; r < job.par.world(); ++r) {
+        sc::EtFile f = sc::ReadEt(sctest::ReadText(dir + "/trace." + std::to_string(r) + ".et"));
+        EXPECT_EQ(f.version, "1.0.0");
+        const sc::RankClass& c = sum.classes[layout.Stage(r)];
+        double flops = 0, coll = 0, send = 0;
+        for (const sc::EtNode& n : f.nodes) {
+            if (n.type == sc::EtNodeType::comp) flops += n.num_ops;
+            if (n.type == sc::EtNodeType::comm_coll) coll += n.comm_size;
+            if (n.type == sc::EtNodeType::comm_send) send += n.comm_size;
+        }
+        double coll_sum = 0;
+        for (const sc::CollectiveTotal& t : c.collectives) coll_sum += t.bytes;
+        ASSERT_EQ(f.nodes.size(), c.total_nodes) << "rank " << r;
+        EXPECT_DOUBLE_EQ(flops, c.flops) << "rank " << r;
+        EXPECT_DOUBLE_EQ(coll, coll_sum) << "rank " << r;
+        EXPECT_DOUBLE_EQ(send, c.send_bytes) << "rank " << r;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, CheckerTest,
+    ::testing::Values(Layout{"tp2_pp2_dp2_1f1b", false, "tp=2,pp=2,dp=2,batch=8"},
+                      Layout{"interleaved", false, "tp=2,pp=2,dp=2,schedule=interleaved,vstages=2,batch=8,zero=1"},
+                      Layout{"gpipe_zero3_full", false, "pp=4,dp=2,schedule=gpipe,batch=8,zero=3,recompute=full"},
+                      Layout{"cp_sp_selective", false, "tp=2,cp=2,dp=2,sp=1,batch=4,recompute=selective,order=dp-tp-cp-pp"},
+                      Layout{"moe_ep", true, "tp=2,sp=1,ep=2,dp=4,pp=2,batch=8,zero=2"},
+                      Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"}),
+    [](const ::testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
+
+TEST(Traces, OutputIsDeterministic) {
+    sc::Job job = MakeJob(sctest::SmallMoe(), "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8");
+    sc::RankTraceWriter a(job), b(job);
+    for (int r : {0, 5}) {
+        sc::StringSink x, y;
+        a.WriteRank(r, x);
+        b.WriteRank(r, y);
+        EXPECT_EQ(x.bytes, y.bytes);
+    }
+}
+
+TEST(Traces, CheckerCatchesABrokenTrace) {
+    // The checker is a real gate: a trace whose recv size is altered must fail it.
+    sc::Job job = MakeJob(sctest::SmallGpt(), "pp=2,batch=2");
+    std::string dir = sctest::WriteTraces(job, "broken");
+    std::string path = dir + "/trace.1.et";
+    sc::EtFile f = sc::ReadEt(sctest::ReadText(path));
+    for (sc::EtNode& n : f.nodes)
+        if (n.type == sc::EtNodeType::comm_recv) n.comm_size += 2;
+    {
+        sctest::FileSink s(path);
+        sc::EtWriter w(s, 1);
+        w.WriteMetadata("1.0.0");
+        for (const sc::EtNode& n : f.nodes) w.WriteNode(n);
+    }
+    EXPECT_EQ(sctest::RunChecker(dir), 1);
+}
+
+}  // namespace
