@@ -1,40 +1,57 @@
-// stagecraft estimate: the model's size, FLOPs and training state (issue 2); with --system and
-// --parallel the training step estimate joins it.
+// stagecraft estimate: the model's size, FLOPs and training state; with --system (and --parallel) the
+// training step time, memory per GPU and MFU on that cluster.
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "config/error.h"
-#include "config/overrides.h"
+#include "cli/job_args.h"
+#include "cli/system_args.h"
 #include "graph/model_stats.h"
 #include "report/model_report.h"
+#include "report/training_report.h"
+#include "training/estimate.h"
 
 namespace sc::cli {
 
 int Estimate(int argc, char** argv) {
-    Args a = ParseArgs(argc, argv, {"model", "precision", "set"}, {"json", "help"});
+    std::vector<std::string> flags = ModelFlags();
+    flags.push_back("parallel");
+    for (const std::string& f : SystemFlags()) flags.push_back(f);
+    std::vector<std::string> bools = {"json", "help"};
+    for (const std::string& f : SystemBoolFlags()) bools.push_back(f);
+    Args a = ParseArgs(argc, argv, flags, bools);
     if (a.Has("help") || !a.Has("model")) {
         std::fputs(
-            "usage: stagecraft estimate --model FILE [--precision fp32|bf16|fp16|fp8|fp4] [--set key=value]... [--json]\n"
+            "usage: stagecraft estimate --model FILE [--precision P] [--set key=value]... [--json]\n"
+            "                           [--system SYSTEM --parallel SPEC [--options k=v,...] [--tokens N]]\n"
             "  --model      a model preset (presets/models/*.json) or any file of that form\n"
             "  --precision  compute precision of weights and activations (default: the preset's, else bf16)\n"
             "  --set        override a preset field, e.g. --set layers=48 --set seq=4096 --set moe.top_k=4\n"
+            "  --system     a cluster (presets/systems/*.json or its id): adds step time, memory, MFU\n"
+            "  --parallel   tp=8,pp=16,dp=64,cp=1,ep=1,sp=1,microbatch=1,batch=2048,schedule=1f1b,\n"
+            "               recompute=selective,zero=1 (omitted keys: 1, no SP, batch=microbatch*dp, 1f1b,\n"
+            "               no recompute, zero=0)\n"
+            "  --options    overlap_dp=on,overlap_pp=on,overlap_tp=off,in_network_reduction=on,\n"
+            "               matmul_efficiency=F,attention_efficiency=F,memory_efficiency=F (default: measured)\n"
+            "  --tokens     tokens to train, for time, GPU-hours and energy to train\n"
             "  --json       print JSON instead of text\n",
             a.Has("help") ? stdout : stderr);
         return a.Has("help") ? 0 : 2;
     }
-    std::string path = a.Get("model");
-    std::vector<std::string> sets = a.All("set");
-    if (a.Has("precision")) sets.push_back("precision.compute=" + a.Get("precision"));
-    std::string text = ReadFile(path);
-    ModelConfig m;
-    try {
-        m = ParseModelConfig(sets.empty() ? text : ApplyOverrides(text, sets, path));
-    } catch (const Error& e) {
-        throw Error("", path + ": " + e.what());
-    }
+    ModelConfig m = LoadModel(a);
     ModelStats st = ComputeModelStats(m);
-    std::string out = a.Has("json") ? ModelReportJson(m, st) : ModelReportText(m, st);
+    bool json = a.Has("json");
+    if (!a.Has("system")) {
+        std::string out = json ? ModelReportJson(m, st) : ModelReportText(m, st);
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        return 0;
+    }
+    Job job = MakeJob(m, ParseParallelSpec(a.Get("parallel", "")));
+    LoadedSystem ls = LoadSystem(a);
+    TrainingEstimate e = EstimateTraining(job, ls.system, ls.calibration.get(), LoadTrainingOptions(a));
+    std::string out = json ? "{\"model\": " + ModelReportJson(m, st) + ", \"training\": " +
+                                 TrainingReportJson(job, ls.system, e) + "}\n"
+                           : ModelReportText(m, st) + TrainingReportText(job, ls.system, e);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
 }

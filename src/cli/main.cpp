@@ -11,6 +11,10 @@ static const char* kUsage =
     "commands:\n"
     "  estimate --model FILE [--precision P] [--set key=value]... [--json]\n"
     "      parameters, training FLOPs per token and training-state bytes of a model preset\n"
+    "  summary --model FILE --parallel SPEC [--json]\n"
+    "      per-class summary of the job's per-rank traces (FLOPs, collectives, memory)\n"
+    "  trace --model FILE --parallel SPEC --out DIR [--format et|json]\n"
+    "      every rank's Chakra ET file and the communicator groups (or one rank's Chrome trace)\n"
     "run `stagecraft <command> --help` for a command's flags\n";
 
 int main(int argc, char** argv) {
@@ -21,6 +25,8 @@ int main(int argc, char** argv) {
     std::string cmd = argv[1];
     try {
         if (cmd == "estimate") return sc::cli::Estimate(argc, argv);
+        if (cmd == "summary") return sc::cli::Summary(argc, argv);
+        if (cmd == "trace") return sc::cli::Trace(argc, argv);
         std::fprintf(stderr, "stagecraft: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const sc::Error& e) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "graph/model_stats.h"
 #include "graph/transformer_graph.h"
 #include "parallel/schedule.h"
 
@@ -28,6 +29,7 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p) {
     job.model = m;
     job.graph = BuildTransformerGraph(m, GraphOptions{p.sp});
     Rebind(job, p);
+    job.model_flops_per_token = ComputeModelStats(m).model_flops_per_token();
     return job;
 }
 

@@ -16,6 +16,7 @@ struct Job {
     Graph graph;
     std::vector<double> values;  // graph.pool evaluated for this split: values[e.id]
     double padded_vocab = 0;     // vocabulary padded to a multiple of tp (Megatron pads to 128*tp)
+    double model_flops_per_token = 0;  // ModelStats of the unsplit model: matmul + attention, fwd + bwd
 
     double V(Expr e) const { return values[e.id]; }
     int virtual_stages() const { return par.pp * par.chunks(); }

@@ -1,0 +1,38 @@
+// stagecraft trace --format json: one rank's timeline as Chrome trace events, timed on --system.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/file_sink.h"
+#include "cli/system_args.h"
+#include "config/error.h"
+#include "parallel/layout.h"
+#include "training/timeline.h"
+
+namespace sc::cli {
+
+int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std::string& dir, const std::string& prefix) {
+    if (!a.Has("system")) throw Error("--system", "--format json needs --system to time the ops (e.g. --system dgx-h100-superpod)");
+    int rank = 0;
+    std::string r = a.Get("rank", "0");
+    try {
+        rank = std::stoi(r);
+    } catch (...) {
+        throw Error("--rank", "expected an integer, got \"" + r + "\"");
+    }
+    if (rank < 0 || rank >= writer.world())
+        throw Error("--rank", "rank " + r + " is outside 0.." + std::to_string(writer.world() - 1));
+    LoadedSystem ls = LoadSystem(a);
+    TrainingOptions opt = LoadTrainingOptions(a);
+    Layout layout(job.par);
+    const StageProgram& prog = writer.Program(layout.Stage(rank));
+    std::vector<TimedNode> tl = ReplayStage(prog, NodeSeconds(job, prog, ls.system, ls.calibration.get(), opt));
+    std::string path = dir + "/" + prefix + "." + std::to_string(rank) + ".trace.json";
+    FileSink f(path);
+    WriteChromeTrace(f, rank, ChromeEventsOf(prog, tl));
+    f.Close();
+    double end = tl.empty() ? 0 : tl.back().start_us + tl.back().dur_us;
+    std::printf("wrote rank %d's timeline (%zu events, %.1f ms) to %s\n", rank, tl.size(), end / 1000, path.c_str());
+    return 0;
+}
+
+}  // namespace sc::cli

@@ -1,0 +1,29 @@
+#include "cli/job_args.h"
+
+#include "config/error.h"
+#include "config/overrides.h"
+
+namespace sc::cli {
+
+std::vector<std::string> ModelFlags() { return {"model", "set", "precision"}; }
+
+ModelConfig LoadModel(const Args& a) {
+    if (!a.Has("model")) throw Error("--model", "missing; give a model preset, e.g. --model presets/models/gpt3-175b.json");
+    std::string path = a.Get("model");
+    std::vector<std::string> sets = a.All("set");
+    if (a.Has("precision")) sets.push_back("precision.compute=" + a.Get("precision"));
+    std::string text = ReadFile(path);
+    try {
+        return ParseModelConfig(sets.empty() ? text : ApplyOverrides(text, sets, path));
+    } catch (const Error& e) {
+        throw Error("", path + ": " + e.what());
+    }
+}
+
+Job LoadJob(const Args& a) {
+    ModelConfig m = LoadModel(a);
+    ParallelConfig p = ParseParallelSpec(a.Get("parallel", ""));
+    return MakeJob(m, p);
+}
+
+}  // namespace sc::cli

@@ -1,0 +1,24 @@
+// Loading a system preset from the command line: --system FILE or an id under presets/systems/.
+// The accelerator comes from ../hardware/<id>.json beside it, the calibration tables from
+// ../calibration/measured.json when present.
+#pragma once
+#include <memory>
+
+#include "cli/args.h"
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "training/training_options.h"
+
+namespace sc::cli {
+
+struct LoadedSystem {
+    System system;
+    std::unique_ptr<CalibrationTable> calibration;  // null when absent or --no-calibration
+};
+
+std::vector<std::string> SystemFlags();  // system, overlap, efficiency, tokens
+std::vector<std::string> SystemBoolFlags();  // no-calibration
+LoadedSystem LoadSystem(const Args& a);
+TrainingOptions LoadTrainingOptions(const Args& a);
+
+}  // namespace sc::cli

@@ -1,0 +1,98 @@
+#include "report/training_report.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+
+namespace sc {
+
+static std::string Seconds(double s) {
+    char buf[32];
+    if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
+    else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+    else std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+    return buf;
+}
+
+std::string TrainingReportText(const Job& job, const System& sys, const TrainingEstimate& e) {
+    std::string o;
+    char buf[256];
+    auto line = [&](const std::string& label, const std::string& value) {
+        o += label;
+        o.append(label.size() < 30 ? 30 - label.size() : 1, ' ');
+        o += value + "\n";
+    };
+    o += "Training on " + sys.name + " (" + std::to_string(job.par.world()) + " x " + sys.accelerator.name + ")\n";
+    o += "parallel " + ParallelSpecString(job.par) + "\n";
+    line("step time", Seconds(e.step_seconds));
+    const StepBreakdown& b = e.step;
+    auto part = [&](const char* label, double s) {
+        if (s <= 0) return;
+        std::snprintf(buf, sizeof buf, "%s (%.1f%%)", Seconds(s).c_str(), 100 * s / e.step_seconds);
+        line(std::string("  ") + label, buf);
+    };
+    part("compute", b.compute);
+    part("recompute", b.recompute);
+    part("tp communication", b.tp_comm);
+    part("cp communication", b.cp_comm);
+    part("ep all-to-all", b.ep_comm);
+    part("pipeline p2p", b.pp_comm);
+    part("pipeline bubble", b.bubble);
+    part("dp / zero communication", b.dp_comm);
+    part("optimizer", b.optimizer);
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
+    line("MFU", buf);
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.hfu);
+    line("HFU", buf);
+    std::snprintf(buf, sizeof buf, "%.0f (%.0f per GPU)", e.tokens_per_second, e.tokens_per_second / job.par.world());
+    line("tokens/s", buf);
+    line("memory per GPU", FormatBytes(e.memory_peak) + " of " + FormatBytes(e.memory_capacity) +
+                               (e.fits ? "" : "  -- " + e.memory_message));
+    for (size_t s = 0; s < e.memory.size() && e.memory.size() <= 8; ++s) {
+        const StageMemory& m = e.memory[s];
+        std::snprintf(buf, sizeof buf, "%s = w %s + g %s + opt %s + act %s", FormatBytes(m.total()).c_str(),
+                      FormatBytes(m.weights).c_str(), FormatBytes(m.gradients).c_str(), FormatBytes(m.optimizer).c_str(),
+                      FormatBytes(m.activations).c_str());
+        line("  stage " + std::to_string(s), buf);
+    }
+    if (e.energy_joules_per_step > 0) {
+        std::snprintf(buf, sizeof buf, "%.2f kWh", e.energy_joules_per_step / 3.6e6);
+        line("energy per step", buf);
+    }
+    if (e.days_to_train > 0) {
+        std::snprintf(buf, sizeof buf, "%.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
+                      e.energy_mwh_to_train);
+        line("time to train", buf);
+    }
+    return o;
+}
+
+std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e) {
+    nlohmann::ordered_json j;
+    j["system"] = sys.id;
+    j["parallel"] = ParallelSpecString(job.par);
+    j["gpus"] = job.par.world();
+    j["step_seconds"] = e.step_seconds;
+    const StepBreakdown& b = e.step;
+    j["breakdown"] = {{"compute", b.compute},   {"recompute", b.recompute}, {"tp_comm", b.tp_comm},
+                      {"cp_comm", b.cp_comm},   {"ep_comm", b.ep_comm},     {"pp_comm", b.pp_comm},
+                      {"bubble", b.bubble},     {"dp_comm", b.dp_comm},     {"optimizer", b.optimizer}};
+    j["mfu"] = e.mfu;
+    j["hfu"] = e.hfu;
+    j["tokens_per_second"] = e.tokens_per_second;
+    j["model_flops_per_step"] = e.model_flops_per_step;
+    j["memory"] = {{"peak_bytes", e.memory_peak}, {"capacity_bytes", e.memory_capacity}, {"fits", e.fits},
+                   {"message", e.memory_message}};
+    nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+    for (const StageMemory& m : e.memory)
+        stages.push_back({{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
+                          {"activations", m.activations}, {"total", m.total()}});
+    j["memory"]["stages"] = stages;
+    j["energy_joules_per_step"] = e.energy_joules_per_step;
+    if (e.days_to_train > 0)
+        j["to_train"] = {{"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
+    return j.dump(2) + "\n";
+}
+
+}  // namespace sc

@@ -1,0 +1,36 @@
+// Time of a collective on a multi-level network. A group's members are spread over the levels by the
+// rank order (rank r runs on accelerator r): the hierarchy is read off the members themselves, k_l of
+// them sharing each level-l domain, and the collective runs hierarchically (NCCL-style): reduce-scatter
+// inside the inner domain, the outer level on the 1/k share, all-gather back. Each level is alpha-beta:
+// latency per ring step plus bytes over the level's effective per-direction bandwidth.
+// Ring volumes per rank (Thakur et al. 2005; nccl-tests' bus bandwidth): all-reduce 2(k-1)/k of the
+// buffer, all-gather and reduce-scatter (k-1)/k, all-to-all (k-1)/k. In-network reduction (SHARP,
+// NVLink SHARP) sends an all-reduce buffer once: factor 1.
+#pragma once
+#include <array>
+#include <vector>
+
+#include "config/hardware_config.h"
+#include "parallel/layout.h"
+#include "trace/chakra_et.h"
+
+namespace sc {
+
+class CommModel {
+public:
+    CommModel(const System& sys, const Layout& layout, bool in_network_reduction);
+    double Seconds(CollectiveType type, GroupKind group, double bytes) const;
+    double P2PSeconds(double bytes) const;  // one pipeline send between neighbouring stages
+    // Members of one group of `group` inside one domain of each level (innermost first).
+    const std::vector<int>& MembersPerLevel(GroupKind group) const { return per_level_[static_cast<int>(group)]; }
+    int GroupSize(GroupKind g) const { return size_[static_cast<int>(g)]; }
+
+private:
+    const System& sys_;
+    bool inr_;
+    std::array<std::vector<int>, static_cast<int>(GroupKind::count)> per_level_;
+    std::array<int, static_cast<int>(GroupKind::count)> size_{};
+    int p2p_level_ = 0;
+};
+
+}  // namespace sc

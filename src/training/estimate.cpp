@@ -1,0 +1,207 @@
+#include "training/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "parallel/schedule.h"
+#include "training/comm_model.h"
+#include "training/compute_model.h"
+
+namespace sc {
+
+namespace {
+
+CollectiveType ToEt(Collective c) {
+    switch (c) {
+        case Collective::all_reduce: return CollectiveType::all_reduce;
+        case Collective::all_gather: return CollectiveType::all_gather;
+        case Collective::reduce_scatter: return CollectiveType::reduce_scatter;
+        case Collective::all_to_all: return CollectiveType::all_to_all;
+    }
+    return CollectiveType::all_reduce;
+}
+
+enum CommSlot { kSlotTp, kSlotCp, kSlotEp, kSlots };
+
+// One block's cost for one microbatch on one rank.
+struct BlockTime {
+    double fwd = 0, bwd = 0, rec = 0;                         // compute seconds
+    double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
+    double flops = 0;                                         // executed FLOPs (fwd + bwd + rec)
+    double dense_params = 0, expert_params = 0;               // held by this rank
+    double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
+};
+
+BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net) {
+    BlockTime t;
+    const Recompute rc = job.par.recompute;
+    const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
+    auto run = [&](const Op& op, double& compute, double* comm) {
+        if (op.kind == OpKind::collective) {
+            GroupKind g = op.group == Group::tp ? GroupKind::tp : op.group == Group::cp ? GroupKind::cp : GroupKind::ep;
+            CommSlot s = op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp;
+            comm[s] += net.Seconds(ToEt(op.collective), g, job.V(op.comm_bytes));
+        } else {
+            compute += cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes));
+            t.flops += job.V(op.flops);
+        }
+    };
+    for (const Op& op : b.forward) {
+        run(op, t.fwd, t.fwd_comm);
+        if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective))) run(op, t.rec, t.rec_comm);
+    }
+    for (const Op& op : b.backward) run(op, t.bwd, t.bwd_comm);
+    for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
+    return t;
+}
+
+std::string GiB(double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+    return buf;
+}
+
+}  // namespace
+
+TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
+                                  const TrainingOptions& opt) {
+    const ParallelConfig& p = job.par;
+    const PrecisionConfig& prec = job.model.precision;
+    Layout layout(p);
+    ComputeModel cm(sys.accelerator, prec.compute, cal, opt);
+    CommModel net(sys, layout, opt.in_network_reduction);
+    const int M = p.microbatches(), V = p.chunks();
+    const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
+    const double tp_exposed = opt.overlap_tp ? 1 - opt.overlap_tp_fraction : 1;
+
+    // Each block kind is timed once.
+    BlockTime emb = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net);
+    BlockTime dense = TimeBlock(job, *job.graph.Find(BlockKind::dense_layer), cm, net);
+    const Block* moe_block = job.graph.Find(BlockKind::moe_layer);
+    BlockTime moe = moe_block ? TimeBlock(job, *moe_block, cm, net) : BlockTime{};
+    BlockTime head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net);
+    auto timed = [&](const StageBlock& sb) -> const BlockTime& {
+        switch (sb.block->kind) {
+            case BlockKind::embedding: return emb;
+            case BlockKind::dense_layer: return dense;
+            case BlockKind::moe_layer: return moe;
+            case BlockKind::head: return head;
+        }
+        return dense;
+    };
+
+    struct StageCost {
+        double fwd = 0, bwd = 0, rec = 0, comm[kSlots] = {}, flops = 0;
+        double dense_params = 0, expert_params = 0;
+        double zero3_exposed = 0;  // per microbatch
+        double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
+    };
+    std::vector<StageCost> stages(p.pp);
+    const double dp_n = net.GroupSize(GroupKind::dp), edp_n = net.GroupSize(GroupKind::edp);
+    for (int s = 0; s < p.pp; ++s) {
+        StageCost& c = stages[s];
+        for (int ch = 0; ch < V; ++ch)
+            for (const StageBlock& sb : BlocksOfVirtualStage(job, ch * p.pp + s)) {
+                const BlockTime& b = timed(sb);
+                c.fwd += b.fwd, c.bwd += b.bwd, c.rec += b.rec, c.flops += b.flops;
+                c.comm[kSlotTp] += b.comm(kSlotTp) * tp_exposed;
+                c.comm[kSlotCp] += b.comm(kSlotCp);
+                c.comm[kSlotEp] += b.comm(kSlotEp);
+                c.dense_params += b.dense_params, c.expert_params += b.expert_params;
+                if (p.zero >= 3) {
+                    // Two gathers (forward, backward) and one gradient scatter per block and microbatch,
+                    // prefetched behind the block's compute when overlapping.
+                    double t = 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+                               2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
+                               net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
+                               net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
+                    double hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
+                    c.zero3_exposed += std::max(0.0, t - hide);
+                }
+            }
+    }
+
+    // Pipeline: M microbatches at the pace of the slowest stage, plus fill and drain.
+    int bneck = 0;
+    for (int s = 1; s < p.pp; ++s)
+        if (stages[s].work() + stages[s].zero3_exposed > stages[bneck].work() + stages[bneck].zero3_exposed) bneck = s;
+    const StageCost& b = stages[bneck];
+    TrainingEstimate e;
+    e.bottleneck_stage = bneck;
+    StepBreakdown& br = e.step;
+    br.compute = M * (b.fwd + b.bwd);
+    br.recompute = M * b.rec;
+    br.tp_comm = M * b.comm[kSlotTp];
+    br.cp_comm = M * b.comm[kSlotCp];
+    br.ep_comm = M * b.comm[kSlotEp];
+    br.dp_comm = M * b.zero3_exposed;
+    // Bubble (Narayanan et al. 2021): (pp-1)/v of one microbatch's work per stage, for GPipe and 1F1B alike.
+    br.bubble = (p.pp - 1) / static_cast<double>(V) * (b.work() + b.zero3_exposed);
+    if (p.pp > 1) {
+        double act = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
+        double t = net.P2PSeconds(act);
+        br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * M * V * t;
+    }
+
+    // Data-parallel gradient reduction, once per step, bucketed behind the last backward.
+    if (p.zero < 3) {
+        CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
+        double grads = b.dense_params * g + b.expert_params * g;
+        double t_red = net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);
+        double t_ag = p.zero >= 1 ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+                                        net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
+                                  : 0;
+        double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
+        if (opt.overlap_dp) {
+            br.dp_comm += std::max(t_red / buckets, t_red - b.bwd / M * (M > 0 ? 1 : 0) * 1.0);
+            br.dp_comm += t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd / M) : 0;
+        } else {
+            br.dp_comm += t_red + t_ag;
+        }
+    }
+    if (job.model.tied_embeddings && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))
+        br.dp_comm += net.Seconds(CollectiveType::all_reduce, GroupKind::embed, job.padded_vocab / p.tp * job.model.hidden * g);
+
+    // Optimizer (Adam, memory-bound): reads gradient, master weights, m, v; writes master, m, v, weights.
+    const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
+    double shard_dense = p.zero >= 1 ? dp_n : 1, shard_expert = p.zero >= 1 ? edp_n : 1;
+    double params = b.dense_params / shard_dense + b.expert_params / shard_expert;
+    br.optimizer = params * (g + 2 * (master + 2 * BytesOf(prec.optimizer)) + w) / cm.memory_bytes_per_s();
+
+    e.step_seconds = br.total();
+    e.tokens_per_step = 1.0 * p.global_batch() * job.model.seq;
+    e.tokens_per_second = e.tokens_per_step / e.step_seconds;
+    e.model_flops_per_step = e.tokens_per_step * job.model_flops_per_token;
+    double hw = 0;
+    for (const StageCost& c : stages) hw += c.flops * M * (layout.world() / p.pp);
+    e.hardware_flops_per_step = hw;
+    e.peak_flops_per_gpu = cm.peak_flops();
+    e.mfu = e.model_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
+    e.hfu = e.hardware_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
+
+    // Memory per stage against capacity.
+    e.memory_capacity = sys.accelerator.MemoryBytes();
+    int worst = 0;
+    for (int s = 0; s < p.pp; ++s) {
+        e.memory.push_back(StageMemoryOf(job, s));
+        if (e.memory[s].total() > e.memory[worst].total()) worst = s;
+    }
+    e.memory_peak = e.memory[worst].total();
+    e.fits = e.memory_peak <= e.memory_capacity;
+    if (!e.fits)
+        e.memory_message = "does not fit: needs " + GiB(e.memory_peak) + " of " + GiB(e.memory_capacity) + " on stage " +
+                           std::to_string(worst);
+
+    double watts = sys.accelerator.board_power_w.value_or(0);
+    e.energy_joules_per_step = watts * layout.world() * e.step_seconds;
+    if (opt.tokens_to_train > 0) {
+        double seconds = opt.tokens_to_train / e.tokens_per_second;
+        e.days_to_train = seconds / 86400;
+        e.gpu_hours_to_train = seconds / 3600 * layout.world();
+        e.energy_mwh_to_train = watts * layout.world() * seconds / 3.6e9;
+    }
+    return e;
+}
+
+}  // namespace sc

@@ -1,0 +1,54 @@
+// Training step time, memory and MFU of a job on a system (what "Scaling Intelligence" / Calculon do).
+// Per block (embedding, layer, head) the graph's ops are timed once; stages add up their blocks; the
+// schedule turns per-microbatch work into a step with its bubble; data-parallel and ZeRO traffic and the
+// optimizer close it. Every second lands in exactly one breakdown entry, and the entries sum to the step.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "parallel/job.h"
+#include "parallel/memory.h"
+#include "training/training_options.h"
+
+namespace sc {
+
+struct StepBreakdown {
+    double compute = 0;      // forward + backward ops, all microbatches (bottleneck stage)
+    double recompute = 0;    // forward ops re-run for activation recomputation
+    double tp_comm = 0;      // exposed TP/SP collectives
+    double cp_comm = 0;      // exposed context-parallel K/V exchange
+    double ep_comm = 0;      // exposed MoE all-to-all
+    double pp_comm = 0;      // exposed pipeline sends/recvs
+    double bubble = 0;       // pipeline fill and drain
+    double dp_comm = 0;      // exposed gradient reduction and ZeRO parameter gathers
+    double optimizer = 0;    // optimizer step
+    double total() const {
+        return compute + recompute + tp_comm + cp_comm + ep_comm + pp_comm + bubble + dp_comm + optimizer;
+    }
+};
+
+struct TrainingEstimate {
+    StepBreakdown step;
+    double step_seconds = 0;
+    int bottleneck_stage = 0;
+    double tokens_per_step = 0;
+    double tokens_per_second = 0;
+    double model_flops_per_step = 0;     // 6N-style model FLOPs (no recompute, no TP replication)
+    double hardware_flops_per_step = 0;  // everything executed, over all ranks
+    double mfu = 0, hfu = 0;
+    double peak_flops_per_gpu = 0;
+    std::vector<StageMemory> memory;     // per pipeline stage
+    double memory_peak = 0;              // bytes, worst stage
+    double memory_capacity = 0;          // bytes per GPU
+    bool fits = true;
+    std::string memory_message;          // "does not fit: needs X GiB of Y GiB on stage s" when !fits
+    double energy_joules_per_step = 0;   // board power x GPUs x step time
+    double days_to_train = 0, gpu_hours_to_train = 0, energy_mwh_to_train = 0;  // when tokens_to_train > 0
+};
+
+TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
+                                  const TrainingOptions& opt);
+
+}  // namespace sc
