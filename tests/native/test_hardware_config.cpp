@@ -1,0 +1,548 @@
+// Hardware, system and calibration presets: every preset parses, every number equals its source in
+// shared/data (accelerators.json, calibration.json), malformed inputs give errors naming the field, and the
+// measured-curve interpolation is exact at the measured points and monotone between them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "config/calibration.h"
+#include "config/error.h"
+#include "config/hardware_config.h"
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kRoot = SC_SOURCE_DIR;
+const std::string kShared = kRoot + "/../shared/data/";
+
+std::string ReadFile(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) ADD_FAILURE() << "cannot read " << path;
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+std::vector<fs::path> Presets(const std::string& dir) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(kRoot + "/presets/" + dir))
+        if (e.path().extension() == ".json" && e.path().filename() != "index.json") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string HardwareText(const std::string& id) { return ReadFile(kRoot + "/presets/hardware/" + id + ".json"); }
+std::string SystemText(const std::string& id) { return ReadFile(kRoot + "/presets/systems/" + id + ".json"); }
+
+// The sc::Error thrown by `f` ("field: message"), or "" when nothing is thrown.
+std::string ErrorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const sc::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+std::string FieldOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const sc::Error& e) {
+        return e.field;
+    }
+    return "<no error>";
+}
+
+const json* At(const json& j, const std::string& dotted) {
+    const json* o = &j;
+    size_t start = 0;
+    while (start <= dotted.size()) {
+        size_t dot = dotted.find('.', start);
+        std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (!o->is_object() || !o->contains(key)) return nullptr;
+        o = &(*o)[key];
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    return o;
+}
+
+// Every object inside `j` that has key `key`, with its JSON path.
+void Collect(const json& j, const std::string& path, const char* key, std::vector<std::pair<std::string, const json*>>* out) {
+    if (j.is_object()) {
+        if (j.contains(key)) out->push_back({path, &j});
+        for (auto it = j.begin(); it != j.end(); ++it) Collect(*it, path.empty() ? it.key() : path + "." + it.key(), key, out);
+    } else if (j.is_array()) {
+        for (size_t i = 0; i < j.size(); ++i) Collect(j[i], path + "[" + std::to_string(i) + "]", key, out);
+    }
+}
+
+const json& AcceleratorsJson() {
+    static const json j = json::parse(ReadFile(kShared + "accelerators.json"));
+    return j;
+}
+const json& CalibrationJson() {
+    static const json j = json::parse(ReadFile(kShared + "calibration.json"));
+    return j;
+}
+const json& AcceleratorRecord(const std::string& name) {
+    for (const json& r : AcceleratorsJson())
+        if (r["name"] == name) return r;
+    ADD_FAILURE() << "no accelerators.json record named " << name;
+    static const json none;
+    return none;
+}
+
+// ---------------------------------------------------------------------------------------------- hardware
+
+TEST(Hardware, RequiredPresetsExist) {
+    for (const char* id : {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "mi300x"})
+        EXPECT_TRUE(fs::exists(kRoot + "/presets/hardware/" + id + ".json")) << id;
+}
+
+TEST(Hardware, EveryPresetParsesAndIsNamedByItsId) {
+    auto files = Presets("hardware");
+    ASSERT_GE(files.size(), 7u);
+    for (const fs::path& p : files) {
+        SCOPED_TRACE(p.string());
+        sc::Accelerator a = sc::ParseAccelerator(ReadFile(p.string()));
+        EXPECT_EQ(a.id, p.stem().string());
+        EXPECT_GT(a.MemoryBytes(), 0);
+        EXPECT_GT(a.scale_up_domain, 0);
+        // Every parsed field keeps its provenance, each with at least one source.
+        for (const auto& [field, prov] : a.provenance) {
+            EXPECT_FALSE(prov.sources.empty()) << field;
+            EXPECT_FALSE(prov.status.empty()) << field;
+        }
+    }
+}
+
+// presets/<dir>/index.json lists the presets for the web page; it must list exactly the files present.
+TEST(Hardware, IndexesListEveryPreset) {
+    for (const char* dir : {"hardware", "systems"}) {
+        json index = json::parse(ReadFile(kRoot + "/presets/" + dir + "/index.json"));
+        std::set<std::string> listed(index.begin(), index.end()), present;
+        for (const fs::path& p : Presets(dir)) present.insert(p.filename().string());
+        EXPECT_EQ(listed, present) << dir;
+    }
+}
+
+// Values copied from accelerators.json ("from": path) must equal it, and every datasheet number of the
+// record must be used by the preset.
+TEST(Hardware, ValuesEqualAcceleratorsJson) {
+    const char* covered[] = {"peak_tflops_dense.fp32", "peak_tflops_dense.tf32", "peak_tflops_dense.bf16",
+                             "peak_tflops_dense.fp16", "peak_tflops_dense.fp8", "peak_tflops_dense.fp4",
+                             "hbm_capacity_gb", "hbm_bandwidth_tbps", "scale_up.bandwidth_gbps_unidirectional",
+                             "scale_up.domain_size", "scale_out_nic_gbps_per_gpu", "board_power_w"};
+    for (const fs::path& p : Presets("hardware")) {
+        SCOPED_TRACE(p.string());
+        json preset = json::parse(ReadFile(p.string()));
+        const json& rec = AcceleratorRecord(preset["accelerators_json_name"]);
+        ASSERT_FALSE(rec.is_null());
+        EXPECT_EQ(preset["name"], rec["name"]);
+        std::vector<std::pair<std::string, const json*>> froms;
+        Collect(preset, "", "from", &froms);
+        std::set<std::string> used;
+        for (const auto& [path, q] : froms) {
+            std::string from = (*q)["from"];
+            const json* src = At(rec, from);
+            ASSERT_NE(src, nullptr) << path << " cites missing accelerators.json field " << from;
+            EXPECT_EQ((*q)["value"], (*src)["value"]) << path << " vs accelerators.json " << from;
+            EXPECT_EQ((*q)["status"], (*src)["status"]) << path;
+            used.insert(from);
+        }
+        for (const char* f : covered)
+            if (At(rec, f)) {
+                EXPECT_TRUE(used.count(f)) << "accelerators.json " << f << " is not used by the preset";
+            }
+
+        // And the parsed struct carries the same numbers.
+        sc::Accelerator a = sc::ParseAccelerator(ReadFile(p.string()));
+        EXPECT_EQ(a.hbm_bandwidth_tbps, rec["hbm_bandwidth_tbps"]["value"].get<double>());
+        EXPECT_EQ(a.hbm_capacity_gb_marketing, rec["hbm_capacity_gb"]["value"].get<double>());
+        EXPECT_EQ(a.scale_up_gbps_per_direction, rec["scale_up"]["bandwidth_gbps_unidirectional"]["value"].get<double>());
+        EXPECT_EQ(a.scale_up_domain, rec["scale_up"]["domain_size"]["value"].get<int>());
+        EXPECT_EQ(a.nic_gbit_per_gpu, rec["scale_out_nic_gbps_per_gpu"]["value"].get<double>());
+        const json& bf16 = rec["peak_tflops_dense"]["bf16"]["value"];
+        if (bf16.is_null()) EXPECT_FALSE(a.matrix.bf16.has_value());
+        else EXPECT_EQ(*a.matrix.bf16, bf16.get<double>());
+        const json& fp4 = rec["peak_tflops_dense"]["fp4"]["value"];
+        EXPECT_EQ(a.matrix.fp4.has_value(), !fp4.is_null());
+    }
+}
+
+TEST(Hardware, PeakFlops) {
+    sc::Accelerator a100 = sc::ParseAccelerator(HardwareText("a100-80gb"));
+    sc::Accelerator h100 = sc::ParseAccelerator(HardwareText("h100-sxm"));
+    sc::Accelerator mi300x = sc::ParseAccelerator(HardwareText("mi300x"));
+    EXPECT_DOUBLE_EQ(sc::PeakFlops(h100, sc::Precision::bf16), 989.5e12);
+    EXPECT_DOUBLE_EQ(sc::PeakFlops(h100, sc::Precision::fp8), 1979e12);
+    EXPECT_DOUBLE_EQ(sc::PeakFlops(a100, sc::Precision::fp16), 312e12);
+    EXPECT_DOUBLE_EQ(sc::PeakTflops(a100, sc::Precision::fp32), 19.5);    // no FP32 matrix path: vector rate
+    EXPECT_DOUBLE_EQ(sc::PeakTflops(mi300x, sc::Precision::fp32), 163.4);  // CDNA3 matrix FP32
+    std::string e = ErrorOf([&] { sc::PeakFlops(a100, sc::Precision::fp4); });
+    EXPECT_NE(e.find("fp4 is not supported by NVIDIA A100-SXM4-80GB"), std::string::npos) << e;
+    EXPECT_EQ(FieldOf([&] { sc::PeakFlops(a100, sc::Precision::fp8); }), "precision");
+    EXPECT_NO_THROW(sc::PeakFlops(sc::ParseAccelerator(HardwareText("b200")), sc::Precision::fp4));
+}
+
+TEST(Hardware, CapacityUsedIsTheUsableGiB) {
+    sc::Accelerator h100 = sc::ParseAccelerator(HardwareText("h100-sxm"));
+    EXPECT_FALSE(h100.capacity_uses_marketing);
+    EXPECT_DOUBLE_EQ(h100.MemoryBytes(), h100.hbm_capacity_gib_usable * 1073741824.0);
+    json j = json::parse(HardwareText("h100-sxm"));
+    j["capacity_used"] = "hbm_capacity_GB_marketing";
+    EXPECT_DOUBLE_EQ(sc::ParseAccelerator(j.dump()).MemoryBytes(), 80e9);
+}
+
+// Mutates the H100 preset with `edit` and returns the parse error.
+std::pair<std::string, std::string> BadAccelerator(const std::function<void(json&)>& edit) {
+    json j = json::parse(HardwareText("h100-sxm"));
+    edit(j);
+    std::string text = j.dump();
+    return {FieldOf([&] { sc::ParseAccelerator(text); }), ErrorOf([&] { sc::ParseAccelerator(text); })};
+}
+
+TEST(Hardware, MalformedInputsNameTheField) {
+    auto [f1, e1] = BadAccelerator([](json& j) { j["hbm_bandwith_TBps"] = j["hbm_bandwidth_TBps"]; });
+    EXPECT_EQ(e1, "hbm_bandwith_TBps: unknown field (did you mean \"hbm_bandwidth_TBps\"?)");
+
+    auto [f2, e2] = BadAccelerator([](json& j) { j["hbm_bandwidth_TBps"]["value"] = -3.35; });
+    EXPECT_EQ(e2, "hbm_bandwidth_TBps: must be positive, got -3.35 TB/s");
+
+    auto [f3, e3] = BadAccelerator([](json& j) { j["scale_up"]["bandwidth_GBps_per_direction"]["value"] = 0; });
+    EXPECT_EQ(e3, "scale_up.bandwidth_GBps_per_direction: must be positive, got 0 GB/s");
+
+    auto [f4, e4] = BadAccelerator([](json& j) { j["scale_out_nic_Gbps_per_gpu"]["unit"] = "GB/s"; });
+    EXPECT_EQ(f4, "scale_out_nic_Gbps_per_gpu.unit");
+
+    auto [f5, e5] = BadAccelerator([](json& j) { j["matrix_tflops"]["bf16"]["value"] = nullptr; });
+    EXPECT_EQ(f5, "matrix_tflops.bf16.status");  // null needs NOT_SUPPORTED_OR_NOT_PUBLISHED
+
+    auto [f6, e6] = BadAccelerator([](json& j) { j["matrix_tflops"]["fp8"].erase("sources"); });
+    EXPECT_EQ(e6, "matrix_tflops.fp8.sources: missing required field");
+
+    auto [f7, e7] = BadAccelerator([](json& j) { j["scale_up"]["domain_size"]["value"] = 7.5; });
+    EXPECT_EQ(e7, "scale_up.domain_size: must be a positive integer, got 7.5");
+
+    auto [f8, e8] = BadAccelerator([](json& j) { j["matrix_tflops"]["fp16"]["status"] = "VERIFED"; });
+    EXPECT_EQ(f8, "matrix_tflops.fp16.status");
+
+    auto [f9, e9] = BadAccelerator([](json& j) { j["matrix_tflops"].erase("fp4"); });
+    EXPECT_EQ(e9, "matrix_tflops.fp4: missing required field");
+
+    auto [f10, e10] = BadAccelerator([](json& j) { j["capacity_used"] = "marketing"; });
+    EXPECT_EQ(f10, "capacity_used");
+
+    auto [f11, e11] = BadAccelerator([](json& j) { j["scale_up"]["bandwidth_GBps_per_direction"]["value"] = "450"; });
+    EXPECT_EQ(e11, "scale_up.bandwidth_GBps_per_direction.value: expected a number, got \"450\"");
+
+    EXPECT_NE(ErrorOf([] { sc::ParseAccelerator("{\"id\": "); }).find("not valid JSON"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------- systems
+
+sc::System LoadSystem(const std::string& id) {
+    json s = json::parse(SystemText(id));
+    return sc::ParseSystem(SystemText(id), HardwareText(s["accelerator"]));
+}
+
+TEST(HardwareSystems, RequiredPresetsExist) {
+    for (const char* id : {"dgx-a100-superpod", "dgx-h100-superpod", "gb200-nvl72", "mi300x-cluster", "h100-fullflat",
+                           "gb200-fullflat"})
+        EXPECT_TRUE(fs::exists(kRoot + "/presets/systems/" + id + ".json")) << id;
+}
+
+TEST(HardwareSystems, EveryPresetParses) {
+    auto files = Presets("systems");
+    ASSERT_GE(files.size(), 6u);
+    for (const fs::path& p : files) {
+        SCOPED_TRACE(p.string());
+        json j = json::parse(ReadFile(p.string()));
+        sc::System s = sc::ParseSystem(ReadFile(p.string()), HardwareText(j["accelerator"]));
+        EXPECT_EQ(s.id, p.stem().string());
+        ASSERT_FALSE(s.levels.empty());
+        for (size_t i = 0; i < s.levels.size(); ++i) {
+            const sc::NetworkLevel& l = s.levels[i];
+            EXPECT_GT(l.EffectiveGBps(), 0);
+            for (const char* k : {"size", "bandwidth_GBps_per_direction", "latency_us", "efficiency", "in_network_reduction"})
+                EXPECT_FALSE(l.provenance.at(k).sources.empty()) << "levels[" << i << "]." << k;
+            // A scale-up level is the accelerator's own fabric.
+            if (l.kind == sc::LevelKind::scale_up) {
+                EXPECT_EQ(l.size, s.accelerator.scale_up_domain);
+                EXPECT_EQ(l.bandwidth_gbps, s.accelerator.scale_up_gbps_per_direction);
+            }
+            // A switched scale-out level runs at the NIC rate.
+            if (l.kind == sc::LevelKind::two_tier) {
+                EXPECT_DOUBLE_EQ(l.bandwidth_gbps, s.accelerator.NicGBps());
+            }
+        }
+    }
+}
+
+TEST(HardwareSystems, MegatronClusterShape) {
+    sc::System s = LoadSystem("dgx-a100-superpod");
+    ASSERT_EQ(s.levels.size(), 2u);
+    EXPECT_EQ(s.levels[0].size, 8);
+    EXPECT_EQ(s.levels[0].bandwidth_gbps, 300);
+    EXPECT_FALSE(s.levels[0].in_network_reduction);  // no NVLink SHARP on A100
+    EXPECT_EQ(s.levels[1].bandwidth_gbps, 25);        // 200 Gb/s HDR per GPU
+    EXPECT_GE(s.TotalAccelerators(), 3072);           // largest Megatron run in training_measured.json
+    EXPECT_EQ(s.LevelForSpan(8), 0);
+    EXPECT_EQ(s.LevelForSpan(9), 1);
+    EXPECT_EQ(FieldOf([&] { s.LevelForSpan(s.TotalAccelerators() + 1); }), "span");
+    EXPECT_EQ(LoadSystem("gb200-nvl72").LevelForSpan(72), 0);
+    EXPECT_EQ(LoadSystem("h100-fullflat").levels.size(), 1u);
+}
+
+// Efficiencies that cite a calibration.json record ("calibration": {series, key, value, nominal, factor?,
+// n_ranks?, message_bytes?}) must find that record and equal value * factor / nominal.
+TEST(HardwareSystems, EfficienciesTraceToCalibrationJson) {
+    int checked = 0;
+    for (const fs::path& p : Presets("systems")) {
+        json sys = json::parse(ReadFile(p.string()));
+        std::vector<std::pair<std::string, const json*>> cites;
+        Collect(sys, "", "calibration", &cites);
+        for (const auto& [path, q] : cites) {
+            SCOPED_TRACE(p.stem().string() + " " + path);
+            const json& c = (*q)["calibration"];
+            bool found = false;
+            for (const json& r : CalibrationJson()["collectives"]) {
+                if (r["series"] != c["series"]) continue;
+                if (c.contains("n_ranks") && r["n_ranks"] != c["n_ranks"]) continue;
+                if (c.contains("message_bytes") && r["message_bytes"] != c["message_bytes"]) continue;
+                if (r["measured"].contains(c["key"]) && r["measured"][c["key"].get<std::string>()] == c["value"]) found = true;
+            }
+            EXPECT_TRUE(found) << "no record " << c.dump();
+            double factor = c.value("factor", 1.0);
+            double expect = c["value"].get<double>() * factor / c["nominal"].get<double>();
+            EXPECT_NEAR((*q)["value"].get<double>(), expect, 5e-4);
+            ++checked;
+        }
+    }
+    EXPECT_GE(checked, 6);
+}
+
+std::pair<std::string, std::string> BadSystem(const std::string& id, const std::function<void(json&)>& edit) {
+    json j = json::parse(SystemText(id));
+    std::string acc = HardwareText(j["accelerator"]);
+    edit(j);
+    std::string text = j.dump();
+    return {FieldOf([&] { sc::ParseSystem(text, acc); }), ErrorOf([&] { sc::ParseSystem(text, acc); })};
+}
+
+TEST(HardwareSystems, MalformedInputsNameTheField) {
+    auto [f1, e1] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["efficiency"]["value"] = 1.2; });
+    EXPECT_EQ(e1, "levels[0].efficiency: must be in (0, 1] (measured busbw / nominal bandwidth), got 1.2");
+
+    auto [f2, e2] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["efficiency"]["value"] = 0; });
+    EXPECT_EQ(f2, "levels[1].efficiency");
+
+    auto [f3, e3] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["bandwidth_GBps_per_direction"]["value"] = -50; });
+    EXPECT_EQ(e3, "levels[1].bandwidth_GBps_per_direction: must be positive, got -50 GB/s");
+
+    auto [f4, e4] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["size"]["value"] = 8; });
+    EXPECT_EQ(f4, "levels[1].size");
+    EXPECT_NE(e4.find("must be larger than levels[0].size = 8"), std::string::npos) << e4;
+
+    auto [f5, e5] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["size"]["value"] = 1020; });
+    EXPECT_EQ(e5, "levels[1].size: 1020 is not a multiple of levels[0].size = 8");
+
+    auto [f6, e6] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["kind"] = "two_teir"; });
+    EXPECT_EQ(f6, "levels[1].kind");
+    EXPECT_NE(e6.find("did you mean \"two_tier\""), std::string::npos) << e6;
+
+    auto [f7, e7] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["latency_ns"] = j["levels"][0]["latency_us"]; });
+    EXPECT_EQ(e7, "levels[0].latency_ns: unknown field (did you mean \"latency_us\"?)");
+
+    auto [f8, e8] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["oversubscription"] = j["levels"][1]["oversubscription"]; });
+    EXPECT_EQ(f8, "levels[0].oversubscription");
+
+    auto [f9, e9] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1].erase("oversubscription"); });
+    EXPECT_EQ(e9, "levels[1].oversubscription: missing required field");
+
+    auto [f10, e10] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["bandwidth_GBps_per_direction"]["value"] = 60; });
+    EXPECT_EQ(f10, "levels[1].bandwidth_GBps_per_direction");  // more than the 400 Gb/s NIC
+    EXPECT_NE(e10.find("exceeds the NIC"), std::string::npos) << e10;
+
+    auto [f11, e11] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["size"]["value"] = 16; j["levels"][1]["size"]["value"] = 1024; });
+    EXPECT_EQ(f11, "levels[0].size");  // more than the 8-GPU NVLink domain
+
+    auto [f12, e12] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["latency_us"]["value"] = -1; });
+    EXPECT_EQ(f12, "levels[1].latency_us");
+
+    auto [f13, e13] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"] = json::array(); });
+    EXPECT_EQ(f13, "levels");
+
+    auto [f14, e14] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["in_network_reduction"]["value"] = "yes"; });
+    EXPECT_EQ(f14, "levels[1].in_network_reduction.value");
+
+    // The accelerator preset must be the one the system names.
+    std::string e = ErrorOf([] { sc::ParseSystem(SystemText("dgx-h100-superpod"), HardwareText("a100-80gb")); });
+    EXPECT_EQ(e, "accelerator: system names \"h100-sxm\" but the accelerator preset given is \"a100-80gb\"");
+}
+
+// ---------------------------------------------------------------------------------------------- calibration
+
+const sc::CalibrationTable& Table() {
+    static const sc::CalibrationTable t = sc::ParseCalibration(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    return t;
+}
+
+TEST(HardwareCalibration, InterpolationIsLogLinearAndClamped) {
+    sc::MeasuredCurve c{{1e3, 1e5, 1e7}, {1.0, 11.0, 5.0}};
+    EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e4), 6.0);   // halfway in log size
+    EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e6), 8.0);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(c, 10), 1.0);    // below: first value
+    EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e12), 5.0);  // above: the plateau
+    EXPECT_EQ(FieldOf([&] { sc::Interpolate(c, 0); }), "size");
+    sc::MeasuredCurve one{{4096}, {7.0}};
+    EXPECT_DOUBLE_EQ(sc::Interpolate(one, 1), 7.0);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(one, 1e9), 7.0);
+}
+
+TEST(HardwareCalibration, ParsesAndCoversTheCollectives) {
+    const sc::CalibrationTable& t = Table();
+    std::set<sc::CollectiveOp> ops;
+    for (const auto& c : t.collectives) ops.insert(c.op);
+    EXPECT_EQ(ops.size(), 4u);  // all-reduce, all-gather, reduce-scatter, all-to-all
+    EXPECT_GE(t.gemm.size(), 6u);
+    EXPECT_GE(t.memory_bandwidth.size(), 20u);
+    // Every accelerator named by a table row has a preset.
+    auto check = [](const std::vector<std::string>& ids) {
+        for (const auto& id : ids) EXPECT_TRUE(fs::exists(kRoot + "/presets/hardware/" + id + ".json")) << id;
+    };
+    for (const auto& c : t.collectives) check(c.accelerators);
+    for (const auto& g : t.gemm) check(g.accelerators);
+    for (const auto& g : t.gemm_max_achievable) check(g.accelerators);
+    for (const auto& m : t.memory_bandwidth) check(m.accelerators);
+}
+
+const char* ToCalibrationOp(sc::CollectiveOp op) {
+    return op == sc::CollectiveOp::all_to_all ? "alltoall" : sc::NameOf(op);
+}
+
+// Each point is a calibration.json record (same series, op, size and busbw); the curve returns it exactly.
+TEST(HardwareCalibration, CollectivePointsAreMeasuredAndExact) {
+    int points = 0;
+    for (const sc::CollectiveCurve& c : Table().collectives) {
+        SCOPED_TRACE(c.id);
+        for (size_t i = 0; i < c.busbw.x.size(); ++i) {
+            bool found = false;
+            for (const json& r : CalibrationJson()["collectives"]) {
+                if (r["series"] != c.series || r["op"] != ToCalibrationOp(c.op) || r["setup"] != c.setup) continue;
+                if (!r["message_bytes"].is_number() || r["message_bytes"].get<double>() != c.busbw.x[i]) continue;
+                if (r["measured"].value("busbw_GBps", -1.0) == c.busbw.y[i]) found = true;
+            }
+            EXPECT_TRUE(found) << "point " << c.busbw.x[i] << " B, " << c.busbw.y[i] << " GB/s";
+            EXPECT_EQ(sc::BusBandwidthGBps(c, c.busbw.x[i]), c.busbw.y[i]);
+            ++points;
+        }
+        // Clamped at the ends with the first value and the plateau.
+        EXPECT_EQ(sc::BusBandwidthGBps(c, c.busbw.x.front() / 4), c.busbw.y.front());
+        EXPECT_EQ(sc::BusBandwidthGBps(c, c.busbw.x.back() * 4), c.busbw.y.back());
+    }
+    EXPECT_GE(points, 240);
+}
+
+// Between two measured points the curve stays between them and moves one way; where the data rises over a
+// range, so does the curve.
+TEST(HardwareCalibration, MonotoneBetweenPoints) {
+    auto check = [](const sc::MeasuredCurve& c, const std::string& id) {
+        for (size_t i = 0; i + 1 < c.x.size(); ++i) {
+            double lo = std::min(c.y[i], c.y[i + 1]), hi = std::max(c.y[i], c.y[i + 1]);
+            bool rising = c.y[i + 1] >= c.y[i];
+            double prev = c.y[i];
+            for (int s = 1; s <= 16; ++s) {
+                double x = std::exp(std::log(c.x[i]) + (std::log(c.x[i + 1]) - std::log(c.x[i])) * s / 17.0);
+                double y = sc::Interpolate(c, x);
+                EXPECT_GE(y, lo) << id << " at " << x;
+                EXPECT_LE(y, hi) << id << " at " << x;
+                if (rising) EXPECT_GE(y, prev) << id << " at " << x;
+                else EXPECT_LE(y, prev) << id << " at " << x;
+                prev = y;
+            }
+        }
+    };
+    for (const auto& c : Table().collectives) check(c.busbw, c.id);
+    for (const auto& g : Table().gemm) check(g.tflops, g.id);
+}
+
+TEST(HardwareCalibration, GemmAndHbmValuesAreMeasured) {
+    for (const sc::GemmCurve& g : Table().gemm) {
+        SCOPED_TRACE(g.id);
+        for (size_t i = 0; i < g.tflops.x.size(); ++i) {
+            bool found = false;
+            for (const json& r : CalibrationJson()["gemm"]) {
+                if (r["series"] != g.series) continue;
+                const json& s = r["shape"];
+                double flops = 2.0 * s["batch"].get<double>() * s["m"].get<double>() * s["n"].get<double>() * s["k"].get<double>();
+                if (flops == g.tflops.x[i] && r["measured"]["tflops"].get<double>() == g.tflops.y[i]) found = true;
+            }
+            EXPECT_TRUE(found) << g.tflops.x[i];
+            EXPECT_EQ(sc::Interpolate(g.tflops, g.tflops.x[i]), g.tflops.y[i]);
+        }
+    }
+    for (const sc::HbmMeasurement& m : Table().memory_bandwidth) {
+        bool found = false;
+        for (const json& r : CalibrationJson()["memory_bandwidth"])
+            if (r["series"] == m.series && r["op"] == m.op && r["measured"].value("TBps", -1.0) == m.tbps) found = true;
+        EXPECT_TRUE(found) << m.series << " " << m.op;
+    }
+    for (const sc::GemmMaxAchievable& m : Table().gemm_max_achievable) {
+        bool found = false;
+        for (const json& r : CalibrationJson()["gemm"])
+            if (r["series"] == m.series && r["hardware"] == m.hardware && r["measured"]["tflops"].get<double>() == m.tflops) found = true;
+        EXPECT_TRUE(found) << m.series << " " << m.hardware;
+    }
+}
+
+TEST(HardwareCalibration, Lookups) {
+    const sc::CalibrationTable& t = Table();
+    const sc::CollectiveCurve* h100 = sc::FindCollectiveCurve(t, "h100-sxm", sc::CollectiveOp::all_reduce, "scale_up", 8);
+    ASSERT_NE(h100, nullptr);
+    EXPECT_EQ(h100->series, "azure-ndv5-h100-allreduce-nvls");
+    EXPECT_DOUBLE_EQ(sc::BusBandwidthGBps(*h100, 8589934592.0), 478.87);
+    EXPECT_EQ(sc::FindCollectiveCurve(t, "tpu-v5p", sc::CollectiveOp::all_reduce, "scale_up", 8), nullptr);
+    const sc::CollectiveCurve* ag = sc::FindCollectiveCurve(t, "h200", sc::CollectiveOp::all_gather, "scale_up", 8);
+    ASSERT_NE(ag, nullptr);
+    EXPECT_DOUBLE_EQ(sc::BusBandwidthGBps(*ag, 1e6), 361.4);  // one point: flat
+    const sc::GemmCurve* bf16 = sc::FindGemmCurve(t, "h100-sxm", sc::Precision::bf16);
+    ASSERT_NE(bf16, nullptr);
+    EXPECT_DOUBLE_EQ(sc::GemmTflops(*bf16, 4096, 4096, 4096), 783.33);
+    EXPECT_EQ(sc::FindGemmCurve(t, "a100-80gb", sc::Precision::fp8), nullptr);
+    EXPECT_DOUBLE_EQ(sc::AchievedHbmTBps(t, "h100-sxm", "Copy"), 2.9);
+    EXPECT_EQ(sc::AchievedHbmTBps(t, "b200", "Copy"), 0);
+}
+
+std::string BadCalibration(const std::function<void(json&)>& edit) {
+    json j = json::parse(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    edit(j);
+    std::string text = j.dump();
+    return ErrorOf([&] { sc::ParseCalibration(text); });
+}
+
+TEST(HardwareCalibration, MalformedInputsNameTheField) {
+    EXPECT_EQ(BadCalibration([](json& j) { std::swap(j["collectives"][0]["points"][0], j["collectives"][0]["points"][1]); }),
+              "collectives[0].points[1]: sizes must be strictly increasing: 1024 follows 2048");
+    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["points"][3][1] = -1; }),
+              "collectives[0].points[3]: value must be zero or positive, got -1");
+    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["points"][0][0] = 0; }),
+              "collectives[0].points[0]: size must be positive, got 0");
+    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][2]["scoep"] = "scale_up"; }),
+              "collectives[2].scoep: unknown field (did you mean \"scope\"?)");
+    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["op"] = "allreduce"; }).rfind("collectives[0].op:", 0), 0u);
+    EXPECT_EQ(BadCalibration([](json& j) { j["gemm"][0]["points"][0]["tflops"] = 0; }),
+              "gemm[0].points[0].tflops: must be positive, got 0");
+    EXPECT_EQ(BadCalibration([](json& j) { j["gemm"][0]["dtype"] = "int8"; }).rfind("gemm[0].dtype:", 0), 0u);
+    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][1]["id"] = j["collectives"][0]["id"]; }).rfind("collectives[1].id:", 0), 0u);
+}
+
+}  // namespace
