@@ -1,9 +1,11 @@
 #include "trace/chakra_et.h"
 
+#include <protozero/buffer_fixed.hpp>
 #include <protozero/pbf_reader.hpp>
 #include <protozero/pbf_writer.hpp>
 #include <protozero/varint.hpp>
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <iterator>
@@ -27,37 +29,84 @@ constexpr uint32_t kInt32Val = 7, kInt64Val = 9, kUint32Val = 11, kUint64Val = 1
 // A record's length prefix is a varint32: at most 5 bytes.
 constexpr size_t kFrameRoom = 5;
 
+// Records are encoded into a buffer sized beforehand from an upper bound (NodeSizeBound), through
+// protozero's fixed-size adaptor: appending is then a bounds check and a store, where the std::string
+// writer paid for a capacity check per byte. At ~100 bytes a node that difference is most of the cost.
+using Pbf = protozero::basic_pbf_writer<protozero::fixed_size_buffer_adaptor>;
+using protozero::pbf_wire_type;
+
 // {name: "is_cpu_op", bool_val: false}, the byte example of section 3. It is on every node, so it is
 // copied in whole; bool_val 0 must be present or the oneof reads as "not set" (section 6).
 constexpr char kIsCpuOpFalseBytes[] = "\x0a\x09" "is_cpu_op" "\xd8\x01\x00";
 constexpr std::string_view kIsCpuOpFalse{kIsCpuOpFalseBytes, sizeof(kIsCpuOpFalseBytes) - 1};
 
-using protozero::length_of_varint;
-using protozero::pbf_wire_type;
+// The constant start of an AttributeProto: its name field and the tag of its oneof value member. Every
+// attribute is written as head + value in one length-delimited field (add_bytes_vectored), which spares
+// the per-attribute nested writer whose length fix-up moves the body back by up to 4 bytes.
+struct AttrHead {
+    std::array<char, 24> bytes{};
+    size_t size = 0;
+    constexpr std::string_view view() const { return {bytes.data(), size}; }
+};
 
-// An attribute with one varint oneof member. The size is computed up front so protozero writes the
-// length prefix directly instead of reserving 5 bytes and moving the body back afterwards.
-void AddVarintAttr(protozero::pbf_writer& node, std::string_view name, uint32_t field, uint64_t raw) {
-    const size_t size = 1 + length_of_varint(name.size()) + name.size() + length_of_varint(uint64_t{field} << 3) +
-                        length_of_varint(raw);
-    protozero::pbf_writer attr{node, kNodeAttr, size};
-    attr.add_string(kAttrName, name.data(), name.size());
-    attr.add_uint64(field, raw);  // int32/int64 negatives are sign-extended to 64 bits first, as protobuf does
+constexpr AttrHead MakeAttrHead(std::string_view name, uint32_t member, pbf_wire_type wire_type) {
+    AttrHead h;
+    h.bytes[h.size++] = static_cast<char>((kAttrName << 3) | 2);
+    h.bytes[h.size++] = static_cast<char>(name.size());  // our names are < 128 bytes: a 1-byte length
+    for (char c : name) h.bytes[h.size++] = c;
+    uint32_t tag = (member << 3) | static_cast<uint32_t>(wire_type);
+    for (; tag >= 0x80; tag >>= 7) h.bytes[h.size++] = static_cast<char>((tag & 0x7F) | 0x80);
+    h.bytes[h.size++] = static_cast<char>(tag);
+    return h;
 }
 
-void AddInt32Attr(protozero::pbf_writer& node, std::string_view name, int32_t v) {
-    AddVarintAttr(node, name, kInt32Val, static_cast<uint64_t>(int64_t{v}));
-}
-void AddInt64Attr(protozero::pbf_writer& node, std::string_view name, int64_t v) {
-    AddVarintAttr(node, name, kInt64Val, static_cast<uint64_t>(v));
+// Value kinds per section 5: the ones both feeders read.
+constexpr AttrHead kNumOps = MakeAttrHead("num_ops", kInt64Val, pbf_wire_type::varint);
+constexpr AttrHead kTensorSize = MakeAttrHead("tensor_size", kUint64Val, pbf_wire_type::varint);
+constexpr AttrHead kCommType = MakeAttrHead("comm_type", kInt64Val, pbf_wire_type::varint);
+constexpr AttrHead kCommSize = MakeAttrHead("comm_size", kInt64Val, pbf_wire_type::varint);
+constexpr AttrHead kCommSrc = MakeAttrHead("comm_src", kInt32Val, pbf_wire_type::varint);
+constexpr AttrHead kCommDst = MakeAttrHead("comm_dst", kInt32Val, pbf_wire_type::varint);
+constexpr AttrHead kCommTag = MakeAttrHead("comm_tag", kInt32Val, pbf_wire_type::varint);
+constexpr AttrHead kPgName = MakeAttrHead("pg_name", kStringVal, pbf_wire_type::length_delimited);
+
+// Longest attribute field: tag + 1-byte length + head + a 10-byte varint.
+constexpr size_t kMaxAttrBytes = 2 + sizeof(AttrHead::bytes) + 10;
+
+// Varint oneof value; int32/int64 negatives go as 64-bit two's complement, as protobuf sends them.
+void AddVarintAttr(Pbf& w, const AttrHead& head, uint64_t raw) {
+    char value[10];
+    const auto n = static_cast<size_t>(protozero::add_varint_to_buffer(value, raw));
+    w.add_bytes_vectored(kNodeAttr, head.view(), std::string_view(value, n));
 }
 
-void AddStringAttr(protozero::pbf_writer& node, std::string_view name, std::string_view value) {
-    const size_t size = 1 + length_of_varint(name.size()) + name.size() + 2 /* tag ea 01 */ +
-                        length_of_varint(value.size()) + value.size();
-    protozero::pbf_writer attr{node, kNodeAttr, size};
-    attr.add_string(kAttrName, name.data(), name.size());
-    attr.add_string(kStringVal, value.data(), value.size());
+void AddInt32Attr(Pbf& w, const AttrHead& head, int32_t v) {
+    AddVarintAttr(w, head, static_cast<uint64_t>(int64_t{v}));
+}
+
+void AddInt64Attr(Pbf& w, const AttrHead& head, int64_t v) { AddVarintAttr(w, head, static_cast<uint64_t>(v)); }
+
+// pg_name as the group id's decimal string.
+void AddPgNameAttr(Pbf& w, uint32_t pg) {
+    char value[16];
+    const auto res = std::to_chars(value + 1, value + sizeof(value), pg);
+    const auto len = static_cast<size_t>(res.ptr - (value + 1));
+    value[0] = static_cast<char>(len);  // at most 10 digits: a 1-byte length
+    w.add_bytes_vectored(kNodeAttr, kPgName.view(), std::string_view(value, len + 1));
+}
+
+// Where a message of at most `bound` bytes is encoded: `record` after the frame headroom. The buffer only
+// grows (rarely: a long name or many deps), so steady state allocates nothing.
+protozero::fixed_size_buffer_adaptor BodyOf(std::string& record, size_t bound) {
+    if (record.size() < kFrameRoom + bound) record.resize(2 * (kFrameRoom + bound));
+    return {record.data() + kFrameRoom, record.size() - kFrameRoom};
+}
+
+// Upper bound of a node's encoded size: fixed fields <= 11 bytes each, the name and deps with their
+// tags and lengths, and at most five attributes (is_cpu_op + four per type).
+size_t NodeSizeBound(const EtNode& n) {
+    return 4 * 11 + (6 + n.name.size()) + 2 * 6 + 10 * (n.data_deps.size() + n.ctrl_deps.size()) +
+           5 * kMaxAttrBytes;
 }
 
 // Protobuf parsers reject a message whose string field is not UTF-8, so a bad name would hide the node.
@@ -65,6 +114,12 @@ bool IsValidUtf8(std::string_view s) {
     size_t i = 0;
     const size_t n = s.size();
     while (i < n) {
+        // Names are nearly always ASCII: skip 8 bytes at a time while no byte has its top bit set.
+        uint64_t word;
+        if (n - i >= 8 && (std::memcpy(&word, s.data() + i, 8), (word & 0x8080808080808080ull) == 0)) {
+            i += 8;
+            continue;
+        }
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
             ++i;
@@ -129,26 +184,22 @@ const char* NameOf(CollectiveType t) {
 
 EtWriter::EtWriter(ByteSink& sink, int32_t rank) : sink_(sink), rank_(rank) {
     if (rank < 0) throw Error("rank", "ET writer: rank " + std::to_string(rank) + " is negative");
-    record_.reserve(256);
+    record_.resize(kFrameRoom + 512);
 }
 
 void EtWriter::WriteMetadata(std::string_view version) {
     if (have_metadata_) throw Error("", "ET writer: GlobalMetadata written twice (it is the first record only)");
     if (version.empty())
         throw Error("version", "ET GlobalMetadata version is empty; an empty record reads as end of file");
-    record_.resize(kFrameRoom);
-    {
-        protozero::pbf_writer w{record_};
-        w.add_string(kMetaVersion, version.data(), version.size());
-    }
-    EmitRecord();
+    protozero::fixed_size_buffer_adaptor body = BodyOf(record_, 16 + version.size());
+    Pbf(body).add_string(kMetaVersion, version.data(), version.size());
+    EmitRecord(body.size());
     have_metadata_ = true;
 }
 
 void EtWriter::WriteNode(const EtNode& node) {
     Validate(node);
-    EncodeNode(node);
-    EmitRecord();
+    EmitRecord(EncodeNode(node));
     ++nodes_;
 }
 
@@ -196,9 +247,9 @@ void EtWriter::Validate(const EtNode& n) const {
     }
 }
 
-void EtWriter::EncodeNode(const EtNode& n) {
-    record_.resize(kFrameRoom);  // keeps capacity: no allocation once the buffer has grown
-    protozero::pbf_writer w{record_};
+size_t EtWriter::EncodeNode(const EtNode& n) {
+    protozero::fixed_size_buffer_adaptor body = BodyOf(record_, NodeSizeBound(n));
+    Pbf w{body};
     // Fields in field-number order; proto3 scalars at their default are left out, as protobuf does.
     if (n.id != 0) w.add_uint64(kNodeId, n.id);
     if (!n.name.empty()) w.add_string(kNodeName, n.name.data(), n.name.size());
@@ -212,42 +263,38 @@ void EtWriter::EncodeNode(const EtNode& n) {
     w.add_message(kNodeAttr, kIsCpuOpFalse.data(), kIsCpuOpFalse.size());
     switch (n.type) {
         case EtNodeType::comp:
-            AddInt64Attr(w, "num_ops", n.num_ops);
-            AddVarintAttr(w, "tensor_size", kUint64Val, n.tensor_size);
+            AddInt64Attr(w, kNumOps, n.num_ops);
+            AddVarintAttr(w, kTensorSize, n.tensor_size);
             break;
         case EtNodeType::mem_load:
         case EtNodeType::mem_store:
-            AddVarintAttr(w, "tensor_size", kUint64Val, n.tensor_size);
+            AddVarintAttr(w, kTensorSize, n.tensor_size);
             break;
         case EtNodeType::comm_coll:
-            AddInt64Attr(w, "comm_type", static_cast<int64_t>(n.comm_type));
-            AddInt64Attr(w, "comm_size", n.comm_size);
-            if (n.pg != 0) {
-                char digits[16];
-                const auto res = std::to_chars(digits, digits + sizeof(digits), n.pg);
-                AddStringAttr(w, "pg_name", std::string_view(digits, static_cast<size_t>(res.ptr - digits)));
-            }
+            AddInt64Attr(w, kCommType, static_cast<int64_t>(n.comm_type));
+            AddInt64Attr(w, kCommSize, n.comm_size);
+            if (n.pg != 0) AddPgNameAttr(w, n.pg);
             break;
         case EtNodeType::comm_send:
-            AddInt32Attr(w, "comm_dst", n.comm_dst);
-            AddInt64Attr(w, "comm_size", n.comm_size);
-            AddInt32Attr(w, "comm_tag", n.comm_tag);
-            AddInt32Attr(w, "comm_src", rank_);  // optional for ASTRA-sim, but it then checks the sender
+            AddInt32Attr(w, kCommDst, n.comm_dst);
+            AddInt64Attr(w, kCommSize, n.comm_size);
+            AddInt32Attr(w, kCommTag, n.comm_tag);
+            AddInt32Attr(w, kCommSrc, rank_);  // optional for ASTRA-sim, but it then checks the sender
             break;
         case EtNodeType::comm_recv:
-            AddInt32Attr(w, "comm_src", n.comm_src);
-            AddInt64Attr(w, "comm_size", n.comm_size);
-            AddInt32Attr(w, "comm_tag", n.comm_tag);
-            AddInt32Attr(w, "comm_dst", rank_);
+            AddInt32Attr(w, kCommSrc, n.comm_src);
+            AddInt64Attr(w, kCommSize, n.comm_size);
+            AddInt32Attr(w, kCommTag, n.comm_tag);
+            AddInt32Attr(w, kCommDst, rank_);
             break;
         case EtNodeType::invalid:
         case EtNodeType::metadata:
             break;
     }
+    return body.size();
 }
 
-void EtWriter::EmitRecord() {
-    const size_t len = record_.size() - kFrameRoom;
+void EtWriter::EmitRecord(size_t len) {
     if (len > std::numeric_limits<uint32_t>::max())
         throw Error("", "ET record of " + std::to_string(len) + " bytes exceeds the 4 GiB varint32 frame");
     char prefix[10];

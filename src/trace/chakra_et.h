@@ -87,16 +87,17 @@ public:
 
 private:
     void Validate(const EtNode& node) const;
-    void EncodeNode(const EtNode& node);
-    void EmitRecord();
+    size_t EncodeNode(const EtNode& node);  // into record_; returns the message size
+    void EmitRecord(size_t size);  // frames the message in record_ and hands it to the sink
 
     ByteSink& sink_;
     int32_t rank_;
     bool have_metadata_ = false;
     uint64_t nodes_ = 0;
     uint64_t bytes_ = 0;
-    // kFrameRoom bytes of headroom, then the message: the length varint is written right-aligned into the
-    // headroom once the size is known, so the record leaves in one piece without being copied.
+    // Raw storage: kFrameRoom bytes of headroom, then the message. The length varint is written
+    // right-aligned into the headroom once the size is known, so the record leaves in one piece without
+    // being copied. Only its size() matters; it grows when a node's size bound exceeds it.
     std::string record_;
 };
 
