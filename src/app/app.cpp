@@ -5,23 +5,58 @@
 #include "app/panels.h"
 #include "config/error.h"
 #include "report/model_report.h"
+#include "report/summary_report.h"
+#include "report/training_report.h"
 
 namespace sc::app {
 
-AppState* CreateAppState() { return new AppState(); }
+// The page opens on a split that every preset accepts: one pipeline stage, TP within a node (with SP,
+// which MoE needs), 32 data-parallel replicas.
+static const char* kDefaultSplit = "tp=8,sp=1,dp=32,batch=256";
+
+AppState* CreateAppState() {
+    AppState* s = new AppState();
+    s->parallel = ParseParallelSpec(kDefaultSplit);
+    return s;
+}
 void DestroyAppState(AppState* state) { delete state; }
 
 void Recompute(AppState& s) {
+    s.job.reset();
+    s.has_estimate = false;
+    s.parallel_error.clear();
+    s.training_error.clear();
     try {
         if (s.derive_head_dim) DeriveHeadDim(s.model);
         ValidateModelConfig(s.model);
         s.stats = ComputeModelStats(s.model);
         s.error.clear();
-        s.report = ModelReportText(s.model, s.stats);
     } catch (const Error& e) {
         s.error = e.what();
         s.report = "Model: " + s.model.name + "\nerror: " + s.error + "\n";
+        return;
     }
+    s.report = ModelReportText(s.model, s.stats);
+    try {
+        s.job = std::make_unique<Job>(MakeJob(s.model, s.parallel));
+    } catch (const Error& e) {
+        s.parallel_error = e.what();
+        s.report += "parallel error: " + s.parallel_error + "\n";
+        return;
+    }
+    if (s.system_index >= 0) {
+        const System& sys = s.systems[s.system_index].system;
+        try {
+            s.estimate = EstimateTraining(*s.job, sys, s.calibration.get(), s.options);
+            s.has_estimate = true;
+            s.report += TrainingReportText(*s.job, sys, s.estimate);
+        } catch (const Error& e) {
+            s.training_error = e.what();
+            s.report += "training error: " + s.training_error + "\n";
+        }
+    }
+    s.summary = SummarizeJob(*s.job);
+    s.report += SummaryReportText(*s.job, s.summary);
 }
 
 std::string LoadModelJson(AppState& s, const std::string& json_text) {
@@ -64,7 +99,76 @@ bool SelectPreset(AppState& s, const std::string& file) {
     return false;
 }
 
-void DrawUI(AppState& s) { DrawModelPanel(s); }
+std::string AddSystem(AppState& s, const std::string& file, const std::string& system_json,
+                      const std::string& accelerator_json) {
+    try {
+        s.systems.push_back({file, ParseSystem(system_json, accelerator_json)});
+    } catch (const Error& e) {
+        return file + ": " + e.what();
+    }
+    if (s.system_index < 0) {
+        s.system_index = static_cast<int>(s.systems.size()) - 1;
+        if (s.has_model) Recompute(s);
+    }
+    return "";
+}
+
+bool SelectSystem(AppState& s, const std::string& file) {
+    for (size_t i = 0; i < s.systems.size(); ++i)
+        if (s.systems[i].file == file || s.systems[i].file == file + ".json") {
+            s.system_index = static_cast<int>(i);
+            if (s.has_model) Recompute(s);
+            return true;
+        }
+    return false;
+}
+
+std::string SetCalibration(AppState& s, const std::string& json_text) {
+    try {
+        s.calibration = std::make_unique<CalibrationTable>(ParseCalibration(json_text));
+    } catch (const Error& e) {
+        return std::string("calibration: ") + e.what();
+    }
+    if (s.has_model) Recompute(s);
+    return "";
+}
+
+std::string SetParallel(AppState& s, const std::string& spec) {
+    try {
+        s.parallel = ParseParallelSpec(spec);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    if (s.has_model) Recompute(s);
+    return s.parallel_error;
+}
+
+std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }
+std::string CurrentParallelSpec(const AppState& s) { return ParallelSpecString(s.parallel); }
+
+bool TakeDownloadRequest(AppState& s) {
+    bool r = s.download.requested;
+    s.download.requested = false;
+    if (r) s.download.cancel = false;
+    return r;
+}
+
+void SetDownloadProgress(AppState& s, int done, int total, double bytes, bool running, const std::string& message) {
+    s.download.done = done;
+    s.download.total = total;
+    s.download.bytes = bytes;
+    s.download.running = running;
+    s.download.message = message;
+}
+
+bool DownloadCancelled(const AppState& s) { return s.download.cancel; }
+void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = supported; }
+
+void DrawUI(AppState& s) {
+    DrawModelPanel(s);
+    DrawParallelPanel(s);
+    DrawTrainingPanel(s);
+}
 
 std::string MirrorText(const AppState& s) { return s.report; }
 

@@ -21,11 +21,30 @@ std::string AddPreset(AppState& state, const std::string& file, const std::strin
 // Makes the registered preset `file` ("llama3-8b" or "llama3-8b.json") current; false when unknown.
 bool SelectPreset(AppState& state, const std::string& file);
 
+// Registers a cluster (presets/systems/<file> and its accelerator's presets/hardware JSON); the first
+// becomes current. Returns "" or the error.
+std::string AddSystem(AppState& state, const std::string& file, const std::string& system_json,
+                      const std::string& accelerator_json);
+bool SelectSystem(AppState& state, const std::string& file);
+// The measured calibration tables (presets/calibration/measured.json); "" or the error.
+std::string SetCalibration(AppState& state, const std::string& json_text);
+// Sets the parallel split from its CLI form ("tp=8,pp=16,..."); "" or the error.
+std::string SetParallel(AppState& state, const std::string& spec);
+
+// For the trace download: the current model as JSON and the split in CLI form.
+std::string CurrentModelJson(const AppState& state);
+std::string CurrentParallelSpec(const AppState& state);
+// Download handshake with the page's JS (see DownloadState in app_state.h).
+bool TakeDownloadRequest(AppState& state);
+void SetDownloadProgress(AppState& state, int done, int total, double bytes, bool running, const std::string& message);
+bool DownloadCancelled(const AppState& state);
+void SetDownloadSupported(AppState& state, bool supported);
+
 // Draws every panel. Call once per frame between ImGui::NewFrame() and ImGui::Render().
 void DrawUI(AppState& state);
 
 // Plain text of the current results, for the aria-live DOM mirror and the no-WebGPU fallback.
-// Identical to what `stagecraft estimate` prints for the same model and options.
+// Identical to what `stagecraft estimate` (and, below it, `stagecraft summary`) print for the same inputs.
 std::string MirrorText(const AppState& state);
 
 }  // namespace sc::app

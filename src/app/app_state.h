@@ -1,10 +1,16 @@
 // Everything the page shows, in one place (Tracy's rule: data here, views in panel_*.cpp).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "config/calibration.h"
+#include "config/hardware_config.h"
 #include "config/model_config.h"
 #include "graph/model_stats.h"
+#include "parallel/job.h"
+#include "trace/summary.h"
+#include "training/estimate.h"
 
 namespace sc::app {
 
@@ -14,19 +20,53 @@ struct Preset {
     std::string name;  // the preset's "name"
 };
 
+struct SystemPreset {
+    std::string file;
+    System system;
+};
+
+// The "Download traces" flow: the button raises `requested`; the page's JS takes the request, streams
+// every rank into the folder the user picked, reports progress, and polls `cancel`.
+struct DownloadState {
+    bool requested = false;
+    bool running = false;
+    bool cancel = false;
+    int done = 0, total = 0;
+    double bytes = 0;
+    std::string message;  // last outcome or error ("" while idle)
+    bool supported = true;  // File System Access API present (set by JS)
+};
+
 struct AppState {
     std::vector<Preset> presets;
     int preset_index = -1;
 
-    ModelConfig model;        // as edited in the UI
+    ModelConfig model;            // as edited in the UI
     bool derive_head_dim = true;  // head_dim follows hidden/heads (false when the preset sets it otherwise)
     bool has_model = false;
-    ModelStats stats;         // for `model`, valid when error is empty
-    std::string error;        // the one clear message for the current input, "" when valid
-    std::string report;       // ModelReportText(model, stats) or the error: the DOM mirror's text
+    ModelStats stats;             // for `model`, valid when error is empty
+    std::string error;            // the one clear message for the model, "" when valid
+
+    // Parallel split and its trace summary.
+    ParallelConfig parallel;
+    std::unique_ptr<Job> job;     // null when the split is invalid
+    TraceSummary summary;
+    std::string parallel_error;
+
+    // Cluster and the training estimate.
+    std::vector<SystemPreset> systems;
+    int system_index = -1;
+    std::unique_ptr<CalibrationTable> calibration;
+    TrainingOptions options;
+    TrainingEstimate estimate;
+    bool has_estimate = false;
+    std::string training_error;
+
+    DownloadState download;
+    std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print
 };
 
-// Recomputes stats/report from `model`; sets `error` instead when the model is invalid.
+// Recomputes stats, job, summary, estimate and report from the edited inputs; errors are stored, never thrown.
 void Recompute(AppState& s);
 
 }  // namespace sc::app

@@ -320,8 +320,9 @@ WindowInfo ImGuiBridge::FindWindow(const std::string& name) const {
 
 void ImGuiBridge::OnItemInfo(ImGuiContext* ctx, uint32_t id, const char* label) {
     if (!label || !label[0] || !ctx->CurrentWindow) return;
-    // ItemInfo follows the item's ItemAdd, so LastItemData still describes it.
-    const ImRect r = ctx->LastItemData.ID == id ? ctx->LastItemData.Rect : ImRect();
+    // ItemInfo follows the item's ItemAdd, so LastItemData still describes it. NavRect is the
+    // interactive part (an InputText's frame without its label), the same rect navigation records.
+    const ImRect r = ctx->LastItemData.ID == id ? ctx->LastItemData.NavRect : ImRect();
     if (r.GetWidth() <= 0 && r.GetHeight() <= 0) return;
     items_.push_back({ctx->CurrentWindow->RootWindow->Name, label, r.Min.x, r.Min.y, r.GetWidth(), r.GetHeight()});
 }

@@ -11,12 +11,6 @@
 
 namespace sc::app {
 
-static bool IntField(const char* label, int* v, const char* help) {
-    bool changed = ImGui::InputInt(label, v, 0, 0);
-    if (help && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
-    return changed;
-}
-
 static bool PrecisionCombo(const char* label, Precision* p) {
     static const Precision all[] = {Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4};
     bool changed = false;
@@ -28,17 +22,9 @@ static bool PrecisionCombo(const char* label, Precision* p) {
     return changed;
 }
 
-static void Row(const char* label, const std::string& value) {
-    ImGui::TableNextRow();
-    ImGui::TableSetColumnIndex(0);
-    ImGui::TextUnformatted(label);
-    ImGui::TableSetColumnIndex(1);
-    ImGui::TextUnformatted(value.c_str());
-}
-
 void DrawModelPanel(AppState& s) {
     ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(460, 620), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(440, 560), ImGuiCond_FirstUseEver);
     ImGui::Begin("Model");
     if (!s.has_model) {
         ImGui::TextUnformatted(s.error.empty() ? "Loading presets..." : s.error.c_str());
@@ -83,9 +69,7 @@ void DrawModelPanel(AppState& s) {
 
     ImGui::Separator();
     if (!s.error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
-        ImGui::TextWrapped("%s", s.error.c_str());
-        ImGui::PopStyleColor();
+        ErrorText(s.error);
         ImGui::End();
         return;
     }
@@ -93,17 +77,17 @@ void DrawModelPanel(AppState& s) {
     if (ImGui::BeginTable("model_stats", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
         ImGui::TableSetupColumn("quantity", ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, 170);
-        Row("parameters", FormatCount(st.params));
-        if (m.is_moe()) Row("  active per token", FormatCount(st.active_params));
-        Row("  embedding tables", FormatCount(st.embedding_params));
-        Row("FLOPs/token: matmul", FormatFlops(st.matmul_flops_per_token));
-        Row("  attention (causal)", FormatFlops(st.attention_flops_per_token));
-        Row("  model FLOPs", FormatFlops(st.model_flops_per_token()));
-        Row("  6N rule", FormatFlops(st.six_n_flops_per_token()));
-        Row("weights", FormatBytes(st.weight_bytes));
-        Row("gradients", FormatBytes(st.gradient_bytes));
-        Row("optimizer (Adam)", FormatBytes(st.optimizer_bytes));
-        Row("training state", FormatBytes(st.state_bytes()));
+        TableRow("parameters", FormatCount(st.params));
+        if (m.is_moe()) TableRow("  active per token", FormatCount(st.active_params));
+        TableRow("  embedding tables", FormatCount(st.embedding_params));
+        TableRow("FLOPs/token: matmul", FormatFlops(st.matmul_flops_per_token));
+        TableRow("  attention (causal)", FormatFlops(st.attention_flops_per_token));
+        TableRow("  model FLOPs", FormatFlops(st.model_flops_per_token()));
+        TableRow("  6N rule", FormatFlops(st.six_n_flops_per_token()));
+        TableRow("weights", FormatBytes(st.weight_bytes));
+        TableRow("gradients", FormatBytes(st.gradient_bytes));
+        TableRow("optimizer (Adam)", FormatBytes(st.optimizer_bytes));
+        TableRow("training state", FormatBytes(st.state_bytes()));
         ImGui::EndTable();
     }
     ImGui::TextDisabled("%s", m.source.empty() ? "" : "source: hover");

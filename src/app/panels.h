@@ -1,10 +1,18 @@
-// One function per panel, each in its own panel_*.cpp.
+// One function per panel, each in its own panel_*.cpp, plus the small widgets they share.
 #pragma once
+#include <string>
 
 namespace sc::app {
 
 struct AppState;
 
-void DrawModelPanel(AppState& s);
+void DrawModelPanel(AppState& s);     // panel_model.cpp: model shape and what it implies
+void DrawParallelPanel(AppState& s);  // panel_parallel.cpp: the split, trace summary, trace download
+void DrawTrainingPanel(AppState& s);  // panel_training.cpp: cluster, step time, memory, MFU
+
+// widgets.cpp
+bool IntField(const char* label, int* v, const char* help);
+void TableRow(const char* label, const std::string& value);
+void ErrorText(const std::string& message);
 
 }  // namespace sc::app

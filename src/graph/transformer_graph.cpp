@@ -254,9 +254,20 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
         E routed = Tm * k * cf;
         B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
-        mlp("moe.experts", routed, fe);
+        if (options.expert_tp) {
+            // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
+            // intermediate is split over the TP group, which first gathers all its routed tokens and
+            // afterwards reduce-scatters the partial outputs back.
+            E all_routed = routed * tp;
+            B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, all_routed * h * w);
+            mlp("moe.experts", all_routed, fe / tp);
+            B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather, all_routed * h * w);
+            B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe) / tp, /*expert=*/true);
+        } else {
+            mlp("moe.experts", routed, fe);
+            B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe), /*expert=*/true);
+        }
         B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
-        B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe), /*expert=*/true);
         if (m.moe.shared_experts > 0) {
             E ffs = S(Sym::se) * fe;
             mlp("moe.shared", Tm, ffs);

@@ -9,6 +9,7 @@ namespace sc {
 // Structural choices that change the graph's shape (numbers like tp stay symbolic).
 struct GraphOptions {
     bool sequence_parallel = false;  // Megatron SP: norms/dropout on s/tp tokens, AG/RS instead of AR
+    bool expert_tp = false;          // MoE experts split over the TP group (expert tensor parallelism)
 };
 
 Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options);

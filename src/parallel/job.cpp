@@ -27,7 +27,7 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p) {
     ValidateParallel(m, p);
     Job job;
     job.model = m;
-    job.graph = BuildTransformerGraph(m, GraphOptions{p.sp});
+    job.graph = BuildTransformerGraph(m, GraphOptions{p.sp, p.etp > 1});
     Rebind(job, p);
     job.model_flops_per_token = ComputeModelStats(m).model_flops_per_token();
     return job;

@@ -57,6 +57,7 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
         else if (k == "dp") p.dp = ToInt(k, v);
         else if (k == "cp") p.cp = ToInt(k, v);
         else if (k == "ep") p.ep = ToInt(k, v);
+        else if (k == "etp") p.etp = ToInt(k, v);
         else if (k == "sp") p.sp = ToBool(k, v);
         else if (k == "microbatch" || k == "mb") p.microbatch = ToInt(k, v);
         else if (k == "batch") p.batch = ToInt(k, v);
@@ -81,7 +82,7 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
         } else if (k == "fsdp") {
             if (ToBool(k, v)) p.zero = 3;
         } else {
-            throw Error(k, "unknown parallel key; valid: tp pp dp cp ep sp microbatch batch schedule vstages "
+            throw Error(k, "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch batch schedule vstages "
                            "recompute zero fsdp order gpus uneven bucket_mb");
         }
     }
@@ -91,7 +92,7 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
 
 std::string ParallelSpecString(const ParallelConfig& p) {
     std::string s = "tp=" + std::to_string(p.tp) + ",pp=" + std::to_string(p.pp) + ",dp=" + std::to_string(p.dp) +
-                    ",cp=" + std::to_string(p.cp) + ",ep=" + std::to_string(p.ep) + ",sp=" + (p.sp ? "1" : "0") +
+                    ",cp=" + std::to_string(p.cp) + ",ep=" + std::to_string(p.ep) + (p.etp > 1 ? ",etp=" + std::to_string(p.etp) : std::string()) + ",sp=" + (p.sp ? "1" : "0") +
                     ",microbatch=" + std::to_string(p.microbatch) + ",batch=" + std::to_string(p.global_batch()) +
                     ",schedule=" + NameOf(p.schedule) + ",vstages=" + std::to_string(p.vstages) +
                     ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) +
@@ -145,6 +146,11 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("ep", "ep=" + S(p.ep) + " does not divide " + S(m.moe.experts) + " experts");
     if (p.dp % p.ep)
         throw Error("ep", "ep=" + S(p.ep) + " must divide dp=" + S(p.dp) + " (expert parallelism is carved out of data parallelism)");
+    if (p.etp != 1 && p.etp != p.tp)
+        throw Error("etp", "etp=" + S(p.etp) + " must be 1 (whole experts) or tp=" + S(p.tp) + " (experts split over the TP group)");
+    if (p.etp > 1 && !m.is_moe()) throw Error("etp", "etp=" + S(p.etp) + " needs a mixture-of-experts model; " + m.name + " is dense");
+    if (p.etp > 1 && m.moe.expert_ffn % p.etp)
+        throw Error("etp", "etp=" + S(p.etp) + " does not divide the expert size expert_ffn=" + S(m.moe.expert_ffn));
     if (m.is_moe() && p.tp > 1 && !p.sp)
         throw Error("sp", "MoE with tp=" + S(p.tp) + " needs sequence parallelism (sp=1), as Megatron-Core requires");
 

@@ -21,6 +21,7 @@ struct ParallelConfig {
     int dp = 1;   // data parallel replicas
     int cp = 1;   // context parallel (sequence split for attention, ring exchange of K/V)
     int ep = 1;   // expert parallel, carved out of dp (Megatron-Core): ep divides dp
+    int etp = 1;  // expert tensor parallel: 1 (experts whole) or tp (each expert split over the TP group)
     bool sp = false;        // sequence parallel beside TP (Korthikanti et al. 2022)
     int microbatch = 1;     // sequences per microbatch
     int batch = 0;          // global batch in sequences; 0 means microbatch * dp (one microbatch)

@@ -84,3 +84,27 @@ TEST(ModelStats, EditingAFieldChangesTheResult) {
 }
 
 }  // namespace
+
+namespace {
+
+// Mixtral (MoE, GQA, SwiGLU): each token runs attention, the router and top_k of the experts.
+TEST(ModelStats, MoeFlopsPerTokenEqualClosedForm) {
+    sc::ModelStats st = sc::ComputeModelStats(Preset("mixtral-8x7b.json"));
+    const double L = 32, h = 4096, a = 32, kv = 8, d = 128, V = 32000, E = 8, k = 2, fe = 14336, s = 32768;
+    double layer = h * (a + 2 * kv) * d + a * d * h + h * E + k * 3 * h * fe;
+    EXPECT_DOUBLE_EQ(st.matmul_flops_per_token, 6 * (L * layer + V * h));
+    EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 3 * L * a * (d + d) * (s + 1));
+}
+
+// DeepSeek-V3 (MLA, 3 dense layers then 1 shared + top-8 of 256 routed experts).
+TEST(ModelStats, MlaFlopsPerTokenEqualClosedForm) {
+    sc::ModelStats st = sc::ComputeModelStats(Preset("deepseek-v3.json"));
+    const double h = 7168, a = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128, V = 129280, s = 4096;
+    const double f = 18432, E = 256, k = 8, fe = 2048, dense = 3, moe = 58;
+    double mla = h * ql + ql * a * (dn + dr) + h * (kvl + dr) + kvl * a * (dn + dv) + a * dv * h;
+    double per_token = dense * (mla + 3 * h * f) + moe * (mla + h * E + k * 3 * h * fe + 3 * h * fe) + V * h;
+    EXPECT_DOUBLE_EQ(st.matmul_flops_per_token, 6 * per_token);
+    EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 3 * (dense + moe) * a * (dn + dr + dv) * (s + 1));
+}
+
+}  // namespace

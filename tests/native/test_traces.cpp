@@ -124,6 +124,22 @@ TEST(Traces, ExpertParallelAllToAllEqualsRoutedTokens) {
     ASSERT_TRUE(Find(c, CollectiveType::all_reduce, GroupKind::dp));
 }
 
+TEST(Traces, ExpertTensorParallelSplitsExpertsOverTp) {
+    sc::ModelConfig m = sctest::SmallMoe();
+    // Same total work with experts split over TP (etp=2) as with whole experts: only who computes changes.
+    sc::TraceSummary whole = sc::SummarizeJob(MakeJob(m, "tp=2,sp=1,ep=2,dp=2,batch=4"));
+    sc::TraceSummary split = sc::SummarizeJob(MakeJob(m, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4"));
+    EXPECT_DOUBLE_EQ(ModelFlopsAllRanks(split), ModelFlopsAllRanks(whole));
+    // The TP group gathers its routed tokens before the experts and scatters after: 2 AG + 2 RS per MoE
+    // layer and microbatch (forward and backward) of T*k*h bytes over the TP group.
+    const double T = 128, k = 2, h = 256, moe_layers = 3, M = 2;
+    const sc::CollectiveTotal* ag_split = Find(split.classes[0], CollectiveType::all_gather, GroupKind::tp);
+    const sc::CollectiveTotal* ag_whole = Find(whole.classes[0], CollectiveType::all_gather, GroupKind::tp);
+    ASSERT_TRUE(ag_split && ag_whole);
+    EXPECT_DOUBLE_EQ(ag_split->bytes - ag_whole->bytes, 2 * moe_layers * M * T * k * h * 2);
+    EXPECT_LT(split.classes[0].memory.weights, whole.classes[0].memory.weights);
+}
+
 TEST(Traces, PipelineSendsOneActivationPerMicrobatch) {
     sc::ModelConfig m = sctest::SmallGpt();
     sc::TraceSummary s = sc::SummarizeJob(MakeJob(m, "pp=2,microbatch=2,batch=6"));
@@ -189,7 +205,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Layout{"gpipe_zero3_full", false, "pp=4,dp=2,schedule=gpipe,batch=8,zero=3,recompute=full"},
                       Layout{"cp_sp_selective", false, "tp=2,cp=2,dp=2,sp=1,batch=4,recompute=selective,order=dp-tp-cp-pp"},
                       Layout{"moe_ep", true, "tp=2,sp=1,ep=2,dp=4,pp=2,batch=8,zero=2"},
-                      Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"}),
+                      Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"},
+                      Layout{"moe_expert_tp", true, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4,zero=1"}),
     [](const ::testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
 TEST(Traces, OutputIsDeterministic) {

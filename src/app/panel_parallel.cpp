@@ -1,0 +1,153 @@
+// The Parallelism panel: the split (degrees, schedule, recomputation, ZeRO), the compact summary of
+// the per-rank traces as a table (one row per class of identical ranks), and "Download traces".
+#include <cstdio>
+
+#include "app/app_state.h"
+#include "app/panels.h"
+#include "imgui.h"
+#include "report/format.h"
+
+namespace sc::app {
+
+template <typename E>
+static bool EnumCombo(const char* label, E* v, std::initializer_list<E> all) {
+    bool changed = false;
+    if (ImGui::BeginCombo(label, NameOf(*v))) {
+        for (E e : all)
+            if (ImGui::Selectable(NameOf(e), e == *v)) *v = e, changed = true;
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+static void DrawSplitFields(AppState& s) {
+    ParallelConfig& p = s.parallel;
+    bool changed = false;
+    ImGui::PushItemWidth(90);
+    changed |= IntField("tp", &p.tp, "tensor parallel: heads, MLP and vocabulary split (Megatron)");
+    ImGui::SameLine();
+    changed |= IntField("pp", &p.pp, "pipeline stages");
+    ImGui::SameLine();
+    changed |= IntField("dp", &p.dp, "data-parallel replicas");
+    changed |= IntField("cp", &p.cp, "context parallel: the sequence split for attention (ring)");
+    ImGui::SameLine();
+    changed |= IntField("ep", &p.ep, "expert parallel (inside dp)");
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("sp", &p.sp);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("sequence parallelism beside TP (Korthikanti et al. 2022)");
+    changed |= IntField("microbatch", &p.microbatch, "sequences per microbatch");
+    ImGui::SameLine();
+    int batch = p.global_batch();
+    if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
+    changed |= EnumCombo("schedule", &p.schedule, {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved});
+    if (p.schedule == Schedule::interleaved) {
+        ImGui::SameLine();
+        changed |= IntField("vstages", &p.vstages, "model chunks per pipeline rank");
+    } else {
+        p.vstages = 1;
+    }
+    changed |= EnumCombo("recompute", &p.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+    ImGui::SameLine();
+    changed |= ImGui::SliderInt("zero", &p.zero, 0, 3);
+    ImGui::PopItemWidth();
+    if (changed) Recompute(s);
+    ImGui::Text("%d GPUs, %d microbatches per step", p.world(), p.global_batch() / (p.microbatch * p.dp > 0 ? p.microbatch * p.dp : 1));
+}
+
+static void DrawSummaryTable(const AppState& s) {
+    const TraceSummary& sum = s.summary;
+    ImGui::Text("%d ranks in %d classes; %s computed, %s communicated per step", sum.world,
+                static_cast<int>(sum.classes.size()), FormatFlops(sum.total_flops).c_str(),
+                FormatBytes(sum.total_comm_bytes).c_str());
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+    if (!ImGui::BeginTable("trace_summary", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y - 70))) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"stage", "ranks", "nodes", "FLOPs", "collectives", "pipeline", "memory"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const RankClass& c : sum.classes) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::Text("%d", c.stage);
+        ImGui::TableSetColumnIndex(1);
+        ImGui::Text("%d", c.ranks);
+        if (ImGui::IsItemHovered()) {
+            std::string ex;
+            for (int r : c.example_ranks) ex += (ex.empty() ? "" : ", ") + std::to_string(r);
+            ImGui::SetTooltip("e.g. ranks %s", ex.c_str());
+        }
+        ImGui::TableSetColumnIndex(2);
+        ImGui::Text("%llu", static_cast<unsigned long long>(c.total_nodes));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%llu compute, %llu collective, %llu send, %llu recv", static_cast<unsigned long long>(c.nodes[4]),
+                              static_cast<unsigned long long>(c.nodes[7]), static_cast<unsigned long long>(c.nodes[5]),
+                              static_cast<unsigned long long>(c.nodes[6]));
+        ImGui::TableSetColumnIndex(3);
+        ImGui::TextUnformatted(FormatFlops(c.flops).c_str());
+        ImGui::TableSetColumnIndex(4);
+        double coll = 0;
+        for (const CollectiveTotal& t : c.collectives) coll += t.bytes;
+        ImGui::TextUnformatted(FormatBytes(coll).c_str());
+        if (ImGui::IsItemHovered() && !c.collectives.empty()) {
+            ImGui::BeginTooltip();
+            for (const CollectiveTotal& t : c.collectives)
+                ImGui::Text("%-14s %-5s (%d ranks): %llu x, %s", NameOf(t.type), NameOf(t.group), t.group_size,
+                            static_cast<unsigned long long>(t.count), FormatBytes(t.bytes).c_str());
+            ImGui::EndTooltip();
+        }
+        ImGui::TableSetColumnIndex(5);
+        ImGui::TextUnformatted(FormatBytes(c.send_bytes + c.recv_bytes).c_str());
+        ImGui::TableSetColumnIndex(6);
+        ImGui::TextUnformatted(FormatBytes(c.memory.total()).c_str());
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("weights %s, gradients %s, optimizer %s, activations %s (%d in flight)",
+                              FormatBytes(c.memory.weights).c_str(), FormatBytes(c.memory.gradients).c_str(),
+                              FormatBytes(c.memory.optimizer).c_str(), FormatBytes(c.memory.activations).c_str(),
+                              c.memory.peak_inflight);
+    }
+    ImGui::EndTable();
+}
+
+static void DrawDownload(AppState& s) {
+    DownloadState& d = s.download;
+    if (d.running) {
+        char label[96];
+        std::snprintf(label, sizeof label, "rank %d / %d, %s", d.done, d.total, FormatBytes(d.bytes).c_str());
+        ImGui::ProgressBar(d.total > 0 ? static_cast<float>(d.done) / d.total : 0.f, ImVec2(-90, 0), label);
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) d.cancel = true;
+        return;
+    }
+    ImGui::BeginDisabled(!s.job || !d.supported);
+    if (ImGui::Button("Download traces")) d.requested = true;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(d.supported ? "every rank's Chakra ET file and the communicator groups, into a folder you pick"
+                                      : "this browser lacks the File System Access API (showDirectoryPicker)");
+    if (!d.message.empty()) {
+        ImGui::SameLine();
+        ImGui::TextWrapped("%s", d.message.c_str());
+    }
+}
+
+void DrawParallelPanel(AppState& s) {
+    ImGui::SetNextWindowPos(ImVec2(460, 10), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(560, 560), ImGuiCond_FirstUseEver);
+    ImGui::Begin("Parallelism and traces");
+    if (!s.has_model || !s.error.empty()) {
+        ImGui::TextDisabled("fix the model first");
+        ImGui::End();
+        return;
+    }
+    DrawSplitFields(s);
+    ImGui::Separator();
+    if (!s.parallel_error.empty()) {
+        ErrorText(s.parallel_error);
+    } else {
+        DrawSummaryTable(s);
+        DrawDownload(s);
+    }
+    ImGui::End();
+}
+
+}  // namespace sc::app

@@ -1,0 +1,166 @@
+// The Training panel: the cluster (accelerator, network levels), the options, and the estimate:
+// step time as a stacked bar of its breakdown, MFU, tokens/s, memory per GPU against capacity.
+#include <cstdio>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/panels.h"
+#include "config/error.h"
+#include "imgui.h"
+#include "report/format.h"
+
+namespace sc::app {
+
+struct Segment {
+    const char* label;
+    double value;
+    ImU32 color;
+};
+
+// A horizontal bar split into segments proportional to their values, with a legend under it.
+static void StackedBar(const char* id, const Segment* seg, int n, double full, const char* (*fmt)(double, char*)) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetFrameHeight();
+    ImGui::InvisibleButton(id, ImVec2(w, h));
+    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), IM_COL32(50, 50, 60, 255));
+    float x = p.x;
+    int hovered = -1;
+    for (int i = 0; i < n; ++i) {
+        if (seg[i].value <= 0 || full <= 0) continue;
+        float sw = static_cast<float>(seg[i].value / full) * w;
+        if (x + sw > p.x + w) sw = p.x + w - x;
+        dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + sw, p.y + h), seg[i].color);
+        if (ImGui::IsItemHovered() && ImGui::GetIO().MousePos.x >= x && ImGui::GetIO().MousePos.x < x + sw) hovered = i;
+        x += sw;
+    }
+    char buf[64];
+    if (hovered >= 0) ImGui::SetTooltip("%s: %s (%.1f%%)", seg[hovered].label, fmt(seg[hovered].value, buf), 100 * seg[hovered].value / full);
+    for (int i = 0, shown = 0; i < n; ++i) {
+        if (seg[i].value <= 0) continue;
+        if (shown++ % 3) ImGui::SameLine(0, 14);
+        ImGui::ColorButton(seg[i].label, ImGui::ColorConvertU32ToFloat4(seg[i].color),
+                           ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoDragDrop, ImVec2(10, 10));
+        ImGui::SameLine(0, 4);
+        ImGui::Text("%s %s", seg[i].label, fmt(seg[i].value, buf));
+    }
+}
+
+static const char* Secs(double s, char* buf) {
+    if (s >= 1) std::snprintf(buf, 64, "%.2f s", s);
+    else std::snprintf(buf, 64, "%.1f ms", s * 1e3);
+    return buf;
+}
+
+static const char* Bytes(double b, char* buf) {
+    std::snprintf(buf, 64, "%s", FormatBytes(b).c_str());
+    return buf;
+}
+
+static void DrawCluster(AppState& s) {
+    if (s.systems.empty()) {
+        ImGui::TextDisabled("loading cluster presets...");
+        return;
+    }
+    const char* current = s.system_index >= 0 ? s.systems[s.system_index].system.name.c_str() : "none";
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##system", current)) {
+        for (size_t i = 0; i < s.systems.size(); ++i)
+            if (ImGui::Selectable(s.systems[i].system.name.c_str(), static_cast<int>(i) == s.system_index))
+                SelectSystem(s, s.systems[i].file);
+        ImGui::EndCombo();
+    }
+    if (s.system_index < 0) return;
+    const System& sys = s.systems[s.system_index].system;
+    const Accelerator& acc = sys.accelerator;
+    double peak = 0;
+    try {
+        peak = PeakTflops(acc, s.model.precision.compute);
+    } catch (const Error&) {
+        peak = 0;  // the precision is unsupported: Recompute has put the error in training_error
+    }
+    ImGui::Text("%s: %.0f TFLOPS %s, %.0f GiB HBM at %.2f TB/s", acc.name.c_str(), peak, NameOf(s.model.precision.compute),
+                acc.MemoryBytes() / (1024.0 * 1024 * 1024), acc.hbm_bandwidth_tbps);
+    if (ImGui::BeginTable("levels", 6, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
+        for (const char* h : {"network level", "GPUs", "GB/s/dir", "latency", "eff.", "in-net"}) ImGui::TableSetupColumn(h);
+        ImGui::TableHeadersRow();
+        for (const NetworkLevel& l : sys.levels) {
+            ImGui::TableNextRow();
+            ImGui::TableSetColumnIndex(0);
+            ImGui::TextUnformatted(l.name.c_str());
+            ImGui::TableSetColumnIndex(1);
+            ImGui::Text("%d", l.size);
+            ImGui::TableSetColumnIndex(2);
+            ImGui::Text("%.0f", l.bandwidth_gbps);
+            ImGui::TableSetColumnIndex(3);
+            ImGui::Text("%.1f us", l.latency_us);
+            ImGui::TableSetColumnIndex(4);
+            ImGui::Text("%.2f", l.efficiency);
+            ImGui::TableSetColumnIndex(5);
+            ImGui::TextUnformatted(l.in_network_reduction ? "yes" : "no");
+        }
+        ImGui::EndTable();
+    }
+    bool changed = false;
+    changed |= ImGui::Checkbox("overlap DP", &s.options.overlap_dp);
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("overlap PP", &s.options.overlap_pp);
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("overlap TP", &s.options.overlap_tp);
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("in-network reduction", &s.options.in_network_reduction);
+    double tokens_b = s.options.tokens_to_train / 1e9;
+    ImGui::SetNextItemWidth(120);
+    if (ImGui::InputDouble("tokens to train (B)", &tokens_b, 0, 0, "%.0f")) {
+        s.options.tokens_to_train = tokens_b > 0 ? tokens_b * 1e9 : 0;
+        changed = true;
+    }
+    if (changed) Recompute(s);
+}
+
+static void DrawEstimate(const AppState& s) {
+    const TrainingEstimate& e = s.estimate;
+    const StepBreakdown& b = e.step;
+    char buf[64];
+    ImGui::Text("step %s   MFU %.1f%%   HFU %.1f%%   %.0f tokens/s", Secs(e.step_seconds, buf), 100 * e.mfu, 100 * e.hfu,
+                e.tokens_per_second);
+    const Segment steps[] = {{"compute", b.compute, IM_COL32(80, 160, 230, 255)},
+                             {"recompute", b.recompute, IM_COL32(120, 190, 240, 255)},
+                             {"TP", b.tp_comm, IM_COL32(230, 140, 60, 255)},
+                             {"CP", b.cp_comm, IM_COL32(230, 190, 60, 255)},
+                             {"EP", b.ep_comm, IM_COL32(200, 90, 200, 255)},
+                             {"PP p2p", b.pp_comm, IM_COL32(150, 120, 220, 255)},
+                             {"bubble", b.bubble, IM_COL32(140, 140, 140, 255)},
+                             {"DP/ZeRO", b.dp_comm, IM_COL32(220, 80, 80, 255)},
+                             {"optimizer", b.optimizer, IM_COL32(90, 200, 120, 255)}};
+    StackedBar("##step", steps, 9, e.step_seconds, Secs);
+    ImGui::Spacing();
+    const StageMemory& m = e.memory[0];
+    int worst = 0;
+    for (size_t i = 0; i < e.memory.size(); ++i)
+        if (e.memory[i].total() > e.memory[worst].total()) worst = static_cast<int>(i);
+    const StageMemory& w = e.memory.empty() ? m : e.memory[worst];
+    ImGui::Text("memory per GPU (stage %d): %s of %s", worst, FormatBytes(w.total()).c_str(), FormatBytes(e.memory_capacity).c_str());
+    const Segment mem[] = {{"weights", w.weights, IM_COL32(80, 160, 230, 255)},
+                           {"gradients", w.gradients, IM_COL32(230, 140, 60, 255)},
+                           {"optimizer", w.optimizer, IM_COL32(90, 200, 120, 255)},
+                           {"activations", w.activations, IM_COL32(200, 90, 200, 255)}};
+    StackedBar("##memory", mem, 4, std::max(e.memory_capacity, w.total()), Bytes);
+    if (!e.fits) ErrorText(e.memory_message);
+    if (e.days_to_train > 0)
+        ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train, e.energy_mwh_to_train);
+}
+
+void DrawTrainingPanel(AppState& s) {
+    ImGui::SetNextWindowPos(ImVec2(10, 580), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(1010, 330), ImGuiCond_FirstUseEver);
+    ImGui::Begin("Training on a cluster");
+    DrawCluster(s);
+    ImGui::Separator();
+    if (!s.training_error.empty()) ErrorText(s.training_error);
+    else if (s.has_estimate) DrawEstimate(s);
+    else ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first" : "pick a cluster");
+    ImGui::End();
+}
+
+}  // namespace sc::app
