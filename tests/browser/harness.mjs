@@ -1,0 +1,219 @@
+// Browser-test harness: serves dist/ on 127.0.0.1 (random free port), launches Debian's Chromium
+// headed (WebGPU on SwiftShader renders the canvas only when headed; see shared/docs/toolchain.md)
+// under the current X display, or under an Xvfb of its own when DISPLAY is unset, opens the page
+// and waits for window.stagecraft.ready.
+//
+//   const s = await startSession();            // server + browser
+//   const { page, errors, ready } = await s.open({ hash: '#model=llama3-8b' });
+//   ...                                        // ready = { gpu, firstFrameMs, frames, ... }
+//   await page.close(); await s.close();
+//
+// Environment: SC_DIST (default <repo>/dist), SC_CHROMIUM (default /usr/bin/chromium).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const DIST = path.resolve(process.env.SC_DIST ?? path.join(ROOT, 'dist'));
+export const SHOTS = path.join(ROOT, 'build', 'browser-shots');
+const CHROMIUM = process.env.SC_CHROMIUM ?? '/usr/bin/chromium';
+
+// playwright-core lives in web/node_modules (web/package.json), not next to this file.
+const { chromium } = createRequire(path.join(ROOT, 'web', 'package.json'))('playwright-core');
+
+export const CHROMIUM_ARGS = [
+  '--enable-unsafe-webgpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
+  '--enable-gpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader', '--disable-vulkan-surface',
+  '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions',
+  '--no-default-browser-check', '--disable-features=Translate,MediaRouter,OptimizationHints',
+];
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm', '.json': 'application/json; charset=utf-8', '.wgsl': 'text/plain; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.png': 'image/png', '.svg': 'image/svg+xml',
+};
+
+// Static file server for `dir` on 127.0.0.1 and a free port. Resolves to { url, close }.
+export async function serveDir(dir = DIST) {
+  const root = path.resolve(dir);
+  if (!fs.existsSync(path.join(root, 'index.html'))) {
+    throw new Error(`${root}/index.html is missing: build and install the wasm tree first (scripts/build wasm)`);
+  }
+  const server = http.createServer((req, res) => {
+    let p;
+    try {
+      p = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    if (p.endsWith('/')) p += 'index.html';
+    const file = path.join(root, path.normalize(p));
+    if (file !== root && !file.startsWith(root + path.sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    fs.readFile(file, (err, data) => {
+      if (err) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        return;
+      }
+      res.writeHead(200, { 'content-type': MIME[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.end(data);
+    });
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections?.();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+// An X display: the current one, or a private Xvfb (-displayfd picks a free display number).
+async function ensureDisplay() {
+  if (process.env.DISPLAY) return { display: process.env.DISPLAY, close: async () => {} };
+  const xvfb = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const display = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('Xvfb did not start in 10 s')), 10000);
+    xvfb.once('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot start Xvfb (${e.message}); run the tests under xvfb-run`));
+    });
+    xvfb.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) {
+        clearTimeout(timer);
+        resolve(`:${out.trim()}`);
+      }
+    });
+  });
+  return {
+    display,
+    close: async () => {
+      if (xvfb.exitCode === null) {
+        const exited = new Promise((resolve) => xvfb.once('exit', resolve));
+        xvfb.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+// Launches Chromium (headed, fresh profile under build/). Resolves to { context, close }.
+export async function launchBrowser({ viewport = { width: 1024, height: 768 }, deviceScaleFactor = 1 } = {}) {
+  fs.mkdirSync(path.join(ROOT, 'build'), { recursive: true });
+  const userDataDir = fs.mkdtempSync(path.join(ROOT, 'build', 'browser-profile-'));
+  const x = await ensureDisplay();
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: false,
+      args: CHROMIUM_ARGS,
+      viewport,
+      deviceScaleFactor,
+      env: { ...process.env, DISPLAY: x.display },
+      timeout: 60000,
+    });
+  } catch (e) {
+    await x.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    context,
+    close: async () => {
+      await context.close().catch(() => {});
+      await x.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Collects console errors and uncaught page errors of `page` into an array.
+export function collectErrors(page) {
+  const errors = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('crash', () => errors.push('page crashed'));
+  return errors;
+}
+
+// Waits for window.stagecraft.ready; resolves to a summary of the page state.
+export async function waitReady(page, timeout = 30000) {
+  await page.waitForFunction(() => window.stagecraft && window.stagecraft.ready, null, { timeout });
+  return page.evaluate(
+    (ms) =>
+      Promise.race([
+        window.stagecraft.ready.then((s) => ({
+          gpu: s.gpu,
+          gpuError: s.gpuError,
+          model: s.model,
+          modelError: s.modelError,
+          firstFrameMs: s.firstFrameMs,
+          frames: s.frames,
+          dpr: window.devicePixelRatio,
+        })),
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`stagecraft.ready timed out after ${ms} ms`)), ms)),
+      ]),
+    timeout,
+  );
+}
+
+// Waits until `n` more frames have been drawn.
+export async function waitFrames(page, n = 3, timeout = 10000) {
+  const start = await page.evaluate(() => window.stagecraft.frames);
+  await page.waitForFunction((target) => window.stagecraft.frames >= target, start + n, { timeout, polling: 'raf' });
+}
+
+// Server + browser, and open() for pages. close() tears everything down.
+export async function startSession(options = {}) {
+  const server = await serveDir(options.dist ?? DIST);
+  let browser;
+  try {
+    browser = await launchBrowser(options);
+  } catch (e) {
+    await server.close();
+    throw e;
+  }
+  return {
+    url: server.url,
+    context: browser.context,
+    // Opens index.html (+ hash) in a new tab; `initScript` runs before the page's scripts.
+    async open({ hash = '', initScript, initArg, timeout = 30000 } = {}) {
+      const page = await browser.context.newPage();
+      const errors = collectErrors(page);
+      if (initScript) await page.addInitScript(initScript, initArg);
+      await page.goto(`${server.url}index.html${hash}`);
+      await page.bringToFront(); // only the foreground tab gets animation frames
+      const ready = await waitReady(page, timeout);
+      return { page, errors, ready };
+    },
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+export function screenshotPath(name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  return path.join(SHOTS, name);
+}

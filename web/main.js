@@ -1,0 +1,366 @@
+// Stagecraft page: loads the wasm module (stagecraft.js, MODULARIZE createStagecraft), a model preset,
+// and draws the Dear ImGui UI with WebGPU (renderer.js). Without WebGPU the page shows a plain-HTML
+// message and the results as text (the module still runs: MirrorText needs no frame).
+//
+// URL hash: #model=llama3-8b&system=dgx-h100-superpod&parallel=tp=8,pp=4 (all optional).
+// Test/debug surface: window.stagecraft = { ready, app, module, firstFrameMs, frames, gpu, readPixels,
+// windowRect, itemRect, styleColor, clearColor, loadModel, ... }.
+import { GpuUnavailableError, Renderer, requestGpu } from './renderer.js';
+import { Input } from './input.js';
+import { downloadSupported, downloadTraces } from './download.js';
+
+const $ = (id) => document.getElementById(id);
+const canvas = $('canvas');
+const textInput = $('text-input');
+const results = $('results');
+const fallback = $('fallback');
+const statusLine = $('status');
+
+let resolveReady;
+let rejectReady;
+const stagecraft = {
+  ready: new Promise((resolve, reject) => {
+    resolveReady = resolve;
+    rejectReady = reject;
+  }),
+  app: null,
+  module: null,
+  renderer: null,
+  gpu: false,
+  gpuError: null,
+  model: null,
+  modelError: '',
+  firstFrameMs: null, // performance.now() (ms since navigation start) when the first frame was submitted
+  frames: 0,
+  clearColor: null,
+  readPixels: async () => {
+    throw new Error('WebGPU is not available on this page');
+  },
+  windowRect: (name) => stagecraft.app?.windowRect(name) ?? null,
+  itemRect: (window, label) => stagecraft.app?.itemRect(window, label) ?? null,
+  styleColor: (name) => stagecraft.app?.styleColor(name) ?? null,
+  loadModel: (name) => loadModel(name),
+};
+stagecraft.ready.catch(() => {}); // failures are reported on the page and the console
+window.stagecraft = stagecraft;
+
+function setStatus(text) {
+  statusLine.textContent = text;
+  statusLine.hidden = !text;
+}
+
+// ---- Results mirror (aria-live): touch the DOM only when the text changed.
+let mirrorVersion = -1;
+function updateMirror() {
+  const app = stagecraft.app;
+  if (!app) return;
+  const v = app.mirrorVersion();
+  if (v !== mirrorVersion) {
+    mirrorVersion = v;
+    results.textContent = app.mirrorText();
+  }
+}
+
+// ---- Presets: models (presets/models), clusters (presets/systems + their accelerator in
+// presets/hardware), calibration (presets/calibration/measured.json). The URL hash picks among them:
+// #model=llama3-8b&system=dgx-h100-superpod&parallel=tp=8,pp=4
+const SAFE_NAME = /^[A-Za-z0-9._-]+$/;
+let modelList = null;
+
+const withJson = (name) => (name.endsWith('.json') ? name : `${name}.json`);
+const hashParams = () => new URLSearchParams(location.hash.replace(/^#/, ''));
+
+async function fetchText(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return r.text();
+}
+
+async function fetchList(url) {
+  const list = JSON.parse(await fetchText(url));
+  if (!Array.isArray(list)) throw new Error(`${url}: not a JSON array`);
+  return list.filter((n) => typeof n === 'string' && SAFE_NAME.test(n));
+}
+
+async function fetchModelList() {
+  try {
+    const names = await fetchList('presets/models/index.json');
+    if (names.length > 0) return names;
+  } catch {
+    // no index: use the default below
+  }
+  return ['gpt3-175b.json'];
+}
+
+// Resolves to [{ file, system, accelerator } or Error] in index order.
+async function fetchSystems() {
+  let list;
+  try {
+    list = await fetchList('presets/systems/index.json');
+  } catch (e) {
+    console.warn(`stagecraft: no cluster presets: ${e.message}`);
+    return [];
+  }
+  return Promise.all(
+    list.map(async (file) => {
+      try {
+        const system = await fetchText(`presets/systems/${file}`);
+        const acc = JSON.parse(system).accelerator;
+        if (typeof acc !== 'string' || !SAFE_NAME.test(acc)) throw new Error(`presets/systems/${file}: no valid "accelerator"`);
+        return { file, system, accelerator: await fetchText(`presets/hardware/${withJson(acc)}`) };
+      } catch (e) {
+        return e;
+      }
+    }),
+  );
+}
+
+function modelFromHash(list) {
+  const m = hashParams().get('model');
+  if (!m) return list[0];
+  const name = withJson(m);
+  return SAFE_NAME.test(name) ? name : list[0];
+}
+
+// The cluster and parallel split named in the hash, if any. Returns the first error or "".
+function applyHashExtras() {
+  const app = stagecraft.app;
+  const p = hashParams();
+  const errors = [];
+  const system = p.get('system');
+  if (system && !app.selectSystem(withJson(system))) errors.push(`unknown cluster "${system}"`);
+  const parallel = p.get('parallel');
+  if (parallel) {
+    const e = app.setParallel(parallel);
+    if (e) errors.push(`parallel ${parallel}: ${e}`);
+  }
+  for (const e of errors) console.warn(`stagecraft: ${e}`);
+  if (errors.length > 0) setStatus(errors.join('; '));
+  updateMirror();
+}
+
+const fetchPreset = (name) => fetchText(`presets/models/${name}`);
+
+function reportModel(name, error) {
+  stagecraft.model = name;
+  stagecraft.modelError = error;
+  setStatus(error ? `Model ${name}: ${error}` : '');
+  if (error) console.warn(`stagecraft: model ${name}: ${error}`);
+  updateMirror();
+  return error;
+}
+
+// Registers every preset of the index with the app (its picker), in index order, then makes
+// `wanted` (the first, or the one named in the URL hash) current.
+async function loadPresets(list, textsP, wanted) {
+  const app = stagecraft.app;
+  const texts = await textsP;
+  let firstError = '';
+  let added = 0;
+  list.forEach((name, i) => {
+    const text = texts[i];
+    const error = text instanceof Error ? text.message : app.addPreset(name, text);
+    if (error) {
+      console.warn(`stagecraft: preset ${name}: ${error}`);
+      firstError ||= error;
+    } else {
+      added++;
+    }
+  });
+  if (added === 0) return reportModel(list[0], firstError || 'no presets');
+  if (!app.selectPreset(wanted)) return loadModel(wanted);
+  return reportModel(wanted, '');
+}
+
+// Loads one preset file as the current model (also one outside the index).
+async function loadModel(name) {
+  const app = stagecraft.app;
+  if (app.selectPreset(name)) return reportModel(name, '');
+  let error = '';
+  try {
+    error = app.loadModel(await fetchPreset(name));
+  } catch (e) {
+    error = `could not load presets/models/${name}: ${e?.message ?? e}`;
+  }
+  return reportModel(name, error);
+}
+
+// ---- Canvas size: CSS size x devicePixelRatio. A ResizeObserver reports window resizes (and the
+// exact device-pixel box where supported); devicePixelRatio (zoom, another screen) is read every
+// frame, so both kinds of change resize the backing store on the next frame.
+const size = { cssW: 0, cssH: 0, pxW: 0, pxH: 0, exact: false, dpr: 0 };
+function observeCanvasSize() {
+  const ro = new ResizeObserver((entries) => {
+    for (const e of entries) {
+      size.cssW = e.contentRect.width;
+      size.cssH = e.contentRect.height;
+      const box = e.devicePixelContentBoxSize?.[0];
+      size.exact = !!box;
+      size.dpr = window.devicePixelRatio;
+      if (box) {
+        size.pxW = box.inlineSize;
+        size.pxH = box.blockSize;
+      }
+    }
+  });
+  try {
+    ro.observe(canvas, { box: 'device-pixel-content-box' });
+  } catch {
+    ro.observe(canvas);
+  }
+}
+
+function syncCanvasSize() {
+  const dpr = window.devicePixelRatio || 1;
+  let cssW = size.cssW;
+  let cssH = size.cssH;
+  if (!(cssW > 0 && cssH > 0)) {
+    cssW = canvas.clientWidth;
+    cssH = canvas.clientHeight;
+  }
+  // The observer's device-pixel size is exact, but only for the ratio it was measured at.
+  const exact = size.exact && size.dpr === dpr;
+  const pxW = Math.max(1, exact ? size.pxW : Math.round(cssW * dpr));
+  const pxH = Math.max(1, exact ? size.pxH : Math.round(cssH * dpr));
+  if (canvas.width !== pxW) canvas.width = pxW;
+  if (canvas.height !== pxH) canvas.height = pxH;
+  return { cssW, cssH, dpr };
+}
+
+// ---- Fallback without WebGPU
+function showFallback(reason) {
+  document.body.classList.add('no-gpu');
+  fallback.hidden = false;
+  $('fallback-reason').textContent = reason;
+  const select = $('fallback-model');
+  if (modelList && select.options.length === 0) {
+    for (const name of modelList) select.add(new Option(name.replace(/\.json$/, ''), name));
+    select.value = stagecraft.model ?? modelList[0];
+    select.addEventListener('change', () => {
+      const p = hashParams();
+      p.set('model', select.value.replace(/\.json$/, ''));
+      location.hash = p.toString(); // hashchange loads it
+    });
+  }
+  updateMirror();
+}
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.src = src;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error(`could not load ${src}`));
+    document.head.append(s);
+  });
+}
+
+async function main() {
+  // Everything independent starts at once: wasm module, GPU device, shader, preset index.
+  const shaderP = fetch('shaders/imgui.wgsl').then((r) => {
+    if (!r.ok) throw new Error(`shaders/imgui.wgsl: HTTP ${r.status}`);
+    return r.text();
+  });
+  shaderP.catch(() => {});
+  const gpuP = requestGpu(canvas).catch((e) => e);
+  const listP = fetchModelList();
+  const textsP = listP.then((list) => Promise.all(list.map((name) => fetchPreset(name).catch((e) => e))));
+  const systemsP = fetchSystems();
+  const calibrationP = fetchText('presets/calibration/measured.json').catch((e) => e);
+  if (typeof window.createStagecraft !== 'function') await loadScript('stagecraft.js');
+  const module = await window.createStagecraft();
+  const app = new module.WebApp();
+  performance.mark('stagecraft:module');
+  stagecraft.module = module;
+  stagecraft.app = app;
+
+  app.setDownloadSupported(downloadSupported());
+
+  // Calibration and clusters first: they recompute nothing until a model is loaded.
+  const calibration = await calibrationP;
+  const calibrationError = calibration instanceof Error ? calibration.message : app.setCalibration(calibration);
+  if (calibrationError) console.warn(`stagecraft: ${calibrationError}`);
+  for (const sys of await systemsP) {
+    const error = sys instanceof Error ? sys.message : app.addSystem(sys.file, sys.system, sys.accelerator);
+    if (error) console.warn(`stagecraft: cluster ${sys.file ?? ''}: ${error}`);
+  }
+  modelList = await listP;
+  stagecraft.models = modelList;
+  await loadPresets(modelList, textsP, modelFromHash(modelList));
+  applyHashExtras();
+  performance.mark('stagecraft:model');
+  window.addEventListener('hashchange', async () => {
+    await loadModel(modelFromHash(modelList));
+    applyHashExtras();
+  });
+
+  const gpu = await gpuP;
+  performance.mark('stagecraft:gpu');
+  if (gpu instanceof Error) {
+    if (!(gpu instanceof GpuUnavailableError)) throw gpu;
+    stagecraft.gpuError = gpu.message;
+    showFallback(gpu.message);
+    resolveReady(stagecraft);
+    return;
+  }
+  const renderer = new Renderer({ ...gpu, canvas, shaderSource: await shaderP });
+  stagecraft.renderer = renderer;
+  stagecraft.gpu = true;
+  stagecraft.clearColor = renderer.clearColor;
+  stagecraft.readPixels = (x, y, w, h) => renderer.readPixels(x, y, w, h);
+  let stop = false;
+  gpu.device.addEventListener('uncapturederror', (e) => console.error(`WebGPU: ${e.error.message}`));
+  gpu.device.lost.then((info) => {
+    if (info.reason === 'destroyed') return;
+    stop = true;
+    showFallback(`the WebGPU device was lost (${info.message || info.reason})`);
+  });
+
+  observeCanvasSize();
+  const input = new Input({ canvas, textInput, app });
+  let fontVersion = -1;
+  let lastError = '';
+
+  const frame = (now) => {
+    if (stop) return;
+    requestAnimationFrame(frame);
+    try {
+      const { cssW, cssH, dpr } = syncCanvasSize();
+      app.frame(cssW, cssH, dpr, now / 1000);
+      const err = app.lastError();
+      if (err !== lastError) {
+        lastError = err;
+        if (err) console.error(`stagecraft UI: ${err}`);
+      }
+      if (app.fontVersion() !== fontVersion) {
+        const atlas = app.fontAtlas();
+        renderer.setTexture(atlas.textureId, module.HEAPU8, atlas.ptr, atlas.width, atlas.height);
+        fontVersion = atlas.version;
+      }
+      renderer.prepare(app.drawData(), module.HEAPU8);
+      renderer.render();
+      input.afterFrame();
+      updateMirror();
+      if (app.takeDownloadRequest()) downloadTraces(module, app); // async; progress shows in the panel
+      stagecraft.frames++;
+      if (stagecraft.firstFrameMs === null) {
+        stagecraft.firstFrameMs = performance.now();
+        performance.mark('stagecraft:first-frame');
+        resolveReady(stagecraft);
+      }
+    } catch (e) {
+      stop = true;
+      console.error('stagecraft: frame failed', e);
+      showFallback(`drawing failed: ${e?.message ?? e}`);
+      rejectReady(e);
+    }
+  };
+  requestAnimationFrame(frame);
+}
+
+main().catch((e) => {
+  console.error('stagecraft: start-up failed', e);
+  setStatus(`Stagecraft could not start: ${e?.message ?? e}`);
+  if (stagecraft.app) showFallback(`start-up failed: ${e?.message ?? e}`);
+  rejectReady(e);
+});
