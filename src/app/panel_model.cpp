@@ -23,8 +23,10 @@ static bool PrecisionCombo(const char* label, Precision* p) {
 }
 
 void DrawModelPanel(AppState& s) {
+    // First layout: Model and Parallelism side by side on top, Training along the bottom.
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(440, 560), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(430, d.y * 0.62f - 15), ImGuiCond_FirstUseEver);
     ImGui::Begin("Model");
     if (!s.has_model) {
         ImGui::TextUnformatted(s.error.empty() ? "Loading presets..." : s.error.c_str());
@@ -90,7 +92,7 @@ void DrawModelPanel(AppState& s) {
         TableRow("training state", FormatBytes(st.state_bytes()));
         ImGui::EndTable();
     }
-    ImGui::TextDisabled("%s", m.source.empty() ? "" : "source: hover");
+    ImGui::TextDisabled("%s", m.source.empty() ? "" : "source of the shape (hover)");
     if (!m.source.empty() && ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(420);

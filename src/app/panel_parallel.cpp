@@ -131,8 +131,9 @@ static void DrawDownload(AppState& s) {
 }
 
 void DrawParallelPanel(AppState& s) {
-    ImGui::SetNextWindowPos(ImVec2(460, 10), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(560, 560), ImGuiCond_FirstUseEver);
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    ImGui::SetNextWindowPos(ImVec2(450, 10), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(d.x - 460, d.y * 0.62f - 15), ImGuiCond_FirstUseEver);
     ImGui::Begin("Parallelism and traces");
     if (!s.has_model || !s.error.empty()) {
         ImGui::TextDisabled("fix the model first");

@@ -152,14 +152,21 @@ static void DrawEstimate(const AppState& s) {
 }
 
 void DrawTrainingPanel(AppState& s) {
-    ImGui::SetNextWindowPos(ImVec2(10, 580), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(1010, 330), ImGuiCond_FirstUseEver);
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    ImGui::SetNextWindowPos(ImVec2(10, d.y * 0.62f + 5), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(d.x - 20, d.y * 0.38f - 15), ImGuiCond_FirstUseEver);
     ImGui::Begin("Training on a cluster");
-    DrawCluster(s);
-    ImGui::Separator();
-    if (!s.training_error.empty()) ErrorText(s.training_error);
-    else if (s.has_estimate) DrawEstimate(s);
-    else ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first" : "pick a cluster");
+    // Cluster on the left, the estimate on the right.
+    if (ImGui::BeginTable("training_layout", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        DrawCluster(s);
+        ImGui::TableSetColumnIndex(1);
+        if (!s.training_error.empty()) ErrorText(s.training_error);
+        else if (s.has_estimate) DrawEstimate(s);
+        else ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first" : "pick a cluster");
+        ImGui::EndTable();
+    }
     ImGui::End();
 }
 

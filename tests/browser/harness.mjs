@@ -183,6 +183,16 @@ export async function waitFrames(page, n = 3, timeout = 10000) {
   await page.waitForFunction((target) => window.stagecraft.frames >= target, start + n, { timeout, polling: 'raf' });
 }
 
+// The CSS-pixel rect of the item labelled `label` in ImGui window `window` (item rects are recorded
+// from the frame after the first request, so this polls).
+export async function itemRect(page, window, label) {
+  const handle = await page.waitForFunction(([w, l]) => window.stagecraft.itemRect(w, l), [window, label], {
+    timeout: 5000,
+    polling: 'raf',
+  });
+  return handle.jsonValue();
+}
+
 // Server + browser, and open() for pages. close() tears everything down.
 export async function startSession(options = {}) {
   const server = await serveDir(options.dist ?? DIST);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 
-import { screenshotPath, startSession, waitFrames } from './harness.mjs';
+import { itemRect, screenshotPath, startSession, waitFrames } from './harness.mjs';
 
 let session;
 before(async () => {
@@ -69,15 +69,6 @@ async function screenshotStats(page, png, rects = []) {
 
 // Rect (CSS px) of the item `label` in window `window`, through the WebApp debug export; the export
 // needs a frame or two to record it.
-async function itemRect(page, window, label) {
-  const handle = await page.waitForFunction(
-    ([w, l]) => window.stagecraft.itemRect(w, l),
-    [window, label],
-    { timeout: 5000, polling: 'raf' },
-  );
-  return handle.jsonValue();
-}
-
 const mirrorText = (page) => page.locator('#results').textContent();
 const paramsLine = (text) => (/^param.*$/m.exec(text) ?? [null])[0];
 

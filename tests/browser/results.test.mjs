@@ -1,0 +1,126 @@
+// The page computes what the CLI computes: the DOM mirror equals `stagecraft estimate` + `summary`
+// for the same inputs, editing the split updates the summary, and "Download traces" streams exactly
+// the bytes `stagecraft trace` writes.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { ROOT, itemRect, screenshotPath, startSession, waitFrames } from './harness.mjs';
+
+const CLI = path.join(ROOT, 'build', 'stagecraft');
+const cli = (...args) => execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8' });
+
+let session;
+before(async () => {
+  session = await startSession();
+});
+after(async () => {
+  await session?.close();
+});
+
+const mirror = (page) => page.evaluate(() => document.getElementById('results').textContent);
+
+async function clickItem(page, window, label) {
+  const r = await itemRect(page, window, label);
+  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
+}
+
+test('the DOM mirror shows exactly what the CLI prints for the same model, cluster and split', async () => {
+  const split = 'tp=2,pp=2,dp=4,batch=32';
+  const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-h100-superpod&parallel=${split}` });
+  try {
+    await waitFrames(page, 2);
+    const expected =
+      cli('estimate', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-h100-superpod', '--parallel', split) +
+      cli('summary', '--model', 'presets/models/llama3-8b.json', '--parallel', split);
+    assert.equal(await mirror(page), expected);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('typing a new tp into the Parallelism panel updates the trace summary', async () => {
+  const { page, errors } = await session.open({ hash: '#model=gpt3-175b&system=dgx-a100-superpod&parallel=tp=8,pp=8,dp=2,batch=16' });
+  try {
+    await waitFrames(page, 2);
+    assert.match(await mirror(page), /on 128 ranks \(tp=8,/);
+    await clickItem(page, 'Parallelism and traces', 'dp');
+    await page.waitForFunction(() => window.stagecraft.app.wantTextInput(), null, { timeout: 5000 });
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('4');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /on 256 ranks/.test(document.getElementById('results').textContent), null, { timeout: 5000 });
+    const text = await mirror(page);
+    assert.match(text, /ALL_REDUCE +on dp +\(group of 4\)/);
+    // An invalid split shows the constraint, not numbers.
+    await clickItem(page, 'Parallelism and traces', 'pp');
+    await page.waitForFunction(() => window.stagecraft.app.wantTextInput(), null, { timeout: 5000 });
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('7');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /parallel error: pp: pp=7 does not divide 96 layers/.test(document.getElementById('results').textContent),
+                               null, { timeout: 5000 });
+    await page.screenshot({ path: screenshotPath('parallel-error.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+// An in-memory stand-in for the File System Access API's directory handle: what the page writes
+// is kept (as sha256 and size per file) for the test to read back.
+function fakeDirectoryPicker() {
+  window.__written = {};
+  window.showDirectoryPicker = async () => ({
+    async getFileHandle(name) {
+      return {
+        async createWritable() {
+          const chunks = [];
+          return {
+            async write(data) {
+              chunks.push(typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data));
+            },
+            async close() {
+              const n = chunks.reduce((a, c) => a + c.length, 0);
+              const all = new Uint8Array(n);
+              let o = 0;
+              for (const c of chunks) all.set(c, o), (o += c.length);
+              const hash = await crypto.subtle.digest('SHA-256', all);
+              window.__written[name] = { size: n, sha256: [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, '0')).join('') };
+            },
+          };
+        },
+      };
+    },
+  });
+}
+
+test('"Download traces" streams every rank and the groups, byte-identical to `stagecraft trace`', async () => {
+  const split = 'tp=2,pp=2,dp=2,batch=8';
+  const { page, errors } = await session.open({ hash: `#model=llama3-8b&parallel=${split}`, initScript: fakeDirectoryPicker });
+  try {
+    await waitFrames(page, 2);
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    await page.waitForFunction(() => window.__written && window.__written['trace.json'], null, { timeout: 60000 });
+    const written = await page.evaluate(() => window.__written);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-dl-'));
+    cli('trace', '--model', 'presets/models/llama3-8b.json', '--parallel', split, '--out', dir);
+    const files = fs.readdirSync(dir).sort();
+    assert.deepEqual(Object.keys(written).sort(), files);
+    for (const f of files) {
+      const bytes = fs.readFileSync(path.join(dir, f));
+      assert.equal(written[f].size, bytes.length, f);
+      assert.equal(written[f].sha256, crypto.createHash('sha256').update(bytes).digest('hex'), f);
+    }
+    await waitFrames(page, 2);
+    await page.screenshot({ path: screenshotPath('download-done.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
