@@ -81,27 +81,46 @@ static void DrawCluster(AppState& s) {
     }
     ImGui::Text("%s: %.0f TFLOPS %s, %.0f GiB HBM at %.2f TB/s", acc.name.c_str(), peak, NameOf(s.model.precision.compute),
                 acc.MemoryBytes() / (1024.0 * 1024 * 1024), acc.hbm_bandwidth_tbps);
-    if (ImGui::BeginTable("levels", 6, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
-        for (const char* h : {"network level", "GPUs", "GB/s/dir", "latency", "eff.", "in-net"}) ImGui::TableSetupColumn(h);
+    // The network levels, editable: co-design questions ("what if the scale-out had twice the bandwidth?").
+    bool changed = false;
+    System& edit = s.systems[s.system_index].system;
+    if (ImGui::BeginTable("levels", 7, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
+        for (const char* h : {"network level", "kind", "GPUs", "GB/s/dir", "latency us", "eff.", "in-net"}) ImGui::TableSetupColumn(h);
         ImGui::TableHeadersRow();
-        for (const NetworkLevel& l : sys.levels) {
+        static const char* kinds[] = {"scale-up", "two-tier", "FullFlat", "rail-opt."};
+        for (size_t i = 0; i < edit.levels.size(); ++i) {
+            NetworkLevel& l = edit.levels[i];
+            ImGui::PushID(static_cast<int>(i));
             ImGui::TableNextRow();
             ImGui::TableSetColumnIndex(0);
             ImGui::TextUnformatted(l.name.c_str());
             ImGui::TableSetColumnIndex(1);
-            ImGui::Text("%d", l.size);
+            ImGui::TextUnformatted(kinds[static_cast<int>(l.kind)]);
             ImGui::TableSetColumnIndex(2);
-            ImGui::Text("%.0f", l.bandwidth_gbps);
+            ImGui::Text("%d", l.size);
             ImGui::TableSetColumnIndex(3);
-            ImGui::Text("%.1f us", l.latency_us);
+            ImGui::SetNextItemWidth(70);
+            if (ImGui::InputDouble("##bw", &l.bandwidth_gbps, 0, 0, "%.0f")) {
+                if (!(l.bandwidth_gbps > 0)) l.bandwidth_gbps = 1;  // the field shows what is used
+                changed = true;
+            }
             ImGui::TableSetColumnIndex(4);
-            ImGui::Text("%.2f", l.efficiency);
+            ImGui::SetNextItemWidth(60);
+            if (ImGui::InputDouble("##lat", &l.latency_us, 0, 0, "%.2f")) {
+                if (l.latency_us < 0) l.latency_us = 0;
+                changed = true;
+            }
             ImGui::TableSetColumnIndex(5);
-            ImGui::TextUnformatted(l.in_network_reduction ? "yes" : "no");
+            ImGui::SetNextItemWidth(50);
+            static const double kMinEff = 0.05, kMaxEff = 1.0;
+            changed |= ImGui::SliderScalar("##eff", ImGuiDataType_Double, &l.efficiency, &kMinEff, &kMaxEff, "%.2f",
+                                           ImGuiSliderFlags_AlwaysClamp);
+            ImGui::TableSetColumnIndex(6);
+            changed |= ImGui::Checkbox("##inr", &l.in_network_reduction);
+            ImGui::PopID();
         }
         ImGui::EndTable();
     }
-    bool changed = false;
     changed |= ImGui::Checkbox("overlap DP", &s.options.overlap_dp);
     ImGui::SameLine();
     changed |= ImGui::Checkbox("overlap PP", &s.options.overlap_pp);
