@@ -47,6 +47,7 @@ void Recompute(AppState& s) {
     if (s.system_index >= 0) {
         const System& sys = s.systems[s.system_index].system;
         try {
+            ValidateSystemLevels(sys);
             s.estimate = EstimateTraining(*s.job, sys, s.calibration.get(), s.options);
             s.has_estimate = true;
             s.report += TrainingReportText(*s.job, sys, s.estimate);

@@ -100,16 +100,10 @@ static void DrawCluster(AppState& s) {
             ImGui::Text("%d", l.size);
             ImGui::TableSetColumnIndex(3);
             ImGui::SetNextItemWidth(70);
-            if (ImGui::InputDouble("##bw", &l.bandwidth_gbps, 0, 0, "%.0f")) {
-                if (!(l.bandwidth_gbps > 0)) l.bandwidth_gbps = 1;  // the field shows what is used
-                changed = true;
-            }
+            changed |= ImGui::InputDouble("##bw", &l.bandwidth_gbps, 0, 0, "%.0f");  // checked in Recompute
             ImGui::TableSetColumnIndex(4);
             ImGui::SetNextItemWidth(60);
-            if (ImGui::InputDouble("##lat", &l.latency_us, 0, 0, "%.2f")) {
-                if (l.latency_us < 0) l.latency_us = 0;
-                changed = true;
-            }
+            changed |= ImGui::InputDouble("##lat", &l.latency_us, 0, 0, "%.2f");
             ImGui::TableSetColumnIndex(5);
             ImGui::SetNextItemWidth(50);
             static const double kMinEff = 0.05, kMaxEff = 1.0;

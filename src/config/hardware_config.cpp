@@ -302,4 +302,16 @@ double PeakTflops(const Accelerator& acc, Precision p) {
 
 double PeakFlops(const Accelerator& acc, Precision p) { return PeakTflops(acc, p) * 1e12; }
 
+void ValidateSystemLevels(const System& sys) {
+    for (size_t i = 0; i < sys.levels.size(); ++i) {
+        const NetworkLevel& l = sys.levels[i];
+        const std::string f = "levels[" + std::to_string(i) + "] (" + l.name + ")";
+        if (!(l.bandwidth_gbps > 0))
+            throw Error(f + ".bandwidth", "must be positive GB/s, got " + std::to_string(l.bandwidth_gbps));
+        if (!(l.latency_us >= 0)) throw Error(f + ".latency", "must be zero or positive us, got " + std::to_string(l.latency_us));
+        if (!(l.efficiency > 0 && l.efficiency <= 1))
+            throw Error(f + ".efficiency", "must be in (0, 1], got " + std::to_string(l.efficiency));
+    }
+}
+
 }  // namespace sc

@@ -112,6 +112,10 @@ System ParseSystem(std::string_view system_json, std::string_view accelerator_js
 // Same, with an accelerator parsed already.
 System ParseSystem(std::string_view system_json, const Accelerator& accelerator);
 
+// Re-checks a system edited in place (the page's cluster panel): every level's bandwidth positive,
+// latency not negative, efficiency in (0, 1]. Throws sc::Error naming the level and field.
+void ValidateSystemLevels(const System& sys);
+
 // Dense matrix peak of `acc` at `p`, in FLOP/s (not TFLOPS). fp32 falls back to the vector FP32 rate when
 // there is no FP32 matrix path (NVIDIA). Throws sc::Error("precision", "fp4 is not supported by ...")
 // when the accelerator has no published rate for `p`.

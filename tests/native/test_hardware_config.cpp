@@ -546,3 +546,20 @@ TEST(HardwareCalibration, MalformedInputsNameTheField) {
 }
 
 }  // namespace
+
+TEST(HardwareConfig, EditedLevelsAreRechecked) {
+    std::ifstream s(std::string(SC_SOURCE_DIR) + "/presets/systems/dgx-h100-superpod.json");
+    std::ifstream a(std::string(SC_SOURCE_DIR) + "/presets/hardware/h100-sxm.json");
+    std::stringstream ss, as;
+    ss << s.rdbuf();
+    as << a.rdbuf();
+    sc::System sys = sc::ParseSystem(ss.str(), as.str());
+    EXPECT_NO_THROW(sc::ValidateSystemLevels(sys));
+    sys.levels[1].bandwidth_gbps = 0;
+    try {
+        sc::ValidateSystemLevels(sys);
+        FAIL() << "a zero bandwidth must be refused";
+    } catch (const sc::Error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("levels[1] (" + sys.levels[1].name + ").bandwidth: must be positive", 0), 0u) << e.what();
+    }
+}
