@@ -14,7 +14,7 @@ namespace sc {
 namespace {
 
 using nlohmann::json;
-using strict_json::EditDistance;
+using EditDistance;
 using strict_json::Reader;
 
 std::string Num(double v) {

@@ -19,7 +19,7 @@ nlohmann::json ParseJsonText(std::string_view text, const std::string& what) {
 }
 
 // Levenshtein distance, for "did you mean" on misspelled keys.
-static size_t EditDistance(std::string_view a, std::string_view b) {
+size_t EditDistance(std::string_view a, std::string_view b) {
     std::vector<size_t> row(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
@@ -132,20 +132,22 @@ const nlohmann::json* JsonFields::Object(const char* key) {
     return j;
 }
 
-void JsonFields::RejectUnknown() const {
-    for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+void RejectUnknownKeys(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& path) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
         const std::string& k = it.key();
-        if (std::find(known_.begin(), known_.end(), k) != known_.end()) continue;
+        if (std::find(known.begin(), known.end(), k) != known.end()) continue;
         std::string best;
         size_t best_d = 3;  // suggest only close matches
-        for (const std::string& c : known_) {
+        for (const std::string& c : known) {
             size_t d = EditDistance(k, c);
             if (d < best_d) best_d = d, best = c;
         }
         std::string msg = "unknown field";
         if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
-        throw Error(FieldName(k.c_str()), msg);
+        throw Error(path.empty() ? k : path + "." + k, msg);
     }
 }
+
+void JsonFields::RejectUnknown() const { RejectUnknownKeys(obj_, known_, path_); }
 
 }  // namespace sc

@@ -12,6 +12,11 @@ namespace sc {
 // Parses `text` as JSON; throws sc::Error("", "not valid JSON: ... at byte N") otherwise.
 nlohmann::json ParseJsonText(std::string_view text, const std::string& what);
 
+// Levenshtein distance, for "did you mean" on misspelled keys.
+size_t EditDistance(std::string_view a, std::string_view b);
+// Throws for the first key of `object` not in `known`, suggesting the nearest known key.
+void RejectUnknownKeys(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& path);
+
 class JsonFields {
 public:
     // `path` prefixes field names in errors ("moe" gives "moe.experts").

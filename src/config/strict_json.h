@@ -1,6 +1,6 @@
 // Strict reading of JSON objects for the hardware and calibration presets: every key looked up is known,
 // Done() rejects the others with a "did you mean" hint; errors name the field by its dotted path.
-// (Same behaviour as JsonFields in json_fields.h, plus arrays and required strings.)
+// (JsonFields in json_fields.h plus arrays and required strings; both share RejectUnknownKeys.)
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -10,25 +10,11 @@
 #include <vector>
 
 #include "config/error.h"
+#include "config/json_fields.h"
 
 namespace sc::strict_json {
 
 using nlohmann::json;
-
-inline size_t EditDistance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
 
 // Strict reader of one JSON object: every key looked up is "known"; Done() rejects the others.
 class Reader {
@@ -96,21 +82,7 @@ public:
         if (!j->is_array()) throw Error(Field(key), "expected an array, got " + std::string(j->type_name()));
         return *j;
     }
-    void Done() const {
-        for (auto it = obj_.begin(); it != obj_.end(); ++it) {
-            const std::string& k = it.key();
-            if (std::find(known_.begin(), known_.end(), k) != known_.end()) continue;
-            std::string best;
-            size_t best_d = 3;  // suggest only close matches
-            for (const std::string& c : known_) {
-                size_t d = EditDistance(k, c);
-                if (d < best_d) best_d = d, best = c;
-            }
-            std::string msg = "unknown field";
-            if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
-            throw Error(Field(k), msg);
-        }
-    }
+    void Done() const { RejectUnknownKeys(obj_, known_, path_); }
 
 private:
     const json& obj_;

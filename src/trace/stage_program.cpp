@@ -14,9 +14,9 @@
 
 namespace sc {
 
-namespace {
+}  // namespace
 
-CollectiveType ToEt(Collective c) {
+CollectiveType ToChakra(Collective c) {
     switch (c) {
         case Collective::all_reduce: return CollectiveType::all_reduce;
         case Collective::all_gather: return CollectiveType::all_gather;
@@ -26,7 +26,7 @@ CollectiveType ToEt(Collective c) {
     return CollectiveType::all_reduce;
 }
 
-GroupKind ToKind(Group g) {
+GroupKind ToGroupKind(Group g) {
     switch (g) {
         case Group::tp: return GroupKind::tp;
         case Group::cp: return GroupKind::cp;
@@ -34,6 +34,8 @@ GroupKind ToKind(Group g) {
         default: return GroupKind::dp;
     }
 }
+
+namespace {
 
 struct ProgramBuilder {
     const Job& job;
@@ -67,10 +69,10 @@ struct ProgramBuilder {
         n.kind = op.kind;
         n.name = Name(prefix + op.name);
         if (op.kind == OpKind::collective) {
-            GroupKind k = ToKind(op.group);
+            GroupKind k = ToGroupKind(op.group);
             if (layout.GroupSize(k) <= 1) return;
             n.type = EtNodeType::comm_coll;
-            n.coll = ToEt(op.collective);
+            n.coll = ToChakra(op.collective);
             n.group = k;
             n.comm_bytes = static_cast<int64_t>(job.V(op.comm_bytes));
         } else {

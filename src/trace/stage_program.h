@@ -45,4 +45,8 @@ struct StageProgram {
 
 StageProgram BuildStageProgram(const Job& job, int stage);
 
+// The graph's collective and group as the trace names them.
+CollectiveType ToChakra(Collective c);
+GroupKind ToGroupKind(Group g);
+
 }  // namespace sc
