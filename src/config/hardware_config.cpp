@@ -14,7 +14,6 @@ namespace sc {
 namespace {
 
 using nlohmann::json;
-using EditDistance;
 using strict_json::Reader;
 
 std::string Num(double v) {
