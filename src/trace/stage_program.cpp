@@ -14,8 +14,6 @@
 
 namespace sc {
 
-}  // namespace
-
 CollectiveType ToChakra(Collective c) {
     switch (c) {
         case Collective::all_reduce: return CollectiveType::all_reduce;
