@@ -32,7 +32,8 @@ int Estimate(int argc, char** argv) {
             "               recompute=selective,zero=1 (omitted keys: 1, no SP, batch=microbatch*dp, 1f1b,\n"
             "               no recompute, zero=0)\n"
             "  --options    overlap_dp=on,overlap_pp=on,overlap_tp=off,in_network_reduction=on,\n"
-            "               matmul_efficiency=F,attention_efficiency=F,memory_efficiency=F (default: measured)\n"
+            "               matmul_efficiency=F,attention_efficiency=F,memory_efficiency=F (default: measured),\n"
+            "               flash_attention=on,dropout=off,pp_scatter_gather=on,grad_accumulation_fusion=on\n"
             "  --tokens     tokens to train, for time, GPU-hours and energy to train\n"
             "  --json       print JSON instead of text\n",
             a.Has("help") ? stdout : stderr);

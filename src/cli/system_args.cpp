@@ -69,9 +69,15 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "matmul_efficiency") o.matmul_efficiency = Fraction(k, v);
         else if (k == "attention_efficiency") o.attention_efficiency = Fraction(k, v);
         else if (k == "memory_efficiency") o.memory_efficiency = Fraction(k, v);
+        else if (k == "overlap_tp_fraction") o.overlap_tp_fraction = Fraction(k, v);
+        else if (k == "flash_attention") o.flash_attention = Flag(k, v);
+        else if (k == "dropout") o.dropout = Flag(k, v);
+        else if (k == "pp_scatter_gather") o.pp_scatter_gather = Flag(k, v);
+        else if (k == "grad_accumulation_fusion") o.grad_accumulation_fusion = Flag(k, v);
         else
-            throw Error(k, "unknown option; valid: overlap_dp overlap_pp overlap_tp in_network_reduction "
-                           "matmul_efficiency attention_efficiency memory_efficiency");
+            throw Error(k, "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
+                           "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
+                           "flash_attention dropout pp_scatter_gather grad_accumulation_fusion");
     }
     if (a.Has("tokens")) {
         char* end = nullptr;

@@ -52,13 +52,15 @@ struct Builder {
         blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 
-    // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient.
-    void Matmul(const std::string& name, E m, E n, E k) {
+    // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient: `saved_rows` of its m rows. Under
+    // sequence parallelism the input of the first GEMM after the TP all-gather is kept as this rank's
+    // s/tp shard and all-gathered again in the backward (Korthikanti et al. 2022 Sec. 4.2.2).
+    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr) {
         E w = S(Sym::w);
         E flops = 2.0 * m * n * k;
         E bytes = (m * k + k * n + m * n) * w;
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
-        fwd.saved_bytes = (m * k * w).e;
+        fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
         blk->forward.push_back(fwd);
         pending.push_back({MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes),
                            MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes)});
@@ -150,6 +152,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         B.Elementwise(pre + "attn.norm", Tn * h, norm_fpe, 1, Tn * h);
         B.TpEnter(pre + "attn", T * h);
         E dqk = d, dv = d;
+        size_t qkv_op = 0;  // the forward op producing Q, K, V (they are kept: selective recomputation needs them)
         if (m.is_mla()) {
             // DeepSeek-V3 MLA: low-rank compressed q and kv; the down-projections are replicated across
             // TP ranks (they are small), the up-projections and the output are split by heads.
@@ -160,24 +163,26 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
                 B.Weight(pre + "attn.q_down", h * ql, h * ql);
                 B.Weight(pre + "attn.q_norm", ql, ql);
                 B.Weight(pre + "attn.q_up", ql * a * dqk, ql * a / tp * dqk);
-                B.Matmul(pre + "attn.q_down", T, ql, h);
+                B.Matmul(pre + "attn.q_down", T, ql, h, &Tn);
                 B.Elementwise(pre + "attn.q_norm", T * ql, 5, 1, T * ql);
                 B.Matmul(pre + "attn.q_up", T, a / tp * dqk, ql);
             } else {
                 B.Weight(pre + "attn.q", h * a * dqk, h * a / tp * dqk);
-                B.Matmul(pre + "attn.q", T, a / tp * dqk, h);
+                B.Matmul(pre + "attn.q", T, a / tp * dqk, h, &Tn);
             }
             B.Weight(pre + "attn.kv_down", h * (kvl + dr), h * (kvl + dr));
             B.Weight(pre + "attn.kv_norm", kvl, kvl);
             B.Weight(pre + "attn.kv_up", kvl * a * (dn + dv), kvl * a / tp * (dn + dv));
-            B.Matmul(pre + "attn.kv_down", T, kvl + dr, h);
+            B.Matmul(pre + "attn.kv_down", T, kvl + dr, h, &Tn);
             B.Elementwise(pre + "attn.kv_norm", T * kvl, 5, 1, T * kvl);
             B.Matmul(pre + "attn.kv_up", T, a / tp * (dn + dv), kvl);
+            qkv_op = g.blocks.back().forward.size() - 1;
         } else {
             E qkv_out = (a + 2.0 * kv) * d;
             B.Weight(pre + "attn.qkv", h * qkv_out + (m.bias ? qkv_out : B.C(0)),
                      h * qkv_out / tp + (m.bias ? qkv_out / tp : B.C(0)));
-            B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h);
+            B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h, &Tn);
+            qkv_op = g.blocks.back().forward.size() - 1;
         }
         if (m.position == PositionKind::rotary)
             B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * (m.is_mla() ? S(Sym::dr) : d), 3, 1, B.Zero());
@@ -193,8 +198,12 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
             E q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
             E o = T * a / tp * dv;
             Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
-            // Saved for backward: Q, this rank's share of K and V, O, and one fp32 log-sum-exp per query row.
-            fwd.saved_bytes = ((q + k_ / cp + v_ / cp + o) * w + T * a / tp * 4.0).e;
+            // Saved for backward: Q, this rank's share of K and V (inputs of the core, kept with the projection
+            // that produced them, since recomputing the core needs them), O (the output projection's saved
+            // input, counted there) and one fp32 log-sum-exp per query row, what selective recomputation drops.
+            Op& qkv = g.blocks.back().forward[qkv_op];
+            qkv.saved_bytes = (E{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
+            fwd.saved_bytes = (T * a / tp * 4.0).e;
             fwd.selective = true;
             g.blocks.back().forward.push_back(fwd);
             B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
@@ -208,13 +217,14 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     };
 
     // A (TP-split) MLP on `tokens` tokens with intermediate size `ff` (already divided as needed).
-    auto mlp = [&](const std::string& name, E tokens, E ff) {
+    // `saved_tokens`: rows of the first GEMM's input it keeps (the SP shard after a TP all-gather).
+    auto mlp = [&](const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr) {
         bool swiglu = m.mlp == MlpKind::swiglu;
         if (swiglu) {
-            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h);
+            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens);
             B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
         } else {
-            B.Matmul(name + ".fc1", tokens, ff, h);
+            B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens);
             B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
         B.Matmul(name + ".fc2", tokens, h, ff);
@@ -225,7 +235,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         E f = S(Sym::f);
         B.Elementwise(pre + "mlp.norm", Tn * h, norm_fpe, 1, Tn * h);
         B.TpEnter(pre + "mlp", T * h);
-        mlp(pre + "mlp", T, f / tp);
+        mlp(pre + "mlp", T, f / tp, &Tn);
         B.TpLeave(pre + "mlp", T * h);
         B.Elementwise(pre + "mlp.residual", Tn * h, 1, 2, B.Zero());
         E bias = m.bias ? f + h : B.C(0);
@@ -284,7 +294,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     B.Elementwise("head.norm", Tn * h, norm_fpe, 1, Tn * h);
     B.Weight("head.norm", norm_params, norm_params);
     B.TpEnter("head", T * h);
-    B.Matmul("head.logits", T, V / tp, h);
+    B.Matmul("head.logits", T, V / tp, h, &Tn);
     if (m.tied_embeddings)
         B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);  // counted once, in the embedding
     else

@@ -1,5 +1,6 @@
 #include "parallel/job.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "graph/model_stats.h"
@@ -38,16 +39,29 @@ double HeldParams(const Job& job, const Weight& w) {
     return job.V(w.numel_per_rank);
 }
 
-std::vector<StageBlock> BlocksOfVirtualStage(const Job& job, int g) {
-    std::vector<StageBlock> out;
-    const Graph& gr = job.graph;
-    if (g == 0) out.push_back({gr.Find(BlockKind::embedding), -1});
+StageBlockCounts BlockCountsOfVirtualStage(const Job& job, int g) {
+    StageBlockCounts c;
+    c.embedding = g == 0;
+    c.head = g == job.virtual_stages() - 1;
     LayerRange r = LayersOfVirtualStage(job.par, job.model.layers, g);
-    for (int l = r.first; l < r.first + r.count; ++l) {
-        bool moe = job.model.is_moe() && l >= job.model.moe.dense_layers;
-        out.push_back({gr.Find(moe ? BlockKind::moe_layer : BlockKind::dense_layer), l});
-    }
-    if (g == job.virtual_stages() - 1) out.push_back({gr.Find(BlockKind::head), -1});
+    c.first_layer = r.first;
+    // MoE layers follow the leading dense ones.
+    const int dense_end = job.model.is_moe() ? job.model.moe.dense_layers : job.model.layers;
+    c.dense = std::clamp(dense_end - r.first, 0, r.count);
+    c.moe = r.count - c.dense;
+    return c;
+}
+
+std::vector<StageBlock> BlocksOfVirtualStage(const Job& job, int g) {
+    const Graph& gr = job.graph;
+    StageBlockCounts c = BlockCountsOfVirtualStage(job, g);
+    std::vector<StageBlock> out;
+    out.reserve(c.dense + c.moe + 2);
+    if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});
+    int l = c.first_layer;
+    for (int i = 0; i < c.dense; ++i) out.push_back({gr.Find(BlockKind::dense_layer), l++});
+    for (int i = 0; i < c.moe; ++i) out.push_back({gr.Find(BlockKind::moe_layer), l++});
+    if (c.head) out.push_back({gr.Find(BlockKind::head), -1});
     return out;
 }
 

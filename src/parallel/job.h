@@ -39,4 +39,19 @@ struct StageBlock {
 };
 std::vector<StageBlock> BlocksOfVirtualStage(const Job& job, int g);
 
+// The same blocks counted instead of listed (no allocation; the hot path of memory and search): in forward
+// order the embedding (if any), `dense` dense layers, `moe` MoE layers, the head (if any).
+struct StageBlockCounts {
+    bool embedding = false, head = false;
+    int first_layer = 0, dense = 0, moe = 0;
+};
+StageBlockCounts BlockCountsOfVirtualStage(const Job& job, int g);
+
+// True when Rebind(job, b) would produce the same values as Rebind(job, a): the graph's symbols bind only
+// microbatch, tp, cp and ep (and the vocabulary padded to tp). A sweep over the other knobs (pp, dp,
+// schedule, recompute, ZeRO, ...) may then validate and set job.par without re-evaluating.
+inline bool SameBinding(const ParallelConfig& a, const ParallelConfig& b) {
+    return a.microbatch == b.microbatch && a.tp == b.tp && a.cp == b.cp && a.ep == b.ep;
+}
+
 }  // namespace sc

@@ -115,21 +115,32 @@ void Layout::Members(GroupKind k, int index, std::vector<int>& out) const {
         out.push_back(RankOf(base));
         base[kPp] = pp_ - 1;
         out.push_back(RankOf(base));
-    } else {
-        // Odometer over the varying sub-dimensions.
-        Coord c = base;
-        for (;;) {
-            out.push_back(RankOf(c));
-            int d = 0;
-            for (; d < kSubDims; ++d) {
-                if (!Varies(k, d)) continue;
-                if (++c[d] < size_[d]) break;
-                c[d] = 0;
+        std::sort(out.begin(), out.end());
+        return;
+    }
+    // Odometer over the varying sub-dimensions, smallest stride fastest. Strides are mixed-radix (each one
+    // exceeds the largest offset the smaller-stride dimensions reach), so this lists the members ascending.
+    int dims[kSubDims], nd = 0;
+    for (int d = 0; d < kSubDims; ++d)
+        if (Varies(k, d) && size_[d] > 1) dims[nd++] = d;
+    std::sort(dims, dims + nd, [&](int a, int b) { return stride_[a] < stride_[b]; });
+    int n = 1;
+    for (int i = 0; i < nd; ++i) n *= size_[dims[i]];
+    out.reserve(n);
+    int c[kSubDims] = {};
+    long long r = RankOf(base);
+    for (int m = 0; m < n; ++m) {
+        out.push_back(static_cast<int>(r));
+        for (int i = 0; i < nd; ++i) {
+            const int d = dims[i];
+            if (++c[d] < size_[d]) {
+                r += stride_[d];
+                break;
             }
-            if (d == kSubDims) break;
+            c[d] = 0;
+            r -= stride_[d] * (size_[d] - 1);
         }
     }
-    std::sort(out.begin(), out.end());
 }
 
 int Layout::PipelinePeer(int rank, int delta) const {

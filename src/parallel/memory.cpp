@@ -5,6 +5,7 @@
 #include "parallel/memory.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "parallel/schedule.h"
 
@@ -24,21 +25,49 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     const PrecisionConfig& prec = job.model.precision;
     const double dp_group = 1.0 * p.dp * p.cp, edp_group = 1.0 * p.dp / p.ep * p.cp;
     StageMemory mem;
-    std::vector<double> act(p.chunks(), 0);
+
+    // Per block kind, once: its saved activations (under the job's recomputation and, for the recompute
+    // working set, under none) and the parameters this rank holds. Summed below in the order the stage
+    // runs its blocks, so the totals equal a block-by-block walk.
+    struct KindCost {
+        bool done = false;
+        double act = 0, act_none = 0, dense = 0, expert = 0;
+    };
+    KindCost kinds[4];
+    auto cost = [&](BlockKind k) -> const KindCost& {
+        KindCost& c = kinds[static_cast<int>(k)];
+        if (!c.done) {
+            const Block& b = *job.graph.Find(k);
+            for (const Weight& w : b.weights) (w.expert ? c.expert : c.dense) += HeldParams(job, w);
+            c.act = SavedActivationBytes(job, b, p.recompute);
+            c.act_none = p.recompute != Recompute::none ? SavedActivationBytes(job, b, Recompute::none) : 0;
+            c.done = true;
+        }
+        return c;
+    };
+
+    double act[64];  // per chunk; vstages beyond 64 fall back to the heap
+    std::vector<double> act_heap;
+    double* chunk_act = act;
+    if (p.chunks() > 64) act_heap.assign(p.chunks(), 0), chunk_act = act_heap.data();
     double dense = 0, expert = 0, largest_block = 0, recompute_working = 0;
     for (int c = 0; c < p.chunks(); ++c) {
-        for (const StageBlock& sb : BlocksOfVirtualStage(job, c * p.pp + stage)) {
-            double block_params = 0;
-            for (const Weight& w : sb.block->weights) {
-                double n = HeldParams(job, w);
-                (w.expert ? expert : dense) += n;
-                block_params += n;
+        chunk_act[c] = 0;
+        StageBlockCounts n = BlockCountsOfVirtualStage(job, c * p.pp + stage);
+        auto add = [&](BlockKind k, int times) {
+            if (times <= 0) return;
+            const KindCost& kc = cost(k);
+            for (int i = 0; i < times; ++i) {
+                dense += kc.dense, expert += kc.expert;
+                chunk_act[c] += kc.act;
             }
-            largest_block = std::max(largest_block, block_params);
-            act[c] += SavedActivationBytes(job, *sb.block, p.recompute);
-            if (p.recompute != Recompute::none)
-                recompute_working = std::max(recompute_working, SavedActivationBytes(job, *sb.block, Recompute::none));
-        }
+            largest_block = std::max(largest_block, kc.dense + kc.expert);
+            if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none);
+        };
+        add(BlockKind::embedding, n.embedding);
+        add(BlockKind::dense_layer, n.dense);
+        add(BlockKind::moe_layer, n.moe);
+        add(BlockKind::head, n.head);
     }
     mem.params = dense + expert;
     const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
@@ -50,19 +79,9 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     mem.gradients = sharded(g, p.zero >= 2);
     mem.optimizer = sharded(opt, p.zero >= 1);
 
-    double cur = 0, peak = 0;
-    int inflight = 0;
-    for (const PipelineStep& s : PipelineSchedule(p, stage)) {
-        if (s.forward) {
-            cur += act[s.chunk];
-            ++inflight;
-            if (cur > peak) peak = cur, mem.peak_inflight = inflight;
-        } else {
-            cur -= act[s.chunk];
-            --inflight;
-        }
-    }
-    mem.activations = peak + recompute_working;
+    InFlightPeak peak = PeakInFlight(p, stage, chunk_act);
+    mem.peak_inflight = peak.inflight;
+    mem.activations = peak.bytes + recompute_working;
     return mem;
 }
 

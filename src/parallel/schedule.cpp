@@ -5,44 +5,52 @@
 namespace sc {
 
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
-    const int M = p.microbatches();
     std::vector<PipelineStep> steps;
-    steps.reserve(2 * static_cast<size_t>(M) * p.chunks());
-    if (p.schedule == Schedule::gpipe || p.pp == 1) {
-        for (int m = 0; m < M; ++m) steps.push_back({true, m, 0});
-        for (int m = 0; m < M; ++m) steps.push_back({false, m, 0});
-        return steps;
-    }
-    if (p.schedule == Schedule::one_f_one_b) {
-        int warmup = std::min(p.pp - stage - 1, M);
-        int f = 0, b = 0;
-        for (; f < warmup; ++f) steps.push_back({true, f, 0});
-        while (f < M) {
-            steps.push_back({true, f++, 0});
-            steps.push_back({false, b++, 0});
-        }
-        while (b < M) steps.push_back({false, b++, 0});
-        return steps;
-    }
-    // Interleaved: the k-th forward runs chunk (k / pp) % v on microbatch (k / (pp*v)) * pp + k % pp;
-    // the k-th backward the mirror chunk v-1-(k / pp) % v.
-    const int v = p.vstages, pp = p.pp, total = M * v;
-    auto mb = [&](int k) { return (k / (pp * v)) * pp + k % pp; };
-    auto chunk = [&](int k, bool fwd) {
-        int c = (k % (pp * v)) / pp;
-        return fwd ? c : v - 1 - c;
-    };
-    int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
-    int f = 0, b = 0;
-    for (; f < warmup; ++f) steps.push_back({true, mb(f), chunk(f, true)});
-    while (f < total) {
-        steps.push_back({true, mb(f), chunk(f, true)});
-        ++f;
-        steps.push_back({false, mb(b), chunk(b, false)});
-        ++b;
-    }
-    for (; b < total; ++b) steps.push_back({false, mb(b), chunk(b, false)});
+    steps.reserve(2 * static_cast<size_t>(p.microbatches()) * p.chunks());
+    ForEachPipelineStep(p, stage, [&](const PipelineStep& s) { steps.push_back(s); });
     return steps;
+}
+
+InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act) {
+    const int M = p.microbatches();
+    InFlightPeak peak;
+    auto raise = [&](double bytes, int inflight) {
+        if (bytes > peak.bytes) peak.bytes = bytes, peak.inflight = inflight;
+    };
+    if (p.chunks() == 1) {
+        // GPipe: all forwards first. 1F1B: pp-stage-1 warm-up forwards, then the steady state's forward
+        // tops it up to pp-stage before each backward. pp == 1 is plain gradient accumulation: one
+        // microbatch alive at a time, whatever the schedule (ForEachPipelineStep runs it as 1F1B).
+        const int n = p.schedule == Schedule::gpipe && p.pp > 1 ? M : std::min(p.pp - stage, M);
+        double cur = 0;
+        for (int i = 1; i <= n; ++i) cur += chunk_act[0], raise(cur, i);
+        return peak;
+    }
+    // Interleaved: forward k runs chunk (k % P) / pp, backward k chunk v-1 - (k % P) / pp, P = pp*v; both
+    // sequences add every chunk pp times per period, so after the warm-up the alive bytes repeat with period P.
+    const int v = p.vstages, pp = p.pp, P = pp * v, total = M * v;
+    const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+    auto fwd_chunk = [&](int k) { return (k % P) / pp; };
+    auto bwd_chunk = [&](int k) { return v - 1 - (k % P) / pp; };
+    double cur = 0;
+    for (int k = 0; k < std::min(warmup, P); ++k) cur += chunk_act[fwd_chunk(k)], raise(cur, k + 1);
+    if (warmup > P) {
+        // Whole periods of the warm-up, then its remainder: the running sum only grows here.
+        double period = 0;
+        for (int k = 0; k < P; ++k) period += chunk_act[fwd_chunk(k)];
+        const int periods = warmup / P;
+        cur = periods * period;
+        for (int k = periods * P; k < warmup; ++k) cur += chunk_act[fwd_chunk(k)];
+        raise(cur, warmup);
+    }
+    // Steady state: forward warmup+i, then backward i; one period of pairs holds every value it reaches.
+    const int pairs = std::min(total - warmup, P);
+    for (int i = 0; i < pairs; ++i) {
+        cur += chunk_act[fwd_chunk(warmup + i)];
+        raise(cur, warmup + 1);
+        cur -= chunk_act[bwd_chunk(i)];
+    }
+    return peak;
 }
 
 LayerRange LayersOfVirtualStage(const ParallelConfig& p, int layers, int g) {
@@ -63,7 +71,9 @@ LayerRange LayersOfVirtualStage(const ParallelConfig& p, int layers, int g) {
         return (i >= 1 && i <= rem) ? 1 : 0;
     };
     LayerRange r;
-    for (int i = 0; i < g; ++i) r.first += base + extra(i);
+    if (rem == 0) r.first = g * base;
+    else
+        for (int i = 0; i < g; ++i) r.first += base + extra(i);
     r.count = base + extra(g);
     return r;
 }

@@ -1,6 +1,7 @@
 // Pipeline schedules (the order of forward and backward passes on one stage) and the split of
 // layers over (virtual) stages.
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "parallel/parallel_config.h"
@@ -17,6 +18,58 @@ struct PipelineStep {
 // 2021): pp-stage-1 warm-up forwards, then one forward one backward. Interleaved 1F1B: Megatron-LM's
 // forward_backward_pipelining_with_interleaving (chunk and microbatch of the k-th pass computed alike).
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage);
+
+// The same steps, handed to f(const PipelineStep&) one by one without building the vector (memory's hot path).
+template <class F>
+void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
+    const int M = p.microbatches();
+    // One stage (pp = 1) is plain gradient accumulation whatever the schedule: each microbatch's forward
+    // then its backward, one microbatch's activations alive at a time (the 1F1B branch with no warm-up).
+    if (p.schedule == Schedule::gpipe && p.pp > 1) {
+        for (int m = 0; m < M; ++m) f(PipelineStep{true, m, 0});
+        for (int m = 0; m < M; ++m) f(PipelineStep{false, m, 0});
+        return;
+    }
+    if (p.schedule == Schedule::one_f_one_b) {
+        const int warmup = std::min(p.pp - stage - 1, M);
+        int fw = 0, bw = 0;
+        for (; fw < warmup; ++fw) f(PipelineStep{true, fw, 0});
+        while (fw < M) {
+            f(PipelineStep{true, fw++, 0});
+            f(PipelineStep{false, bw++, 0});
+        }
+        while (bw < M) f(PipelineStep{false, bw++, 0});
+        return;
+    }
+    // Interleaved: the k-th forward runs chunk (k / pp) % v on microbatch (k / (pp*v)) * pp + k % pp;
+    // the k-th backward the mirror chunk v-1-(k / pp) % v.
+    const int v = p.vstages, pp = p.pp, total = M * v;
+    auto mb = [&](int k) { return (k / (pp * v)) * pp + k % pp; };
+    auto chunk = [&](int k, bool fwd) {
+        int c = (k % (pp * v)) / pp;
+        return fwd ? c : v - 1 - c;
+    };
+    const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+    int fw = 0, bw = 0;
+    for (; fw < warmup; ++fw) f(PipelineStep{true, mb(fw), chunk(fw, true)});
+    while (fw < total) {
+        f(PipelineStep{true, mb(fw), chunk(fw, true)});
+        ++fw;
+        f(PipelineStep{false, mb(bw), chunk(bw, false)});
+        ++bw;
+    }
+    for (; bw < total; ++bw) f(PipelineStep{false, mb(bw), chunk(bw, false)});
+}
+
+// Largest sum of chunk_act[chunk] over the forwards whose backward has not run yet, over the schedule of
+// `stage`, and how many were in flight then (the first time it is reached; 0 when nothing is ever alive).
+// Equal to walking ForEachPipelineStep, in O(pp * vstages) instead of O(microbatches * vstages): the
+// interleaved steady state repeats with period pp * vstages.
+struct InFlightPeak {
+    double bytes = 0;
+    int inflight = 0;
+};
+InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act);
 
 // Layers [first, first + count) of virtual stage g = chunk * pp + stage (0 .. pp*chunks-1).
 // Even split when it divides; with uneven=1 the remaining layers go to the middle stages first, so the

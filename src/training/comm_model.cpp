@@ -1,12 +1,42 @@
 #include "training/comm_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string_view>
 
 #include "config/error.h"
 
 namespace sc {
 
-CommModel::CommModel(const System& sys, const Layout& layout, bool inr) : sys_(sys), inr_(inr) {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// The scale-up curve of `op` measured on `acc` that fits: `in_network` asks for one that includes NVLink
+// SHARP (NCCL's "nvls", or its default on a fabric that has it), otherwise for a plain ring/tree one. On a
+// fabric without in-network reduction every measured curve is ring/tree. Most points wins; then the one
+// measured on `ranks` GPUs.
+const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string& acc, CollectiveOp op,
+                                 bool fabric_has_inr, bool in_network, int ranks) {
+    if (!cal) return nullptr;
+    const CollectiveCurve* best = nullptr;
+    for (const CollectiveCurve& c : cal->collectives) {
+        if (c.op != op || c.scope != "scale_up") continue;
+        if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
+        bool nvls = fabric_has_inr && (StartsWith(c.algorithm, "nvls") || StartsWith(c.algorithm, "default"));
+        bool ring = !fabric_has_inr || StartsWith(c.algorithm, "ring");
+        if (in_network ? !nvls : !ring) continue;
+        if (!best || c.busbw.x.size() > best->busbw.x.size() ||
+            (c.busbw.x.size() == best->busbw.x.size() && c.n_ranks == ranks))
+            best = &c;
+    }
+    return best;
+}
+
+}  // namespace
+
+CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal)
+    : sys_(sys), inr_(inr) {
     if (sys.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
     if (layout.world() > sys.TotalAccelerators())
         throw Error("gpus", std::to_string(layout.world()) + " ranks do not fit on " + sys.name + " (" +
@@ -29,6 +59,57 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr) : sys_(s
         p2p_level_ = 0;
         while (p2p_level_ + 1 < static_cast<int>(sys.levels.size()) && peer / sys.levels[p2p_level_].size != 0) ++p2p_level_;
     }
+    // The curves were measured on the accelerator's own NVLink/xGMI ports and switches: they apply to the
+    // first level when it is that fabric, a node's scale-up domain or a FullFlat fabric of the same links.
+    const NetworkLevel& up = sys.levels[0];
+    if (up.kind == LevelKind::scale_up ||
+        (up.kind == LevelKind::fullflat && up.bandwidth_gbps == sys.accelerator.scale_up_gbps_per_direction)) {
+        const std::string& acc = sys.accelerator.id;
+        ring_ar_ = PickCurve(cal, acc, CollectiveOp::all_reduce, up.in_network_reduction, false, up.size);
+        nvls_ar_ = PickCurve(cal, acc, CollectiveOp::all_reduce, up.in_network_reduction, true, up.size);
+        // All-gather and reduce-scatter: their own curve where measured; otherwise the ring all-reduce curve at
+        // the same buffer size. A ring all-reduce is 2(k-1) steps of buffer/k, an all-gather or reduce-scatter
+        // k-1 steps of the same chunk, and nccl-tests' busbw divides out exactly that step count, so equal step
+        // times give equal busbw.
+        ag_ = PickCurve(cal, acc, CollectiveOp::all_gather, up.in_network_reduction, false, up.size);
+        rs_ = PickCurve(cal, acc, CollectiveOp::reduce_scatter, up.in_network_reduction, false, up.size);
+        if (!ag_) ag_ = ring_ar_;
+        if (!rs_) rs_ = ring_ar_;
+    }
+}
+
+const CollectiveCurve* CommModel::ScaleUpCurve(CollectiveType type) const {
+    switch (type) {
+        case CollectiveType::all_reduce: return inr_ && sys_.levels[0].in_network_reduction && nvls_ar_ ? nvls_ar_ : ring_ar_;
+        case CollectiveType::all_gather: return ag_;
+        case CollectiveType::reduce_scatter: return rs_;
+        default: return nullptr;
+    }
+}
+
+double CommModel::LevelSeconds(CollectiveType type, size_t l, int k, double bytes) const {
+    const NetworkLevel& lvl = sys_.levels[l];
+    const bool ar = type == CollectiveType::all_reduce;
+    const double factor = (ar ? 2.0 : 1.0) * (k - 1.0) / k;
+    // Alpha-beta: the bandwidth term of a ring, and the latency of whichever algorithm has fewer steps, a
+    // ring (k-1 steps per phase) or the logarithmic ones (recursive doubling / halving, ceil(log2 k) steps
+    // per phase, same bandwidth term: Thakur et al. 2005; NCCL's trees and PAT). The collective library
+    // picks the cheaper.
+    const double bw = lvl.EffectiveGBps() * 1e9, lat = lvl.latency_us * 1e-6;
+    const double phases = ar ? 2 : 1;
+    double t = factor * bytes / bw + phases * std::min(k - 1.0, std::ceil(std::log2(k))) * lat;
+    if (l == 0) {
+        // Measured: nccl-tests busbw = bytes * factor / time at the measured rank count n; k ranks on the same
+        // switch move chunks of bytes/k per step, which a measurement on n ranks sees at bytes * n / k.
+        auto measured = [&](const CollectiveCurve* c) { return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / k) * 1e9); };
+        const CollectiveCurve* plain = ar ? ring_ar_ : type == CollectiveType::all_gather ? ag_
+                                                     : type == CollectiveType::reduce_scatter ? rs_ : nullptr;
+        if (plain) t = measured(plain);
+        // NCCL's tuner takes NVLink SHARP (NVLS) only where it is faster than ring/tree.
+        if (ar && inr_ && lvl.in_network_reduction && nvls_ar_) return std::min(t, measured(nvls_ar_));
+    }
+    if (ar && inr_ && lvl.in_network_reduction) t = std::min(t, bytes / bw + 2 * lat);  // the buffer sent once
+    return t;
 }
 
 double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) const {
@@ -39,9 +120,9 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
     int inner = 1;  // members in one domain of the previous level
     for (size_t l = 0; l < m.size(); ++l) {
         const NetworkLevel& lvl = sys_.levels[l];
-        const double bw = lvl.EffectiveGBps() * 1e9, lat = lvl.latency_us * 1e-6;
         if (type == CollectiveType::all_to_all) {
             // Traffic to peers reached first at this level.
+            const double bw = lvl.EffectiveGBps() * 1e9, lat = lvl.latency_us * 1e-6;
             t += (m[l] - inner) / static_cast<double>(n) * bytes / bw + (m[l] > inner ? lat : 0);
             inner = m[l];
             continue;
@@ -49,13 +130,7 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
         const int k = m[l] / inner;  // ranks this level joins, each holding `share`
         inner = m[l];
         if (k <= 1) continue;
-        double factor = (k - 1.0) / k, steps = k - 1.0;
-        if (type == CollectiveType::all_reduce) {
-            bool inr = inr_ && lvl.in_network_reduction;
-            factor = inr ? 1.0 : 2 * factor;
-            steps = inr ? 2 : 2 * steps;
-        }
-        t += factor * share / bw + steps * lat;
+        t += LevelSeconds(type, l, k, share);
         share /= k;  // the next level works on this level's shard
     }
     return t;

@@ -1,15 +1,22 @@
 // Time of a collective on a multi-level network. A group's members are spread over the levels by the
 // rank order (rank r runs on accelerator r): the hierarchy is read off the members themselves, k_l of
 // them sharing each level-l domain, and the collective runs hierarchically (NCCL-style): reduce-scatter
-// inside the inner domain, the outer level on the 1/k share, all-gather back. Each level is alpha-beta:
-// latency per ring step plus bytes over the level's effective per-direction bandwidth.
+// inside the inner domain, the outer level on the 1/k share, all-gather back.
 // Ring volumes per rank (Thakur et al. 2005; nccl-tests' bus bandwidth): all-reduce 2(k-1)/k of the
 // buffer, all-gather and reduce-scatter (k-1)/k, all-to-all (k-1)/k. In-network reduction (SHARP,
 // NVLink SHARP) sends an all-reduce buffer once: factor 1.
+//
+// Each level's bandwidth: where presets/calibration/measured.json has a bus-bandwidth curve measured on
+// this accelerator's scale-up fabric (nccl-tests busbw vs message size), the first level (the scale-up
+// domain, or a FullFlat fabric of the same links) interpolates
+// it at the message size, so small and medium messages (TP activations: 10-200 MB) get the bandwidth
+// they really reach, not the plateau; every other level is alpha-beta: latency per ring step plus bytes
+// over the level's effective per-direction bandwidth (efficiency = measured plateau / nominal).
 #pragma once
 #include <array>
 #include <vector>
 
+#include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "parallel/layout.h"
 #include "trace/chakra_et.h"
@@ -18,19 +25,31 @@ namespace sc {
 
 class CommModel {
 public:
-    CommModel(const System& sys, const Layout& layout, bool in_network_reduction);
+    CommModel(const System& sys, const Layout& layout, bool in_network_reduction,
+              const CalibrationTable* cal = nullptr);
     double Seconds(CollectiveType type, GroupKind group, double bytes) const;
     double P2PSeconds(double bytes) const;  // one pipeline send between neighbouring stages
     // Members of one group of `group` inside one domain of each level (innermost first).
     const std::vector<int>& MembersPerLevel(GroupKind group) const { return per_level_[static_cast<int>(group)]; }
     int GroupSize(GroupKind g) const { return size_[static_cast<int>(g)]; }
+    // The measured scale-up curve for `type` (nullptr: alpha-beta); for all-reduce with in-network reduction
+    // the NVLS one, which competes with ring/tree per message size. For tests and reports.
+    const CollectiveCurve* ScaleUpCurve(CollectiveType type) const;
 
 private:
+    // Seconds for k ranks of level l to run `type` on a buffer of `bytes` (the share entering the level).
+    double LevelSeconds(CollectiveType type, size_t l, int k, double bytes) const;
+
     const System& sys_;
     bool inr_;
     std::array<std::vector<int>, static_cast<int>(GroupKind::count)> per_level_;
     std::array<int, static_cast<int>(GroupKind::count)> size_{};
     int p2p_level_ = 0;
+    // Measured scale-up curves: all-reduce (ring or NCCL default) and in-network all-reduce (NVLS).
+    const CollectiveCurve* ring_ar_ = nullptr;
+    const CollectiveCurve* nvls_ar_ = nullptr;
+    const CollectiveCurve* ag_ = nullptr;
+    const CollectiveCurve* rs_ = nullptr;
 };
 
 }  // namespace sc

@@ -8,6 +8,10 @@ namespace sc {
 ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
                            const TrainingOptions& opt) {
     peak_ = PeakFlops(acc, compute);
+    // FP8/FP4 training (Transformer Engine) runs only the GEMMs in the narrow format; attention kernels run
+    // in bf16 (Micikevicius et al. 2022, "FP8 Formats for Deep Learning", Sec. 4: softmax and attention kept
+    // in higher precision).
+    attn_peak_ = BytesOf(compute) < 2 ? PeakFlops(acc, Precision::bf16) : peak_;
     // Vector units: bf16/fp32 non-tensor rate; where a datasheet gives none, 1/16 of the matrix peak
     // (ASSUMED: H100's FP32 vector 67 TF vs 989 TF bf16 matrix is ~1/15).
     vector_ = acc.vector.fp32 ? *acc.vector.fp32 * 1e12 : peak_ / 16;
@@ -23,6 +27,8 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     if (fixed_matmul_eff_ <= 0 && cal) {
         gemm_ = FindGemmCurve(*cal, acc.id, compute);
         if (!gemm_) gemm_ = FindGemmCurve(*cal, acc.id, Precision::bf16);  // fp8/fp4: same efficiency as bf16
+        if (!gemm_ && compute == Precision::bf16) gemm_ = FindGemmCurve(*cal, acc.id, Precision::fp16);
+        if (!gemm_ && compute == Precision::fp16) gemm_ = FindGemmCurve(*cal, acc.id, Precision::bf16);
         if (gemm_) gemm_peak_ = PeakFlops(acc, gemm_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
@@ -34,16 +40,58 @@ double ComputeModel::MatmulEfficiency(double flops) const {
     return std::clamp(Interpolate(gemm_->tflops, std::max(flops, 1.0)) * 1e12 / gemm_peak_, 0.01, 1.0);
 }
 
+double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {
+    return std::max(flops / (peak * efficiency), bytes / hbm_);
+}
+
 double ComputeModel::Seconds(OpKind kind, double flops, double bytes) const {
     double mem = bytes / hbm_;
     switch (kind) {
-        case OpKind::matmul: return std::max(flops / (peak_ * MatmulEfficiency(flops)), mem);
-        case OpKind::attention: return std::max(flops / (peak_ * attn_eff_), mem);
+        case OpKind::matmul: return Roofline(flops, peak_, MatmulEfficiency(flops), bytes);
+        case OpKind::attention: return std::max(flops / (attn_peak_ * attn_eff_), mem);
         case OpKind::elementwise:
         case OpKind::gather: return std::max(flops / vector_, mem);
         case OpKind::collective: return 0;
     }
     return 0;
+}
+
+// Per score element, in HBM (Megatron-LM CoreAttention with FusedScaleMaskSoftmax, as in Narayanan et al.
+// 2021 and Korthikanti et al. 2022; the batched GEMMs read or write the scores once each):
+//   forward:  QK^T writes S (w); softmax reads S, writes P (2w); dropout reads P, writes P' and a one-byte
+//             mask (2w + 1); P'V reads P' (w)                                      -> 4w (+ 2w + 1 dropout)
+//   backward: dO V^T writes dP' (w); dropout-backward reads dP' and the mask, writes dP (2w + 1); P'^T dO
+//             reads P' (w); softmax-backward reads dP and P, writes dS (3w); dS K and dS^T Q read dS (2w)
+//                                                                                 -> 7w (+ 2w + 1 dropout)
+double ComputeModel::MaterializedBytesPerScore(bool forward, bool dropout, double w) {
+    double drop = dropout ? 2 * w + 1 : 0;
+    return (forward ? 4 * w : 7 * w) + drop;
+}
+
+double ComputeModel::MaterializedAttentionSeconds(const AttentionShape& a, bool forward, bool dropout) const {
+    const double scores = a.batch * a.sq * a.sk;
+    // The GEMMs compute every score (the causal mask is applied by the softmax, nothing is skipped).
+    const double qk = 2 * scores * a.dqk, pv = 2 * scores * a.dv;
+    const double q = a.batch * a.sq * a.dqk * a.w, k = a.batch * a.sk * a.dqk * a.w;
+    const double v = a.batch * a.sk * a.dv * a.w, o = a.batch * a.sq * a.dv * a.w;
+    const double s = scores * a.w;  // one pass over the scores
+    auto gemm = [&](double flops, double bytes) { return Roofline(flops, attn_peak_, MatmulEfficiency(flops), bytes); };
+    auto pass = [&](double bytes, double flops_per_score) { return std::max(flops_per_score * scores / vector_, bytes / hbm_); };
+    const double mask = dropout ? scores : 0;  // one byte per score
+    if (forward) {
+        double t = gemm(qk, q + k + s);                    // S = Q K^T
+        t += pass(2 * s, 5);                               // P = softmax(scale * S + mask)
+        if (dropout) t += pass(2 * s + mask, 2);           // P' = dropout(P)
+        t += gemm(pv, s + v + o);                          // O = P' V
+        return t;
+    }
+    double t = gemm(pv, o + v + s);                        // dP' = dO V^T
+    t += gemm(pv, s + o + v);                              // dV = P'^T dO
+    if (dropout) t += pass(2 * s + mask, 1);               // dP = dropout'(dP')
+    t += pass(3 * s, 4);                                   // dS = softmax'(P, dP)
+    t += gemm(qk, s + k + q);                              // dQ = dS K
+    t += gemm(qk, s + q + k);                              // dK = dS^T Q
+    return t;
 }
 
 }  // namespace sc

@@ -9,16 +9,29 @@
 
 namespace sc {
 
+// The score matrices of one attention call on one rank: `batch` = microbatch x heads on the rank, each
+// `sq` queries by `sk` keys, head dimensions dqk (Q, K) and dv (V), elements of `w` bytes.
+struct AttentionShape {
+    double batch = 0, sq = 0, sk = 0, dqk = 0, dv = 0, w = 2;
+};
+
 class ComputeModel {
 public:
     ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal, const TrainingOptions& opt);
     double Seconds(OpKind kind, double flops, double bytes) const;
     double MatmulEfficiency(double flops) const;  // fraction of this precision's peak
+    // Megatron-LM's unfused core attention (TrainingOptions::flash_attention = false), forward or backward
+    // pass of one call: batched GEMMs over the whole score matrix and the softmax/dropout passes over it in HBM.
+    double MaterializedAttentionSeconds(const AttentionShape& a, bool forward, bool dropout) const;
+    // HBM bytes per score element those passes read and write (forward; backward), for tests and docs.
+    static double MaterializedBytesPerScore(bool forward, bool dropout, double w);
     double peak_flops() const { return peak_; }
     double memory_bytes_per_s() const { return hbm_; }
 
 private:
+    double Roofline(double flops, double peak, double efficiency, double bytes) const;
     double peak_ = 0;         // dense matrix FLOP/s at the compute precision
+    double attn_peak_ = 0;    // attention runs in 16-bit even when GEMMs run in fp8/fp4 (Transformer Engine)
     double vector_ = 0;       // vector FLOP/s
     double hbm_ = 0;          // achieved bytes/s
     double attn_eff_ = 0;

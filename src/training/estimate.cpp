@@ -24,36 +24,98 @@ CollectiveType ToEt(Collective c) {
 
 enum CommSlot { kSlotTp, kSlotCp, kSlotEp, kSlots };
 
+// What the graph of a job leaves implicit: the attention shape on one rank and the hidden elements a
+// dropout mask covers (the graph models fused attention and no dropout; TrainingOptions can say otherwise).
+struct LayerShape {
+    AttentionShape attn;
+    double hidden_elems = 0;  // elements of one hidden-state tensor on this rank (tokens/SP x hidden)
+    double lse_bytes = 0;     // the fp32 log-sum-exp per query row the graph's fused core keeps
+};
+
+LayerShape ShapeOf(const Job& job) {
+    const ModelConfig& m = job.model;
+    const ParallelConfig& p = job.par;
+    LayerShape s;
+    const double heads = static_cast<double>(m.heads) / p.tp;
+    s.attn.batch = p.microbatch * heads;
+    s.attn.sq = static_cast<double>(m.seq) / p.cp;
+    s.attn.sk = m.seq;
+    s.attn.dqk = m.is_mla() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
+    s.attn.dv = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
+    s.attn.w = std::max(2.0, BytesOf(m.precision.compute));  // attention runs in 16-bit under fp8 GEMMs
+    const double tokens = p.microbatch * s.attn.sq;
+    s.hidden_elems = tokens * m.hidden / (p.sp ? p.tp : 1);
+    s.lse_bytes = tokens * heads * 4;
+    return s;
+}
+
 // One block's cost for one microbatch on one rank.
 struct BlockTime {
     double fwd = 0, bwd = 0, rec = 0;                         // compute seconds
+    double matmul = 0;                                        // of which GEMMs (what TP overlap hides behind)
     double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
     double flops = 0;                                         // executed FLOPs (fwd + bwd + rec)
     double dense_params = 0, expert_params = 0;               // held by this rank
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
 };
 
-BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net) {
+BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net,
+                    const TrainingOptions& opt, const LayerShape& shape) {
     BlockTime t;
     const Recompute rc = job.par.recompute;
     const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
-    auto run = [&](const Op& op, double& compute, double* comm) {
+    auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
         if (op.kind == OpKind::collective) {
             GroupKind g = op.group == Group::tp ? GroupKind::tp : op.group == Group::cp ? GroupKind::cp : GroupKind::ep;
             CommSlot s = op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp;
             comm[s] += net.Seconds(ToEt(op.collective), g, job.V(op.comm_bytes));
+        } else if (op.kind == OpKind::attention && !opt.flash_attention) {
+            // Unfused attention computes all sq x sk scores: twice the causal FLOPs of the graph's op.
+            const AttentionShape& a = shape.attn;
+            compute += cm.MaterializedAttentionSeconds(a, forward, opt.dropout);
+            t.flops += (forward ? 2 : 4) * a.batch * a.sq * a.sk * (a.dqk + a.dv);
         } else {
-            compute += cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes));
+            double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes));
+            compute += s;
+            if (op.kind == OpKind::matmul) t.matmul += s;
             t.flops += job.V(op.flops);
         }
     };
     for (const Op& op : b.forward) {
-        run(op, t.fwd, t.fwd_comm);
-        if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective))) run(op, t.rec, t.rec_comm);
+        run(op, t.fwd, t.fwd_comm, true);
+        if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective))) run(op, t.rec, t.rec_comm, true);
     }
-    for (const Op& op : b.backward) run(op, t.bwd, t.bwd_comm);
+    for (const Op& op : b.backward) run(op, t.bwd, t.bwd_comm, false);
+    if (layer && opt.dropout) {
+        // Two hidden dropouts per layer, fused with the bias and residual add (Megatron-LM
+        // bias_dropout_add_fused_train): beyond the graph's residual add, a one-byte mask written in the
+        // forward (again when the layer is recomputed) and read in the backward.
+        double mask = cm.Seconds(OpKind::elementwise, 0, 2 * shape.hidden_elems);
+        t.fwd += mask, t.bwd += mask;
+        if (rc == Recompute::full) t.rec += mask;
+    }
     for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
+    if (!opt.grad_accumulation_fusion) {
+        const double g = BytesOf(job.model.precision.grad), w = BytesOf(job.model.precision.compute);
+        t.bwd += cm.Seconds(OpKind::elementwise, 0, (t.dense_params + t.expert_params) * (2 * g + w));
+    }
     return t;
+}
+
+// Activation bytes per layer and microbatch beyond the graph's saved_bytes (which model fused attention
+// and no dropout), after Korthikanti et al. 2022 Sec. 4.1: with dropout a one-byte mask per hidden element
+// after attention and after the MLP (2 s b h); with unfused attention the softmax output (2 a s^2 b), and
+// with dropout its mask and output (a s^2 b + 2 a s^2 b), while the log-sum-exp the fused kernel keeps is
+// not needed. Selective recomputation recomputes the attention core (its
+// s^2 terms are not kept); full recomputation keeps only each layer's input.
+double LegacySavedBytes(const TrainingOptions& opt, const LayerShape& s, Recompute rc) {
+    if (rc == Recompute::full) return 0;
+    double extra = opt.dropout ? 2 * s.hidden_elems : 0;
+    if (!opt.flash_attention && rc == Recompute::none) {
+        const double scores = s.attn.batch * s.attn.sq * s.attn.sk;
+        extra += scores * s.attn.w + (opt.dropout ? scores * (s.attn.w + 1) : 0) - s.lse_bytes;
+    }
+    return extra;
 }
 
 std::string GiB(double bytes) {
@@ -70,17 +132,17 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     const PrecisionConfig& prec = job.model.precision;
     Layout layout(p);
     ComputeModel cm(sys.accelerator, prec.compute, cal, opt);
-    CommModel net(sys, layout, opt.in_network_reduction);
+    CommModel net(sys, layout, opt.in_network_reduction, cal);
     const int M = p.microbatches(), V = p.chunks();
     const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
-    const double tp_exposed = opt.overlap_tp ? 1 - opt.overlap_tp_fraction : 1;
+    const LayerShape shape = ShapeOf(job);
 
     // Each block kind is timed once.
-    BlockTime emb = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net);
-    BlockTime dense = TimeBlock(job, *job.graph.Find(BlockKind::dense_layer), cm, net);
+    BlockTime emb = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net, opt, shape);
+    BlockTime dense = TimeBlock(job, *job.graph.Find(BlockKind::dense_layer), cm, net, opt, shape);
     const Block* moe_block = job.graph.Find(BlockKind::moe_layer);
-    BlockTime moe = moe_block ? TimeBlock(job, *moe_block, cm, net) : BlockTime{};
-    BlockTime head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net);
+    BlockTime moe = moe_block ? TimeBlock(job, *moe_block, cm, net, opt, shape) : BlockTime{};
+    BlockTime head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net, opt, shape);
     auto timed = [&](const StageBlock& sb) -> const BlockTime& {
         switch (sb.block->kind) {
             case BlockKind::embedding: return emb;
@@ -90,11 +152,20 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
         }
         return dense;
     };
+    // Exposed TP communication of one block. Without overlap all of it. With overlap (collective split into
+    // tp chunks pipelined with the GEMMs of the block): one chunk, or whatever the GEMMs cannot cover.
+    auto tp_exposed = [&](const BlockTime& b) {
+        double c = b.comm(kSlotTp);
+        if (!opt.overlap_tp || c <= 0) return c;
+        if (opt.overlap_tp_fraction > 0) return c * (1 - std::min(1.0, opt.overlap_tp_fraction));
+        return std::max(c / p.tp, c - b.matmul);
+    };
 
     struct StageCost {
         double fwd = 0, bwd = 0, rec = 0, comm[kSlots] = {}, flops = 0;
         double dense_params = 0, expert_params = 0;
         double zero3_exposed = 0;  // per microbatch
+        int layers = 0;
         double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
     };
     std::vector<StageCost> stages(p.pp);
@@ -104,8 +175,9 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
         for (int ch = 0; ch < V; ++ch)
             for (const StageBlock& sb : BlocksOfVirtualStage(job, ch * p.pp + s)) {
                 const BlockTime& b = timed(sb);
+                c.layers += sb.layer >= 0;
                 c.fwd += b.fwd, c.bwd += b.bwd, c.rec += b.rec, c.flops += b.flops;
-                c.comm[kSlotTp] += b.comm(kSlotTp) * tp_exposed;
+                c.comm[kSlotTp] += tp_exposed(b);
                 c.comm[kSlotCp] += b.comm(kSlotCp);
                 c.comm[kSlotEp] += b.comm(kSlotEp);
                 c.dense_params += b.dense_params, c.expert_params += b.expert_params;
@@ -124,8 +196,11 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
 
     // Pipeline: M microbatches at the pace of the slowest stage, plus fill and drain.
     int bneck = 0;
-    for (int s = 1; s < p.pp; ++s)
+    double sum_stage = 0;
+    for (int s = 0; s < p.pp; ++s) {
+        sum_stage += stages[s].work() + stages[s].zero3_exposed;
         if (stages[s].work() + stages[s].zero3_exposed > stages[bneck].work() + stages[bneck].zero3_exposed) bneck = s;
+    }
     const StageCost& b = stages[bneck];
     TrainingEstimate e;
     e.bottleneck_stage = bneck;
@@ -136,12 +211,19 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     br.cp_comm = M * b.comm[kSlotCp];
     br.ep_comm = M * b.comm[kSlotEp];
     br.dp_comm = M * b.zero3_exposed;
-    // Bubble (Narayanan et al. 2021): (pp-1)/v of one microbatch's work per stage, for GPipe and 1F1B alike.
-    br.bubble = (p.pp - 1) / static_cast<double>(V) * (b.work() + b.zero3_exposed);
+    // Bubble (Narayanan et al. 2021: (pp-1)/v of one microbatch's work for 1F1B and GPipe alike): the first
+    // microbatch's forward and the last one's backward cross every stage once, so fill plus drain is the
+    // sum over stages of one microbatch's work less the bottleneck's own, over the v chunks. For equal stages
+    // this is the paper's (pp-1)/v * t; stages made longer by the embedding or the LM head add their excess.
+    br.bubble = (sum_stage - (b.work() + b.zero3_exposed)) / V;
     if (p.pp > 1) {
         double act = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
         double t = net.P2PSeconds(act);
-        br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * M * V * t;
+        if (opt.pp_scatter_gather && !p.sp && p.tp > 1)
+            t = net.P2PSeconds(act / p.tp) + net.Seconds(CollectiveType::all_gather, GroupKind::tp, act);
+        // Overlapped: only the transfers of fill and drain wait. Blocking: each of the M*v forward and
+        // backward exchanges of the steady state as well.
+        br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * (M * V + p.pp - 1) * t;
     }
 
     // Data-parallel gradient reduction, once per step, bucketed behind the last backward.
@@ -154,7 +236,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
                                   : 0;
         double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
         if (opt.overlap_dp) {
-            br.dp_comm += std::max(t_red / buckets, t_red - b.bwd / M * (M > 0 ? 1 : 0) * 1.0);
+            br.dp_comm += std::max(t_red / buckets, t_red - b.bwd / M);
             br.dp_comm += t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd / M) : 0;
         } else {
             br.dp_comm += t_red + t_ag;
@@ -180,11 +262,17 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     e.mfu = e.model_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
     e.hfu = e.hardware_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
 
-    // Memory per stage against capacity.
+    // Memory per stage against capacity, plus what the graph's fused-attention, dropout-free accounting
+    // leaves out: per in-flight layer, and in the one layer being recomputed.
     e.memory_capacity = sys.accelerator.MemoryBytes();
+    const double legacy = LegacySavedBytes(opt, shape, p.recompute);
+    const double legacy_working = p.recompute == Recompute::none ? 0 : LegacySavedBytes(opt, shape, Recompute::none);
     int worst = 0;
     for (int s = 0; s < p.pp; ++s) {
-        e.memory.push_back(StageMemoryOf(job, s));
+        StageMemory m = StageMemoryOf(job, s);
+        if (legacy != 0 || legacy_working != 0)
+            m.activations += legacy * m.peak_inflight * stages[s].layers / V + (stages[s].layers > 0 ? legacy_working : 0);
+        e.memory.push_back(m);
         if (e.memory[s].total() > e.memory[worst].total()) worst = s;
     }
     e.memory_peak = e.memory[worst].total();

@@ -11,7 +11,7 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
                                 const TrainingOptions& opt) {
     Layout layout(job.par);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt);
-    CommModel net(sys, layout, opt.in_network_reduction);
+    CommModel net(sys, layout, opt.in_network_reduction, cal);
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];

@@ -1,17 +1,29 @@
 // Knobs of the training-time model. Every default is either measured (calibration curves) or cited.
+// The defaults describe a current Megatron-Core / NeMo run (fused attention, overlapped gradient reduction
+// and pipeline sends); the published runs of docs/validation.md set the options their papers describe.
 #pragma once
 
 namespace sc {
 
 struct TrainingOptions {
     // Overlap of communication with computation.
-    bool overlap_dp = true;   // bucketed gradient reduction during the backward (PyTorch DDP, Megatron)
-    bool overlap_pp = true;   // pipeline sends/recvs hidden in the 1F1B steady state (Megatron)
-    bool overlap_tp = false;  // TP/SP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
-    double overlap_tp_fraction = 0.7;  // share hidden when overlap_tp (ASSUMED; userbuffers hide most of it)
+    bool overlap_dp = true;   // bucketed gradient reduction during the backward (PyTorch DDP, Megatron-Core
+                              // --overlap-grad-reduce). Off: Megatron-LM 2021's "local" DDP, which
+                              // all-reduced the gradients after the last backward (Narayanan et al. 2021 runs)
+    bool overlap_pp = true;   // pipeline sends/recvs hidden in the 1F1B steady state (Megatron-Core
+                              // --overlap-p2p-comm). Off: every send/recv pair waits on the critical path
+                              // (Megatron-LM 2021-22, DeepSpeed's pipeline engine)
+    bool overlap_tp = false;  // TP/SP collectives overlapped with GEMMs (Megatron --tp-comm-overlap,
+                              // Transformer Engine userbuffers)
+    // Share of the TP traffic hidden when overlap_tp. 0 (default): derived from the decomposition: the
+    // collective is split into tp chunks pipelined with the GEMM it feeds, so one chunk (1/tp of it) stays
+    // exposed, and whatever exceeds the block's GEMM time (Wang et al. 2023, "Overlap Communication with
+    // Dependent Computation via Decomposition", ASPLOS; Megatron-Core ub ring-exchange). A value in (0, 1]
+    // overrides it.
+    double overlap_tp_fraction = 0;
     bool in_network_reduction = true;  // use SHARP / NVLink SHARP where a network level offers it
     // Efficiencies as fractions of peak. 0 means: take the measured calibration curve for the accelerator
-    // (GEMM TFLOPS vs size, FlashAttention-2 TFLOPS, STREAM copy bandwidth), else the fallback below.
+    // (GEMM TFLOPS vs size, STREAM copy bandwidth, collective bus bandwidth vs size), else the fallback below.
     double matmul_efficiency = 0;
     double attention_efficiency = 0;
     double memory_efficiency = 0;
@@ -22,6 +34,30 @@ struct TrainingOptions {
     double fallback_matmul_efficiency = 0.70;
     double fallback_attention_efficiency = 0.50;
     double fallback_memory_efficiency = 0.80;
+
+    // Kernels and framework behaviour of the run being modelled.
+    // Fused attention (FlashAttention, cuDNN): the s x s scores never reach HBM and causal blocks are skipped.
+    // false: Megatron-LM's pre-2023 "core attention" (Narayanan et al. 2021; Korthikanti et al. 2022; BLOOM;
+    // MT-NLG): QK^T and AV as batched GEMMs over the whole s x s score matrix (the causal mask is applied
+    // after), a fused scale-mask-softmax and a dropout that read and write it in HBM, and the softmax output,
+    // dropout mask and dropout output (5 a s^2 b bytes per layer, Korthikanti et al. 2022 Sec. 4.1) kept for
+    // the backward.
+    bool flash_attention = true;
+    // Dropout after attention and MLP (GPT-3 / Megatron-LM default 0.1; Llama-style runs use none): a one-byte
+    // mask per hidden element kept for the backward (2 s b h per layer, Korthikanti et al. 2022 Sec. 4.1) and
+    // two elementwise passes. The attention-probability dropout is part of flash_attention=false.
+    bool dropout = false;
+    // Pipeline "scatter/gather" (Narayanan et al. 2021 Sec. 4.1; on by default in Megatron-LM, and DeepSpeed's
+    // pipe-partitioned activations): without sequence parallelism each TP rank sends 1/tp of the boundary
+    // activation to the next stage over its own link and the receiving TP group all-gathers it.
+    bool pp_scatter_gather = true;
+    // Weight-gradient accumulation fused into the wgrad GEMM (Megatron --gradient-accumulation-fusion, 2022;
+    // Transformer Engine): the GEMM adds into the gradient buffer in its epilogue. false: the GEMM writes a
+    // fresh gradient and a separate pass adds it into the buffer for every microbatch (Megatron-LM 2021-22
+    // DDP hook "param.main_grad.add_(param.grad.data)"; DeepSpeed's BF16 optimizer): per held parameter and
+    // microbatch it reads the buffer and the gradient and writes the buffer.
+    bool grad_accumulation_fusion = true;
+
     double tokens_to_train = 0;  // for time-to-train; 0: not reported
 };
 

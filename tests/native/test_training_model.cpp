@@ -1,0 +1,304 @@
+// Invariants of the training-time model (EstimateTraining): properties that must hold for every job and
+// cluster, checked over a spread of layouts (dense and MoE, TP/PP/DP/CP/EP, interleaving, recomputation,
+// ZeRO) with and without the measured calibration curves.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "config/model_config.h"
+#include "graph/model_stats.h"
+#include "parallel/job.h"
+#include "parallel/layout.h"
+#include "training/comm_model.h"
+#include "training/compute_model.h"
+#include "training/estimate.h"
+
+namespace {
+
+using nlohmann::json;
+const std::string kRoot = SC_SOURCE_DIR;
+
+std::string ReadFile(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("cannot read " + path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+sc::System LoadSystem(const std::string& id) {
+    std::string text = ReadFile(kRoot + "/presets/systems/" + id + ".json");
+    return sc::ParseSystem(text, ReadFile(kRoot + "/presets/hardware/" + json::parse(text)["accelerator"].get<std::string>() + ".json"));
+}
+
+const sc::CalibrationTable& Cal() {
+    static const sc::CalibrationTable t = sc::ParseCalibration(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    return t;
+}
+
+sc::ModelConfig Model(const std::string& file) { return sc::ParseModelConfig(ReadFile(kRoot + "/presets/models/" + file)); }
+
+struct Case {
+    std::string name, model, system, spec;
+};
+
+// Layouts that exercise every term of the breakdown.
+const std::vector<Case>& Cases() {
+    static const std::vector<Case> cases = {
+        {"gpt3 interleaved full-rc", "gpt3-175b.json", "dgx-a100-superpod",
+         "tp=8,pp=8,dp=24,batch=1536,schedule=interleaved,vstages=3,recompute=full"},
+        {"gpt3 1f1b selective sp zero1", "gpt3-175b.json", "dgx-h100-superpod",
+         "tp=8,pp=8,dp=8,sp=1,batch=512,recompute=selective,zero=1"},
+        {"llama70b cp", "llama3-70b.json", "dgx-h100-superpod", "tp=8,pp=4,dp=4,cp=2,sp=1,batch=128,schedule=interleaved,vstages=5"},
+        {"llama8b dp zero3", "llama3-8b.json", "dgx-h100-superpod", "tp=1,pp=1,dp=64,microbatch=1,batch=256,zero=3"},
+        {"llama8b dp only", "llama3-8b.json", "dgx-a100-superpod", "tp=1,pp=1,dp=64,microbatch=1,batch=64"},
+        {"mixtral ep", "mixtral-8x7b.json", "dgx-h100-superpod", "tp=2,pp=4,dp=16,ep=8,sp=1,batch=256,recompute=full"},
+        {"gpt3 gpipe", "gpt3-175b.json", "gb200-nvl72", "tp=4,pp=16,dp=8,batch=512,schedule=gpipe,recompute=full"},
+    };
+    return cases;
+}
+
+sc::TrainingEstimate Estimate(const Case& c, const sc::System& sys, const sc::TrainingOptions& opt, bool calibrated = true) {
+    sc::Job job = sc::MakeJob(Model(c.model), sc::ParseParallelSpec(c.spec));
+    return sc::EstimateTraining(job, sys, calibrated ? &Cal() : nullptr, opt);
+}
+
+// Every TrainingOptions variant the validation uses, plus the defaults.
+std::vector<sc::TrainingOptions> OptionSets() {
+    sc::TrainingOptions def;
+    sc::TrainingOptions legacy;
+    legacy.flash_attention = false;
+    legacy.dropout = true;
+    legacy.overlap_pp = false;
+    legacy.overlap_dp = false;
+    legacy.grad_accumulation_fusion = false;
+    sc::TrainingOptions tp;
+    tp.overlap_tp = true;
+    return {def, legacy, tp};
+}
+
+TEST(TrainingModel, BreakdownSumsToTheStepTime) {
+    for (const Case& c : Cases())
+        for (const sc::TrainingOptions& opt : OptionSets())
+            for (bool cal : {true, false}) {
+                SCOPED_TRACE(c.name + (cal ? " calibrated" : " alpha-beta"));
+                sc::TrainingEstimate e = Estimate(c, LoadSystem(c.system), opt, cal);
+                const sc::StepBreakdown& b = e.step;
+                for (double part : {b.compute, b.recompute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.bubble, b.dp_comm, b.optimizer})
+                    EXPECT_GE(part, 0);
+                EXPECT_GT(b.compute, 0);
+                EXPECT_NEAR(b.compute + b.recompute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.bubble + b.dp_comm + b.optimizer,
+                            e.step_seconds, 1e-12 * e.step_seconds);
+            }
+}
+
+// Scale every network level's bandwidth by `f` (effective bandwidth follows).
+sc::System WithBandwidth(sc::System s, double f) {
+    for (sc::NetworkLevel& l : s.levels) l.bandwidth_gbps *= f;
+    return s;
+}
+
+TEST(TrainingModel, MoreBandwidthNeverSlowsAStep) {
+    int strictly_faster = 0;
+    for (const Case& c : Cases())
+        for (const sc::TrainingOptions& opt : OptionSets())
+            for (bool cal : {true, false}) {
+                SCOPED_TRACE(c.name + (cal ? " calibrated" : " alpha-beta"));
+                sc::System sys = LoadSystem(c.system);
+                double base = Estimate(c, sys, opt, cal).step_seconds;
+                double faster = Estimate(c, WithBandwidth(sys, 2), opt, cal).step_seconds;
+                EXPECT_LE(faster, base * (1 + 1e-12));
+                strictly_faster += faster < base * (1 - 1e-3);
+            }
+    EXPECT_GT(strictly_faster, 10);  // not vacuous: communication costs time in most layouts
+}
+
+TEST(TrainingModel, InNetworkReductionHelpsAllReduceBoundLayouts) {
+    // Plain data parallelism over 64 H100s with the gradient all-reduce not overlapped: all-reduce bound.
+    Case c{"dp all-reduce", "llama3-8b.json", "dgx-h100-superpod", "tp=1,pp=1,dp=64,microbatch=1,batch=64"};
+    sc::TrainingOptions on, off;
+    on.overlap_dp = off.overlap_dp = false;
+    off.in_network_reduction = false;
+    for (bool cal : {true, false}) {
+        sc::TrainingEstimate a = Estimate(c, LoadSystem(c.system), on, cal), b = Estimate(c, LoadSystem(c.system), off, cal);
+        EXPECT_GT(b.step.dp_comm, 0.05 * b.step_seconds);   // the layout is all-reduce heavy
+        EXPECT_LT(a.step.dp_comm, 0.8 * b.step.dp_comm);     // SHARP sends the buffer once instead of 2(k-1)/k
+        EXPECT_LT(a.step_seconds, b.step_seconds);
+    }
+    // And it never hurts any layout.
+    for (const Case& k : Cases())
+        for (const sc::TrainingOptions& opt : OptionSets()) {
+            sc::TrainingOptions no = opt;
+            no.in_network_reduction = false;
+            EXPECT_LE(Estimate(k, LoadSystem(k.system), opt).step_seconds, Estimate(k, LoadSystem(k.system), no).step_seconds * (1 + 1e-12)) << k.name;
+        }
+}
+
+TEST(TrainingModel, OverlapOnIsNeverSlowerThanOff) {
+    using Setter = std::function<void(sc::TrainingOptions&, bool)>;
+    const std::vector<std::pair<std::string, Setter>> knobs = {
+        {"overlap_dp", [](sc::TrainingOptions& o, bool v) { o.overlap_dp = v; }},
+        {"overlap_pp", [](sc::TrainingOptions& o, bool v) { o.overlap_pp = v; }},
+        {"overlap_tp", [](sc::TrainingOptions& o, bool v) { o.overlap_tp = v; }},
+        {"grad_accumulation_fusion", [](sc::TrainingOptions& o, bool v) { o.grad_accumulation_fusion = v; }},
+        {"flash_attention", [](sc::TrainingOptions& o, bool v) { o.flash_attention = v; }},
+    };
+    for (const auto& [name, set] : knobs) {
+        int strictly = 0;
+        for (const Case& c : Cases())
+            for (sc::TrainingOptions opt : OptionSets()) {
+                SCOPED_TRACE(name + " " + c.name);
+                sc::System sys = LoadSystem(c.system);
+                set(opt, true);
+                double on = Estimate(c, sys, opt).step_seconds;
+                set(opt, false);
+                double off = Estimate(c, sys, opt).step_seconds;
+                EXPECT_LE(on, off * (1 + 1e-12));
+                strictly += on < off * (1 - 1e-4);
+            }
+        EXPECT_GT(strictly, 0) << name << " never changes anything";
+    }
+}
+
+TEST(TrainingModel, DoesNotFitMessageNamesNeedCapacityAndStage) {
+    // GPT-3 175B on one 8-GPU node without recomputation: far beyond 80 GB.
+    sc::Job job = sc::MakeJob(Model("gpt3-175b.json"), sc::ParseParallelSpec("tp=8,pp=1,dp=1,microbatch=1"));
+    sc::System sys = LoadSystem("dgx-a100-superpod");
+    sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), {});
+    ASSERT_FALSE(e.fits);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(e.memory_message, m, std::regex(R"(does not fit: needs ([0-9.]+) GiB of ([0-9.]+) GiB on stage ([0-9]+))")))
+        << e.memory_message;
+    const double gib = 1024.0 * 1024 * 1024;
+    EXPECT_NEAR(std::stod(m[1]), e.memory_peak / gib, 0.05);
+    EXPECT_NEAR(std::stod(m[2]), sys.accelerator.MemoryBytes() / gib, 0.05);
+    EXPECT_EQ(std::stoi(m[3]), 0);
+    EXPECT_GT(e.memory_peak, e.memory_capacity);
+
+    // The same model split over 64 GPUs with recomputation fits, and says nothing.
+    sc::Job ok = sc::MakeJob(Model("gpt3-175b.json"), sc::ParseParallelSpec("tp=8,pp=8,dp=1,batch=64,recompute=full"));
+    sc::TrainingEstimate f = sc::EstimateTraining(ok, sys, &Cal(), {});
+    EXPECT_TRUE(f.fits);
+    EXPECT_TRUE(f.memory_message.empty());
+}
+
+TEST(TrainingModel, Zero3DividesTheModelStateByDp) {
+    const int dp = 16;
+    sc::System sys = LoadSystem("dgx-h100-superpod");
+    sc::ModelConfig m = Model("llama3-8b.json");
+    auto state = [&](int zero, double* largest_block_w) {
+        sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,pp=1,dp=" + std::to_string(dp) + ",zero=" + std::to_string(zero)));
+        const sc::StageMemory s = sc::EstimateTraining(job, sys, &Cal(), {}).memory[0];
+        if (largest_block_w) *largest_block_w = s.weights - s.params * 2 / dp;  // ZeRO-3's gathered blocks
+        return s.weights + s.gradients + s.optimizer;
+    };
+    double gathered = 0;
+    const double s0 = state(0, nullptr), s3 = state(3, &gathered);
+    // Everything sharded over dp, plus the two gathered blocks (current + prefetch) ZeRO-3 keeps whole.
+    EXPECT_NEAR(s3 - gathered, s0 / dp, 1e-6 * s0);
+    EXPECT_GT(gathered, 0);
+    EXPECT_GT(s0 / s3, 0.6 * dp);  // ~dp: the gathered blocks are small next to the sharded state
+    EXPECT_LT(s0 / s3, dp);
+    // Stages 1 and 2 shard less.
+    const double s1 = state(1, nullptr), s2 = state(2, nullptr);
+    EXPECT_LT(s1, s0);
+    EXPECT_LT(s2, s1);
+    EXPECT_LT(s3, s2);
+}
+
+TEST(TrainingModel, MfuIsModelFlopsOverTimeGpusAndPeak) {
+    for (const Case& c : Cases()) {
+        SCOPED_TRACE(c.name);
+        sc::ModelConfig m = Model(c.model);
+        sc::ParallelConfig p = sc::ParseParallelSpec(c.spec);
+        sc::System sys = LoadSystem(c.system);
+        sc::TrainingEstimate e = sc::EstimateTraining(sc::MakeJob(m, p), sys, &Cal(), {});
+        // Independently: model FLOPs from the model's own statistics, the peak from the datasheet.
+        const double tokens = 1.0 * p.global_batch() * m.seq;
+        const double flops = tokens * sc::ComputeModelStats(m).model_flops_per_token();
+        const double peak = sc::PeakFlops(sys.accelerator, m.precision.compute);
+        EXPECT_NEAR(e.model_flops_per_step, flops, 1e-9 * flops);
+        EXPECT_DOUBLE_EQ(e.peak_flops_per_gpu, peak);
+        EXPECT_NEAR(e.mfu, flops / (e.step_seconds * p.world() * peak), 1e-12);
+        EXPECT_GT(e.mfu, 0.02);
+        EXPECT_LT(e.mfu, 1.0);
+        EXPECT_GE(e.hfu, e.mfu * (1 - 1e-9));  // recomputation only adds executed FLOPs
+        EXPECT_NEAR(e.tokens_per_second, tokens / e.step_seconds, 1e-9 * e.tokens_per_second);
+    }
+}
+
+TEST(TrainingModel, FullFlatIsNeverSlowerThanTwoTier) {
+    // The same 1024 H100s, either as DGX nodes on NVLink + NDR InfiniBand or all on one NVLink-class fabric.
+    sc::System two = LoadSystem("dgx-h100-superpod"), flat = LoadSystem("h100-fullflat");
+    ASSERT_EQ(two.TotalAccelerators(), flat.TotalAccelerators());
+    const std::vector<std::string> specs = {
+        "tp=8,pp=8,dp=16,batch=1024,recompute=full",
+        "tp=8,pp=4,dp=32,sp=1,batch=1024,schedule=interleaved,vstages=4",
+        "tp=4,pp=8,dp=32,batch=512,zero=1",
+        "tp=1,pp=1,dp=1024,batch=1024",
+        "tp=2,pp=1,dp=512,batch=512,zero=3",
+        "tp=8,pp=2,dp=64,cp=1,sp=1,batch=256,order=dp-tp-cp-pp",  // TP across nodes on the two-tier system
+    };
+    int strictly = 0;
+    for (const std::string& spec : specs)
+        for (const sc::TrainingOptions& opt : OptionSets())
+            for (bool cal : {true, false}) {
+                SCOPED_TRACE(spec + (cal ? " calibrated" : " alpha-beta"));
+                sc::Job job = sc::MakeJob(Model("llama3-70b.json"), sc::ParseParallelSpec(spec));
+                double t2 = sc::EstimateTraining(job, two, cal ? &Cal() : nullptr, opt).step_seconds;
+                double tf = sc::EstimateTraining(job, flat, cal ? &Cal() : nullptr, opt).step_seconds;
+                EXPECT_LE(tf, t2 * (1 + 1e-12));
+                strictly += tf < t2 * 0.99;
+            }
+    EXPECT_GT(strictly, 10);
+}
+
+TEST(TrainingModel, ScaleUpCollectivesFollowTheMeasuredCurve) {
+    // 8-way TP on a DGX A100: an all-reduce of a size nccl-tests measured takes exactly
+    // size * 2(n-1)/n / busbw there (Azure ND A100 v4: 134217728 B at 174.18 GB/s busbw).
+    sc::System sys = LoadSystem("dgx-a100-superpod");
+    sc::Layout layout(sc::ParseParallelSpec("tp=8,dp=4"));
+    sc::CommModel net(sys, layout, true, &Cal());
+    const sc::CollectiveCurve* curve = net.ScaleUpCurve(sc::CollectiveType::all_reduce);
+    ASSERT_NE(curve, nullptr);
+    EXPECT_EQ(curve->n_ranks, 8);
+    const double size = 134217728;
+    const double busbw = sc::BusBandwidthGBps(*curve, size);
+    EXPECT_NEAR(net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::tp, size), size * 2 * 7 / 8 / (busbw * 1e9), 1e-12);
+    // Smaller messages reach a lower bus bandwidth than the plateau the alpha-beta fit uses.
+    sc::CommModel fit(sys, layout, true, nullptr);
+    EXPECT_GT(net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::tp, 16 << 20),
+              fit.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::tp, 16 << 20));
+    // Data parallelism across nodes still crosses the InfiniBand level.
+    EXPECT_GT(net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::dp, size), 0);
+}
+
+TEST(TrainingModel, UnfusedAttentionCostsTimeAndScoreMemory) {
+    // GPT-3 175B, TP8, no recomputation, no SP: Korthikanti et al. 2022 Eq. 2 gives s b h (34 + 5 a s / h)
+    // bytes per layer over t; the unfused, dropout-era kernels must add exactly the 5 a s^2 b / t score terms
+    // and the 2 s b h dropout masks to the fused, dropout-free accounting, less the fused kernel's
+    // log-sum-exp (4 bytes per query row and head).
+    sc::ModelConfig m = Model("gpt3-175b.json");
+    sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=8,pp=1,dp=1,microbatch=1"));
+    sc::System sys = LoadSystem("dgx-a100-superpod");
+    sc::TrainingOptions fused, legacy;
+    legacy.flash_attention = false;
+    legacy.dropout = true;
+    sc::TrainingEstimate a = sc::EstimateTraining(job, sys, &Cal(), fused), b = sc::EstimateTraining(job, sys, &Cal(), legacy);
+    const double s = m.seq, h = m.hidden, heads = m.heads / 8.0;
+    const double per_layer = 5 * heads * s * s + 2 * s * h - 4 * s * heads;
+    EXPECT_NEAR(b.memory[0].activations - a.memory[0].activations, m.layers * per_layer, 1e-6 * m.layers * per_layer);
+    EXPECT_GT(b.step.compute, a.step.compute);
+    // The materialized passes: 4 reads/writes of the scores forward, 7 backward, and dropout's 2 plus a mask byte.
+    EXPECT_DOUBLE_EQ(sc::ComputeModel::MaterializedBytesPerScore(true, false, 2), 8);
+    EXPECT_DOUBLE_EQ(sc::ComputeModel::MaterializedBytesPerScore(false, true, 2), 14 + 5);
+}
+
+}  // namespace
