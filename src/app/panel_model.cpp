@@ -49,7 +49,14 @@ void DrawModelPanel(AppState& s) {
         changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");
         changed |= IntField("expert_ffn", &m.moe.expert_ffn, "intermediate size of one expert");
     }
-    changed |= PrecisionCombo("precision", &m.precision.compute);
+    if (PrecisionCombo("precision", &m.precision.compute)) {
+        // Gradients and activations follow the compute precision, never below bf16 (the parser's
+        // defaults; see PrecisionConfig).
+        Precision floor16 = BytesOf(m.precision.compute) < 2 ? Precision::bf16 : m.precision.compute;
+        m.precision.grad = floor16;
+        m.precision.activation = floor16;
+        changed = true;
+    }
     ImGui::PopItemWidth();
     if (!s.presets.empty()) {
         ImGui::SameLine();
@@ -65,7 +72,6 @@ void DrawModelPanel(AppState& s) {
         }
     }
     if (changed) {
-        if (BytesOf(m.precision.compute) < 2 && BytesOf(m.precision.grad) < 2) m.precision.grad = Precision::bf16;
         Recompute(s);
     }
 

@@ -61,6 +61,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         // gradients: DeepSeek-V3 report sec. 3.3).
         Precision grad_default = BytesOf(m.precision.compute) < 2 ? Precision::bf16 : m.precision.compute;
         m.precision.grad = ReadPrecision(g, "grad", grad_default);
+        m.precision.activation = ReadPrecision(g, "activation", grad_default);
         m.precision.master = ReadPrecision(g, "master", m.precision.master);
         m.precision.optimizer = ReadPrecision(g, "optimizer", m.precision.optimizer);
         g.RejectUnknown();
@@ -144,7 +145,8 @@ std::string ModelConfigToJson(const ModelConfig& m) {
     j["precision"] = {{"compute", NameOf(m.precision.compute)},
                       {"grad", NameOf(m.precision.grad)},
                       {"master", NameOf(m.precision.master)},
-                      {"optimizer", NameOf(m.precision.optimizer)}};
+                      {"optimizer", NameOf(m.precision.optimizer)},
+                      {"activation", NameOf(m.precision.activation)}};
     return j.dump(2);
 }
 

@@ -39,6 +39,10 @@ struct PrecisionConfig {
     Precision grad = Precision::bf16;       // gradients as reduced across data parallelism
     Precision master = Precision::fp32;     // master weights kept by the optimizer
     Precision optimizer = Precision::fp32;  // Adam first and second moments
+    // Activations as stored for the backward and as communicated (TP/SP/CP/EP/PP). fp8 training keeps
+    // them in bf16 outside the GEMMs (Transformer Engine); DeepSeek-V3 caches and dispatches some in fp8
+    // (its report, sec. 3.3). Defaults to the compute precision, but not below bf16.
+    Precision activation = Precision::bf16;
 };
 
 struct ModelConfig {

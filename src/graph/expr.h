@@ -34,7 +34,7 @@ enum class Sym : uint8_t {
     // parallel split
     tp, cp, ep,
     // number formats (bytes per element)
-    w,       // compute precision (weights, activations)
+    w,       // activation precision (stored for backward, communicated, read and written by kernels)
     cf,      // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
     count
 };

@@ -332,7 +332,7 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     set(Sym::tp, v.tp);
     set(Sym::cp, v.cp);
     set(Sym::ep, v.ep);
-    set(Sym::w, BytesOf(m.precision.compute));
+    set(Sym::w, BytesOf(m.precision.activation));
     set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : 1.0);
     return x;
 }
