@@ -11,6 +11,7 @@
 #include "parallel/job.h"
 #include "trace/summary.h"
 #include "training/estimate.h"
+#include "training/search.h"
 
 namespace sc::app {
 
@@ -61,6 +62,16 @@ struct AppState {
     TrainingEstimate estimate;
     bool has_estimate = false;
     std::string training_error;
+
+    // "Best layout": the search over every valid split for a GPU count and batch.
+    struct {
+        int gpus = 0;         // 0: the current split's GPU count
+        int pending = 0;      // frames until the search runs (so "searching..." is drawn first)
+        bool has_result = false;
+        SearchResult result;
+        std::string error;
+        double seconds = 0;   // how long the last search took
+    } search;
 
     DownloadState download;
     std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print

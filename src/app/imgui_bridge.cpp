@@ -318,12 +318,24 @@ WindowInfo ImGuiBridge::FindWindow(const std::string& name) const {
     return info;
 }
 
+void ImGuiBridge::OnItemAdd(ImGuiContext* ctx, uint32_t id, float x0, float y0, float x1, float y1) {
+    if (id == 0 || id != pending_label_id_ || !ctx->CurrentWindow || x1 <= x0) return;
+    items_.push_back({ctx->CurrentWindow->RootWindow->Name, pending_label_, x0, y0, x1 - x0, y1 - y0});
+    pending_label_id_ = 0;
+}
+
 void ImGuiBridge::OnItemInfo(ImGuiContext* ctx, uint32_t id, const char* label) {
     if (!label || !label[0] || !ctx->CurrentWindow) return;
     // ItemInfo follows the item's ItemAdd, so LastItemData still describes it. NavRect is the
     // interactive part (an InputText's frame without its label), the same rect navigation records.
     const ImRect r = ctx->LastItemData.ID == id ? ctx->LastItemData.NavRect : ImRect();
-    if (r.GetWidth() <= 0 && r.GetHeight() <= 0) return;
+    if (r.GetWidth() <= 0 && r.GetHeight() <= 0) {
+        // Some widgets (tab items) announce their label before adding the item: keep the label until
+        // OnItemAdd brings the rect.
+        pending_label_id_ = id;
+        pending_label_ = label;
+        return;
+    }
     items_.push_back({ctx->CurrentWindow->RootWindow->Name, label, r.Min.x, r.Min.y, r.GetWidth(), r.GetHeight()});
 }
 
@@ -375,7 +387,9 @@ bool ImGuiBridge::StyleColor(const std::string& name, float out_rgba[4]) const {
 
 // ---- Dear ImGui item hooks (compiled into ImGui when the imgui target defines
 // IMGUI_ENABLE_TEST_ENGINE; unused otherwise). They only record item rects for ItemRect().
-void ImGuiTestEngineHook_ItemAdd(ImGuiContext*, ImGuiID, const ImRect&, const ImGuiLastItemData*) {}
+void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, ImGuiID id, const ImRect& bb, const ImGuiLastItemData*) {
+    if (auto* b = static_cast<sc::app::ImGuiBridge*>(ctx->TestEngine)) b->OnItemAdd(ctx, id, bb.Min.x, bb.Min.y, bb.Max.x, bb.Max.y);
+}
 void ImGuiTestEngineHook_ItemInfo(ImGuiContext* ctx, ImGuiID id, const char* label, ImGuiItemStatusFlags) {
     if (auto* b = static_cast<sc::app::ImGuiBridge*>(ctx->TestEngine)) b->OnItemInfo(ctx, id, label);
 }

@@ -128,6 +128,7 @@ public:
 
     // Called by the test-engine hooks (internal).
     void OnItemInfo(ImGuiContext* ctx, uint32_t id, const char* label);
+    void OnItemAdd(ImGuiContext* ctx, uint32_t id, float x0, float y0, float x1, float y1);
     void OnSetClipboard(const char* text);
     void OnImeData(bool visible, float x, float y, float line_height);
 
@@ -161,6 +162,8 @@ private:
     std::vector<ItemRecord> items_;       // recorded during the current frame
     std::vector<ItemRecord> last_items_;  // of the last completed frame
     bool record_items_ = false;           // switched on by the first ItemRect call
+    uint32_t pending_label_id_ = 0;       // an item whose label came before its rect (tab items)
+    std::string pending_label_;
     // Navigation-based locate (when the test-engine hooks are not compiled in).
     uint32_t locate_id_ = 0;
     std::string locate_window_;

@@ -164,21 +164,34 @@ static void DrawEstimate(const AppState& s) {
         ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train, e.energy_mwh_to_train);
 }
 
+static void DrawEstimateTab(AppState& s) {
+    // Cluster on the left, the estimate on the right.
+    if (!ImGui::BeginTable("training_layout", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) return;
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    DrawCluster(s);
+    ImGui::TableSetColumnIndex(1);
+    if (!s.training_error.empty()) ErrorText(s.training_error);
+    else if (s.has_estimate) DrawEstimate(s);
+    else ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first" : "pick a cluster");
+    ImGui::EndTable();
+}
+
 void DrawTrainingPanel(AppState& s) {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos(ImVec2(10, d.y * 0.62f + 5), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowSize(ImVec2(d.x - 20, d.y * 0.38f - 15), ImGuiCond_FirstUseEver);
     ImGui::Begin("Training on a cluster");
-    // Cluster on the left, the estimate on the right.
-    if (ImGui::BeginTable("training_layout", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
-        ImGui::TableNextRow();
-        ImGui::TableSetColumnIndex(0);
-        DrawCluster(s);
-        ImGui::TableSetColumnIndex(1);
-        if (!s.training_error.empty()) ErrorText(s.training_error);
-        else if (s.has_estimate) DrawEstimate(s);
-        else ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first" : "pick a cluster");
-        ImGui::EndTable();
+    if (ImGui::BeginTabBar("training_tabs")) {
+        if (ImGui::BeginTabItem("Estimate")) {
+            DrawEstimateTab(s);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Best layout")) {
+            DrawSearchTab(s);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
     }
     ImGui::End();
 }

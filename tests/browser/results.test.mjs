@@ -24,8 +24,12 @@ after(async () => {
 
 const mirror = (page) => page.evaluate(() => document.getElementById('results').textContent);
 
+// Moves to the item first and lets a frame pass, as a hand would: ImGui's tab items react to a press
+// only over an item hovered in the previous frame.
 async function clickItem(page, window, label) {
   const r = await itemRect(page, window, label);
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await waitFrames(page, 2);
   await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
 }
 
@@ -119,6 +123,28 @@ test('"Download traces" streams every rank and the groups, byte-identical to `st
     }
     await waitFrames(page, 2);
     await page.screenshot({ path: screenshotPath('download-done.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('"Find the best layouts" lists fitting layouts and "use" applies one', async () => {
+  const { page, errors } = await session.open({ hash: '#model=llama3-8b&system=dgx-h100-superpod&parallel=tp=8,dp=2,batch=64' });
+  try {
+    await waitFrames(page, 2);
+    await clickItem(page, 'Training on a cluster', 'Best layout');
+    await clickItem(page, 'Training on a cluster', 'Find the best layouts');
+    await itemRect(page, 'Training on a cluster', 'use'); // the first row's button: results are listed
+    await page.screenshot({ path: screenshotPath('best-layouts.png') });
+    const before = await mirror(page);
+    await clickItem(page, 'Training on a cluster', 'use');
+    await page.waitForFunction((b) => document.getElementById('results').textContent !== b, before, { timeout: 10000 });
+    // The applied layout keeps the 16 GPUs and the batch, and fits.
+    const text = await mirror(page);
+    assert.match(text, /on 16 ranks/);
+    assert.match(text, /batch=64/);
+    assert.doesNotMatch(text, /does not fit/);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
