@@ -1,0 +1,220 @@
+#include "training/search.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "config/error.h"
+#include "parallel/job.h"
+#include "parallel/memory.h"
+
+namespace sc {
+
+namespace {
+
+std::vector<int> Divisors(int n) {
+    std::vector<int> out;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+bool Allowed(const std::vector<int>& listed, int v) {
+    return listed.empty() || std::find(listed.begin(), listed.end(), v) != listed.end();
+}
+
+template <class T>
+bool Listed(const std::vector<T>& listed, T v) {
+    return std::find(listed.begin(), listed.end(), v) != listed.end();
+}
+
+void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
+    if (req.gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " must be a positive integer");
+    if (req.batch <= 0) throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
+    if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
+    const SearchSpace& s = req.space;
+    auto positive = [](const char* key, const std::vector<int>& v) {
+        for (int x : v)
+            if (x <= 0) throw Error(key, std::string(key) + "=" + std::to_string(x) + " must be a positive integer");
+    };
+    positive("tp", s.tp);
+    positive("pp", s.pp);
+    positive("cp", s.cp);
+    positive("ep", s.ep);
+    positive("microbatch", s.microbatch);
+    positive("vstages", s.vstages);
+    for (int z : s.zero)
+        if (z < 0 || z > 3) throw Error("zero", "zero=" + std::to_string(z) + " is not a ZeRO stage (0, 1, 2 or 3)");
+    for (int v : s.sp)
+        if (v != 0 && v != 1) throw Error("sp", "sp=" + std::to_string(v) + " must be 0 (off) or 1 (on)");
+    if (!(s.bucket_mb > 0)) throw Error("bucket_mb", "must be a positive number of MiB");
+    ValidateModelConfig(m);
+    ParallelConfig probe;
+    probe.order = s.order;
+    ValidateParallel(m, probe);  // the rank order, once, with ValidateParallel's own message
+}
+
+// Every candidate of `req`, in enumeration order: sp outermost (one Job each), then the symbol binding
+// (tp, cp, ep, microbatch), then pp (and so dp), schedule and vstages, recompute, ZeRO.
+template <class F>
+void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
+    const SearchSpace& s = req.space;
+    const int G = req.gpus, B = req.batch;
+    const bool moe = m.is_moe();
+    std::vector<int> sps = s.sp;
+    std::sort(sps.begin(), sps.end());
+    sps.erase(std::unique(sps.begin(), sps.end()), sps.end());
+    const std::vector<int> gdiv = Divisors(G), bdiv = Divisors(B);
+
+    ParallelConfig p;
+    p.batch = B;
+    p.gpus = G;
+    p.order = s.order;
+    p.bucket_mb = s.bucket_mb;
+    for (int sp : sps) {
+        p.sp = sp == 1;
+        for (int tp : gdiv) {
+            if (!Allowed(s.tp, tp)) continue;
+            if (m.heads % tp || (!m.is_mla() && m.kv_heads % tp) || m.ffn % tp) continue;
+            if (moe && m.moe.shared_experts > 0 && (m.moe.shared_experts * m.moe.expert_ffn) % tp) continue;
+            if (p.sp && tp == 1) continue;        // sequence parallelism without TP changes nothing
+            if (moe && tp > 1 && !p.sp) continue;  // Megatron-Core: MoE with TP needs SP
+            p.tp = tp;
+            for (int cp : gdiv) {
+                if ((G / tp) % cp || !Allowed(s.cp, cp)) continue;
+                if (cp > 1 && m.seq % (2 * cp)) continue;
+                p.cp = cp;
+                for (int ep : gdiv) {
+                    if ((G / tp / cp) % ep || !Allowed(s.ep, ep)) continue;
+                    if (moe ? m.moe.experts % ep != 0 : ep != 1) continue;
+                    p.ep = ep;
+                    for (int mb : bdiv) {
+                        if (!Allowed(s.microbatch, mb)) continue;
+                        if (p.sp && (1LL * mb * m.seq / cp) % tp) continue;
+                        p.microbatch = mb;
+                        for (int pp : gdiv) {
+                            if ((G / tp / cp) % pp || !Allowed(s.pp, pp)) continue;
+                            if (pp > m.layers || m.layers % pp) continue;
+                            const int dp = G / tp / cp / pp;
+                            if (dp % ep || B % (1LL * dp * mb)) continue;
+                            p.pp = pp;
+                            p.dp = dp;
+                            const int M = B / (dp * mb);
+                            auto inner = [&] {
+                                for (Recompute rc : s.recompute) {
+                                    p.recompute = rc;
+                                    for (int z : s.zero) {
+                                        p.zero = z;
+                                        emit(static_cast<const ParallelConfig&>(p));
+                                    }
+                                }
+                            };
+                            for (Schedule sc : s.schedules) {
+                                p.schedule = sc;
+                                p.vstages = 1;
+                                if (pp == 1) {
+                                    // One stage: GPipe and 1F1B are the same run; interleaving needs pp >= 2.
+                                    if (sc == Schedule::interleaved) continue;
+                                    if (sc == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b)) continue;
+                                    inner();
+                                    continue;
+                                }
+                                if (sc != Schedule::interleaved) {
+                                    inner();
+                                    continue;
+                                }
+                                if (M % pp) continue;
+                                for (int v = 2; pp * v <= m.layers; ++v) {
+                                    if (m.layers % (pp * v) || !Allowed(s.vstages, v)) continue;
+                                    p.vstages = v;
+                                    inner();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Entry {
+    double seconds;
+    uint64_t seq;
+    RankedLayout layout;
+};
+bool Faster(const Entry& a, const Entry& b) { return a.seconds != b.seconds ? a.seconds < b.seconds : a.seq < b.seq; }
+
+}  // namespace
+
+void ForEachCandidateLayout(const ModelConfig& m, const SearchRequest& req,
+                            const std::function<void(const ParallelConfig&)>& f) {
+    CheckRequest(m, req);
+    Enumerate(m, req, f);
+}
+
+SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const CalibrationTable* cal,
+                           const TrainingOptions& opt, const SearchRequest& req) {
+    CheckRequest(m, req);
+    if (req.gpus > sys.TotalAccelerators())
+        throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " exceeds the " + std::to_string(sys.TotalAccelerators()) +
+                                " accelerators of system " + sys.id);
+    SearchResult result;
+    SearchStats& st = result.stats;
+    const double capacity = sys.accelerator.MemoryBytes();
+
+    struct Variant {
+        bool made = false;
+        Job job;
+        ParallelConfig bound;  // the configuration the job's values were evaluated for
+    };
+    Variant variants[2];
+    std::vector<Entry> heap;  // the top_k fastest so far, slowest on top
+    const size_t k = static_cast<size_t>(req.top_k);
+    uint64_t seq = 0;
+
+    Enumerate(m, req, [&](const ParallelConfig& p) {
+        ++st.candidates;
+        const uint64_t my_seq = seq++;
+        Variant& v = variants[p.sp ? 1 : 0];
+        try {
+            if (!v.made) {
+                v.job = MakeJob(m, p);
+                v.made = true;
+                v.bound = p;
+            } else if (!SameBinding(v.bound, p)) {
+                Rebind(v.job, p);
+                v.bound = p;
+            } else {
+                ValidateParallel(m, p);
+                v.job.par = p;
+            }
+        } catch (const Error&) {
+            return;  // not a valid layout
+        }
+        ++st.valid;
+        const Job& job = v.job;
+        for (int s = 0; s < p.pp; ++s)
+            if (StageMemoryOf(job, s).total() > capacity) return;  // cannot fit: EstimateTraining only adds
+        ++st.estimated;
+        TrainingEstimate e = EstimateTraining(job, sys, cal, opt);
+        if (!e.fits) return;
+        ++st.fitting;
+        if (k == 0) return;
+        Entry cand{e.step_seconds, my_seq, {}};
+        if (heap.size() == k && !Faster(cand, heap.front())) return;
+        cand.layout.par = p;
+        cand.layout.estimate = std::move(e);
+        if (heap.size() == k) {
+            std::pop_heap(heap.begin(), heap.end(), Faster);
+            heap.pop_back();
+        }
+        heap.push_back(std::move(cand));
+        std::push_heap(heap.begin(), heap.end(), Faster);
+    });
+
+    std::sort_heap(heap.begin(), heap.end(), Faster);
+    for (Entry& e : heap) result.top.push_back(std::move(e.layout));
+    return result;
+}
+
+}  // namespace sc
