@@ -11,6 +11,8 @@ namespace sc::cli {
 int Estimate(int argc, char** argv);
 int Summary(int argc, char** argv);
 int Trace(int argc, char** argv);
+int Search(int argc, char** argv);  // cmd_search.cpp
+int Sweep(int argc, char** argv);   // cmd_sweep.cpp (sharded over MPI ranks in stagecraft-mpi)
 
 // `trace --format json`: one rank's Chrome trace (cmd_trace_json.cpp).
 int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std::string& dir, const std::string& prefix);

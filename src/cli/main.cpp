@@ -15,6 +15,10 @@ static const char* kUsage =
     "      per-class summary of the job's per-rank traces (FLOPs, collectives, memory)\n"
     "  trace --model FILE --parallel SPEC --out DIR [--format et|json]\n"
     "      every rank's Chakra ET file and the communicator groups (or one rank's Chrome trace)\n"
+    "  search --model FILE --system S --gpus N --batch B [--top 10] [--json]\n"
+    "      every valid layout, ranked by step time among those that fit in memory\n"
+    "  sweep --model M [--model M2] --system S --gpus N --batch B --axis flops=1,2 ... [--csv FILE|--json]\n"
+    "      best layout and MFU of each model over a grid of hardware variants (co-design study)\n"
     "run `stagecraft <command> --help` for a command's flags\n";
 
 int main(int argc, char** argv) {
@@ -27,6 +31,8 @@ int main(int argc, char** argv) {
         if (cmd == "estimate") return sc::cli::Estimate(argc, argv);
         if (cmd == "summary") return sc::cli::Summary(argc, argv);
         if (cmd == "trace") return sc::cli::Trace(argc, argv);
+        if (cmd == "search") return sc::cli::Search(argc, argv);
+        if (cmd == "sweep") return sc::cli::Sweep(argc, argv);
         std::fprintf(stderr, "stagecraft: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const sc::Error& e) {

@@ -95,7 +95,9 @@ double Interpolate(const MeasuredCurve& c, double x) {
     size_t i = static_cast<size_t>(std::upper_bound(c.x.begin(), c.x.end(), x) - c.x.begin());  // x[i-1] <= x < x[i]
     double x0 = c.x[i - 1], x1 = c.x[i], y0 = c.y[i - 1], y1 = c.y[i];
     if (x == x0) return y0;
-    double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+    const bool logs = c.log_x.size() == c.x.size();
+    const double l0 = logs ? c.log_x[i - 1] : std::log(x0), l1 = logs ? c.log_x[i] : std::log(x1);
+    double t = (std::log(x) - l0) / (l1 - l0);
     return y0 + t * (y1 - y0);
 }
 
@@ -157,6 +159,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             cc.busbw.y.push_back(p[1].get<double>());
         }
         ValidateCurve(cc.busbw, pf);
+        for (double x : cc.busbw.x) cc.busbw.log_x.push_back(std::log(x));
         ReadSourceFields(c, &cc.series, &cc.hardware, &cc.setup, &cc.source, &cc.note);
         c.Done();
         t.collectives.push_back(std::move(cc));
@@ -180,6 +183,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             gc.tflops.y.push_back(s.tflops);
         }
         ValidateCurve(gc.tflops, pf);
+        for (double x : gc.tflops.x) gc.tflops.log_x.push_back(std::log(x));
         const json& others = g.Array("other_shapes");
         for (size_t k = 0; k < others.size(); ++k)
             ReadShape(others[k], g.Field("other_shapes") + "[" + std::to_string(k) + "]", true);

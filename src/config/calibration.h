@@ -19,6 +19,9 @@ namespace sc {
 struct MeasuredCurve {
     std::vector<double> x;
     std::vector<double> y;
+    // std::log of every x, filled by ParseCalibration (and ValidateCurve): Interpolate then takes one log per
+    // call instead of three (it is on the training model's hot path). Left empty, Interpolate computes them.
+    std::vector<double> log_x;
 };
 
 // Throws sc::Error when the curve is empty or x is not strictly increasing and positive, or x <= 0.

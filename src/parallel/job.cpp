@@ -5,6 +5,7 @@
 
 #include "graph/model_stats.h"
 #include "graph/transformer_graph.h"
+#include "parallel/memory.h"
 #include "parallel/schedule.h"
 
 namespace sc {
@@ -21,6 +22,14 @@ void Rebind(Job& job, const ParallelConfig& p) {
     job.padded_vocab = std::ceil(static_cast<double>(job.model.vocab) / p.tp) * p.tp;
     b[static_cast<size_t>(Sym::V)] = job.padded_vocab;
     job.graph.pool.EvalAll(b, job.values);
+    for (const Block& blk : job.graph.blocks) {
+        BlockSums& t = job.sums[static_cast<int>(blk.kind)];
+        t = BlockSums{};
+        for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
+            t.saved[static_cast<int>(rc)] = SavedActivationBytes(job, blk, rc);
+        for (const Weight& w : blk.weights)
+            (w.tied ? (w.expert ? t.tied_expert : t.tied_dense) : (w.expert ? t.expert : t.dense)) += job.V(w.numel_per_rank);
+    }
 }
 
 Job MakeJob(const ModelConfig& m, const ParallelConfig& p) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace sc {
 
@@ -31,7 +32,7 @@ Layout::Layout(const ParallelConfig& p) : world_(p.world()), pp_(p.pp) {
     const std::string& o = p.order;
     while (pos <= o.size()) {
         size_t c = o.find('-', pos);
-        std::string d = o.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        std::string_view d = std::string_view(o).substr(pos, c == std::string::npos ? std::string::npos : c - pos);
         if (d == "tp") stride_[kTp] = stride, stride *= size_[kTp];
         else if (d == "cp") stride_[kCp] = stride, stride *= size_[kCp];
         else if (d == "pp") stride_[kPp] = stride, stride *= size_[kPp];
@@ -123,7 +124,8 @@ void Layout::Members(GroupKind k, int index, std::vector<int>& out) const {
     int dims[kSubDims], nd = 0;
     for (int d = 0; d < kSubDims; ++d)
         if (Varies(k, d) && size_[d] > 1) dims[nd++] = d;
-    std::sort(dims, dims + nd, [&](int a, int b) { return stride_[a] < stride_[b]; });
+    for (int i = 1; i < nd; ++i)  // insertion sort by stride (at most five)
+        for (int j = i; j > 0 && stride_[dims[j]] < stride_[dims[j - 1]]; --j) std::swap(dims[j], dims[j - 1]);
     int n = 1;
     for (int i = 0; i < nd; ++i) n *= size_[dims[i]];
     out.reserve(n);
@@ -141,6 +143,41 @@ void Layout::Members(GroupKind k, int index, std::vector<int>& out) const {
             r -= stride_[d] * (size_[d] - 1);
         }
     }
+}
+
+int Layout::MembersInRange(GroupKind k, int index, long long lo, long long hi) const {
+    if (hi <= lo) return 0;
+    if (k == GroupKind::embed) {
+        std::vector<int> m;
+        Members(k, index, m);
+        return static_cast<int>(std::count_if(m.begin(), m.end(), [&](int r) { return r >= lo && r < hi; }));
+    }
+    Coord base{};
+    for (int d = 0; d < kSubDims; ++d)
+        if (!Varies(k, d)) base[d] = index % size_[d], index /= size_[d];
+    const long long first = RankOf(base);
+    // Members are first + sum of c_d * stride_d over the varying sub-dimensions; strides are mixed-radix, so
+    // counting the offsets below a bound goes digit by digit from the largest stride.
+    int dims[kSubDims], nd = 0;
+    for (int d = 0; d < kSubDims; ++d)
+        if (Varies(k, d) && size_[d] > 1) dims[nd++] = d;
+    for (int i = 1; i < nd; ++i)  // largest stride first
+        for (int j = i; j > 0 && stride_[dims[j]] > stride_[dims[j - 1]]; --j) std::swap(dims[j], dims[j - 1]);
+    auto below = [&](long long bound) {  // members with rank < bound
+        long long t = bound - first, count = 0, lower = 1;
+        if (t <= 0) return 0LL;
+        for (int i = 0; i < nd; ++i) lower *= size_[dims[i]];
+        for (int i = 0; i < nd; ++i) {
+            const int d = dims[i];
+            lower /= size_[d];
+            const long long q = t / stride_[d];
+            if (q >= size_[d]) return count + size_[d] * lower;
+            count += q * lower;
+            t -= q * stride_[d];
+        }
+        return count + (t > 0 ? 1 : 0);
+    };
+    return static_cast<int>(below(hi) - below(lo));
 }
 
 int Layout::PipelinePeer(int rank, int delta) const {

@@ -35,6 +35,10 @@ public:
     uint32_t GroupId(GroupKind k, int rank) const;
     // Members of group `index` (0 .. GroupCount-1) of kind k, ascending.
     void Members(GroupKind k, int index, std::vector<int>& out) const;
+    // How many members of group `index` of kind k have a rank in [lo, hi), without listing them: O(sub-dims).
+    // With lo = (first member / s) * s and hi = lo + s, the members sharing the first member's domain of s
+    // accelerators (what a network model needs per level, for groups of any size).
+    int MembersInRange(GroupKind k, int index, long long lo, long long hi) const;
     uint32_t FirstId(GroupKind k) const { return first_id_[static_cast<int>(k)]; }
 
     // The rank `delta` pipeline stages away (same tp/cp/dp coordinates), wrapping around.

@@ -37,10 +37,12 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     auto cost = [&](BlockKind k) -> const KindCost& {
         KindCost& c = kinds[static_cast<int>(k)];
         if (!c.done) {
-            const Block& b = *job.graph.Find(k);
-            for (const Weight& w : b.weights) (w.expert ? c.expert : c.dense) += HeldParams(job, w);
-            c.act = SavedActivationBytes(job, b, p.recompute);
-            c.act_none = p.recompute != Recompute::none ? SavedActivationBytes(job, b, Recompute::none) : 0;
+            const BlockSums& b = job.sums[static_cast<int>(k)];  // evaluated by Rebind
+            const bool tied = p.pp > 1;                           // HeldParams: a tied copy counts only then
+            c.dense = b.dense + (tied ? b.tied_dense : 0);
+            c.expert = b.expert + (tied ? b.tied_expert : 0);
+            c.act = b.saved[static_cast<int>(p.recompute)];
+            c.act_none = p.recompute != Recompute::none ? b.saved[static_cast<int>(Recompute::none)] : 0;
             c.done = true;
         }
         return c;

@@ -176,19 +176,26 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("batch", "interleaved 1F1B needs the number of microbatches (" + S(p.microbatches()) +
                                  ") to be a multiple of pp=" + S(p.pp));
 
-    // Rank order: a permutation of tp, cp, dp, pp.
-    std::vector<std::string> dims;
-    size_t pos = 0;
-    while (pos <= p.order.size()) {
-        size_t c = p.order.find('-', pos);
-        dims.push_back(p.order.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-        if (c == std::string::npos) break;
-        pos = c + 1;
+    // Rank order: a permutation of tp, cp, dp, pp (checked without allocating: the layout search's hot path).
+    {
+        const std::string& o = p.order;
+        static constexpr std::string_view kDims[] = {"tp", "cp", "dp", "pp"};
+        int seen[4] = {0, 0, 0, 0}, parts = 0;
+        bool ok = true;
+        size_t pos = 0;
+        while (ok) {
+            size_t c = o.find('-', pos);
+            std::string_view d = std::string_view(o).substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+            int i = 0;
+            while (i < 4 && kDims[i] != d) ++i;
+            ok = i < 4 && ++seen[i] == 1;
+            ++parts;
+            if (c == std::string::npos) break;
+            pos = c + 1;
+        }
+        if (!ok || parts != 4)
+            throw Error("order", "order=" + p.order + " must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
     }
-    std::vector<std::string> sorted = dims;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted != std::vector<std::string>{"cp", "dp", "pp", "tp"})
-        throw Error("order", "order=" + p.order + " must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
 }
 
 }  // namespace sc

@@ -14,41 +14,43 @@ std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act) {
     const int M = p.microbatches();
     InFlightPeak peak;
-    auto raise = [&](double bytes, int inflight) {
-        if (bytes > peak.bytes) peak.bytes = bytes, peak.inflight = inflight;
-    };
     if (p.chunks() == 1) {
-        // GPipe: all forwards first. 1F1B: pp-stage-1 warm-up forwards, then the steady state's forward
-        // tops it up to pp-stage before each backward. pp == 1 is plain gradient accumulation: one
-        // microbatch alive at a time, whatever the schedule (ForEachPipelineStep runs it as 1F1B).
+        // GPipe over stages: all forwards first. 1F1B (and any schedule on one stage, plain gradient
+        // accumulation): pp-stage-1 warm-up forwards, then each steady-state forward tops it up to pp-stage.
         const int n = p.schedule == Schedule::gpipe && p.pp > 1 ? M : std::min(p.pp - stage, M);
-        double cur = 0;
-        for (int i = 1; i <= n; ++i) cur += chunk_act[0], raise(cur, i);
+        if (n > 0 && chunk_act[0] > 0) peak.bytes = n * chunk_act[0], peak.inflight = n;
         return peak;
     }
-    // Interleaved: forward k runs chunk (k % P) / pp, backward k chunk v-1 - (k % P) / pp, P = pp*v; both
-    // sequences add every chunk pp times per period, so after the warm-up the alive bytes repeat with period P.
+    // Interleaved: forward k runs chunk (k % P) / pp, backward k chunk v-1 - (k % P) / pp, P = pp*v. Both
+    // sequences are runs of pp equal chunks and add every chunk pp times per period, so the alive bytes
+    // after the warm-up repeat with period P; within a stretch where neither the forward nor the backward
+    // chunk changes they move linearly, so each stretch peaks at one of its ends.
     const int v = p.vstages, pp = p.pp, P = pp * v, total = M * v;
     const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
-    auto fwd_chunk = [&](int k) { return (k % P) / pp; };
-    auto bwd_chunk = [&](int k) { return v - 1 - (k % P) / pp; };
-    double cur = 0;
-    for (int k = 0; k < std::min(warmup, P); ++k) cur += chunk_act[fwd_chunk(k)], raise(cur, k + 1);
-    if (warmup > P) {
-        // Whole periods of the warm-up, then its remainder: the running sum only grows here.
-        double period = 0;
-        for (int k = 0; k < P; ++k) period += chunk_act[fwd_chunk(k)];
-        const int periods = warmup / P;
-        cur = periods * period;
-        for (int k = periods * P; k < warmup; ++k) cur += chunk_act[fwd_chunk(k)];
-        raise(cur, warmup);
+    double period = 0;
+    for (int c = 0; c < v; ++c) period += pp * chunk_act[c];
+    // Warm-up: forwards only, the running sum only grows (every chunk holds at least one layer).
+    double cur = (warmup / P) * period;
+    for (int k = (warmup / P) * P; k < warmup;) {
+        const int c = (k % P) / pp, run = std::min(pp - k % pp, warmup - k);
+        cur += run * chunk_act[c];
+        k += run;
     }
-    // Steady state: forward warmup+i, then backward i; one period of pairs holds every value it reaches.
+    if (warmup > 0 && cur > 0) peak.bytes = cur, peak.inflight = warmup;
+    // Steady state: pair i is forward warmup+i then backward i; one period of pairs holds every value.
     const int pairs = std::min(total - warmup, P);
-    for (int i = 0; i < pairs; ++i) {
-        cur += chunk_act[fwd_chunk(warmup + i)];
-        raise(cur, warmup + 1);
-        cur -= chunk_act[bwd_chunk(i)];
+    if (pairs <= 0) return peak;
+    double after_fwd = cur + chunk_act[(warmup % P) / pp];  // alive bytes after the forward of pair 0
+    for (int i = 0; i < pairs;) {
+        const int f = warmup + i;
+        const int len = std::min({pp - f % pp, pp - i % pp, pairs - i});
+        const double fa = chunk_act[(f % P) / pp], ba = chunk_act[v - 1 - (i % P) / pp];
+        const double delta = fa - ba;  // change from one pair's post-forward value to the next, in this stretch
+        const double last = after_fwd + (len - 1) * delta;
+        if (after_fwd > peak.bytes) peak.bytes = after_fwd, peak.inflight = warmup + 1;
+        if (last > peak.bytes) peak.bytes = last, peak.inflight = warmup + 1;
+        i += len;
+        if (i < pairs) after_fwd = last - ba + chunk_act[((warmup + i) % P) / pp];
     }
     return peak;
 }

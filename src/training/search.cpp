@@ -31,6 +31,9 @@ void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
     if (req.gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " must be a positive integer");
     if (req.batch <= 0) throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
     if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
+    if (req.shard_count < 1 || req.shard_index < 0 || req.shard_index >= req.shard_count)
+        throw Error("shard", "shard " + std::to_string(req.shard_index) + " of " + std::to_string(req.shard_count) +
+                                 " is not one of 0 .. count-1");
     const SearchSpace& s = req.space;
     auto positive = [](const char* key, const std::vector<int>& v) {
         for (int x : v)
@@ -137,12 +140,10 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
     }
 }
 
-struct Entry {
-    double seconds;
-    uint64_t seq;
-    RankedLayout layout;
-};
-bool Faster(const Entry& a, const Entry& b) { return a.seconds != b.seconds ? a.seconds < b.seconds : a.seq < b.seq; }
+bool Faster(const RankedLayout& a, const RankedLayout& b) {
+    const double x = a.estimate.step_seconds, y = b.estimate.step_seconds;
+    return x != y ? x < y : a.index < b.index;
+}
 
 }  // namespace
 
@@ -168,13 +169,15 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
         ParallelConfig bound;  // the configuration the job's values were evaluated for
     };
     Variant variants[2];
-    std::vector<Entry> heap;  // the top_k fastest so far, slowest on top
+    std::vector<RankedLayout> heap;  // the top_k fastest so far, slowest on top
     const size_t k = static_cast<size_t>(req.top_k);
     uint64_t seq = 0;
 
+    const uint64_t shards = static_cast<uint64_t>(req.shard_count), mine = static_cast<uint64_t>(req.shard_index);
     Enumerate(m, req, [&](const ParallelConfig& p) {
+        const uint64_t index = seq++;
+        if (shards > 1 && index % shards != mine) return;
         ++st.candidates;
-        const uint64_t my_seq = seq++;
         Variant& v = variants[p.sp ? 1 : 0];
         try {
             if (!v.made) {
@@ -193,17 +196,20 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
         }
         ++st.valid;
         const Job& job = v.job;
-        for (int s = 0; s < p.pp; ++s)
-            if (StageMemoryOf(job, s).total() > capacity) return;  // cannot fit: EstimateTraining only adds
+        // Memory bound on the first stage (the most microbatches in flight, the embedding): a layout that does not
+        // fit there does not fit, and EstimateTraining only adds to these bytes. Other stages: the estimate decides.
+        if (StageMemoryOf(job, 0).total() > capacity) return;
         ++st.estimated;
         TrainingEstimate e = EstimateTraining(job, sys, cal, opt);
         if (!e.fits) return;
         ++st.fitting;
         if (k == 0) return;
-        Entry cand{e.step_seconds, my_seq, {}};
+        RankedLayout cand;
+        cand.index = index;
+        cand.estimate.step_seconds = e.step_seconds;
         if (heap.size() == k && !Faster(cand, heap.front())) return;
-        cand.layout.par = p;
-        cand.layout.estimate = std::move(e);
+        cand.par = p;
+        cand.estimate = std::move(e);
         if (heap.size() == k) {
             std::pop_heap(heap.begin(), heap.end(), Faster);
             heap.pop_back();
@@ -213,8 +219,22 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
     });
 
     std::sort_heap(heap.begin(), heap.end(), Faster);
-    for (Entry& e : heap) result.top.push_back(std::move(e.layout));
+    result.top = std::move(heap);
     return result;
+}
+
+SearchResult MergeSearchResults(std::vector<SearchResult> shards, int top_k) {
+    SearchResult r;
+    for (SearchResult& s : shards) {
+        r.stats.candidates += s.stats.candidates;
+        r.stats.valid += s.stats.valid;
+        r.stats.fitting += s.stats.fitting;
+        r.stats.estimated += s.stats.estimated;
+        for (RankedLayout& l : s.top) r.top.push_back(std::move(l));
+    }
+    std::sort(r.top.begin(), r.top.end(), Faster);
+    if (r.top.size() > static_cast<size_t>(std::max(top_k, 0))) r.top.resize(static_cast<size_t>(std::max(top_k, 0)));
+    return r;
 }
 
 }  // namespace sc

@@ -5,9 +5,11 @@
 // Speed: one Job per structural variant (sp off/on), re-evaluated with Rebind only when the symbol binding
 // changes (microbatch, tp, cp, ep; the outer loops), every other knob set on the bound job; cheap arithmetic
 // pre-filters (the same rules ValidateParallel checks, which still has the last word on every layout); and a
-// memory bound before the time estimate: StageMemoryOf over the stages is what EstimateTraining's memory
-// starts from (it may only add to it), so a layout whose stages already exceed the capacity is counted as not
+// memory bound before the time estimate: StageMemoryOf is what EstimateTraining's memory per stage starts
+// from (it may only add to it), so a layout whose first stage already exceeds the capacity is counted as not
 // fitting without timing it. Ties in step time keep enumeration order, so results are deterministic.
+// Not enumerated: uneven pipelines (pp*vstages must divide the layers), rank orders other than space.order,
+// and the exact duplicates sp=1 with tp=1 and GPipe with pp=1 (the same run as sp=0 / 1F1B).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -40,9 +42,13 @@ struct SearchRequest {
     int batch = 0;  // global batch in sequences
     int top_k = 10;
     SearchSpace space;
+    // Evaluate only the candidates whose enumeration index i has i % shard_count == shard_index (threads or
+    // processes each take one shard; MergeSearchResults joins them into the unsharded result).
+    int shard_index = 0, shard_count = 1;
 };
 
 struct RankedLayout {
+    uint64_t index = 0;  // enumeration index of the candidate (ties in step time rank by it)
     ParallelConfig par;
     TrainingEstimate estimate;  // step time with its breakdown, memory per stage, MFU
 };
@@ -51,7 +57,7 @@ struct SearchStats {
     uint64_t candidates = 0;  // layouts past the arithmetic pre-filters, handed to ValidateParallel
     uint64_t valid = 0;       // accepted by ValidateParallel (every one of them evaluated)
     uint64_t fitting = 0;     // valid layouts within the GPU's memory
-    uint64_t estimated = 0;   // full EstimateTraining calls (valid layouts the memory bound did not rule out)
+    uint64_t estimated = 0;   // full EstimateTraining calls (valid layouts the first-stage memory bound let through)
 };
 
 struct SearchResult {
@@ -64,6 +70,10 @@ struct SearchResult {
 // and the stats say how far layouts got.
 SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const CalibrationTable* cal,
                            const TrainingOptions& opt, const SearchRequest& req);
+
+// The result of the whole search from the results of its shards (each run with the same request but its
+// own shard_index): stats added, top lists merged by (step time, enumeration index), cut to top_k.
+SearchResult MergeSearchResults(std::vector<SearchResult> shards, int top_k);
 
 // The candidate layouts of a request in enumeration order (pre-filtered, not yet validated): what
 // SearchLayouts evaluates, for tools and tests that rank them themselves.

@@ -1,0 +1,33 @@
+// (b) Search over all layouts of GPT-3 175B on 4,096 GPUs (DGX H100 SuperPOD with its fat tree extended to
+// 4,096 GPUs), global batch 1536, with the measured calibration. One thread (the core), best of `reps`.
+// Target: < 1 s native.   usage: bench_search [reps=2]
+#include <algorithm>
+#include <cstdlib>
+
+#include "bench_util.h"
+#include "training/search.h"
+#include "training/sweep.h"
+
+int main(int argc, char** argv) {
+    const int reps = argc > 1 ? std::atoi(argv[1]) : 2;
+    const sc::ModelConfig m = bench::Model("gpt3-175b");
+    const sc::System sys = sc::ExtendSystem(bench::System("dgx-h100-superpod", "h100-sxm"), 4096);
+    sc::SearchRequest req;
+    req.gpus = 4096, req.batch = 1536, req.top_k = 10;
+    double best = 1e300;
+    sc::SearchResult r;
+    for (int i = 0; i < reps; ++i) {
+        const double t0 = bench::Now();
+        r = sc::SearchLayouts(m, sys, &bench::Calibration(), sc::TrainingOptions{}, req);
+        best = std::min(best, bench::Now() - t0);
+    }
+    char note[256];
+    std::snprintf(note, sizeof note, "%llu valid, %llu timed, %llu fit; best %s at %.3f s/step",
+                  static_cast<unsigned long long>(r.stats.valid), static_cast<unsigned long long>(r.stats.estimated),
+                  static_cast<unsigned long long>(r.stats.fitting),
+                  r.top.empty() ? "-" : sc::ParallelSpecString(r.top[0].par).c_str(),
+                  r.top.empty() ? 0.0 : r.top[0].estimate.step_seconds);
+    bench::Result("search_s", best, "s", note);
+    bench::Result("search_us_per_layout", best / static_cast<double>(r.stats.valid) * 1e6, "us", "");
+    return 0;
+}

@@ -1,0 +1,89 @@
+// stagecraft search: every valid layout of a model on N GPUs at a global batch, ranked by step time among
+// those that fit in memory.
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/job_args.h"
+#include "cli/search_args.h"
+#include "cli/system_args.h"
+#include "config/error.h"
+#include "report/search_report.h"
+#include "training/search.h"
+#include "training/sweep.h"
+
+namespace sc::cli {
+
+int Search(int argc, char** argv) {
+    std::vector<std::string> flags = ModelFlags();
+    for (const std::string& f : SystemFlags()) flags.push_back(f);
+    for (const std::string& f : SearchSpaceFlags()) flags.push_back(f);
+    flags.push_back("top");
+    std::vector<std::string> bools = {"json", "help", "extend"};
+    for (const std::string& f : SystemBoolFlags()) bools.push_back(f);
+    Args a = ParseArgs(argc, argv, flags, bools);
+    if (a.Has("help") || !a.Has("model")) {
+        std::fprintf(a.Has("help") ? stdout : stderr,
+                     "usage: stagecraft search --model FILE --system SYSTEM --gpus N --batch B [--top 10] [--json]\n"
+                     "  every valid (tp, pp, dp, cp, ep, microbatch, schedule, vstages, recompute, zero, sp) of the\n"
+                     "  model on N GPUs, timed with the training model and ranked by step time among those that fit\n"
+                     "  --model, --set, --precision   the model (as for estimate)\n"
+                     "  --system       a cluster preset; --options, --no-calibration as for estimate\n"
+                     "  --extend       grow the system's outermost network level to N GPUs when it has fewer\n"
+                     "  --top K        layouts to list (default 10)\n"
+                     "  --json         print JSON instead of text\n%s",
+                     SearchSpaceUsage());
+        return a.Has("help") ? 0 : 2;
+    }
+    ModelConfig m = LoadModel(a);
+    LoadedSystem ls = LoadSystem(a);
+    SearchRequest req = LoadSearchRequest(a);
+    if (a.Has("top")) {
+        std::string v = a.Get("top");
+        char* end = nullptr;
+        long k = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end || k < 1 || k > 100000) throw Error("--top", "expected a count from 1 to 100000, got \"" + v + "\"");
+        req.top_k = static_cast<int>(k);
+    }
+    if (req.gpus > ls.system.TotalAccelerators()) {
+        if (!a.Has("extend"))
+            throw Error("--gpus", std::to_string(req.gpus) + " GPUs exceed the " +
+                                      std::to_string(ls.system.TotalAccelerators()) + " accelerators of " + ls.system.id +
+                                      "; pass --extend to grow its outermost level (" + ls.system.levels.back().name +
+                                      ") to hold them, or pick a larger system");
+        ls.system = ExtendSystem(ls.system, req.gpus);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const TrainingOptions opt = LoadTrainingOptions(a);
+    const int threads = LoadThreads(a);
+    std::vector<SearchResult> parts(threads);
+    std::vector<std::exception_ptr> errors(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                SearchRequest shard = req;
+                shard.shard_index = t, shard.shard_count = threads;
+                parts[t] = SearchLayouts(m, ls.system, ls.calibration.get(), opt, shard);
+            } catch (...) {
+                errors[t] = std::current_exception();
+            }
+        });
+    for (std::thread& th : pool) th.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+    SearchResult r = MergeSearchResults(std::move(parts), req.top_k);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string out = a.Has("json") ? SearchReportJson(m, ls.system, req, r) : SearchReportText(m, ls.system, req, r);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    std::fprintf(stderr, "search: %llu layouts evaluated in %.3f s on %d thread%s (%.0f evaluations/s)\n",
+                 static_cast<unsigned long long>(r.stats.valid), secs, threads, threads == 1 ? "" : "s",
+                 secs > 0 ? r.stats.valid / secs : 0.0);
+    return 0;
+}
+
+}  // namespace sc::cli

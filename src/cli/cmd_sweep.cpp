@@ -1,0 +1,163 @@
+// stagecraft sweep: the co-design study of "Scaling Intelligence" (arXiv 2506.15006). Every point of the
+// cartesian product of the --axis lists, the best layout of every --model there. Under stagecraft-mpi the
+// ranks take points round-robin and rank 0 writes the merged rows: the same bytes as one process.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <thread>
+#include <tuple>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/job_args.h"
+#include "cli/process_group.h"
+#include "cli/search_args.h"
+#include "cli/system_args.h"
+#include "config/error.h"
+#include "report/search_report.h"
+#include "training/sweep.h"
+
+namespace sc::cli {
+
+namespace {
+
+// A shard's rows for the root: "<evaluations>\n" then per row "<point> <model> <bytes>\n<text>".
+std::string Pack(const std::vector<SweepRow>& rows, const std::vector<std::string>& texts, unsigned long long evals) {
+    std::string o = std::to_string(evals) + "\n";
+    for (size_t i = 0; i < rows.size(); ++i)
+        o += std::to_string(rows[i].point_index) + " " + std::to_string(rows[i].model_index) + " " +
+             std::to_string(texts[i].size()) + "\n" + texts[i];
+    return o;
+}
+
+struct Packed {
+    size_t point;
+    int model;
+    std::string text;
+};
+
+void Unpack(const std::string& s, std::vector<Packed>& rows, unsigned long long& evals) {
+    size_t pos = s.find('\n');
+    evals += std::strtoull(s.substr(0, pos).c_str(), nullptr, 10);
+    ++pos;
+    while (pos < s.size()) {
+        size_t nl = s.find('\n', pos);
+        unsigned long long point = 0, bytes = 0;
+        int model = 0;
+        std::sscanf(s.substr(pos, nl - pos).c_str(), "%llu %d %llu", &point, &model, &bytes);
+        rows.push_back({static_cast<size_t>(point), model, s.substr(nl + 1, bytes)});
+        pos = nl + 1 + bytes;
+    }
+}
+
+}  // namespace
+
+int Sweep(int argc, char** argv) {
+    std::vector<std::string> flags = ModelFlags();
+    for (const std::string& f : SystemFlags()) flags.push_back(f);
+    for (const std::string& f : SearchSpaceFlags()) flags.push_back(f);
+    flags.push_back("axis");
+    flags.push_back("csv");
+    std::vector<std::string> bools = {"json", "help"};
+    for (const std::string& f : SystemBoolFlags()) bools.push_back(f);
+    Args a = ParseArgs(argc, argv, flags, bools);
+    const ProcessGroup pg = Processes();
+    if (a.Has("help") || !a.Has("model")) {
+        if (pg.root())
+            std::fprintf(a.Has("help") ? stdout : stderr,
+                         "usage: stagecraft sweep --model M [--model M2 ...] --system S --gpus N --batch B\n"
+                         "                        [--axis NAME=V1,V2,...]... [--csv FILE | --json]\n"
+                         "  the best layout of each model at every point of the cartesian product of the axes\n"
+                         "  (co-design study of arXiv 2506.15006); rows as CSV (stdout or FILE) or JSON\n"
+                         "  axes (each optional; default the system as it is):\n"
+                         "    flops=1,2,4          factor on the accelerator's peak FLOPS\n"
+                         "    hbm_bw=1,2           factor on HBM bandwidth\n"
+                         "    hbm_capacity=1,2     factor on HBM capacity\n"
+                         "    domain=8,72          scale-up domain size in GPUs\n"
+                         "    net_bw=1,4           factor on scale-out (NIC) bandwidth\n"
+                         "    topology=two_tier,fullflat\n"
+                         "    overlap=on,off       DP/PP/TP communication overlapped with compute\n"
+                         "    inr=on,off           in-network collectives (SHARP, NVLink SHARP)\n"
+                         "  --system must start with a scale_up level (e.g. dgx-h100-superpod)\n%s"
+                         "  evaluations/s (valid layouts timed per second) go to stderr\n",
+                         SearchSpaceUsage());
+        return a.Has("help") ? 0 : 2;
+    }
+    if (a.Has("csv") && a.Has("json")) throw Error("--json", "give either --csv FILE or --json, not both");
+    std::vector<SweepModel> models;
+    for (const std::string& path : a.All("model")) {
+        Args one = a;
+        one.flags["model"] = {path};
+        ModelConfig m = LoadModel(one);
+        models.push_back({m.name, m});
+    }
+    LoadedSystem ls = LoadSystem(a);
+    TrainingOptions opt = LoadTrainingOptions(a);
+    SearchRequest sr = LoadSearchRequest(a);
+    SweepRequest req;
+    req.gpus = sr.gpus;
+    req.batch = sr.batch;
+    req.space = sr.space;
+    SweepAxes axes;
+    for (const std::string& ax : a.All("axis")) ParseSweepAxis(ax, axes);
+    const size_t points = SweepPoints(axes).size();
+    MakeSweepSystem(ls.system, SweepPoint{}, req.gpus);  // fail early, on every rank, on an unusable system
+    const SweepFormat fmt = a.Has("json") ? SweepFormat::json : SweepFormat::csv;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    // Points round-robin over every thread of every process: shard rank * threads + t of size * threads.
+    const int threads = LoadThreads(a);
+    std::vector<std::vector<SweepRow>> parts(threads);
+    std::vector<std::exception_ptr> errors(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                parts[t] = RunSweep(models, ls.system, ls.calibration.get(), opt, axes, req, pg.rank * threads + t,
+                                    pg.size * threads);
+            } catch (...) {
+                errors[t] = std::current_exception();
+            }
+        });
+    for (std::thread& th : pool) th.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+    std::vector<SweepRow> rows;
+    for (auto& part : parts)
+        for (SweepRow& r : part) rows.push_back(std::move(r));
+    std::vector<std::string> texts;
+    unsigned long long evals = 0;
+    for (const SweepRow& r : rows) texts.push_back(SweepRowText(r, req, fmt)), evals += r.stats.valid;
+    std::vector<std::string> shards = GatherAtRoot(Pack(rows, texts, evals));
+    if (!pg.root()) return 0;
+
+    std::vector<Packed> merged;
+    unsigned long long total_evals = 0;
+    for (const std::string& s : shards) Unpack(s, merged, total_evals);
+    std::sort(merged.begin(), merged.end(),
+              [](const Packed& x, const Packed& y) { return std::tie(x.point, x.model) < std::tie(y.point, y.model); });
+    std::vector<std::string> ordered;
+    for (Packed& p : merged) ordered.push_back(std::move(p.text));
+    const std::string out = AssembleSweep(ordered, fmt);
+    if (a.Has("csv")) {
+        const std::string path = a.Get("csv");
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        if (!f) throw Error(path, "cannot create file");
+        const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+        if (std::fclose(f) != 0 || !ok) throw Error(path, "write failed (disk full?)");
+    } else {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "sweep: %zu points x %zu models on %d process%s x %d thread%s: %llu layouts evaluated in %.3f s "
+                 "(%.0f evaluations/s)\n",
+                 points, models.size(), pg.size, pg.size == 1 ? "" : "es", threads, threads == 1 ? "" : "s", total_evals,
+                 secs, secs > 0 ? total_evals / secs : 0.0);
+    return 0;
+}
+
+}  // namespace sc::cli

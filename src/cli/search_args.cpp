@@ -1,0 +1,108 @@
+#include "cli/search_args.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "config/error.h"
+
+namespace sc::cli {
+
+std::vector<std::string> SearchSpaceFlags() {
+    return {"gpus", "batch", "tp", "pp", "cp", "ep", "microbatch", "schedule", "vstages", "recompute", "zero", "sp", "order", "threads"};
+}
+
+const char* SearchSpaceUsage() {
+    return "  --gpus N       GPUs of every layout (tp*cp*pp*dp)\n"
+           "  --batch B      global batch in sequences\n"
+           "  restrict the layouts searched (comma-separated lists; default: every valid value):\n"
+           "  --tp, --pp, --cp, --ep, --microbatch, --vstages LIST   e.g. --tp 4,8 --pp 1,2,4\n"
+           "  --schedule LIST   gpipe,1f1b,interleaved      --recompute LIST   none,selective,full\n"
+           "  --zero LIST       0,1,2,3                      --sp LIST          off,on\n"
+           "  --order O         rank order, fastest-varying first (default tp-cp-dp-pp)\n"
+           "  --threads N       worker threads (default: all hardware threads; the output does not change)\n";
+}
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= s.size()) {
+        size_t c = s.find(',', pos);
+        out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+        if (c == std::string::npos) break;
+        pos = c + 1;
+    }
+    return out;
+}
+
+int Int(const std::string& flag, const std::string& v) {
+    char* end = nullptr;
+    long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || x < -1000000000L || x > 1000000000L)
+        throw Error("--" + flag, "expected an integer, got \"" + v + "\"");
+    return static_cast<int>(x);
+}
+
+std::vector<int> Ints(const Args& a, const std::string& flag) {
+    std::vector<int> out;
+    if (!a.Has(flag)) return out;
+    for (const std::string& v : Split(a.Get(flag))) out.push_back(Int(flag, v));
+    return out;
+}
+
+}  // namespace
+
+int LoadThreads(const Args& a) {
+    if (!a.Has("threads")) return std::max(1u, std::thread::hardware_concurrency());
+    int n = Int("threads", a.Get("threads"));
+    if (n < 1 || n > 1024) throw Error("--threads", "expected 1 to 1024 threads, got " + a.Get("threads"));
+    return n;
+}
+
+SearchRequest LoadSearchRequest(const Args& a) {
+    SearchRequest r;
+    if (!a.Has("gpus")) throw Error("--gpus", "missing; give the number of GPUs, e.g. --gpus 4096");
+    if (!a.Has("batch")) throw Error("--batch", "missing; give the global batch in sequences, e.g. --batch 1536");
+    r.gpus = Int("gpus", a.Get("gpus"));
+    r.batch = Int("batch", a.Get("batch"));
+    SearchSpace& s = r.space;
+    s.tp = Ints(a, "tp");
+    s.pp = Ints(a, "pp");
+    s.cp = Ints(a, "cp");
+    s.ep = Ints(a, "ep");
+    s.microbatch = Ints(a, "microbatch");
+    s.vstages = Ints(a, "vstages");
+    if (a.Has("zero")) s.zero = Ints(a, "zero");
+    if (a.Has("schedule")) {
+        s.schedules.clear();
+        for (const std::string& v : Split(a.Get("schedule"))) {
+            if (v == "gpipe") s.schedules.push_back(Schedule::gpipe);
+            else if (v == "1f1b") s.schedules.push_back(Schedule::one_f_one_b);
+            else if (v == "interleaved") s.schedules.push_back(Schedule::interleaved);
+            else throw Error("--schedule", "\"" + v + "\" is not one of gpipe, 1f1b, interleaved");
+        }
+    }
+    if (a.Has("recompute")) {
+        s.recompute.clear();
+        for (const std::string& v : Split(a.Get("recompute"))) {
+            if (v == "none") s.recompute.push_back(Recompute::none);
+            else if (v == "selective") s.recompute.push_back(Recompute::selective);
+            else if (v == "full") s.recompute.push_back(Recompute::full);
+            else throw Error("--recompute", "\"" + v + "\" is not one of none, selective, full");
+        }
+    }
+    if (a.Has("sp")) {
+        s.sp.clear();
+        for (const std::string& v : Split(a.Get("sp"))) {
+            if (v == "on" || v == "1" || v == "true") s.sp.push_back(1);
+            else if (v == "off" || v == "0" || v == "false") s.sp.push_back(0);
+            else throw Error("--sp", "expected on or off, got \"" + v + "\"");
+        }
+    }
+    if (a.Has("order")) s.order = a.Get("order");
+    return r;
+}
+
+}  // namespace sc::cli

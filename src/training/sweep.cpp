@@ -1,0 +1,250 @@
+#include "training/sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "config/error.h"
+
+namespace sc {
+
+const char* NameOf(Topology t) { return t == Topology::fullflat ? "fullflat" : "two_tier"; }
+
+namespace {
+
+const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr";
+
+std::vector<std::string> SplitList(const std::string& s) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= s.size()) {
+        size_t c = s.find(',', pos);
+        out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+        if (c == std::string::npos) break;
+        pos = c + 1;
+    }
+    return out;
+}
+
+double Factor(const std::string& axis, const std::string& v) {
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(x > 0) || !std::isfinite(x))
+        throw Error(axis, "expected a positive factor (e.g. 0.5, 1, 2), got \"" + v + "\"");
+    return x;
+}
+
+int OnOff(const std::string& axis, const std::string& v) {
+    if (v == "on" || v == "1" || v == "true") return 1;
+    if (v == "off" || v == "0" || v == "false") return 0;
+    throw Error(axis, "expected on or off, got \"" + v + "\"");
+}
+
+}  // namespace
+
+void ParseSweepAxis(const std::string& arg, SweepAxes& axes) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos)
+        throw Error("axis", "expected name=v1,v2,... (e.g. flops=1,2,4), got \"" + arg + "\"; axes: " + kAxes);
+    const std::string name = arg.substr(0, eq);
+    const std::vector<std::string> values = SplitList(arg.substr(eq + 1));
+    if (name == "flops" || name == "hbm_bw" || name == "hbm_capacity" || name == "net_bw") {
+        std::vector<double> v;
+        for (const std::string& s : values) v.push_back(Factor(name, s));
+        (name == "flops" ? axes.flops : name == "hbm_bw" ? axes.hbm_bw : name == "hbm_capacity" ? axes.hbm_capacity : axes.net_bw) = v;
+    } else if (name == "domain") {
+        std::vector<int> v;
+        for (const std::string& s : values) {
+            char* end = nullptr;
+            long x = std::strtol(s.c_str(), &end, 10);
+            if (s.empty() || *end || x < 1 || x > (1 << 24))
+                throw Error(name, "expected a scale-up domain size in accelerators (1 to 16M), got \"" + s + "\"");
+            v.push_back(static_cast<int>(x));
+        }
+        axes.domain = v;
+    } else if (name == "topology") {
+        std::vector<Topology> v;
+        for (const std::string& s : values) {
+            if (s == "two_tier" || s == "two-tier" || s == "twotier") v.push_back(Topology::two_tier);
+            else if (s == "fullflat" || s == "full_flat" || s == "full-flat") v.push_back(Topology::fullflat);
+            else throw Error(name, "\"" + s + "\" is not one of two_tier, fullflat");
+        }
+        axes.topology = v;
+    } else if (name == "overlap" || name == "inr") {
+        std::vector<int> v;
+        for (const std::string& s : values) v.push_back(OnOff(name, s));
+        (name == "overlap" ? axes.overlap : axes.inr) = v;
+    } else {
+        throw Error(name, std::string("unknown sweep axis; valid: ") + kAxes);
+    }
+}
+
+void ValidateSweepAxes(const SweepAxes& a) {
+    auto factors = [](const char* name, const std::vector<double>& v) {
+        if (v.empty()) throw Error(name, "the axis needs at least one value");
+        for (double x : v)
+            if (!(x > 0) || !std::isfinite(x)) throw Error(name, "factor " + std::to_string(x) + " must be positive");
+    };
+    factors("flops", a.flops);
+    factors("hbm_bw", a.hbm_bw);
+    factors("hbm_capacity", a.hbm_capacity);
+    factors("net_bw", a.net_bw);
+    if (a.domain.empty()) throw Error("domain", "the axis needs at least one value");
+    for (int d : a.domain)
+        if (d < 0) throw Error("domain", "domain=" + std::to_string(d) + " must be a positive size (0: the system's)");
+    if (a.topology.empty()) throw Error("topology", "the axis needs at least one value");
+    for (const auto* v : {&a.overlap, &a.inr}) {
+        const char* name = v == &a.overlap ? "overlap" : "inr";
+        if (v->empty()) throw Error(name, "the axis needs at least one value");
+        for (int x : *v)
+            if (x != 0 && x != 1) throw Error(name, "expected on (1) or off (0), got " + std::to_string(x));
+    }
+}
+
+std::vector<SweepPoint> SweepPoints(const SweepAxes& a) {
+    ValidateSweepAxes(a);
+    std::vector<SweepPoint> out;
+    SweepPoint p;
+    for (double f : a.flops)
+        for (double hb : a.hbm_bw)
+            for (double hc : a.hbm_capacity)
+                for (int d : a.domain)
+                    for (double nb : a.net_bw)
+                        for (Topology t : a.topology)
+                            for (int ov : a.overlap)
+                                for (int inr : a.inr) {
+                                    p.flops = f, p.hbm_bw = hb, p.hbm_capacity = hc, p.domain = d, p.net_bw = nb;
+                                    p.topology = t, p.overlap = ov == 1, p.inr = inr == 1;
+                                    out.push_back(p);
+                                }
+    return out;
+}
+
+System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
+    if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
+        throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
+                                  " has no scale_up first level (use a preset like dgx-h100-superpod or gb200-nvl72)");
+    if (gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(gpus) + " must be a positive integer");
+    System s = base;
+    Accelerator& a = s.accelerator;
+    for (std::optional<double>* v : {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8,
+                                     &a.matrix.fp4, &a.vector.fp32, &a.vector.bf16})
+        if (*v) **v *= pt.flops;
+    a.hbm_bandwidth_tbps *= pt.hbm_bw;
+    a.hbm_capacity_gib_usable *= pt.hbm_capacity;
+    a.hbm_capacity_gb_marketing *= pt.hbm_capacity;
+    a.nic_gbit_per_gpu *= pt.net_bw;
+
+    NetworkLevel up = base.levels[0];
+    if (pt.domain > 0) up.size = pt.domain;
+    a.scale_up_domain = up.size;
+    const int total = static_cast<int>((static_cast<long long>(gpus) + up.size - 1) / up.size * up.size);
+    s.levels.assign(1, up);
+    if (total > up.size) {
+        if (base.levels.size() < 2)
+            throw Error("system", "system " + base.id + " has no network beyond its scale-up domain of " +
+                                      std::to_string(up.size) + " for " + std::to_string(gpus) + " GPUs");
+        NetworkLevel out = base.levels.back();
+        out.size = total;
+        out.bandwidth_gbps *= pt.net_bw;
+        if (pt.topology == Topology::fullflat) {
+            // Uniform per-GPU bandwidth and latency everywhere: the better of the scale-up and scale-out figures.
+            out.oversubscription = 1;
+            if (up.EffectiveGBps() > out.EffectiveGBps()) {
+                out.bandwidth_gbps = up.bandwidth_gbps;
+                out.efficiency = up.efficiency;
+            }
+            out.latency_us = std::min(out.latency_us, up.latency_us);
+            out.in_network_reduction = out.in_network_reduction || up.in_network_reduction;
+            out.kind = LevelKind::fullflat;
+            out.name = "fullflat";
+        }
+        s.levels.push_back(out);
+    }
+    s.id = base.id + "@sweep";
+    return s;
+}
+
+CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt) {
+    CalibrationTable t = base;
+    auto mine = [&](const std::vector<std::string>& ids) { return std::find(ids.begin(), ids.end(), acc) != ids.end(); };
+    for (GemmCurve& c : t.gemm)
+        if (mine(c.accelerators))
+            for (double& y : c.tflops.y) y *= pt.flops;
+    for (GemmMaxAchievable& g : t.gemm_max_achievable)
+        if (mine(g.accelerators)) g.tflops *= pt.flops;
+    for (HbmMeasurement& h : t.memory_bandwidth)
+        if (mine(h.accelerators)) h.tbps *= pt.hbm_bw;
+    for (CollectiveCurve& c : t.collectives)
+        if (mine(c.accelerators) && c.scope == "scale_out")
+            for (double& y : c.busbw.y) y *= pt.net_bw;
+    return t;
+}
+
+TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt) {
+    TrainingOptions o = base;
+    o.overlap_dp = o.overlap_pp = o.overlap_tp = pt.overlap;
+    o.in_network_reduction = pt.inr;
+    return o;
+}
+
+System ExtendSystem(const System& base, int gpus) {
+    if (base.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
+    if (gpus <= base.TotalAccelerators()) return base;
+    System s = base;
+    NetworkLevel& out = s.levels.back();
+    const long long unit = s.levels.size() > 1 ? s.levels[s.levels.size() - 2].size : 1;
+    out.size = static_cast<int>((gpus + unit - 1) / unit * unit);
+    s.name += " (" + out.name + " extended to " + std::to_string(out.size) + " accelerators)";
+    return s;
+}
+
+std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                                    const TrainingOptions& opt, const SweepPoint& pt, size_t point_index,
+                                    const SweepRequest& req) {
+    const System sys = MakeSweepSystem(base, pt, req.gpus);
+    CalibrationTable scaled;
+    if (cal) scaled = MakeSweepCalibration(*cal, base.accelerator.id, pt);
+    const TrainingOptions o = MakeSweepOptions(opt, pt);
+    SearchRequest sr;
+    sr.gpus = req.gpus;
+    sr.batch = req.batch;
+    sr.top_k = 1;
+    sr.space = req.space;
+    std::vector<SweepRow> rows;
+    for (size_t i = 0; i < models.size(); ++i) {
+        SearchResult r = SearchLayouts(models[i].config, sys, cal ? &scaled : nullptr, o, sr);
+        SweepRow row;
+        row.point_index = point_index;
+        row.point = pt;
+        row.point.domain = sys.levels[0].size;  // the domain used (0 on the axis means the base system's)
+        row.model_index = static_cast<int>(i);
+        row.model = models[i].name;
+        row.stats = r.stats;
+        row.found = !r.top.empty();
+        if (row.found) {
+            row.best = r.top[0].par;
+            row.estimate = std::move(r.top[0].estimate);
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                               const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
+                               int shard_index, int shard_count) {
+    if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
+        throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
+                                 " is not one of 0 .. count-1");
+    if (models.empty()) throw Error("model", "the sweep needs at least one model");
+    const std::vector<SweepPoint> points = SweepPoints(axes);
+    std::vector<SweepRow> rows;
+    for (size_t i = static_cast<size_t>(shard_index); i < points.size(); i += static_cast<size_t>(shard_count)) {
+        std::vector<SweepRow> r = RunSweepPoint(models, base, cal, opt, points[i], i, req);
+        for (SweepRow& row : r) rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+}  // namespace sc

@@ -1,0 +1,115 @@
+// The hardware/software co-design study of "Scaling Intelligence: Designing Data Centers for Next-Gen
+// Language Models" (Tithi et al., arXiv 2506.15006): vary the accelerator's FLOPS, HBM bandwidth and
+// capacity, the scale-up domain, the scale-out bandwidth, the topology (two-tier vs FullFlat), overlap of
+// communication with computation and in-network collectives; at every point of the cartesian product find
+// the best layout (SearchLayouts) of each model and report its step time and MFU.
+//
+// How a point changes the base system (MakeSweepSystem), all per accelerator:
+//   flops         factor on every matrix and vector peak (all precisions)
+//   hbm_bw        factor on HBM bandwidth
+//   hbm_capacity  factor on HBM capacity
+//   domain        scale-up domain size in accelerators (absolute; 0 = the base system's)
+//   net_bw        factor on the scale-out (outermost level's) bandwidth and the NIC
+//   topology      two_tier: the scale-up level, then one scale-out level over all GPUs with the base
+//                 system's outermost level's latency, efficiency, oversubscription and in-network reduction;
+//                 fullflat: the same hierarchy (collectives stay hierarchical, NCCL-style), but every level
+//                 gives each GPU uniform bandwidth and latency: the outer level takes the better effective
+//                 per-GPU bandwidth and the lower latency of the two (never oversubscribed), and offers
+//                 in-network reduction if either level did. So FullFlat is never worse than two-tier.
+//   overlap       on: DP, PP and TP communication overlapped with computation; off: none overlapped
+//   inr           in-network collectives (SHARP / NVLink SHARP) used where a level offers them, or not
+// Measured calibration curves of the accelerator (GEMM TFLOPS, HBM copy bandwidth, collective bus bandwidth)
+// are scaled by the same factors (MakeSweepCalibration): the hypothetical part reaches the same fraction of its
+// peak at each size as the measured one. Intermediate network levels of the base system are not kept (the
+// presets have two). Total accelerators: the GPU count rounded up to whole scale-up domains.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "config/model_config.h"
+#include "training/search.h"
+#include "training/training_options.h"
+
+namespace sc {
+
+enum class Topology { two_tier, fullflat };
+const char* NameOf(Topology t);
+
+struct SweepAxes {
+    std::vector<double> flops = {1};
+    std::vector<double> hbm_bw = {1};
+    std::vector<double> hbm_capacity = {1};
+    std::vector<int> domain = {0};  // 0: the base system's scale-up domain
+    std::vector<double> net_bw = {1};
+    std::vector<Topology> topology = {Topology::two_tier};
+    std::vector<int> overlap = {1};  // 1 on, 0 off
+    std::vector<int> inr = {1};      // 1 on, 0 off
+};
+
+struct SweepPoint {
+    double flops = 1, hbm_bw = 1, hbm_capacity = 1;
+    int domain = 0;
+    double net_bw = 1;
+    Topology topology = Topology::two_tier;
+    bool overlap = true, inr = true;
+};
+
+// Parses one --axis argument "name=v1,v2,..." into `axes` (replacing that axis's list). Names: flops hbm_bw
+// hbm_capacity domain net_bw topology (two_tier|fullflat) overlap (on|off) inr (on|off). Throws sc::Error
+// naming the axis and value (unknown axis, non-positive factor, ...).
+void ParseSweepAxis(const std::string& arg, SweepAxes& axes);
+// Validates every list (non-empty, factors > 0, domain >= 0, on/off 0 or 1).
+void ValidateSweepAxes(const SweepAxes& axes);
+
+// Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr.
+std::vector<SweepPoint> SweepPoints(const SweepAxes& axes);
+
+// The base system changed as `pt` says, with room for `gpus` accelerators. The base's first level must be a
+// scale_up level (throws sc::Error("system", ...) otherwise).
+System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus);
+// The calibration table with `accelerator_id`'s curves scaled by the point's factors.
+CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id, const SweepPoint& pt);
+// `base` with the point's overlap and in-network-reduction switches.
+TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt);
+// `base` with its outermost level grown to hold `gpus` (a multiple of the level below); unchanged when it
+// already does. What `search --extend` uses to put a preset pod at a larger scale.
+System ExtendSystem(const System& base, int gpus);
+
+struct SweepModel {
+    std::string name;  // as reported (e.g. the preset's file name)
+    ModelConfig config;
+};
+
+struct SweepRow {
+    size_t point_index = 0;
+    SweepPoint point;            // as evaluated: domain is the scale-up size used, never 0
+    int model_index = 0;
+    std::string model;
+    SearchStats stats;
+    bool found = false;          // some layout fits
+    ParallelConfig best;         // when found
+    TrainingEstimate estimate;   // of `best`, when found
+};
+
+struct SweepRequest {
+    int gpus = 0;
+    int batch = 0;
+    SearchSpace space;  // layouts searched at every point
+};
+
+// Runs the points whose index i satisfies i % shard_count == shard_index (all of them by default), every
+// model at each, rows ordered by (point index, model index). Concatenating the shards' rows and sorting them
+// by that key gives exactly the rows of one unsharded run.
+std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                               const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
+                               int shard_index = 0, int shard_count = 1);
+
+// One point, every model (what RunSweep does per point).
+std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                                    const TrainingOptions& opt, const SweepPoint& pt, size_t point_index,
+                                    const SweepRequest& req);
+
+}  // namespace sc

@@ -1,0 +1,420 @@
+// Layout search: every result valid and fitting, the ranking equal to a brute-force loop that builds a fresh
+// job for every layout (so Rebind reuse and the pre-filters are checked too), shards merging to the whole,
+// and the fast memory / layout paths equal to the straightforward walks they replaced.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "config/error.h"
+#include "parallel/layout.h"
+#include "parallel/memory.h"
+#include "parallel/schedule.h"
+#include "trace_test_util.h"
+#include "training/search.h"
+
+namespace {
+
+std::string Slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+struct Cluster {
+    sc::System sys;
+    sc::CalibrationTable cal;
+};
+
+const Cluster& H100() {
+    static const Cluster c = [] {
+        const std::string root = SC_SOURCE_DIR;
+        Cluster x;
+        x.sys = sc::ParseSystem(Slurp(root + "/presets/systems/dgx-h100-superpod.json"),
+                                Slurp(root + "/presets/hardware/h100-sxm.json"));
+        x.cal = sc::ParseCalibration(Slurp(root + "/presets/calibration/measured.json"));
+        return x;
+    }();
+    return c;
+}
+
+struct Brute {
+    sc::ParallelConfig par;
+    sc::TrainingEstimate e;
+};
+
+// Every valid layout of (gpus, batch) found without the search's enumeration: all degrees 1..gpus, every
+// microbatch, schedule, vstages, recompute, ZeRO and sp, filtered by ValidateParallel only, each estimated on a
+// job of its own. Skips the two exact duplicates the search drops: sp=1 with tp=1, gpipe with pp=1.
+std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, const sc::CalibrationTable* cal,
+                              const sc::TrainingOptions& opt, int gpus, int batch) {
+    std::vector<Brute> out;
+    for (int tp = 1; tp <= gpus; ++tp)
+        for (int pp = 1; pp <= gpus; ++pp)
+            for (int cp = 1; cp <= gpus; ++cp) {
+                if (1LL * tp * pp * cp > gpus || gpus % (tp * pp * cp)) continue;
+                const int dp = gpus / (tp * pp * cp);
+                for (int ep = 1; ep <= dp; ++ep)
+                    for (int mb = 1; mb <= batch; ++mb)
+                        for (auto sched : {sc::Schedule::gpipe, sc::Schedule::one_f_one_b, sc::Schedule::interleaved})
+                            for (int v = 1; v <= m.layers; ++v)
+                                for (auto rc : {sc::Recompute::none, sc::Recompute::selective, sc::Recompute::full})
+                                    for (int z = 0; z <= 3; ++z)
+                                        for (int sp = 0; sp <= 1; ++sp) {
+                                            if (sp && tp == 1) continue;
+                                            if (sched == sc::Schedule::gpipe && pp == 1) continue;
+                                            if (v > 1 && sched != sc::Schedule::interleaved) continue;
+                                            if (dp % ep || batch % (mb * dp)) continue;  // ValidateParallel says so too
+                                            sc::ParallelConfig p;
+                                            p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.ep = ep, p.sp = sp;
+                                            p.microbatch = mb, p.batch = batch, p.schedule = sched, p.vstages = v;
+                                            p.recompute = rc, p.zero = z, p.gpus = gpus;
+                                            try {
+                                                sc::ValidateParallel(m, p);
+                                            } catch (const sc::Error&) {
+                                                continue;
+                                            }
+                                            sc::Job job = sc::MakeJob(m, p);
+                                            out.push_back({p, sc::EstimateTraining(job, sys, cal, opt)});
+                                        }
+            }
+    return out;
+}
+
+std::string Key(const sc::ParallelConfig& p) { return sc::ParallelSpecString(p); }
+
+void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch) {
+    sc::System sys = H100().sys;
+    const sc::CalibrationTable* cal = &H100().cal;
+    sc::TrainingOptions opt;
+    // Capacity at the median memory peak: half of the layouts fit.
+    std::vector<Brute> all = BruteForce(m, sys, cal, opt, gpus, batch);
+    ASSERT_GT(all.size(), 20u);
+    std::vector<double> peaks;
+    for (const Brute& b : all) peaks.push_back(b.e.memory_peak);
+    std::sort(peaks.begin(), peaks.end());
+    sys.accelerator.hbm_capacity_gib_usable = peaks[peaks.size() / 2] / (1024.0 * 1024 * 1024);
+    sys.accelerator.capacity_uses_marketing = false;
+    all = BruteForce(m, sys, cal, opt, gpus, batch);
+
+    sc::SearchRequest req;
+    req.gpus = gpus, req.batch = batch, req.top_k = 1000000;
+    sc::SearchResult r = sc::SearchLayouts(m, sys, cal, opt, req);
+
+    std::vector<const Brute*> fit;
+    for (const Brute& b : all)
+        if (b.e.fits) fit.push_back(&b);
+    EXPECT_EQ(r.stats.valid, all.size());
+    EXPECT_EQ(r.stats.candidates, all.size());  // the pre-filters drop only invalid layouts
+    EXPECT_EQ(r.stats.fitting, fit.size());
+    ASSERT_GT(fit.size(), 0u);
+    ASSERT_LT(fit.size(), all.size());
+    ASSERT_EQ(r.top.size(), fit.size());
+
+    // The same layouts with the same step times, fastest first.
+    std::map<std::string, double> brute_time;
+    for (const Brute* b : fit) brute_time[Key(b->par)] = b->e.step_seconds;
+    double best_brute = 1e300;
+    for (const Brute* b : fit) best_brute = std::min(best_brute, b->e.step_seconds);
+    EXPECT_EQ(r.top[0].estimate.step_seconds, best_brute);
+    for (size_t i = 0; i < r.top.size(); ++i) {
+        const sc::RankedLayout& l = r.top[i];
+        auto it = brute_time.find(Key(l.par));
+        ASSERT_NE(it, brute_time.end()) << Key(l.par);
+        EXPECT_DOUBLE_EQ(l.estimate.step_seconds, it->second) << Key(l.par);
+        EXPECT_TRUE(l.estimate.fits);
+        EXPECT_NO_THROW(sc::ValidateParallel(m, l.par));
+        EXPECT_EQ(l.par.world(), gpus);
+        EXPECT_EQ(l.par.global_batch(), batch);
+        if (i > 0) {
+            EXPECT_LE(r.top[i - 1].estimate.step_seconds, l.estimate.step_seconds);
+        }
+    }
+}
+
+TEST(Search, DenseEqualsBruteForce) { ExpectSearchEqualsBruteForce(sctest::SmallGpt(), 8, 8); }
+
+TEST(Search, MoeEqualsBruteForce) { ExpectSearchEqualsBruteForce(sctest::SmallMoe(), 8, 8); }
+
+TEST(Search, TopKIsThePrefixAndShardsMergeToTheWhole) {
+    const sc::ModelConfig m = sctest::SmallGpt();
+    sc::SearchRequest req;
+    req.gpus = 16, req.batch = 32, req.top_k = 7;
+    const sc::TrainingOptions opt;
+    sc::SearchResult whole = sc::SearchLayouts(m, H100().sys, &H100().cal, opt, req);
+    ASSERT_EQ(whole.top.size(), 7u);
+    req.top_k = 100;
+    sc::SearchResult more = sc::SearchLayouts(m, H100().sys, &H100().cal, opt, req);
+    for (size_t i = 0; i < 7; ++i) EXPECT_EQ(Key(more.top[i].par), Key(whole.top[i].par));
+    std::vector<sc::SearchResult> parts;
+    for (int s = 0; s < 3; ++s) {
+        sc::SearchRequest q = req;
+        q.top_k = 7, q.shard_index = s, q.shard_count = 3;
+        parts.push_back(sc::SearchLayouts(m, H100().sys, &H100().cal, opt, q));
+    }
+    sc::SearchResult merged = sc::MergeSearchResults(parts, 7);
+    EXPECT_EQ(merged.stats.candidates, whole.stats.candidates);
+    EXPECT_EQ(merged.stats.valid, whole.stats.valid);
+    EXPECT_EQ(merged.stats.fitting, whole.stats.fitting);
+    ASSERT_EQ(merged.top.size(), whole.top.size());
+    for (size_t i = 0; i < merged.top.size(); ++i) {
+        EXPECT_EQ(Key(merged.top[i].par), Key(whole.top[i].par));
+        EXPECT_EQ(merged.top[i].estimate.step_seconds, whole.top[i].estimate.step_seconds);
+    }
+}
+
+TEST(Search, RestrictedSpaceAndNothingFits) {
+    const sc::ModelConfig m = sctest::SmallGpt();
+    sc::SearchRequest req;
+    req.gpus = 16, req.batch = 32;
+    req.space.tp = {2};
+    req.space.schedules = {sc::Schedule::one_f_one_b};
+    req.space.zero = {1};
+    sc::SearchResult r = sc::SearchLayouts(m, H100().sys, &H100().cal, sc::TrainingOptions{}, req);
+    ASSERT_FALSE(r.top.empty());
+    for (const sc::RankedLayout& l : r.top) {
+        EXPECT_EQ(l.par.tp, 2);
+        EXPECT_EQ(l.par.schedule, sc::Schedule::one_f_one_b);
+        EXPECT_EQ(l.par.zero, 1);
+    }
+    sc::System tiny = H100().sys;
+    tiny.accelerator.hbm_capacity_gib_usable = 1e-6;
+    tiny.accelerator.capacity_uses_marketing = false;
+    r = sc::SearchLayouts(m, tiny, &H100().cal, sc::TrainingOptions{}, req);
+    EXPECT_TRUE(r.top.empty());
+    EXPECT_GT(r.stats.valid, 0u);
+    EXPECT_EQ(r.stats.fitting, 0u);
+}
+
+TEST(Search, BadRequestsNameTheField) {
+    const sc::ModelConfig m = sctest::SmallGpt();
+    sc::SearchRequest req;
+    req.gpus = 4096, req.batch = 32;
+    auto field = [&](const sc::SearchRequest& q) {
+        try {
+            sc::SearchLayouts(m, H100().sys, &H100().cal, sc::TrainingOptions{}, q);
+        } catch (const sc::Error& e) {
+            return e.field + " | " + e.what();
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(field(req), "gpus | gpus: gpus=4096 exceeds the 1024 accelerators of system dgx-h100-superpod");
+    req.gpus = 16;
+    req.batch = 0;
+    EXPECT_EQ(field(req).substr(0, 8), "batch | ");
+    req.batch = 32;
+    req.space.zero = {4};
+    EXPECT_EQ(field(req), "zero | zero: zero=4 is not a ZeRO stage (0, 1, 2 or 3)");
+    req.space.zero = {0};
+    req.space.order = "tp-dp-pp";
+    EXPECT_EQ(field(req).substr(0, 8), "order | ");
+}
+
+// ---- the fast paths the search relies on, against the walks they replaced ----
+
+sc::StageMemory ReferenceStageMemory(const sc::Job& job, int stage) {
+    const sc::ParallelConfig& p = job.par;
+    const sc::PrecisionConfig& prec = job.model.precision;
+    const double dp_group = 1.0 * p.dp * p.cp, edp_group = 1.0 * p.dp / p.ep * p.cp;
+    sc::StageMemory mem;
+    std::vector<double> act(p.chunks(), 0);
+    double dense = 0, expert = 0, largest = 0, working = 0;
+    for (int c = 0; c < p.chunks(); ++c)
+        for (const sc::StageBlock& sb : sc::BlocksOfVirtualStage(job, c * p.pp + stage)) {
+            double bp = 0;
+            for (const sc::Weight& w : sb.block->weights) {
+                double n = sc::HeldParams(job, w);
+                (w.expert ? expert : dense) += n;
+                bp += n;
+            }
+            largest = std::max(largest, bp);
+            act[c] += sc::SavedActivationBytes(job, *sb.block, p.recompute);
+            if (p.recompute != sc::Recompute::none)
+                working = std::max(working, sc::SavedActivationBytes(job, *sb.block, sc::Recompute::none));
+        }
+    mem.params = dense + expert;
+    const double w = sc::BytesOf(prec.compute), g = sc::BytesOf(prec.grad);
+    const double opt = (prec.master == prec.compute ? 0 : sc::BytesOf(prec.master)) + 2 * sc::BytesOf(prec.optimizer);
+    auto sharded = [&](double b, bool s) { return s ? b * (dense / dp_group + expert / edp_group) : b * (dense + expert); };
+    mem.weights = sharded(w, p.zero >= 3) + (p.zero >= 3 ? 2 * largest * w : 0);
+    mem.gradients = sharded(g, p.zero >= 2);
+    mem.optimizer = sharded(opt, p.zero >= 1);
+    double cur = 0, peak = 0;
+    int inflight = 0;
+    for (const sc::PipelineStep& s : sc::PipelineSchedule(p, stage)) {
+        if (s.forward) {
+            cur += act[s.chunk], ++inflight;
+            if (cur > peak) peak = cur, mem.peak_inflight = inflight;
+        } else {
+            cur -= act[s.chunk], --inflight;
+        }
+    }
+    mem.activations = peak + working;
+    return mem;
+}
+
+TEST(FastPaths, StageMemoryEqualsTheScheduleWalk) {
+    sc::ModelConfig moe = sctest::SmallMoe();
+    moe.moe.capacity_factor = 1.25;  // fractional activation sizes
+    moe.layers = 24;
+    sc::ModelConfig dense = sctest::SmallGpt();
+    dense.layers = 24;
+    int checked = 0;
+    for (const sc::ModelConfig& m : {dense, moe})
+        for (const char* spec : {"pp=4,dp=2,batch=64,schedule=interleaved,vstages=3", "pp=4,dp=2,batch=8,schedule=interleaved,vstages=2",
+                                 "pp=2,dp=4,batch=32,schedule=interleaved,vstages=6", "pp=4,dp=1,batch=4,schedule=1f1b",
+                                 "pp=4,dp=1,batch=32,schedule=1f1b,recompute=full", "pp=3,dp=2,batch=24,schedule=gpipe,zero=3",
+                                 "pp=1,dp=4,batch=64,recompute=selective", "pp=5,dp=1,batch=10,uneven=1,schedule=1f1b",
+                                 "pp=4,dp=2,batch=48,schedule=interleaved,vstages=2,microbatch=2,zero=1,uneven=1"}) {
+            sc::ParallelConfig p = sc::ParseParallelSpec(spec);
+            if (m.is_moe()) p.ep = 2, p.dp = std::max(p.dp, 2), p.batch = std::max(p.batch, 2 * p.microbatch * p.pp);
+            if (p.schedule == sc::Schedule::interleaved && p.microbatches() % p.pp) continue;
+            try {
+                sc::ValidateParallel(m, p);
+            } catch (const sc::Error& e) {
+                ADD_FAILURE() << spec << ": " << e.what();
+                continue;
+            }
+            sc::Job job = sc::MakeJob(m, p);
+            for (int s = 0; s < p.pp; ++s) {
+                sc::StageMemory a = sc::StageMemoryOf(job, s), b = ReferenceStageMemory(job, s);
+                EXPECT_DOUBLE_EQ(a.params, b.params) << spec << " stage " << s;
+                EXPECT_DOUBLE_EQ(a.weights, b.weights) << spec << " stage " << s;
+                EXPECT_DOUBLE_EQ(a.gradients, b.gradients) << spec << " stage " << s;
+                EXPECT_DOUBLE_EQ(a.optimizer, b.optimizer) << spec << " stage " << s;
+                EXPECT_DOUBLE_EQ(a.activations, b.activations) << spec << " stage " << s;
+                EXPECT_EQ(a.peak_inflight, b.peak_inflight) << spec << " stage " << s;
+                ++checked;
+            }
+        }
+    EXPECT_GT(checked, 40);
+}
+
+TEST(FastPaths, InterleavedPeakEqualsTheWalkForUnevenChunks) {
+    // Uneven layer counts make the chunks' activations differ, so the alive bytes rise and fall in the steady state.
+    int checked = 0;
+    for (int layers : {24, 26, 29})
+        for (int pp : {2, 3, 4})
+            for (int v : {2, 3, 4})
+                for (int mpp : {1, 2, 3, 5}) {
+                    if (pp * v > layers) continue;
+                    sc::ModelConfig m = sctest::SmallGpt();
+                    m.layers = layers;
+                    sc::ParallelConfig p;
+                    p.pp = pp, p.vstages = v, p.schedule = sc::Schedule::interleaved, p.uneven = true;
+                    p.batch = mpp * pp;
+                    for (auto rc : {sc::Recompute::none, sc::Recompute::full}) {
+                        p.recompute = rc;
+                        sc::Job job = sc::MakeJob(m, p);
+                        for (int st = 0; st < pp; ++st) {
+                            sc::StageMemory a = sc::StageMemoryOf(job, st), b = ReferenceStageMemory(job, st);
+                            EXPECT_DOUBLE_EQ(a.activations, b.activations) << layers << " " << sc::ParallelSpecString(p) << " stage " << st;
+                            EXPECT_EQ(a.peak_inflight, b.peak_inflight) << layers << " " << sc::ParallelSpecString(p) << " stage " << st;
+                            ++checked;
+                        }
+                    }
+                }
+    EXPECT_GT(checked, 300);
+}
+
+TEST(FastPaths, BlockCountsMatchTheBlockList) {
+    sc::ModelConfig m = sctest::SmallMoe();
+    m.layers = 11;
+    m.moe.dense_layers = 3;
+    sc::ParallelConfig p = sc::ParseParallelSpec("pp=3,dp=2,ep=2,batch=12,schedule=interleaved,vstages=2,uneven=1");
+    sc::Job job = sc::MakeJob(m, p);
+    for (int g = 0; g < job.virtual_stages(); ++g) {
+        sc::StageBlockCounts c = sc::BlockCountsOfVirtualStage(job, g);
+        std::array<int, 4> kinds{};
+        int first = -1;
+        for (const sc::StageBlock& sb : sc::BlocksOfVirtualStage(job, g)) {
+            kinds[static_cast<int>(sb.block->kind)]++;
+            if (sb.layer >= 0 && first < 0) first = sb.layer;
+        }
+        EXPECT_EQ(kinds[0], c.embedding ? 1 : 0);
+        EXPECT_EQ(kinds[1], c.dense);
+        EXPECT_EQ(kinds[2], c.moe);
+        EXPECT_EQ(kinds[3], c.head ? 1 : 0);
+        if (first >= 0) {
+            EXPECT_EQ(first, c.first_layer);
+        }
+    }
+}
+
+TEST(FastPaths, GroupMembersAreAscendingAndComplete) {
+    for (const char* spec : {"tp=2,cp=2,dp=4,ep=2,pp=3", "tp=4,cp=1,dp=6,ep=3,pp=2,order=pp-dp-tp-cp",
+                             "tp=2,cp=3,dp=2,pp=2,order=dp-pp-cp-tp"}) {
+        sc::ParallelConfig p = sc::ParseParallelSpec(spec);
+        sc::Layout L(p);
+        std::vector<int> members;
+        for (int k = 0; k < static_cast<int>(sc::GroupKind::count); ++k) {
+            auto kind = static_cast<sc::GroupKind>(k);
+            if (L.GroupSize(kind) <= 1 || kind == sc::GroupKind::embed) continue;
+            for (int g = 0; g < L.GroupCount(kind); ++g) {
+                L.Members(kind, g, members);
+                std::vector<int> expect;
+                for (int r = 0; r < L.world(); ++r)
+                    if (L.GroupId(kind, r) == L.FirstId(kind) + static_cast<uint32_t>(g)) expect.push_back(r);
+                EXPECT_EQ(members, expect) << spec << " " << sc::NameOf(kind) << " group " << g;
+                for (long long lo : {0LL, 3LL, 5LL, 8LL, 17LL})
+                    for (long long span : {1LL, 2LL, 4LL, 6LL, 16LL, 100LL}) {
+                        long long n = std::count_if(members.begin(), members.end(), [&](int r) { return r >= lo && r < lo + span; });
+                        EXPECT_EQ(L.MembersInRange(kind, g, lo, lo + span), n) << spec << " " << sc::NameOf(kind) << " [" << lo << ", +" << span << ")";
+                    }
+            }
+        }
+    }
+}
+
+// ---- the command ----
+
+struct CliResult {
+    int status;
+    std::string out;
+};
+
+CliResult RunCli(const std::string& args, bool with_stderr = true) {
+    std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    int status = pclose(p);
+    return {WEXITSTATUS(status), out};
+}
+
+TEST(SearchCli, RanksLayoutsAndThreadsDoNotChangeTheAnswer) {
+    const std::string base = "search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "
+                             "--tp 1,2,4,8 --pp 1,2,4 --cp 1 --top 5 --json";
+    CliResult one = RunCli(base + " --threads 1", false), three = RunCli(base + " --threads 3", false);
+    ASSERT_EQ(one.status, 0) << one.out;
+    EXPECT_EQ(one.out, three.out);
+    EXPECT_NE(one.out.find("\"rank\": 5"), std::string::npos) << one.out;
+    CliResult text = RunCli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "
+                         "--tp 8 --pp 1 --top 3");
+    EXPECT_EQ(text.status, 0) << text.out;
+    EXPECT_NE(text.out.find("layouts evaluated in"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("best: tp=8,pp=1"), std::string::npos) << text.out;
+}
+
+TEST(SearchCli, ClearErrors) {
+    CliResult r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 4096 --batch 1536");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out,
+              "stagecraft search: error: --gpus: 4096 GPUs exceed the 1024 accelerators of dgx-h100-superpod; pass --extend "
+              "to grow its outermost level (ndr-ib-fat-tree) to hold them, or pick a larger system\n");
+    r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--batch: missing"), std::string::npos) << r.out;
+    r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --schedule 2f2b");
+    EXPECT_NE(r.out.find("--schedule: \"2f2b\" is not one of gpipe, 1f1b, interleaved"), std::string::npos) << r.out;
+}
+
+}  // namespace

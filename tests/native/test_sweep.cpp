@@ -1,0 +1,258 @@
+// Co-design sweep: axes parse with clear errors, systems are modified as documented, the best step time
+// responds to the hardware in the only direction it can (more FLOPS, bandwidth, capacity, FullFlat, overlap,
+// in-network reduction never make it slower), and shards merge into exactly the unsharded rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "config/error.h"
+#include "report/search_report.h"
+#include "trace_test_util.h"
+#include "training/sweep.h"
+
+namespace {
+
+std::string Slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+struct Base {
+    sc::System sys;
+    sc::CalibrationTable cal;
+};
+
+const Base& Cluster(const std::string& system, const std::string& acc) {
+    static std::map<std::string, Base> cache;
+    auto it = cache.find(system);
+    if (it != cache.end()) return it->second;
+    const std::string root = SC_SOURCE_DIR;
+    Base b;
+    b.sys = sc::ParseSystem(Slurp(root + "/presets/systems/" + system + ".json"), Slurp(root + "/presets/hardware/" + acc + ".json"));
+    b.cal = sc::ParseCalibration(Slurp(root + "/presets/calibration/measured.json"));
+    return cache[system] = b;
+}
+const Base& H100() { return Cluster("dgx-h100-superpod", "h100-sxm"); }
+const Base& A100() { return Cluster("dgx-a100-superpod", "a100-80gb"); }
+
+std::string AxisError(const std::string& axis) {
+    sc::SweepAxes a;
+    try {
+        sc::ParseSweepAxis(axis, a);
+    } catch (const sc::Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(Sweep, AxesParseAndNameTheBadValue) {
+    sc::SweepAxes a;
+    sc::ParseSweepAxis("flops=1,2,4", a);
+    sc::ParseSweepAxis("domain=8,72", a);
+    sc::ParseSweepAxis("topology=two_tier,fullflat", a);
+    sc::ParseSweepAxis("overlap=on,off", a);
+    sc::ParseSweepAxis("inr=off", a);
+    sc::ParseSweepAxis("hbm_capacity=0.5,1.5", a);
+    EXPECT_EQ(a.flops, (std::vector<double>{1, 2, 4}));
+    EXPECT_EQ(a.domain, (std::vector<int>{8, 72}));
+    EXPECT_EQ(a.topology.size(), 2u);
+    EXPECT_EQ(a.overlap, (std::vector<int>{1, 0}));
+    EXPECT_EQ(a.inr, (std::vector<int>{0}));
+    std::vector<sc::SweepPoint> pts = sc::SweepPoints(a);
+    ASSERT_EQ(pts.size(), 3u * 2 * 2 * 2 * 2);
+    // flops outermost, inr innermost.
+    EXPECT_EQ(pts[0].flops, 1);
+    EXPECT_EQ(pts.back().flops, 4);
+    EXPECT_EQ(pts[1].overlap, false);
+    EXPECT_EQ(pts[2].topology, sc::Topology::fullflat);
+
+    EXPECT_EQ(AxisError("flops=1,0"), "flops: expected a positive factor (e.g. 0.5, 1, 2), got \"0\"");
+    EXPECT_EQ(AxisError("flops=1,,2"), "flops: expected a positive factor (e.g. 0.5, 1, 2), got \"\"");
+    EXPECT_EQ(AxisError("domain=8,x"), "domain: expected a scale-up domain size in accelerators (1 to 16M), got \"x\"");
+    EXPECT_EQ(AxisError("topology=torus"), "topology: \"torus\" is not one of two_tier, fullflat");
+    EXPECT_EQ(AxisError("overlap=maybe"), "overlap: expected on or off, got \"maybe\"");
+    EXPECT_EQ(AxisError("flop=2"), "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr");
+    EXPECT_EQ(AxisError("flops"), "axis: expected name=v1,v2,... (e.g. flops=1,2,4), got \"flops\"; axes: flops hbm_bw "
+                              "hbm_capacity domain net_bw topology overlap inr");
+}
+
+TEST(Sweep, SystemIsModifiedAsDocumented) {
+    const sc::System& base = H100().sys;
+    sc::SweepPoint pt;
+    pt.flops = 2, pt.hbm_bw = 3, pt.hbm_capacity = 1.5, pt.domain = 16, pt.net_bw = 4;
+    sc::System s = sc::MakeSweepSystem(base, pt, 100);
+    EXPECT_DOUBLE_EQ(sc::PeakFlops(s.accelerator, sc::Precision::bf16), 2 * sc::PeakFlops(base.accelerator, sc::Precision::bf16));
+    EXPECT_DOUBLE_EQ(s.accelerator.hbm_bandwidth_tbps, 3 * base.accelerator.hbm_bandwidth_tbps);
+    EXPECT_DOUBLE_EQ(s.accelerator.MemoryBytes(), 1.5 * base.accelerator.MemoryBytes());
+    ASSERT_EQ(s.levels.size(), 2u);
+    EXPECT_EQ(s.levels[0].size, 16);
+    EXPECT_EQ(s.levels[1].size, 112);  // 100 GPUs in whole domains of 16
+    EXPECT_DOUBLE_EQ(s.levels[1].bandwidth_gbps, 4 * base.levels[1].bandwidth_gbps);
+    EXPECT_EQ(s.levels[1].kind, sc::LevelKind::two_tier);
+
+    pt.topology = sc::Topology::fullflat;
+    pt.net_bw = 1;
+    sc::System f = sc::MakeSweepSystem(base, pt, 100);
+    EXPECT_EQ(f.levels[1].kind, sc::LevelKind::fullflat);
+    EXPECT_DOUBLE_EQ(f.levels[1].EffectiveGBps(), base.levels[0].EffectiveGBps());  // NVLink-class everywhere
+    EXPECT_DOUBLE_EQ(f.levels[1].latency_us, base.levels[0].latency_us);
+    EXPECT_EQ(f.levels[0].bandwidth_gbps, base.levels[0].bandwidth_gbps);  // scale-up level unchanged
+
+    // Calibration curves scale with the part: the same fraction of its peak at every size.
+    sc::CalibrationTable cal = sc::MakeSweepCalibration(H100().cal, "h100-sxm", pt);
+    const sc::GemmCurve* g0 = sc::FindGemmCurve(H100().cal, "h100-sxm", sc::Precision::bf16);
+    const sc::GemmCurve* g1 = sc::FindGemmCurve(cal, "h100-sxm", sc::Precision::bf16);
+    ASSERT_TRUE(g0 && g1);
+    EXPECT_DOUBLE_EQ(g1->tflops.y.back(), 2 * g0->tflops.y.back());
+
+    try {
+        sc::MakeSweepSystem(Cluster("gb200-fullflat", "gb200").sys, sc::SweepPoint{}, 64);
+        ADD_FAILURE() << "no error";
+    } catch (const sc::Error& e) {
+        EXPECT_EQ(e.field, "system");
+    }
+    sc::System grown = sc::ExtendSystem(base, 4096);
+    EXPECT_EQ(grown.TotalAccelerators(), 4096);
+    EXPECT_EQ(grown.levels[0].size, 8);
+}
+
+std::vector<sc::SweepModel> Models() {
+    sc::ModelConfig dense = sctest::SmallGpt(), moe = sctest::SmallMoe();
+    dense.layers = moe.layers = 8;
+    return {{"dense", dense}, {"moe", moe}};
+}
+
+sc::SweepRequest Request() {
+    sc::SweepRequest r;
+    r.gpus = 16;
+    r.batch = 32;
+    // A smaller space keeps the test quick; the monotonicity holds for any fixed space.
+    r.space.recompute = {sc::Recompute::none, sc::Recompute::full};
+    r.space.zero = {1, 3};
+    return r;
+}
+
+// Best step time per (point, model) over the axes, keyed by the point's fields.
+std::vector<sc::SweepRow> Rows(const Base& b, const sc::SweepAxes& axes) {
+    return sc::RunSweep(Models(), b.sys, &b.cal, sc::TrainingOptions{}, axes, Request());
+}
+
+// For every pair of rows that differ only in `axis`, the row with the better value is no slower.
+template <class Better>
+void ExpectNoSlower(const std::vector<sc::SweepRow>& rows, Better better, const char* what) {
+    int pairs = 0;
+    for (const sc::SweepRow& x : rows)
+        for (const sc::SweepRow& y : rows) {
+            if (x.model_index != y.model_index || !better(x.point, y.point)) continue;
+            ASSERT_TRUE(x.found && y.found);
+            EXPECT_LE(x.estimate.step_seconds, y.estimate.step_seconds * (1 + 1e-12))
+                << what << " " << x.model << " point " << x.point_index << " vs " << y.point_index;
+            ++pairs;
+        }
+    EXPECT_GT(pairs, 0) << what;
+}
+
+auto Same = [](const sc::SweepPoint& a, const sc::SweepPoint& b) {
+    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr) ==
+           std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap, b.inr);
+};
+
+TEST(Sweep, MoreHardwareIsNeverSlower) {
+    sc::SweepAxes a;
+    a.flops = {1, 2, 4};
+    a.hbm_bw = {1, 2};
+    a.net_bw = {0.5, 1};
+    a.hbm_capacity = {0.25, 1};
+    std::vector<sc::SweepRow> rows = Rows(H100(), a);
+    ASSERT_EQ(rows.size(), 3u * 2 * 2 * 2 * 2);
+    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.flops > y.flops && (x.flops = y.flops, Same(x, y)); }, "flops");
+    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.hbm_bw > y.hbm_bw && (x.hbm_bw = y.hbm_bw, Same(x, y)); }, "hbm_bw");
+    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.net_bw > y.net_bw && (x.net_bw = y.net_bw, Same(x, y)); }, "net_bw");
+    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) {
+        return x.hbm_capacity > y.hbm_capacity && (x.hbm_capacity = y.hbm_capacity, Same(x, y));
+    }, "hbm_capacity");
+    // Twice the FLOPS is really faster for the compute-bound small models (not only "not slower").
+    for (const sc::SweepRow& x : rows)
+        for (const sc::SweepRow& y : rows)
+            if (x.model_index == y.model_index && x.point.flops == 2 * y.point.flops && x.point.hbm_bw == y.point.hbm_bw &&
+                x.point.net_bw == y.point.net_bw && x.point.hbm_capacity == y.point.hbm_capacity) {
+                EXPECT_LT(x.estimate.step_seconds, y.estimate.step_seconds);
+            }
+}
+
+TEST(Sweep, FullFlatOverlapAndInNetworkReductionAreNeverSlower) {
+    for (const Base* b : {&H100(), &A100()}) {  // A100: in-network reduction only on the InfiniBand level
+        sc::SweepAxes a;
+        a.topology = {sc::Topology::two_tier, sc::Topology::fullflat};
+        a.domain = {4, 8};
+        a.overlap = {0, 1};
+        a.inr = {0, 1};
+        std::vector<sc::SweepRow> rows = Rows(*b, a);
+        ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) {
+            return x.topology == sc::Topology::fullflat && y.topology == sc::Topology::two_tier && (x.topology = y.topology, Same(x, y));
+        }, "fullflat");
+        ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.overlap && !y.overlap && (x.overlap = false, Same(x, y)); }, "overlap");
+        ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.inr && !y.inr && (x.inr = false, Same(x, y)); }, "inr");
+    }
+}
+
+TEST(Sweep, ShardsMergeIntoTheUnshardedRows) {
+    sc::SweepAxes a;
+    a.flops = {1, 2};
+    a.topology = {sc::Topology::two_tier, sc::Topology::fullflat};
+    const sc::SweepRequest req = Request();
+    std::vector<sc::SweepRow> whole = Rows(H100(), a);
+    std::vector<std::tuple<size_t, int, std::string>> merged;
+    for (int s = 0; s < 3; ++s)
+        for (const sc::SweepRow& r : sc::RunSweep(Models(), H100().sys, &H100().cal, sc::TrainingOptions{}, a, req, s, 3))
+            merged.emplace_back(r.point_index, r.model_index, sc::SweepRowText(r, req, sc::SweepFormat::csv));
+    std::sort(merged.begin(), merged.end());
+    ASSERT_EQ(merged.size(), whole.size());
+    std::vector<std::string> a_rows, b_rows;
+    for (size_t i = 0; i < whole.size(); ++i) {
+        a_rows.push_back(sc::SweepRowText(whole[i], req, sc::SweepFormat::csv));
+        b_rows.push_back(std::get<2>(merged[i]));
+    }
+    EXPECT_EQ(sc::AssembleSweep(a_rows, sc::SweepFormat::csv), sc::AssembleSweep(b_rows, sc::SweepFormat::csv));
+}
+
+struct CliResult {
+    int status;
+    std::string out;
+};
+
+CliResult RunCli(const std::string& args) {
+    std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + " 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    int status = pclose(p);
+    return {WEXITSTATUS(status), out};
+}
+
+TEST(SweepCli, CsvAndJsonDoNotDependOnThreads) {
+    const std::string base = "sweep --model presets/models/llama3-8b.json --model presets/models/mixtral-8x7b.json "
+                             "--system dgx-h100-superpod --gpus 32 --batch 64 --tp 1,2,4 --pp 1,2 --cp 1 --zero 1 "
+                             "--axis flops=1,2 --axis topology=two_tier,fullflat";
+    CliResult one = RunCli(base + " --threads 1"), three = RunCli(base + " --threads 3");
+    ASSERT_EQ(one.status, 0) << one.out;
+    EXPECT_EQ(one.out, three.out);
+    EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 1 + 2 * 2 * 2) << one.out;
+    EXPECT_EQ(one.out.rfind(sc::SweepCsvHeader(), 0), 0u);
+    CliResult json = RunCli(base + " --threads 2 --json");
+    ASSERT_EQ(json.status, 0);
+    EXPECT_EQ(json.out.front(), '[');
+    EXPECT_NE(json.out.find("\"topology\":\"fullflat\""), std::string::npos) << json.out;
+}
+
+}  // namespace
