@@ -41,17 +41,14 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
     if (layout.world() > sys.TotalAccelerators())
         throw Error("gpus", std::to_string(layout.world()) + " ranks do not fit on " + sys.name + " (" +
                                 std::to_string(sys.TotalAccelerators()) + " accelerators)");
-    std::vector<int> members;
     for (int k = 0; k < static_cast<int>(GroupKind::count); ++k) {
         GroupKind kind = static_cast<GroupKind>(k);
         size_[k] = layout.GroupSize(kind);
         if (size_[k] <= 1) continue;
-        layout.Members(kind, 0, members);
-        for (const NetworkLevel& lvl : sys.levels) {
-            int same = 0;
-            for (int r : members) same += (r / lvl.size == members[0] / lvl.size);
-            per_level_[k].push_back(same);
-        }
+        // Group 0 holds rank 0, so its first domain of each level is [0, size): counted, not listed (a dp
+        // group at 32K ranks has thousands of members and this runs once per estimate).
+        for (const NetworkLevel& lvl : sys.levels)
+            per_level_[k].push_back(layout.MembersInRange(kind, 0, 0, lvl.size));
     }
     // Pipeline neighbours: rank 0 and the rank one stage on.
     if (layout.world() > 1) {

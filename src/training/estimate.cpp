@@ -5,22 +5,13 @@
 #include <cstdio>
 
 #include "parallel/schedule.h"
+#include "trace/stage_program.h"
 #include "training/comm_model.h"
 #include "training/compute_model.h"
 
 namespace sc {
 
 namespace {
-
-CollectiveType ToEt(Collective c) {
-    switch (c) {
-        case Collective::all_reduce: return CollectiveType::all_reduce;
-        case Collective::all_gather: return CollectiveType::all_gather;
-        case Collective::reduce_scatter: return CollectiveType::reduce_scatter;
-        case Collective::all_to_all: return CollectiveType::all_to_all;
-    }
-    return CollectiveType::all_reduce;
-}
 
 enum CommSlot { kSlotTp, kSlotCp, kSlotEp, kSlots };
 
@@ -68,7 +59,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         if (op.kind == OpKind::collective) {
             GroupKind g = op.group == Group::tp ? GroupKind::tp : op.group == Group::cp ? GroupKind::cp : GroupKind::ep;
             CommSlot s = op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp;
-            comm[s] += net.Seconds(ToEt(op.collective), g, job.V(op.comm_bytes));
+            comm[s] += net.Seconds(ToChakra(op.collective), g, job.V(op.comm_bytes));
         } else if (op.kind == OpKind::attention && !opt.flash_attention) {
             // Unfused attention computes all sq x sk scores: twice the causal FLOPs of the graph's op.
             const AttentionShape& a = shape.attn;
@@ -143,15 +134,6 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     const Block* moe_block = job.graph.Find(BlockKind::moe_layer);
     BlockTime moe = moe_block ? TimeBlock(job, *moe_block, cm, net, opt, shape) : BlockTime{};
     BlockTime head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net, opt, shape);
-    auto timed = [&](const StageBlock& sb) -> const BlockTime& {
-        switch (sb.block->kind) {
-            case BlockKind::embedding: return emb;
-            case BlockKind::dense_layer: return dense;
-            case BlockKind::moe_layer: return moe;
-            case BlockKind::head: return head;
-        }
-        return dense;
-    };
     // Exposed TP communication of one block. Without overlap all of it. With overlap (collective split into
     // tp chunks pipelined with the GEMMs of the block): one chunk, or whatever the GEMMs cannot cover.
     auto tp_exposed = [&](const BlockTime& b) {
@@ -170,28 +152,40 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     };
     std::vector<StageCost> stages(p.pp);
     const double dp_n = net.GroupSize(GroupKind::dp), edp_n = net.GroupSize(GroupKind::edp);
+    // ZeRO-3/FSDP: two gathers (forward, backward) and one gradient scatter per block and microbatch,
+    // prefetched behind the block's compute when overlapping. Per block kind, since it depends only on it.
+    auto zero3_exposed = [&](const BlockTime& b) {
+        if (p.zero < 3) return 0.0;
+        double t = 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+                   2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
+                   net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
+                   net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
+        double hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
+        return std::max(0.0, t - hide);
+    };
+    const double z3_emb = zero3_exposed(emb), z3_dense = zero3_exposed(dense), z3_moe = zero3_exposed(moe),
+                 z3_head = zero3_exposed(head);
+    // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate
+    // costs the same for 4 layers or 126.
+    auto add = [&](StageCost& c, const BlockTime& b, double z3, int n) {
+        if (n <= 0) return;
+        c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.flops += n * b.flops;
+        c.comm[kSlotTp] += n * tp_exposed(b);
+        c.comm[kSlotCp] += n * b.comm(kSlotCp);
+        c.comm[kSlotEp] += n * b.comm(kSlotEp);
+        c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params;
+        c.zero3_exposed += n * z3;
+    };
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
-        for (int ch = 0; ch < V; ++ch)
-            for (const StageBlock& sb : BlocksOfVirtualStage(job, ch * p.pp + s)) {
-                const BlockTime& b = timed(sb);
-                c.layers += sb.layer >= 0;
-                c.fwd += b.fwd, c.bwd += b.bwd, c.rec += b.rec, c.flops += b.flops;
-                c.comm[kSlotTp] += tp_exposed(b);
-                c.comm[kSlotCp] += b.comm(kSlotCp);
-                c.comm[kSlotEp] += b.comm(kSlotEp);
-                c.dense_params += b.dense_params, c.expert_params += b.expert_params;
-                if (p.zero >= 3) {
-                    // Two gathers (forward, backward) and one gradient scatter per block and microbatch,
-                    // prefetched behind the block's compute when overlapping.
-                    double t = 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-                               2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
-                               net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
-                               net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
-                    double hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
-                    c.zero3_exposed += std::max(0.0, t - hide);
-                }
-            }
+        for (int ch = 0; ch < V; ++ch) {
+            const StageBlockCounts n = BlockCountsOfVirtualStage(job, ch * p.pp + s);
+            add(c, emb, z3_emb, n.embedding ? 1 : 0);
+            add(c, dense, z3_dense, n.dense);
+            add(c, moe, z3_moe, n.moe);
+            add(c, head, z3_head, n.head ? 1 : 0);
+            c.layers += n.dense + n.moe;
+        }
     }
 
     // Pipeline: M microbatches at the pace of the slowest stage, plus fill and drain.
