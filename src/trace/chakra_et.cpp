@@ -203,6 +203,14 @@ void EtWriter::WriteNode(const EtNode& node) {
     ++nodes_;
 }
 
+void EtWriter::WriteEncoded(std::string_view records, uint64_t nodes) {
+    if (!have_metadata_) throw Error("", "ET writer: WriteEncoded before WriteMetadata (GlobalMetadata comes first)");
+    if (records.empty()) return;
+    sink_.Write(records);
+    bytes_ += records.size();
+    nodes_ += nodes;
+}
+
 void EtWriter::Validate(const EtNode& n) const {
     if (!have_metadata_) throw Error("", "ET writer: WriteNode before WriteMetadata (GlobalMetadata comes first)");
     const auto type = static_cast<int32_t>(n.type);
@@ -247,9 +255,11 @@ void EtWriter::Validate(const EtNode& n) const {
     }
 }
 
-size_t EtWriter::EncodeNode(const EtNode& n) {
-    protozero::fixed_size_buffer_adaptor body = BodyOf(record_, NodeSizeBound(n));
-    Pbf w{body};
+namespace {
+
+// Everything of a node but the fields that name the writing rank or its peers: those come last (protobuf
+// attributes are matched by name, not position), so a writer can cache this part per node (WriteNodeFrom).
+void EncodeRankInvariant(Pbf& w, const EtNode& n) {
     // Fields in field-number order; proto3 scalars at their default are left out, as protobuf does.
     if (n.id != 0) w.add_uint64(kNodeId, n.id);
     if (!n.name.empty()) w.add_string(kNodeName, n.name.data(), n.name.size());
@@ -273,25 +283,64 @@ size_t EtWriter::EncodeNode(const EtNode& n) {
         case EtNodeType::comm_coll:
             AddInt64Attr(w, kCommType, static_cast<int64_t>(n.comm_type));
             AddInt64Attr(w, kCommSize, n.comm_size);
-            if (n.pg != 0) AddPgNameAttr(w, n.pg);
             break;
         case EtNodeType::comm_send:
-            AddInt32Attr(w, kCommDst, n.comm_dst);
-            AddInt64Attr(w, kCommSize, n.comm_size);
-            AddInt32Attr(w, kCommTag, n.comm_tag);
-            AddInt32Attr(w, kCommSrc, rank_);  // optional for ASTRA-sim, but it then checks the sender
-            break;
         case EtNodeType::comm_recv:
-            AddInt32Attr(w, kCommSrc, n.comm_src);
             AddInt64Attr(w, kCommSize, n.comm_size);
             AddInt32Attr(w, kCommTag, n.comm_tag);
-            AddInt32Attr(w, kCommDst, rank_);
             break;
         case EtNodeType::invalid:
         case EtNodeType::metadata:
             break;
     }
+}
+
+// The rest: the communicator group of a collective, the two ends of a send or receive.
+void EncodeRankDependent(Pbf& w, const EtNode& n, int32_t rank) {
+    switch (n.type) {
+        case EtNodeType::comm_coll:
+            if (n.pg != 0) AddPgNameAttr(w, n.pg);
+            break;
+        case EtNodeType::comm_send:
+            AddInt32Attr(w, kCommSrc, rank);  // optional for ASTRA-sim, but it then checks the sender
+            AddInt32Attr(w, kCommDst, n.comm_dst);
+            break;
+        case EtNodeType::comm_recv:
+            AddInt32Attr(w, kCommSrc, n.comm_src);
+            AddInt32Attr(w, kCommDst, rank);
+            break;
+        default:
+            break;
+    }
+}
+
+}  // namespace
+
+size_t EtWriter::EncodeNode(const EtNode& n) {
+    protozero::fixed_size_buffer_adaptor body = BodyOf(record_, NodeSizeBound(n));
+    Pbf w{body};
+    EncodeRankInvariant(w, n);
+    EncodeRankDependent(w, n, rank_);
     return body.size();
+}
+
+std::string EtWriter::EncodeRankInvariantPart(const EtNode& node) {
+    std::string out(NodeSizeBound(node), '\0');
+    protozero::fixed_size_buffer_adaptor body(out.data(), out.size());
+    Pbf w{body};
+    EncodeRankInvariant(w, node);
+    out.resize(body.size());
+    return out;
+}
+
+void EtWriter::WriteNodeFrom(std::string_view invariant_part, const EtNode& node) {
+    Validate(node);
+    protozero::fixed_size_buffer_adaptor body = BodyOf(record_, invariant_part.size() + 3 * kMaxAttrBytes);
+    body.append(invariant_part.data(), invariant_part.size());
+    Pbf w{body};
+    EncodeRankDependent(w, node, rank_);
+    EmitRecord(body.size());
+    ++nodes_;
 }
 
 void EtWriter::EmitRecord(size_t len) {

@@ -81,6 +81,16 @@ public:
     // tools read as end of file (section 6).
     void WriteMetadata(std::string_view version = "1.0.0");
     void WriteNode(const EtNode& node);
+    // Records this class encoded earlier (WriteNode into another sink), passed through as they are: `nodes`
+    // whole framed node records, already validated. How a writer reuses nodes that are the same in every
+    // file it writes instead of encoding them again.
+    void WriteEncoded(std::string_view records, uint64_t nodes);
+    // A node's message without the fields that depend on the writing rank (a collective's pg_name, a send's or
+    // receive's comm_src and comm_dst, which every record puts last), for a writer that encodes the rest of a
+    // node once and writes it from many ranks with WriteNodeFrom(part, node): the same bytes as
+    // WriteNode(node), only the rank-dependent fields of `node` encoded.
+    static std::string EncodeRankInvariantPart(const EtNode& node);
+    void WriteNodeFrom(std::string_view invariant_part, const EtNode& node);
 
     uint64_t nodes_written() const { return nodes_; }
     uint64_t bytes_written() const { return bytes_; }

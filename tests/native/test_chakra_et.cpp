@@ -174,19 +174,48 @@ TEST(ChakraEt, CollectiveBytesWriteZeroOneofValuesAndPgName) {
 }
 
 TEST(ChakraEt, SendAndRecvBytesCarryOwnRankAsInt32) {
+    // Size and tag first, then the two ends (src, dst): the rank-dependent attributes come last so that a
+    // writer can cache the rest of the record (EncodeRankInvariantPart).
     const std::string send = Bytes({0x08, 0x07, 0x12, 0x04}) + "send" + Bytes({0x18, 0x05}) + Attr(kIsCpuOpFalse) +
-                             Attr(Bytes({0x0a, 0x08}) + "comm_dst" + Bytes({0x38, 0x01})) +
                              Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x48, 0x80, 0x20})) +
                              Attr(Bytes({0x0a, 0x08}) + "comm_tag" + Bytes({0x38, 0x03})) +
-                             Attr(Bytes({0x0a, 0x08}) + "comm_src" + Bytes({0x38, 0x02}));
+                             Attr(Bytes({0x0a, 0x08}) + "comm_src" + Bytes({0x38, 0x02})) +
+                             Attr(Bytes({0x0a, 0x08}) + "comm_dst" + Bytes({0x38, 0x01}));
     EXPECT_EQ(WriteOne(P2p(7, EtNodeType::comm_send, -1, 1, 3, 4096, {}), 2), Framed(send));
 
     const std::string recv = Bytes({0x08, 0x08, 0x12, 0x04}) + "recv" + Bytes({0x18, 0x06}) + Attr(kIsCpuOpFalse) +
-                             Attr(Bytes({0x0a, 0x08}) + "comm_src" + Bytes({0x38, 0x02})) +
                              Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x48, 0x80, 0x20})) +
                              Attr(Bytes({0x0a, 0x08}) + "comm_tag" + Bytes({0x38, 0x00})) +
+                             Attr(Bytes({0x0a, 0x08}) + "comm_src" + Bytes({0x38, 0x02})) +
                              Attr(Bytes({0x0a, 0x08}) + "comm_dst" + Bytes({0x38, 0x01}));
     EXPECT_EQ(WriteOne(P2p(8, EtNodeType::comm_recv, 2, 1, 0, 4096, {}), 1), Framed(recv));
+}
+
+TEST(ChakraEt, WriteNodeFromACachedPartGivesTheSameBytes) {
+    const std::vector<EtNode> nodes = {P2p(7, EtNodeType::comm_send, -1, 1, 3, 4096, {2}),
+                                       P2p(8, EtNodeType::comm_recv, 300, 1, 0, 4096, {7})};
+    for (const EtNode& n : nodes) {
+        EtNode bare;  // what a caching writer fills per rank: type, ends, size, tag; no name, no deps
+        bare.id = n.id, bare.type = n.type, bare.comm_size = n.comm_size, bare.comm_tag = n.comm_tag;
+        bare.comm_src = n.comm_src, bare.comm_dst = n.comm_dst;
+        StringSink a, b;
+        EtWriter wa(a, 1), wb(b, 1);
+        wa.WriteMetadata(), wb.WriteMetadata();
+        wa.WriteNode(n);
+        wb.WriteNodeFrom(EtWriter::EncodeRankInvariantPart(n), bare);
+        EXPECT_EQ(a.bytes, b.bytes);
+    }
+    EtNode coll;
+    coll.id = 3, coll.name = "ar", coll.type = EtNodeType::comm_coll, coll.comm_size = 64, coll.pg = 70000;
+    StringSink a, b;
+    EtWriter wa(a, 0), wb(b, 0);
+    wa.WriteMetadata(), wb.WriteMetadata();
+    wa.WriteNode(coll);
+    EtNode bare;
+    bare.id = 3, bare.type = EtNodeType::comm_coll, bare.pg = 70000;
+    wb.WriteNodeFrom(EtWriter::EncodeRankInvariantPart(coll), bare);
+    EXPECT_EQ(a.bytes, b.bytes);
+    EXPECT_EQ(ReadEt(b.bytes).nodes.at(0), coll);
 }
 
 TEST(ChakraEt, FramingUsesVarintLengthPrefix) {
