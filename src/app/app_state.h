@@ -64,13 +64,17 @@ struct AppState {
     std::string training_error;
 
     // "Best layout": the search over every valid split for a GPU count and batch.
+    // It runs in shards (SearchRequest::shard_index), a few per frame within a time budget, so the page
+    // keeps drawing, shows progress and can cancel; the merged result equals one unsharded search.
     struct {
         int gpus = 0;         // 0: the current split's GPU count
-        int pending = 0;      // frames until the search runs (so "searching..." is drawn first)
+        int next_shard = -1;  // the shard the next frame runs; -1 when no search is running
+        SearchRequest request;
+        std::vector<SearchResult> parts;
         bool has_result = false;
         SearchResult result;
         std::string error;
-        double seconds = 0;   // how long the last search took
+        double seconds = 0;   // compute time of the last search, summed over its shards
     } search;
 
     DownloadState download;
