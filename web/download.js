@@ -32,7 +32,9 @@ export async function downloadTraces(Module, app, prefix = 'trace') {
         return;
       }
       // Copy out of wasm memory: the view dies at the next call into the module.
-      const data = stream.writeRank(rank).slice();
+      const view = stream.writeRank(rank);
+      if (!view) { report(rank, world, bytes, false, stream.error()); return; }
+      const data = view.slice();
       const file = await dir.getFileHandle(`${prefix}.${rank}.et`, { create: true });
       const w = await file.createWritable();
       await w.write(data);

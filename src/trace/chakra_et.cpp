@@ -72,6 +72,8 @@ constexpr AttrHead kPgName = MakeAttrHead("pg_name", kStringVal, pbf_wire_type::
 
 // Longest attribute field: tag + 1-byte length + head + a 10-byte varint.
 constexpr size_t kMaxAttrBytes = 2 + sizeof(AttrHead::bytes) + 10;
+// The rank-dependent part is at most two attributes (a send's or receive's two ends, or one pg_name).
+static_assert(2 * kMaxAttrBytes <= EtWriter::kMaxRankDependentBytes);
 
 // Varint oneof value; int32/int64 negatives go as 64-bit two's complement, as protobuf sends them.
 void AddVarintAttr(Pbf& w, const AttrHead& head, uint64_t raw) {
@@ -203,16 +205,9 @@ void EtWriter::WriteNode(const EtNode& node) {
     ++nodes_;
 }
 
-void EtWriter::WriteEncoded(std::string_view records, uint64_t nodes) {
-    if (!have_metadata_) throw Error("", "ET writer: WriteEncoded before WriteMetadata (GlobalMetadata comes first)");
-    if (records.empty()) return;
-    sink_.Write(records);
-    bytes_ += records.size();
-    nodes_ += nodes;
-}
+namespace {
 
-void EtWriter::Validate(const EtNode& n) const {
-    if (!have_metadata_) throw Error("", "ET writer: WriteNode before WriteMetadata (GlobalMetadata comes first)");
+void ValidateRankInvariant(const EtNode& n) {
     const auto type = static_cast<int32_t>(n.type);
     if (type < 0 || type > static_cast<int32_t>(EtNodeType::comm_coll))
         throw Error("type", "ET node " + std::to_string(n.id) + ": node type " + std::to_string(type) +
@@ -224,7 +219,6 @@ void EtWriter::Validate(const EtNode& n) const {
         for (uint64_t d : *deps)
             if (d == n.id) throw Error("deps", NodeLabel(n) + ": depends on itself");
 
-    const bool p2p = n.type == EtNodeType::comm_send || n.type == EtNodeType::comm_recv;
     if (n.type == EtNodeType::comp && n.num_ops < 0)
         throw Error("num_ops", NodeLabel(n) + ": num_ops " + std::to_string(n.num_ops) + " is negative");
     if (n.type == EtNodeType::comm_coll) {
@@ -235,30 +229,42 @@ void EtWriter::Validate(const EtNode& n) const {
         if (n.comm_size < 0)
             throw Error("comm_size", NodeLabel(n) + ": comm_size " + std::to_string(n.comm_size) + " is negative");
     }
-    if (p2p) {
+    if (n.type == EtNodeType::comm_send || n.type == EtNodeType::comm_recv) {
         // The analytical backend asserts size > 0 and tag >= 0, and pairs the two ends on (src, dst, tag, size).
         if (n.comm_size <= 0)
             throw Error("comm_size", NodeLabel(n) + ": comm_size " + std::to_string(n.comm_size) +
                                          " must be > 0 for a send/recv");
         if (n.comm_tag < 0)
             throw Error("comm_tag", NodeLabel(n) + ": comm_tag " + std::to_string(n.comm_tag) + " is negative");
-        const bool send = n.type == EtNodeType::comm_send;
-        const int32_t peer = send ? n.comm_dst : n.comm_src;
-        const int32_t own = send ? n.comm_src : n.comm_dst;
-        const char* peer_field = send ? "comm_dst" : "comm_src";
-        const char* own_field = send ? "comm_src" : "comm_dst";
-        if (peer < 0)
-            throw Error(peer_field, NodeLabel(n) + ": peer rank " + std::to_string(peer) + " is not set");
-        if (own != -1 && own != rank_)
-            throw Error(own_field, NodeLabel(n) + ": " + own_field + "=" + std::to_string(own) + " in rank " +
-                                       std::to_string(rank_) + "'s file; it must be the file's own rank");
     }
+}
+
+// The two ends of a send or receive: the peer set, the own end unset (-1) or the writing rank.
+void ValidateRankDependent(const EtNode& n, int32_t rank) {
+    if (n.type != EtNodeType::comm_send && n.type != EtNodeType::comm_recv) return;
+    const bool send = n.type == EtNodeType::comm_send;
+    const int32_t peer = send ? n.comm_dst : n.comm_src;
+    const int32_t own = send ? n.comm_src : n.comm_dst;
+    const char* peer_field = send ? "comm_dst" : "comm_src";
+    const char* own_field = send ? "comm_src" : "comm_dst";
+    if (peer < 0) throw Error(peer_field, NodeLabel(n) + ": peer rank " + std::to_string(peer) + " is not set");
+    if (own != -1 && own != rank)
+        throw Error(own_field, NodeLabel(n) + ": " + own_field + "=" + std::to_string(own) + " in rank " +
+                                   std::to_string(rank) + "'s file; it must be the file's own rank");
+}
+
+}  // namespace
+
+void EtWriter::Validate(const EtNode& n) const {
+    if (!have_metadata_) throw Error("", "ET writer: WriteNode before WriteMetadata (GlobalMetadata comes first)");
+    ValidateRankInvariant(n);
+    ValidateRankDependent(n, rank_);
 }
 
 namespace {
 
 // Everything of a node but the fields that name the writing rank or its peers: those come last (protobuf
-// attributes are matched by name, not position), so a writer can cache this part per node (WriteNodeFrom).
+// attributes are matched by name, not position), so a writer can cache this part per node (EncodeRankInvariantPart).
 void EncodeRankInvariant(Pbf& w, const EtNode& n) {
     // Fields in field-number order; proto3 scalars at their default are left out, as protobuf does.
     if (n.id != 0) w.add_uint64(kNodeId, n.id);
@@ -325,6 +331,7 @@ size_t EtWriter::EncodeNode(const EtNode& n) {
 }
 
 std::string EtWriter::EncodeRankInvariantPart(const EtNode& node) {
+    ValidateRankInvariant(node);
     std::string out(NodeSizeBound(node), '\0');
     protozero::fixed_size_buffer_adaptor body(out.data(), out.size());
     Pbf w{body};
@@ -333,14 +340,23 @@ std::string EtWriter::EncodeRankInvariantPart(const EtNode& node) {
     return out;
 }
 
-void EtWriter::WriteNodeFrom(std::string_view invariant_part, const EtNode& node) {
-    Validate(node);
-    protozero::fixed_size_buffer_adaptor body = BodyOf(record_, invariant_part.size() + 3 * kMaxAttrBytes);
-    body.append(invariant_part.data(), invariant_part.size());
+size_t EtWriter::MaxRankDependentSize(EtNodeType type) {
+    EtNode widest;  // pg_name and both ends at their longest encodings
+    widest.type = type;
+    widest.pg = std::numeric_limits<uint32_t>::max();
+    widest.comm_src = widest.comm_dst = std::numeric_limits<int32_t>::max();
+    RankDependentPart part;
+    EncodeRankDependentPart(widest, std::numeric_limits<int32_t>::max(), part);
+    return part.size;
+}
+
+void EtWriter::EncodeRankDependentPart(const EtNode& node, int32_t rank, RankDependentPart& out) {
+    if (rank < 0) throw Error("rank", "ET writer: rank " + std::to_string(rank) + " is negative");
+    ValidateRankDependent(node, rank);
+    protozero::fixed_size_buffer_adaptor body(out.bytes, sizeof out.bytes);
     Pbf w{body};
-    EncodeRankDependent(w, node, rank_);
-    EmitRecord(body.size());
-    ++nodes_;
+    EncodeRankDependent(w, node, rank);
+    out.size = body.size();
 }
 
 void EtWriter::EmitRecord(size_t len) {

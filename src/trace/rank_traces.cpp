@@ -1,22 +1,23 @@
 #include "trace/rank_traces.h"
 
+#include <cstring>
+
+#include "config/error.h"
 #include "trace/comm_groups.h"
 
 namespace sc {
 
 RankTraceWriter::RankTraceWriter(const Job& job)
-    : job_(job), layout_(job.par), programs_(job.par.pp), encoded_(job.par.pp) {}
+    : job_(job), layout_(job.par), programs_(job.par.pp), encoded_(job.par.pp) {
+    StringSink sink;
+    EtWriter(sink, 0).WriteMetadata("1.0.0");
+    metadata_ = std::move(sink.bytes);
+}
 
 const StageProgram& RankTraceWriter::Program(int stage) {
     if (!programs_[stage]) programs_[stage] = std::make_unique<StageProgram>(BuildStageProgram(job_, stage));
     return *programs_[stage];
 }
-
-namespace {
-bool RankDependent(EtNodeType t) {
-    return t == EtNodeType::comm_coll || t == EtNodeType::comm_send || t == EtNodeType::comm_recv;
-}
-}  // namespace
 
 void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
     const ProgNode& p = prog.nodes[i];
@@ -36,29 +37,6 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
     n.pg = 0;
 }
 
-// Only what EtWriter::WriteNodeFrom validates and encodes: the type, the rank-dependent fields and the size
-// and tag its checks read. The name and deps stay empty (they are in the cached part, validated there).
-void RankTraceWriter::FillRankFields(const StageProgram& prog, size_t i, int rank, const uint32_t* group_id,
-                                     int next, int prev) {
-    const ProgNode& p = prog.nodes[i];
-    EtNode& n = node_;
-    n.id = i;
-    n.type = p.type;
-    n.comm_size = p.comm_bytes;
-    n.comm_tag = p.tag;
-    n.comm_src = n.comm_dst = -1;
-    n.pg = 0;
-    if (p.type == EtNodeType::comm_coll) {
-        n.pg = group_id[static_cast<int>(p.group)];
-    } else if (p.type == EtNodeType::comm_send) {
-        n.comm_src = rank;
-        n.comm_dst = p.peer > 0 ? next : prev;
-    } else if (p.type == EtNodeType::comm_recv) {
-        n.comm_dst = rank;
-        n.comm_src = p.peer > 0 ? next : prev;
-    }
-}
-
 const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
     if (encoded_[stage]) return *encoded_[stage];
     const StageProgram& prog = Program(stage);
@@ -67,50 +45,85 @@ const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
     EtWriter w(sink, 0);
     w.WriteMetadata("1.0.0");
     sink.bytes.clear();  // only node records are kept
-    Run run;
-    for (size_t i = 0; i <= prog.nodes.size(); ++i) {
-        if (i < prog.nodes.size()) FillNode(prog, i);
-        if (i == prog.nodes.size() || RankDependent(prog.nodes[i].type)) {
-            run.end = sink.bytes.size();
-            run.next = i;
-            if (i < prog.nodes.size()) {
-                run.part_begin = sink.bytes.size();
-                sink.bytes += EtWriter::EncodeRankInvariantPart(node_);
-                run.part_end = sink.bytes.size();
-            }
-            out->runs.push_back(run);
-            run = Run{sink.bytes.size(), sink.bytes.size(), 0, 0, 0, 0};
+    for (size_t i = 0; i < prog.nodes.size(); ++i) {
+        const ProgNode& p = prog.nodes[i];
+        FillNode(prog, i);
+        Slot slot;
+        if (p.type == EtNodeType::comm_coll) slot = static_cast<Slot>(p.group);
+        else if (p.type == EtNodeType::comm_send) slot = p.peer > 0 ? kSendNext : kSendPrev;
+        else if (p.type == EtNodeType::comm_recv) slot = p.peer > 0 ? kRecvNext : kRecvPrev;
+        else {
+            w.WriteNode(node_);
             continue;
         }
-        w.WriteNode(node_);
-        ++run.nodes;
+        Hole h;
+        const std::string part = EtWriter::EncodeRankInvariantPart(node_);
+        h.prefix_room = static_cast<uint8_t>(EtWriter::FixedPrefixSize(part.size(), EtWriter::MaxRankDependentSize(p.type)));
+        sink.bytes.append(h.prefix_room, '\0');
+        h.part_begin = sink.bytes.size();
+        sink.bytes += part;
+        h.part_end = sink.bytes.size();
+        h.slot = slot;
+        out->holes.push_back(h);
+        out->uses[slot] = true;
     }
     out->encoded = std::move(sink.bytes);
+    out->nodes = prog.nodes.size();
     encoded_[stage] = std::move(out);
     return *encoded_[stage];
 }
 
-uint64_t RankTraceWriter::WriteRank(int rank, ByteSink& sink) {
-    const int stage = layout_.Stage(rank);
-    const StageProgram& prog = Program(stage);
-    const StageBytes& enc = Encoded(stage);
-    uint32_t group_id[static_cast<int>(GroupKind::count)];
-    for (int k = 0; k < static_cast<int>(GroupKind::count); ++k) group_id[k] = layout_.GroupId(static_cast<GroupKind>(k), rank);
-    const int next = layout_.PipelinePeer(rank, +1), prev = layout_.PipelinePeer(rank, -1);
-
-    EtWriter w(sink, rank);
-    w.WriteMetadata("1.0.0");
-    node_.name.clear();
-    node_.data_deps.clear();
-    node_.ctrl_deps.clear();
-    const std::string_view bytes(enc.encoded);
-    for (const Run& r : enc.runs) {
-        w.WriteEncoded(bytes.substr(r.begin, r.end - r.begin), r.nodes);
-        if (r.next == prog.nodes.size()) break;
-        FillRankFields(prog, r.next, rank, group_id, next, prev);
-        w.WriteNodeFrom(bytes.substr(r.part_begin, r.part_end - r.part_begin), node_);
+std::string_view RankTraceWriter::RankFile(int rank) {
+    if (rank < 0 || rank >= layout_.world())
+        throw Error("rank", "rank " + std::to_string(rank) + " is outside 0.." + std::to_string(layout_.world() - 1));
+    const StageBytes& enc = Encoded(layout_.Stage(rank));
+    // This rank's bytes for each slot its stage uses.
+    EtWriter::RankDependentPart slot[kSlots];
+    EtNode& n = node_;
+    n.id = 0, n.name.clear(), n.data_deps.clear(), n.ctrl_deps.clear();
+    for (int s = 0; s < kSlots; ++s) {
+        if (!enc.uses[s]) continue;
+        n.pg = 0, n.comm_src = n.comm_dst = -1;
+        if (s < static_cast<int>(GroupKind::count)) {
+            n.type = EtNodeType::comm_coll;
+            n.pg = layout_.GroupId(static_cast<GroupKind>(s), rank);
+        } else {
+            const bool send = s == kSendNext || s == kSendPrev;
+            const int peer = layout_.PipelinePeer(rank, s == kSendNext || s == kRecvNext ? +1 : -1);
+            n.type = send ? EtNodeType::comm_send : EtNodeType::comm_recv;
+            n.name = send ? "send to a neighbour stage" : "recv from a neighbour stage";  // for an error only
+            (send ? n.comm_dst : n.comm_src) = peer;
+        }
+        EtWriter::EncodeRankDependentPart(n, rank, slot[s]);
     }
-    return prog.nodes.size();
+
+    const size_t bound = metadata_.size() + enc.encoded.size() +
+                         enc.holes.size() * (EtWriter::kMaxFramePrefixBytes + EtWriter::kMaxRankDependentBytes);
+    if (file_.size() < bound) file_.resize(bound);
+    char* o = file_.data();
+    std::memcpy(o, metadata_.data(), metadata_.size());
+    o += metadata_.size();
+    const char* e = enc.encoded.data();
+    size_t pos = 0;
+    for (const Hole& h : enc.holes) {
+        const size_t part = h.part_end - h.part_begin;
+        if (h.prefix_room) {  // the records before, the prefix's room and the part in one copy
+            std::memcpy(o, e + pos, h.part_end - pos);
+            o = EtWriter::CompleteRecord(o + (h.part_begin - pos), part, slot[h.slot]);
+        } else {
+            std::memcpy(o, e + pos, h.part_begin - pos);
+            o = EtWriter::FrameRecord(o + (h.part_begin - pos), std::string_view(e + h.part_begin, part), slot[h.slot]);
+        }
+        pos = h.part_end;
+    }
+    std::memcpy(o, e + pos, enc.encoded.size() - pos);
+    o += enc.encoded.size() - pos;
+    return std::string_view(file_.data(), static_cast<size_t>(o - file_.data()));
+}
+
+uint64_t RankTraceWriter::WriteRank(int rank, ByteSink& sink) {
+    sink.Write(RankFile(rank));
+    return encoded_[layout_.Stage(rank)]->nodes;
 }
 
 void RankTraceWriter::WriteCommGroups(ByteSink& sink) const {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parallel/job.h"
@@ -18,37 +19,47 @@ public:
     explicit RankTraceWriter(const Job& job);
 
     int world() const { return layout_.world(); }
-    // Rank r's whole file (GlobalMetadata then every node) into `sink`. Returns the node count.
+    // Rank r's whole file (GlobalMetadata then every node), built in a buffer the writer reuses: the view
+    // is valid until the next call. How the page hands a rank's file to JavaScript without a copy.
+    std::string_view RankFile(int rank);
+    // The same file into `sink` in one Write. Returns the node count.
     uint64_t WriteRank(int rank, ByteSink& sink);
     // The communicator groups JSON ({"1": [0, 1], ...}) that ASTRA-sim takes with --comm-group-configuration.
     void WriteCommGroups(ByteSink& sink) const;
     const StageProgram& Program(int stage);
 
 private:
+    // What a rank-dependent node needs from its rank: a collective the id of its group of one kind; a send
+    // or receive the rank and its peer one stage up or down. One slot per case; each rank encodes each
+    // slot's bytes once (EtWriter::EncodeRankDependentPart), whatever the number of nodes using it.
+    enum Slot : uint8_t { kSendNext = static_cast<uint8_t>(GroupKind::count), kSendPrev, kRecvNext, kRecvPrev, kSlots };
     // One stage's file as every rank of the stage writes it, encoded once: the nodes that are the same on
-    // all of them (compute, memory) as finished records, in runs between the nodes that depend on the rank
-    // (collectives: group id; sends and receives: peers), and of those, everything but the rank-dependent
-    // fields (EtWriter::EncodeRankInvariantPart). WriteRank passes each run through and encodes only those
-    // few fields per rank: the same bytes as WriteNode for every node, a fraction of the work.
-    struct Run {
-        size_t begin = 0, end = 0;            // records of `encoded`
-        uint64_t nodes = 0;
-        size_t next = 0;                      // the rank-dependent node after the run (nodes.size() at the end)
-        size_t part_begin = 0, part_end = 0;  // its rank-invariant part in `encoded`
+    // all of them (compute, memory) as finished records, and of the nodes that depend on the rank, everything
+    // but the rank-dependent fields (EtWriter::EncodeRankInvariantPart), each right after the records before
+    // it (after room for its length prefix when that is the same for every rank). A rank's file is then the
+    // runs copied as they are, each rank-dependent node framed with its slot's bytes between them: the same
+    // bytes as WriteNode for every node, a fraction of the work.
+    struct Hole {
+        size_t part_begin = 0, part_end = 0;  // the node's rank-invariant part in `encoded`
+        Slot slot = kSlots;
+        uint8_t prefix_room = 0;  // EtWriter::FixedPrefixSize: bytes kept for the length prefix before the part
     };
     struct StageBytes {
         std::string encoded;
-        std::vector<Run> runs;
+        std::vector<Hole> holes;  // in file order; the records before a hole end at its part_begin
+        uint64_t nodes = 0;
+        bool uses[kSlots] = {};
     };
     const StageBytes& Encoded(int stage);
     void FillNode(const StageProgram& prog, size_t i);  // node_ from the program, rank-dependent fields unset
-    void FillRankFields(const StageProgram& prog, size_t i, int rank, const uint32_t* group_id, int next, int prev);
 
     const Job& job_;
     Layout layout_;
     std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage
     std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise
-    EtNode node_;  // reused: no allocation per node in steady state
+    std::string metadata_;  // the GlobalMetadata record, the same in every file
+    std::string file_;      // RankFile's buffer: only grows
+    EtNode node_;           // reused: no allocation per node in steady state
 };
 
 }  // namespace sc

@@ -28,10 +28,14 @@ public:
     std::string error() const { return error_; }
     int world() const { return writer_ ? writer_->world() : 0; }
     val writeRank(int rank) {
-        sink_.bytes.clear();
         if (!writer_ || rank < 0 || rank >= writer_->world()) return val::null();
-        writer_->WriteRank(rank, sink_);
-        return val(emscripten::typed_memory_view(sink_.bytes.size(), reinterpret_cast<const uint8_t*>(sink_.bytes.data())));
+        try {
+            const std::string_view file = writer_->RankFile(rank);  // the writer's buffer: no copy
+            return val(emscripten::typed_memory_view(file.size(), reinterpret_cast<const uint8_t*>(file.data())));
+        } catch (const sc::Error& e) {
+            error_ = e.what();  // the page shows error() when writeRank returns null
+            return val::null();
+        }
     }
     std::string commGroups() {
         if (!writer_) return "";
@@ -43,7 +47,6 @@ public:
 private:
     std::unique_ptr<sc::Job> job_;
     std::unique_ptr<sc::RankTraceWriter> writer_;
-    sc::StringSink sink_;
     std::string error_;
 };
 

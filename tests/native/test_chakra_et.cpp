@@ -191,31 +191,66 @@ TEST(ChakraEt, SendAndRecvBytesCarryOwnRankAsInt32) {
     EXPECT_EQ(WriteOne(P2p(8, EtNodeType::comm_recv, 2, 1, 0, 4096, {}), 1), Framed(recv));
 }
 
-TEST(ChakraEt, WriteNodeFromACachedPartGivesTheSameBytes) {
+// What RankTraceWriter does per rank: a cached rank-invariant part, the rank's own part, framed together.
+std::string FramedFromParts(const EtNode& n, int32_t rank) {
+    EtWriter::RankDependentPart dep;
+    EtNode ends;  // only the type and the rank-dependent fields are read
+    ends.type = n.type, ends.pg = n.pg, ends.comm_src = n.comm_src, ends.comm_dst = n.comm_dst;
+    EtWriter::EncodeRankDependentPart(ends, rank, dep);
+    const std::string inv = EtWriter::EncodeRankInvariantPart(n);
+    // The room FrameRecord asks for, filled with a marker: what it writes past the record must not matter.
+    std::string out(EtWriter::kMaxFramePrefixBytes + inv.size() + EtWriter::kMaxRankDependentBytes, '\x5a');
+    out.resize(EtWriter::FrameRecord(out.data(), inv, dep) - out.data());
+    // The other way: the part already in place after room for a prefix of fixed size.
+    const size_t max_dep = EtWriter::MaxRankDependentSize(n.type);
+    EXPECT_LE(dep.size, max_dep);
+    const size_t room = EtWriter::FixedPrefixSize(inv.size(), max_dep);
+    if (room != 0) {
+        std::string completed(room + inv.size() + EtWriter::kMaxRankDependentBytes, '\x5a');
+        completed.replace(room, inv.size(), inv);
+        completed.resize(EtWriter::CompleteRecord(completed.data() + room, inv.size(), dep) - completed.data());
+        EXPECT_EQ(completed, out);
+    }
+    return out;
+}
+
+TEST(ChakraEt, FramedPartsGiveWriteNodesBytes) {
     const std::vector<EtNode> nodes = {P2p(7, EtNodeType::comm_send, -1, 1, 3, 4096, {2}),
                                        P2p(8, EtNodeType::comm_recv, 300, 1, 0, 4096, {7})};
-    for (const EtNode& n : nodes) {
-        EtNode bare;  // what a caching writer fills per rank: type, ends, size, tag; no name, no deps
-        bare.id = n.id, bare.type = n.type, bare.comm_size = n.comm_size, bare.comm_tag = n.comm_tag;
-        bare.comm_src = n.comm_src, bare.comm_dst = n.comm_dst;
-        StringSink a, b;
-        EtWriter wa(a, 1), wb(b, 1);
-        wa.WriteMetadata(), wb.WriteMetadata();
-        wa.WriteNode(n);
-        wb.WriteNodeFrom(EtWriter::EncodeRankInvariantPart(n), bare);
-        EXPECT_EQ(a.bytes, b.bytes);
-    }
+    for (const EtNode& n : nodes) EXPECT_EQ(FramedFromParts(n, 1), WriteOne(n, 1));
     EtNode coll;
     coll.id = 3, coll.name = "ar", coll.type = EtNodeType::comm_coll, coll.comm_size = 64, coll.pg = 70000;
-    StringSink a, b;
-    EtWriter wa(a, 0), wb(b, 0);
-    wa.WriteMetadata(), wb.WriteMetadata();
-    wa.WriteNode(coll);
-    EtNode bare;
-    bare.id = 3, bare.type = EtNodeType::comm_coll, bare.pg = 70000;
-    wb.WriteNodeFrom(EtWriter::EncodeRankInvariantPart(coll), bare);
-    EXPECT_EQ(a.bytes, b.bytes);
-    EXPECT_EQ(ReadEt(b.bytes).nodes.at(0), coll);
+    EXPECT_EQ(FramedFromParts(coll, 0), WriteOne(coll, 0));
+    // A record over 127 bytes takes a two-byte length prefix; near 128 the prefix size depends on the rank's
+    // part (FixedPrefixSize 0), further up it does not.
+    coll.name = std::string(200, 'x');
+    EXPECT_EQ(EtWriter::FixedPrefixSize(60, 30), 1u);
+    EXPECT_EQ(EtWriter::FixedPrefixSize(100, 30), 0u);
+    EXPECT_EQ(EtWriter::FixedPrefixSize(240, 30), 2u);
+    EXPECT_EQ(FramedFromParts(coll, 0), WriteOne(coll, 0));
+    coll.name = std::string(90, 'x');
+    const std::string framed = FramedFromParts(coll, 0);
+    EXPECT_EQ(framed, WriteOne(coll, 0));
+    EXPECT_EQ(static_cast<unsigned char>(framed[0]) & 0x80, 0x80);
+}
+
+TEST(ChakraEt, EachPartValidatesWhatItEncodes) {
+    // The invariant part checks size and tag; the rank's part checks the peer and the own end.
+    EXPECT_THROW(EtWriter::EncodeRankInvariantPart(P2p(7, EtNodeType::comm_send, -1, 1, -3, 4096, {})), Error);
+    EXPECT_THROW(EtWriter::EncodeRankInvariantPart(P2p(7, EtNodeType::comm_send, -1, 1, 3, 0, {})), Error);
+    EtWriter::RankDependentPart dep;
+    EtNode send = P2p(7, EtNodeType::comm_send, -1, -1, 3, 4096, {});
+    try {
+        EtWriter::EncodeRankDependentPart(send, 2, dep);
+        ADD_FAILURE() << "a send without a peer was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field, "comm_dst");
+    }
+    send.comm_dst = 1, send.comm_src = 5;  // comm_src names another rank than the file's
+    EXPECT_THROW(EtWriter::EncodeRankDependentPart(send, 2, dep), Error);
+    send.comm_src = 2;
+    EtWriter::EncodeRankDependentPart(send, 2, dep);
+    EXPECT_GT(dep.size, 0u);
 }
 
 TEST(ChakraEt, FramingUsesVarintLengthPrefix) {
