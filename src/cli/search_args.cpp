@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "config/error.h"
+#include "config/split_list.h"
 
 namespace sc::cli {
 
@@ -25,18 +26,6 @@ const char* SearchSpaceUsage() {
 
 namespace {
 
-std::vector<std::string> Split(const std::string& s) {
-    std::vector<std::string> out;
-    size_t pos = 0;
-    while (pos <= s.size()) {
-        size_t c = s.find(',', pos);
-        out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-        if (c == std::string::npos) break;
-        pos = c + 1;
-    }
-    return out;
-}
-
 int Int(const std::string& flag, const std::string& v) {
     char* end = nullptr;
     long x = std::strtol(v.c_str(), &end, 10);
@@ -48,7 +37,7 @@ int Int(const std::string& flag, const std::string& v) {
 std::vector<int> Ints(const Args& a, const std::string& flag) {
     std::vector<int> out;
     if (!a.Has(flag)) return out;
-    for (const std::string& v : Split(a.Get(flag))) out.push_back(Int(flag, v));
+    for (const std::string& v : SplitList(a.Get(flag))) out.push_back(Int(flag, v));
     return out;
 }
 
@@ -77,7 +66,7 @@ SearchRequest LoadSearchRequest(const Args& a) {
     if (a.Has("zero")) s.zero = Ints(a, "zero");
     if (a.Has("schedule")) {
         s.schedules.clear();
-        for (const std::string& v : Split(a.Get("schedule"))) {
+        for (const std::string& v : SplitList(a.Get("schedule"))) {
             if (v == "gpipe") s.schedules.push_back(Schedule::gpipe);
             else if (v == "1f1b") s.schedules.push_back(Schedule::one_f_one_b);
             else if (v == "interleaved") s.schedules.push_back(Schedule::interleaved);
@@ -86,7 +75,7 @@ SearchRequest LoadSearchRequest(const Args& a) {
     }
     if (a.Has("recompute")) {
         s.recompute.clear();
-        for (const std::string& v : Split(a.Get("recompute"))) {
+        for (const std::string& v : SplitList(a.Get("recompute"))) {
             if (v == "none") s.recompute.push_back(Recompute::none);
             else if (v == "selective") s.recompute.push_back(Recompute::selective);
             else if (v == "full") s.recompute.push_back(Recompute::full);
@@ -95,7 +84,7 @@ SearchRequest LoadSearchRequest(const Args& a) {
     }
     if (a.Has("sp")) {
         s.sp.clear();
-        for (const std::string& v : Split(a.Get("sp"))) {
+        for (const std::string& v : SplitList(a.Get("sp"))) {
             if (v == "on" || v == "1" || v == "true") s.sp.push_back(1);
             else if (v == "off" || v == "0" || v == "false") s.sp.push_back(0);
             else throw Error("--sp", "expected on or off, got \"" + v + "\"");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/error.h"
+#include "config/split_list.h"
 
 namespace sc {
 
@@ -43,11 +44,7 @@ static bool ToBool(const std::string& key, const std::string& v) {
 ParallelConfig ParseParallelSpec(std::string_view spec) {
     ParallelConfig p;
     bool vstages_given = false;
-    size_t pos = 0;
-    while (pos < spec.size()) {
-        size_t comma = spec.find(',', pos);
-        std::string item(spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
-        pos = comma == std::string_view::npos ? spec.size() : comma + 1;
+    for (const std::string& item : SplitList(spec)) {
         if (item.empty()) continue;
         size_t eq = item.find('=');
         if (eq == std::string::npos) throw Error(item, "expected key=value in the parallel spec");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "config/error.h"
+#include "config/split_list.h"
 
 namespace sc {
 
@@ -13,18 +14,6 @@ const char* NameOf(Topology t) { return t == Topology::fullflat ? "fullflat" : "
 namespace {
 
 const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr";
-
-std::vector<std::string> SplitList(const std::string& s) {
-    std::vector<std::string> out;
-    size_t pos = 0;
-    while (pos <= s.size()) {
-        size_t c = s.find(',', pos);
-        out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-        if (c == std::string::npos) break;
-        pos = c + 1;
-    }
-    return out;
-}
 
 double Factor(const std::string& axis, const std::string& v) {
     char* end = nullptr;
