@@ -111,11 +111,14 @@ void DrawSearchTab(AppState& s) {
             ImGui::TableSetColumnIndex(2);
             ImGui::Text("%.3f s", r.estimate.step_seconds);
             if (ImGui::IsItemHovered()) {
-                const StepBreakdown& b = r.estimate.step;
-                ImGui::SetTooltip("compute %.3f s, recompute %.3f, TP %.3f, CP %.3f, EP %.3f, PP %.3f, bubble %.3f, "
-                                  "DP %.3f, optimizer %.3f",
-                                  b.compute, b.recompute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.bubble, b.dp_comm,
-                                  b.optimizer);
+                std::string tip;
+                for (const BreakdownPart& p : kBreakdownParts) {
+                    char part[64];
+                    std::snprintf(part, sizeof part, "%s%s %.3f s", tip.empty() ? "" : ", ", p.short_label,
+                                  r.estimate.step.*p.seconds);
+                    tip += part;
+                }
+                ImGui::SetTooltip("%s", tip.c_str());
             }
             ImGui::TableSetColumnIndex(3);
             ImGui::Text("%.1f%%", 100 * r.estimate.mfu);

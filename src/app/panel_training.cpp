@@ -137,16 +137,15 @@ static void DrawEstimate(const AppState& s) {
     char buf[64];
     ImGui::Text("step %s   MFU %.1f%%   HFU %.1f%%   %.0f tokens/s", Secs(e.step_seconds, buf), 100 * e.mfu, 100 * e.hfu,
                 e.tokens_per_second);
-    const Segment steps[] = {{"compute", b.compute, IM_COL32(80, 160, 230, 255)},
-                             {"recompute", b.recompute, IM_COL32(120, 190, 240, 255)},
-                             {"TP", b.tp_comm, IM_COL32(230, 140, 60, 255)},
-                             {"CP", b.cp_comm, IM_COL32(230, 190, 60, 255)},
-                             {"EP", b.ep_comm, IM_COL32(200, 90, 200, 255)},
-                             {"PP p2p", b.pp_comm, IM_COL32(150, 120, 220, 255)},
-                             {"bubble", b.bubble, IM_COL32(140, 140, 140, 255)},
-                             {"DP/ZeRO", b.dp_comm, IM_COL32(220, 80, 80, 255)},
-                             {"optimizer", b.optimizer, IM_COL32(90, 200, 120, 255)}};
-    StackedBar("##step", steps, 9, e.step_seconds, Secs);
+    // Colours in kBreakdownParts order.
+    static const ImU32 kColours[] = {IM_COL32(80, 160, 230, 255),  IM_COL32(120, 190, 240, 255), IM_COL32(230, 140, 60, 255),
+                                     IM_COL32(230, 190, 60, 255),  IM_COL32(200, 90, 200, 255),  IM_COL32(150, 120, 220, 255),
+                                     IM_COL32(140, 140, 140, 255), IM_COL32(220, 80, 80, 255),   IM_COL32(90, 200, 120, 255)};
+    static_assert(sizeof kColours / sizeof kColours[0] == kBreakdownPartCount);
+    Segment steps[kBreakdownPartCount];
+    for (int i = 0; i < kBreakdownPartCount; ++i)
+        steps[i] = {kBreakdownParts[i].short_label, b.*kBreakdownParts[i].seconds, kColours[i]};
+    StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
     ImGui::Spacing();
     const StageMemory& m = e.memory[0];
     int worst = 0;

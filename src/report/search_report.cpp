@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/training_report.h"
 
 namespace sc {
 
@@ -17,11 +18,6 @@ std::string Fmt(const char* f, double v) {
 
 std::string StepText(double s) { return s >= 1 ? Fmt("%.3f s", s) : Fmt("%.2f ms", s * 1e3); }
 
-nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
-    return {{"compute", b.compute}, {"recompute", b.recompute}, {"tp_comm", b.tp_comm},
-            {"cp_comm", b.cp_comm}, {"ep_comm", b.ep_comm},     {"pp_comm", b.pp_comm},
-            {"bubble", b.bubble},   {"dp_comm", b.dp_comm},     {"optimizer", b.optimizer}};
-}
 
 nlohmann::ordered_json LayoutJson(const ParallelConfig& p) {
     return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
@@ -69,15 +65,7 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
         std::snprintf(buf, sizeof buf, "  %-24s %11s (%4.1f%%)\n", label, StepText(v).c_str(), 100 * v / t);
         o += buf;
     };
-    part("compute", b.compute);
-    part("recompute", b.recompute);
-    part("tp communication", b.tp_comm);
-    part("cp communication", b.cp_comm);
-    part("ep all-to-all", b.ep_comm);
-    part("pipeline p2p", b.pp_comm);
-    part("pipeline bubble", b.bubble);
-    part("dp / zero communication", b.dp_comm);
-    part("optimizer", b.optimizer);
+    for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
     return o;
 }
 
@@ -156,8 +144,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
         num(p.tp), num(p.pp), num(p.dp), num(p.cp), num(p.ep), num(p.sp ? 1 : 0), num(p.microbatch);
         str(NameOf(p.schedule)), num(p.vstages), str(NameOf(p.recompute)), num(p.zero);
         const StepBreakdown& b = e.step;
-        for (double v : {b.compute, b.recompute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.bubble, b.dp_comm, b.optimizer})
-            num(v);
+        for (const BreakdownPart& part : kBreakdownParts) num(b.*part.seconds);
     } else {
         o += std::string(24, ',');  // the 24 result columns stay empty
     }

@@ -32,15 +32,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         std::snprintf(buf, sizeof buf, "%s (%.1f%%)", Seconds(s).c_str(), 100 * s / e.step_seconds);
         line(std::string("  ") + label, buf);
     };
-    part("compute", b.compute);
-    part("recompute", b.recompute);
-    part("tp communication", b.tp_comm);
-    part("cp communication", b.cp_comm);
-    part("ep all-to-all", b.ep_comm);
-    part("pipeline p2p", b.pp_comm);
-    part("pipeline bubble", b.bubble);
-    part("dp / zero communication", b.dp_comm);
-    part("optimizer", b.optimizer);
+    for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
     line("MFU", buf);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.hfu);
@@ -68,16 +60,19 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     return o;
 }
 
+nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const BreakdownPart& p : kBreakdownParts) j[p.key] = b.*p.seconds;
+    return j;
+}
+
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e) {
     nlohmann::ordered_json j;
     j["system"] = sys.id;
     j["parallel"] = ParallelSpecString(job.par);
     j["gpus"] = job.par.world();
     j["step_seconds"] = e.step_seconds;
-    const StepBreakdown& b = e.step;
-    j["breakdown"] = {{"compute", b.compute},   {"recompute", b.recompute}, {"tp_comm", b.tp_comm},
-                      {"cp_comm", b.cp_comm},   {"ep_comm", b.ep_comm},     {"pp_comm", b.pp_comm},
-                      {"bubble", b.bubble},     {"dp_comm", b.dp_comm},     {"optimizer", b.optimizer}};
+    j["breakdown"] = BreakdownJson(e.step);
     j["mfu"] = e.mfu;
     j["hfu"] = e.hfu;
     j["tokens_per_second"] = e.tokens_per_second;

@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "config/hardware_config.h"
 #include "parallel/job.h"
 #include "training/estimate.h"
@@ -10,5 +12,7 @@ namespace sc {
 
 std::string TrainingReportText(const Job& job, const System& sys, const TrainingEstimate& e);
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e);
+// {"compute": s, "recompute": s, ...} in kBreakdownParts order: the estimate's, search's and sweep's JSON.
+nlohmann::ordered_json BreakdownJson(const StepBreakdown& b);
 
 }  // namespace sc

@@ -24,10 +24,35 @@ struct StepBreakdown {
     double bubble = 0;       // pipeline fill and drain
     double dp_comm = 0;      // exposed gradient reduction and ZeRO parameter gathers
     double optimizer = 0;    // optimizer step
-    double total() const {
-        return compute + recompute + tp_comm + cp_comm + ep_comm + pp_comm + bubble + dp_comm + optimizer;
-    }
+    double total() const;
 };
+
+// The breakdown's parts in one order for the text reports, the JSON, the CSV and the page: JSON key, label
+// of the text reports, the page's short label, and the member.
+struct BreakdownPart {
+    const char* key;
+    const char* label;
+    const char* short_label;
+    double StepBreakdown::*seconds;
+};
+inline constexpr BreakdownPart kBreakdownParts[] = {
+    {"compute", "compute", "compute", &StepBreakdown::compute},
+    {"recompute", "recompute", "recompute", &StepBreakdown::recompute},
+    {"tp_comm", "tp communication", "TP", &StepBreakdown::tp_comm},
+    {"cp_comm", "cp communication", "CP", &StepBreakdown::cp_comm},
+    {"ep_comm", "ep all-to-all", "EP", &StepBreakdown::ep_comm},
+    {"pp_comm", "pipeline p2p", "PP p2p", &StepBreakdown::pp_comm},
+    {"bubble", "pipeline bubble", "bubble", &StepBreakdown::bubble},
+    {"dp_comm", "dp / zero communication", "DP/ZeRO", &StepBreakdown::dp_comm},
+    {"optimizer", "optimizer", "optimizer", &StepBreakdown::optimizer},
+};
+inline constexpr int kBreakdownPartCount = sizeof kBreakdownParts / sizeof kBreakdownParts[0];
+
+inline double StepBreakdown::total() const {
+    double t = 0;
+    for (const BreakdownPart& p : kBreakdownParts) t += this->*p.seconds;
+    return t;
+}
 
 struct TrainingEstimate {
     StepBreakdown step;
