@@ -17,6 +17,7 @@
 #include "trace/byte_sink.h"
 #include "trace/chakra_et.h"
 #include "trace/comm_groups.h"
+#include "test_util.h"
 
 namespace sc {
 namespace {
@@ -523,18 +524,13 @@ void WriteFile(const std::string& path, const std::string& bytes) {
     ASSERT_TRUE(f.good()) << path;
 }
 
-std::string ReadFile(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
 // Runs shared/tools/chakra_check.py --strict on dir; returns its exit status and fills log.
 int RunChecker(const std::string& dir, std::string* log) {
     const std::string checker = std::string(SC_SOURCE_DIR) + "/../shared/tools/chakra_check.py";
     const std::string log_path = dir + ".log";
     const std::string cmd = "python3 '" + checker + "' --strict '" + dir + "' > '" + log_path + "' 2>&1";
     const int status = std::system(cmd.c_str());
-    *log = ReadFile(log_path);
+    *log = sctest::ReadFile(log_path);
     std::filesystem::remove(log_path);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -4,55 +4,43 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include "test_util.h"
 
 namespace {
 
-struct CliResult {
-    int status;
-    std::string out;  // stdout and stderr together
-};
-
-CliResult Cli(const std::string& args) {
-    std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    int status = pclose(p);
-    return {WEXITSTATUS(status), out};
-}
+using sctest::CliResult;
+using sctest::RunCli;
 
 TEST(Cli, EstimatePrintsParametersAndFlops) {
-    CliResult r = Cli("estimate --model presets/models/llama3-8b.json");
+    CliResult r = RunCli("estimate --model presets/models/llama3-8b.json");
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("parameters                    8.03 B (8030261248)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("attention (causal)"), std::string::npos);
 }
 
 TEST(Cli, EstimateJson) {
-    CliResult r = Cli("estimate --model presets/models/gpt3-175b.json --json");
+    CliResult r = RunCli("estimate --model presets/models/gpt3-175b.json --json");
     EXPECT_EQ(r.status, 0);
     EXPECT_NE(r.out.find("\"params\": 174604259328"), std::string::npos) << r.out;
 }
 
 TEST(Cli, OverridesAndPrecisionChangeTheResult) {
-    CliResult r = Cli("estimate --model presets/models/gpt3-175b.json --set layers=48 --precision fp8");
+    CliResult r = RunCli("estimate --model presets/models/gpt3-175b.json --set layers=48 --precision fp8");
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("fp8 weights"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("87.6"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BadInputIsOneClearError) {
-    CliResult r = Cli("estimate --model presets/models/gpt3-175b.json --set heads=7");
+    CliResult r = RunCli("estimate --model presets/models/gpt3-175b.json --set heads=7");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out,
               "stagecraft estimate: error: presets/models/gpt3-175b.json: heads: 7 attention heads do not divide "
               "hidden size 12288 (give head_dim explicitly, or pick heads dividing 12288)\n");
-    r = Cli("estimate --model no/such.json");
+    r = RunCli("estimate --model no/such.json");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("no/such.json: cannot open file"), std::string::npos);
-    r = Cli("estimate --modle x");
+    r = RunCli("estimate --modle x");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--modle: unknown flag"), std::string::npos);
 }

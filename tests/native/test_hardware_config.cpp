@@ -14,6 +14,7 @@
 #include "config/calibration.h"
 #include "config/error.h"
 #include "config/hardware_config.h"
+#include "test_util.h"
 
 namespace {
 
@@ -23,14 +24,6 @@ namespace fs = std::filesystem;
 const std::string kRoot = SC_SOURCE_DIR;
 const std::string kShared = kRoot + "/../shared/data/";
 
-std::string ReadFile(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) ADD_FAILURE() << "cannot read " << path;
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 std::vector<fs::path> Presets(const std::string& dir) {
     std::vector<fs::path> out;
     for (const auto& e : fs::directory_iterator(kRoot + "/presets/" + dir))
@@ -39,8 +32,8 @@ std::vector<fs::path> Presets(const std::string& dir) {
     return out;
 }
 
-std::string HardwareText(const std::string& id) { return ReadFile(kRoot + "/presets/hardware/" + id + ".json"); }
-std::string SystemText(const std::string& id) { return ReadFile(kRoot + "/presets/systems/" + id + ".json"); }
+std::string HardwareText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/hardware/" + id + ".json"); }
+std::string SystemText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json"); }
 
 // The sc::Error thrown by `f` ("field: message"), or "" when nothing is thrown.
 std::string ErrorOf(const std::function<void()>& f) {
@@ -85,11 +78,11 @@ void Collect(const json& j, const std::string& path, const char* key, std::vecto
 }
 
 const json& AcceleratorsJson() {
-    static const json j = json::parse(ReadFile(kShared + "accelerators.json"));
+    static const json j = json::parse(sctest::ReadFile(kShared + "accelerators.json"));
     return j;
 }
 const json& CalibrationJson() {
-    static const json j = json::parse(ReadFile(kShared + "calibration.json"));
+    static const json j = json::parse(sctest::ReadFile(kShared + "calibration.json"));
     return j;
 }
 const json& AcceleratorRecord(const std::string& name) {
@@ -112,7 +105,7 @@ TEST(Hardware, EveryPresetParsesAndIsNamedByItsId) {
     ASSERT_GE(files.size(), 7u);
     for (const fs::path& p : files) {
         SCOPED_TRACE(p.string());
-        sc::Accelerator a = sc::ParseAccelerator(ReadFile(p.string()));
+        sc::Accelerator a = sc::ParseAccelerator(sctest::ReadFile(p.string()));
         EXPECT_EQ(a.id, p.stem().string());
         EXPECT_GT(a.MemoryBytes(), 0);
         EXPECT_GT(a.scale_up_domain, 0);
@@ -127,7 +120,7 @@ TEST(Hardware, EveryPresetParsesAndIsNamedByItsId) {
 // presets/<dir>/index.json lists the presets for the web page; it must list exactly the files present.
 TEST(Hardware, IndexesListEveryPreset) {
     for (const char* dir : {"hardware", "systems"}) {
-        json index = json::parse(ReadFile(kRoot + "/presets/" + dir + "/index.json"));
+        json index = json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"));
         std::set<std::string> listed(index.begin(), index.end()), present;
         for (const fs::path& p : Presets(dir)) present.insert(p.filename().string());
         EXPECT_EQ(listed, present) << dir;
@@ -143,7 +136,7 @@ TEST(Hardware, ValuesEqualAcceleratorsJson) {
                              "scale_up.domain_size", "scale_out_nic_gbps_per_gpu", "board_power_w"};
     for (const fs::path& p : Presets("hardware")) {
         SCOPED_TRACE(p.string());
-        json preset = json::parse(ReadFile(p.string()));
+        json preset = json::parse(sctest::ReadFile(p.string()));
         const json& rec = AcceleratorRecord(preset["accelerators_json_name"]);
         ASSERT_FALSE(rec.is_null());
         EXPECT_EQ(preset["name"], rec["name"]);
@@ -164,7 +157,7 @@ TEST(Hardware, ValuesEqualAcceleratorsJson) {
             }
 
         // And the parsed struct carries the same numbers.
-        sc::Accelerator a = sc::ParseAccelerator(ReadFile(p.string()));
+        sc::Accelerator a = sc::ParseAccelerator(sctest::ReadFile(p.string()));
         EXPECT_EQ(a.hbm_bandwidth_tbps, rec["hbm_bandwidth_tbps"]["value"].get<double>());
         EXPECT_EQ(a.hbm_capacity_gb_marketing, rec["hbm_capacity_gb"]["value"].get<double>());
         EXPECT_EQ(a.scale_up_gbps_per_direction, rec["scale_up"]["bandwidth_gbps_unidirectional"]["value"].get<double>());
@@ -265,8 +258,8 @@ TEST(HardwareSystems, EveryPresetParses) {
     ASSERT_GE(files.size(), 6u);
     for (const fs::path& p : files) {
         SCOPED_TRACE(p.string());
-        json j = json::parse(ReadFile(p.string()));
-        sc::System s = sc::ParseSystem(ReadFile(p.string()), HardwareText(j["accelerator"]));
+        json j = json::parse(sctest::ReadFile(p.string()));
+        sc::System s = sc::ParseSystem(sctest::ReadFile(p.string()), HardwareText(j["accelerator"]));
         EXPECT_EQ(s.id, p.stem().string());
         ASSERT_FALSE(s.levels.empty());
         for (size_t i = 0; i < s.levels.size(); ++i) {
@@ -307,7 +300,7 @@ TEST(HardwareSystems, MegatronClusterShape) {
 TEST(HardwareSystems, EfficienciesTraceToCalibrationJson) {
     int checked = 0;
     for (const fs::path& p : Presets("systems")) {
-        json sys = json::parse(ReadFile(p.string()));
+        json sys = json::parse(sctest::ReadFile(p.string()));
         std::vector<std::pair<std::string, const json*>> cites;
         Collect(sys, "", "calibration", &cites);
         for (const auto& [path, q] : cites) {
@@ -392,7 +385,7 @@ TEST(HardwareSystems, MalformedInputsNameTheField) {
 // ---------------------------------------------------------------------------------------------- calibration
 
 const sc::CalibrationTable& Table() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 
@@ -523,7 +516,7 @@ TEST(HardwareCalibration, Lookups) {
 }
 
 std::string BadCalibration(const std::function<void(json&)>& edit) {
-    json j = json::parse(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    json j = json::parse(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     edit(j);
     std::string text = j.dump();
     return ErrorOf([&] { sc::ParseCalibration(text); });

@@ -17,15 +17,9 @@
 #include "parallel/schedule.h"
 #include "trace_test_util.h"
 #include "training/search.h"
+#include "test_util.h"
 
 namespace {
-
-std::string Slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
 
 struct Cluster {
     sc::System sys;
@@ -36,9 +30,9 @@ const Cluster& H100() {
     static const Cluster c = [] {
         const std::string root = SC_SOURCE_DIR;
         Cluster x;
-        x.sys = sc::ParseSystem(Slurp(root + "/presets/systems/dgx-h100-superpod.json"),
-                                Slurp(root + "/presets/hardware/h100-sxm.json"));
-        x.cal = sc::ParseCalibration(Slurp(root + "/presets/calibration/measured.json"));
+        x.sys = sc::ParseSystem(sctest::ReadFile(root + "/presets/systems/dgx-h100-superpod.json"),
+                                sctest::ReadFile(root + "/presets/hardware/h100-sxm.json"));
+        x.cal = sc::ParseCalibration(sctest::ReadFile(root + "/presets/calibration/measured.json"));
         return x;
     }();
     return c;
@@ -374,21 +368,8 @@ TEST(FastPaths, GroupMembersAreAscendingAndComplete) {
 
 // ---- the command ----
 
-struct CliResult {
-    int status;
-    std::string out;
-};
-
-CliResult RunCli(const std::string& args, bool with_stderr = true) {
-    std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    int status = pclose(p);
-    return {WEXITSTATUS(status), out};
-}
+using sctest::CliResult;
+using sctest::RunCli;
 
 TEST(SearchCli, RanksLayoutsAndThreadsDoNotChangeTheAnswer) {
     const std::string base = "search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "

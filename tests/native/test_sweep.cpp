@@ -15,15 +15,9 @@
 #include "report/search_report.h"
 #include "trace_test_util.h"
 #include "training/sweep.h"
+#include "test_util.h"
 
 namespace {
-
-std::string Slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
 
 struct Base {
     sc::System sys;
@@ -36,8 +30,9 @@ const Base& Cluster(const std::string& system, const std::string& acc) {
     if (it != cache.end()) return it->second;
     const std::string root = SC_SOURCE_DIR;
     Base b;
-    b.sys = sc::ParseSystem(Slurp(root + "/presets/systems/" + system + ".json"), Slurp(root + "/presets/hardware/" + acc + ".json"));
-    b.cal = sc::ParseCalibration(Slurp(root + "/presets/calibration/measured.json"));
+    b.sys = sc::ParseSystem(sctest::ReadFile(root + "/presets/systems/" + system + ".json"),
+                            sctest::ReadFile(root + "/presets/hardware/" + acc + ".json"));
+    b.cal = sc::ParseCalibration(sctest::ReadFile(root + "/presets/calibration/measured.json"));
     return cache[system] = b;
 }
 const Base& H100() { return Cluster("dgx-h100-superpod", "h100-sxm"); }
@@ -224,21 +219,9 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedRows) {
     EXPECT_EQ(sc::AssembleSweep(a_rows, sc::SweepFormat::csv), sc::AssembleSweep(b_rows, sc::SweepFormat::csv));
 }
 
-struct CliResult {
-    int status;
-    std::string out;
-};
-
-CliResult RunCli(const std::string& args) {
-    std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    int status = pclose(p);
-    return {WEXITSTATUS(status), out};
-}
+using sctest::CliResult;
+// stdout only: the CSV and JSON are compared byte for byte.
+CliResult RunCli(const std::string& args) { return sctest::RunCli(args, false); }
 
 TEST(SweepCli, CsvAndJsonDoNotDependOnThreads) {
     const std::string base = "sweep --model presets/models/llama3-8b.json --model presets/models/mixtral-8x7b.json "

@@ -6,6 +6,7 @@
 #include "parallel/job.h"
 #include "trace/chakra_et.h"
 #include "trace/summary.h"
+#include "test_util.h"
 #include "trace_test_util.h"
 
 namespace {
@@ -174,13 +175,13 @@ TEST_P(CheckerTest, TracesPassTheIndependentCheckerAndMatchTheSummary) {
     const Layout& l = GetParam();
     sc::Job job = MakeJob(l.moe ? sctest::SmallMoe() : sctest::SmallGpt(), l.spec);
     std::string dir = sctest::WriteTraces(job, l.name);
-    EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadText(dir + ".check.log");
+    EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
 
     // Totals read back from every file equal the class summary the ranks belong to.
     sc::TraceSummary sum = sc::SummarizeJob(job);
     sc::Layout layout(job.par);
     for (int r = 0; r < job.par.world(); ++r) {
-        sc::EtFile f = sc::ReadEt(sctest::ReadText(dir + "/trace." + std::to_string(r) + ".et"));
+        sc::EtFile f = sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et"));
         EXPECT_EQ(f.version, "1.0.0");
         const sc::RankClass& c = sum.classes[layout.Stage(r)];
         double flops = 0, coll = 0, send = 0;
@@ -263,7 +264,7 @@ TEST(Traces, CheckerCatchesABrokenTrace) {
     sc::Job job = MakeJob(sctest::SmallGpt(), "pp=2,batch=2");
     std::string dir = sctest::WriteTraces(job, "broken");
     std::string path = dir + "/trace.1.et";
-    sc::EtFile f = sc::ReadEt(sctest::ReadText(path));
+    sc::EtFile f = sc::ReadEt(sctest::ReadFile(path));
     for (sc::EtNode& n : f.nodes)
         if (n.type == sc::EtNodeType::comm_recv) n.comm_size += 2;
     {

@@ -19,31 +19,24 @@
 #include "training/comm_model.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
+#include "test_util.h"
 
 namespace {
 
 using nlohmann::json;
 const std::string kRoot = SC_SOURCE_DIR;
 
-std::string ReadFile(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw std::runtime_error("cannot read " + path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 sc::System LoadSystem(const std::string& id) {
-    std::string text = ReadFile(kRoot + "/presets/systems/" + id + ".json");
-    return sc::ParseSystem(text, ReadFile(kRoot + "/presets/hardware/" + json::parse(text)["accelerator"].get<std::string>() + ".json"));
+    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
+    return sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + json::parse(text)["accelerator"].get<std::string>() + ".json"));
 }
 
 const sc::CalibrationTable& Cal() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 
-sc::ModelConfig Model(const std::string& file) { return sc::ParseModelConfig(ReadFile(kRoot + "/presets/models/" + file)); }
+sc::ModelConfig Model(const std::string& file) { return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file)); }
 
 struct Case {
     std::string name, model, system, spec;

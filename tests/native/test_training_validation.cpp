@@ -29,6 +29,7 @@
 #include "parallel/job.h"
 #include "parallel/parallel_config.h"
 #include "training/estimate.h"
+#include "test_util.h"
 
 namespace {
 
@@ -40,21 +41,13 @@ const std::string kData = kRoot + "/../shared/data/training_measured.json";
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr double kDefaultTolerance = 0.10;  // the target: within 10%
 
-std::string ReadFile(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw std::runtime_error("cannot read " + path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 const json& Records() {
-    static const json j = json::parse(ReadFile(kData));
+    static const json j = json::parse(sctest::ReadFile(kData));
     return j;
 }
 
 const sc::CalibrationTable& Calibration() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 
@@ -62,9 +55,9 @@ const sc::System& SystemById(const std::string& id) {
     static std::map<std::string, sc::System> cache;
     auto it = cache.find(id);
     if (it != cache.end()) return it->second;
-    std::string text = ReadFile(kRoot + "/presets/systems/" + id + ".json");
+    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
     std::string acc = json::parse(text)["accelerator"];
-    return cache[id] = sc::ParseSystem(text, ReadFile(kRoot + "/presets/hardware/" + acc + ".json"));
+    return cache[id] = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json"));
 }
 
 std::string Fmt(const char* f, double v) {
@@ -763,7 +756,7 @@ TEST(TrainingValidation, WritesTheTable) {
 }
 
 TEST(TrainingValidation, DocsAreCurrent) {
-    std::string docs = ReadFile(kRoot + "/docs/validation.md");
+    std::string docs = sctest::ReadFile(kRoot + "/docs/validation.md");
     std::string md = Markdown();
     // docs/validation.md = prose + the generated block, verbatim.
     EXPECT_NE(docs.find(md), std::string::npos)
@@ -775,7 +768,7 @@ TEST(TrainingValidation, DocsAreCurrent) {
     ASSERT_NE(to, std::string::npos);
     to = md.find('\n', to);
     std::string table = md.substr(from, to - from);
-    EXPECT_NE(ReadFile(kRoot + "/README.md").find(table), std::string::npos)
+    EXPECT_NE(sctest::ReadFile(kRoot + "/README.md").find(table), std::string::npos)
         << "README.md's validation table is stale: copy it from build/validation.md (from \"| record |\" to the "
            "\"comparisons; mean\" line)";
 }

@@ -76,11 +76,4 @@ inline int RunChecker(const std::string& dir, const std::string& extra = "") {
     return WEXITSTATUS(rc);
 }
 
-inline std::string ReadText(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 }  // namespace sctest

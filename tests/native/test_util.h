@@ -1,0 +1,39 @@
+// Shared by the native tests: reading a file, running the stagecraft command line as a user would.
+#pragma once
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+
+namespace sctest {
+
+// The whole file, bytes as they are. Throws when it cannot be read, which fails the test with the path.
+inline std::string ReadFile(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot read " + path);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+struct CliResult {
+    int status;
+    std::string out;  // stdout, and stderr too unless RunCli was told otherwise
+};
+
+// `stagecraft <args>` run from the source folder (preset paths are relative to it).
+inline CliResult RunCli(const std::string& args, bool with_stderr = true) {
+    const std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args +
+                            (with_stderr ? " 2>&1" : " 2>/dev/null");
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) throw std::runtime_error("cannot run " + cmd);
+    std::string out;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    const int status = pclose(p);
+    return {WEXITSTATUS(status), out};
+}
+
+}  // namespace sctest
