@@ -66,21 +66,11 @@ SearchRequest LoadSearchRequest(const Args& a) {
     if (a.Has("zero")) s.zero = Ints(a, "zero");
     if (a.Has("schedule")) {
         s.schedules.clear();
-        for (const std::string& v : SplitList(a.Get("schedule"))) {
-            if (v == "gpipe") s.schedules.push_back(Schedule::gpipe);
-            else if (v == "1f1b") s.schedules.push_back(Schedule::one_f_one_b);
-            else if (v == "interleaved") s.schedules.push_back(Schedule::interleaved);
-            else throw Error("--schedule", "\"" + v + "\" is not one of gpipe, 1f1b, interleaved");
-        }
+        for (const std::string& v : SplitList(a.Get("schedule"))) s.schedules.push_back(ParseSchedule("--schedule", v));
     }
     if (a.Has("recompute")) {
         s.recompute.clear();
-        for (const std::string& v : SplitList(a.Get("recompute"))) {
-            if (v == "none") s.recompute.push_back(Recompute::none);
-            else if (v == "selective") s.recompute.push_back(Recompute::selective);
-            else if (v == "full") s.recompute.push_back(Recompute::full);
-            else throw Error("--recompute", "\"" + v + "\" is not one of none, selective, full");
-        }
+        for (const std::string& v : SplitList(a.Get("recompute"))) s.recompute.push_back(ParseRecompute("--recompute", v));
     }
     if (a.Has("sp")) {
         s.sp.clear();

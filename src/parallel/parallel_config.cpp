@@ -41,6 +41,20 @@ static bool ToBool(const std::string& key, const std::string& v) {
     throw Error(key, "expected true or false, got \"" + v + "\"");
 }
 
+Schedule ParseSchedule(const std::string& field, const std::string& v) {
+    if (v == "gpipe") return Schedule::gpipe;
+    if (v == "1f1b") return Schedule::one_f_one_b;
+    if (v == "interleaved") return Schedule::interleaved;
+    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved");
+}
+
+Recompute ParseRecompute(const std::string& field, const std::string& v) {
+    if (v == "none") return Recompute::none;
+    if (v == "selective") return Recompute::selective;
+    if (v == "full") return Recompute::full;
+    throw Error(field, "\"" + v + "\" is not one of none, selective, full");
+}
+
 ParallelConfig ParseParallelSpec(std::string_view spec) {
     ParallelConfig p;
     bool vstages_given = false;
@@ -67,15 +81,9 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
             p.bucket_mb = std::strtod(v.c_str(), &end);
             if (v.empty() || *end != '\0' || !(p.bucket_mb > 0)) throw Error(k, "expected a positive number, got \"" + v + "\"");
         } else if (k == "schedule") {
-            if (v == "gpipe") p.schedule = Schedule::gpipe;
-            else if (v == "1f1b") p.schedule = Schedule::one_f_one_b;
-            else if (v == "interleaved") p.schedule = Schedule::interleaved;
-            else throw Error(k, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved");
+            p.schedule = ParseSchedule(k, v);
         } else if (k == "recompute") {
-            if (v == "none") p.recompute = Recompute::none;
-            else if (v == "selective") p.recompute = Recompute::selective;
-            else if (v == "full") p.recompute = Recompute::full;
-            else throw Error(k, "\"" + v + "\" is not one of none, selective, full");
+            p.recompute = ParseRecompute(k, v);
         } else if (k == "fsdp") {
             if (ToBool(k, v)) p.zero = 3;
         } else {

@@ -14,6 +14,9 @@ enum class Recompute { none, selective, full };
 
 const char* NameOf(Schedule s);
 const char* NameOf(Recompute r);
+// The names NameOf gives, back; anything else is an sc::Error on `field` listing the valid names.
+Schedule ParseSchedule(const std::string& field, const std::string& name);
+Recompute ParseRecompute(const std::string& field, const std::string& name);
 
 struct ParallelConfig {
     int tp = 1;   // tensor parallel (Megatron column/row split)
