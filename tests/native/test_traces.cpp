@@ -168,6 +168,8 @@ struct Layout {
     bool moe;
     const char* spec;
 };
+// How GoogleTest names a layout in listings and failures (otherwise a byte dump).
+void PrintTo(const Layout& l, std::ostream* os) { *os << (l.moe ? "moe " : "") << l.spec; }
 
 class CheckerTest : public ::testing::TestWithParam<Layout> {};
 
