@@ -1,0 +1,480 @@
+// Records of shared/data/training_measured.json -> validation rows: the model, layout, options and cluster
+// of each published run, its measurement converted to an iteration time, and the prediction.
+//
+// What is compared: the iteration time. When a source published a throughput instead (TFLOP/s per GPU,
+// tokens/s per GPU, MFU), it is converted to seconds with that source's own FLOP formula, and the
+// conversion is checked against the other numbers of the record (so it is exact). Memory is compared where a
+// source published it (Korthikanti et al. 2022 Fig. 1, BLOOM).
+#include "validation_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "parallel/job.h"
+#include "test_util.h"
+
+namespace validation {
+
+using nlohmann::json;
+
+const json& Records() {
+    static const json j = json::parse(sctest::ReadFile(kRoot + "/../shared/data/training_measured.json"));
+    return j;
+}
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+const sc::CalibrationTable& Calibration() {
+    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    return t;
+}
+
+const sc::System& SystemById(const std::string& id) {
+    static std::map<std::string, sc::System> cache;
+    auto it = cache.find(id);
+    if (it != cache.end()) return it->second;
+    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
+    std::string acc = json::parse(text)["accelerator"];
+    return cache[id] = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json"));
+}
+
+// ------------------------------------------------------------------------------------ published formulas
+
+// Narayanan et al. 2021 Eq. 3: FLOPs per iteration with full activation recomputation (4 forward passes),
+// 96 B s l h^2 (1 + s/6h + V/16lh). Megatron-LM, MT-NLG and Megatron-DeepSpeed (BLOOM) report "TFLOP/s per
+// GPU" as this over the iteration time.
+double Eq3Flops(double B, double s, double l, double h, double V) {
+    return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+}
+// Korthikanti et al. 2022: model FLOPs (no recomputation) 72 B s l h^2 (1 + s/6h + V/12lh), the numerator
+// of their MFU (reproduces the MFUs of the record to 0.1%, checked below).
+double ModelFlops72(double B, double s, double l, double h, double V) {
+    return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+}
+
+// GPT-3-style (Megatron GPT): learned positions, LayerNorm, GeLU MLP, biases, tied embeddings.
+sc::ModelConfig GptModel(const std::string& name, const json& m) {
+    sc::ModelConfig c;
+    c.name = name;
+    c.source = "shared/data/training_measured.json";
+    c.layers = m["layers"];
+    c.hidden = m["hidden"];
+    c.heads = m["heads"];
+    c.kv_heads = c.heads;
+    c.ffn = m["ffn"];
+    c.vocab = m["vocab"];
+    c.seq = m["seq"];
+    c.mlp = sc::MlpKind::gelu;
+    c.norm = sc::NormKind::layernorm;
+    c.position = sc::PositionKind::learned;
+    c.tied_embeddings = true;
+    c.bias = true;
+    sc::DeriveHeadDim(c);
+    return c;
+}
+
+// Llama-style: rotary positions, RMSNorm, SwiGLU, no biases, untied embeddings, grouped-query attention.
+sc::ModelConfig LlamaModel(const std::string& name, const json& m) {
+    sc::ModelConfig c = GptModel(name, m);
+    c.kv_heads = m["kv_heads"];
+    c.mlp = sc::MlpKind::swiglu;
+    c.norm = sc::NormKind::rmsnorm;
+    c.position = sc::PositionKind::rotary;
+    c.tied_embeddings = false;
+    c.bias = false;
+    return c;
+}
+
+// Megatron-LM 2021-22 mixed precision: fp16 weights and activations, fp32 main gradients, fp32 master
+// weights and Adam moments = 18 bytes per parameter. Korthikanti et al. 2022 Fig. 1 gives exactly that:
+// 45.5625 GiB of "parameters and optimizer state" for 22B on 8 GPUs (checked against the model below).
+void MegatronFp16(sc::ModelConfig& m) {
+    m.precision.compute = sc::Precision::fp16;
+    m.precision.grad = sc::Precision::fp32;
+}
+
+// The kernels and framework of Megatron-LM before 2023, used by the 2021-22 runs (Megatron-LM, MT-NLG,
+// BLOOM): no fused attention, GPT-3 dropout, blocking pipeline sends, no NCCL CollNet/SHARP (NCCL uses it
+// only with NCCL_COLLNET_ENABLE=1; none of the papers mentions it).
+sc::TrainingOptions Megatron2021Options() {
+    sc::TrainingOptions o;
+    o.flash_attention = false;
+    o.dropout = true;
+    o.overlap_pp = false;
+    o.overlap_tp = false;
+    o.in_network_reduction = false;
+    o.pp_scatter_gather = true;
+    o.grad_accumulation_fusion = false;  // Megatron-LM added it mid-2022 (NeMo PR #4494, July 2022)
+    return o;
+}
+
+void ConvertTflops(Row& r, double tflops, double eq3_flops, int gpus) {
+    r.measured_what = "TFLOP/s/GPU (Eq. 3)";
+    r.measured_value = tflops;
+    r.measured_seconds = eq3_flops / (tflops * 1e12 * gpus);
+    r.to_unit = [eq3_flops, gpus](double t) { return eq3_flops / (t * gpus) / 1e12; };
+}
+
+// ------------------------------------------------------------------------------------ families of records
+
+// Narayanan et al. 2021 Table 1. Microbatch, interleaving and DDP from the paper's own scripts,
+// NVIDIA/Megatron-LM examples/sc21/run_table_1.sh (MBS; --num-layers-per-virtual-pipeline-stage; DDP=torch
+// for the PP=1 rows, DDP=local above).
+struct Table1Config {
+    int mbs, layers_per_virtual_stage;  // 0: no interleaving
+    bool torch_ddp;
+};
+const std::map<int, Table1Config> kTable1 = {
+    {24, {16, 0, true}},  {30, {16, 0, true}}, {36, {16, 0, true}},  {40, {8, 0, true}},  {48, {4, 0, false}},
+    {60, {2, 5, false}},  {80, {2, 5, false}}, {96, {1, 3, false}},  {105, {1, 1, false}}, {128, {1, 0, false}},
+};
+
+Row Narayanan(const json& r) {
+    Row row;
+    row.key = r["key"];
+    row.source = "Narayanan et al. 2021, Table 1";
+    row.system = "dgx-a100-superpod";
+    const json& m = r["model"];
+    const json& p = r["parallel"];
+    row.model = GptModel(row.key, m);
+    MegatronFp16(row.model);
+    const Table1Config& c = kTable1.at(m["layers"].get<int>());
+    row.par.tp = p["tp"];
+    row.par.pp = p["pp"];
+    row.par.dp = p["dp"];
+    row.par.microbatch = c.mbs;
+    row.par.batch = p["global_batch"];
+    row.par.recompute = sc::Recompute::full;
+    if (c.layers_per_virtual_stage > 0) {
+        row.par.schedule = sc::Schedule::interleaved;
+        row.par.vstages = row.model.layers / row.par.pp / c.layers_per_virtual_stage;
+    }
+    row.opt = Megatron2021Options();
+    row.opt.overlap_dp = c.torch_ddp;
+    if (c.torch_ddp) {
+        // PyTorch DDP reduces the model's own fp16 .grad, which autograd accumulates in place; Megatron's fp32
+        // main gradients and their per-microbatch add belong to its local DDP.
+        row.model.precision.grad = sc::Precision::fp16;
+        row.opt.grad_accumulation_fusion = true;
+    }
+    row.assumptions.push_back("microbatch " + std::to_string(c.mbs) +
+                              (c.layers_per_virtual_stage ? ", " + std::to_string(row.par.vstages) + " model chunks per stage"
+                                                          : std::string(", no interleaving")) +
+                              " and " + (c.torch_ddp ? "PyTorch DDP (overlapped)" : "Megatron local DDP (not overlapped)") +
+                              " from Megatron-LM examples/sc21/run_table_1.sh");
+    row.assumptions.push_back(c.torch_ddp ? "fp16 weights and gradients (PyTorch DDP)"
+                                          : "fp16 with fp32 main gradients (18 B/param, as Korthikanti et al. 2022 Fig. 1 of the same code)");
+    const double B = row.par.batch, s = m["seq"], l = m["layers"], h = m["hidden"], V = m["vocab"];
+    ConvertTflops(row, r["measured"]["tflops_per_gpu"], Eq3Flops(B, s, l, h, V), r["system"]["count"]);
+    if (row.par.pp == 1 && row.par.tp < 8) {
+        row.tolerance = 0.20;
+        row.tolerance_reason =
+            "the three smallest Table 1 runs (PP1, TP<=4, microbatch 16, s/h = 0.5-0.9) run 13-16% slower than "
+            "predicted while the other 26 Megatron-LM rows of the same code and cluster are within 9%; in the model "
+            "the unfused s x s attention passes are 25-37% of their layer time, far more than for the larger "
+            "models, and whatever these runs lose (the unfused softmax/dropout kernels below the STREAM-copy "
+            "bandwidth assumed, or per-kernel overheads of PyTorch DDP at microbatch 16) is not modelled";
+    }
+    return row;
+}
+
+// Korthikanti et al. 2022 Table 5 (configs: paper Table 3, as in calculon validation/seqsel/tab5/*.json).
+Row KorthikantiTable5(const json& r) {
+    Row row;
+    row.key = r["key"];
+    row.source = "Korthikanti et al. 2022, Table 5";
+    row.system = "dgx-a100-superpod";
+    const json& m = r["model"];
+    const json& p = r["parallel"];
+    row.model = GptModel(row.key, m);
+    MegatronFp16(row.model);
+    row.par.tp = p["tp"];
+    row.par.pp = p["pp"];
+    row.par.dp = p["dp"];
+    const int gpus = r["system"]["count"];
+    if (row.par.tp * row.par.pp * row.par.dp != gpus) {
+        // The 22B rows say tp=1 on 8 GPUs; the paper's Table 3 and calculon's tab5 config (tensor_par 8,
+        // num_procs 8) run it with 8-way tensor parallelism.
+        row.par.tp = gpus / (row.par.pp * row.par.dp);
+        row.assumptions.push_back("record's tp=1 contradicts its 8 GPUs; tp=" + std::to_string(row.par.tp) +
+                                  " per the paper's Table 3 (calculon validation/seqsel/tab5: tensor_par 8)");
+    }
+    row.par.microbatch = p["microbatch"];
+    row.par.batch = p["global_batch"];
+    int v = p["pipeline_interleaving"];
+    if (v > 1) {
+        row.par.schedule = sc::Schedule::interleaved;
+        row.par.vstages = v;
+    }
+    std::string rc = p["recompute"];
+    row.par.recompute = rc.rfind("full", 0) == 0 ? sc::Recompute::full : sc::Recompute::selective;
+    row.par.sp = p["seq_parallel"];
+    row.opt = Megatron2021Options();
+    row.opt.overlap_dp = false;  // dp = 1 in every row
+    row.measured_what = "iteration time (s)";
+    row.measured_value = r["measured"]["iter_time_s"];
+    row.measured_seconds = row.measured_value;
+    row.to_unit = [](double t) { return t; };
+    // Fig. 1 memory (the same configs): parameters + gradients + optimizer state, and the activations of
+    // the first pipeline stage without recomputation and without SP (none) / with SP + selective.
+    const json& mem = r["measured"]["memory_gb"];
+    row.memory.push_back({"params + grads + optimizer (Fig. 1)", mem["params_grads_optimizer_GiB_fig1"], 0, 0.05, ""});
+    if (row.par.recompute == sc::Recompute::full)
+        row.memory.push_back({"activations, no recompute, no SP (Fig. 1)", mem["activations_GiB_fig1_no_recompute_no_sp"], 0, 0.10, ""});
+    else
+        row.memory.push_back({"activations, SP + selective (Fig. 1)", mem["activations_GiB_fig1_sp_plus_selective"], 0, 0.10, ""});
+    // The MFU of the record is this formula over the published time: checks the formula.
+    const double F = ModelFlops72(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
+    EXPECT_NEAR(F / (row.measured_seconds * gpus * 312e12), r["measured"]["mfu"].get<double>(), 1e-3) << row.key;
+    return row;
+}
+
+// Korthikanti et al. 2022 abstract: 530B on 2240 GPUs, MFU 54.2% (SP + selective) vs 42.1% (full).
+std::vector<Row> KorthikantiAbstract(const json& r) {
+    std::vector<Row> rows;
+    for (bool selective : {true, false}) {
+        Row row;
+        row.key = r["key"].get<std::string>() + (selective ? " (SP+selective)" : " (full recompute)");
+        row.source = "Korthikanti et al. 2022, abstract";
+        row.system = "dgx-a100-superpod";
+        const json& m = r["model"];
+        const json& p = r["parallel"];
+        row.model = GptModel(row.key, m);
+        MegatronFp16(row.model);
+        row.par.tp = p["tp"];
+        row.par.pp = p["pp"];
+        row.par.dp = p["dp"];
+        row.par.microbatch = 1;
+        row.par.batch = 280 * row.par.dp;
+        row.par.schedule = sc::Schedule::interleaved;
+        row.par.vstages = 3;
+        row.par.recompute = selective ? sc::Recompute::selective : sc::Recompute::full;
+        row.par.sp = selective;
+        row.opt = Megatron2021Options();
+        row.opt.overlap_dp = false;
+        row.assumptions.push_back("global batch not stated: 2240 = 8 replicas x the 280-sequence batch of the paper's "
+                                  "530B config (Table 3: microbatch 1, 3 model chunks per stage), which the record's "
+                                  "TP8/PP35/DP8 split also takes from Table 3");
+        const double mfu = selective ? r["measured"]["mfu"].get<double>() : r["measured"]["mfu_full_recompute"].get<double>();
+        const double F = ModelFlops72(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
+        const int gpus = r["system"]["count"];
+        row.measured_what = "MFU (72-factor model FLOPs)";
+        row.measured_value = mfu;
+        row.measured_seconds = F / (mfu * gpus * 312e12);
+        row.to_unit = [F, gpus](double t) { return F / (t * gpus * 312e12); };
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// The model reproduces the Megatron-LM runs of 530B on the same cluster and layout within 7% (Narayanan
+// et al. 2021: 54.08 s for 280 microbatches per replica = 193 ms each; Korthikanti et al. 2022: 49.05 s /
+// 280) but MT-NLG's DeepSpeed run takes 60.1 s / 240 = 250 ms per microbatch (219 ms without its larger
+// bubble), and BLOOM's Megatron-DeepSpeed run is 18% slower than predicted too.
+const char* const kDeepSpeedReason =
+    "DeepSpeed pipeline-engine runs (MT-NLG, BLOOM) are 18-23% slower than predicted, while Megatron-LM runs of the "
+    "same model size on the same cluster (narayanan2021_t1_529.6B, korthikanti2022_t5_turing-530B) are within 7%: "
+    "the engine's own costs (blocking p2p over broadcast groups, per-microbatch Python scheduling, the BF16 "
+    "optimizer's fp32 gradient handling beyond its accumulation) are not modelled";
+
+// Smith et al. 2022 (MT-NLG 530B) Sec. 2.4: 1920-sequence batches on 280/350/420 DGX A100 nodes.
+Row MtNlg(const json& r) {
+    Row row;
+    row.key = r["key"];
+    row.source = "Smith et al. 2022 (MT-NLG), Sec. 2.4";
+    row.system = "dgx-a100-superpod";
+    const json& m = r["model"];
+    const json& p = r["parallel"];
+    row.model = GptModel(row.key, m);
+    row.model.precision.compute = sc::Precision::bf16;
+    row.model.precision.grad = sc::Precision::fp32;
+    row.par.tp = p["tp"];
+    row.par.pp = p["pp"];
+    row.par.dp = p["dp"];
+    row.par.microbatch = 1;
+    row.par.batch = p["global_batch"];
+    row.par.schedule = sc::Schedule::one_f_one_b;
+    row.par.recompute = sc::Recompute::full;
+    row.par.zero = 1;
+    row.opt = Megatron2021Options();
+    row.opt.overlap_dp = false;
+    row.assumptions.push_back("microbatch 1 (not stated)");
+    row.assumptions.push_back("full recomputation: the published TFLOP/s equal Eq. 3 (4 passes) over the published times");
+    row.assumptions.push_back("ZeRO stage 1 data parallelism (DeepSpeed's pipeline engine supports no higher stage), "
+                              "gradient reduction after the pipeline flush, non-interleaved 1F1B");
+    row.assumptions.push_back("bf16 (paper) with fp32 gradient accumulation (as DeepSpeed's BF16 optimizer)");
+    row.measured_what = "iteration time (s)";
+    row.measured_value = r["measured"]["iter_time_s"];
+    row.measured_seconds = row.measured_value;
+    row.to_unit = [](double t) { return t; };
+    const int gpus = r["system"]["count"];
+    const double F = Eq3Flops(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
+    EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, r["measured"]["tflops_per_gpu"].get<double>(), 2.0)
+        << row.key << ": Eq. 3 does not reproduce the published TFLOP/s";
+    row.tolerance = 0.25;
+    row.tolerance_reason = kDeepSpeedReason;
+    return row;
+}
+
+// BLOOM-176B (BigScience), configuration from bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm
+// and its README.
+Row Bloom(const json& r) {
+    Row row;
+    row.key = r["key"];
+    row.source = "BigScience BLOOM-176B (tr11-176B-ml)";
+    row.system = "jean-zay-a100";
+    const json& m = r["model"];
+    const json& p = r["parallel"];
+    row.model = GptModel(row.key, m);
+    row.model.vocab = 250880;  // --pad-vocab-size-to 250880
+    row.model.precision.compute = sc::Precision::bf16;
+    row.model.precision.grad = sc::Precision::fp32;  // README: "The new BF16_Optimizer accumulates grads in fp32"
+    row.par.tp = p["tp"];
+    row.par.pp = p["pp"];
+    row.par.dp = p["dp"];
+    row.par.microbatch = 2;
+    row.par.batch = p["global_batch"];
+    row.par.recompute = sc::Recompute::full;
+    row.par.zero = 1;
+    row.par.uneven = true;  // README: pp rank 0 [embed | 5 blocks], 1..10 [6 blocks], 11 [5 blocks | embed]
+    row.opt = Megatron2021Options();
+    row.opt.overlap_dp = false;
+    row.assumptions.push_back("TP4/PP12/DP8, microbatch 2, --checkpoint-activations, bf16, ZeRO-1 (BF16_Optimizer) "
+                              "from tr11-176B-ml.slurm / README");
+    row.assumptions.push_back("ALiBi modelled as learned positions (+29M parameters, one add); embedding LayerNorm not modelled");
+    row.assumptions.push_back("vocabulary padded to 250880 (--pad-vocab-size-to)");
+    const double B = row.par.batch, s = m["seq"], l = m["layers"], h = m["hidden"];
+    const double F = Eq3Flops(B, s, l, h, 250880);
+    const int gpus = r["system"]["count"];
+    // README log line at GBS 2048: "elapsed time per iteration (s): 104.70 | ... | TFLOPs: 149.77".
+    EXPECT_NEAR(F / (104.70 * gpus) / 1e12, 149.77, 0.5) << "Eq. 3 does not reproduce BLOOM's logged TFLOPs";
+    ConvertTflops(row, r["measured"]["tflops_per_gpu"], F, gpus);
+    row.tolerance = 0.25;
+    row.tolerance_reason = kDeepSpeedReason;
+    row.memory.push_back({"peak per GPU", r["measured"]["memory_gb"], 0, 0.40,
+                          "\"using 60 GB of memory on each GPU\" (README) is a device-level reading: it includes the "
+                          "PyTorch allocator's cache and fragmentation, the CUDA context, NCCL and DeepSpeed buffers "
+                          "(p2p buffers, the BF16 optimizer's bf16 gradients before fp32 accumulation), none of which "
+                          "the model counts, so the check is one-sided: predicted <= 60 GB and within 40% of it",
+                          true});
+    return row;
+}
+
+// NVIDIA NeMo 24.07 performance summary (FP8, DGX H100).
+Row Nemo(const json& r) {
+    Row row;
+    row.key = r["key"];
+    row.source = "NVIDIA NeMo 24.07 performance summary";
+    row.system = "dgx-h100-superpod";
+    const json& m = r["model"];
+    const json& p = r["parallel"];
+    std::string name = m["name"];
+    row.model = name.rfind("LLAMA", 0) == 0 ? LlamaModel(row.key, m) : GptModel(row.key, m);
+    row.model.precision.compute = sc::Precision::fp8;
+    row.model.precision.grad = sc::Precision::bf16;
+    row.par.tp = p["tp"];
+    row.par.pp = p["pp"];
+    row.par.dp = p["dp"];
+    row.par.cp = p["cp"];
+    row.par.microbatch = p["microbatch"];
+    row.par.batch = p["global_batch"];
+    row.par.sp = p["seq_parallel"];
+    int vp = p["vp"];
+    if (vp > 1) {
+        row.par.schedule = sc::Schedule::interleaved;
+        row.par.vstages = vp;
+    }
+    row.par.zero = 1;  // distributed optimizer
+    row.opt = sc::TrainingOptions{};
+    row.opt.overlap_tp = row.par.tp > 1;
+    row.assumptions.push_back("no activation recomputation (record: null)");
+    row.assumptions.push_back("Megatron-Core defaults of the NeMo recipes: fused attention, distributed optimizer, "
+                              "overlapped gradient reduction, p2p and TP communication");
+    const int gpus = r["system"]["count"];
+    const double tokens = 1.0 * row.par.batch * row.model.seq;
+    const double tok = r["measured"]["tokens_per_s_per_gpu"];
+    row.measured_what = "tokens/s/GPU";
+    row.measured_value = tok;
+    row.measured_seconds = tokens / (tok * gpus);
+    row.to_unit = [tokens, gpus](double t) { return tokens / (t * gpus); };
+    EXPECT_NEAR(row.measured_seconds, r["measured"]["iter_time_s"].get<double>(), 0.01 * row.measured_seconds) << row.key;
+    row.tolerance = 0.40;
+    row.tolerance_reason =
+        "FP8 on H100: the model runs the GEMMs at the cuBLASLt FP8 microbenchmark rate (0.6-0.7 of the FP8 peak) and "
+        "predicts 50-57% MFU where NeMo measured 35-40% (the runs are 23-34% slower); activations and their TP/CP "
+        "traffic are already bf16 (precision.activation), but Transformer Engine's per-GEMM cast, transpose and amax "
+        "passes, the SMs taken by the TP-overlap kernels and the sustained clock under FP8 load are not modelled";
+    return row;
+}
+
+std::vector<Row> RowsOf(const json& r) {
+    const std::string key = r["key"];
+    auto starts = [&](const char* p) { return key.rfind(p, 0) == 0; };
+    if (starts("narayanan2021_t1_")) return {Narayanan(r)};
+    if (starts("korthikanti2022_t5_")) return {KorthikantiTable5(r)};
+    if (starts("korthikanti2022_abstract_")) return KorthikantiAbstract(r);
+    if (starts("mtnlg530b_")) return {MtNlg(r)};
+    if (starts("bloom176b_")) return {Bloom(r)};
+    if (starts("nemo2407_")) return {Nemo(r)};
+    Row row;
+    row.key = key;
+    row.comparable = false;
+    row.not_comparable_reason = "no mapping in test_training_validation.cpp";
+    return {row};
+}
+
+void Evaluate(Row& row) {
+    if (!row.comparable) return;
+    try {
+        sc::Job job = sc::MakeJob(row.model, row.par);
+        const sc::System& sys = SystemById(row.system);
+        row.est = sc::EstimateTraining(job, sys, &Calibration(), row.opt);
+        row.predicted_seconds = row.est.step_seconds;
+        row.error = row.predicted_seconds / row.measured_seconds - 1;
+        for (MemoryCheck& mc : row.memory) {
+            if (mc.what.rfind("params", 0) == 0) {
+                // Fig. 1 divides the model state evenly over the GPUs: the mean over stages (stage 0 alone
+                // also holds the embedding table).
+                double sum = 0;
+                for (const sc::StageMemory& sm : row.est.memory) sum += sm.weights + sm.gradients + sm.optimizer;
+                mc.predicted_gib = sum / row.est.memory.size() / kGiB;
+            } else if (mc.what.rfind("activations", 0) == 0) {
+                // The figure's configuration: the same layout without recomputation and SP, or with both.
+                sc::ParallelConfig q = row.par;
+                bool none = mc.what.find("no recompute") != std::string::npos;
+                q.recompute = none ? sc::Recompute::none : sc::Recompute::selective;
+                q.sp = !none;
+                sc::Job j2 = sc::MakeJob(row.model, q);
+                mc.predicted_gib = sc::EstimateTraining(j2, sys, &Calibration(), row.opt).memory[0].activations / kGiB;
+            } else {
+                mc.predicted_gib = row.est.memory_peak / 1e9;  // "60 GB": decimal, as nvidia-smi-style readings
+            }
+        }
+    } catch (const std::exception& e) {
+        row.evaluation_error = e.what();
+    }
+}
+
+}  // namespace
+
+std::vector<Row>& AllRows() {
+    static std::vector<Row> rows = [] {
+        std::vector<Row> out;
+        for (const json& r : Records())
+            for (Row& row : RowsOf(r)) {
+                Evaluate(row);
+                out.push_back(std::move(row));
+            }
+        return out;
+    }();
+    return rows;
+}
+
+}  // namespace validation

@@ -1,0 +1,64 @@
+// The training model's validation rows: every record of shared/data/training_measured.json rebuilt (model
+// shape, parallel layout, the framework behaviour its paper describes, the cluster it ran on), predicted and
+// compared with what the source measured. test_training_validation.cpp checks them against their tolerances;
+// validation_markdown.cpp prints the tables of docs/validation.md and the README.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/model_config.h"
+#include "parallel/parallel_config.h"
+#include "training/estimate.h"
+#include "training/training_options.h"
+
+namespace validation {
+
+inline const std::string kRoot = SC_SOURCE_DIR;
+constexpr double kDefaultTolerance = 0.10;  // the target: within 10%
+
+struct MemoryCheck {
+    std::string what;
+    double measured_gib = 0, predicted_gib = 0, tolerance = 0;
+    std::string note;
+    bool lower_bound = false;  // the published figure is a device reading: predicted in [(1 - tol) x, x]
+};
+
+struct Row {
+    std::string key;      // record key (plus a variant for records with two measurements)
+    std::string source;   // short citation
+    std::string system;   // preset id
+    sc::ModelConfig model;
+    sc::ParallelConfig par;
+    sc::TrainingOptions opt;
+    std::vector<std::string> assumptions;
+    // The measurement as published and its conversion to an iteration time.
+    std::string measured_what;                 // "iteration time (s)", "TFLOP/s/GPU (Eq. 3)", ...
+    double measured_value = 0;
+    double measured_seconds = 0;
+    std::function<double(double)> to_unit;     // seconds -> the published unit, for the predicted column
+    double tolerance = kDefaultTolerance;
+    std::string tolerance_reason;
+    bool comparable = true;
+    std::string not_comparable_reason;
+    std::vector<MemoryCheck> memory;           // filled from the record, predicted by Evaluate
+    // Set by Evaluate.
+    sc::TrainingEstimate est;
+    double predicted_seconds = 0, error = 0;
+    std::string evaluation_error;
+};
+
+
+// The records as published.
+const nlohmann::json& Records();
+// Every record's rows (two for a record with two measurements), evaluated once.
+std::vector<Row>& AllRows();
+
+// docs/validation.md's generated part (the README's table is a piece of it) and one row's CLI command.
+std::string Markdown();
+std::string CliCommand(const Row& r);
+// Where the test binary lives: the generated tables are written there.
+std::string BuildDir();
+
+}  // namespace validation
