@@ -59,6 +59,20 @@ double ModelFlops72(double B, double s, double l, double h, double V) {
     return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
 }
 
+// What every family sets alike: the record's key, the citation, the cluster preset, and tp, pp, dp as the
+// record gives them.
+Row StartRow(const json& r, const char* source, const char* system) {
+    Row row;
+    row.key = r["key"];
+    row.source = source;
+    row.system = system;
+    const json& p = r["parallel"];
+    row.par.tp = p["tp"];
+    row.par.pp = p["pp"];
+    row.par.dp = p["dp"];
+    return row;
+}
+
 // GPT-3-style (Megatron GPT): learned positions, LayerNorm, GeLU MLP, biases, tied embeddings.
 sc::ModelConfig GptModel(const std::string& name, const json& m) {
     sc::ModelConfig c;
@@ -137,18 +151,12 @@ const std::map<int, Table1Config> kTable1 = {
 };
 
 Row Narayanan(const json& r) {
-    Row row;
-    row.key = r["key"];
-    row.source = "Narayanan et al. 2021, Table 1";
-    row.system = "dgx-a100-superpod";
+    Row row = StartRow(r, "Narayanan et al. 2021, Table 1", "dgx-a100-superpod");
     const json& m = r["model"];
     const json& p = r["parallel"];
     row.model = GptModel(row.key, m);
     MegatronFp16(row.model);
     const Table1Config& c = kTable1.at(m["layers"].get<int>());
-    row.par.tp = p["tp"];
-    row.par.pp = p["pp"];
-    row.par.dp = p["dp"];
     row.par.microbatch = c.mbs;
     row.par.batch = p["global_batch"];
     row.par.recompute = sc::Recompute::full;
@@ -187,17 +195,11 @@ Row Narayanan(const json& r) {
 
 // Korthikanti et al. 2022 Table 5 (configs: paper Table 3, as in calculon validation/seqsel/tab5/*.json).
 Row KorthikantiTable5(const json& r) {
-    Row row;
-    row.key = r["key"];
-    row.source = "Korthikanti et al. 2022, Table 5";
-    row.system = "dgx-a100-superpod";
+    Row row = StartRow(r, "Korthikanti et al. 2022, Table 5", "dgx-a100-superpod");
     const json& m = r["model"];
     const json& p = r["parallel"];
     row.model = GptModel(row.key, m);
     MegatronFp16(row.model);
-    row.par.tp = p["tp"];
-    row.par.pp = p["pp"];
-    row.par.dp = p["dp"];
     const int gpus = r["system"]["count"];
     if (row.par.tp * row.par.pp * row.par.dp != gpus) {
         // The 22B rows say tp=1 on 8 GPUs; the paper's Table 3 and calculon's tab5 config (tensor_par 8,
@@ -240,17 +242,11 @@ Row KorthikantiTable5(const json& r) {
 std::vector<Row> KorthikantiAbstract(const json& r) {
     std::vector<Row> rows;
     for (bool selective : {true, false}) {
-        Row row;
-        row.key = r["key"].get<std::string>() + (selective ? " (SP+selective)" : " (full recompute)");
-        row.source = "Korthikanti et al. 2022, abstract";
-        row.system = "dgx-a100-superpod";
+        Row row = StartRow(r, "Korthikanti et al. 2022, abstract", "dgx-a100-superpod");
+        row.key += (selective ? " (SP+selective)" : " (full recompute)");
         const json& m = r["model"];
-        const json& p = r["parallel"];
         row.model = GptModel(row.key, m);
         MegatronFp16(row.model);
-        row.par.tp = p["tp"];
-        row.par.pp = p["pp"];
-        row.par.dp = p["dp"];
         row.par.microbatch = 1;
         row.par.batch = 280 * row.par.dp;
         row.par.schedule = sc::Schedule::interleaved;
@@ -286,18 +282,12 @@ const char* const kDeepSpeedReason =
 
 // Smith et al. 2022 (MT-NLG 530B) Sec. 2.4: 1920-sequence batches on 280/350/420 DGX A100 nodes.
 Row MtNlg(const json& r) {
-    Row row;
-    row.key = r["key"];
-    row.source = "Smith et al. 2022 (MT-NLG), Sec. 2.4";
-    row.system = "dgx-a100-superpod";
+    Row row = StartRow(r, "Smith et al. 2022 (MT-NLG), Sec. 2.4", "dgx-a100-superpod");
     const json& m = r["model"];
     const json& p = r["parallel"];
     row.model = GptModel(row.key, m);
     row.model.precision.compute = sc::Precision::bf16;
     row.model.precision.grad = sc::Precision::fp32;
-    row.par.tp = p["tp"];
-    row.par.pp = p["pp"];
-    row.par.dp = p["dp"];
     row.par.microbatch = 1;
     row.par.batch = p["global_batch"];
     row.par.schedule = sc::Schedule::one_f_one_b;
@@ -326,19 +316,13 @@ Row MtNlg(const json& r) {
 // BLOOM-176B (BigScience), configuration from bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm
 // and its README.
 Row Bloom(const json& r) {
-    Row row;
-    row.key = r["key"];
-    row.source = "BigScience BLOOM-176B (tr11-176B-ml)";
-    row.system = "jean-zay-a100";
+    Row row = StartRow(r, "BigScience BLOOM-176B (tr11-176B-ml)", "jean-zay-a100");
     const json& m = r["model"];
     const json& p = r["parallel"];
     row.model = GptModel(row.key, m);
     row.model.vocab = 250880;  // --pad-vocab-size-to 250880
     row.model.precision.compute = sc::Precision::bf16;
     row.model.precision.grad = sc::Precision::fp32;  // README: "The new BF16_Optimizer accumulates grads in fp32"
-    row.par.tp = p["tp"];
-    row.par.pp = p["pp"];
-    row.par.dp = p["dp"];
     row.par.microbatch = 2;
     row.par.batch = p["global_batch"];
     row.par.recompute = sc::Recompute::full;
@@ -369,19 +353,13 @@ Row Bloom(const json& r) {
 
 // NVIDIA NeMo 24.07 performance summary (FP8, DGX H100).
 Row Nemo(const json& r) {
-    Row row;
-    row.key = r["key"];
-    row.source = "NVIDIA NeMo 24.07 performance summary";
-    row.system = "dgx-h100-superpod";
+    Row row = StartRow(r, "NVIDIA NeMo 24.07 performance summary", "dgx-h100-superpod");
     const json& m = r["model"];
     const json& p = r["parallel"];
     std::string name = m["name"];
     row.model = name.rfind("LLAMA", 0) == 0 ? LlamaModel(row.key, m) : GptModel(row.key, m);
     row.model.precision.compute = sc::Precision::fp8;
     row.model.precision.grad = sc::Precision::bf16;
-    row.par.tp = p["tp"];
-    row.par.pp = p["pp"];
-    row.par.dp = p["dp"];
     row.par.cp = p["cp"];
     row.par.microbatch = p["microbatch"];
     row.par.batch = p["global_batch"];
