@@ -35,4 +35,10 @@ std::string FormatInt(double n) {
     return buf;
 }
 
+std::string FormatNumber(const char* printf_format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, printf_format, v);
+    return buf;
+}
+
 }  // namespace sc

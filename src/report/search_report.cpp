@@ -10,13 +10,7 @@ namespace sc {
 
 namespace {
 
-std::string Fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
-std::string StepText(double s) { return s >= 1 ? Fmt("%.3f s", s) : Fmt("%.2f ms", s * 1e3); }
+std::string StepText(double s) { return s >= 1 ? FormatNumber("%.3f s", s) : FormatNumber("%.2f ms", s * 1e3); }
 
 
 nlohmann::ordered_json LayoutJson(const ParallelConfig& p) {
@@ -134,7 +128,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
         }
         o.push_back('"');
     }
-    auto num = [&](double v) { o.push_back(','), o.append(Fmt("%.9g", v)); };
+    auto num = [&](double v) { o.push_back(','), o.append(FormatNumber("%.9g", v)); };
     auto str = [&](const std::string& s) { o.push_back(','), o.append(s); };
     num(pt.flops), num(pt.hbm_bw), num(pt.hbm_capacity), num(pt.domain), num(pt.net_bw);
     str(NameOf(pt.topology)), str(pt.overlap ? "on" : "off"), str(pt.inr ? "on" : "off");

@@ -9,7 +9,10 @@ namespace sc {
 
 static std::string Ranks(const RankClass& c) {
     std::string s;
-    for (size_t i = 0; i < c.example_ranks.size(); ++i) s += (i ? "," : "") + std::to_string(c.example_ranks[i]);
+    for (size_t i = 0; i < c.example_ranks.size(); ++i) {
+        if (i) s += ',';
+        s += std::to_string(c.example_ranks[i]);
+    }
     if (c.ranks > static_cast<int>(c.example_ranks.size())) s += ",...";
     return s;
 }

@@ -114,8 +114,8 @@ public:
     // together with the records before them, and finish the record with CompleteRecord: one copy fewer per
     // node than FrameRecord.
     static size_t FixedPrefixSize(size_t invariant_size, size_t max_dependent_size) {
-        const size_t least = protozero::length_of_varint(invariant_size);
-        return least == protozero::length_of_varint(invariant_size + max_dependent_size) ? least : 0;
+        const int least = protozero::length_of_varint(invariant_size);
+        return least == protozero::length_of_varint(invariant_size + max_dependent_size) ? static_cast<size_t>(least) : 0;
     }
     // `part` holds the invariant part, its FixedPrefixSize bytes of room before it and the room
     // FrameRecord needs after it. Writes the prefix and the dependent part; returns the record's end.

@@ -124,7 +124,7 @@ struct ProgramBuilder {
     }
 
     std::string Prefix(const StageBlock& sb) const {
-        return sb.layer >= 0 ? "L" + std::to_string(sb.layer) + "." : "";
+        return sb.layer >= 0 ? 'L' + std::to_string(sb.layer) + '.' : std::string();
     }
 };
 

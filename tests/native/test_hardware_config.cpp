@@ -390,13 +390,13 @@ const sc::CalibrationTable& Table() {
 }
 
 TEST(HardwareCalibration, InterpolationIsLogLinearAndClamped) {
-    sc::MeasuredCurve c{{1e3, 1e5, 1e7}, {1.0, 11.0, 5.0}};
+    sc::MeasuredCurve c{{1e3, 1e5, 1e7}, {1.0, 11.0, 5.0}, {}};  // log_x empty: Interpolate computes it
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e4), 6.0);   // halfway in log size
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e6), 8.0);
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 10), 1.0);    // below: first value
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e12), 5.0);  // above: the plateau
     EXPECT_EQ(FieldOf([&] { sc::Interpolate(c, 0); }), "size");
-    sc::MeasuredCurve one{{4096}, {7.0}};
+    sc::MeasuredCurve one{{4096}, {7.0}, {}};
     EXPECT_DOUBLE_EQ(sc::Interpolate(one, 1), 7.0);
     EXPECT_DOUBLE_EQ(sc::Interpolate(one, 1e9), 7.0);
 }

@@ -3,17 +3,14 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "report/format.h"
 #include "validation_rows.h"
 
 namespace validation {
 
 namespace {
 
-std::string Fmt(const char* f, double v) {
-    char b[64];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
+using sc::FormatNumber;
 
 // "TP8 PP35x3 DP8 mb1 gbs2240 sel-rc SP ZeRO1"
 std::string Layout(const sc::ParallelConfig& p) {
@@ -29,9 +26,9 @@ std::string Layout(const sc::ParallelConfig& p) {
 }
 
 std::string Value(double v) {
-    if (v < 1) return Fmt("%.3f", v);
-    if (v < 100) return Fmt("%.2f", v);
-    return Fmt("%.0f", v);
+    if (v < 1) return FormatNumber("%.3f", v);
+    if (v < 100) return FormatNumber("%.2f", v);
+    return FormatNumber("%.0f", v);
 }
 
 // The stagecraft command line that reproduces a row (run from the repository root).
@@ -93,8 +90,8 @@ std::string Markdown() {
         }
         o += "| " + r.key + " | " + r.system + " | " + Layout(r.par) + " | " + r.measured_what + " | " +
              Value(r.measured_value) + " | " + Value(r.to_unit(r.predicted_seconds)) + " | " +
-             Value(r.measured_seconds) + " | " + Value(r.predicted_seconds) + " | " + Fmt("%+.1f%%", 100 * r.error) +
-             " | " + Fmt("%.0f%%", 100 * r.tolerance) + (r.tolerance_reason.empty() ? "" : " (" + letter(r.tolerance_reason) + ")") + " |\n";
+             Value(r.measured_seconds) + " | " + Value(r.predicted_seconds) + " | " + FormatNumber("%+.1f%%", 100 * r.error) +
+             " | " + FormatNumber("%.0f%%", 100 * r.tolerance) + (r.tolerance_reason.empty() ? "" : " (" + letter(r.tolerance_reason) + ")") + " |\n";
     }
     double sum = 0, worst = 0;
     int n = 0, within = 0;
@@ -103,8 +100,8 @@ std::string Markdown() {
             sum += std::fabs(r.error), worst = std::max(worst, std::fabs(r.error)), ++n;
             within += std::fabs(r.error) <= kDefaultTolerance;
         }
-    o += '\n' + std::to_string(n) + " comparisons; mean |error| " + Fmt("%.1f%%", 100 * sum / n) + ", worst " +
-         Fmt("%.1f%%", 100 * worst) + ", " + std::to_string(within) + " of " + std::to_string(n) + " within 10%.\n";
+    o += '\n' + std::to_string(n) + " comparisons; mean |error| " + FormatNumber("%.1f%%", 100 * sum / n) + ", worst " +
+         FormatNumber("%.1f%%", 100 * worst) + ", " + std::to_string(within) + " of " + std::to_string(n) + " within 10%.\n";
     o += "\nWider tolerances:\n\n";
     for (size_t i = 0; i < reasons.size(); ++i) o += std::string("- (") + static_cast<char>('a' + i) + ") " + reasons[i] + ".\n";
 
@@ -114,10 +111,10 @@ std::string Markdown() {
     for (const Row& r : AllRows()) {
         if (!r.comparable) continue;
         const sc::StepBreakdown& b = r.est.step;
-        auto pct = [&](double x) { return Fmt("%.1f%%", 100 * x / r.est.step_seconds); };
+        auto pct = [&](double x) { return FormatNumber("%.1f%%", 100 * x / r.est.step_seconds); };
         o += "| " + r.key + " | " + pct(b.compute) + " | " + pct(b.recompute) + " | " + pct(b.tp_comm) + " | " +
              pct(b.cp_comm) + " | " + pct(b.pp_comm) + " | " + pct(b.bubble) + " | " + pct(b.dp_comm) + " | " +
-             pct(b.optimizer) + " | " + Fmt("%.1f%%", 100 * r.est.mfu) + " | " +
+             pct(b.optimizer) + " | " + FormatNumber("%.1f%%", 100 * r.est.mfu) + " | " +
              (r.est.fits ? "yes" : "no: " + r.est.memory_message) + " |\n";
     }
 
@@ -126,9 +123,9 @@ std::string Markdown() {
     o += "| --- | --- | ---: | ---: | ---: | ---: |\n";
     for (const Row& r : AllRows())
         for (const MemoryCheck& m : r.memory)
-            o += "| " + r.key + " | " + m.what + " | " + Fmt("%.2f", m.measured_gib) + (m.what == "peak per GPU" ? " GB" : " GiB") +
-                 " | " + Fmt("%.2f", m.predicted_gib) + " | " + Fmt("%+.1f%%", 100 * (m.predicted_gib / m.measured_gib - 1)) +
-                 " | " + (m.lower_bound ? "-" : "") + Fmt("%.0f%%", 100 * m.tolerance) + (m.lower_bound ? ", one-sided" : "") + " |\n";
+            o += "| " + r.key + " | " + m.what + " | " + FormatNumber("%.2f", m.measured_gib) + (m.what == "peak per GPU" ? " GB" : " GiB") +
+                 " | " + FormatNumber("%.2f", m.predicted_gib) + " | " + FormatNumber("%+.1f%%", 100 * (m.predicted_gib / m.measured_gib - 1)) +
+                 " | " + (m.lower_bound ? "-" : "") + FormatNumber("%.0f%%", 100 * m.tolerance) + (m.lower_bound ? ", one-sided" : "") + " |\n";
 
     o += "\n## One row from the command line\n\n";
     o += "Every row is the library call the test makes; the same prediction from the CLI (`--json` gives `step_seconds`):\n\n";
