@@ -2,6 +2,10 @@
 
 #ifdef SC_MPI
 #include <mpi.h>
+
+#include <limits>
+
+#include "config/error.h"
 #endif
 
 namespace sc::cli {
@@ -17,6 +21,12 @@ ProcessGroup Processes() {
 
 std::vector<std::string> GatherAtRoot(const std::string& mine) {
     const ProcessGroup g = Processes();
+    // MPI counts are ints: a part or a whole past 2 GiB would be cut short, so it is an error instead (the
+    // caller aborts every rank; see stagecraft_mpi.cpp).
+    constexpr long long kMax = std::numeric_limits<int>::max();
+    if (static_cast<long long>(mine.size()) > kMax)
+        throw Error("", "rank " + std::to_string(g.rank) + "'s sweep output is " + std::to_string(mine.size()) +
+                            " bytes, over MPI's 2 GiB per message: split the sweep (fewer --axis values per run)");
     int n = static_cast<int>(mine.size());
     std::vector<int> sizes(g.size), offsets(g.size);
     MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -24,6 +34,9 @@ std::vector<std::string> GatherAtRoot(const std::string& mine) {
     if (g.root()) {
         long long total = 0;
         for (int r = 0; r < g.size; ++r) offsets[r] = static_cast<int>(total), total += sizes[r];
+        if (total > kMax)
+            throw Error("", "the merged sweep output is " + std::to_string(total) +
+                                " bytes, over MPI's 2 GiB per message: split the sweep (fewer --axis values per run)");
         all.resize(static_cast<size_t>(total));
     }
     MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
