@@ -16,7 +16,11 @@ public:
         if (!f_) throw Error(path, "cannot create file");
         std::setvbuf(f_, buf_.data(), _IOFBF, buf_.size());
     }
-    ~FileSink() override { Close(); }
+    // Closing here cannot report a failure (a destructor must not throw): callers Close() to learn of one;
+    // this only covers the paths that leave early on another error.
+    ~FileSink() override {
+        if (f_) std::fclose(f_);
+    }
     void Write(std::string_view b) override {
         if (std::fwrite(b.data(), 1, b.size(), f_) != b.size()) throw Error(path_, "write failed (disk full?)");
         bytes_ += b.size();
