@@ -2,6 +2,7 @@
 // Chakra checker on several layouts, and the compact summary against totals read back from the files.
 #include <gtest/gtest.h>
 
+#include "config/error.h"
 #include "graph/model_stats.h"
 #include "parallel/job.h"
 #include "trace/chakra_et.h"
@@ -211,6 +212,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"},
                       Layout{"moe_expert_tp", true, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4,zero=1"}),
     [](const ::testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
+
+TEST(Traces, RankOutsideTheJobIsAClearError) {
+    sc::Job job = MakeJob(sctest::SmallGpt(), "tp=2,pp=2,dp=2,batch=8");
+    sc::RankTraceWriter w(job);
+    for (int r : {-1, 8}) {
+        try {
+            w.RankFile(r);
+            ADD_FAILURE() << "rank " << r << " was accepted";
+        } catch (const sc::Error& e) {
+            EXPECT_EQ(e.field, "rank");
+            EXPECT_NE(std::string(e.what()).find("outside 0..7"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_FALSE(w.RankFile(7).empty());
+}
 
 TEST(Traces, OutputIsDeterministic) {
     sc::Job job = MakeJob(sctest::SmallMoe(), "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8");
