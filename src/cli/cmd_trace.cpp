@@ -11,8 +11,11 @@
 #include "cli/system_args.h"
 #include "config/error.h"
 #include "trace/rank_traces.h"
+#include "training/timeline.h"
 
 namespace sc::cli {
+
+#define kDefaultTraceSystem "dgx-h100-superpod"
 
 int Trace(int argc, char** argv) {
     std::vector<std::string> flags = ModelFlags();
@@ -26,9 +29,10 @@ int Trace(int argc, char** argv) {
             "usage: stagecraft trace --model FILE --parallel SPEC --out DIR [--format et|json] [--prefix trace] [--rank R]\n"
             "                        [--system SYSTEM [--options ...]]\n"
             "  et:   DIR/<prefix>.<rank>.et for every rank (Chakra ET, as ASTRA-sim reads it) and DIR/<prefix>.json,\n"
-            "        the communicator groups for --comm-group-configuration\n"
-            "  json: DIR/<prefix>.<R>.trace.json, rank R's timeline as Chrome trace events (Perfetto), timed on\n"
-            "        --system (a presets/systems file or id)\n",
+            "        the communicator groups for --comm-group-configuration; compute nodes carry num_ops, tensor_size\n"
+            "        and duration_micros timed on --system (default " kDefaultTraceSystem ")\n"
+            "  json: DIR/<prefix>.<R>.trace.json, rank R's timeline as Chrome trace events (Perfetto), every stage\n"
+            "        replayed on --system (a presets/systems file or id) so receives wait for their senders\n",
             a.Has("help") ? stdout : stderr);
         return a.Has("help") ? 0 : 2;
     }
@@ -40,8 +44,16 @@ int Trace(int argc, char** argv) {
     std::filesystem::create_directories(dir, ec);
     if (ec) throw Error(dir, "cannot create directory: " + ec.message());
 
-    RankTraceWriter writer(job);
-    if (format == "json") return TraceJson(job, writer, a, dir, prefix);
+    if (format == "json") {
+        RankTraceWriter writer(job);
+        return TraceJson(job, writer, a, dir, prefix);
+    }
+    // Compute nodes' duration_micros (ASTRA-sim's replay mode) from the same models as the estimate.
+    LoadedSystem ls = LoadSystem(a, kDefaultTraceSystem);
+    TrainingOptions opt = LoadTrainingOptions(a);
+    RankTraceWriter writer(job, [&](const StageProgram& prog) {
+        return NodeSeconds(job, prog, ls.system, ls.calibration.get(), opt);
+    });
 
     const int world = writer.world();
     const bool progress = !a.Has("quiet") && isatty(2);

@@ -1,4 +1,5 @@
 // stagecraft trace --format json: one rank's timeline as Chrome trace events, timed on --system.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -24,14 +25,20 @@ int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std:
     LoadedSystem ls = LoadSystem(a);
     TrainingOptions opt = LoadTrainingOptions(a);
     Layout layout(job.par);
-    const StageProgram& prog = writer.Program(layout.Stage(rank));
-    std::vector<TimedNode> tl = ReplayStage(prog, NodeSeconds(job, prog, ls.system, ls.calibration.get(), opt));
+    // Every stage's program, replayed together: rank `rank`'s receives wait for their senders.
+    std::vector<const StageProgram*> programs;
+    for (int s = 0; s < job.par.pp; ++s) programs.push_back(&writer.Program(s));
+    const int stage = layout.Stage(rank);
+    const StageProgram& prog = *programs[stage];
+    std::vector<TimedNode> tl = std::move(ReplayJob(job, programs, ls.system, ls.calibration.get(), opt)[stage]);
     std::string path = dir + "/" + prefix + "." + std::to_string(rank) + ".trace.json";
     FileSink f(path);
     WriteChromeTrace(f, rank, ChromeEventsOf(prog, tl));
     f.Close();
-    double end = tl.empty() ? 0 : tl.back().start_us + tl.back().dur_us;
-    std::printf("wrote rank %d's timeline (%zu events, %.1f ms) to %s\n", rank, tl.size(), end / 1000, path.c_str());
+    double end = 0;
+    for (const TimedNode& t : tl) end = std::max(end, t.start_us + t.dur_us);
+    std::printf("wrote rank %d's timeline (%zu events, %.1f ms, %.1f%% idle) to %s\n", rank, tl.size(), end / 1000,
+                100 * IdleFraction(prog, tl), path.c_str());
     return 0;
 }
 

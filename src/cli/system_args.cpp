@@ -11,9 +11,10 @@ namespace fs = std::filesystem;
 std::vector<std::string> SystemFlags() { return {"system", "options", "tokens"}; }
 std::vector<std::string> SystemBoolFlags() { return {"no-calibration"}; }
 
-LoadedSystem LoadSystem(const Args& a) {
-    if (!a.Has("system")) throw Error("--system", "missing; give a system preset, e.g. --system presets/systems/dgx-h100-superpod.json");
-    fs::path path = a.Get("system");
+LoadedSystem LoadSystem(const Args& a, const char* fallback) {
+    if (!a.Has("system") && !fallback)
+        throw Error("--system", "missing; give a system preset, e.g. --system presets/systems/dgx-h100-superpod.json");
+    fs::path path = a.Has("system") ? a.Get("system") : std::string(fallback);
     if (!fs::exists(path) && path.extension() != ".json") path = fs::path("presets/systems") / (path.string() + ".json");
     std::string text = ReadFile(path.string());
     // The accelerator id is read by the system parser; find its file beside the systems folder.

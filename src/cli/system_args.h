@@ -18,7 +18,8 @@ struct LoadedSystem {
 
 std::vector<std::string> SystemFlags();  // system, overlap, efficiency, tokens
 std::vector<std::string> SystemBoolFlags();  // no-calibration
-LoadedSystem LoadSystem(const Args& a);
+// --system, or `fallback` (a preset id) when the flag is absent and a fallback is given.
+LoadedSystem LoadSystem(const Args& a, const char* fallback = nullptr);
 TrainingOptions LoadTrainingOptions(const Args& a);
 
 }  // namespace sc::cli

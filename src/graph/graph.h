@@ -36,6 +36,9 @@ struct Op {
     Expr bytes;          // bytes read plus written by the op on one rank (tensor_size in the trace)
     Expr saved_bytes;    // forward only: bytes this op keeps for the backward pass (activation memory)
     bool selective = false;  // part of what selective recomputation drops and recomputes (attention core)
+    // Collectives only: launched before the next op and waited for by the op after it, so it runs beside
+    // the next op (Megatron overlaps SP's backward re-gather with the input-gradient GEMM).
+    bool async = false;
     // Collectives only. Size convention (one for every type, see README): bytes of the whole buffer
     // as one rank sees it unsharded: the all-reduce buffer, the all-gather output, the reduce-scatter
     // input, the all-to-all send buffer.

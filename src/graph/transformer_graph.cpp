@@ -10,6 +10,7 @@
 #include "graph/transformer_graph.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace sc {
 
@@ -20,6 +21,7 @@ struct Builder {
     ExprPool& p;
     Block* blk = nullptr;
     std::vector<std::vector<Op>> pending;  // backward ops of each forward op, emitted in reverse
+    std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
 
     E S(Sym s) { return {&p, p.Symbol(s)}; }
     E C(double c) { return {&p, p.Const(c)}; }
@@ -29,6 +31,7 @@ struct Builder {
         g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e});
         blk = &g.blocks.back();
         pending.clear();
+        regather.reset();
     }
     void End() {
         for (auto it = pending.rbegin(); it != pending.rend(); ++it)
@@ -54,7 +57,10 @@ struct Builder {
 
     // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient: `saved_rows` of its m rows. Under
     // sequence parallelism the input of the first GEMM after the TP all-gather is kept as this rank's
-    // s/tp shard and all-gathered again in the backward (Korthikanti et al. 2022 Sec. 4.2.2).
+    // s/tp shard and all-gathered again in the backward, overlapped with the input-gradient GEMM and
+    // waited for by the weight-gradient GEMM (Korthikanti et al. 2022 Sec. 4.2.2; Megatron's
+    // LinearWithGradAccumulationAndAsyncCommunication): the region's pending re-gather (TpEnter) goes with
+    // the first GEMM that keeps the shard.
     void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr) {
         E w = S(Sym::w);
         E flops = 2.0 * m * n * k;
@@ -62,8 +68,15 @@ struct Builder {
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
         blk->forward.push_back(fwd);
-        pending.push_back({MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes),
-                           MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes)});
+        std::vector<Op> back;
+        if (saved_rows && regather) {  // launched first, overlapped with the input gradient
+            back.push_back(*regather);
+            back.back().async = true;
+            regather.reset();
+        }
+        back.push_back(MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes));
+        back.push_back(MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes));
+        pending.push_back(std::move(back));
     }
 
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` and writing one tensor
@@ -93,6 +106,7 @@ struct Builder {
         if (g.sequence_parallel) {
             blk->forward.push_back(Comm(name + ".tp_all_gather", Pass::forward, Group::tp, Collective::all_gather, bytes));
             pending.push_back({Comm(name + ".tp_reduce_scatter", Pass::backward, Group::tp, Collective::reduce_scatter, bytes)});
+            regather = Comm(name + ".tp_all_gather_saved_input", Pass::backward, Group::tp, Collective::all_gather, bytes);
         } else {
             pending.push_back({Comm(name + ".tp_all_reduce", Pass::backward, Group::tp, Collective::all_reduce, bytes)});
         }
@@ -138,7 +152,9 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     B.Weight("embedding.word", V * h, V / tp * h);
     if (m.position == PositionKind::learned) B.Weight("embedding.position", s * h, s * h);
     {
-        Op fwd = B.MakeOp("embedding.lookup", OpKind::gather, Pass::forward, B.Zero(), (T * h + T) * w);
+        // A pure copy, counted as one operation per element written (T*h): ASTRA-sim's roofline divides by
+        // num_ops, and a compute node with none never finishes (README "Conventions").
+        Op fwd = B.MakeOp("embedding.lookup", OpKind::gather, Pass::forward, T * h, (T * h + T) * w);
         g.blocks.back().forward.push_back(fwd);
         // Backward: scatter-add of the output gradient into the local vocabulary shard's gradient rows.
         B.pending.push_back({B.MakeOp("embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});

@@ -19,7 +19,7 @@ const char* NameOf(GroupKind k) {
     return "?";
 }
 
-Layout::Layout(const ParallelConfig& p) : world_(p.world()), pp_(p.pp) {
+Layout::Layout(const ParallelConfig& p) : world_(p.world()), pp_(p.pp), experts_split_by_tp_(p.etp > 1) {
     size_[kTp] = p.tp;
     size_[kCp] = p.cp;
     size_[kE] = p.ep;
@@ -69,7 +69,10 @@ bool Layout::Varies(GroupKind k, int sub) const {
         case GroupKind::cp: return sub == kCp;
         case GroupKind::ep: return sub == kE;
         case GroupKind::dp: return sub == kCp || sub == kE || sub == kX;
-        case GroupKind::edp: return sub == kCp || sub == kX;
+        // Experts whole on every TP rank (etp = 1): the ranks of a TP group hold the same experts and route
+        // different tokens, so they reduce expert gradients together (Megatron-Core's expert-data-parallel
+        // group spans tp x dp/ep x cp). Split over TP (etp = tp): each TP rank holds its own slice.
+        case GroupKind::edp: return sub == kCp || sub == kX || (sub == kTp && !experts_split_by_tp_);
         case GroupKind::embed: return sub == kPp;  // only stages 0 and pp-1
         case GroupKind::count: break;
     }

@@ -11,7 +11,8 @@
 namespace sc {
 
 // Communicator kinds. The data-parallel group of dense weights spans dp x cp (context-parallel ranks
-// hold the same weights); experts reduce over the expert-data-parallel group (dp/ep) x cp.
+// hold the same weights); experts reduce over the expert-data-parallel group (dp/ep) x cp, times tp when
+// every TP rank holds the same whole experts (etp = 1): ExpertDataParallelSize.
 enum class GroupKind : uint8_t { tp, cp, ep, dp, edp, embed, count };
 const char* NameOf(GroupKind k);
 
@@ -52,6 +53,7 @@ private:
     std::array<uint32_t, static_cast<int>(GroupKind::count)> first_id_{};
     int world_ = 1;
     int pp_ = 1;
+    bool experts_split_by_tp_ = false;  // etp > 1
 };
 
 }  // namespace sc

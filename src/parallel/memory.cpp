@@ -23,7 +23,7 @@ double SavedActivationBytes(const Job& job, const Block& block, Recompute recomp
 StageMemory StageMemoryOf(const Job& job, int stage) {
     const ParallelConfig& p = job.par;
     const PrecisionConfig& prec = job.model.precision;
-    const double dp_group = 1.0 * p.dp * p.cp, edp_group = 1.0 * p.dp / p.ep * p.cp;
+    const double dp_group = DataParallelSize(p), edp_group = ExpertDataParallelSize(p);
     StageMemory mem;
 
     // Per block kind, once: its saved activations (under the job's recomputation and, for the recompute

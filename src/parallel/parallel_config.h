@@ -43,6 +43,12 @@ struct ParallelConfig {
     int chunks() const { return schedule == Schedule::interleaved ? vstages : 1; }
 };
 
+// Members of one data-parallel group of dense weights (dp x cp) and of expert weights: (dp/ep) x cp, times
+// tp when experts are not split over TP (etp = 1), since then every TP rank holds the same experts
+// (Megatron-Core's expert-data-parallel group). Layout::GroupSize(dp / edp) gives the same.
+inline int DataParallelSize(const ParallelConfig& p) { return p.dp * p.cp; }
+inline int ExpertDataParallelSize(const ParallelConfig& p) { return (p.etp > 1 ? 1 : p.tp) * (p.dp / p.ep) * p.cp; }
+
 // Parses "key=value,key=value". Unknown keys and malformed values throw sc::Error naming the key.
 ParallelConfig ParseParallelSpec(std::string_view spec);
 std::string ParallelSpecString(const ParallelConfig& p);  // round-trips through ParseParallelSpec

@@ -1,5 +1,7 @@
 #include "trace/rank_traces.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "config/error.h"
@@ -7,8 +9,8 @@
 
 namespace sc {
 
-RankTraceWriter::RankTraceWriter(const Job& job)
-    : job_(job), layout_(job.par), programs_(job.par.pp), encoded_(job.par.pp) {
+RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds)
+    : job_(job), seconds_of_(std::move(seconds)), layout_(job.par), programs_(job.par.pp), encoded_(job.par.pp) {
     StringSink sink;
     EtWriter(sink, 0).WriteMetadata("1.0.0");
     metadata_ = std::move(sink.bytes);
@@ -28,6 +30,11 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
     n.data_deps.assign(prog.deps.begin() + p.dep_begin, prog.deps.begin() + p.dep_begin + p.dep_count);
     n.ctrl_deps.clear();
     n.duration_micros = 0;
+    if (p.type == EtNodeType::comp && i < seconds_.size()) {
+        if (!std::isfinite(seconds_[i]) || seconds_[i] < 0)
+            throw Error("duration", "node " + n.name + " has no finite duration (" + std::to_string(seconds_[i]) + " s)");
+        n.duration_micros = static_cast<uint64_t>(std::max<long long>(1, std::llround(seconds_[i] * 1e6)));
+    }
     n.num_ops = p.flops;
     n.tensor_size = p.bytes;
     n.comm_type = p.coll;
@@ -40,6 +47,8 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
 const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
     if (encoded_[stage]) return *encoded_[stage];
     const StageProgram& prog = Program(stage);
+    seconds_.clear();
+    if (seconds_of_) seconds_ = seconds_of_(prog);
     auto out = std::make_unique<StageBytes>();
     StringSink sink;
     EtWriter w(sink, 0);

@@ -14,9 +14,14 @@
 
 namespace sc {
 
+// Seconds of every node of a stage program (index-aligned): what fills a COMP node's duration_micros.
+using StageSeconds = std::function<std::vector<double>(const StageProgram&)>;
+
 class RankTraceWriter {
 public:
-    explicit RankTraceWriter(const Job& job);
+    // With `seconds`, every COMP node carries duration_micros (rounded to the microsecond, at least 1) for
+    // ASTRA-sim's replay mode beside num_ops and tensor_size for its roofline mode; without, duration 0.
+    explicit RankTraceWriter(const Job& job, StageSeconds seconds = {});
 
     int world() const { return layout_.world(); }
     // Rank r's whole file (GlobalMetadata then every node), built in a buffer the writer reuses: the view
@@ -54,6 +59,8 @@ private:
     void FillNode(const StageProgram& prog, size_t i);  // node_ from the program, rank-dependent fields unset
 
     const Job& job_;
+    StageSeconds seconds_of_;
+    std::vector<double> seconds_;  // of the stage being encoded
     Layout layout_;
     std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage
     std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise

@@ -2,17 +2,36 @@
 //
 // Dependencies: one main stream (compute and the blocking TP/CP/EP collectives) chained in issue order;
 // a RECV precedes the first node that needs it; a SEND hangs off the node that produced its data and
-// blocks nothing; data-parallel gradient reductions hang off the last backward of the bucket's layers
-// (overlapping the rest of the backward) and are chained among themselves so every member issues them
-// in the same order; the optimizer waits for all of them. Collectives of a group whose size is 1 vanish.
+// blocks nothing. A side stream holds the data-parallel traffic (gradient buckets, ZeRO-3 gathers and
+// gradient scatters, the tied-embedding reduction), chained among itself so every member of a group issues
+// its collectives in one order; each waits for the main-stream node that makes it possible, and the main
+// stream waits for a side node only where it needs its result (a ZeRO-3 block waits for its gather; the
+// optimizer for every reduction). ZeRO-3 gathers are prefetched one block ahead: block i+1's gather may
+// run while block i computes (FSDP's forward/backward prefetch, DeepSpeed's prefetch bucket).
+// Collectives of a group whose size is 1 vanish.
+//
+// Sizes are ASTRA-sim's (README "Conventions"): comm_size is the whole buffer for all-reduce,
+// reduce-scatter and all-to-all, and one rank's contribution for all-gather (the graph's all-gather output
+// divided by the group size).
 #include "trace/stage_program.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
 
 namespace sc {
+
+double TraceCommSize(CollectiveType c, int group_size, double buffer_bytes) {
+    if (c != CollectiveType::all_gather || group_size <= 1) return buffer_bytes;
+    return std::ceil(buffer_bytes / group_size);  // a shard; the buffer padded to a multiple of the group
+}
+
+double BufferBytesOf(CollectiveType c, int group_size, double comm_size) {
+    return c == CollectiveType::all_gather && group_size > 1 ? comm_size * group_size : comm_size;
+}
 
 CollectiveType ToChakra(Collective c) {
     switch (c) {
@@ -40,8 +59,9 @@ struct ProgramBuilder {
     const Layout layout;
     StageProgram prog;
     std::unordered_map<std::string, uint32_t> name_index;
-    int64_t chain = -1;     // last node of the main stream
-    int64_t last_sync = -1;  // last gradient reduction
+    int64_t chain = -1;      // last node of the main stream
+    int64_t wait = -1;       // a side-stream node the next main-stream node must wait for (a ZeRO-3 gather)
+    int64_t last_sync = -1;  // last node of the side stream
 
     ProgramBuilder(const Job& j) : job(j), layout(j.par) {}
 
@@ -59,6 +79,14 @@ struct ProgramBuilder {
         prog.nodes.push_back(n);
         return static_cast<uint32_t>(prog.nodes.size() - 1);
     }
+    int64_t async = -1;      // an async collective: the main-stream node after next waits for it
+
+    // A node on the main stream: after the previous one and whatever it was told to wait for.
+    void EmitOnChain(const ProgNode& n) {
+        chain = Emit(n, {chain, wait});
+        wait = async;  // set only right after an async collective: the node after this one waits for it
+        async = -1;
+    }
 
     // A graph op on the main stream.
     void EmitOp(const Op& op, NodeRole role, const std::string& prefix) {
@@ -72,18 +100,26 @@ struct ProgramBuilder {
             n.type = EtNodeType::comm_coll;
             n.coll = ToChakra(op.collective);
             n.group = k;
-            n.comm_bytes = static_cast<int64_t>(job.V(op.comm_bytes));
+            n.comm_bytes = static_cast<int64_t>(TraceCommSize(n.coll, layout.GroupSize(k), job.V(op.comm_bytes)));
+            if (op.async) {  // issued after the main stream's last node, beside the next one
+                n.async = true;
+                async = Emit(n, {chain, wait});
+                wait = -1;
+                return;
+            }
         } else {
             n.type = EtNodeType::comp;
             n.flops = static_cast<int64_t>(job.V(op.flops));
             n.bytes = static_cast<uint64_t>(job.V(op.bytes));
         }
-        chain = Emit(n, {chain});
+        EmitOnChain(n);
     }
 
-    void EmitColl(const std::string& name, NodeRole role, CollectiveType c, GroupKind k, double bytes,
-                  bool on_chain, int64_t extra_dep = -1) {
-        if (layout.GroupSize(k) <= 1 || bytes <= 0) return;
+    // A collective of `bytes` (the whole buffer) on the main stream, or on the side stream after `after`.
+    // Returns its index, or -1 when it vanishes (group of one, nothing to move).
+    int64_t EmitColl(const std::string& name, NodeRole role, CollectiveType c, GroupKind k, double bytes, bool on_chain,
+                     int64_t after = -1) {
+        if (layout.GroupSize(k) <= 1 || bytes <= 0) return -1;
         ProgNode n;
         n.type = EtNodeType::comm_coll;
         n.role = role;
@@ -91,12 +127,13 @@ struct ProgramBuilder {
         n.name = Name(name);
         n.coll = c;
         n.group = k;
-        n.comm_bytes = static_cast<int64_t>(bytes);
+        n.comm_bytes = static_cast<int64_t>(TraceCommSize(c, layout.GroupSize(k), bytes));
         if (on_chain) {
-            chain = Emit(n, {chain, extra_dep});
-        } else {
-            last_sync = Emit(n, {extra_dep, last_sync});
+            EmitOnChain(n);
+            return chain;
         }
+        last_sync = Emit(n, {after, last_sync});
+        return last_sync;
     }
 
     int32_t Tag(int microbatch, int edge, bool backward) const {
@@ -126,6 +163,44 @@ struct ProgramBuilder {
     std::string Prefix(const StageBlock& sb) const {
         return sb.layer >= 0 ? 'L' + std::to_string(sb.layer) + '.' : std::string();
     }
+
+    // ZeRO-3: all-gather a block's weights (dense over dp, experts over edp) on the side stream once the main
+    // stream has reached `after`. Returns the last gather's index (-1: nothing gathered).
+    int64_t GatherWeights(const StageBlock& sb, double wbytes, int64_t after) {
+        const std::string pre = Prefix(sb);
+        int64_t a = EmitColl(pre + "zero3.gather", NodeRole::grad_sync, CollectiveType::all_gather, GroupKind::dp,
+                             WeightBytes(*sb.block, false, wbytes), false, after);
+        int64_t b = EmitColl(pre + "zero3.gather_experts", NodeRole::grad_sync, CollectiveType::all_gather,
+                             GroupKind::edp, WeightBytes(*sb.block, true, wbytes), false, after);
+        return b >= 0 ? b : a;
+    }
+};
+
+// Gradients in fixed-size buckets (PyTorch DDP / Megatron-LM's bucketed reduction; README "Conventions"):
+// bytes stream in as blocks finish their backward, every full bucket is reduced on the side stream after
+// the block that filled it, and Flush reduces the rest. Dense and expert gradients fill separate buckets
+// (they reduce over different groups).
+struct GradBuckets {
+    ProgramBuilder& B;
+    CollectiveType coll;
+    double bucket;
+    double pending[2] = {0, 0};  // dense, expert
+    int next = 0;
+
+    void Reduce(int i, double bytes) {
+        const bool expert = i == 1;
+        B.EmitColl(std::string(expert ? "edp" : "dp") + ".grad_bucket" + std::to_string(next++), NodeRole::grad_sync,
+                   coll, expert ? GroupKind::edp : GroupKind::dp, bytes, false, B.chain);
+    }
+    void Add(double dense, double expert) {
+        pending[0] += dense, pending[1] += expert;
+        for (int i = 0; i < 2; ++i)
+            for (; pending[i] >= bucket; pending[i] -= bucket) Reduce(i, bucket);
+    }
+    void Flush() {
+        for (int i = 0; i < 2; ++i)
+            if (pending[i] > 0) Reduce(i, pending[i]), pending[i] = 0;
+    }
 };
 
 }  // namespace
@@ -138,79 +213,60 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     const double wbytes = BytesOf(job.model.precision.compute), gbytes = BytesOf(job.model.precision.grad);
     const Block* layer_block = job.graph.Find(BlockKind::dense_layer);
     const double act_bytes = job.V(layer_block->boundary_bytes);
-    const double bucket = p.bucket_mb * 1024 * 1024;
     const bool zero3 = p.zero >= 3;
-    const CollectiveType grad_coll = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
+    // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters after every microbatch's backward
+    // (DeepSpeed stage 2); plain DP and ZeRO-1 accumulate full gradients and reduce once, after the last.
+    const bool reduce_every_microbatch = p.zero == 2;
+    GradBuckets grads{B, p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
+                      std::round(p.bucket_mb * 1024 * 1024)};
 
     std::vector<std::vector<StageBlock>> blocks(p.chunks());
     for (int c = 0; c < p.chunks(); ++c) blocks[c] = BlocksOfVirtualStage(job, c * p.pp + stage);
 
-    // Gradient buckets of the last microbatch's backward (one reduction per iteration, overlapped).
-    double pending_dense = 0, pending_expert = 0;
-    int bucket_no = 0;
-    auto flush = [&](bool force) {
-        if (pending_dense > 0 && (force || pending_dense >= bucket)) {
-            B.EmitColl("dp.grad_bucket" + std::to_string(bucket_no++), NodeRole::grad_sync, grad_coll, GroupKind::dp,
-                       pending_dense, false, B.chain);
-            pending_dense = 0;
-        }
-        if (pending_expert > 0 && (force || pending_expert >= bucket)) {
-            B.EmitColl("edp.grad_bucket" + std::to_string(bucket_no++), NodeRole::grad_sync, grad_coll, GroupKind::edp,
-                       pending_expert, false, B.chain);
-            pending_expert = 0;
-        }
-    };
-
     for (const PipelineStep& step : PipelineSchedule(p, stage)) {
         const int g = step.chunk * p.pp + stage;
         const auto& bl = blocks[step.chunk];
+        const int n = static_cast<int>(bl.size());
         if (step.forward) {
             if (g > 0) B.EmitP2P(false, -1, step.microbatch, g - 1, false, act_bytes, B.chain);
-            for (const StageBlock& sb : bl) {
+            int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
+            for (int j = 0; j < n; ++j) {
+                const StageBlock& sb = bl[j];
+                B.wait = gathered;
+                if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], wbytes, B.chain);  // prefetch
                 std::string pre = B.Prefix(sb);
-                if (zero3) {
-                    B.EmitColl(pre + "zero3.gather", NodeRole::grad_sync, CollectiveType::all_gather, GroupKind::dp,
-                               B.WeightBytes(*sb.block, false, wbytes), true);
-                    B.EmitColl(pre + "zero3.gather_experts", NodeRole::grad_sync, CollectiveType::all_gather,
-                               GroupKind::edp, B.WeightBytes(*sb.block, true, wbytes), true);
-                }
                 for (const Op& op : sb.block->forward) B.EmitOp(op, NodeRole::forward, pre);
             }
             if (g < S - 1) B.EmitP2P(true, +1, step.microbatch, g, false, act_bytes, B.chain);
         } else {
             if (g < S - 1) B.EmitP2P(false, +1, step.microbatch, g, true, act_bytes, B.chain);
-            const bool last_pass = step.microbatch == M - 1;
-            for (auto it = bl.rbegin(); it != bl.rend(); ++it) {
-                const StageBlock& sb = *it;
+            const bool reduce = reduce_every_microbatch || step.microbatch == M - 1;
+            int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
+            for (int j = n - 1; j >= 0; --j) {
+                const StageBlock& sb = bl[j];
+                B.wait = gathered;
+                if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
                 std::string pre = B.Prefix(sb);
-                bool layer = sb.layer >= 0;
-                if (zero3) {
-                    B.EmitColl(pre + "zero3.gather", NodeRole::grad_sync, CollectiveType::all_gather, GroupKind::dp,
-                               B.WeightBytes(*sb.block, false, wbytes), true);
-                    B.EmitColl(pre + "zero3.gather_experts", NodeRole::grad_sync, CollectiveType::all_gather,
-                               GroupKind::edp, B.WeightBytes(*sb.block, true, wbytes), true);
-                }
-                if (layer && p.recompute != Recompute::none)
+                if (sb.layer >= 0 && p.recompute != Recompute::none)
                     for (const Op& op : sb.block->forward)
                         if (p.recompute == Recompute::full || op.selective)
                             B.EmitOp(op, NodeRole::recompute, pre + "recompute.");
                 for (const Op& op : sb.block->backward) B.EmitOp(op, NodeRole::backward, pre);
                 if (zero3) {
-                    // ZeRO-3 / FSDP reduce-scatter each block's gradients as soon as they exist.
+                    // ZeRO-3 / FSDP reduce-scatter each block's gradients as soon as they exist, on the side stream.
                     B.EmitColl(pre + "zero3.grad_scatter", NodeRole::grad_sync, CollectiveType::reduce_scatter,
-                               GroupKind::dp, B.WeightBytes(*sb.block, false, gbytes), true);
+                               GroupKind::dp, B.WeightBytes(*sb.block, false, gbytes), false, B.chain);
                     B.EmitColl(pre + "zero3.grad_scatter_experts", NodeRole::grad_sync, CollectiveType::reduce_scatter,
-                               GroupKind::edp, B.WeightBytes(*sb.block, true, gbytes), true);
-                } else if (last_pass) {
-                    pending_dense += B.WeightBytes(*sb.block, false, gbytes);
-                    pending_expert += B.WeightBytes(*sb.block, true, gbytes);
-                    flush(false);
+                               GroupKind::edp, B.WeightBytes(*sb.block, true, gbytes), false, B.chain);
+                } else if (reduce) {
+                    grads.Add(B.WeightBytes(*sb.block, false, gbytes), B.WeightBytes(*sb.block, true, gbytes));
                 }
             }
+            if (reduce_every_microbatch) grads.Flush();
             if (g > 0) B.EmitP2P(true, -1, step.microbatch, g - 1, true, act_bytes, B.chain);
         }
     }
-    if (!zero3) flush(true);
+    grads.Flush();
 
     // Tied embeddings across pipeline stages: the first stage's embedding and the last stage's LM head
     // hold copies of one matrix, whose gradients are summed between them (Megatron's embedding group).
@@ -221,27 +277,27 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     }
 
     // Optimizer step (Adam): ~13 FLOPs per parameter; reads gradient, master, m, v; writes master, m, v
-    // and the compute copy. ZeRO shards it over the data-parallel group.
-    StageMemory mem = StageMemoryOf(job, stage);
+    // and the compute copy. ZeRO shards it: dense parameters over the data-parallel group, expert ones over
+    // the expert-data-parallel group.
+    double dense = 0, expert = 0;
+    for (const auto& bl : blocks)
+        for (const StageBlock& sb : bl) dense += B.WeightBytes(*sb.block, false, 1), expert += B.WeightBytes(*sb.block, true, 1);
     const PrecisionConfig& prec = job.model.precision;
-    double shard = 1;
-    if (p.zero >= 1) shard = mem.params > 0 ? 1.0 * p.dp * p.cp : 1;  // expert shards are close enough here
-    double params = mem.params / shard;
-    double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
+    const double params = p.zero >= 1 ? dense / B.layout.GroupSize(GroupKind::dp) + expert / B.layout.GroupSize(GroupKind::edp)
+                                      : dense + expert;
+    const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
     ProgNode opt;
     opt.type = EtNodeType::comp;
     opt.role = NodeRole::optimizer;
     opt.kind = OpKind::elementwise;
     opt.name = B.Name("optimizer.adam");
-    opt.flops = static_cast<int64_t>(13 * params);
+    opt.flops = std::max<int64_t>(1, static_cast<int64_t>(13 * params));
     opt.bytes = static_cast<uint64_t>(params * (gbytes + 2 * (master + 2 * BytesOf(prec.optimizer)) + wbytes));
-    B.chain = B.Emit(opt, {B.chain, B.last_sync});
+    B.wait = B.last_sync;
+    B.EmitOnChain(opt);
     if (p.zero == 1 || p.zero == 2) {
-        double dense = 0, expert = 0;
-        for (const auto& bl : blocks)
-            for (const StageBlock& sb : bl) dense += B.WeightBytes(*sb.block, false, wbytes), expert += B.WeightBytes(*sb.block, true, wbytes);
-        B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp, dense, true);
-        B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp, expert, true);
+        B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp, dense * wbytes, true);
+        B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp, expert * wbytes, true);
     }
     return std::move(B.prog);
 }

@@ -33,6 +33,7 @@ struct ProgNode {
     int64_t comm_bytes = 0;             // COLL / SEND / RECV
     int8_t peer = 0;                    // SEND / RECV: +1 next stage, -1 previous stage
     int32_t tag = 0;
+    bool async = false;                 // COLL: runs beside the next main-stream node (Op::async)
     uint32_t dep_begin = 0, dep_count = 0;  // into StageProgram::deps (indices of earlier nodes)
 };
 
@@ -48,5 +49,12 @@ StageProgram BuildStageProgram(const Job& job, int stage);
 // The graph's collective and group as the trace names them.
 CollectiveType ToChakra(Collective c);
 GroupKind ToGroupKind(Group g);
+
+// comm_size as ASTRA-sim reads it, from the bytes of the whole buffer (the graph's size: all-reduce buffer,
+// all-gather output, reduce-scatter input, all-to-all send buffer): the same, except an all-gather, which
+// ASTRA-sim's ring reads as one rank's contribution (its output is group_size x comm_size).
+double TraceCommSize(CollectiveType c, int group_size, double buffer_bytes);
+// The inverse: the whole buffer a trace node's comm_size stands for (what the network model times).
+double BufferBytesOf(CollectiveType c, int group_size, double comm_size);
 
 }  // namespace sc

@@ -55,11 +55,11 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     BlockTime t;
     const Recompute rc = job.par.recompute;
     const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
+    auto slot_of = [](const Op& op) { return op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp; };
+    auto comm_seconds = [&](const Op& op) { return net.Seconds(ToChakra(op.collective), ToGroupKind(op.group), job.V(op.comm_bytes)); };
     auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
         if (op.kind == OpKind::collective) {
-            GroupKind g = op.group == Group::tp ? GroupKind::tp : op.group == Group::cp ? GroupKind::cp : GroupKind::ep;
-            CommSlot s = op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp;
-            comm[s] += net.Seconds(ToChakra(op.collective), g, job.V(op.comm_bytes));
+            comm[slot_of(op)] += comm_seconds(op);
         } else if (op.kind == OpKind::attention && !opt.flash_attention) {
             // Unfused attention computes all sq x sk scores: twice the causal FLOPs of the graph's op.
             const AttentionShape& a = shape.attn;
@@ -76,7 +76,18 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         run(op, t.fwd, t.fwd_comm, true);
         if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective))) run(op, t.rec, t.rec_comm, true);
     }
-    for (const Op& op : b.backward) run(op, t.bwd, t.bwd_comm, false);
+    // An async collective runs beside the next op: only what that op does not cover is exposed.
+    const Op* async = nullptr;
+    for (const Op& op : b.backward) {
+        if (op.async) {
+            async = &op;
+            continue;
+        }
+        const double before = t.bwd;
+        run(op, t.bwd, t.bwd_comm, false);
+        if (async) t.bwd_comm[slot_of(*async)] += std::max(0.0, comm_seconds(*async) - (t.bwd - before));
+        async = nullptr;
+    }
     if (layer && opt.dropout) {
         // Two hidden dropouts per layer, fused with the bias and residual add (Megatron-LM
         // bias_dropout_add_fused_train): beyond the graph's residual add, a one-byte mask written in the
@@ -220,8 +231,23 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
         br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * (M * V + p.pp - 1) * t;
     }
 
-    // Data-parallel gradient reduction, once per step, bucketed behind the last backward.
-    if (p.zero < 3) {
+    // Data-parallel gradient reduction in buckets behind the backward: once per step after the last
+    // microbatch (plain DP, ZeRO-1), or after every microbatch under ZeRO-2, which keeps only its gradient
+    // shard (the trace's stage program does the same).
+    if (p.zero == 2) {
+        double grads = b.dense_params * g + b.expert_params * g;
+        double t_red = net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
+                       net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
+        double t_ag = net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+                      net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w);
+        double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
+        if (opt.overlap_dp) {
+            br.dp_comm += M * std::max(t_red / buckets, t_red - b.bwd);
+            br.dp_comm += std::max(t_ag / buckets, t_ag - b.fwd / M);
+        } else {
+            br.dp_comm += M * t_red + t_ag;
+        }
+    } else if (p.zero < 2) {
         CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
         double grads = b.dense_params * g + b.expert_params * g;
         double t_red = net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);

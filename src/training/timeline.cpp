@@ -1,6 +1,10 @@
 #include "training/timeline.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "config/error.h"
 
 #include "training/comm_model.h"
 #include "training/compute_model.h"
@@ -17,7 +21,9 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
         const ProgNode& n = prog.nodes[i];
         switch (n.type) {
             case EtNodeType::comp: t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes)); break;
-            case EtNodeType::comm_coll: t[i] = net.Seconds(n.coll, n.group, static_cast<double>(n.comm_bytes)); break;
+            case EtNodeType::comm_coll:
+                t[i] = net.Seconds(n.coll, n.group, BufferBytesOf(n.coll, layout.GroupSize(n.group), static_cast<double>(n.comm_bytes)));
+                break;
             case EtNodeType::comm_send:
             case EtNodeType::comm_recv: t[i] = net.P2PSeconds(static_cast<double>(n.comm_bytes)); break;
             default: t[i] = 0;
@@ -26,26 +32,87 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     return t;
 }
 
-std::vector<TimedNode> ReplayStage(const StageProgram& prog, const std::vector<double>& seconds) {
-    std::vector<TimedNode> out(prog.nodes.size());
-    double main_free = 0, sync_free = 0, send_free = 0;
-    for (size_t i = 0; i < prog.nodes.size(); ++i) {
-        const ProgNode& n = prog.nodes[i];
-        double ready = 0;
-        for (uint32_t d = 0; d < n.dep_count; ++d) {
-            const TimedNode& p = out[prog.deps[n.dep_begin + d]];
-            ready = std::max(ready, p.start_us + p.dur_us);
+namespace {
+
+enum Stream { kMain, kSide, kSend, kAsync, kStreams };
+
+Stream StreamOf(const ProgNode& n) {
+    if (n.type == EtNodeType::comm_send) return kSend;
+    if (n.async) return kAsync;
+    if (n.role == NodeRole::grad_sync && n.type == EtNodeType::comm_coll) return kSide;
+    return kMain;
+}
+
+// A message between stages: the receiving stage and the tag (unique per microbatch, edge and direction).
+uint64_t MessageKey(size_t stage, int32_t tag) { return (static_cast<uint64_t>(stage) << 32) | static_cast<uint32_t>(tag); }
+
+}  // namespace
+
+std::vector<std::vector<TimedNode>> ReplayPipeline(const std::vector<const StageProgram*>& programs,
+                                                   const std::vector<std::vector<double>>& seconds) {
+    const size_t pp = programs.size();
+    std::vector<std::vector<TimedNode>> out(pp);
+    struct Cursor {
+        size_t next = 0;
+        double free[kStreams] = {};
+    };
+    std::vector<Cursor> cur(pp);
+    for (size_t s = 0; s < pp; ++s) out[s].resize(programs[s]->nodes.size());
+    std::unordered_map<uint64_t, double> posted;  // message -> when its send started
+    // Each stage runs its program in order until a receive whose send is not yet posted; round-robin over
+    // the stages until all are done. Sends never block, so a valid schedule always makes progress.
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (size_t s = 0; s < pp; ++s) {
+            const StageProgram& prog = *programs[s];
+            Cursor& c = cur[s];
+            for (; c.next < prog.nodes.size(); ++c.next) {
+                const size_t i = c.next;
+                const ProgNode& n = prog.nodes[i];
+                double ready = 0;
+                for (uint32_t d = 0; d < n.dep_count; ++d) {
+                    const TimedNode& p = out[s][prog.deps[n.dep_begin + d]];
+                    ready = std::max(ready, p.start_us + p.dur_us);
+                }
+                if (n.type == EtNodeType::comm_recv) {
+                    auto it = posted.find(MessageKey(s, n.tag));
+                    if (it == posted.end()) break;  // its sender has not got there yet
+                    ready = std::max(ready, it->second);
+                    posted.erase(it);
+                }
+                double& free = c.free[StreamOf(n)];
+                out[s][i].start_us = std::max(ready, free);
+                out[s][i].dur_us = seconds[s][i] * 1e6;
+                free = out[s][i].start_us + out[s][i].dur_us;
+                if (n.type == EtNodeType::comm_send) {
+                    const size_t to = (s + pp + n.peer) % pp;
+                    posted[MessageKey(to, n.tag)] = out[s][i].start_us;
+                }
+                progress = true;
+            }
         }
-        double* stream = &main_free;
-        if (n.type == EtNodeType::comm_send) stream = &send_free;
-        else if (n.role == NodeRole::grad_sync && n.type == EtNodeType::comm_coll &&
-                 n.name < prog.names.size() && prog.names[n.name].find("zero3") == std::string::npos)
-            stream = &sync_free;
-        out[i].start_us = std::max(ready, *stream);
-        out[i].dur_us = seconds[i] * 1e6;
-        *stream = out[i].start_us + out[i].dur_us;
     }
+    for (size_t s = 0; s < pp; ++s)
+        if (cur[s].next < programs[s]->nodes.size())
+            throw Error("schedule", "stage " + std::to_string(s) + " waits forever at node " + std::to_string(cur[s].next) +
+                                        " (" + programs[s]->names[programs[s]->nodes[cur[s].next].name] + ")");
     return out;
+}
+
+std::vector<std::vector<TimedNode>> ReplayJob(const Job& job, const std::vector<const StageProgram*>& programs,
+                                              const System& sys, const CalibrationTable* cal, const TrainingOptions& opt) {
+    std::vector<std::vector<double>> seconds;
+    for (const StageProgram* p : programs) seconds.push_back(NodeSeconds(job, *p, sys, cal, opt));
+    return ReplayPipeline(programs, seconds);
+}
+
+double IdleFraction(const StageProgram& prog, const std::vector<TimedNode>& timeline) {
+    double end = 0, busy = 0;
+    for (size_t i = 0; i < timeline.size(); ++i) {
+        end = std::max(end, timeline[i].start_us + timeline[i].dur_us);
+        if (StreamOf(prog.nodes[i]) == kMain) busy += timeline[i].dur_us;
+    }
+    return end > 0 ? 1 - busy / end : 0;
 }
 
 std::vector<ChromeEvent> ChromeEventsOf(const StageProgram& prog, const std::vector<TimedNode>& timeline) {

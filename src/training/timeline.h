@@ -1,8 +1,10 @@
-// Durations for a stage program's nodes from the training model's compute and network models, and a
-// single-rank timeline of it (for the Chrome trace and the ET files' duration_micros). The timeline
-// replays one rank alone: a node starts when its dependencies have finished and its stream is free
-// (main stream; gradient reductions on their own stream); a RECV is taken to arrive as soon as it is
-// posted, so cross-rank waiting is not shown (ASTRA-sim simulates that from the ET files).
+// Durations for a stage program's nodes from the training model's compute and network models, and the
+// timeline of one rank per pipeline stage replayed together (for the Chrome trace of a rank and the ET
+// files' duration_micros). A node starts when its dependencies have finished and its stream is free (main
+// stream; the side stream of data-parallel traffic; sends on their own); a RECV's transfer starts only when
+// the sending stage has posted the matching SEND, so the pipeline bubble shows as idle time. Ranks of one
+// stage run the same program, so one replay per stage stands for all of them (cross-rank effects inside a
+// group, and contention, are what ASTRA-sim simulates from the ET files).
 #pragma once
 #include <vector>
 
@@ -22,7 +24,16 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
 struct TimedNode {
     double start_us = 0, dur_us = 0;
 };
-std::vector<TimedNode> ReplayStage(const StageProgram& prog, const std::vector<double>& seconds);
+// programs[s] and seconds[s] for every stage s of the pipeline (index-aligned nodes); returns each stage's
+// timeline. Throws sc::Error if a receive never finds its send (a schedule that deadlocks).
+std::vector<std::vector<TimedNode>> ReplayPipeline(const std::vector<const StageProgram*>& programs,
+                                                   const std::vector<std::vector<double>>& seconds);
+// Every stage of `job` built and replayed on `sys`.
+std::vector<std::vector<TimedNode>> ReplayJob(const Job& job, const std::vector<const StageProgram*>& programs,
+                                              const System& sys, const CalibrationTable* cal, const TrainingOptions& opt);
+// Fraction of the step [0, last node's end] in which the main stream of a stage does nothing (the bubble,
+// plus any wait for a side-stream result).
+double IdleFraction(const StageProgram& prog, const std::vector<TimedNode>& timeline);
 
 // Chrome trace events of one rank's timeline (category = lane: compute, comm:tp, pipeline, dp, ...).
 std::vector<ChromeEvent> ChromeEventsOf(const StageProgram& prog, const std::vector<TimedNode>& timeline);

@@ -78,14 +78,17 @@ TEST(Traces, TensorParallelCommunicationEqualsClosedForm) {
     ASSERT_TRUE(ar);
     EXPECT_EQ(ar->count, 4 * L + 3);
     EXPECT_DOUBLE_EQ(ar->bytes, (4 * L + 2) * bsh + 8 * 128);
-    // With SP: all-gathers and reduce-scatters of b*s*h replace them, 4L+2 of each.
+    // With SP: all-gathers and reduce-scatters of b*s*h replace them, 4L+2 of each, plus the backward's
+    // all-gather of the s/tp input kept for the QKV, fc1 and LM-head weight gradients (Korthikanti et al.
+    // 2022 Sec. 4.2.2): 6 all-gathers and 4 reduce-scatters per layer. An all-gather's comm_size is one
+    // rank's shard (ASTRA-sim's meaning), b*s*h/tp.
     c = sc::SummarizeJob(MakeJob(m, "tp=2,sp=1")).classes[0];
     const sc::CollectiveTotal* ag = Find(c, CollectiveType::all_gather, GroupKind::tp);
     const sc::CollectiveTotal* rs = Find(c, CollectiveType::reduce_scatter, GroupKind::tp);
     ASSERT_TRUE(ag && rs);
-    EXPECT_EQ(ag->count, 4 * L + 2);
+    EXPECT_EQ(ag->count, 6 * L + 3);
     EXPECT_EQ(rs->count, 4 * L + 2);
-    EXPECT_DOUBLE_EQ(ag->bytes, (4 * L + 2) * bsh);
+    EXPECT_DOUBLE_EQ(ag->bytes, (6 * L + 3) * bsh / 2);
     EXPECT_DOUBLE_EQ(rs->bytes, (4 * L + 2) * bsh);
 }
 
@@ -97,15 +100,20 @@ TEST(Traces, DataParallelSynchronizesGradientsOncePerStep) {
     const sc::CollectiveTotal* ar = Find(c, CollectiveType::all_reduce, GroupKind::dp);
     ASSERT_TRUE(ar);
     EXPECT_DOUBLE_EQ(ar->bytes, 2 * params);
-    // ZeRO-1/2: reduce-scatter the gradients, all-gather the updated bf16 weights.
+    // ZeRO-1: reduce-scatter the gradients once, all-gather the updated bf16 weights (comm_size: the shard).
     c = sc::SummarizeJob(MakeJob(m, "dp=2,batch=8,zero=1")).classes[0];
     EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::dp)->bytes, 2 * params);
-    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, 2 * params);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, 2 * params / 2);
+    const double M = 4;
+    // ZeRO-2 keeps only its gradient shard, so it reduce-scatters after every microbatch's backward.
+    c = sc::SummarizeJob(MakeJob(m, "dp=2,batch=8,zero=2")).classes[0];
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::dp)->bytes, M * 2 * params);
+    EXPECT_GE(Find(c, CollectiveType::reduce_scatter, GroupKind::dp)->count, M);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, 2 * params / 2);
     // ZeRO-3: every microbatch gathers the weights twice (forward, backward) and scatters the gradients once.
     c = sc::SummarizeJob(MakeJob(m, "dp=2,batch=8,zero=3")).classes[0];
-    const double M = 4;
     // (The tied LM head shares the embedding's shard, gathered with the embedding block.)
-    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, M * 2 * 2 * params);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::dp)->bytes, M * 2 * 2 * params / 2);
     EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::dp)->bytes, M * 2 * params);
 }
 
@@ -133,12 +141,13 @@ TEST(Traces, ExpertTensorParallelSplitsExpertsOverTp) {
     sc::TraceSummary split = sc::SummarizeJob(MakeJob(m, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4"));
     EXPECT_DOUBLE_EQ(ModelFlopsAllRanks(split), ModelFlopsAllRanks(whole));
     // The TP group gathers its routed tokens before the experts and scatters after: 2 AG + 2 RS per MoE
-    // layer and microbatch (forward and backward) of T*k*h bytes over the TP group.
+    // layer and microbatch (forward and backward) of T*k*h bytes over the TP group (an all-gather's
+    // comm_size: one rank's T*k*h/2).
     const double T = 128, k = 2, h = 256, moe_layers = 3, M = 2;
     const sc::CollectiveTotal* ag_split = Find(split.classes[0], CollectiveType::all_gather, GroupKind::tp);
     const sc::CollectiveTotal* ag_whole = Find(whole.classes[0], CollectiveType::all_gather, GroupKind::tp);
     ASSERT_TRUE(ag_split && ag_whole);
-    EXPECT_DOUBLE_EQ(ag_split->bytes - ag_whole->bytes, 2 * moe_layers * M * T * k * h * 2);
+    EXPECT_DOUBLE_EQ(ag_split->bytes - ag_whole->bytes, 2 * moe_layers * M * T * k * h * 2 / 2);
     EXPECT_LT(split.classes[0].memory.weights, whole.classes[0].memory.weights);
 }
 
@@ -160,7 +169,7 @@ TEST(Traces, ContextParallelGathersKeysAndValues) {
     sc::RankClass c = sc::SummarizeJob(MakeJob(m, "cp=2,tp=2")).classes[0];
     // Per layer: forward all-gather of K and V (b*s*kv/tp*2d), backward reduce-scatter of dK, dV.
     const double kv = 128 * (8 / 2) * (32 + 32) * 2.0;
-    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::cp)->bytes, 4 * kv);
+    EXPECT_DOUBLE_EQ(Find(c, CollectiveType::all_gather, GroupKind::cp)->bytes, 4 * kv / 2);  // shard: kv / cp
     EXPECT_DOUBLE_EQ(Find(c, CollectiveType::reduce_scatter, GroupKind::cp)->bytes, 4 * kv);
 }
 
@@ -210,7 +219,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Layout{"cp_sp_selective", false, "tp=2,cp=2,dp=2,sp=1,batch=4,recompute=selective,order=dp-tp-cp-pp"},
                       Layout{"moe_ep", true, "tp=2,sp=1,ep=2,dp=4,pp=2,batch=8,zero=2"},
                       Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"},
-                      Layout{"moe_expert_tp", true, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4,zero=1"}),
+                      Layout{"moe_expert_tp", true, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4,zero=1"},
+                      Layout{"moe_etp1_tp2_zero1", true, "tp=2,sp=1,ep=2,dp=4,batch=8,zero=1"},
+                      Layout{"zero2_tp2", false, "tp=2,pp=2,dp=2,batch=8,zero=2"},
+                      Layout{"zero3_cp", false, "cp=2,dp=2,batch=4,zero=3,recompute=selective"}),
     [](const ::testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
 TEST(Traces, RankOutsideTheJobIsAClearError) {
