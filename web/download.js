@@ -23,6 +23,7 @@ export async function downloadTraces(Module, app, prefix = 'trace') {
   try {
     const error = stream.error();
     if (error) { report(0, 0, 0, false, error); return; }
+    app.timeTraceStream(stream);  // compute nodes' duration_micros from the current cluster, as the CLI's --system
     const world = stream.world();
     let bytes = 0;
     report(0, world, 0, true, '');

@@ -146,6 +146,9 @@ std::string SetParallel(AppState& s, const std::string& spec) {
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }
 std::string CurrentParallelSpec(const AppState& s) { return ParallelSpecString(s.parallel); }
+const System* CurrentSystem(const AppState& s) { return s.system_index >= 0 ? &s.systems[s.system_index].system : nullptr; }
+const CalibrationTable* CurrentCalibration(const AppState& s) { return s.calibration.get(); }
+const TrainingOptions& CurrentOptions(const AppState& s) { return s.options; }
 
 bool TakeDownloadRequest(AppState& s) {
     bool r = s.download.requested;

@@ -4,6 +4,12 @@
 #pragma once
 #include <string>
 
+namespace sc {
+struct System;
+struct CalibrationTable;
+struct TrainingOptions;
+}  // namespace sc
+
 namespace sc::app {
 
 struct AppState;
@@ -34,6 +40,10 @@ std::string SetParallel(AppState& state, const std::string& spec);
 // For the trace download: the current model as JSON and the split in CLI form.
 std::string CurrentModelJson(const AppState& state);
 std::string CurrentParallelSpec(const AppState& state);
+// The cluster the estimate runs on, for timing downloaded traces (duration_micros); null when none is chosen.
+const System* CurrentSystem(const AppState& state);
+const CalibrationTable* CurrentCalibration(const AppState& state);  // null when none was set
+const TrainingOptions& CurrentOptions(const AppState& state);
 // Download handshake with the page's JS (see DownloadState in app_state.h).
 bool TakeDownloadRequest(AppState& state);
 void SetDownloadProgress(AppState& state, int done, int total, double bytes, bool running, const std::string& message);

@@ -14,6 +14,7 @@
 
 #include "app/app.h"
 #include "app/imgui_bridge.h"
+#include "trace_stream.h"
 
 namespace {
 
@@ -138,6 +139,13 @@ public:
     }
     std::string currentModelJson() const { return sc::app::CurrentModelJson(*state_); }
     std::string currentParallelSpec() const { return sc::app::CurrentParallelSpec(*state_); }
+    // Times a trace stream's compute nodes on the current cluster (duration_micros); false when none is chosen.
+    bool timeTraceStream(TraceStream& stream) const {
+        const sc::System* sys = sc::app::CurrentSystem(*state_);
+        if (!sys) return false;
+        stream.TimeOn(*sys, sc::app::CurrentCalibration(*state_), sc::app::CurrentOptions(*state_));
+        return true;
+    }
 
     // Trace-download handshake with the page (DownloadState in app_state.h).
     bool takeDownloadRequest() { return sc::app::TakeDownloadRequest(*state_); }
@@ -259,6 +267,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("setParallel", &WebApp::setParallel)
         .function("currentModelJson", &WebApp::currentModelJson)
         .function("currentParallelSpec", &WebApp::currentParallelSpec)
+        .function("timeTraceStream", &WebApp::timeTraceStream)
         .function("takeDownloadRequest", &WebApp::takeDownloadRequest)
         .function("setDownloadProgress", &WebApp::setDownloadProgress)
         .function("downloadCancelled", &WebApp::downloadCancelled)

@@ -1,56 +1,49 @@
-// Streaming per-rank traces to JavaScript: TraceStream(modelJson, parallelSpec) then writeRank(r) per
-// rank. Each call returns a view of one rank's file in wasm memory, valid until the next call: JS
-// writes it out (File System Access API) before asking for the next, so memory stays bounded by one
-// rank's trace whatever the rank count.
+// Embind of TraceStream (trace_stream.h).
 #include <emscripten/bind.h>
-#include <emscripten/val.h>
-
-#include <memory>
 
 #include "config/error.h"
-#include "parallel/job.h"
-#include "trace/rank_traces.h"
+#include "trace/byte_sink.h"
+#include "trace_stream.h"
+#include "training/timeline.h"
 
 using emscripten::val;
 
-namespace {
-
-class TraceStream {
-public:
-    TraceStream(std::string model_json, std::string parallel_spec) {
-        try {
-            job_ = std::make_unique<sc::Job>(sc::MakeJob(sc::ParseModelConfig(model_json), sc::ParseParallelSpec(parallel_spec)));
-            writer_ = std::make_unique<sc::RankTraceWriter>(*job_);
-        } catch (const sc::Error& e) {
-            error_ = e.what();
-        }
+TraceStream::TraceStream(std::string model_json, std::string parallel_spec) {
+    try {
+        job_ = std::make_unique<sc::Job>(sc::MakeJob(sc::ParseModelConfig(model_json), sc::ParseParallelSpec(parallel_spec)));
+        writer_ = std::make_unique<sc::RankTraceWriter>(*job_);
+    } catch (const sc::Error& e) {
+        error_ = e.what();
     }
-    std::string error() const { return error_; }
-    int world() const { return writer_ ? writer_->world() : 0; }
-    val writeRank(int rank) {
-        if (!writer_ || rank < 0 || rank >= writer_->world()) return val::null();
-        try {
-            const std::string_view file = writer_->RankFile(rank);  // the writer's buffer: no copy
-            return val(emscripten::typed_memory_view(file.size(), reinterpret_cast<const uint8_t*>(file.data())));
-        } catch (const sc::Error& e) {
-            error_ = e.what();  // the page shows error() when writeRank returns null
-            return val::null();
-        }
-    }
-    std::string commGroups() {
-        if (!writer_) return "";
-        sc::StringSink s;
-        writer_->WriteCommGroups(s);
-        return s.bytes;
-    }
+}
 
-private:
-    std::unique_ptr<sc::Job> job_;
-    std::unique_ptr<sc::RankTraceWriter> writer_;
-    std::string error_;
-};
+void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt) {
+    if (!job_) return;
+    system_ = sys;
+    if (cal) calibration_ = *cal;
+    options_ = opt;
+    writer_ = std::make_unique<sc::RankTraceWriter>(*job_, [this](const sc::StageProgram& prog) {
+        return sc::NodeSeconds(*job_, prog, *system_, calibration_ ? &*calibration_ : nullptr, options_);
+    });
+}
 
-}  // namespace
+val TraceStream::writeRank(int rank) {
+    if (!writer_ || rank < 0 || rank >= writer_->world()) return val::null();
+    try {
+        const std::string_view file = writer_->RankFile(rank);  // the writer's buffer: no copy
+        return val(emscripten::typed_memory_view(file.size(), reinterpret_cast<const uint8_t*>(file.data())));
+    } catch (const sc::Error& e) {
+        error_ = e.what();  // the page shows error() when writeRank returns null
+        return val::null();
+    }
+}
+
+std::string TraceStream::commGroups() {
+    if (!writer_) return "";
+    sc::StringSink s;
+    writer_->WriteCommGroups(s);
+    return s.bytes;
+}
 
 EMSCRIPTEN_BINDINGS(stagecraft_traces) {
     emscripten::class_<TraceStream>("TraceStream")

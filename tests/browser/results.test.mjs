@@ -106,14 +106,15 @@ function fakeDirectoryPicker() {
 
 test('"Download traces" streams every rank and the groups, byte-identical to `stagecraft trace`', async () => {
   const split = 'tp=2,pp=2,dp=2,batch=8';
-  const { page, errors } = await session.open({ hash: `#model=llama3-8b&parallel=${split}`, initScript: fakeDirectoryPicker });
+  // Both time the compute nodes (duration_micros) on the same cluster.
+  const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-a100-superpod&parallel=${split}`, initScript: fakeDirectoryPicker });
   try {
     await waitFrames(page, 2);
     await clickItem(page, 'Parallelism and traces', 'Download traces');
     await page.waitForFunction(() => window.__written && window.__written['trace.json'], null, { timeout: 60000 });
     const written = await page.evaluate(() => window.__written);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-dl-'));
-    cli('trace', '--model', 'presets/models/llama3-8b.json', '--parallel', split, '--out', dir);
+    cli('trace', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod', '--parallel', split, '--out', dir);
     const files = fs.readdirSync(dir).sort();
     assert.deepEqual(Object.keys(written).sort(), files);
     for (const f of files) {
