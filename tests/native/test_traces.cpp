@@ -7,6 +7,7 @@
 #include "parallel/job.h"
 #include "trace/chakra_et.h"
 #include "trace/summary.h"
+#include "astra_rules.h"
 #include "test_util.h"
 #include "trace_test_util.h"
 
@@ -189,6 +190,11 @@ TEST_P(CheckerTest, TracesPassTheIndependentCheckerAndMatchTheSummary) {
     std::string dir = sctest::WriteTraces(job, l.name);
     EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
 
+    // ASTRA-sim's rules, checked with our own reader (docs/chakra_et.md).
+    std::vector<sc::EtFile> files;
+    for (int r = 0; r < job.par.world(); ++r) files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
+    EXPECT_EQ(sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json"))), "");
+
     // Totals read back from every file equal the class summary the ranks belong to.
     sc::TraceSummary sum = sc::SummarizeJob(job);
     sc::Layout layout(job.par);
@@ -304,6 +310,37 @@ TEST(Traces, CheckerCatchesABrokenTrace) {
         for (const sc::EtNode& n : f.nodes) w.WriteNode(n);
     }
     EXPECT_EQ(sctest::RunChecker(dir), 1);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Traces, OwnAstraRulesCatchWhatAstraSimRejects) {
+    // The rules check is a real gate too: each breakage below is reported, naming what is wrong.
+    sc::Job job = MakeJob(sctest::SmallGpt(), "tp=2,pp=2,batch=4");
+    sc::RankTraceWriter w(job);
+    std::vector<sc::EtFile> files;
+    for (int r = 0; r < w.world(); ++r) files.push_back(sc::ReadEt(std::string(w.RankFile(r))));
+    sc::StringSink json;
+    w.WriteCommGroups(json);
+    const auto groups = sctest::AstraRules::ParseGroups(json.bytes);
+    ASSERT_EQ(sctest::AstraRules::Check(files, groups), "");
+    auto broken = [&](auto&& edit) {
+        std::vector<sc::EtFile> f = files;
+        edit(f);
+        return sctest::AstraRules::Check(f, groups);
+    };
+    auto first = [](sc::EtFile& f, sc::EtNodeType t) -> sc::EtNode& {
+        for (sc::EtNode& n : f.nodes)
+            if (n.type == t) return n;
+        throw std::runtime_error("no such node");
+    };
+    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comp).num_ops = 0; }).find("num_ops 0"), std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { first(f[1], sc::EtNodeType::comm_recv).comm_size += 2; }).find("no matching"), std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comm_coll).comm_size += 2; }).find("different sequence"), std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comm_coll).pg = 999; }).find("not in the comm-group file"), std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { f[0].nodes[3].data_deps = {f[0].nodes[3].id + 1}; }).find("not an earlier node"), std::string::npos);
 }
 
 }  // namespace
