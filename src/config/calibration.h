@@ -1,4 +1,4 @@
-// Measured calibration tables (presets/calibration/measured.json, extracted from shared/data/calibration.json):
+// Measured calibration tables (presets/calibration/measured.json, extracted from data/calibration.json):
 // collective bus bandwidth vs message size, GEMM throughput vs size, best achievable GEMM throughput, and
 // achieved HBM bandwidth. The training and serving models interpolate these measured curves instead of
 // fitting one latency-bandwidth line (which misses the plateau by 10-30%).

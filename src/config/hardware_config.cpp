@@ -120,7 +120,7 @@ Accelerator ParseAccelerator(std::string_view json_text) {
     a.name = r.Str("name");
     a.vendor = r.Str("vendor");
     a.form_factor = r.Str("form_factor", "");
-    r.Str("accelerators_json_name", "");  // cross-reference for the test against shared/data/accelerators.json
+    r.Str("accelerators_json_name", "");  // cross-reference for the test against data/accelerators.json
 
     auto quantity = [&](const json& j, const std::string& path, const char* unit, bool nullable) {
         return ReadQuantity(j, path, unit, nullable, ValueType::number, &a.provenance, path);

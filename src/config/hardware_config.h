@@ -24,12 +24,12 @@
 namespace sc {
 
 // Where one number came from. status is one of VERIFIED, DERIVED, SECONDARY_UNVERIFIED, UNVERIFIED, ASSUMED,
-// NOT_SUPPORTED_OR_NOT_PUBLISHED (the last only with a null value); see shared/data/accelerators.md.
+// NOT_SUPPORTED_OR_NOT_PUBLISHED (the last only with a null value); see data/accelerators.md.
 struct Provenance {
     std::string status;
     std::vector<std::string> sources;
     std::string note;
-    std::string from;  // path inside shared/data/accelerators.json the value was copied from, if any
+    std::string from;  // path inside data/accelerators.json the value was copied from, if any
 };
 
 // Dense peak throughput of the matrix units (tensor cores, MFMA, MME, MXU). nullopt: not supported or not

@@ -1,6 +1,6 @@
 // Chakra execution traces (ET) for ASTRA-sim: one file per rank, a stream of varint-length-framed protobuf
 // records, GlobalMetadata first and then one Node per record. The rules (which attribute, which value kind,
-// why zero values are written) are those of shared/docs/chakra_et.md; section numbers below refer to it.
+// why zero values are written) are those of docs/chakra_et.md; section numbers below refer to it.
 //
 // EtWriter encodes the subset of the schema we emit; ReadEt decodes any conforming file back into the same
 // structs (tests, summary-vs-trace checks). Both are pure: bytes go through a ByteSink / come in as a view.

@@ -1,5 +1,5 @@
 // Browser-test harness: serves dist/ on 127.0.0.1 (random free port), launches Debian's Chromium
-// headed (WebGPU on SwiftShader renders the canvas only when headed; see shared/docs/toolchain.md)
+// headed (WebGPU on SwiftShader renders the canvas only when headed; see docs/toolchain.md)
 // under the current X display, or under an Xvfb of its own when DISPLAY is unset, opens the page
 // and waits for window.stagecraft.ready.
 //

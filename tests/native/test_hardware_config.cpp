@@ -1,5 +1,5 @@
 // Hardware, system and calibration presets: every preset parses, every number equals its source in
-// shared/data (accelerators.json, calibration.json), malformed inputs give errors naming the field, and the
+// data/ (accelerators.json, calibration.json), malformed inputs give errors naming the field, and the
 // measured-curve interpolation is exact at the measured points and monotone between them.
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::string kRoot = SC_SOURCE_DIR;
-const std::string kShared = kRoot + "/../shared/data/";
+const std::string kShared = kRoot + "/data/";  // the project's copy of the reference data
 
 std::vector<fs::path> Presets(const std::string& dir) {
     std::vector<fs::path> out;

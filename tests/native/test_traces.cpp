@@ -184,11 +184,10 @@ void PrintTo(const Layout& l, std::ostream* os) { *os << (l.moe ? "moe " : "") <
 
 class CheckerTest : public ::testing::TestWithParam<Layout> {};
 
-TEST_P(CheckerTest, TracesPassTheIndependentCheckerAndMatchTheSummary) {
+TEST_P(CheckerTest, TracesPassTheCheckersAndMatchTheSummary) {
     const Layout& l = GetParam();
     sc::Job job = MakeJob(l.moe ? sctest::SmallMoe() : sctest::SmallGpt(), l.spec);
     std::string dir = sctest::WriteTraces(job, l.name);
-    EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
 
     // ASTRA-sim's rules, checked with our own reader (docs/chakra_et.md).
     std::vector<sc::EtFile> files;
@@ -215,6 +214,9 @@ TEST_P(CheckerTest, TracesPassTheIndependentCheckerAndMatchTheSummary) {
         EXPECT_DOUBLE_EQ(coll, coll_sum) << "rank " << r;
         EXPECT_DOUBLE_EQ(send, c.send_bytes) << "rank " << r;
     }
+    // And the independent checker, when it is there.
+    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::kNoCheckerReason;
+    EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -297,6 +299,7 @@ TEST(Traces, EveryRankFileIsItsOwnNodesEncodedByWriteNode) {
 
 TEST(Traces, CheckerCatchesABrokenTrace) {
     // The checker is a real gate: a trace whose recv size is altered must fail it.
+    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::kNoCheckerReason;
     sc::Job job = MakeJob(sctest::SmallGpt(), "pp=2,batch=2");
     std::string dir = sctest::WriteTraces(job, "broken");
     std::string path = dir + "/trace.1.et";

@@ -1,6 +1,7 @@
 // Shared by the native tests: reading a file, running the stagecraft command line as a user would.
 #pragma once
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -16,6 +17,17 @@ inline std::string ReadFile(const std::string& path) {
     if (!f) throw std::runtime_error("cannot read " + path);
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
+
+// The independent Chakra checker (chakra_check.py, Python 3 standard library only), which is not part of this
+// repository: $SC_CHAKRA_CHECK, else the project's reference material beside the clone when present. "" when
+// there is none: the tests that need it skip and say so, while our own reader's checks still run.
+inline std::string ChakraCheckerPath() {
+    if (const char* env = std::getenv("SC_CHAKRA_CHECK"); env && *env) return env;
+    const std::string beside = std::string(SC_SOURCE_DIR) + "/../shared/tools/chakra_check.py";
+    return std::ifstream(beside).good() ? beside : "";
+}
+inline const char* kNoCheckerReason =
+    "independent checker not found (set SC_CHAKRA_CHECK=/path/to/chakra_check.py); our own reader's checks ran";
 
 struct CliResult {
     int status;

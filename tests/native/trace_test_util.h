@@ -9,6 +9,7 @@
 
 #include "config/model_config.h"
 #include "parallel/job.h"
+#include "test_util.h"
 #include "trace/rank_traces.h"
 
 namespace sctest {
@@ -70,7 +71,7 @@ inline std::string WriteTraces(const sc::Job& job, const std::string& name) {
 }
 
 inline int RunChecker(const std::string& dir, const std::string& extra = "") {
-    std::string cmd = "python3 " + std::string(SC_SOURCE_DIR) + "/../shared/tools/chakra_check.py --strict " + extra +
+    std::string cmd = "python3 '" + ChakraCheckerPath() + "' --strict " + extra +
                       " " + dir + " > " + dir + ".check.log 2>&1";
     int rc = std::system(cmd.c_str());
     return WEXITSTATUS(rc);

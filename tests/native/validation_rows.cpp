@@ -1,4 +1,4 @@
-// Records of shared/data/training_measured.json -> validation rows: the model, layout, options and cluster
+// Records of data/training_measured.json -> validation rows: the model, layout, options and cluster
 // of each published run, its measurement converted to an iteration time, and the prediction.
 //
 // What is compared: the iteration time. When a source published a throughput instead (TFLOP/s per GPU,
@@ -23,7 +23,7 @@ namespace validation {
 using nlohmann::json;
 
 const json& Records() {
-    static const json j = json::parse(sctest::ReadFile(kRoot + "/../shared/data/training_measured.json"));
+    static const json j = json::parse(sctest::ReadFile(kRoot + "/data/training_measured.json"));
     return j;
 }
 
@@ -77,7 +77,7 @@ Row StartRow(const json& r, const char* source, const char* system) {
 sc::ModelConfig GptModel(const std::string& name, const json& m) {
     sc::ModelConfig c;
     c.name = name;
-    c.source = "shared/data/training_measured.json";
+    c.source = "data/training_measured.json";
     c.layers = m["layers"];
     c.hidden = m["hidden"];
     c.heads = m["heads"];

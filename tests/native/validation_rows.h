@@ -1,4 +1,4 @@
-// The training model's validation rows: every record of shared/data/training_measured.json rebuilt (model
+// The training model's validation rows: every record of data/training_measured.json rebuilt (model
 // shape, parallel layout, the framework behaviour its paper describes, the cluster it ran on), predicted and
 // compared with what the source measured. test_training_validation.cpp checks them against their tolerances;
 // validation_markdown.cpp prints the tables of docs/validation.md and the README.
