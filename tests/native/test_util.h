@@ -27,7 +27,7 @@ inline std::string ChakraCheckerPath() {
     return std::ifstream(beside).good() ? beside : "";
 }
 inline const char* kNoCheckerReason =
-    "independent checker not found (set SC_CHAKRA_CHECK=/path/to/chakra_check.py); our own reader's checks ran";
+    "independent checker not found (set SC_CHAKRA_CHECK=/path/to/chakra_check.py); our own reader checks the same traces";
 
 struct CliResult {
     int status;
