@@ -1,6 +1,7 @@
 // stagecraft estimate: the model's size, FLOPs and training state; with --system (and --parallel) the
 // training step time, memory per GPU and MFU on that cluster.
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -9,15 +10,18 @@
 #include "graph/model_stats.h"
 #include "report/model_report.h"
 #include "report/training_report.h"
+#include "config/error.h"
 #include "training/estimate.h"
+#include "training/sweep.h"
 
 namespace sc::cli {
 
 int Estimate(int argc, char** argv) {
     std::vector<std::string> flags = ModelFlags();
     flags.push_back("parallel");
+    flags.push_back("gpus");
     for (const std::string& f : SystemFlags()) flags.push_back(f);
-    std::vector<std::string> bools = {"json", "help"};
+    std::vector<std::string> bools = {"json", "help", "allow-oom"};
     for (const std::string& f : SystemBoolFlags()) bools.push_back(f);
     Args a = ParseArgs(argc, argv, flags, bools);
     if (a.Has("help") || !a.Has("model")) {
@@ -35,6 +39,10 @@ int Estimate(int argc, char** argv) {
             "               matmul_efficiency=F,attention_efficiency=F,memory_efficiency=F (default: measured),\n"
             "               flash_attention=on,dropout=off,pp_scatter_gather=on,grad_accumulation_fusion=on\n"
             "  --tokens     tokens to train, for time, GPU-hours and energy to train\n"
+            "  --gpus N     build the cluster with N GPUs: the system's outermost network level grown to hold\n"
+            "               them (a preset describes a topology family; default: its own size)\n"
+            "  --allow-oom  exit 0 even when the job does not fit in memory (otherwise the report is printed\n"
+            "               and the exit status is 3)\n"
             "  --json       print JSON instead of text\n",
             a.Has("help") ? stdout : stderr);
         return a.Has("help") ? 0 : 2;
@@ -49,11 +57,30 @@ int Estimate(int argc, char** argv) {
     }
     Job job = MakeJob(m, ParseParallelSpec(a.Get("parallel", "")));
     LoadedSystem ls = LoadSystem(a);
+    if (a.Has("gpus")) {
+        const std::string v = a.Get("gpus");
+        char* end = nullptr;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || n < 1 || n > (1LL << 24))
+            throw Error("--gpus", "expected a GPU count from 1 to 16777216, got \"" + v + "\"");
+        const int gpus = static_cast<int>(n);
+        if (gpus < job.par.world())
+            throw Error("--gpus", std::to_string(gpus) + " GPUs cannot hold the layout's " + std::to_string(job.par.world()) + " ranks");
+        ls.system = ExtendSystem(ls.system, gpus);
+    } else if (job.par.world() > ls.system.TotalAccelerators()) {
+        throw Error("--gpus", std::to_string(job.par.world()) + " ranks do not fit on " + ls.system.name + " (" +
+                                  std::to_string(ls.system.TotalAccelerators()) + " accelerators); pass --gpus " +
+                                  std::to_string(job.par.world()) + " to build the cluster at that size");
+    }
     TrainingEstimate e = EstimateTraining(job, ls.system, ls.calibration.get(), LoadTrainingOptions(a));
     std::string out = json ? "{\"model\": " + ModelReportJson(m, st) + ", \"training\": " +
                                  TrainingReportJson(job, ls.system, e) + "}\n"
                            : ModelReportText(m, st) + TrainingReportText(job, ls.system, e);
     std::fwrite(out.data(), 1, out.size(), stdout);
+    if (!e.fits && !a.Has("allow-oom")) {
+        std::fprintf(stderr, "stagecraft estimate: %s (pass --allow-oom to exit 0 anyway)\n", e.memory_message.c_str());
+        return 3;
+    }
     return 0;
 }
 

@@ -33,10 +33,18 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         line(std::string("  ") + label, buf);
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
+    const char* prec = NameOf(job.model.precision.compute);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
-    line("MFU", buf);
+    line("MFU", buf + std::string(" of the ") + prec + " dense peak");
+    if (job.model.precision.compute != Precision::bf16) {
+        std::snprintf(buf, sizeof buf, "%.1f%% of the bf16 dense peak", 100 * e.mfu_bf16);
+        line("MFU (bf16)", buf);
+    }
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.hfu);
     line("HFU", buf);
+    std::snprintf(buf, sizeof buf, "%.1f model (6N + causal attention), %.1f executed", e.model_flops_per_gpu_per_s / 1e12,
+                  e.hardware_flops_per_gpu_per_s / 1e12);
+    line("TFLOP/s per GPU", buf);
     std::snprintf(buf, sizeof buf, "%.0f (%.0f per GPU)", e.tokens_per_second, e.tokens_per_second / job.par.world());
     line("tokens/s", buf);
     line("memory per GPU", FormatBytes(e.memory_peak) + " of " + FormatBytes(e.memory_capacity) +
@@ -75,6 +83,11 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["breakdown"] = BreakdownJson(e.step);
     j["mfu"] = e.mfu;
     j["hfu"] = e.hfu;
+    j["mfu_bf16"] = e.mfu_bf16;
+    j["peak_flops_per_gpu"] = e.peak_flops_per_gpu;
+    j["bf16_peak_flops_per_gpu"] = e.bf16_peak_flops_per_gpu;
+    j["model_tflops_per_gpu"] = e.model_flops_per_gpu_per_s / 1e12;
+    j["hardware_tflops_per_gpu"] = e.hardware_flops_per_gpu_per_s / 1e12;
     j["tokens_per_second"] = e.tokens_per_second;
     j["model_flops_per_step"] = e.model_flops_per_step;
     j["memory"] = {{"peak_bytes", e.memory_peak}, {"capacity_bytes", e.memory_capacity}, {"fits", e.fits},

@@ -281,6 +281,10 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     e.peak_flops_per_gpu = cm.peak_flops();
     e.mfu = e.model_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
     e.hfu = e.hardware_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
+    e.model_flops_per_gpu_per_s = e.model_flops_per_step / (e.step_seconds * layout.world());
+    e.hardware_flops_per_gpu_per_s = e.hardware_flops_per_step / (e.step_seconds * layout.world());
+    e.bf16_peak_flops_per_gpu = PeakFlops(sys.accelerator, Precision::bf16);
+    e.mfu_bf16 = e.model_flops_per_gpu_per_s / e.bf16_peak_flops_per_gpu;
 
     // Memory per stage against capacity, plus what the graph's fused-attention, dropout-free accounting
     // leaves out: per in-flight layer, and in the one layer being recomputed.

@@ -62,8 +62,13 @@ struct TrainingEstimate {
     double tokens_per_second = 0;
     double model_flops_per_step = 0;     // 6N-style model FLOPs (no recompute, no TP replication)
     double hardware_flops_per_step = 0;  // everything executed, over all ranks
-    double mfu = 0, hfu = 0;
-    double peak_flops_per_gpu = 0;
+    double mfu = 0, hfu = 0;             // against the dense peak of the compute precision
+    double peak_flops_per_gpu = 0;       // that peak
+    // What papers compare: achieved FLOP/s per GPU under the 6N + causal-attention "model FLOPs" convention
+    // and counting everything executed (recompute included), and MFU against the BF16 dense peak, which
+    // differs from `mfu` when the compute precision is not bf16 (fp8 runs are usually quoted against bf16).
+    double model_flops_per_gpu_per_s = 0, hardware_flops_per_gpu_per_s = 0;
+    double bf16_peak_flops_per_gpu = 0, mfu_bf16 = 0;
     std::vector<StageMemory> memory;     // per pipeline stage
     double memory_peak = 0;              // bytes, worst stage
     double memory_capacity = 0;          // bytes per GPU

@@ -45,4 +45,45 @@ TEST(Cli, BadInputIsOneClearError) {
     EXPECT_NE(r.out.find("--modle: unknown flag"), std::string::npos);
 }
 
+TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
+    // 2,048 ranks on a 1,024-GPU preset: the error names --gpus, and --gpus grows the outermost level.
+    const std::string job = "estimate --model presets/models/gpt3-175b.json --system dgx-h100-superpod "
+                            "--parallel tp=8,pp=8,dp=32,batch=1024";
+    CliResult r = RunCli(job);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("pass --gpus 2048"), std::string::npos) << r.out;
+    r = RunCli(job + " --gpus 2048");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("extended to 2048 accelerators"), std::string::npos) << r.out;
+    EXPECT_EQ(RunCli(job + " --gpus 1024").status, 1);
+    EXPECT_EQ(RunCli(job + " --gpus 2e3").status, 1);
+}
+
+TEST(Cli, EstimateThatDoesNotFitExitsNonZeroUnlessAllowed) {
+    const std::string job = "estimate --model presets/models/gpt3-175b.json --system dgx-a100-superpod "
+                            "--parallel tp=8,pp=2,dp=4,batch=64";
+    CliResult r = RunCli(job);
+    EXPECT_EQ(r.status, 3);
+    EXPECT_NE(r.out.find("step time"), std::string::npos) << r.out;  // the report is still printed
+    EXPECT_NE(r.out.find("does not fit: needs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--allow-oom"), std::string::npos) << r.out;
+    EXPECT_EQ(RunCli(job + " --allow-oom").status, 0);
+}
+
+TEST(Cli, EstimateReportsTflopsAndMfuUnderEachConvention) {
+    CliResult r = RunCli("estimate --model presets/models/llama3-8b.json --precision fp8 --system dgx-h100-superpod "
+                         "--parallel tp=2,dp=4,batch=64,zero=1,recompute=full");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("of the fp8 dense peak"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("of the bf16 dense peak"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("model (6N + causal attention)"), std::string::npos) << r.out;
+    r = RunCli("estimate --model presets/models/llama3-8b.json --precision fp8 --system dgx-h100-superpod "
+               "--parallel tp=2,dp=4,batch=64,zero=1,recompute=full --json");
+    EXPECT_EQ(r.status, 0) << r.out;
+    // FP8's dense peak is twice BF16's on H100, so MFU against bf16 is twice MFU against fp8.
+    const auto num = [&](const std::string& key) { return std::stod(r.out.substr(r.out.find("\"" + key + "\": ") + key.size() + 4)); };
+    EXPECT_NEAR(num("mfu_bf16"), 2 * num("mfu"), 1e-9);
+    EXPECT_NEAR(num("model_tflops_per_gpu") * 1e12 / (num("mfu") * num("peak_flops_per_gpu")), 1, 1e-9);
+}
+
 }  // namespace
