@@ -30,7 +30,6 @@ inline std::string ChakraCheckerPath() {
     if (const char* env = std::getenv("SC_CHAKRA_CHECK"); env && *env) return env;
     return std::ifstream(ChakraCheckerBeside()).good() ? ChakraCheckerBeside() : "";
 }
-// scripts/test lists skipped tests by this text's start ("independent checker not found"): keep it.
 inline std::string NoCheckerReason() {
     return "independent checker not found at " + ChakraCheckerBeside() +
            "; set SC_CHAKRA_CHECK=/path/to/chakra_check.py (our own reader's checks in this test ran)";
