@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
     Run("counting sink", [] { return std::make_unique<sc::CountingSink>(); }, nodes, repeats);
     Run("string sink", [] { return std::make_unique<sc::StringSink>(); }, nodes, repeats);
     Run("stdio file", [&] { return std::make_unique<StdioFileSink>(path); }, nodes, repeats);
-    std::printf("wrote %s (check: python3 ../shared/tools/chakra_check.py --no-cross %s)\n", path.c_str(),
-                path.c_str());
+    std::printf("wrote %s (check with the independent checker, docs/chakra_et.md section 7: "
+                "python3 \"$SC_CHAKRA_CHECK\" --no-cross %s)\n",
+                path.c_str(), path.c_str());
     return 0;
 }

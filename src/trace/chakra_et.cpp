@@ -1,3 +1,4 @@
+// Section numbers in the comments below refer to docs/chakra_et.md (the format as ASTRA-sim reads it).
 #include "trace/chakra_et.h"
 
 #include <protozero/buffer_fixed.hpp>

@@ -217,7 +217,7 @@ TEST_P(CheckerTest, TracesObeyAstraSimRulesAndMatchTheSummary) {
 }
 
 TEST_P(CheckerTest, TracesPassTheIndependentChecker) {
-    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::kNoCheckerReason;
+    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::NoCheckerReason();
     const Layout& l = GetParam();
     sc::Job job = MakeJob(l.moe ? sctest::SmallMoe() : sctest::SmallGpt(), l.spec);
     std::string dir = sctest::WriteTraces(job, std::string(l.name) + "-checker");
@@ -303,8 +303,8 @@ TEST(Traces, EveryRankFileIsItsOwnNodesEncodedByWriteNode) {
 }
 
 TEST(Traces, CheckerCatchesABrokenTrace) {
-    // The checker is a real gate: a trace whose recv size is altered must fail it.
-    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::kNoCheckerReason;
+    // Both checkers are real gates: a trace whose recv size is altered must fail our own reader's rules and the
+    // independent checker.
     sc::Job job = MakeJob(sctest::SmallGpt(), "pp=2,batch=2");
     std::string dir = sctest::WriteTraces(job, "broken");
     std::string path = dir + "/trace.1.et";
@@ -317,6 +317,12 @@ TEST(Traces, CheckerCatchesABrokenTrace) {
         w.WriteMetadata("1.0.0");
         for (const sc::EtNode& n : f.nodes) w.WriteNode(n);
     }
+    std::vector<sc::EtFile> files;
+    for (int r = 0; r < 2; ++r) files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
+    const std::string own = sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json")));
+    EXPECT_NE(own.find("no matching recv"), std::string::npos) << own;
+    EXPECT_NE(own.find("no matching send"), std::string::npos) << own;
+    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::NoCheckerReason();
     EXPECT_EQ(sctest::RunChecker(dir), 1);
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -19,15 +20,20 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 // The independent Chakra checker (chakra_check.py, Python 3 standard library only), which is not part of this
-// repository: $SC_CHAKRA_CHECK, else the project's reference material beside the clone when present. "" when
-// there is none: the tests that need it skip and say so, while our own reader's checks still run.
+// repository: $SC_CHAKRA_CHECK when set (a wrong path then fails the tests that run it, rather than skipping
+// them), else the project's reference material beside the clone when present. "" when there is none: the tests
+// that need it skip with NoCheckerReason(), after our own reader's checks have run.
+inline std::string ChakraCheckerBeside() {
+    return (std::filesystem::path(SC_SOURCE_DIR) / "../shared/tools/chakra_check.py").lexically_normal().string();
+}
 inline std::string ChakraCheckerPath() {
     if (const char* env = std::getenv("SC_CHAKRA_CHECK"); env && *env) return env;
-    const std::string beside = std::string(SC_SOURCE_DIR) + "/../shared/tools/chakra_check.py";
-    return std::ifstream(beside).good() ? beside : "";
+    return std::ifstream(ChakraCheckerBeside()).good() ? ChakraCheckerBeside() : "";
 }
-inline const char* kNoCheckerReason =
-    "independent checker not found (set SC_CHAKRA_CHECK=/path/to/chakra_check.py); our own reader checks the same traces";
+inline std::string NoCheckerReason() {
+    return "independent checker not found at " + ChakraCheckerBeside() +
+           "; set SC_CHAKRA_CHECK=/path/to/chakra_check.py (our own reader's checks in this test ran)";
+}
 
 struct CliResult {
     int status;
