@@ -22,7 +22,7 @@ inline std::string ReadFile(const std::string& path) {
 // The independent Chakra checker (chakra_check.py, Python 3 standard library only), which is not part of this
 // repository: $SC_CHAKRA_CHECK when set (a wrong path then fails the tests that run it, rather than skipping
 // them), else the project's reference material beside the clone when present. "" when there is none: the tests
-// that need it skip with NoCheckerReason(), after our own reader's checks have run.
+// that need it skip with NoCheckerReason(); our own reader's checks of the same traces run either way.
 inline std::string ChakraCheckerBeside() {
     return (std::filesystem::path(SC_SOURCE_DIR) / "../shared/tools/chakra_check.py").lexically_normal().string();
 }
@@ -32,7 +32,7 @@ inline std::string ChakraCheckerPath() {
 }
 inline std::string NoCheckerReason() {
     return "independent checker not found at " + ChakraCheckerBeside() +
-           "; set SC_CHAKRA_CHECK=/path/to/chakra_check.py (our own reader's checks in this test ran)";
+           "; set SC_CHAKRA_CHECK=/path/to/chakra_check.py; our own reader checks the same traces";
 }
 
 struct CliResult {
