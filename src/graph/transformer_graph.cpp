@@ -135,7 +135,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     g.sequence_parallel = options.sequence_parallel;
     g.dense_layers = m.dense_layers();
     g.moe_layers = m.moe_layers();
-    Builder B{g, g.pool, nullptr, {}};
+    Builder B{g, g.pool, nullptr, {}, {}};
     auto S = [&](Sym s) { return B.S(s); };
     E b = S(Sym::b), s = S(Sym::s), h = S(Sym::h), a = S(Sym::a), kv = S(Sym::kv), d = S(Sym::d);
     E tp = S(Sym::tp), cp = S(Sym::cp), ep = S(Sym::ep), w = S(Sym::w), V = S(Sym::V);

@@ -207,14 +207,16 @@ TEST(TraceMegatron, ZeroThreeGathersArePrefetchedOneBlockAhead) {
             continue;
         }
         // The first forward op of layer l: the latest gather issued is layer l+1's (or the head's for the last).
+        // (Layer(l, op) rather than "L" + ...: GCC 12 warns falsely (-Wrestrict) on a literal plus a string.)
+        const auto layer = [](int l, const char* op) { return std::string(1, 'L').append(std::to_string(l)).append(op); };
         for (int l = 0; l < 4; ++l) {
-            if (name != "L" + std::to_string(l) + ".attn.norm" || n.role != sc::NodeRole::forward) continue;
-            EXPECT_EQ(last_gather, l < 3 ? "L" + std::to_string(l + 1) + ".zero3.gather" : "zero3.gather") << "layer " << l;
+            if (name != layer(l, ".attn.norm") || n.role != sc::NodeRole::forward) continue;
+            EXPECT_EQ(last_gather, l < 3 ? layer(l + 1, ".zero3.gather") : std::string("zero3.gather")) << "layer " << l;
             // ...and this op waits for layer l's own gather (a dependency on a gather node).
             bool waits = false;
             for (uint32_t d = 0; d < n.dep_count; ++d) {
                 const sc::ProgNode& dep = p.nodes[p.deps[n.dep_begin + d]];
-                waits |= NameOf(p, dep) == "L" + std::to_string(l) + ".zero3.gather";
+                waits |= NameOf(p, dep) == layer(l, ".zero3.gather");
             }
             EXPECT_TRUE(waits) << "layer " << l;
             ++checked;
