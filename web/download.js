@@ -19,7 +19,15 @@ export async function downloadTraces(Module, app, prefix = 'trace') {
     report(0, 0, 0, false, e && e.name === 'AbortError' ? 'No folder picked.' : `Cannot open the folder: ${e}`);
     return;
   }
+  // A folder already holding a set (its <prefix>.json marks one) is replaced only when the user says so.
+  if (await hasEntry(dir, `${prefix}.json`) &&
+      !window.confirm(`The folder already holds a trace set (${prefix}.json). Replace its files?`)) {
+    report(0, 0, 0, false, 'Not written: the folder already holds a trace set.');
+    return;
+  }
   const stream = new Module.TraceStream(app.currentModelJson(), app.currentParallelSpec());
+  const written = [];  // removed again unless the whole set is written (the groups file, last, marks it)
+  let complete = false;
   try {
     const error = stream.error();
     if (error) { report(0, 0, 0, false, error); return; }
@@ -29,28 +37,43 @@ export async function downloadTraces(Module, app, prefix = 'trace') {
     report(0, world, 0, true, '');
     for (let rank = 0; rank < world; ++rank) {
       if (app.downloadCancelled()) {
-        report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks.`);
+        report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks; the files it wrote were removed.`);
         return;
       }
       // Copy out of wasm memory: the view dies at the next call into the module.
       const view = stream.writeRank(rank);
       if (!view) { report(rank, world, bytes, false, stream.error()); return; }
       const data = view.slice();
-      const file = await dir.getFileHandle(`${prefix}.${rank}.et`, { create: true });
-      const w = await file.createWritable();
-      await w.write(data);
-      await w.close();
+      const name = `${prefix}.${rank}.et`;
+      await writeFile(dir, name, data);
+      written.push(name);
       bytes += data.length;
       report(rank + 1, world, bytes, true, '');
     }
-    const groups = await dir.getFileHandle(`${prefix}.json`, { create: true });
-    const w = await groups.createWritable();
-    await w.write(stream.commGroups());
-    await w.close();
+    await writeFile(dir, `${prefix}.json`, stream.commGroups());
+    complete = true;
     report(world, world, bytes, false, `Wrote ${world} traces (${(bytes / 1e6).toFixed(1)} MB) and ${prefix}.json.`);
   } catch (e) {
-    report(0, 0, 0, false, `Download failed: ${e}`);
+    report(0, 0, 0, false, `Download failed: ${e}; the files it wrote were removed.`);
   } finally {
     stream.delete();
+    if (!complete) for (const name of written) await dir.removeEntry(name).catch(() => {});
+  }
+}
+
+// One file, whole: the File System Access API writes a swap file and moves it into place on close.
+async function writeFile(dir, name, data) {
+  const file = await dir.getFileHandle(name, { create: true });
+  const w = await file.createWritable();
+  await w.write(data);
+  await w.close();
+}
+
+async function hasEntry(dir, name) {
+  try {
+    await dir.getFileHandle(name);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -9,33 +9,39 @@
 
 namespace sc::cli {
 
+// Writes `path` + ".part" and renames it to `path` on Close(), so a file under its own name is always
+// complete: an error, a cancel or an early return removes the partial file instead.
 class FileSink final : public ByteSink {
 public:
-    explicit FileSink(const std::string& path) : path_(path), buf_(1 << 20) {
-        f_ = std::fopen(path.c_str(), "wb");
+    explicit FileSink(const std::string& path) : path_(path), part_(path + ".part"), buf_(1 << 20) {
+        f_ = std::fopen(part_.c_str(), "wb");
         if (!f_) throw Error(path, "cannot create file");
         std::setvbuf(f_, buf_.data(), _IOFBF, buf_.size());
     }
-    // Closing here cannot report a failure (a destructor must not throw): callers Close() to learn of one;
-    // this only covers the paths that leave early on another error.
+    // Not closed: the file is incomplete, so it goes (a destructor cannot report; callers Close()).
     ~FileSink() override {
-        if (f_) std::fclose(f_);
+        if (f_) {
+            std::fclose(f_);
+            std::remove(part_.c_str());
+        }
     }
     void Write(std::string_view b) override {
         if (std::fwrite(b.data(), 1, b.size(), f_) != b.size()) throw Error(path_, "write failed (disk full?)");
         bytes_ += b.size();
     }
     void Close() {
-        if (f_ && std::fclose(f_) != 0) {
-            f_ = nullptr;
-            throw Error(path_, "write failed on close");
-        }
+        if (!f_) return;
+        const bool ok = std::fclose(f_) == 0;
         f_ = nullptr;
+        if (!ok || std::rename(part_.c_str(), path_.c_str()) != 0) {
+            std::remove(part_.c_str());
+            throw Error(path_, ok ? "cannot rename the finished file into place" : "write failed on close (disk full?)");
+        }
     }
     unsigned long long bytes() const { return bytes_; }
 
 private:
-    std::string path_;
+    std::string path_, part_;
     std::vector<char> buf_;
     std::FILE* f_ = nullptr;
     unsigned long long bytes_ = 0;

@@ -4,6 +4,7 @@
 #include "config/error.h"
 #include "trace/byte_sink.h"
 #include "trace_stream.h"
+#include "training/sweep.h"
 #include "training/timeline.h"
 
 using emscripten::val;
@@ -19,7 +20,7 @@ TraceStream::TraceStream(std::string model_json, std::string parallel_spec) {
 
 void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt) {
     if (!job_) return;
-    system_ = sys;
+    system_ = sc::ExtendSystem(sys, job_->par.world());  // grown to the job's ranks, as the CLI does
     if (cal) calibration_ = *cal;
     options_ = opt;
     writer_ = std::make_unique<sc::RankTraceWriter>(*job_, [this](const sc::StageProgram& prog) {

@@ -77,13 +77,23 @@ test('typing a new tp into the Parallelism panel updates the trace summary', asy
 });
 
 // An in-memory stand-in for the File System Access API's directory handle: what the page writes
-// is kept (as sha256 and size per file) for the test to read back.
-function fakeDirectoryPicker() {
+// is kept (as sha256 and size per file) for the test to read back. window.__present lists files the folder
+// holds already (opts.present); window.__failOn names a file whose write fails (opts.failOn).
+function fakeDirectoryPicker(opts) {
   window.__written = {};
+  window.__present = (opts && opts.present) || [];
+  window.__failOn = opts && opts.failOn;
   window.showDirectoryPicker = async () => ({
-    async getFileHandle(name) {
+    async getFileHandle(name, options = {}) {
+      if (!options.create && !(name in window.__written) && !window.__present.includes(name)) {
+        throw new DOMException(`${name} not found`, 'NotFoundError');
+      }
       return {
         async createWritable() {
+          if (name === window.__failOn) {
+            window.__failed = Object.keys(window.__written).length;  // files written before the failure
+            throw new DOMException('disk full', 'QuotaExceededError');
+          }
           const chunks = [];
           return {
             async write(data) {
@@ -100,6 +110,9 @@ function fakeDirectoryPicker() {
           };
         },
       };
+    },
+    async removeEntry(name) {
+      delete window.__written[name];
     },
   });
 }
@@ -124,6 +137,33 @@ test('"Download traces" streams every rank and the groups, byte-identical to `st
     }
     await waitFrames(page, 2);
     await page.screenshot({ path: screenshotPath('download-done.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('"Download traces" removes what it wrote when a write fails, and asks before replacing a set', async () => {
+  const split = 'tp=2,pp=2,dp=2,batch=8';
+  let { page, errors } = await session.open({ hash: `#model=llama3-8b&parallel=${split}`, initScript: fakeDirectoryPicker, initArg: { failOn: 'trace.5.et' } });
+  try {
+    await waitFrames(page, 2);
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    await page.waitForFunction(() => window.__failed !== undefined && Object.keys(window.__written).length === 0, null, { timeout: 60000 });
+    assert.equal(await page.evaluate(() => window.__failed), 5);  // ranks 0-4 were written, then removed
+  } finally {
+    await page.close();
+  }
+  ({ page, errors } = await session.open({ hash: `#model=llama3-8b&parallel=${split}`, initScript: fakeDirectoryPicker, initArg: { present: ['trace.json', 'trace.0.et'] } }));
+  try {
+    let asked = '';
+    page.on('dialog', (d) => { asked = d.message(); d.dismiss(); });
+    await waitFrames(page, 2);
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    for (let i = 0; i < 100 && !asked; ++i) await waitFrames(page, 2);
+    assert.match(asked, /already holds a trace set/);
+    await waitFrames(page, 4);
+    assert.deepEqual(await page.evaluate(() => Object.keys(window.__written)), []);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

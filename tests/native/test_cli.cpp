@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include "test_util.h"
 
@@ -84,6 +85,57 @@ TEST(Cli, EstimateReportsTflopsAndMfuUnderEachConvention) {
     const auto num = [&](const std::string& key) { return std::stod(r.out.substr(r.out.find("\"" + key + "\": ") + key.size() + 4)); };
     EXPECT_NEAR(num("mfu_bf16"), 2 * num("mfu"), 1e-9);
     EXPECT_NEAR(num("model_tflops_per_gpu") * 1e12 / (num("mfu") * num("peak_flops_per_gpu")), 1, 1e-9);
+}
+
+TEST(Cli, TraceWritesCompleteSetsOnly) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-set";
+    fs::remove_all(dir);
+    const std::string out = " --out " + dir.string();
+    auto count = [&](const std::string& suffix) {
+        int n = 0;
+        for (const auto& e : fs::directory_iterator(dir)) {
+            const std::string f = e.path().filename().string();
+            n += f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0;
+        }
+        return n;
+    };
+    const std::string eight = "trace --model presets/models/llama3-8b.json --parallel tp=2,pp=2,dp=2,batch=8 --quiet";
+    CliResult r = RunCli(eight + out);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(count(".et"), 8);
+    EXPECT_EQ(count(".part"), 0);
+    EXPECT_TRUE(fs::exists(dir / "trace.json"));
+    // A folder holding a set is refused, untouched, unless --force; --force with fewer ranks leaves no stale rank.
+    r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=2,dp=2,batch=8 --quiet" + out);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--force"), std::string::npos) << r.out;
+    EXPECT_EQ(count(".et"), 8);
+    r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=2,dp=2,batch=8 --quiet --force" + out);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(count(".et"), 4);
+    EXPECT_FALSE(fs::exists(dir / "trace.4.et"));
+    // A failure in the middle (rank 3 cannot be created) removes what the run wrote: no set that looks complete.
+    fs::remove_all(dir);
+    fs::create_directories(dir / "trace.3.et.part");
+    r = RunCli(eight + out);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("trace.3.et: cannot create file"), std::string::npos) << r.out;
+    EXPECT_EQ(count(".et"), 0);
+    EXPECT_FALSE(fs::exists(dir / "trace.json"));
+    fs::remove_all(dir);
+}
+
+TEST(Cli, TraceTimesJobsLargerThanThePresetCluster) {
+    // 2,048 ranks on a 1,024-GPU preset: the system grows to the job (as estimate --gpus does) instead of failing.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-large";
+    fs::remove_all(dir);
+    CliResult r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=8,pp=2,dp=128,batch=256 --format json "
+                         "--rank 0 --system dgx-h100-superpod --out " + dir.string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(fs::exists(dir / "trace.0.trace.json")) << r.out;
+    fs::remove_all(dir);
 }
 
 }  // namespace
