@@ -1,46 +1,54 @@
-// The core's Embind API: what web workers and the wasm tests under Node call. Every function
-// catches sc::Error and returns {ok:false, error} instead of throwing into JavaScript.
+// The core's Embind API: what web workers and the wasm tests under Node call. Every function goes through
+// scweb::Guard (guard.h): results are {ok: true, ...} or {ok: false, error}, arguments are checked.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
+
+#include <malloc.h>
 
 #include "config/error.h"
 #include "config/overrides.h"
 #include "graph/model_stats.h"
+#include "guard.h"
 #include "report/model_report.h"
 
 using emscripten::val;
 
 namespace {
 
-val Result(bool ok, const std::string& key, const std::string& value) {
-    val r = val::object();
-    r.set("ok", ok);
-    r.set(key, value);
-    return r;
-}
-
-std::vector<std::string> Strings(const val& array) {
+// undefined / null: none; otherwise an Array of "key=value" strings.
+std::vector<std::string> Overrides(const val& array) {
     std::vector<std::string> out;
     if (array.isUndefined() || array.isNull()) return out;
-    unsigned n = array["length"].as<unsigned>();
-    for (unsigned i = 0; i < n; ++i) out.push_back(array[i].as<std::string>());
+    if (!val::global("Array").call<bool>("isArray", array))
+        throw sc::Error("overrides", "expected an array of \"key=value\" strings, got a " + array.typeOf().as<std::string>());
+    const unsigned n = array["length"].as<unsigned>();
+    if (n > 10000) throw sc::Error("overrides", std::to_string(n) + " entries; at most 10000");
+    for (unsigned i = 0; i < n; ++i) out.push_back(scweb::StringArg(array[i], "overrides[]"));
     return out;
 }
 
 // estimateModel(presetJson, ["layers=48", ...], "text"|"json") -> {ok, text} | {ok:false, error}
-val EstimateModel(std::string preset_json, val overrides, std::string format) {
-    try {
-        std::vector<std::string> sets = Strings(overrides);
-        sc::ModelConfig m = sc::ParseModelConfig(sets.empty() ? preset_json : sc::ApplyOverrides(preset_json, sets, "model"));
+val EstimateModel(val preset_json, val overrides, val format) {
+    return scweb::Guard([&] {
+        const std::string text = scweb::StringArg(preset_json, "model");
+        const std::string fmt = format.isUndefined() ? "text" : scweb::StringArg(format, "format");
+        if (fmt != "text" && fmt != "json") throw sc::Error("format", "\"" + fmt + "\" is not one of text, json");
+        std::vector<std::string> sets = Overrides(overrides);
+        sc::ModelConfig m = sc::ParseModelConfig(sets.empty() ? text : sc::ApplyOverrides(text, sets, "model"));
         sc::ModelStats st = sc::ComputeModelStats(m);
-        return Result(true, "text", format == "json" ? sc::ModelReportJson(m, st) : sc::ModelReportText(m, st));
-    } catch (const sc::Error& e) {
-        return Result(false, "error", e.what());
-    }
+        val r = val::object();
+        r.set("ok", true);
+        r.set("text", fmt == "json" ? sc::ModelReportJson(m, st) : sc::ModelReportText(m, st));
+        return r;
+    });
 }
+
+// Bytes of the heap in use (for the tests: bad calls must not leak).
+double HeapInUse() { return static_cast<double>(mallinfo().uordblks); }
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(stagecraft_core) {
     emscripten::function("estimateModel", &EstimateModel);
+    emscripten::function("heapInUse", &HeapInUse);
 }

@@ -2,6 +2,7 @@
 #include <emscripten/bind.h>
 
 #include "config/error.h"
+#include "guard.h"
 #include "trace/byte_sink.h"
 #include "trace_stream.h"
 #include "training/sweep.h"
@@ -13,30 +14,39 @@ TraceStream::TraceStream(std::string model_json, std::string parallel_spec) {
     try {
         job_ = std::make_unique<sc::Job>(sc::MakeJob(sc::ParseModelConfig(model_json), sc::ParseParallelSpec(parallel_spec)));
         writer_ = std::make_unique<sc::RankTraceWriter>(*job_);
-    } catch (const sc::Error& e) {
+    } catch (const std::exception& e) {
         error_ = e.what();
     }
 }
 
 void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt) {
     if (!job_) return;
-    system_ = sc::ExtendSystem(sys, job_->par.world());  // grown to the job's ranks, as the CLI does
-    if (cal) calibration_ = *cal;
-    options_ = opt;
-    writer_ = std::make_unique<sc::RankTraceWriter>(*job_, [this](const sc::StageProgram& prog) {
-        return sc::NodeSeconds(*job_, prog, *system_, calibration_ ? &*calibration_ : nullptr, options_);
-    });
+    try {
+        system_ = sc::ExtendSystem(sys, job_->par.world());  // grown to the job's ranks, as the CLI does
+        if (cal) calibration_ = *cal;
+        options_ = opt;
+        writer_ = std::make_unique<sc::RankTraceWriter>(*job_, [this](const sc::StageProgram& prog) {
+            return sc::NodeSeconds(*job_, prog, *system_, calibration_ ? &*calibration_ : nullptr, options_);
+        });
+    } catch (const std::exception& e) {
+        error_ = e.what();
+        writer_.reset();
+    }
 }
 
-val TraceStream::writeRank(int rank) {
-    if (!writer_ || rank < 0 || rank >= writer_->world()) return val::null();
-    try {
+val TraceStream::writeRank(val rank_arg) {
+    if (!writer_) return val::null();
+    val r = scweb::Guard([&] {
+        const int rank = static_cast<int>(scweb::IntegerArg(rank_arg, "rank", 0, writer_->world() - 1));
         const std::string_view file = writer_->RankFile(rank);  // the writer's buffer: no copy
-        return val(emscripten::typed_memory_view(file.size(), reinterpret_cast<const uint8_t*>(file.data())));
-    } catch (const sc::Error& e) {
-        error_ = e.what();  // the page shows error() when writeRank returns null
-        return val::null();
-    }
+        val ok = val::object();
+        ok.set("ok", true);
+        ok.set("bytes", val(emscripten::typed_memory_view(file.size(), reinterpret_cast<const uint8_t*>(file.data()))));
+        return ok;
+    });
+    if (r["ok"].as<bool>()) return r["bytes"];
+    error_ = r["error"].as<std::string>();  // the page shows error() when writeRank returns null
+    return val::null();
 }
 
 std::string TraceStream::commGroups() {

@@ -23,7 +23,8 @@ public:
 
     std::string error() const { return error_; }
     int world() const { return writer_ ? writer_->world() : 0; }
-    emscripten::val writeRank(int rank);
+    // rank: an integer in [0, world); anything else is an error (null, and error() says why).
+    emscripten::val writeRank(emscripten::val rank);
     std::string commGroups();
 
 private:

@@ -1,0 +1,55 @@
+// One guard for the Embind APIs: a C++ exception must never cross into JavaScript (under -fwasm-exceptions
+// an escaped exception leaks its heap allocation and the module's state, and enough of them kill the
+// module), and bad arguments are errors, never a silent default. Call results are {ok: true, ...} or
+// {ok: false, error: "field: message"}.
+#pragma once
+#include <emscripten/val.h>
+
+#include <cmath>
+#include <exception>
+#include <string>
+
+#include "config/error.h"
+
+namespace scweb {
+
+using emscripten::val;
+
+inline val Failure(const std::string& message) {
+    val r = val::object();
+    r.set("ok", false);
+    r.set("error", message);
+    return r;
+}
+
+// Runs f() -> val; any exception becomes {ok: false, error}.
+template <typename F>
+val Guard(F&& f) {
+    try {
+        return f();
+    } catch (const sc::Error& e) {
+        return Failure(e.what());
+    } catch (const std::exception& e) {
+        return Failure(std::string("internal error: ") + e.what());
+    } catch (...) {
+        return Failure("internal error: unknown exception");
+    }
+}
+
+// A JavaScript value that must be an integer in [lo, hi]: a number, finite, whole, in range.
+inline long long IntegerArg(const val& v, const char* field, long long lo, long long hi) {
+    if (!v.isNumber()) throw sc::Error(field, "expected an integer, got a " + v.typeOf().as<std::string>());
+    const double x = v.as<double>();
+    if (!std::isfinite(x) || x != std::floor(x) || x < static_cast<double>(lo) || x > static_cast<double>(hi))
+        throw sc::Error(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                                   val::global("String")(v).as<std::string>());
+    return static_cast<long long>(x);
+}
+
+// A JavaScript string argument.
+inline std::string StringArg(const val& v, const char* field) {
+    if (!v.isString()) throw sc::Error(field, "expected a string, got a " + v.typeOf().as<std::string>());
+    return v.as<std::string>();
+}
+
+}  // namespace scweb

@@ -1,0 +1,65 @@
+// Bad calls into the wasm API are errors, never a silent default, and they leave the module usable and its
+// heap where it was: 1,000 of them, then a valid call.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadStagecraft, root } from './load.mjs';
+
+const sc = await loadStagecraft();
+const preset = fs.readFileSync(path.join(root, 'presets/models/llama3-8b.json'), 'utf8');
+
+test('estimateModel rejects bad arguments with the field named', () => {
+  const cases = [
+    [[preset, [], 'xml'], /^format: "xml" is not one of text, json$/],
+    [[preset, 'layers=4', 'text'], /^overrides: expected an array/],
+    [[preset, { layers: 4 }, 'text'], /^overrides: expected an array/],
+    [[preset, [4], 'text'], /^overrides\[\]: expected a string, got a number$/],
+    [[42, [], 'text'], /^model: expected a string, got a number$/],
+    [['{"name": "x", ', [], 'text'], /not valid JSON/],
+  ];
+  for (const [args, re] of cases) {
+    const r = sc.estimateModel(...args);
+    assert.equal(r.ok, false, JSON.stringify(args).slice(0, 80));
+    assert.match(r.error, re);
+  }
+});
+
+test('TraceStream.writeRank takes only an integer rank of the job', () => {
+  const s = new sc.TraceStream(preset, 'tp=2,pp=2,dp=2,batch=8');
+  try {
+    assert.equal(s.error(), '');
+    for (const bad of [NaN, 'abc', 2 ** 32, -1, 8, 1.5, null, undefined, {}]) {
+      assert.equal(s.writeRank(bad), null, String(bad));
+      assert.match(s.error(), /^rank: expected an integer/, String(bad));
+    }
+    assert.ok(s.writeRank(7).length > 0);
+  } finally {
+    s.delete();
+  }
+});
+
+test('1,000 bad calls leave the module usable and its heap where it was', () => {
+  const deep = '{"layers": ' + '['.repeat(100000) + ']'.repeat(100000) + '}';  // depth 10^5
+  const huge = [`${'k'.repeat(1 << 20)}=1`];
+  const bad = [
+    () => sc.estimateModel(preset, [], 'xml'),
+    () => sc.estimateModel(preset, huge, 'text'),
+    () => sc.estimateModel(deep, [], 'text'),
+    () => sc.estimateModel(preset, ['layers=-1'], 'text'),
+    () => sc.estimateModel(preset.replace('"layers": 32', '"layers": 1e999'), [], 'text'),
+  ];
+  const good = () => sc.estimateModel(preset, ['layers=16'], 'text');
+  assert.equal(good().ok, true);
+  const before = sc.heapInUse();
+  for (let i = 0; i < 1000; ++i) {
+    const r = bad[i % bad.length]();
+    assert.equal(r.ok, false, `call ${i}`);
+    assert.equal(typeof r.error, 'string');
+    assert.ok(r.error.length < 2000, `call ${i}: an error of ${r.error.length} characters`);
+  }
+  const r = good();
+  assert.equal(r.ok, true, r.error);
+  assert.match(r.text, /parameters/);
+  assert.ok(sc.heapInUse() - before < 64 * 1024, `heap grew by ${sc.heapInUse() - before} bytes`);
+});
