@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "parallel/job.h"
 #include "parallel/memory.h"
 
@@ -29,6 +30,7 @@ bool Listed(const std::vector<T>& listed, T v) {
 
 void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
     if (req.gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " must be a positive integer");
+    if (req.gpus > kMaxRanks) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + "; at most " + std::to_string(kMaxRanks) + " ranks (2^24)");
     if (req.batch <= 0) throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
     if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
     if (req.shard_count < 1 || req.shard_index < 0 || req.shard_index >= req.shard_count)

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "config/model_config.h"
 #include "config/numbers.h"
 #include "config/overrides.h"
+#include "parallel/parallel_config.h"
 #include "test_util.h"
 
 namespace {
@@ -192,6 +194,98 @@ TEST(BadInput, InputMustBeARegularFileOfAtMost16MiB) {
     r = RunCli("estimate --model " + big);
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "stagecraft estimate: error: --model: " + big + ": is 16777217 bytes; input files are limited to 16 MiB\n");
+}
+
+// ---- 3. Nonsense that exited 0: every number in a spec or flag is checked by the same rule ----
+
+std::string SpecError(const std::string& spec) {
+    return ErrorOf([&] { sc::ParseParallelSpec(spec); });
+}
+
+TEST(BadInput, ParallelSpecRefusesDuplicatesZeroAndOutOfRangeValues) {
+    EXPECT_EQ(SpecError("tp=8,tp=2"), "tp: given twice in the parallel spec");
+    EXPECT_EQ(SpecError("mb=2,microbatch=4"), "microbatch: given twice in the parallel spec (mb is microbatch, fsdp=1 is zero=3)");
+    EXPECT_EQ(SpecError("batch=0"), "batch: must be a positive integer, got \"0\"");
+    EXPECT_EQ(SpecError("gpus=0"), "gpus: must be a positive integer, got \"0\"");
+    EXPECT_EQ(SpecError("gpus=-8"), "gpus: must be a positive integer, got \"-8\"");
+    EXPECT_EQ(SpecError("gpus=1e9"), "gpus: expected an integer, got \"1e9\"");
+    EXPECT_EQ(SpecError("bucket_mb=inf"), "bucket_mb: must be a finite number, got \"inf\"");
+    EXPECT_EQ(SpecError("bucket_mb=0.5"), "bucket_mb: must be at least 1, got \"0.5\"");
+    EXPECT_EQ(SpecError("bucket_mb=2000000"), "bucket_mb: must be at most 1048576, got \"2000000\"");
+    EXPECT_EQ(SpecError("bucket_mb=0x10"), "bucket_mb: expected a number, got \"0x10\"");
+    EXPECT_EQ(SpecError("tp=3000000000"), "tp: must be at most 16777216, got \"3000000000\"");
+    EXPECT_EQ(SpecError("batch=99999999999999999999999"), "batch: must be at most 2147483647, got \"99999999999999999999999\"");
+    EXPECT_EQ(SpecError("zero=5"), "zero: must be at most 3, got \"5\"");
+    EXPECT_EQ(SpecError("tp=8,bucket_mb=1,bucket_mb=1024"), "bucket_mb: given twice in the parallel spec");
+    EXPECT_EQ(SpecError("tp=8,pp=16,dp=4,microbatch=2,batch=1024,bucket_mb=1048576"), "");
+}
+
+TEST(BadInput, FlagsAreFiniteIntegersInRange) {
+    CliResult r = RunCli("estimate --model " + kGpt3 + " --system dgx-h100-superpod --parallel tp=8,pp=8,dp=16,batch=1024 --tokens inf");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft estimate: error: --tokens: must be a finite number, got \"inf\"\n");
+    r = RunCli("estimate --model " + kGpt3 + " --system dgx-h100-superpod --parallel tp=8,pp=8,dp=16,batch=1024 --tokens 0");
+    EXPECT_EQ(r.out, "stagecraft estimate: error: --tokens: must be greater than 0, got \"0\"\n");
+    r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=2,pp=2,dp=2,batch=8 --out /tmp --format json "
+               "--rank 1e9 --system dgx-h100-superpod");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft trace: error: --rank: expected an integer, got \"1e9\"\n");
+    r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=2 --out ''");
+    EXPECT_EQ(r.out, "stagecraft trace: error: --out: missing or empty; give the folder to write into, e.g. --out traces/\n");
+    r = RunCli("search --model " + kGpt3 + " --system dgx-h100-superpod --gpus 1000000000 --batch 1536");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft search: error: --gpus: must be at most 16777216, got \"1000000000\"\n");
+    r = RunCli("sweep --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 64 --axis flops=1e308");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft sweep: error: flops: must be at most 1000000, got 1e308\n");
+}
+
+TEST(BadInput, ModelNumbersHaveStatedRanges) {
+    const std::string mixtral = Source("presets/models/mixtral-8x7b.json");
+    EXPECT_EQ(ErrorOf([&] { sc::ParseModelConfig(sc::ApplyOverrides(mixtral, {"moe.capacity_factor=1e308"}, "m")); }),
+              "moe.capacity_factor: must be at most 100, got 1e+308");
+    EXPECT_EQ(ErrorOf([&] { sc::ParseModelConfig(sc::ApplyOverrides(Source(kGpt3), {"seq=2000000000"}, "m")); }),
+              "seq: must be at most 16777216, got 2000000000");
+    EXPECT_EQ(ErrorOf([&] { sc::ParseModelConfig(sc::ApplyOverrides(Source(kGpt3), {"vocab=3000000000"}, "m")); }),
+              "vocab: must be at most 16777216, got 3000000000");
+}
+
+// ---- 4. Products beyond 2^31, and costs that grow with the microbatch count ----
+
+TEST(BadInput, HugeMicrobatchesAndSequencesAreRefusedNotNegative) {
+    CliResult r = RunCli("summary --model " + kGpt3 + " --parallel tp=8,pp=16,microbatch=1000000000");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft summary: error: microbatch: must be at most 16777216, got \"1000000000\"\n");
+    r = RunCli("summary --model " + kGpt3 + " --parallel tp=8,pp=16,microbatch=1000000");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft summary: error: microbatch: one microbatch of 1000000 x 2048 tokens of GPT-3 175B is "
+                     "2.17e+21 training FLOPs; at most 2^60 = 1.15e+18 (use a smaller microbatch or seq)\n");
+    r = RunCli("summary --model presets/models/llama3-8b.json --set seq=16777216");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("seq: one microbatch of 1 x 16777216 tokens"), std::string::npos) << r.out;
+    r = RunCli("summary --model " + kGpt3 + " --set seq=2000000000");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("seq: must be at most 16777216, got 2000000000\n"), std::string::npos) << r.out;
+    // Below the limit every number printed is positive.
+    r = RunCli("summary --model presets/models/llama3-8b.json --parallel microbatch=500");
+    EXPECT_EQ(r.status, 0) << r.out;
+    for (size_t p = r.out.find(" -"); p != std::string::npos; p = r.out.find(" -", p + 1))
+        EXPECT_FALSE(p + 2 < r.out.size() && std::isdigit(static_cast<unsigned char>(r.out[p + 2]))) << r.out;
+}
+
+TEST(BadInput, MicrobatchesPerStepAndRanksHaveALimit) {
+    CliResult r = RunCli("summary --model " + kGpt3 + " --parallel batch=1000000000");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft summary: error: batch: batch=1000000000 is 1000000000 microbatches of microbatch*dp = 1 "
+                     "per step; at most 65536 (raise microbatch)\n");
+    sc::ModelConfig m = sc::ParseModelConfig(Source(kGpt3));
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec("tp=8,pp=32,dp=131072")); }),
+              "gpus: tp*cp*pp*dp = 33554432 ranks; at most 16777216 (2^24)");
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec("tp=8,dp=16777216,microbatch=16777216")); }),
+              "gpus: tp*cp*pp*dp = 134217728 ranks; at most 16777216 (2^24)");
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec("dp=16384,microbatch=16777216")); }),
+              "microbatch: microbatch*dp = 16777216*16384 = 274877906944 sequences per step; at most 2147483647");
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec("batch=65536")); }), "");
 }
 
 // ---- The CLI's last resorts ----
