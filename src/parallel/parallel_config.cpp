@@ -129,6 +129,8 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     positive("microbatch", p.microbatch);
     positive("vstages", p.vstages);
     if (p.batch < 0) throw Error("batch", "batch=" + S(p.batch) + " must be a positive integer");
+    if (!(p.bucket_mb >= 1 && p.bucket_mb <= kMaxBucketMb))
+        throw Error("bucket_mb", "bucket_mb=" + std::to_string(p.bucket_mb) + " must be from 1 to 1048576 MiB");
     if (p.zero < 0 || p.zero > 3) throw Error("zero", "zero=" + S(p.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
 
     const long long world = 1LL * p.tp * p.cp * p.dp * p.pp;

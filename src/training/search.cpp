@@ -51,7 +51,7 @@ void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
         if (z < 0 || z > 3) throw Error("zero", "zero=" + std::to_string(z) + " is not a ZeRO stage (0, 1, 2 or 3)");
     for (int v : s.sp)
         if (v != 0 && v != 1) throw Error("sp", "sp=" + std::to_string(v) + " must be 0 (off) or 1 (on)");
-    if (!(s.bucket_mb > 0)) throw Error("bucket_mb", "must be a positive number of MiB");
+    if (!(s.bucket_mb >= 1 && s.bucket_mb <= kMaxBucketMb)) throw Error("bucket_mb", "must be from 1 to 1048576 MiB");
     ValidateModelConfig(m);
     ParallelConfig probe;
     probe.order = s.order;

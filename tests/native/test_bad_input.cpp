@@ -288,6 +288,17 @@ TEST(BadInput, MicrobatchesPerStepAndRanksHaveALimit) {
     EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec("batch=65536")); }), "");
 }
 
+TEST(BadInput, ProgrammaticConfigsMeetTheSameRanges) {
+    // The page and the Embind API fill ParallelConfig directly; ValidateParallel applies the spec's ranges.
+    sc::ModelConfig m = sc::ParseModelConfig(Source(kGpt3));
+    sc::ParallelConfig p;
+    p.bucket_mb = 0.5;
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, p); }), "bucket_mb: bucket_mb=0.500000 must be from 1 to 1048576 MiB");
+    p.bucket_mb = 25;
+    p.gpus = -8;
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, p); }), "gpus: gpus=-8 must be a positive integer");
+}
+
 // ---- The CLI's last resorts ----
 
 // `stagecraft <args>` with stdout on /dev/full; stderr is kept apart in `err`.
