@@ -65,6 +65,12 @@ struct Scratch {
 
 const std::string kGpt3 = "presets/models/gpt3-175b.json";
 
+// The parse or validation error of a parallel spec on GPT-3 175B.
+std::string SpecErrorOrValidate(const std::string& spec) {
+    static const sc::ModelConfig m = sc::ParseModelConfig(Source("presets/models/gpt3-175b.json"));
+    return ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec(spec)); });
+}
+
 // ---- 1. Crashes ----
 
 TEST(BadInput, NumberBeyondDoubleInEveryFileIsAnErrorNamingTheField) {
@@ -141,6 +147,15 @@ TEST(BadInput, HugeValuesAndKeysAreClippedInMessages) {
     e = ErrorOf([&] { sc::ParseModelConfig(Layers(Source(kGpt3), "\"" + big + "\"")); });
     EXPECT_NE(e.find("layers: expected an integer, got \"xxxx"), std::string::npos) << e.substr(0, 300);
     EXPECT_LT(e.size(), 300u);
+}
+
+TEST(BadInput, NoErrorMessageEchoesAHugeValueWhole) {
+    const std::string big(1 << 20, 's');
+    for (const std::string& spec : {"schedule=" + big, "order=" + big, "recompute=" + big, big + "=1", big}) {
+        std::string e = SpecErrorOrValidate(spec);
+        EXPECT_FALSE(e.empty());
+        EXPECT_LT(e.size(), 2100u) << e.substr(0, 200);
+    }
 }
 
 TEST(BadInput, LongSystemPathIsAClearError) {
