@@ -1,10 +1,12 @@
 #include "cli/args.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "config/error.h"
+#include "config/numbers.h"
 
 namespace sc::cli {
 
@@ -48,12 +50,28 @@ Args ParseArgs(int argc, char** argv, const std::vector<std::string>& valued, co
     return a;
 }
 
-std::string ReadFile(const std::string& path) {
+std::string ReadFile(const std::string& path, const std::string& flag) {
+    namespace fs = std::filesystem;
+    if (path.empty()) throw Error(flag, "the file name is empty");
+    const std::string name = Clip(path);
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (st.type() == fs::file_type::not_found) throw Error(flag, name + ": cannot open file (no such file)");
+    if (ec) throw Error(flag, name + ": cannot open file (" + ec.message() + ")");
+    // A directory, device (/dev/zero), FIFO or socket would fail late or be read forever.
+    if (fs::is_directory(st)) throw Error(flag, name + ": is a directory, not a regular file");
+    if (!fs::is_regular_file(st)) throw Error(flag, name + ": not a regular file (a device, FIFO or socket)");
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (ec) throw Error(flag, name + ": cannot read its size (" + ec.message() + ")");
+    if (size > static_cast<std::uintmax_t>(kMaxInputFileBytes))
+        throw Error(flag, name + ": is " + std::to_string(size) + " bytes; input files are limited to " +
+                              std::to_string(kMaxInputFileBytes >> 20) + " MiB");
     std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error(path, "cannot open file");
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    if (!f) throw Error(flag, name + ": cannot open file");
+    std::string text(static_cast<size_t>(size), '\0');
+    f.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<size_t>(f.gcount()));  // it may have shrunk meanwhile; growth past `size` is not read
+    return text;
 }
 
 }  // namespace sc::cli

@@ -17,6 +17,8 @@ struct Args {
 // `boolean` lists flags that take no value. Throws sc::Error on an unknown flag or a missing value.
 Args ParseArgs(int argc, char** argv, const std::vector<std::string>& valued, const std::vector<std::string>& boolean);
 
-std::string ReadFile(const std::string& path);  // throws sc::Error naming the path
+// The whole of a regular file of at most kMaxInputFileBytes; sc::Error on `flag` naming the path otherwise
+// (missing, a directory, a device or FIFO, too large, unreadable).
+std::string ReadFile(const std::string& path, const std::string& flag);
 
 }  // namespace sc::cli

@@ -11,6 +11,7 @@
 #include "report/model_report.h"
 #include "report/training_report.h"
 #include "config/error.h"
+#include "config/numbers.h"
 #include "training/estimate.h"
 #include "training/sweep.h"
 
@@ -58,12 +59,7 @@ int Estimate(int argc, char** argv) {
     Job job = MakeJob(m, ParseParallelSpec(a.Get("parallel", "")));
     LoadedSystem ls = LoadSystem(a);
     if (a.Has("gpus")) {
-        const std::string v = a.Get("gpus");
-        char* end = nullptr;
-        const long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || n < 1 || n > (1LL << 24))
-            throw Error("--gpus", "expected a GPU count from 1 to 16777216, got \"" + v + "\"");
-        const int gpus = static_cast<int>(n);
+        const int gpus = static_cast<int>(ParseIntegerIn("--gpus", a.Get("gpus"), 1, kMaxRanks));
         if (gpus < job.par.world())
             throw Error("--gpus", std::to_string(gpus) + " GPUs cannot hold the layout's " + std::to_string(job.par.world()) + " ranks");
         ls.system = ExtendSystem(ls.system, gpus);

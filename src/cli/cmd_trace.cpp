@@ -11,6 +11,7 @@
 #include "cli/job_args.h"
 #include "cli/system_args.h"
 #include "config/error.h"
+#include "config/numbers.h"
 #include "trace/rank_traces.h"
 #include "training/sweep.h"
 #include "training/timeline.h"
@@ -81,9 +82,10 @@ int Trace(int argc, char** argv) {
     if (format != "et" && format != "json") throw Error("--format", "\"" + format + "\" is not one of et, json");
     Job job = LoadJob(a);
     std::string dir = a.Get("out"), prefix = a.Get("prefix", "trace");
+    if (dir.empty()) throw Error("--out", "missing or empty; give the folder to write into, e.g. --out traces/");
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) throw Error(dir, "cannot create directory: " + ec.message());
+    if (ec) throw Error("--out", Clip(dir) + ": cannot create directory: " + ec.message());
 
     if (format == "json") {
         RankTraceWriter writer(job);

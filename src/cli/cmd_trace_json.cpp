@@ -6,6 +6,7 @@
 #include "cli/file_sink.h"
 #include "cli/system_args.h"
 #include "config/error.h"
+#include "config/numbers.h"
 #include "parallel/layout.h"
 #include "training/sweep.h"
 #include "training/timeline.h"
@@ -14,14 +15,9 @@ namespace sc::cli {
 
 int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std::string& dir, const std::string& prefix) {
     if (!a.Has("system")) throw Error("--system", "--format json needs --system to time the ops (e.g. --system dgx-h100-superpod)");
-    int rank = 0;
-    std::string r = a.Get("rank", "0");
-    try {
-        rank = std::stoi(r);
-    } catch (...) {
-        throw Error("--rank", "expected an integer, got \"" + r + "\"");
-    }
-    if (rank < 0 || rank >= writer.world())
+    const std::string r = a.Get("rank", "0");
+    const int rank = static_cast<int>(ParseIntegerIn("--rank", r, 0, kMaxRanks));
+    if (rank >= writer.world())
         throw Error("--rank", "rank " + r + " is outside 0.." + std::to_string(writer.world() - 1));
     LoadedSystem ls = LoadSystem(a);
     ls.system = ExtendSystem(ls.system, job.par.world());  // as `trace --format et` does

@@ -1,6 +1,7 @@
 #include "cli/job_args.h"
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "config/overrides.h"
 
 namespace sc::cli {
@@ -12,11 +13,11 @@ ModelConfig LoadModel(const Args& a) {
     std::string path = a.Get("model");
     std::vector<std::string> sets = a.All("set");
     if (a.Has("precision")) sets.push_back("precision.compute=" + a.Get("precision"));
-    std::string text = ReadFile(path);
+    std::string text = ReadFile(path, "--model");
     try {
         return ParseModelConfig(sets.empty() ? text : ApplyOverrides(text, sets, path));
     } catch (const Error& e) {
-        throw Error("", path + ": " + e.what());
+        throw Error("", Clip(path) + ": " + e.what());
     }
 }
 

@@ -1,5 +1,7 @@
 // stagecraft: the command-line face of the core. Each subcommand lives in its own cmd_*.cpp.
+#include <cerrno>
 #include <cstdio>
+#include <exception>
 #include <cstring>
 #include <string>
 
@@ -21,22 +23,40 @@ static const char* kUsage =
     "      best layout and MFU of each model over a grid of hardware variants (co-design study)\n"
     "run `stagecraft <command> --help` for a command's flags\n";
 
+static int Run(const std::string& cmd, int argc, char** argv) {
+    if (cmd == "estimate") return sc::cli::Estimate(argc, argv);
+    if (cmd == "summary") return sc::cli::Summary(argc, argv);
+    if (cmd == "trace") return sc::cli::Trace(argc, argv);
+    if (cmd == "search") return sc::cli::Search(argc, argv);
+    if (cmd == "sweep") return sc::cli::Sweep(argc, argv);
+    std::fprintf(stderr, "stagecraft: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
+    return 2;
+}
+
+// Output that could not be written (a full disk, `> /dev/full`, a closed pipe) is a failure, never exit 0.
+static int CheckedStdout(const std::string& cmd, int status) {
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+    std::fprintf(stderr, "stagecraft %s: error: could not write the output to stdout: %s\n", cmd.c_str(),
+                 std::strerror(errno));
+    return status != 0 ? status : 1;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return CheckedStdout("--help", argc < 2 ? 2 : 0);
     }
     std::string cmd = argv[1];
+    int status = 1;
     try {
-        if (cmd == "estimate") return sc::cli::Estimate(argc, argv);
-        if (cmd == "summary") return sc::cli::Summary(argc, argv);
-        if (cmd == "trace") return sc::cli::Trace(argc, argv);
-        if (cmd == "search") return sc::cli::Search(argc, argv);
-        if (cmd == "sweep") return sc::cli::Sweep(argc, argv);
-        std::fprintf(stderr, "stagecraft: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
-        return 2;
+        status = Run(cmd, argc, argv);
     } catch (const sc::Error& e) {
         std::fprintf(stderr, "stagecraft %s: error: %s\n", cmd.c_str(), e.what());
-        return 1;
+    } catch (const std::exception& e) {
+        // Not a bad input we know of: a bug, or out of memory. Say so plainly rather than abort.
+        std::fprintf(stderr, "stagecraft %s: internal error: %s\n", cmd.c_str(), e.what());
+    } catch (...) {
+        std::fprintf(stderr, "stagecraft %s: internal error: unknown exception\n", cmd.c_str());
     }
+    return CheckedStdout(cmd, status);
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "config/split_list.h"
 
 namespace sc::cli {
@@ -26,12 +27,9 @@ const char* SearchSpaceUsage() {
 
 namespace {
 
-int Int(const std::string& flag, const std::string& v) {
-    char* end = nullptr;
-    long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end || x < -1000000000L || x > 1000000000L)
-        throw Error("--" + flag, "expected an integer, got \"" + v + "\"");
-    return static_cast<int>(x);
+// At most `hi`; zero and negative values pass to the search, whose errors name the constraint.
+int Int(const std::string& flag, const std::string& v, long long hi = kMaxRanks) {
+    return static_cast<int>(ParseIntegerIn("--" + flag, v, -hi, hi));
 }
 
 std::vector<int> Ints(const Args& a, const std::string& flag) {
@@ -55,7 +53,7 @@ SearchRequest LoadSearchRequest(const Args& a) {
     if (!a.Has("gpus")) throw Error("--gpus", "missing; give the number of GPUs, e.g. --gpus 4096");
     if (!a.Has("batch")) throw Error("--batch", "missing; give the global batch in sequences, e.g. --batch 1536");
     r.gpus = Int("gpus", a.Get("gpus"));
-    r.batch = Int("batch", a.Get("batch"));
+    r.batch = Int("batch", a.Get("batch"), kMaxBatch);
     SearchSpace& s = r.space;
     s.tp = Ints(a, "tp");
     s.pp = Ints(a, "pp");

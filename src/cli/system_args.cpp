@@ -1,8 +1,12 @@
 #include "cli/system_args.h"
 
+#include <cctype>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "config/error.h"
+#include "config/json_fields.h"
+#include "config/numbers.h"
 
 namespace sc::cli {
 
@@ -11,31 +15,52 @@ namespace fs = std::filesystem;
 std::vector<std::string> SystemFlags() { return {"system", "options", "tokens"}; }
 std::vector<std::string> SystemBoolFlags() { return {"no-calibration"}; }
 
-LoadedSystem LoadSystem(const Args& a, const char* fallback) {
+// The system file's "accelerator" id, read as JSON: a plain file name (letters, digits, '.', '_', '-'; no
+// path), which names presets/hardware/<id>.json beside the systems folder.
+static std::string AcceleratorId(const std::string& text) {
+    nlohmann::json root = ParseJsonText(text, "system preset");
+    auto it = root.is_object() ? root.find("accelerator") : root.end();
+    if (!root.is_object() || it == root.end()) throw Error("accelerator", "missing required field");
+    if (!it->is_string()) throw Error("accelerator", "expected an accelerator id (a string), got " + Shown(*it));
+    const std::string id = it->get<std::string>();
+    bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
+    for (char c : id) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+    if (!plain)
+        throw Error("accelerator", "\"" + Clip(id) + "\" is not an accelerator id (letters, digits, '.', '_', '-')");
+    return id;
+}
+
+static fs::path SystemPath(const Args& a, const char* fallback) {
     if (!a.Has("system") && !fallback)
         throw Error("--system", "missing; give a system preset, e.g. --system presets/systems/dgx-h100-superpod.json");
     fs::path path = a.Has("system") ? a.Get("system") : std::string(fallback);
-    if (!fs::exists(path) && path.extension() != ".json") path = fs::path("presets/systems") / (path.string() + ".json");
-    std::string text = ReadFile(path.string());
-    // The accelerator id is read by the system parser; find its file beside the systems folder.
-    std::string acc_id;
-    {
-        size_t k = text.find("\"accelerator\"");
-        size_t q1 = k == std::string::npos ? k : text.find('"', text.find(':', k) + 1);
-        size_t q2 = q1 == std::string::npos ? q1 : text.find('"', q1 + 1);
-        if (q2 == std::string::npos) throw Error(path.string(), "accelerator: missing required field");
-        acc_id = text.substr(q1 + 1, q2 - q1 - 1);
-    }
-    fs::path acc_path = path.parent_path() / ".." / "hardware" / (acc_id + ".json");
+    std::error_code ec;  // a name too long for the file system is reported by ReadFile, not thrown here
+    if (!fs::exists(path, ec) && path.extension() != ".json" && !path.empty())
+        path = fs::path("presets/systems") / (path.string() + ".json");
+    return path;
+}
+
+LoadedSystem LoadSystem(const Args& a, const char* fallback) {
+    const fs::path path = SystemPath(a, fallback);
+    const std::string file = Clip(path.string());
+    std::string text = ReadFile(path.string(), "--system");
     LoadedSystem ls;
     try {
-        ls.system = ParseSystem(text, ReadFile(acc_path.string()));
+        fs::path acc_path = path.parent_path() / ".." / "hardware" / (AcceleratorId(text) + ".json");
+        ls.system = ParseSystem(text, ReadFile(acc_path.string(), "accelerator"));
     } catch (const Error& e) {
-        throw Error("", path.string() + ": " + e.what());
+        throw Error("", file + ": " + e.what());
     }
     fs::path cal = path.parent_path() / ".." / "calibration" / "measured.json";
-    if (!a.Has("no-calibration") && fs::exists(cal))
-        ls.calibration = std::make_unique<CalibrationTable>(ParseCalibration(ReadFile(cal.string())));
+    std::error_code ec;
+    if (!a.Has("no-calibration") && fs::exists(cal, ec)) {
+        const std::string cal_file = Clip(cal.lexically_normal().string());
+        try {
+            ls.calibration = std::make_unique<CalibrationTable>(ParseCalibration(ReadFile(cal.string(), "calibration")));
+        } catch (const Error& e) {
+            throw Error("", cal_file + ": " + e.what() + " (--no-calibration skips it)");
+        }
+    }
     return ls;
 }
 
@@ -80,12 +105,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
                            "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
                            "flash_attention dropout pp_scatter_gather grad_accumulation_fusion");
     }
-    if (a.Has("tokens")) {
-        char* end = nullptr;
-        std::string v = a.Get("tokens");
-        o.tokens_to_train = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end || !(o.tokens_to_train > 0)) throw Error("--tokens", "expected a positive number, got \"" + v + "\"");
-    }
+    if (a.Has("tokens")) o.tokens_to_train = ParseNumberIn("--tokens", a.Get("tokens"), 0, kMaxTrainingTokens, true);
     return o;
 }
 

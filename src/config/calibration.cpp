@@ -154,7 +154,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         for (size_t k = 0; k < pts.size(); ++k) {
             const json& p = pts[k];
             if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
-                throw Error(pf + "[" + std::to_string(k) + "]", "expected [message_bytes, busbw_GBps], got " + p.dump());
+                throw Error(pf + "[" + std::to_string(k) + "]", "expected [message_bytes, busbw_GBps], got " + Shown(p));
             cc.busbw.x.push_back(p[0].get<double>());
             cc.busbw.y.push_back(p[1].get<double>());
         }

@@ -54,7 +54,7 @@ Quantity ReadQuantity(const json& j, const std::string& path, const char* unit, 
     p.note = r.Str("note", "");
     p.from = r.Str("from", "");
     if (const json* c = r.Get("calibration", false); c && !c->is_object())
-        throw Error(r.Field("calibration"), "expected a JSON object, got " + c->dump());
+        throw Error(r.Field("calibration"), "expected a JSON object, got " + Shown(*c));
     r.Done();
 
     if (v->is_null()) {
@@ -63,14 +63,14 @@ Quantity ReadQuantity(const json& j, const std::string& path, const char* unit, 
             throw Error(r.Field("status"), "a null value needs status " + std::string(kNullStatus) + ", got " + p.status);
     } else {
         if (p.status == kNullStatus)
-            throw Error(r.Field("status"), std::string(kNullStatus) + " needs a null value, got " + v->dump());
+            throw Error(r.Field("status"), std::string(kNullStatus) + " needs a null value, got " + Shown(*v));
         if (type == ValueType::boolean) {
-            if (!v->is_boolean()) throw Error(r.Field("value"), "expected true or false, got " + v->dump());
+            if (!v->is_boolean()) throw Error(r.Field("value"), "expected true or false, got " + Shown(*v));
             q.boolean = v->get<bool>();
         } else {
-            if (!v->is_number()) throw Error(r.Field("value"), "expected a number, got " + v->dump());
+            if (!v->is_number()) throw Error(r.Field("value"), "expected a number, got " + Shown(*v));
             double d = v->get<double>();
-            if (!std::isfinite(d)) throw Error(r.Field("value"), "must be finite, got " + v->dump());
+            if (!std::isfinite(d)) throw Error(r.Field("value"), "must be finite, got " + Shown(*v));
             q.number = d;
         }
     }
@@ -92,8 +92,8 @@ std::optional<double> PositiveOrNull(const Quantity& q, const std::string& field
 
 int PositiveInteger(const Quantity& q, const std::string& field) {
     double v = *q.number;
-    if (v != std::floor(v) || v < 1 || v > 2e9) throw Error(field, "must be a positive integer, got " + Num(v));
-    return static_cast<int>(v);
+    if (v != std::floor(v) || v < 1) throw Error(field, "must be a positive integer, got " + Num(v));
+    return static_cast<int>(IntegerIn(field, v, Num(v), 1, kMaxRanks));
 }
 
 }  // namespace
@@ -199,7 +199,7 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
 
     const json* levels = r.Get("levels", true);
     if (!levels->is_array() || levels->empty())
-        throw Error("levels", "expected a non-empty array of network levels, got " + levels->dump());
+        throw Error("levels", "expected a non-empty array of network levels, got " + Shown(*levels));
     r.Done();
 
     for (size_t i = 0; i < levels->size(); ++i) {

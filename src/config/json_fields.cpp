@@ -4,17 +4,52 @@
 #include <cmath>
 
 #include "config/error.h"
+#include "config/numbers.h"
 
 namespace sc {
 
+std::string Shown(const nlohmann::json& value) {
+    return Clip(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// "moe.experts", "layers[]": the open containers' current keys, for naming where a number overflowed.
+static std::string PathOf(const std::vector<std::string>& open) {
+    std::string out;
+    for (const std::string& k : open) {
+        if (k == "[]") out += k;
+        else if (!k.empty()) out += (out.empty() ? "" : ".") + Clip(k, 40);
+    }
+    return Clip(out);
+}
+
 nlohmann::json ParseJsonText(std::string_view text, const std::string& what) {
+    using Event = nlohmann::json::parse_event_t;
+    std::vector<std::string> open;  // one entry per open container: its current key, or "[]" for an array
+    auto track = [&](int depth, Event ev, nlohmann::json& parsed) {
+        if (ev == Event::object_start || ev == Event::array_start) {
+            if (depth >= kMaxJsonDepth)
+                throw Error(PathOf(open), what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+            open.push_back(ev == Event::array_start ? "[]" : "");
+        } else if (ev == Event::object_end || ev == Event::array_end) {
+            if (!open.empty()) open.pop_back();
+        } else if (ev == Event::key && !open.empty()) {
+            open.back() = parsed.get<std::string>();
+        }
+        return true;
+    };
     try {
-        return nlohmann::json::parse(text.begin(), text.end());
+        return nlohmann::json::parse(text.begin(), text.end(), track);
     } catch (const nlohmann::json::parse_error& e) {
         // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."; keep the useful tail.
         std::string msg = e.what();
         size_t p = msg.find("parse error");
-        throw Error("", what + " is not valid JSON: " + (p == std::string::npos ? msg : msg.substr(p)));
+        throw Error("", what + " is not valid JSON: " + Clip(p == std::string::npos ? msg : msg.substr(p), 200));
+    } catch (const nlohmann::json::exception& e) {
+        // A number beyond double's range ("1e999") is nlohmann's out_of_range.406; name where it was.
+        std::string msg = e.what();
+        size_t p = msg.find("] ");
+        throw Error(PathOf(open), what + ": " + Clip(p == std::string::npos ? msg : msg.substr(p + 2), 200) +
+                                      " (numbers must be finite doubles)");
     }
 }
 
@@ -57,61 +92,47 @@ const nlohmann::json* JsonFields::Find(const char* key, bool required) {
     return &*it;
 }
 
-static int ToInt(const nlohmann::json& v, const std::string& name) {
-    if (!v.is_number()) throw Error(name, "expected an integer, got " + v.dump());
-    double d = v.get<double>();
-    if (d != std::floor(d) || std::fabs(d) > 2e9) throw Error(name, "expected an integer, got " + v.dump());
-    return static_cast<int>(d);
+int JsonInt(const nlohmann::json& v, const std::string& name, long long lo, long long hi) {
+    if (!v.is_number()) throw Error(name, "expected an integer, got " + Shown(v));
+    return static_cast<int>(IntegerIn(name, v.get<double>(), Shown(v), lo, hi));
 }
 
-int JsonFields::PositiveInt(const char* key) {
-    int v = ToInt(*Find(key, true), FieldName(key));
-    if (v <= 0) throw Error(FieldName(key), "must be a positive integer, got " + std::to_string(v));
-    return v;
+int JsonFields::PositiveInt(const char* key, long long max) { return JsonInt(*Find(key, true), FieldName(key), 1, max); }
+
+int JsonFields::PositiveInt(const char* key, int fallback, long long max) {
+    const nlohmann::json* j = Find(key, false);
+    return j ? JsonInt(*j, FieldName(key), 1, max) : fallback;
 }
 
-int JsonFields::PositiveInt(const char* key, int fallback) {
+int JsonFields::NonNegativeInt(const char* key, int fallback, long long max) {
+    const nlohmann::json* j = Find(key, false);
+    return j ? JsonInt(*j, FieldName(key), 0, max) : fallback;
+}
+
+double JsonFields::NonNegativeNumber(const char* key, double fallback, double max) {
     const nlohmann::json* j = Find(key, false);
     if (!j) return fallback;
-    int v = ToInt(*j, FieldName(key));
-    if (v <= 0) throw Error(FieldName(key), "must be a positive integer, got " + std::to_string(v));
-    return v;
-}
-
-int JsonFields::NonNegativeInt(const char* key, int fallback) {
-    const nlohmann::json* j = Find(key, false);
-    if (!j) return fallback;
-    int v = ToInt(*j, FieldName(key));
-    if (v < 0) throw Error(FieldName(key), "must be zero or a positive integer, got " + std::to_string(v));
-    return v;
-}
-
-double JsonFields::NonNegativeNumber(const char* key, double fallback) {
-    const nlohmann::json* j = Find(key, false);
-    if (!j) return fallback;
-    if (!j->is_number()) throw Error(FieldName(key), "expected a number, got " + j->dump());
-    double v = j->get<double>();
-    if (!(v >= 0) || !std::isfinite(v)) throw Error(FieldName(key), "must be zero or positive, got " + j->dump());
-    return v;
+    if (!j->is_number()) throw Error(FieldName(key), "expected a number, got " + Shown(*j));
+    return NumberIn(FieldName(key), j->get<double>(), Shown(*j), 0, max);
 }
 
 bool JsonFields::Bool(const char* key, bool fallback) {
     const nlohmann::json* j = Find(key, false);
     if (!j) return fallback;
-    if (!j->is_boolean()) throw Error(FieldName(key), "expected true or false, got " + j->dump());
+    if (!j->is_boolean()) throw Error(FieldName(key), "expected true or false, got " + Shown(*j));
     return j->get<bool>();
 }
 
 std::string JsonFields::String(const char* key) {
     const nlohmann::json* j = Find(key, true);
-    if (!j->is_string()) throw Error(FieldName(key), "expected a string, got " + j->dump());
+    if (!j->is_string()) throw Error(FieldName(key), "expected a string, got " + Shown(*j));
     return j->get<std::string>();
 }
 
 std::string JsonFields::String(const char* key, const std::string& fallback) {
     const nlohmann::json* j = Find(key, false);
     if (!j) return fallback;
-    if (!j->is_string()) throw Error(FieldName(key), "expected a string, got " + j->dump());
+    if (!j->is_string()) throw Error(FieldName(key), "expected a string, got " + Shown(*j));
     return j->get<std::string>();
 }
 
@@ -128,7 +149,7 @@ std::string JsonFields::Choice(const char* key, std::initializer_list<const char
 
 const nlohmann::json* JsonFields::Object(const char* key) {
     const nlohmann::json* j = Find(key, false);
-    if (j && !j->is_object()) throw Error(FieldName(key), "expected a JSON object, got " + j->dump());
+    if (j && !j->is_object()) throw Error(FieldName(key), "expected a JSON object, got " + Shown(*j));
     return j;
 }
 
@@ -139,12 +160,13 @@ void RejectUnknownKeys(const nlohmann::json& object, const std::vector<std::stri
         std::string best;
         size_t best_d = 3;  // suggest only close matches
         for (const std::string& c : known) {
+            if (k.size() > c.size() + best_d) continue;  // too far to suggest (and a 1 MB key costs nothing)
             size_t d = EditDistance(k, c);
             if (d < best_d) best_d = d, best = c;
         }
         std::string msg = "unknown field";
         if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
-        throw Error(path.empty() ? k : path + "." + k, msg);
+        throw Error(path.empty() ? Clip(k) : path + "." + Clip(k), msg);
     }
 }
 

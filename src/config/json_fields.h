@@ -7,10 +7,20 @@
 #include <string_view>
 #include <vector>
 
+#include "config/numbers.h"
+
 namespace sc {
 
-// Parses `text` as JSON; throws sc::Error("", "not valid JSON: ... at byte N") otherwise.
+inline constexpr int kMaxJsonDepth = 64;  // nested arrays and objects in any input file
+
+// Parses `text` as JSON; throws sc::Error("", "not valid JSON: ... at byte N") otherwise, and for a number
+// beyond double's range (naming where it was) or nesting deeper than kMaxJsonDepth.
 nlohmann::json ParseJsonText(std::string_view text, const std::string& what);
+
+// A value as JSON text for an error message, clipped to 80 characters (never the whole of a huge value).
+std::string Shown(const nlohmann::json& value);
+// An integer JSON value in [lo, hi]; errors name `name`.
+int JsonInt(const nlohmann::json& value, const std::string& name, long long lo, long long hi);
 
 // Levenshtein distance, for "did you mean" on misspelled keys.
 size_t EditDistance(std::string_view a, std::string_view b);
@@ -24,10 +34,11 @@ public:
 
     bool Has(const char* key) const;
     // Required fields throw when missing; optional ones return `fallback`.
-    int PositiveInt(const char* key);
-    int PositiveInt(const char* key, int fallback);
-    int NonNegativeInt(const char* key, int fallback);
-    double NonNegativeNumber(const char* key, double fallback);
+    // Integers are at most `max` (kMaxModelDim unless stated), numbers finite and at most `max`.
+    int PositiveInt(const char* key, long long max = kMaxModelDim);
+    int PositiveInt(const char* key, int fallback, long long max = kMaxModelDim);
+    int NonNegativeInt(const char* key, int fallback, long long max = kMaxModelDim);
+    double NonNegativeNumber(const char* key, double fallback, double max);
     bool Bool(const char* key, bool fallback);
     std::string String(const char* key);
     std::string String(const char* key, const std::string& fallback);

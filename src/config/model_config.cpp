@@ -42,7 +42,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.moe.shared_experts = g.NonNegativeInt("shared_experts", 0);
         m.moe.expert_ffn = g.PositiveInt("expert_ffn", m.ffn);
         m.moe.dense_layers = g.NonNegativeInt("dense_layers", 0);
-        m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0);
+        m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0, kMaxCapacityFactor);
         g.RejectUnknown();
     }
     if (const nlohmann::json* j = f.Object("mla")) {
@@ -83,6 +83,7 @@ void DeriveHeadDim(ModelConfig& m) {
 
 static void RequirePositive(const char* field, long long v) {
     if (v <= 0) throw Error(field, "must be a positive integer, got " + std::to_string(v));
+    if (v > kMaxModelDim) throw Error(field, "must be at most " + std::to_string(kMaxModelDim) + ", got " + std::to_string(v));
 }
 
 void ValidateModelConfig(const ModelConfig& m) {

@@ -37,7 +37,7 @@ public:
     bool Has(const char* key) const { return obj_.contains(key); }
     std::string Str(const char* key) {
         const json* j = Get(key, true);
-        if (!j->is_string()) throw Error(Field(key), "expected a string, got " + j->dump());
+        if (!j->is_string()) throw Error(Field(key), "expected a string, got " + Shown(*j));
         std::string s = j->get<std::string>();
         if (s.empty()) throw Error(Field(key), "must not be empty");
         return s;
@@ -45,12 +45,12 @@ public:
     std::string Str(const char* key, const std::string& fallback) {
         const json* j = Get(key, false);
         if (!j) return fallback;
-        if (!j->is_string()) throw Error(Field(key), "expected a string, got " + j->dump());
+        if (!j->is_string()) throw Error(Field(key), "expected a string, got " + Shown(*j));
         return j->get<std::string>();
     }
     const json& Obj(const char* key) {
         const json* j = Get(key, true);
-        if (!j->is_object()) throw Error(Field(key), "expected a JSON object, got " + j->dump());
+        if (!j->is_object()) throw Error(Field(key), "expected a JSON object, got " + Shown(*j));
         return *j;
     }
     std::vector<std::string> Strings(const char* key) {
@@ -60,23 +60,19 @@ public:
         for (size_t i = 0; i < j->size(); ++i) {
             const json& e = (*j)[i];
             if (!e.is_string() || e.get<std::string>().empty())
-                throw Error(Field(key) + "[" + std::to_string(i) + "]", "expected a non-empty string, got " + e.dump());
+                throw Error(Field(key) + "[" + std::to_string(i) + "]", "expected a non-empty string, got " + Shown(e));
             out.push_back(e.get<std::string>());
         }
         return out;
     }
     double Number(const char* key) {
         const json* j = Get(key, true);
-        if (!j->is_number()) throw Error(Field(key), "expected a number, got " + j->dump());
+        if (!j->is_number()) throw Error(Field(key), "expected a number, got " + Shown(*j));
         double d = j->get<double>();
-        if (!std::isfinite(d)) throw Error(Field(key), "must be finite, got " + j->dump());
+        if (!std::isfinite(d)) throw Error(Field(key), "must be finite, got " + Shown(*j));
         return d;
     }
-    int Int(const char* key) {
-        double d = Number(key);
-        if (d != std::floor(d) || std::fabs(d) > 2e9) throw Error(Field(key), "expected an integer, got " + Get(key, true)->dump());
-        return static_cast<int>(d);
-    }
+    int Int(const char* key) { return JsonInt(*Get(key, true), Field(key), -2147483647, 2147483647); }
     const json& Array(const char* key) {
         const json* j = Get(key, true);
         if (!j->is_array()) throw Error(Field(key), "expected an array, got " + std::string(j->type_name()));

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+
+#include "config/error.h"
+#include "config/numbers.h"
 
 #include "graph/model_stats.h"
 #include "graph/transformer_graph.h"
@@ -10,8 +14,21 @@
 
 namespace sc {
 
+// Every FLOP and byte count of a trace node fits int64 (and the summary's sums stay positive) when one
+// microbatch's training FLOPs are at most kMaxFlopsPerMicrobatch (2^60), with room for recomputation.
+static void CheckMicrobatchFlops(const ModelConfig& m, const ParallelConfig& p, double flops_per_token) {
+    const double flops = flops_per_token * m.seq * p.microbatch;
+    if (flops <= kMaxFlopsPerMicrobatch) return;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g training FLOPs; at most 2^60 = %.3g", flops, kMaxFlopsPerMicrobatch);
+    throw Error(p.microbatch > 1 ? "microbatch" : "seq", "one microbatch of " + std::to_string(p.microbatch) + " x " +
+                                                             std::to_string(m.seq) + " tokens of " + m.name + " is " + buf +
+                                                             " (use a smaller microbatch or seq)");
+}
+
 void Rebind(Job& job, const ParallelConfig& p) {
     ValidateParallel(job.model, p);
+    if (job.model_flops_per_token > 0) CheckMicrobatchFlops(job.model, p, job.model_flops_per_token);
     job.par = p;
     SymbolValues sv;
     sv.microbatch = p.microbatch;
@@ -37,9 +54,9 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p) {
     ValidateParallel(m, p);
     Job job;
     job.model = m;
+    job.model_flops_per_token = ComputeModelStats(m).model_flops_per_token();
     job.graph = BuildTransformerGraph(m, GraphOptions{p.sp, p.etp > 1});
     Rebind(job, p);
-    job.model_flops_per_token = ComputeModelStats(m).model_flops_per_token();
     return job;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "config/split_list.h"
 
 namespace sc {
@@ -27,12 +28,9 @@ const char* NameOf(Recompute r) {
     return "?";
 }
 
-static int ToInt(const std::string& key, const std::string& v) {
-    char* end = nullptr;
-    long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || x > 1000000000L || x < -1000000000L)
-        throw Error(key, "expected an integer, got \"" + v + "\"");
-    return static_cast<int>(x);
+// Degrees and counts: at most `hi`; zero and negative values pass to ValidateParallel, which names the constraint.
+static int ToInt(const std::string& key, const std::string& v, long long hi) {
+    return static_cast<int>(ParseIntegerIn(key, v, -hi, hi));
 }
 
 static bool ToBool(const std::string& key, const std::string& v) {
@@ -55,41 +53,52 @@ Recompute ParseRecompute(const std::string& field, const std::string& v) {
     throw Error(field, "\"" + v + "\" is not one of none, selective, full");
 }
 
+// The key a spec item sets ("mb" is "microbatch", "fsdp" is "zero"), to refuse one given twice.
+static std::string CanonicalKey(const std::string& k) {
+    if (k == "mb") return "microbatch";
+    if (k == "fsdp") return "zero";
+    return k;
+}
+
+static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v, bool* vstages_given) {
+    if (k == "tp") p.tp = ToInt(k, v, kMaxRanks);
+    else if (k == "pp") p.pp = ToInt(k, v, kMaxRanks);
+    else if (k == "dp") p.dp = ToInt(k, v, kMaxRanks);
+    else if (k == "cp") p.cp = ToInt(k, v, kMaxRanks);
+    else if (k == "ep") p.ep = ToInt(k, v, kMaxRanks);
+    else if (k == "etp") p.etp = ToInt(k, v, kMaxRanks);
+    else if (k == "sp") p.sp = ToBool(k, v);
+    else if (k == "microbatch" || k == "mb") p.microbatch = ToInt(k, v, kMaxModelDim);
+    else if (k == "batch") p.batch = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxBatch));  // 0 would mean "the default"
+    else if (k == "vstages") p.vstages = ToInt(k, v, kMaxModelDim), *vstages_given = true;
+    else if (k == "zero") p.zero = ToInt(k, v, 3);
+    else if (k == "gpus") p.gpus = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxRanks));  // 0 would mean "unchecked"
+    else if (k == "uneven") p.uneven = ToBool(k, v);
+    else if (k == "order") p.order = v;
+    else if (k == "bucket_mb") p.bucket_mb = ParseNumberIn(k, v, 1, kMaxBucketMb);
+    else if (k == "schedule") p.schedule = ParseSchedule(k, v);
+    else if (k == "recompute") p.recompute = ParseRecompute(k, v);
+    else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
+    else
+        throw Error(Clip(k), "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch batch schedule vstages "
+                             "recompute zero fsdp order gpus uneven bucket_mb");
+}
+
 ParallelConfig ParseParallelSpec(std::string_view spec) {
     ParallelConfig p;
     bool vstages_given = false;
+    std::vector<std::string> seen;
     for (const std::string& item : SplitList(spec)) {
         if (item.empty()) continue;
         size_t eq = item.find('=');
-        if (eq == std::string::npos) throw Error(item, "expected key=value in the parallel spec");
+        if (eq == std::string::npos) throw Error(Clip(item), "expected key=value in the parallel spec");
         std::string k = item.substr(0, eq), v = item.substr(eq + 1);
-        if (k == "tp") p.tp = ToInt(k, v);
-        else if (k == "pp") p.pp = ToInt(k, v);
-        else if (k == "dp") p.dp = ToInt(k, v);
-        else if (k == "cp") p.cp = ToInt(k, v);
-        else if (k == "ep") p.ep = ToInt(k, v);
-        else if (k == "etp") p.etp = ToInt(k, v);
-        else if (k == "sp") p.sp = ToBool(k, v);
-        else if (k == "microbatch" || k == "mb") p.microbatch = ToInt(k, v);
-        else if (k == "batch") p.batch = ToInt(k, v);
-        else if (k == "vstages") p.vstages = ToInt(k, v), vstages_given = true;
-        else if (k == "zero") p.zero = ToInt(k, v);
-        else if (k == "gpus") p.gpus = ToInt(k, v);
-        else if (k == "uneven") p.uneven = ToBool(k, v);
-        else if (k == "order") p.order = v; else if (k == "bucket_mb") {
-            char* end = nullptr;
-            p.bucket_mb = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !(p.bucket_mb > 0)) throw Error(k, "expected a positive number, got \"" + v + "\"");
-        } else if (k == "schedule") {
-            p.schedule = ParseSchedule(k, v);
-        } else if (k == "recompute") {
-            p.recompute = ParseRecompute(k, v);
-        } else if (k == "fsdp") {
-            if (ToBool(k, v)) p.zero = 3;
-        } else {
-            throw Error(k, "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch batch schedule vstages "
-                           "recompute zero fsdp order gpus uneven bucket_mb");
-        }
+        const std::string key = CanonicalKey(k);
+        if (std::find(seen.begin(), seen.end(), key) != seen.end())
+            throw Error(Clip(k), "given twice in the parallel spec" +
+                                     std::string(key == "microbatch" || key == "zero" ? " (mb is microbatch, fsdp=1 is zero=3)" : ""));
+        seen.push_back(key);
+        SetKey(p, k, v, &vstages_given);
     }
     if (p.schedule == Schedule::interleaved && !vstages_given) p.vstages = 2;
     return p;
@@ -120,10 +129,14 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     positive("microbatch", p.microbatch);
     positive("vstages", p.vstages);
     if (p.batch < 0) throw Error("batch", "batch=" + S(p.batch) + " must be a positive integer");
+    if (!(p.bucket_mb >= 1 && p.bucket_mb <= kMaxBucketMb))
+        throw Error("bucket_mb", "bucket_mb=" + std::to_string(p.bucket_mb) + " must be from 1 to 1048576 MiB");
     if (p.zero < 0 || p.zero > 3) throw Error("zero", "zero=" + S(p.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
 
-    long long world = 1LL * p.tp * p.cp * p.dp * p.pp;
-    if (world > (1LL << 24)) throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " ranks is beyond 16M");
+    const long long world = 1LL * p.tp * p.cp * p.dp * p.pp;
+    if (world > kMaxRanks)
+        throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " ranks; at most " + std::to_string(kMaxRanks) + " (2^24)");
+    if (p.gpus < 0) throw Error("gpus", "gpus=" + S(p.gpus) + " must be a positive integer");
     if (p.gpus > 0 && world != p.gpus)
         throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " but " + S(p.gpus) + " GPUs were given");
 
@@ -172,8 +185,16 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (m.layers < stages)
         throw Error("pp", "pp*vstages=" + S(stages) + " pipeline stages exceed " + S(m.layers) + " layers");
 
-    // Batch: whole microbatches per data-parallel replica.
-    long long per_step = 1LL * p.microbatch * p.dp;
+    // Batch: whole microbatches per data-parallel replica, at most kMaxMicrobatches of them (the summary's and
+    // the traces' cost grows with the count).
+    const long long per_step = 1LL * p.microbatch * p.dp;
+    if (per_step > kMaxBatch)
+        throw Error("microbatch", "microbatch*dp = " + S(p.microbatch) + "*" + S(p.dp) + " = " + std::to_string(per_step) +
+                                      " sequences per step; at most " + std::to_string(kMaxBatch));
+    if (p.global_batch() / per_step > kMaxMicrobatches)
+        throw Error("batch", "batch=" + S(p.global_batch()) + " is " + std::to_string(p.global_batch() / per_step) +
+                                 " microbatches of microbatch*dp = " + std::to_string(per_step) + " per step; at most " +
+                                 std::to_string(kMaxMicrobatches) + " (raise microbatch)");
     if (p.global_batch() % per_step)
         throw Error("batch", "batch=" + S(p.global_batch()) + " is not a multiple of microbatch*dp = " + S(p.microbatch) + "*" +
                                  S(p.dp) + " = " + std::to_string(per_step));

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "parallel/job.h"
 #include "parallel/memory.h"
 
@@ -29,6 +30,7 @@ bool Listed(const std::vector<T>& listed, T v) {
 
 void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
     if (req.gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " must be a positive integer");
+    if (req.gpus > kMaxRanks) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + "; at most " + std::to_string(kMaxRanks) + " ranks (2^24)");
     if (req.batch <= 0) throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
     if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
     if (req.shard_count < 1 || req.shard_index < 0 || req.shard_index >= req.shard_count)
@@ -49,7 +51,7 @@ void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
         if (z < 0 || z > 3) throw Error("zero", "zero=" + std::to_string(z) + " is not a ZeRO stage (0, 1, 2 or 3)");
     for (int v : s.sp)
         if (v != 0 && v != 1) throw Error("sp", "sp=" + std::to_string(v) + " must be 0 (off) or 1 (on)");
-    if (!(s.bucket_mb > 0)) throw Error("bucket_mb", "must be a positive number of MiB");
+    if (!(s.bucket_mb >= 1 && s.bucket_mb <= kMaxBucketMb)) throw Error("bucket_mb", "must be from 1 to 1048576 MiB");
     ValidateModelConfig(m);
     ParallelConfig probe;
     probe.order = s.order;

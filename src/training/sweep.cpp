@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "config/split_list.h"
 
 namespace sc {
@@ -15,12 +16,13 @@ namespace {
 
 const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr";
 
+// A hardware factor from 1e-6 to 1e6 (1e308 made the step time nan).
 double Factor(const std::string& axis, const std::string& v) {
     char* end = nullptr;
     double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end || !(x > 0) || !std::isfinite(x))
-        throw Error(axis, "expected a positive factor (e.g. 0.5, 1, 2), got \"" + v + "\"");
-    return x;
+    if (v.empty() || *end || !(x > 0))
+        throw Error(axis, "expected a positive factor (e.g. 0.5, 1, 2), got \"" + Clip(v) + "\"");
+    return NumberIn(axis, x, v, kMinSweepFactor, kMaxSweepFactor);
 }
 
 int OnOff(const std::string& axis, const std::string& v) {
@@ -72,7 +74,8 @@ void ValidateSweepAxes(const SweepAxes& a) {
     auto factors = [](const char* name, const std::vector<double>& v) {
         if (v.empty()) throw Error(name, "the axis needs at least one value");
         for (double x : v)
-            if (!(x > 0) || !std::isfinite(x)) throw Error(name, "factor " + std::to_string(x) + " must be positive");
+            if (!(x >= kMinSweepFactor && x <= kMaxSweepFactor))
+                throw Error(name, "factor " + std::to_string(x) + " must be from 1e-6 to 1e6");
     };
     factors("flops", a.flops);
     factors("hbm_bw", a.hbm_bw);
