@@ -103,6 +103,15 @@ int Sweep(int argc, char** argv) {
     SweepAxes axes;
     for (const std::string& ax : a.All("axis")) ParseSweepAxis(ax, axes);
     const size_t points = SweepPoints(axes).size();
+    // Every row is kept until the merge: a stated limit instead of a run that never ends or eats the memory.
+    constexpr size_t kMaxRows = 100000;
+    if (points * models.size() > kMaxRows)
+        throw Error("--axis", std::to_string(points) + " points x " + std::to_string(models.size()) + " model(s) = " +
+                                  std::to_string(points * models.size()) + " rows; at most " + std::to_string(kMaxRows) +
+                                  " per run: narrow the axes or split the sweep into several runs");
+    if (pg.root() && points * models.size() >= 1000)
+        std::fprintf(stderr, "sweep: %zu points x %zu model(s), each a full layout search; this takes a while\n", points,
+                     models.size());
     MakeSweepSystem(ls.system, SweepPoint{}, req.gpus);  // fail early, on every rank, on an unusable system
     const SweepFormat fmt = a.Has("json") ? SweepFormat::json : SweepFormat::csv;
 

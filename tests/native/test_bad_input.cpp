@@ -333,4 +333,14 @@ TEST(BadInput, FullStdoutExitsNonZero) {
     EXPECT_EQ(RunToFullStdout("--help", &err), 1);
 }
 
+TEST(BadInput, SweepTooLargeIsRefusedBeforeItStarts) {
+    // 200,000 rows would run for hours and hold every row: refused at once, naming the axes and the limit.
+    CliResult r = RunCli("sweep --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 1024 --batch 1024 "
+                         "--axis flops=1,2,3,4,5,6,7,8,9,10 --axis hbm_bw=1,2,3,4,5,6,7,8,9,10 --axis net_bw=1,2,3,4,5,6,7,8,9,10 "
+                         "--axis hbm_capacity=1,2,3,4,5,6,7,8,9,10 --axis domain=8,16,32,64,72,128,256,512,1024,4 --axis inr=on,off");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "stagecraft sweep: error: --axis: 200000 points x 1 model(s) = 200000 rows; at most 100000 per run: "
+                     "narrow the axes or split the sweep into several runs\n");
+}
+
 }  // namespace
