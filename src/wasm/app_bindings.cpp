@@ -14,6 +14,7 @@
 
 #include "app/app.h"
 #include "app/imgui_bridge.h"
+#include "guard.h"
 #include "trace_stream.h"
 
 namespace {
@@ -97,39 +98,23 @@ public:
 
     // ---- App
     std::string loadModel(const std::string& json_text) {
-        try {
-            return sc::app::LoadModelJson(*state_, json_text);
-        } catch (const std::exception& e) {
-            return Describe(e);
-        } catch (...) {
-            return "unknown error while loading the model";
-        }
+        return Guard([&] { return sc::app::LoadModelJson(*state_, json_text); });
     }
     // Registers a preset for the UI's picker (the first one becomes current); "" or the error.
     std::string addPreset(const std::string& file, const std::string& json_text) {
-        try {
-            return sc::app::AddPreset(*state_, file, json_text);
-        } catch (const std::exception& e) {
-            return Describe(e);
-        }
+        return Guard([&] { return sc::app::AddPreset(*state_, file, json_text); });
     }
     bool selectPreset(const std::string& file) {
-        try {
-            return sc::app::SelectPreset(*state_, file);
-        } catch (const std::exception&) {
-            return false;
-        }
+        bool found = false;
+        return Guard([&] { found = sc::app::SelectPreset(*state_, file); return std::string(); }).empty() && found;
     }
     // Clusters, calibration and the parallel split (see app.h); each returns "" or the error.
     std::string addSystem(const std::string& file, const std::string& system_json, const std::string& accelerator_json) {
         return Guard([&] { return sc::app::AddSystem(*state_, file, system_json, accelerator_json); });
     }
     bool selectSystem(const std::string& file) {
-        try {
-            return sc::app::SelectSystem(*state_, file);
-        } catch (const std::exception&) {
-            return false;
-        }
+        bool found = false;
+        return Guard([&] { found = sc::app::SelectSystem(*state_, file); return std::string(); }).empty() && found;
     }
     std::string setCalibration(const std::string& json_text) {
         return Guard([&] { return sc::app::SetCalibration(*state_, json_text); });
@@ -206,15 +191,12 @@ public:
     }
 
 private:
+    // "" or the error of f() (which returns "" or the error itself), through the one guard (guard.h).
     template <typename F>
     static std::string Guard(F&& f) {
-        try {
-            return f();
-        } catch (const std::exception& e) {
-            return Describe(e);
-        } catch (...) {
-            return "unknown error";
-        }
+        std::string returned;
+        std::string thrown = scweb::ErrorOf([&] { returned = f(); });
+        return thrown.empty() ? returned : thrown;
     }
     void Fail(std::string message) {
         last_error_ = std::move(message);

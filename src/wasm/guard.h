@@ -36,6 +36,18 @@ val Guard(F&& f) {
     }
 }
 
+// The message of whatever f() throws ("" when it returns normally): for the calls whose result is "" or the error.
+template <typename F>
+std::string ErrorOf(F&& f) {
+    val r = Guard([&] {
+        f();
+        val ok = val::object();
+        ok.set("ok", true);
+        return ok;
+    });
+    return r["ok"].as<bool>() ? std::string() : r["error"].as<std::string>();
+}
+
 // A JavaScript value that must be an integer in [lo, hi]: a number, finite, whole, in range.
 inline long long IntegerArg(const val& v, const char* field, long long lo, long long hi) {
     if (!v.isNumber()) throw sc::Error(field, "expected an integer, got a " + v.typeOf().as<std::string>());
