@@ -18,7 +18,7 @@
 
 namespace sc::cli {
 
-#define kDefaultTraceSystem "dgx-h100-superpod"
+constexpr const char* kDefaultTraceSystem = "dgx-h100-superpod";
 
 namespace {
 
@@ -68,7 +68,7 @@ int Trace(int argc, char** argv) {
             "                        [--system SYSTEM [--options ...]]\n"
             "  et:   DIR/<prefix>.<rank>.et for every rank (Chakra ET, as ASTRA-sim reads it) and DIR/<prefix>.json,\n"
             "        the communicator groups for --comm-group-configuration; compute nodes carry num_ops, tensor_size\n"
-            "        and duration_micros timed on --system (default " kDefaultTraceSystem ", its outermost network\n"
+            "        and duration_micros timed on --system (default dgx-h100-superpod, its outermost network\n"
             "        level grown to the job's ranks when it has fewer)\n"
             "  json: DIR/<prefix>.<R>.trace.json, rank R's timeline as Chrome trace events (Perfetto), every stage\n"
             "        replayed on --system (a presets/systems file or id) so receives wait for their senders\n"

@@ -234,32 +234,22 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     // Data-parallel gradient reduction in buckets behind the backward: once per step after the last
     // microbatch (plain DP, ZeRO-1), or after every microbatch under ZeRO-2, which keeps only its gradient
     // shard (the trace's stage program does the same).
-    if (p.zero == 2) {
-        double grads = b.dense_params * g + b.expert_params * g;
-        double t_red = net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
-                       net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
-        double t_ag = net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-                      net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w);
-        double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
+    if (p.zero < 3) {
+        const bool every_microbatch = p.zero == 2;
+        const CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
+        const double grads = b.dense_params * g + b.expert_params * g;
+        const double t_red = net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);
+        const double t_ag = p.zero >= 1 ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+                                              net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
+                                        : 0;
+        const double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
+        // ZeRO-2 reduces M times, each behind its microbatch's backward; otherwise once, behind the last.
+        const double reductions = every_microbatch ? M : 1, window = every_microbatch ? b.bwd : b.bwd / M;
         if (opt.overlap_dp) {
-            br.dp_comm += M * std::max(t_red / buckets, t_red - b.bwd);
-            br.dp_comm += std::max(t_ag / buckets, t_ag - b.fwd / M);
-        } else {
-            br.dp_comm += M * t_red + t_ag;
-        }
-    } else if (p.zero < 2) {
-        CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
-        double grads = b.dense_params * g + b.expert_params * g;
-        double t_red = net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);
-        double t_ag = p.zero >= 1 ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-                                        net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
-                                  : 0;
-        double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
-        if (opt.overlap_dp) {
-            br.dp_comm += std::max(t_red / buckets, t_red - b.bwd / M);
+            br.dp_comm += reductions * std::max(t_red / buckets, t_red - window);
             br.dp_comm += t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd / M) : 0;
         } else {
-            br.dp_comm += t_red + t_ag;
+            br.dp_comm += reductions * t_red + t_ag;
         }
     }
     if (job.model.tied_embeddings && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))

@@ -39,15 +39,7 @@ std::string Layers(const std::string& model, const std::string& value) {
     return Replaced(model, "\"layers\": 96", "\"layers\": " + value);
 }
 
-// The message of the sc::Error `f` throws; "" when it throws none. Any other exception fails the test.
-std::string ErrorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const sc::Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using sctest::ErrorOf;
 
 // A scratch folder laid out like presets/ (systems, hardware, calibration), removed afterwards.
 struct Scratch {

@@ -35,15 +35,7 @@ std::vector<fs::path> Presets(const std::string& dir) {
 std::string HardwareText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/hardware/" + id + ".json"); }
 std::string SystemText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json"); }
 
-// The sc::Error thrown by `f` ("field: message"), or "" when nothing is thrown.
-std::string ErrorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const sc::Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using sctest::ErrorOf;
 std::string FieldOf(const std::function<void()>& f) {
     try {
         f();

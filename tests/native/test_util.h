@@ -5,10 +5,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
+
+#include "config/error.h"
 
 namespace sctest {
 
@@ -33,6 +36,17 @@ inline std::string ChakraCheckerPath() {
 inline std::string NoCheckerReason() {
     return "independent checker not found at " + ChakraCheckerBeside() +
            "; set SC_CHAKRA_CHECK=/path/to/chakra_check.py; our own reader checks the same traces";
+}
+
+// The message of the sc::Error `f` throws ("field: message"); "" when it throws none. Any other exception
+// fails the test.
+inline std::string ErrorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const sc::Error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 struct CliResult {
