@@ -220,8 +220,61 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         h.Done();
         t.memory_bandwidth.push_back(std::move(m));
     }
+    const json* att = r.Get("attention", false);
+    if (att && !att->is_array()) throw Error("attention", "expected an array, got " + std::string(att->type_name()));
+    for (size_t i = 0; att && i < att->size(); ++i) {
+        Reader a((*att)[i], "attention[" + std::to_string(i) + "]");
+        AttentionCurve ac;
+        ac.id = a.Str("id");
+        if (!ids.insert(ac.id).second) throw Error(a.Field("id"), "\"" + ac.id + "\" is used twice");
+        ac.accelerators = AcceleratorIds(a);
+        std::string k = a.Str("kernel");
+        if (!ParseAttentionKernel(k, &ac.kernel))
+            throw Error(a.Field("kernel"), "\"" + k + "\" is not one of \"flash2\", \"flash3\", \"cudnn\"");
+        std::string d = a.Str("direction");
+        if (d != "forward" && d != "backward") throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
+        ac.forward = d == "forward";
+        ac.causal = a.Bool("causal");
+        ac.head_dim = a.Int("head_dim");
+        if (ac.head_dim < 1) throw Error(a.Field("head_dim"), "must be positive, got " + std::to_string(ac.head_dim));
+        ExpectString(a, "x", "seqlen");
+        ExpectString(a, "y", "efficiency");
+        const json& pts = a.Array("points");
+        std::string pf = a.Field("points");
+        for (size_t k2 = 0; k2 < pts.size(); ++k2) {
+            const json& p = pts[k2];
+            if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[1].get<double>() > 0) ||
+                p[1].get<double>() > 1)
+                throw Error(pf + "[" + std::to_string(k2) + "]", "expected [seqlen, efficiency in (0, 1]], got " + Shown(p));
+            ac.efficiency.x.push_back(p[0].get<double>());
+            ac.efficiency.y.push_back(p[1].get<double>());
+        }
+        ValidateCurve(ac.efficiency, pf);
+        for (double x : ac.efficiency.x) ac.efficiency.log_x.push_back(std::log(x));
+        ReadSourceFields(a, &ac.series, &ac.hardware, &ac.setup, &ac.source, &ac.note);
+        a.Done();
+        t.attention.push_back(std::move(ac));
+    }
     r.Done();
     return t;
+}
+
+const char* NameOf(AttentionKernel k) {
+    switch (k) {
+        case AttentionKernel::flash2: return "flash2";
+        case AttentionKernel::flash3: return "flash3";
+        case AttentionKernel::cudnn: return "cudnn";
+    }
+    return "?";
+}
+
+bool ParseAttentionKernel(std::string_view name, AttentionKernel* out) {
+    for (AttentionKernel k : {AttentionKernel::flash2, AttentionKernel::flash3, AttentionKernel::cudnn})
+        if (name == NameOf(k)) {
+            *out = k;
+            return true;
+        }
+    return false;
 }
 
 double BusBandwidthGBps(const CollectiveCurve& curve, double message_bytes) {
@@ -258,6 +311,17 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
     for (const GemmCurve& g : table.gemm) {
         if (g.dtype != dtype || !AppliesTo(g.accelerators, accelerator_id)) continue;
         if (!best || g.tflops.x.size() > best->tflops.x.size()) best = &g;
+    }
+    return best;
+}
+
+const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
+                                         AttentionKernel kernel, bool forward, bool causal, int head_dim) {
+    const AttentionCurve* best = nullptr;
+    auto score = [&](const AttentionCurve& c) { return (c.causal == causal ? 0 : 100000) + std::abs(c.head_dim - head_dim); };
+    for (const AttentionCurve& c : table.attention) {
+        if (c.kernel != kernel || c.forward != forward || !AppliesTo(c.accelerators, accelerator_id)) continue;
+        if (!best || score(c) < score(*best)) best = &c;
     }
     return best;
 }

@@ -70,11 +70,30 @@ struct HbmMeasurement {
     std::string series, hardware, source, note;
 };
 
+// Fraction of the dense 16-bit peak one fused-attention kernel reaches vs sequence length (batch x seqlen
+// fixed), one pass (forward or backward), at one head dimension, causal or not. Causal runs count half the
+// score pairs, as the graph does.
+enum class AttentionKernel { flash2, flash3, cudnn };
+const char* NameOf(AttentionKernel k);
+bool ParseAttentionKernel(std::string_view name, AttentionKernel* out);
+
+struct AttentionCurve {
+    std::string id;
+    std::vector<std::string> accelerators;
+    AttentionKernel kernel = AttentionKernel::flash2;
+    bool forward = true;
+    bool causal = false;
+    int head_dim = 0;
+    MeasuredCurve efficiency;  // x = seqlen, y = fraction of peak
+    std::string series, hardware, setup, source, note;
+};
+
 struct CalibrationTable {
     std::vector<CollectiveCurve> collectives;
     std::vector<GemmCurve> gemm;
     std::vector<GemmMaxAchievable> gemm_max_achievable;
     std::vector<HbmMeasurement> memory_bandwidth;
+    std::vector<AttentionCurve> attention;
 };
 
 // Strict parse of presets/calibration/measured.json (unknown keys, unsorted or non-positive sizes, negative
@@ -92,6 +111,10 @@ const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::s
                                            CollectiveOp op, std::string_view scope, int n_ranks);
 // The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
+// was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
+const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
+                                         AttentionKernel kernel, bool forward, bool causal, int head_dim);
 // Achieved HBM TB/s of kernel `op` (e.g. "Copy", "Triad") on `accelerator_id`; 0 when not measured.
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op);
 

@@ -72,6 +72,11 @@ public:
         if (!std::isfinite(d)) throw Error(Field(key), "must be finite, got " + Shown(*j));
         return d;
     }
+    bool Bool(const char* key) {
+        const json* j = Get(key, true);
+        if (!j->is_boolean()) throw Error(Field(key), "expected true or false, got " + Shown(*j));
+        return j->get<bool>();
+    }
     int Int(const char* key) { return JsonInt(*Get(key, true), Field(key), -2147483647, 2147483647); }
     const json& Array(const char* key) {
         const json* j = Get(key, true);

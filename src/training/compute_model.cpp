@@ -3,10 +3,25 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parallel/job.h"
+
 namespace sc {
 
+AttentionShape AttentionShapeOf(const Job& job) {
+    const ModelConfig& m = job.model;
+    const ParallelConfig& p = job.par;
+    AttentionShape a;
+    a.batch = p.microbatch * static_cast<double>(m.heads) / p.tp;
+    a.sq = static_cast<double>(m.seq) / p.cp;
+    a.sk = m.seq;
+    a.dqk = m.is_mla() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
+    a.dv = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
+    a.w = std::max(2.0, BytesOf(m.precision.compute));  // attention runs in 16-bit under fp8 GEMMs
+    return a;
+}
+
 ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
-                           const TrainingOptions& opt) {
+                           const TrainingOptions& opt, const AttentionShape& attn) {
     peak_ = PeakFlops(acc, compute);
     // FP8/FP4 training (Transformer Engine) runs only the GEMMs in the narrow format; attention kernels run
     // in bf16 (Micikevicius et al. 2022, "FP8 Formats for Deep Learning", Sec. 4: softmax and attention kept
@@ -32,7 +47,21 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (gemm_) gemm_peak_ = PeakFlops(acc, gemm_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
-    attn_eff_ = opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
+    attn_eff_fwd_ = attn_eff_bwd_ = opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
+    if (opt.attention_efficiency <= 0 && cal && attn.sq > 0) {
+        // The kernel's measured curve at this call's query length (a context-parallel rank runs s/cp-long
+        // blocks); the curves sweep 512-16k tokens and are held flat beyond. Decoder attention is causal.
+        const int hd = static_cast<int>(std::max(attn.dqk, attn.dv));
+        auto eff = [&](bool forward, AttentionKernel k) {
+            const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd);
+            return c ? Interpolate(c->efficiency, attn.sq) : 0.0;
+        };
+        const AttentionKernel k = opt.attention_kernel;
+        double f = eff(true, k), b = eff(false, k);
+        if (b <= 0 && k == AttentionKernel::cudnn) b = eff(false, AttentionKernel::flash3);  // see TrainingOptions
+        if (f > 0) attn_eff_fwd_ = f;
+        if (b > 0) attn_eff_bwd_ = b;
+    }
 }
 
 double ComputeModel::MatmulEfficiency(double flops) const {
@@ -44,11 +73,11 @@ double ComputeModel::Roofline(double flops, double peak, double efficiency, doub
     return std::max(flops / (peak * efficiency), bytes / hbm_);
 }
 
-double ComputeModel::Seconds(OpKind kind, double flops, double bytes) const {
+double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward) const {
     double mem = bytes / hbm_;
     switch (kind) {
         case OpKind::matmul: return Roofline(flops, peak_, MatmulEfficiency(flops), bytes);
-        case OpKind::attention: return std::max(flops / (attn_peak_ * attn_eff_), mem);
+        case OpKind::attention: return std::max(flops / (attn_peak_ * AttentionEfficiency(forward)), mem);
         case OpKind::elementwise:
         case OpKind::gather: return std::max(flops / vector_, mem);
         case OpKind::collective: return 0;

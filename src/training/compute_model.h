@@ -15,10 +15,20 @@ struct AttentionShape {
     double batch = 0, sq = 0, sk = 0, dqk = 0, dv = 0, w = 2;
 };
 
+class Job;
+// The attention call of one layer on one rank (microbatch, the rank's heads, s/cp queries, all s keys).
+AttentionShape AttentionShapeOf(const Job& job);
+
 class ComputeModel {
 public:
-    ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal, const TrainingOptions& opt);
-    double Seconds(OpKind kind, double flops, double bytes) const;
+    // `attn`: the attention call the fused-attention efficiency is looked up for (its sequence length and head
+    // dimension); default: no shape, the fallback efficiency.
+    ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal, const TrainingOptions& opt,
+                 const AttentionShape& attn = {});
+    // `forward`: the forward (or recomputed) pass; false for the backward, which attention kernels run at a
+    // different efficiency.
+    double Seconds(OpKind kind, double flops, double bytes, bool forward = true) const;
+    double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
     double MatmulEfficiency(double flops) const;  // fraction of this precision's peak
     // Megatron-LM's unfused core attention (TrainingOptions::flash_attention = false), forward or backward
     // pass of one call: batched GEMMs over the whole score matrix and the softmax/dropout passes over it in HBM.
@@ -34,7 +44,7 @@ private:
     double attn_peak_ = 0;    // attention runs in 16-bit even when GEMMs run in fp8/fp4 (Transformer Engine)
     double vector_ = 0;       // vector FLOP/s
     double hbm_ = 0;          // achieved bytes/s
-    double attn_eff_ = 0;
+    double attn_eff_fwd_ = 0, attn_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;
     double gemm_peak_ = 0;    // peak of the curve's own precision, to turn TFLOPS into an efficiency

@@ -28,12 +28,7 @@ LayerShape ShapeOf(const Job& job) {
     const ParallelConfig& p = job.par;
     LayerShape s;
     const double heads = static_cast<double>(m.heads) / p.tp;
-    s.attn.batch = p.microbatch * heads;
-    s.attn.sq = static_cast<double>(m.seq) / p.cp;
-    s.attn.sk = m.seq;
-    s.attn.dqk = m.is_mla() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
-    s.attn.dv = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
-    s.attn.w = std::max(2.0, BytesOf(m.precision.compute));  // attention runs in 16-bit under fp8 GEMMs
+    s.attn = AttentionShapeOf(job);
     const double tokens = p.microbatch * s.attn.sq;
     s.hidden_elems = tokens * m.hidden / (p.sp ? p.tp : 1);
     s.lse_bytes = tokens * heads * 4;
@@ -66,7 +61,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             compute += cm.MaterializedAttentionSeconds(a, forward, opt.dropout);
             t.flops += (forward ? 2 : 4) * a.batch * a.sq * a.sk * (a.dqk + a.dv);
         } else {
-            double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes));
+            double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward);
             compute += s;
             if (op.kind == OpKind::matmul) t.matmul += s;
             t.flops += job.V(op.flops);
@@ -133,11 +128,11 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     const ParallelConfig& p = job.par;
     const PrecisionConfig& prec = job.model.precision;
     Layout layout(p);
-    ComputeModel cm(sys.accelerator, prec.compute, cal, opt);
+    const LayerShape shape = ShapeOf(job);
+    ComputeModel cm(sys.accelerator, prec.compute, cal, opt, shape.attn);
     CommModel net(sys, layout, opt.in_network_reduction, cal);
     const int M = p.microbatches(), V = p.chunks();
     const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
-    const LayerShape shape = ShapeOf(job);
 
     // Each block kind is timed once.
     BlockTime emb = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net, opt, shape);
@@ -243,11 +238,13 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
                                               net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
                                         : 0;
         const double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
-        // ZeRO-2 reduces M times, each behind its microbatch's backward; otherwise once, behind the last.
-        const double reductions = every_microbatch ? M : 1, window = every_microbatch ? b.bwd : b.bwd / M;
+        // ZeRO-2 reduces M times, each behind its microbatch's backward; otherwise once, behind the last. Either
+        // way a reduction hides behind one microbatch's backward (b.bwd is per microbatch), and the parameter
+        // all-gather behind the next step's first forward.
+        const double reductions = every_microbatch ? M : 1, window = b.bwd;
         if (opt.overlap_dp) {
             br.dp_comm += reductions * std::max(t_red / buckets, t_red - window);
-            br.dp_comm += t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd / M) : 0;
+            br.dp_comm += t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd) : 0;
         } else {
             br.dp_comm += reductions * t_red + t_ag;
         }

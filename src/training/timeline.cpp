@@ -14,13 +14,14 @@ namespace sc {
 std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys, const CalibrationTable* cal,
                                 const TrainingOptions& opt) {
     Layout layout(job.par);
-    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt);
+    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     CommModel net(sys, layout, opt.in_network_reduction, cal);
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
         switch (n.type) {
-            case EtNodeType::comp: t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes)); break;
+            case EtNodeType::comp: t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes), n.role != NodeRole::backward);
+                break;
             case EtNodeType::comm_coll:
                 t[i] = net.Seconds(n.coll, n.group, BufferBytesOf(n.coll, layout.GroupSize(n.group), static_cast<double>(n.comm_bytes)));
                 break;

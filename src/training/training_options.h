@@ -2,6 +2,7 @@
 // The defaults describe a current Megatron-Core / NeMo run (fused attention, overlapped gradient reduction
 // and pipeline sends); the published runs of docs/validation.md set the options their papers describe.
 #pragma once
+#include "config/calibration.h"
 
 namespace sc {
 
@@ -43,6 +44,13 @@ struct TrainingOptions {
     // dropout mask and dropout output (5 a s^2 b bytes per layer, Korthikanti et al. 2022 Sec. 4.1) kept for
     // the backward.
     bool flash_attention = true;
+    // Which fused-attention kernel runs (flash_attention = true): its efficiency per pass comes from the measured
+    // curve of that kernel on the accelerator (presets/calibration/measured.json "attention", by sequence length
+    // and head dimension), else attention_efficiency / the fallback. cudnn: Transformer Engine's default in
+    // Megatron-Core and NeMo; flash2: PyTorch SDPA's flash backend (torchtitan, llm-foundry); flash3: Dao's
+    // FlashAttention-3. cuDNN's backward was not measured: FlashAttention-3's stands in (both are Hopper
+    // warp-specialised kernels; cuDNN's forward is within 7% of FA3's over 512-16k tokens in the same figure).
+    AttentionKernel attention_kernel = AttentionKernel::cudnn;
     // Dropout after attention and MLP (GPT-3 / Megatron-LM default 0.1; Llama-style runs use none): a one-byte
     // mask per hidden element kept for the backward (2 s b h per layer, Korthikanti et al. 2022 Sec. 4.1) and
     // two elementwise passes. The attention-probability dropout is part of flash_attention=false.

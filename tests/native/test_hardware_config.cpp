@@ -489,6 +489,60 @@ TEST(HardwareCalibration, GemmAndHbmValuesAreMeasured) {
     }
 }
 
+// Every attention point is a calibration.json record (same series, implementation, seqlen, efficiency).
+TEST(HardwareCalibration, AttentionPointsAreMeasured) {
+    int points = 0;
+    for (const sc::AttentionCurve& c : Table().attention) {
+        SCOPED_TRACE(c.id);
+        for (size_t i = 0; i < c.efficiency.x.size(); ++i) {
+            bool found = false;
+            for (const json& r : CalibrationJson()["attention"]) {
+                if (r["series"] != c.series || !r["shape"]["seqlen"].is_number()) continue;
+                if (r["shape"]["seqlen"].get<double>() != c.efficiency.x[i]) continue;
+                if (r["derived"]["efficiency"].get<double>() == c.efficiency.y[i] && c.setup.rfind(r["implementation"].get<std::string>() + ",", 0) == 0)
+                    found = true;
+            }
+            EXPECT_TRUE(found) << c.efficiency.x[i];
+            ++points;
+        }
+    }
+    EXPECT_GE(points, 90);
+}
+
+TEST(HardwareCalibration, AttentionLookups) {
+    const sc::CalibrationTable& t = Table();
+    // Causal forward exists for FA2/FA3 at head dim 128; cuDNN has only the non-causal forward; no backward.
+    const sc::AttentionCurve* f3 = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::flash3, true, true, 128);
+    ASSERT_NE(f3, nullptr);
+    EXPECT_TRUE(f3->causal);
+    EXPECT_EQ(f3->head_dim, 128);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(f3->efficiency, 8192), 0.609);
+    const sc::AttentionCurve* cu = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::cudnn, true, true, 128);
+    ASSERT_NE(cu, nullptr);
+    EXPECT_FALSE(cu->causal);
+    EXPECT_EQ(sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::cudnn, false, true, 128), nullptr);
+    // Nearest head dimension: 192 (MLA's q/k) takes the 256 or 128 curve, never 64.
+    const sc::AttentionCurve* b = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::flash2, false, true, 100);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->head_dim, 128);
+    EXPECT_EQ(sc::FindAttentionCurve(t, "a100-80gb", sc::AttentionKernel::flash2, true, true, 128), nullptr);
+}
+
+TEST(HardwareCalibration, AttentionCurveErrorsNameTheField) {
+    std::string text = sctest::ReadFile(kRoot + "/presets/calibration/measured.json");
+    auto broken = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        size_t at = t.find(from, t.find("\"attention\""));
+        EXPECT_NE(at, std::string::npos) << from;
+        t.replace(at, from.size(), to);
+        return sctest::ErrorOf([&] { sc::ParseCalibration(t); });
+    };
+    EXPECT_NE(broken("\"kernel\": \"flash2\"", "\"kernel\": \"flash9\"").find("attention[0].kernel"), std::string::npos);
+    EXPECT_NE(broken("\"direction\": \"forward\"", "\"direction\": \"sideways\"").find("attention[0].direction"), std::string::npos);
+    EXPECT_NE(broken("[512, 0.285]", "[512, 1.5]").find("attention[0].points[0]"), std::string::npos);
+    EXPECT_NE(broken("\"causal\": false", "\"causal\": 0").find("attention[0].causal"), std::string::npos);
+}
+
 TEST(HardwareCalibration, Lookups) {
     const sc::CalibrationTable& t = Table();
     const sc::CollectiveCurve* h100 = sc::FindCollectiveCurve(t, "h100-sxm", sc::CollectiveOp::all_reduce, "scale_up", 8);

@@ -295,3 +295,33 @@ TEST(TrainingModel, UnfusedAttentionCostsTimeAndScoreMemory) {
 }
 
 }  // namespace
+
+// Fused attention takes its efficiency per pass from the measured kernel curves: the backward runs slower than the
+// forward on H100 (FlashAttention-3 paper figures), FlashAttention-2 slower than cuDNN, and an accelerator
+// without curves keeps the fallback for both.
+TEST(TrainingModel, AttentionEfficiencyFollowsTheMeasuredKernel) {
+    const sc::System h100 = LoadSystem("dgx-h100-superpod");
+    sc::ModelConfig m = Model("llama3-8b.json");
+    sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,dp=8"));
+    const sc::AttentionShape a = sc::AttentionShapeOf(job);
+    sc::TrainingOptions cudnn, fa2;
+    fa2.attention_kernel = sc::AttentionKernel::flash2;
+    sc::ComputeModel c1(h100.accelerator, sc::Precision::bf16, &Cal(), cudnn, a);
+    sc::ComputeModel c2(h100.accelerator, sc::Precision::bf16, &Cal(), fa2, a);
+    EXPECT_GT(c1.AttentionEfficiency(true), c1.AttentionEfficiency(false));
+    EXPECT_GT(c1.AttentionEfficiency(false), c2.AttentionEfficiency(false));
+    EXPECT_GT(c1.AttentionEfficiency(true), c2.AttentionEfficiency(true));
+    // Backward time = FLOPs / (bf16 peak x backward efficiency).
+    const double flops = 1e12;
+    EXPECT_NEAR(c2.Seconds(sc::OpKind::attention, flops, 0, false),
+                flops / (sc::PeakFlops(h100.accelerator, sc::Precision::bf16) * c2.AttentionEfficiency(false)), 1e-12);
+    const sc::System a100 = LoadSystem("dgx-a100-superpod");
+    sc::ComputeModel c3(a100.accelerator, sc::Precision::bf16, &Cal(), cudnn, a);
+    EXPECT_EQ(c3.AttentionEfficiency(true), cudnn.fallback_attention_efficiency);
+    EXPECT_EQ(c3.AttentionEfficiency(false), cudnn.fallback_attention_efficiency);
+    // An explicit efficiency overrides the curves.
+    sc::TrainingOptions fixed;
+    fixed.attention_efficiency = 0.4;
+    sc::ComputeModel c4(h100.accelerator, sc::Precision::bf16, &Cal(), fixed, a);
+    EXPECT_EQ(c4.AttentionEfficiency(false), 0.4);
+}
