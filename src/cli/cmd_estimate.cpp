@@ -41,7 +41,11 @@ int Estimate(int argc, char** argv) {
             "               flash_attention=on,attention_kernel=cudnn|flash3|flash2,dropout=off,\n"
             "               pp_scatter_gather=on,grad_accumulation_fusion=on\n"
             "  --tokens     tokens to train, for time, GPU-hours and energy to train\n"
-            "  --gpus N     build the cluster with N GPUs: the system's outermost network level grown to hold\n"
+            "  --system-set edit a system field: <level>.size|bandwidth|latency|efficiency|in_network_reduction|\n"
+            "               oversubscription (level by index or name) or accelerator.hbm_tbps|memory_gb|bf16_tflops|\n"
+            "               fp8_tflops|power_w, e.g. --system-set 1.oversubscription=2 (repeatable)\n"
+            "  --gpus N     build the cluster with N GPUs: a leaf-spine pod joined to others by a core tier, or the\n"
+            "               system's outermost network level grown to hold\n"
             "               them (a preset describes a topology family; default: its own size)\n"
             "  --allow-oom  exit 0 even when the job does not fit in memory (otherwise the report is printed\n"
             "               and the exit status is 3)\n"
@@ -63,8 +67,11 @@ int Estimate(int argc, char** argv) {
         const int gpus = static_cast<int>(ParseIntegerIn("--gpus", a.Get("gpus"), 1, kMaxRanks));
         if (gpus < job.par.world())
             throw Error("--gpus", std::to_string(gpus) + " GPUs cannot hold the layout's " + std::to_string(job.par.world()) + " ranks");
-        ls.system = ExtendSystem(ls.system, gpus);
-    } else if (job.par.world() > ls.system.TotalAccelerators()) {
+        BuildCluster(ls, a, gpus);
+    } else {
+        BuildCluster(ls, a, 0);
+    }
+    if (job.par.world() > ls.system.TotalAccelerators()) {
         throw Error("--gpus", std::to_string(job.par.world()) + " ranks do not fit on " + ls.system.name + " (" +
                                   std::to_string(ls.system.TotalAccelerators()) + " accelerators); pass --gpus " +
                                   std::to_string(job.par.world()) + " to build the cluster at that size");

@@ -52,9 +52,11 @@ int Search(int argc, char** argv) {
         if (!a.Has("extend"))
             throw Error("--gpus", std::to_string(req.gpus) + " GPUs exceed the " +
                                       std::to_string(ls.system.TotalAccelerators()) + " accelerators of " + ls.system.id +
-                                      "; pass --extend to grow its outermost level (" + ls.system.levels.back().name +
-                                      ") to hold them, or pick a larger system");
-        ls.system = ExtendSystem(ls.system, req.gpus);
+                                      "; pass --extend to build it at that size (pods joined by a core tier beyond " +
+                                      ls.system.levels.back().name + "), or pick a larger system");
+        BuildCluster(ls, a, req.gpus);
+    } else {
+        BuildCluster(ls, a, 0);
     }
     const auto t0 = std::chrono::steady_clock::now();
     const TrainingOptions opt = LoadTrainingOptions(a);

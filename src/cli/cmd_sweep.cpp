@@ -94,6 +94,7 @@ int Sweep(int argc, char** argv) {
         models.push_back({m.name, m});
     }
     LoadedSystem ls = LoadSystem(a);
+    BuildCluster(ls, a, 0);
     TrainingOptions opt = LoadTrainingOptions(a);
     SearchRequest sr = LoadSearchRequest(a);
     SweepRequest req;

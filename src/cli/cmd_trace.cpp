@@ -94,7 +94,7 @@ int Trace(int argc, char** argv) {
     // Compute nodes' duration_micros (ASTRA-sim's replay mode) from the same models as the estimate, on the
     // system grown to the job's ranks when it is smaller (its outermost level; `estimate --gpus` does the same).
     LoadedSystem ls = LoadSystem(a, kDefaultTraceSystem);
-    ls.system = ExtendSystem(ls.system, job.par.world());
+    BuildCluster(ls, a, job.par.world());
     TrainingOptions opt = LoadTrainingOptions(a);
     RankTraceWriter writer(job, [&](const StageProgram& prog) {
         return NodeSeconds(job, prog, ls.system, ls.calibration.get(), opt);

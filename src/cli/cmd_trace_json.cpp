@@ -20,7 +20,7 @@ int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std:
     if (rank >= writer.world())
         throw Error("--rank", "rank " + r + " is outside 0.." + std::to_string(writer.world() - 1));
     LoadedSystem ls = LoadSystem(a);
-    ls.system = ExtendSystem(ls.system, job.par.world());  // as `trace --format et` does
+    BuildCluster(ls, a, job.par.world());  // as `trace --format et` does
     TrainingOptions opt = LoadTrainingOptions(a);
     Layout layout(job.par);
     // Every stage's program, replayed together: rank `rank`'s receives wait for their senders.

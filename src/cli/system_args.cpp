@@ -7,12 +7,13 @@
 #include "config/error.h"
 #include "config/json_fields.h"
 #include "config/numbers.h"
+#include "config/system_edits.h"
 
 namespace sc::cli {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> SystemFlags() { return {"system", "options", "tokens"}; }
+std::vector<std::string> SystemFlags() { return {"system", "system-set", "options", "tokens"}; }
 std::vector<std::string> SystemBoolFlags() { return {"no-calibration"}; }
 
 // The system file's "accelerator" id, read as JSON: a plain file name (letters, digits, '.', '_', '-'; no
@@ -62,6 +63,15 @@ LoadedSystem LoadSystem(const Args& a, const char* fallback) {
         }
     }
     return ls;
+}
+
+void BuildCluster(LoadedSystem& ls, const Args& a, int gpus) {
+    if (gpus > 0) ls.system = ExtendSystem(ls.system, gpus);
+    try {
+        ApplySystemEdits(ls.system, a.All("system-set"));
+    } catch (const Error& e) {
+        throw Error("--system-set", std::string(e.what()) + " (on " + ls.system.id + ")");
+    }
 }
 
 static bool Flag(const std::string& key, const std::string& v) {

@@ -8,6 +8,7 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "training/training_options.h"
+#include "training/sweep.h"
 
 namespace sc::cli {
 
@@ -21,5 +22,8 @@ std::vector<std::string> SystemBoolFlags();  // no-calibration
 // --system, or `fallback` (a preset id) when the flag is absent and a fallback is given.
 LoadedSystem LoadSystem(const Args& a, const char* fallback = nullptr);
 TrainingOptions LoadTrainingOptions(const Args& a);
+// The cluster a command runs on: the preset built to hold `gpus` (ExtendSystem; 0 keeps its size), then every
+// --system-set edit (so the core tier a large --gpus adds can be edited too, by its name or index).
+void BuildCluster(LoadedSystem& ls, const Args& a, int gpus);
 
 }  // namespace sc::cli

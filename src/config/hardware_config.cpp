@@ -98,12 +98,33 @@ int PositiveInteger(const Quantity& q, const std::string& field) {
 
 }  // namespace
 
+void ValidateSystemHierarchy(const System& sys) {
+    for (size_t i = 0; i < sys.levels.size(); ++i) {
+        const NetworkLevel& lv = sys.levels[i];
+        const std::string f = "levels[" + std::to_string(i) + "]";
+        if (lv.size < 1) throw Error(f + ".size", "must be a positive number of accelerators, got " + std::to_string(lv.size));
+        if (lv.kind == LevelKind::scale_up && i != 0) throw Error(f + ".kind", "a scale_up level must be the first (innermost) level");
+        if (lv.kind == LevelKind::scale_up && lv.size > sys.accelerator.scale_up_domain)
+            throw Error(f + ".size", std::to_string(lv.size) + " exceeds the scale-up domain of " + sys.accelerator.name + " (" +
+                                         std::to_string(sys.accelerator.scale_up_domain) + ")");
+        if (i == 0) continue;
+        const int prev = sys.levels[i - 1].size;
+        if (lv.size <= prev)
+            throw Error(f + ".size", std::to_string(lv.size) + " must be larger than levels[" + std::to_string(i - 1) +
+                                         "].size = " + std::to_string(prev) + " (levels go from innermost to outermost)");
+        if (lv.size % prev != 0)
+            throw Error(f + ".size", std::to_string(lv.size) + " is not a multiple of levels[" + std::to_string(i - 1) +
+                                         "].size = " + std::to_string(prev));
+    }
+}
+
 const char* NameOf(LevelKind k) {
     switch (k) {
         case LevelKind::scale_up: return "scale_up";
         case LevelKind::two_tier: return "two_tier";
         case LevelKind::fullflat: return "fullflat";
         case LevelKind::rail_optimized: return "rail_optimized";
+        case LevelKind::three_tier: return "three_tier";
     }
     return "?";
 }
@@ -214,12 +235,13 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
         else if (kind == "two_tier") lv.kind = LevelKind::two_tier;
         else if (kind == "fullflat") lv.kind = LevelKind::fullflat;
         else if (kind == "rail_optimized") lv.kind = LevelKind::rail_optimized;
+        else if (kind == "three_tier") lv.kind = LevelKind::three_tier;
         else {
             std::string hint;
-            for (const char* k : {"scale_up", "two_tier", "fullflat", "rail_optimized"})
+            for (const char* k : {"scale_up", "two_tier", "fullflat", "rail_optimized", "three_tier"})
                 if (EditDistance(kind, k) <= 2) hint = std::string(" (did you mean \"") + k + "\"?)";
             throw Error(l.Field("kind"), "\"" + kind +
-                                             "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", \"rail_optimized\"" +
+                                             "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", \"rail_optimized\", \"three_tier\"" +
                                              hint);
         }
         auto quantity = [&](const char* key, const char* unit, ValueType type = ValueType::number) {
@@ -235,13 +257,13 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
         if (!(lv.efficiency > 0 && lv.efficiency <= 1))
             throw Error(f_eff, "must be in (0, 1] (measured busbw / nominal bandwidth), got " + Num(lv.efficiency));
         lv.in_network_reduction = quantity("in_network_reduction", "bool", ValueType::boolean).boolean;
-        bool tiered = lv.kind == LevelKind::two_tier || lv.kind == LevelKind::rail_optimized;
+        bool tiered = IsFatTree(lv.kind);
         if (tiered) {
             lv.oversubscription = *quantity("oversubscription", "ratio").number;
             if (!(lv.oversubscription >= 1))
                 throw Error(f_os, "must be >= 1 (1 = non-blocking), got " + Num(lv.oversubscription));
         } else if (l.Has("oversubscription")) {
-            throw Error(f_os, std::string("only two_tier and rail_optimized levels have an oversubscription; this level is ") +
+            throw Error(f_os, std::string("only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; this level is ") +
                                   NameOf(lv.kind));
         }
         l.Done();

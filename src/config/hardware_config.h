@@ -69,8 +69,14 @@ struct Accelerator {
     double NicGBps() const { return nic_gbit_per_gpu / 8.0; }
 };
 
-enum class LevelKind { scale_up, two_tier, fullflat, rail_optimized };
+// scale_up: one NVLink/xGMI domain. two_tier / rail_optimized: a leaf-spine fat tree of NICs (one pod).
+// three_tier: a core tier joining pods (NVIDIA's SuperPOD RA adds one beyond 4 SUs); its oversubscription
+// is the core's taper. fullflat: one flat fabric at scale-up bandwidth.
+enum class LevelKind { scale_up, two_tier, fullflat, rail_optimized, three_tier };
 const char* NameOf(LevelKind k);
+inline bool IsFatTree(LevelKind k) {
+    return k == LevelKind::two_tier || k == LevelKind::rail_optimized || k == LevelKind::three_tier;
+}
 
 // One level of the network hierarchy. Level i connects `size` accelerators; level i+1 groups whole
 // level-i groups. Bandwidth is per accelerator per direction, nominal (line rate); `efficiency` is the
@@ -83,7 +89,7 @@ struct NetworkLevel {
     double latency_us = 0;               // per hop / ring step
     double efficiency = 1;               // (0, 1]
     bool in_network_reduction = false;   // NVLink SHARP, InfiniBand SHARP, ...
-    double oversubscription = 1;         // >= 1; only two_tier / rail_optimized levels may set it
+    double oversubscription = 1;         // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
     std::map<std::string, Provenance> provenance;  // keys relative to the level ("efficiency", ...)
 
     // bandwidth * efficiency / oversubscription: what a ring collective should see per direction.
@@ -111,6 +117,10 @@ Accelerator ParseAccelerator(std::string_view json_text);
 System ParseSystem(std::string_view system_json, std::string_view accelerator_json);
 // Same, with an accelerator parsed already.
 System ParseSystem(std::string_view system_json, const Accelerator& accelerator);
+
+// Checks the hierarchy: level sizes grow, each divides the next, the scale-up level is first and within the
+// accelerator's domain. Throws sc::Error naming levels[i].size (or .kind).
+void ValidateSystemHierarchy(const System& sys);
 
 // Re-checks a system edited in place (the page's cluster panel): every level's bandwidth positive,
 // latency not negative, efficiency in (0, 1]. Throws sc::Error naming the level and field.

@@ -184,6 +184,24 @@ System ExtendSystem(const System& base, int gpus) {
     if (base.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
     if (gpus <= base.TotalAccelerators()) return base;
     System s = base;
+    const NetworkLevel pod = s.levels.back();
+    if (s.levels.size() > 1 && (pod.kind == LevelKind::two_tier || pod.kind == LevelKind::rail_optimized)) {
+        // A leaf-spine pod is as large as the preset says (its switch radix): more GPUs take a core tier joining
+        // whole pods, as NVIDIA's SuperPOD reference architectures add beyond 4 SUs. Same NICs, so the same
+        // per-GPU bandwidth, ring-step latency and efficiency; non-blocking unless an edit sets its
+        // oversubscription (--system-set <core>.oversubscription=2).
+        NetworkLevel core = pod;
+        core.name = pod.name + "-core";
+        core.kind = LevelKind::three_tier;
+        core.size = static_cast<int>((static_cast<long long>(gpus) + pod.size - 1) / pod.size * pod.size);
+        core.oversubscription = 1;
+        core.provenance.clear();
+        core.provenance["size"] = {"DERIVED", {"--gpus " + std::to_string(gpus)}, "whole pods of " + std::to_string(pod.size), ""};
+        core.provenance["oversubscription"] = {"ASSUMED", {}, "non-blocking core tier", ""};
+        s.levels.push_back(core);
+        s.name += " (" + std::to_string(core.size / pod.size) + " pods of " + std::to_string(pod.size) + " joined by a core tier)";
+        return s;
+    }
     NetworkLevel& out = s.levels.back();
     const long long unit = s.levels.size() > 1 ? s.levels[s.levels.size() - 2].size : 1;
     out.size = static_cast<int>((gpus + unit - 1) / unit * unit);

@@ -74,8 +74,9 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus);
 CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id, const SweepPoint& pt);
 // `base` with the point's overlap and in-network-reduction switches.
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt);
-// `base` with its outermost level grown to hold `gpus` (a multiple of the level below); unchanged when it
-// already does. What `search --extend` uses to put a preset pod at a larger scale.
+// `base` built to hold `gpus`: a leaf-spine pod (two_tier, rail_optimized) keeps its size and whole pods are
+// joined by a core tier (three_tier, non-blocking); any other outermost level grows to a multiple of the level
+// below. Unchanged when the system already holds them. What --gpus and `search --extend` use.
 System ExtendSystem(const System& base, int gpus);
 
 struct SweepModel {

@@ -47,7 +47,7 @@ TEST(Cli, BadInputIsOneClearError) {
 }
 
 TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
-    // 2,048 ranks on a 1,024-GPU preset: the error names --gpus, and --gpus grows the outermost level.
+    // 2,048 ranks on a 1,024-GPU preset: the error names --gpus, and --gpus joins two pods with a core tier.
     const std::string job = "estimate --model presets/models/gpt3-175b.json --system dgx-h100-superpod "
                             "--parallel tp=8,pp=8,dp=32,batch=1024";
     CliResult r = RunCli(job);
@@ -55,7 +55,7 @@ TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
     EXPECT_NE(r.out.find("pass --gpus 2048"), std::string::npos) << r.out;
     r = RunCli(job + " --gpus 2048");
     EXPECT_EQ(r.status, 0) << r.out;
-    EXPECT_NE(r.out.find("extended to 2048 accelerators"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("2 pods of 1024 joined by a core tier"), std::string::npos) << r.out;
     EXPECT_EQ(RunCli(job + " --gpus 1024").status, 1);
     EXPECT_EQ(RunCli(job + " --gpus 2e3").status, 1);
 }

@@ -390,7 +390,7 @@ TEST(SearchCli, ClearErrors) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out,
               "stagecraft search: error: --gpus: 4096 GPUs exceed the 1024 accelerators of dgx-h100-superpod; pass --extend "
-              "to grow its outermost level (ndr-ib-fat-tree) to hold them, or pick a larger system\n");
+              "to build it at that size (pods joined by a core tier beyond ndr-ib-fat-tree), or pick a larger system\n");
     r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--batch: missing"), std::string::npos) << r.out;
