@@ -36,6 +36,9 @@ struct Op {
     Expr bytes;          // bytes read plus written by the op on one rank (tensor_size in the trace)
     Expr saved_bytes;    // forward only: bytes this op keeps for the backward pass (activation memory)
     bool selective = false;  // part of what selective recomputation drops and recomputes (attention core)
+    // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
+    // GEMM); its efficiency is that of one of them. Zero means one.
+    Expr groups;
     // Collectives only: launched before the next op and waited for by the op after it, so it runs beside
     // the next op (Megatron overlaps SP's backward re-gather with the input-gradient GEMM).
     bool async = false;

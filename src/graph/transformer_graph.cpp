@@ -61,11 +61,12 @@ struct Builder {
     // waited for by the weight-gradient GEMM (Korthikanti et al. 2022 Sec. 4.2.2; Megatron's
     // LinearWithGradAccumulationAndAsyncCommunication): the region's pending re-gather (TpEnter) goes with
     // the first GEMM that keeps the shard.
-    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr) {
+    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr, const E* groups = nullptr) {
         E w = S(Sym::w);
         E flops = 2.0 * m * n * k;
-        E bytes = (m * k + k * n + m * n) * w;
+        E bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
+        if (groups) fwd.groups = groups->e;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
         blk->forward.push_back(fwd);
         std::vector<Op> back;
@@ -75,7 +76,9 @@ struct Builder {
             regather.reset();
         }
         back.push_back(MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes));
+        back.back().groups = fwd.groups;
         back.push_back(MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes));
+        back.back().groups = fwd.groups;
         pending.push_back(std::move(back));
     }
 
@@ -234,16 +237,18 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
 
     // A (TP-split) MLP on `tokens` tokens with intermediate size `ff` (already divided as needed).
     // `saved_tokens`: rows of the first GEMM's input it keeps (the SP shard after a TP all-gather).
-    auto mlp = [&](const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr) {
+    // `groups`: the MLP is that many equal GEMMs side by side (a rank's local experts, each with tokens/groups
+    // rows): one grouped GEMM whose weights are read once each.
+    auto mlp = [&](const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr, const E* groups = nullptr) {
         bool swiglu = m.mlp == MlpKind::swiglu;
         if (swiglu) {
-            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens);
+            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups);
             B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
         } else {
-            B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens);
+            B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups);
             B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
-        B.Matmul(name + ".fc2", tokens, h, ff);
+        B.Matmul(name + ".fc2", tokens, h, ff, nullptr, groups);
     };
     auto mlp_params = [&](E ff) { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; };
 
@@ -279,20 +284,29 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
         E routed = Tm * k * cf;
+        E local_experts = E_ / ep;
+        // Megatron-Core's all-to-all token dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
+        // MoEAlltoAllTokenDispatcher): `permute` copies each token once per chosen expert into expert order
+        // before the all-to-all, and `sort_chunks_by_idxs` regroups the received tokens by local expert after
+        // it (and back before the return all-to-all). Memory passes over every routed token: read and write
+        // (one op per element moved, the convention of the embedding lookup).
+        B.Elementwise("moe.permute", routed * h, 1, 1, B.Zero());
         B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
+        B.Elementwise("moe.sort_chunks", routed * h, 1, 1, B.Zero());
         if (options.expert_tp) {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
             // intermediate is split over the TP group, which first gathers all its routed tokens and
             // afterwards reduce-scatters the partial outputs back.
             E all_routed = routed * tp;
             B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, all_routed * h * w);
-            mlp("moe.experts", all_routed, fe / tp);
+            mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts);
             B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather, all_routed * h * w);
             B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe) / tp, /*expert=*/true);
         } else {
-            mlp("moe.experts", routed, fe);
+            mlp("moe.experts", routed, fe, nullptr, &local_experts);
             B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe), /*expert=*/true);
         }
+        B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
         B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
         if (m.moe.shared_experts > 0) {
             E ffs = S(Sym::se) * fe;

@@ -111,6 +111,7 @@ struct ProgramBuilder {
             n.type = EtNodeType::comp;
             n.flops = static_cast<int64_t>(job.V(op.flops));
             n.bytes = static_cast<uint64_t>(job.V(op.bytes));
+            n.groups = std::max(1, static_cast<int32_t>(job.V(op.groups)));
         }
         EmitOnChain(n);
     }

@@ -28,6 +28,7 @@ struct ProgNode {
     uint32_t name = 0;                  // index into StageProgram::names
     int64_t flops = 0;
     uint64_t bytes = 0;                 // COMP: tensor_size
+    int32_t groups = 1;                 // COMP matmul: equal GEMMs it stands for (grouped expert GEMM)
     CollectiveType coll = CollectiveType::all_reduce;
     GroupKind group = GroupKind::tp;    // COLL: which communicator
     int64_t comm_bytes = 0;             // COLL / SEND / RECV

@@ -73,10 +73,10 @@ double ComputeModel::Roofline(double flops, double peak, double efficiency, doub
     return std::max(flops / (peak * efficiency), bytes / hbm_);
 }
 
-double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward) const {
+double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups) const {
     double mem = bytes / hbm_;
     switch (kind) {
-        case OpKind::matmul: return Roofline(flops, peak_, MatmulEfficiency(flops), bytes);
+        case OpKind::matmul: return Roofline(flops, peak_, MatmulEfficiency(flops / std::max(1.0, groups)), bytes);
         case OpKind::attention: return std::max(flops / (attn_peak_ * AttentionEfficiency(forward)), mem);
         case OpKind::elementwise:
         case OpKind::gather: return std::max(flops / vector_, mem);

@@ -27,7 +27,8 @@ public:
                  const AttentionShape& attn = {});
     // `forward`: the forward (or recomputed) pass; false for the backward, which attention kernels run at a
     // different efficiency.
-    double Seconds(OpKind kind, double flops, double bytes, bool forward = true) const;
+    // `groups`: a matmul that is that many equal GEMMs (a grouped expert GEMM) runs at the efficiency of one.
+    double Seconds(OpKind kind, double flops, double bytes, bool forward = true, double groups = 1) const;
     double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
     double MatmulEfficiency(double flops) const;  // fraction of this precision's peak
     // Megatron-LM's unfused core attention (TrainingOptions::flash_attention = false), forward or backward

@@ -316,8 +316,10 @@ const char* const kTorchtitanCause =
     "modelled as a clock), FSDP2 in eager mode without the per-layer prefetch tuning of Megatron, and TPS read at one "
     "iteration (the 90th); the async-TP row's TP overlap is modelled as fully hidden behind the GEMMs";
 const char* const kMoeCause =
-    "MoE: router, permute/unpermute, grouped-GEMM efficiency of narrow experts and load imbalance are not modelled "
-    "(DeepSeek-V3 BF16 runs at 10-17% MFU)";
+    "MoE: the dispatcher's permute and regrouping passes and the grouped expert GEMM (at the efficiency of one "
+    "expert's GEMM) are modelled; the router's auxiliary losses, load imbalance (AutoModel forces balanced "
+    "routing, DGX Cloud does not say), DeepEP's SM use and the memory of routed activations are not "
+    "(Qwen3-MoE and DeepSeek-V3 are predicted not to fit where they ran)";
 const char* const kFsdpExpertsCause =
     "the table gives no expert-parallel size (EP '-') but the run used DeepEP: modelled with ep=1, every rank "
     "gathers all experts' weights (ZeRO-3) for every microbatch";
