@@ -36,6 +36,7 @@ enum class Sym : uint8_t {
     // number formats (bytes per element)
     w,       // activation precision (stored for backward, communicated, read and written by kernels)
     cf,      // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
+    q8,      // 1 when GEMMs run in an 8-bit (or narrower) format with per-tensor scaling, else 0
     count
 };
 

@@ -39,6 +39,9 @@ struct Op {
     // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
     // GEMM); its efficiency is that of one of them. Zero means one.
     Expr groups;
+    // Matmuls only: stays in 16-bit when the model trains in fp8 (Megatron-Core's output layer and MoE
+    // router are plain PyTorch linears outside Transformer Engine's fp8_autocast).
+    bool high_precision = false;
     // Collectives only: launched before the next op and waited for by the op after it, so it runs beside
     // the next op (Megatron overlaps SP's backward re-gather with the input-gradient GEMM).
     bool async = false;

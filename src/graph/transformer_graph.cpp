@@ -55,21 +55,38 @@ struct Builder {
         blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 
+    // How a GEMM's input reaches it when GEMMs run in fp8 (Transformer Engine, per-tensor scaling; the FP8 primer
+    // of its docs): from a LayerNorm or activation kernel that writes fp8 itself (LayerNormLinear,
+    // LayerNormMLP), or as a 16-bit tensor that a cast_transpose kernel converts first. Either way Hopper's fp8
+    // GEMMs take only the TN layout, so the weight gradient needs a transposed fp8 copy of the input.
+    // high_precision: the GEMM is outside fp8_autocast and runs in 16 bits.
+    enum class Fp8Input { fused, cast, high_precision };
+
     // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient: `saved_rows` of its m rows. Under
     // sequence parallelism the input of the first GEMM after the TP all-gather is kept as this rank's
     // s/tp shard and all-gathered again in the backward, overlapped with the input-gradient GEMM and
     // waited for by the weight-gradient GEMM (Korthikanti et al. 2022 Sec. 4.2.2; Megatron's
     // LinearWithGradAccumulationAndAsyncCommunication): the region's pending re-gather (TpEnter) goes with
-    // the first GEMM that keeps the shard.
-    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr, const E* groups = nullptr) {
-        E w = S(Sym::w);
+    // the first GEMM that keeps the shard. `groups`: that many equal GEMMs (a grouped expert GEMM).
+    // Under fp8 (q8 = 1) two more memory passes go with it: the input's cast or transpose before the forward
+    // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
+    // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
+    // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element).
+    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr, const E* groups = nullptr,
+                Fp8Input in = Fp8Input::fused) {
+        E w = S(Sym::w), q8 = S(Sym::q8);
         E flops = 2.0 * m * n * k;
         E bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
+        const bool fp8 = in != Fp8Input::high_precision;
+        if (fp8) blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
+                                               q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
         if (groups) fwd.groups = groups->e;
+        fwd.high_precision = !fp8;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
         blk->forward.push_back(fwd);
         std::vector<Op> back;
+        if (fp8) back.push_back(MakeOp(name + ".fp8_grad_cast", OpKind::elementwise, Pass::backward, q8 * m * n, q8 * 4.0 * m * n));
         if (saved_rows && regather) {  // launched first, overlapped with the input gradient
             back.push_back(*regather);
             back.back().async = true;
@@ -77,8 +94,10 @@ struct Builder {
         }
         back.push_back(MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes));
         back.back().groups = fwd.groups;
+        back.back().high_precision = fwd.high_precision;
         back.push_back(MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes));
         back.back().groups = fwd.groups;
+        back.back().high_precision = fwd.high_precision;
         pending.push_back(std::move(back));
     }
 
@@ -229,7 +248,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
                                           (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
         }
         B.Weight(pre + "attn.out", a * dv * h + (m.bias ? h : B.C(0)), a / tp * dv * h + (m.bias ? h : B.C(0)));
-        B.Matmul(pre + "attn.out", T, h, a / tp * dv);
+        B.Matmul(pre + "attn.out", T, h, a / tp * dv, nullptr, nullptr, Builder::Fp8Input::cast);
         B.TpLeave(pre + "attn", T * h);
         B.Elementwise(pre + "attn.residual", Tn * h, 1, 2, B.Zero());
         B.Weight(pre + "attn.norm", norm_params, norm_params);
@@ -239,13 +258,15 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     // `saved_tokens`: rows of the first GEMM's input it keeps (the SP shard after a TP all-gather).
     // `groups`: the MLP is that many equal GEMMs side by side (a rank's local experts, each with tokens/groups
     // rows): one grouped GEMM whose weights are read once each.
-    auto mlp = [&](const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr, const E* groups = nullptr) {
+    // `first_input`: how the first GEMM's input arrives under fp8 (after a norm: fused; routed tokens: cast).
+    auto mlp = [&](const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr, const E* groups = nullptr,
+                   Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
         bool swiglu = m.mlp == MlpKind::swiglu;
         if (swiglu) {
-            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups);
+            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input);
             B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
         } else {
-            B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups);
+            B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups, first_input);
             B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
         B.Matmul(name + ".fc2", tokens, h, ff, nullptr, groups);
@@ -279,7 +300,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         E Tm = T / tp;
         B.Elementwise("moe.norm", Tm * h, norm_fpe, 1, Tm * h);
         B.Weight("moe.router", h * E_, h * E_);
-        B.Matmul("moe.router", Tm, E_, h);
+        B.Matmul("moe.router", Tm, E_, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
         B.Elementwise("moe.topk", Tm * E_, 3, 1, Tm * k);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
@@ -299,11 +320,11 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
             // afterwards reduce-scatters the partial outputs back.
             E all_routed = routed * tp;
             B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, all_routed * h * w);
-            mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts);
+            mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
             B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather, all_routed * h * w);
             B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe) / tp, /*expert=*/true);
         } else {
-            mlp("moe.experts", routed, fe, nullptr, &local_experts);
+            mlp("moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
             B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe), /*expert=*/true);
         }
         B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
@@ -324,7 +345,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     B.Elementwise("head.norm", Tn * h, norm_fpe, 1, Tn * h);
     B.Weight("head.norm", norm_params, norm_params);
     B.TpEnter("head", T * h);
-    B.Matmul("head.logits", T, V / tp, h, &Tn);
+    B.Matmul("head.logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);
     if (m.tied_embeddings)
         B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);  // counted once, in the embedding
     else
@@ -364,6 +385,7 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     set(Sym::ep, v.ep);
     set(Sym::w, BytesOf(m.precision.activation));
     set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : 1.0);
+    set(Sym::q8, BytesOf(m.precision.compute) < 2 ? 1.0 : 0.0);
     return x;
 }
 

@@ -112,6 +112,8 @@ struct ProgramBuilder {
             n.flops = static_cast<int64_t>(job.V(op.flops));
             n.bytes = static_cast<uint64_t>(job.V(op.bytes));
             n.groups = std::max(1, static_cast<int32_t>(job.V(op.groups)));
+            n.high_precision = op.high_precision;
+            if (n.flops == 0 && n.bytes == 0) return;  // an op this model does not run (fp8 casts in a bf16 model)
         }
         EmitOnChain(n);
     }

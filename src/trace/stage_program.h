@@ -29,6 +29,7 @@ struct ProgNode {
     int64_t flops = 0;
     uint64_t bytes = 0;                 // COMP: tensor_size
     int32_t groups = 1;                 // COMP matmul: equal GEMMs it stands for (grouped expert GEMM)
+    bool high_precision = false;        // COMP matmul: 16-bit even in an fp8 model (Op::high_precision)
     CollectiveType coll = CollectiveType::all_reduce;
     GroupKind group = GroupKind::tp;    // COLL: which communicator
     int64_t comm_bytes = 0;             // COLL / SEND / RECV

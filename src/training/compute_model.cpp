@@ -22,6 +22,7 @@ AttentionShape AttentionShapeOf(const Job& job) {
 
 ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
                            const TrainingOptions& opt, const AttentionShape& attn) {
+    compute_ = compute;
     peak_ = PeakFlops(acc, compute);
     // FP8/FP4 training (Transformer Engine) runs only the GEMMs in the narrow format; attention kernels run
     // in bf16 (Micikevicius et al. 2022, "FP8 Formats for Deep Learning", Sec. 4: softmax and attention kept
@@ -45,6 +46,9 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (!gemm_ && compute == Precision::bf16) gemm_ = FindGemmCurve(*cal, acc.id, Precision::fp16);
         if (!gemm_ && compute == Precision::fp16) gemm_ = FindGemmCurve(*cal, acc.id, Precision::bf16);
         if (gemm_) gemm_peak_ = PeakFlops(acc, gemm_->dtype);
+        gemm16_ = FindGemmCurve(*cal, acc.id, Precision::bf16);
+        if (!gemm16_) gemm16_ = FindGemmCurve(*cal, acc.id, Precision::fp16);
+        if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
     attn_eff_fwd_ = attn_eff_bwd_ = opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
@@ -69,14 +73,25 @@ double ComputeModel::MatmulEfficiency(double flops) const {
     return std::clamp(Interpolate(gemm_->tflops, std::max(flops, 1.0)) * 1e12 / gemm_peak_, 0.01, 1.0);
 }
 
+double ComputeModel::MatmulEfficiency16(double flops) const {
+    if (BytesOf(compute_) >= 2) return MatmulEfficiency(flops);
+    if (!gemm16_) return gemm_ ? MatmulEfficiency(flops) : fixed_matmul_eff_;
+    return std::clamp(Interpolate(gemm16_->tflops, std::max(flops, 1.0)) * 1e12 / gemm16_peak_, 0.01, 1.0);
+}
+
 double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {
     return std::max(flops / (peak * efficiency), bytes / hbm_);
 }
 
-double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups) const {
+double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups,
+                             bool high_precision) const {
     double mem = bytes / hbm_;
     switch (kind) {
-        case OpKind::matmul: return Roofline(flops, peak_, MatmulEfficiency(flops / std::max(1.0, groups)), bytes);
+        case OpKind::matmul: {
+            const double one = flops / std::max(1.0, groups);
+            if (high_precision && BytesOf(compute_) < 2) return Roofline(flops, attn_peak_, MatmulEfficiency16(one), bytes);
+            return Roofline(flops, peak_, MatmulEfficiency(one), bytes);
+        }
         case OpKind::attention: return std::max(flops / (attn_peak_ * AttentionEfficiency(forward)), mem);
         case OpKind::elementwise:
         case OpKind::gather: return std::max(flops / vector_, mem);

@@ -61,7 +61,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             compute += cm.MaterializedAttentionSeconds(a, forward, opt.dropout);
             t.flops += (forward ? 2 : 4) * a.batch * a.sq * a.sk * (a.dqk + a.dv);
         } else {
-            double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups));
+            double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
             compute += s;
             if (op.kind == OpKind::matmul) t.matmul += s;
             t.flops += job.V(op.flops);

@@ -20,7 +20,7 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
         switch (n.type) {
-            case EtNodeType::comp: t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes), n.role != NodeRole::backward, n.groups);
+            case EtNodeType::comp: t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes), n.role != NodeRole::backward, n.groups, n.high_precision);
                 break;
             case EtNodeType::comm_coll:
                 t[i] = net.Seconds(n.coll, n.group, BufferBytesOf(n.coll, layout.GroupSize(n.group), static_cast<double>(n.comm_bytes)));

@@ -19,6 +19,7 @@
 #include "training/comm_model.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
+#include "trace/stage_program.h"
 #include "test_util.h"
 
 namespace {
@@ -324,4 +325,46 @@ TEST(TrainingModel, AttentionEfficiencyFollowsTheMeasuredKernel) {
     fixed.attention_efficiency = 0.4;
     sc::ComputeModel c4(h100.accelerator, sc::Precision::bf16, &Cal(), fixed, a);
     EXPECT_EQ(c4.AttentionEfficiency(false), 0.4);
+}
+
+// fp8 GEMMs bring Transformer Engine's memory passes into the graph: a transpose of a fused input (1 byte per
+// element), a cast_transpose of a 16-bit input (4) and of every output gradient (4); a bf16 model has none
+// (they vanish from its traces). The LM head stays 16-bit and costs what it costs in the bf16 model.
+TEST(TrainingModel, Fp8CastsAreOpsAndTheHeadStaysSixteenBit) {
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.precision.compute = sc::Precision::fp8;
+    sc::Job fp8 = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,dp=8"));
+    m.precision.compute = sc::Precision::bf16;
+    sc::Job bf16 = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,dp=8"));
+    const double T = 1.0 * m.seq, h = m.hidden, q = 1.0 * m.heads * m.head_dim;
+    auto op = [](const sc::Job& j, sc::BlockKind k, const std::string& name) -> const sc::Op& {
+        const sc::Block& b = *j.graph.Find(k);
+        for (const sc::Op& o : b.forward) if (o.name == name) return o;
+        for (const sc::Op& o : b.backward) if (o.name == name) return o;
+        throw std::runtime_error("no op " + name);
+    };
+    using sc::BlockKind;
+    EXPECT_DOUBLE_EQ(fp8.V(op(fp8, BlockKind::dense_layer, "attn.qkv.fp8_input").bytes), 1 * T * h);
+    EXPECT_DOUBLE_EQ(fp8.V(op(fp8, BlockKind::dense_layer, "attn.out.fp8_input").bytes), 4 * T * q);
+    EXPECT_DOUBLE_EQ(fp8.V(op(fp8, BlockKind::dense_layer, "attn.out.fp8_grad_cast").bytes), 4 * T * h);
+    EXPECT_DOUBLE_EQ(bf16.V(op(bf16, BlockKind::dense_layer, "attn.out.fp8_input").bytes), 0);
+    EXPECT_TRUE(op(fp8, BlockKind::head, "head.logits").high_precision);
+    EXPECT_FALSE(op(fp8, BlockKind::dense_layer, "attn.qkv").high_precision);
+    // The bf16 model's trace has no fp8 node; the fp8 model's has them.
+    auto count = [](const sc::Job& j) {
+        sc::StageProgram prog = sc::BuildStageProgram(j, 0);
+        int n = 0;
+        for (const sc::ProgNode& node : prog.nodes) n += prog.names[node.name].find(".fp8_") != std::string::npos;
+        return n;
+    };
+    EXPECT_EQ(count(bf16), 0);
+    EXPECT_GT(count(fp8), 0);
+    // The head's GEMM in the fp8 model runs at the bf16 model's speed.
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    sc::TrainingOptions opt;
+    sc::ComputeModel c8(sys.accelerator, sc::Precision::fp8, &Cal(), opt), c16(sys.accelerator, sc::Precision::bf16, &Cal(), opt);
+    const sc::Op& head = op(fp8, BlockKind::head, "head.logits");
+    EXPECT_DOUBLE_EQ(c8.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes), true, 1, true),
+                     c16.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)));
+    EXPECT_LT(c8.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)), c16.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)));
 }

@@ -302,11 +302,11 @@ std::string MeasurementOf(const json& r, Row& row) {
 const char* const kGenerationCause =
     "H100/B200/GB200 runs come out 13-36% faster in the model than measured, while Megatron-LM on A100 (first set: -10% "
     "to +7%) and llm-foundry on A100 (-5% to -12%) are close, so the gap follows the GPU generation rather than the "
-    "layout: the model runs GEMMs at the single-GPU microbenchmark curve (0.79 of the bf16 peak on H100, 0.70 of fp8) "
-    "where these runs imply about 0.6-0.65 in place. Not modelled: clocks under the power limit with eight GPUs, "
-    "NVLink and NICs busy (data/ holds no clock measurement), SMs taken by overlapped TP/DP/CP communication kernels, "
-    "and for FP8 Transformer Engine's cast, transpose and amax passes (FP8 rows sit 0-10 points further off than "
-    "their BF16 twins)";
+    "layout or the precision (with fp8's cast and transpose passes and its 16-bit LM head modelled, FP8 rows sit "
+    "within a few points of their BF16 twins): the model runs GEMMs at the single-GPU microbenchmark curve (0.79 "
+    "of the bf16 peak on H100, 0.70 of fp8) where these runs imply about 0.6-0.65 in place. Not modelled: clocks "
+    "under the power limit with eight GPUs, NVLink and NICs busy (data/ holds no clock measurement) and SMs taken by "
+    "overlapped TP/DP/CP communication kernels";
 const char* const kSmallModelCause =
     "small models on H100: beyond the generation gap, the error grows as the model shrinks (Megatron-LM weak scaling "
     "32B +2%, 16B -17%, 7.1B -34%, 1.7B -43%; llm-foundry 70B -22 to -26%, 7B -40%, 1B -44%): per-kernel launch "
