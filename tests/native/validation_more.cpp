@@ -217,6 +217,7 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     }
     const std::string rc = p["recompute"].is_string() ? p["recompute"].get<std::string>() : "";
     q.recompute = Starts(rc, "full") ? sc::Recompute::full : Starts(rc, "selective") ? sc::Recompute::selective : sc::Recompute::none;
+    row.recompute_stated = !rc.empty();
     q.sp = q.tp > 1;  // Megatron/NeMo recipes and torchtitan's TP plan shard the norms' sequence when tp > 1
     if (fsdp) {
         q.zero = p["zero"].is_string() && Has(p["zero"], "SHARD_GRAD_OP") ? 2 : 3;

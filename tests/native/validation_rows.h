@@ -47,6 +47,7 @@ struct Row {
     // Second set: why the row is outside the 10% target when it is (the tolerance stays 10%; the cause is
     // shown beside the error, never used to pass a check).
     std::string cause;
+    bool recompute_stated = true;  // false: the record does not say; full recomputation if the run needs it to fit
     bool comparable = true;
     std::string not_comparable_reason;
     std::vector<MemoryCheck> memory;           // filled from the record, predicted by Evaluate
