@@ -11,6 +11,8 @@
 #include <cmath>
 #include <map>
 
+#include <gtest/gtest.h>
+
 #include "config/hardware_config.h"
 #include "test_util.h"
 #include "validation_rows.h"
@@ -267,6 +269,20 @@ std::string MeasurementOf(const json& r, Row& row) {
         row.measured_value = me["iter_time_s"];
         row.measured_seconds = row.measured_value;
         row.to_unit = [](double t) { return t; };
+        // The time agrees with the record's other numbers: its token rate (batch x seq / time / GPUs) and, for
+        // llm-foundry, its "Model TFLOP" by the README's own formula, 3 (2 N s + 4 l h s^2) per sequence (every
+        // query-key pair: non-causal), which checks that convention too.
+        if (me["tokens_per_s_per_gpu"].is_number()) {
+            EXPECT_NEAR(tokens / (row.measured_seconds * gpus), me["tokens_per_s_per_gpu"].get<double>(),
+                        0.005 * me["tokens_per_s_per_gpu"].get<double>()) << key;
+        }
+        if (Starts(key, "llmfoundry_")) {
+            const json& m = r["model"];
+            const double N = m["params"], s = m["seq"], l = m["layers"], h = m["hidden"];
+            const double F = 3 * (2 * N * s + 4 * l * h * s * s) * row.par.global_batch();
+            EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, me["tflops_per_gpu"].get<double>(), 0.01 * me["tflops_per_gpu"].get<double>())
+                << key << ": llm-foundry's FLOP formula does not reproduce its TFLOP/s";
+        }
         return "";
     }
     if (me["tokens_per_s_per_gpu"].is_number()) {
