@@ -5,10 +5,21 @@
 #include "link/config_link.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    return scfuzz::Expect([&] {
-        const sc::ConfigLink link = sc::DecodeConfigLink(scfuzz::AsText(data, size));
-        const std::string text = sc::EncodeConfigLink(link);  // an sc::Error here is a bug: decoded means encodable
-        if (!(sc::DecodeConfigLink(text) == link)) __builtin_trap();
-        if (sc::EncodeConfigLink(sc::DecodeConfigLink(text)) != text) __builtin_trap();  // the encoding is canonical
-    });
+    sc::ConfigLink link;
+    try {
+        link = sc::DecodeConfigLink(scfuzz::AsText(data, size));
+    } catch (const sc::Error& e) {
+        if (std::string_view(e.what()).empty()) __builtin_trap();
+        return 0;  // refused, with a message: the one allowed way to say no
+    }
+    // From here nothing may throw: what decodes must encode (any exception escapes to libFuzzer as a crash).
+    std::string text;
+    try {
+        text = sc::EncodeConfigLink(link);
+    } catch (const sc::Error&) {
+        __builtin_trap();  // Encode refused what Decode accepted
+    }
+    if (!(sc::DecodeConfigLink(text) == link)) __builtin_trap();
+    if (sc::EncodeConfigLink(sc::DecodeConfigLink(text)) != text) __builtin_trap();  // the encoding is canonical
+    return 0;
 }
