@@ -23,6 +23,7 @@ void DestroyAppState(AppState* state) { delete state; }
 
 void Recompute(AppState& s) {
     s.link_error.clear();  // every edit (and a link applied whole) ends the message about a refused link
+    s.link_note.clear();   // "copied" was about the state before this edit
     s.job.reset();
     s.has_estimate = false;
     s.parallel_error.clear();
