@@ -77,6 +77,12 @@ std::string LoadModelJson(AppState& s, const std::string& json_text) {
     }
 }
 
+std::string LoadCustomModel(AppState& s, const std::string& json_text) {
+    std::string error = LoadModelJson(s, json_text);
+    if (error.empty()) s.preset_index = -1;
+    return error;
+}
+
 std::string AddPreset(AppState& s, const std::string& file, const std::string& json_text) {
     Preset p{file, json_text, file, {}};
     try {

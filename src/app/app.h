@@ -24,6 +24,10 @@ void DestroyAppState(AppState* state);
 // message (which the UI also shows).
 std::string LoadModelJson(AppState& state, const std::string& json_text);
 
+// Same, for a model from outside the registered presets: none is current afterwards (the picker says "custom",
+// and a link, which names a preset, cannot be made).
+std::string LoadCustomModel(AppState& state, const std::string& json_text);
+
 // Registers a preset (file name and JSON text) for the preset picker; the first one becomes the
 // current model. Returns "" or the error message for a malformed preset.
 std::string AddPreset(AppState& state, const std::string& file, const std::string& json_text);

@@ -97,8 +97,9 @@ public:
     double clipboardSerial() const { return bridge_.ClipboardSerial(); }
 
     // ---- App
+    // A model from outside the registered presets (the picker then shows "custom", and no link is made).
     std::string loadModel(const std::string& json_text) {
-        return Guard([&] { return sc::app::LoadModelJson(*state_, json_text); });
+        return Guard([&] { return sc::app::LoadCustomModel(*state_, json_text); });
     }
     // Registers a preset for the UI's picker (the first one becomes current); "" or the error.
     std::string addPreset(const std::string& file, const std::string& json_text) {
