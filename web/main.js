@@ -2,12 +2,14 @@
 // and draws the Dear ImGui UI with WebGPU (renderer.js). Without WebGPU the page shows a plain-HTML
 // message and the results as text (the module still runs: MirrorText needs no frame).
 //
-// URL hash: #model=llama3-8b&system=dgx-h100-superpod&parallel=tp=8,pp=4 (all optional).
+// URL hash: the whole configuration as a link (link.js: "#d" + compressed text), kept up to date while the user
+// edits; the older form #model=llama3-8b&system=dgx-h100-superpod&parallel=tp=8,pp=4 (all optional) still opens.
 // Test/debug surface: window.stagecraft = { ready, app, module, firstFrameMs, frames, gpu, readPixels,
 // windowRect, itemRect, styleColor, clearColor, loadModel, ... }.
 import { GpuUnavailableError, Renderer, requestGpu } from './renderer.js';
 import { Input } from './input.js';
 import { downloadSupported, downloadTraces } from './download.js';
+import { decodeLink, encodeLink } from './link.js';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
@@ -40,6 +42,8 @@ const stagecraft = {
   itemRect: (window, label) => stagecraft.app?.itemRect(window, label) ?? null,
   styleColor: (name) => stagecraft.app?.styleColor(name) ?? null,
   loadModel: (name) => loadModel(name),
+  linkState: () => stagecraft.app?.linkState() ?? null,
+  linkError: '', // why the link in the hash was refused ("" when it was applied or there was none)
 };
 stagecraft.ready.catch(() => {}); // failures are reported on the page and the console
 window.stagecraft = stagecraft;
@@ -68,7 +72,10 @@ const SAFE_NAME = /^[A-Za-z0-9._-]+$/;
 let modelList = null;
 
 const withJson = (name) => (name.endsWith('.json') ? name : `${name}.json`);
-const hashParams = () => new URLSearchParams(location.hash.replace(/^#/, ''));
+const hashText = () => location.hash.replace(/^#/, '');
+// The older hash names fields (model=...&parallel=...); a link (link.js) never holds '='.
+const hashIsLink = () => hashText() !== '' && !hashText().includes('=');
+const hashParams = () => new URLSearchParams(hashIsLink() ? '' : hashText());
 
 async function fetchText(url) {
   const r = await fetch(url);
@@ -137,6 +144,74 @@ function applyHashExtras() {
   for (const e of errors) console.warn(`stagecraft: ${e}`);
   if (errors.length > 0) setStatus(errors.join('; '));
   updateMirror();
+}
+
+// ---- The configuration as a link in the URL hash (link.js, src/app/app_link.cpp).
+let lastLink = null; // the link text of the state the hash shows (null: not known yet)
+let linkTimer = 0;
+
+function currentLink() {
+  const r = stagecraft.app.linkState();
+  return r.ok ? r.link : null; // a state that cannot be a link keeps the last hash
+}
+
+// Applies the link in the hash; a damaged one leaves the page at its defaults with the message shown (in the
+// Model panel and the status line) until the next edit.
+function applyHashLink() {
+  const app = stagecraft.app;
+  let error;
+  try {
+    error = app.applyLink(decodeLink(hashText()));
+  } catch (e) {
+    error = e.message;
+    app.rejectLink(error);
+  }
+  stagecraft.linkError = error;
+  if (error) {
+    console.warn(`stagecraft: ${error}`);
+    setStatus(error);
+  }
+  lastLink = currentLink();
+  updateMirror();
+}
+
+function writeHash(text) {
+  clearTimeout(linkTimer);
+  history.replaceState(history.state, '', `#${encodeLink(text)}`);
+}
+
+// Called every frame: when the state's link changes (the user edited something), the hash follows 300 ms after
+// the last change, and a message about a refused link goes away.
+function trackLink() {
+  const link = currentLink();
+  if (link === null || link === lastLink) return;
+  const first = lastLink === null;
+  lastLink = link;
+  if (first) return; // the state the page opened with: its URL stays as it was
+  if (stagecraft.linkError) {
+    if (statusLine.textContent === stagecraft.linkError) setStatus('');
+    stagecraft.linkError = '';
+  }
+  clearTimeout(linkTimer);
+  linkTimer = setTimeout(() => writeHash(link), 300);
+}
+
+// "Copy link": the hash brought up to date at once, then the whole URL to the clipboard.
+async function copyLink() {
+  const app = stagecraft.app;
+  const link = currentLink();
+  if (link === null) {
+    app.setLinkNote(`no link: ${app.linkState().error}`);
+    return;
+  }
+  lastLink = link;
+  writeHash(link);
+  try {
+    await navigator.clipboard.writeText(location.href);
+    app.setLinkNote('copied');
+  } catch (e) {
+    app.setLinkNote(`could not copy (${e?.message ?? e}); the address bar holds the link`);
+  }
 }
 
 const fetchPreset = (name) => fetchText(`presets/models/${name}`);
@@ -287,9 +362,15 @@ async function main() {
   modelList = await listP;
   stagecraft.models = modelList;
   await loadPresets(modelList, textsP, modelFromHash(modelList));
-  applyHashExtras();
+  if (hashIsLink()) applyHashLink();
+  else applyHashExtras();
+  lastLink = currentLink();
   performance.mark('stagecraft:model');
   window.addEventListener('hashchange', async () => {
+    if (hashIsLink()) {
+      applyHashLink();
+      return;
+    }
     await loadModel(modelFromHash(modelList));
     applyHashExtras();
   });
@@ -342,6 +423,8 @@ async function main() {
       input.afterFrame();
       updateMirror();
       if (app.takeDownloadRequest()) downloadTraces(module, app); // async; progress shows in the panel
+      trackLink();
+      if (app.takeCopyLinkRequest()) copyLink(); // async; the outcome shows beside the button
       stagecraft.frames++;
       if (stagecraft.firstFrameMs === null) {
         stagecraft.firstFrameMs = performance.now();

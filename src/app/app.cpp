@@ -22,6 +22,8 @@ AppState* CreateAppState() {
 void DestroyAppState(AppState* state) { delete state; }
 
 void Recompute(AppState& s) {
+    s.link_error.clear();  // every edit (and a link applied whole) ends the message about a refused link
+    s.link_note.clear();   // "copied" was about the state before this edit
     s.job.reset();
     s.has_estimate = false;
     s.parallel_error.clear();
@@ -75,10 +77,17 @@ std::string LoadModelJson(AppState& s, const std::string& json_text) {
     }
 }
 
+std::string LoadCustomModel(AppState& s, const std::string& json_text) {
+    std::string error = LoadModelJson(s, json_text);
+    if (error.empty()) s.preset_index = -1;
+    return error;
+}
+
 std::string AddPreset(AppState& s, const std::string& file, const std::string& json_text) {
-    Preset p{file, json_text, file};
+    Preset p{file, json_text, file, {}};
     try {
-        p.name = ParseModelConfig(json_text).name;
+        p.config = ParseModelConfig(json_text);
+        p.name = p.config.name;
     } catch (const Error& e) {
         return file + ": " + e.what();
     }
@@ -103,7 +112,9 @@ bool SelectPreset(AppState& s, const std::string& file) {
 std::string AddSystem(AppState& s, const std::string& file, const std::string& system_json,
                       const std::string& accelerator_json) {
     try {
-        s.systems.push_back({file, ParseSystem(system_json, accelerator_json)});
+        System sys = ParseSystem(system_json, accelerator_json);
+        std::vector<NetworkLevel> levels = sys.levels;
+        s.systems.push_back({file, std::move(sys), std::move(levels)});
     } catch (const Error& e) {
         return file + ": " + e.what();
     }
@@ -142,6 +153,33 @@ std::string SetParallel(AppState& s, const std::string& spec) {
     }
     if (s.has_model) Recompute(s);
     return s.parallel_error;
+}
+
+void ResetToDefaults(AppState& s) {
+    for (SystemPreset& sp : s.systems) sp.system.levels = sp.preset_levels;
+    s.system_index = s.systems.empty() ? -1 : 0;
+    s.options = TrainingOptions{};
+    s.parallel = ParseParallelSpec(kDefaultSplit);
+    s.search.gpus = 0;
+    s.search.next_shard = -1;
+    s.search.parts.clear();
+    s.search.has_result = false;
+    s.search.error.clear();
+    if (!s.presets.empty()) {
+        s.preset_index = 0;
+        LoadModelJson(s, s.presets[0].json);  // recomputes
+    } else if (s.has_model) {
+        Recompute(s);
+    }
+}
+
+void SetComputePrecision(ModelConfig& m, Precision p) {
+    // Gradients and activations follow the compute precision, never below bf16 (the parser's defaults; see
+    // PrecisionConfig).
+    const Precision floor16 = BytesOf(p) < 2 ? Precision::bf16 : p;
+    m.precision.compute = p;
+    m.precision.grad = floor16;
+    m.precision.activation = floor16;
 }
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }

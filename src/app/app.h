@@ -4,7 +4,10 @@
 #pragma once
 #include <string>
 
+#include "config/precision.h"
+
 namespace sc {
+struct ModelConfig;
 struct System;
 struct CalibrationTable;
 struct TrainingOptions;
@@ -20,6 +23,10 @@ void DestroyAppState(AppState* state);
 // Loads a model preset (JSON text) as the current model. Returns "" on success, else the error
 // message (which the UI also shows).
 std::string LoadModelJson(AppState& state, const std::string& json_text);
+
+// Same, for a model from outside the registered presets: none is current afterwards (the picker says "custom",
+// and a link, which names a preset, cannot be made).
+std::string LoadCustomModel(AppState& state, const std::string& json_text);
 
 // Registers a preset (file name and JSON text) for the preset picker; the first one becomes the
 // current model. Returns "" or the error message for a malformed preset.
@@ -49,6 +56,23 @@ bool TakeDownloadRequest(AppState& state);
 void SetDownloadProgress(AppState& state, int done, int total, double bytes, bool running, const std::string& message);
 bool DownloadCancelled(const AppState& state);
 void SetDownloadSupported(AppState& state, bool supported);
+
+// The current configuration as link text (src/link/config_link.h); throws sc::Error naming the field when it
+// cannot be one (a model loaded from outside the presets, a value a link refuses).
+std::string LinkState(const AppState& state);
+// Decodes `text`, checks it against the page's presets and applies every field, then recomputes. Returns "" or
+// the error; on an error the page is back at its defaults and shows the message until the next edit.
+std::string ApplyLink(AppState& state, const std::string& text);
+// The page's defaults (first preset and system, the default split and options, levels as loaded) with `message`
+// shown: for a link the page could not even decompress.
+void RejectLink(AppState& state, const std::string& message);
+// "Copy link" handshake: the button raises a request, the page's JS copies the URL and reports the outcome.
+bool TakeCopyLinkRequest(AppState& state);
+void SetLinkNote(AppState& state, const std::string& note);
+// The page's defaults, as it opens without a hash (keeps the registered presets and systems).
+void ResetToDefaults(AppState& state);
+// Sets the compute precision as the Model panel does: gradients and activations follow it, never below bf16.
+void SetComputePrecision(ModelConfig& m, Precision p);
 
 // Draws every panel. Call once per frame between ImGui::NewFrame() and ImGui::Render().
 void DrawUI(AppState& state);

@@ -19,11 +19,13 @@ struct Preset {
     std::string file;  // "llama3-8b.json"
     std::string json;
     std::string name;  // the preset's "name"
+    ModelConfig config;  // as parsed: a link names the fields edited since (app_link.cpp)
 };
 
 struct SystemPreset {
     std::string file;
-    System system;
+    System system;                            // levels as edited in the Training panel
+    std::vector<NetworkLevel> preset_levels;  // as loaded: a link names the edits, and defaults restore these
 };
 
 // The "Download traces" flow: the button raises `requested`; the page's JS takes the request, streams
@@ -78,6 +80,12 @@ struct AppState {
     } search;
 
     DownloadState download;
+
+    // The configuration as a link (app_link.cpp; the page keeps it in the URL hash).
+    std::string link_error;            // why the link the page opened with was refused; cleared by the next edit
+    bool copy_link_requested = false;  // "Copy link" was pressed; the page's JS takes it (it knows the URL)
+    std::string link_note;             // the outcome of the last copy, shown beside the button
+
     std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print
 };
 

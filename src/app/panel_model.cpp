@@ -49,12 +49,9 @@ void DrawModelPanel(AppState& s) {
         changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");
         changed |= IntField("expert_ffn", &m.moe.expert_ffn, "intermediate size of one expert");
     }
-    if (PrecisionCombo("precision", &m.precision.compute)) {
-        // Gradients and activations follow the compute precision, never below bf16 (the parser's
-        // defaults; see PrecisionConfig).
-        Precision floor16 = BytesOf(m.precision.compute) < 2 ? Precision::bf16 : m.precision.compute;
-        m.precision.grad = floor16;
-        m.precision.activation = floor16;
+    Precision compute = m.precision.compute;
+    if (PrecisionCombo("precision", &compute)) {
+        SetComputePrecision(m, compute);
         changed = true;
     }
     ImGui::PopItemWidth();
@@ -71,9 +68,17 @@ void DrawModelPanel(AppState& s) {
             ImGui::EndCombo();
         }
     }
+    // The whole configuration as a URL: the page's JS copies it (it knows the address).
+    if (ImGui::Button("Copy link")) s.copy_link_requested = true;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("copy a link that opens this page with every setting as it is now");
+    if (!s.link_note.empty()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", s.link_note.c_str());
+    }
     if (changed) {
         Recompute(s);
     }
+    if (!s.link_error.empty()) ErrorText(s.link_error);
 
     ImGui::Separator();
     if (!s.error.empty()) {

@@ -1,6 +1,7 @@
 #include "parallel/parallel_config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -112,6 +113,12 @@ std::string ParallelSpecString(const ParallelConfig& p) {
                     ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) +
                     ",order=" + p.order;
     if (p.uneven) s += ",uneven=1";
+    // Only when set, so the usual split reads as before; a page link carries the split in this form.
+    if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", p.bucket_mb);
+        s += ",bucket_mb=" + std::string(buf);
+    }
     return s;
 }
 

@@ -97,8 +97,9 @@ public:
     double clipboardSerial() const { return bridge_.ClipboardSerial(); }
 
     // ---- App
+    // A model from outside the registered presets (the picker then shows "custom", and no link is made).
     std::string loadModel(const std::string& json_text) {
-        return Guard([&] { return sc::app::LoadModelJson(*state_, json_text); });
+        return Guard([&] { return sc::app::LoadCustomModel(*state_, json_text); });
     }
     // Registers a preset for the UI's picker (the first one becomes current); "" or the error.
     std::string addPreset(const std::string& file, const std::string& json_text) {
@@ -122,6 +123,27 @@ public:
     std::string setParallel(const std::string& spec) {
         return Guard([&] { return sc::app::SetParallel(*state_, spec); });
     }
+    // ---- The configuration as a link (src/app/app_link.cpp; web/link.js compresses it into the URL hash)
+    // {ok: true, link} or {ok: false, error} when the state cannot be a link (the page keeps its last hash).
+    val linkState() const {
+        return scweb::Guard([&] {
+            val r = val::object();
+            r.set("ok", true);
+            r.set("link", sc::app::LinkState(*state_));
+            return r;
+        });
+    }
+    // "" or the error; on an error the page is at its defaults and shows the message until the next edit.
+    std::string applyLink(const std::string& text) {
+        return Guard([&] { return sc::app::ApplyLink(*state_, text); });
+    }
+    // A hash the page could not decompress: the defaults, with the message shown.
+    std::string rejectLink(const std::string& message) {
+        return Guard([&] { sc::app::RejectLink(*state_, message); return std::string(); });
+    }
+    bool takeCopyLinkRequest() { return sc::app::TakeCopyLinkRequest(*state_); }
+    void setLinkNote(const std::string& note) { sc::app::SetLinkNote(*state_, note); }
+
     std::string currentModelJson() const { return sc::app::CurrentModelJson(*state_); }
     std::string currentParallelSpec() const { return sc::app::CurrentParallelSpec(*state_); }
     // Times a trace stream's compute nodes on the current cluster (duration_micros); false when none is chosen.
@@ -247,6 +269,11 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("selectSystem", &WebApp::selectSystem)
         .function("setCalibration", &WebApp::setCalibration)
         .function("setParallel", &WebApp::setParallel)
+        .function("linkState", &WebApp::linkState)
+        .function("applyLink", &WebApp::applyLink)
+        .function("rejectLink", &WebApp::rejectLink)
+        .function("takeCopyLinkRequest", &WebApp::takeCopyLinkRequest)
+        .function("setLinkNote", &WebApp::setLinkNote)
         .function("currentModelJson", &WebApp::currentModelJson)
         .function("currentParallelSpec", &WebApp::currentParallelSpec)
         .function("timeTraceStream", &WebApp::timeTraceStream)

@@ -56,4 +56,14 @@ TEST(ParallelConfig, SpecParsing) {
     EXPECT_EQ(sc::ParallelSpecString(q), sc::ParallelSpecString(p));
 }
 
+// The page's links carry the split as this string: a bucket size other than the default must survive it.
+TEST(ParallelConfig, SpecStringKeepsTheBucketSize) {
+    EXPECT_EQ(sc::ParallelSpecString(sc::ParseParallelSpec("dp=4")).find("bucket_mb"), std::string::npos);
+    for (double mb : {12.5, 1.0, 0.1 + 1, 1048576.0}) {
+        sc::ParallelConfig p = sc::ParseParallelSpec("dp=4");
+        p.bucket_mb = mb;
+        EXPECT_EQ(sc::ParseParallelSpec(sc::ParallelSpecString(p)).bucket_mb, mb) << sc::ParallelSpecString(p);
+    }
+}
+
 }  // namespace

@@ -1,0 +1,167 @@
+// The page's state as a link and back (the format and its rules: src/link/config_link.h). A link names presets
+// and the edits made since, so this side maps between AppState and ConfigLink and checks what only the page
+// knows: which presets exist and how many network levels the chosen system has.
+#include <optional>
+#include <string>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "config/error.h"
+#include "link/config_link.h"
+#include "parallel/parallel_config.h"
+
+namespace sc::app {
+
+namespace {
+
+std::string IdOf(const std::string& file) {
+    return file.size() > 5 && file.ends_with(".json") ? file.substr(0, file.size() - 5) : file;
+}
+
+template <typename List>
+int IndexOf(const List& list, const std::string& id) {
+    for (size_t i = 0; i < list.size(); ++i)
+        if (IdOf(list[i].file) == id) return static_cast<int>(i);
+    return -1;
+}
+
+template <typename List>
+std::string Ids(const List& list) {
+    std::string out;
+    for (const auto& p : list) out += (out.empty() ? "" : ", ") + IdOf(p.file);
+    return out.empty() ? "none" : out;
+}
+
+template <typename T>
+std::optional<T> IfEdited(const T& now, const T& preset) {
+    return now == preset ? std::nullopt : std::optional<T>(now);
+}
+
+// Everything a link asks of this page, checked before anything changes (a refused link changes nothing but
+// the reset to defaults).
+struct Resolved {
+    int preset = -1, system = -1;
+    ParallelConfig parallel;
+};
+
+Resolved Resolve(const AppState& s, const ConfigLink& l) {
+    Resolved r;
+    r.preset = IndexOf(s.presets, l.model);
+    if (r.preset < 0) throw Error("model", "no model preset \"" + l.model + "\" on this page; it has " + Ids(s.presets));
+    if (!s.presets[r.preset].config.is_moe())
+        for (const auto& [key, v] : {std::pair{"experts", l.experts}, {"top_k", l.top_k}, {"expert_ffn", l.expert_ffn}})
+            if (v) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
+    if (!l.system.empty()) {
+        r.system = IndexOf(s.systems, l.system);
+        if (r.system < 0) throw Error("system", "no system preset \"" + l.system + "\" on this page; it has " + Ids(s.systems));
+        const size_t n = s.systems[r.system].preset_levels.size();
+        for (const LinkLevelEdit& e : l.levels)
+            if (static_cast<size_t>(e.level) >= n)
+                throw Error("net." + std::to_string(e.level), "\"" + l.system + "\" has " + std::to_string(n) +
+                                                                 " network levels, net.0 to net." + std::to_string(n - 1));
+    }
+    r.parallel = ParseParallelSpec(l.parallel);
+    return r;
+}
+
+}  // namespace
+
+std::string LinkState(const AppState& s) {
+    if (!s.has_model || s.preset_index < 0)
+        throw Error("model", "the current model is not one of the page's presets, and a link names a preset");
+    const Preset& preset = s.presets[s.preset_index];
+    const ModelConfig& m = s.model;
+    const ModelConfig& b = preset.config;
+    ConfigLink l;
+    l.model = IdOf(preset.file);
+    l.layers = IfEdited(m.layers, b.layers);
+    l.hidden = IfEdited(m.hidden, b.hidden);
+    l.heads = IfEdited(m.heads, b.heads);
+    l.kv_heads = IfEdited(m.kv_heads, b.kv_heads);
+    l.ffn = IfEdited(m.ffn, b.ffn);
+    l.vocab = IfEdited(m.vocab, b.vocab);
+    l.seq = IfEdited(m.seq, b.seq);
+    l.experts = IfEdited(m.moe.experts, b.moe.experts);
+    l.top_k = IfEdited(m.moe.top_k, b.moe.top_k);
+    l.expert_ffn = IfEdited(m.moe.expert_ffn, b.moe.expert_ffn);
+    // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
+    // naming the compute precision whenever any of the three differs reproduces all three.
+    if (m.precision.compute != b.precision.compute || m.precision.grad != b.precision.grad ||
+        m.precision.activation != b.precision.activation)
+        l.precision = m.precision.compute;
+    if (s.system_index >= 0) {
+        const SystemPreset& sp = s.systems[s.system_index];
+        l.system = IdOf(sp.file);
+        for (size_t i = 0; i < sp.system.levels.size() && i < sp.preset_levels.size(); ++i) {
+            const NetworkLevel& now = sp.system.levels[i];
+            const NetworkLevel& was = sp.preset_levels[i];
+            LinkLevelEdit e{static_cast<int>(i), IfEdited(now.bandwidth_gbps, was.bandwidth_gbps),
+                            IfEdited(now.latency_us, was.latency_us), IfEdited(now.efficiency, was.efficiency),
+                            IfEdited(now.in_network_reduction, was.in_network_reduction)};
+            if (e.bandwidth_gbps || e.latency_us || e.efficiency || e.in_network_reduction) l.levels.push_back(e);
+        }
+    }
+    l.parallel = ParallelSpecString(s.parallel);
+    l.overlap_dp = s.options.overlap_dp;
+    l.overlap_pp = s.options.overlap_pp;
+    l.overlap_tp = s.options.overlap_tp;
+    l.in_network_reduction = s.options.in_network_reduction;
+    l.tokens = s.options.tokens_to_train;
+    l.search_gpus = s.search.gpus;
+    return EncodeConfigLink(l);
+}
+
+std::string ApplyLink(AppState& s, const std::string& text) {
+    ConfigLink l;
+    Resolved r;
+    try {
+        l = DecodeConfigLink(text);
+        r = Resolve(s, l);
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        RejectLink(s, what.starts_with("link: ") ? what : "link: " + what);
+        return s.link_error;
+    }
+    ResetToDefaults(s);
+    s.preset_index = r.preset;
+    LoadModelJson(s, s.presets[r.preset].json);
+    ModelConfig& m = s.model;
+    for (auto [field, value] : {std::pair{&m.layers, l.layers}, {&m.hidden, l.hidden}, {&m.heads, l.heads},
+                                {&m.kv_heads, l.kv_heads}, {&m.ffn, l.ffn}, {&m.vocab, l.vocab}, {&m.seq, l.seq},
+                                {&m.moe.experts, l.experts}, {&m.moe.top_k, l.top_k}, {&m.moe.expert_ffn, l.expert_ffn}})
+        if (value) *field = *value;
+    if (l.precision) SetComputePrecision(m, *l.precision);
+    s.system_index = r.system;
+    if (r.system >= 0)
+        for (const LinkLevelEdit& e : l.levels) {
+            NetworkLevel& level = s.systems[r.system].system.levels[e.level];
+            if (e.bandwidth_gbps) level.bandwidth_gbps = *e.bandwidth_gbps;
+            if (e.latency_us) level.latency_us = *e.latency_us;
+            if (e.efficiency) level.efficiency = *e.efficiency;
+            if (e.in_network_reduction) level.in_network_reduction = *e.in_network_reduction;
+        }
+    s.parallel = r.parallel;
+    s.options.overlap_dp = l.overlap_dp;
+    s.options.overlap_pp = l.overlap_pp;
+    s.options.overlap_tp = l.overlap_tp;
+    s.options.in_network_reduction = l.in_network_reduction;
+    s.options.tokens_to_train = l.tokens;
+    s.search.gpus = l.search_gpus;
+    Recompute(s);
+    return "";
+}
+
+void RejectLink(AppState& s, const std::string& message) {
+    ResetToDefaults(s);
+    s.link_error = message;  // after the reset: its Recompute clears the message
+}
+
+bool TakeCopyLinkRequest(AppState& s) {
+    const bool r = s.copy_link_requested;
+    s.copy_link_requested = false;
+    return r;
+}
+
+void SetLinkNote(AppState& s, const std::string& note) { s.link_note = note; }
+
+}  // namespace sc::app

@@ -1,0 +1,269 @@
+#include "link/config_link.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "config/error.h"
+#include "config/json_fields.h"
+#include "config/numbers.h"
+#include "parallel/parallel_config.h"
+
+namespace sc {
+
+namespace {
+
+constexpr std::string_view kVersion = "v1";
+constexpr std::string_view kEnd = "end";  // the last entry: a link cut short (inside a number, say) is refused
+constexpr size_t kMaxIdLength = 128;  // preset ids are file names
+
+struct IntKey {
+    const char* key;
+    std::optional<int> ConfigLink::*member;
+};
+// The model fields in the order they are written (the Model panel's order).
+constexpr IntKey kModelKeys[] = {
+    {"layers", &ConfigLink::layers},   {"hidden", &ConfigLink::hidden},   {"heads", &ConfigLink::heads},
+    {"kv_heads", &ConfigLink::kv_heads}, {"ffn", &ConfigLink::ffn},       {"vocab", &ConfigLink::vocab},
+    {"seq", &ConfigLink::seq},         {"experts", &ConfigLink::experts}, {"top_k", &ConfigLink::top_k},
+    {"expert_ffn", &ConfigLink::expert_ffn},
+};
+
+struct BoolKey {
+    const char* key;
+    bool ConfigLink::*member;
+};
+constexpr BoolKey kOptionKeys[] = {
+    {"overlap_dp", &ConfigLink::overlap_dp},
+    {"overlap_pp", &ConfigLink::overlap_pp},
+    {"overlap_tp", &ConfigLink::overlap_tp},
+    {"inr", &ConfigLink::in_network_reduction},
+};
+
+constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr"};
+
+// Every key a link may hold, for "did you mean" and the list in the message.
+std::vector<std::string> KnownKeys() {
+    std::vector<std::string> k = {"model"};
+    for (const IntKey& m : kModelKeys) k.push_back(m.key);
+    k.insert(k.end(), {"precision", "system", "parallel"});
+    for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
+    k.insert(k.end(), {"tokens", "search_gpus"});
+    return k;
+}
+
+std::string Quoted(std::string_view s) {
+    std::string q(1, '"');
+    q += Clip(s);
+    q += '"';
+    return q;
+}
+
+[[noreturn]] void UnknownKey(const std::string& key) {
+    std::string list, best;
+    size_t best_d = 3;  // suggest only close matches
+    for (const std::string& k : KnownKeys()) {
+        list += (list.empty() ? "" : " ") + k;
+        if (key.size() > k.size() + best_d) continue;
+        if (size_t d = EditDistance(key, k); d < best_d) best_d = d, best = k;
+    }
+    list += " net.<level>.bandwidth|latency|efficiency|inr";
+    throw Error(Clip(key), "unknown key in the link" + (best.empty() ? std::string() : " (did you mean \"" + best + "\"?)") +
+                               "; valid keys: " + list);
+}
+
+std::string CheckId(const std::string& field, std::string_view v) {
+    if (v.empty()) throw Error(field, "must not be empty");
+    if (v.size() > kMaxIdLength)
+        throw Error(field, "is " + std::to_string(v.size()) + " characters, at most " + std::to_string(kMaxIdLength) +
+                               " are allowed, got " + Quoted(v));
+    for (char c : v)
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+            throw Error(field, "a preset id holds only letters, digits, '.', '_' and '-', got " + Quoted(v));
+    return std::string(v);
+}
+
+bool ParseBool(const std::string& field, std::string_view v) {
+    if (v == "1") return true;
+    if (v == "0") return false;
+    throw Error(field, "expected 0 or 1, got " + Quoted(v));
+}
+
+int ParseInt(const std::string& field, std::string_view v, long long lo, long long hi) {
+    return static_cast<int>(ParseIntegerIn(field, v, lo, hi));
+}
+
+// The shortest of %.15g and %.17g that reads back as the same double.
+std::string Number(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+LinkLevelEdit& LevelOf(ConfigLink& link, int level) {
+    auto it = std::lower_bound(link.levels.begin(), link.levels.end(), level,
+                               [](const LinkLevelEdit& e, int l) { return e.level < l; });
+    if (it == link.levels.end() || it->level != level) it = link.levels.insert(it, LinkLevelEdit{level, {}, {}, {}, {}});
+    return *it;
+}
+
+// "net.<level>.<field>=value".
+void SetLevelKey(ConfigLink& link, const std::string& key, std::string_view v) {
+    const size_t dot = key.find('.', 4);
+    if (dot == std::string::npos)
+        throw Error(Clip(key), "a level edit is net.<level>.<field> with field bandwidth, latency, efficiency or inr");
+    LinkLevelEdit& e = LevelOf(link, ParseInt(Clip(key), std::string_view(key).substr(4, dot - 4), 0, kMaxLinkLevels - 1));
+    const std::string f = key.substr(dot + 1);
+    // "net.00.x" and "net.0.x" name the same field: the second would overwrite the first without a word.
+    const bool given = (f == "bandwidth" && e.bandwidth_gbps) || (f == "latency" && e.latency_us) ||
+                       (f == "efficiency" && e.efficiency) || (f == "inr" && e.in_network_reduction);
+    if (given) throw Error(Clip(key), "given twice in the link (as net." + std::to_string(e.level) + "." + f + ")");
+    if (f == "bandwidth") e.bandwidth_gbps = ParseNumberIn(key, v, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps);
+    else if (f == "latency") e.latency_us = ParseNumberIn(key, v, 0, kMaxLinkLatencyUs);
+    else if (f == "efficiency") e.efficiency = ParseNumberIn(key, v, kMinLinkEfficiency, kMaxLinkEfficiency);
+    else if (f == "inr") e.in_network_reduction = ParseBool(key, v);
+    else throw Error(Clip(key), "unknown level field " + Quoted(f) + "; valid: bandwidth latency efficiency inr");
+}
+
+void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
+    if (key == "model") {
+        link.model = CheckId(key, v);
+        return;
+    }
+    if (key == "system") {
+        link.system = CheckId(key, v);
+        return;
+    }
+    if (key == "parallel") {
+        if (v.empty()) throw Error(key, "must not be empty (the split in the --parallel form, \"tp=8,dp=4\")");
+        try {
+            ParseParallelSpec(v);
+        } catch (const Error& e) {
+            throw Error(key, e.what());
+        }
+        link.parallel = std::string(v);
+        return;
+    }
+    if (key == "precision") {
+        Precision p;
+        if (!ParsePrecision(v, &p)) throw Error(key, Quoted(v) + " is not one of fp32, bf16, fp16, fp8, fp4");
+        link.precision = p;
+        return;
+    }
+    if (key == "tokens") {
+        link.tokens = ParseNumberIn(key, v, 0, kMaxTrainingTokens);
+        return;
+    }
+    if (key == "search_gpus") {
+        link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
+        return;
+    }
+    for (const IntKey& m : kModelKeys)
+        if (key == m.key) {
+            link.*m.member = ParseInt(key, v, 1, kMaxModelDim);
+            return;
+        }
+    for (const BoolKey& o : kOptionKeys)
+        if (key == o.key) {
+            link.*o.member = ParseBool(key, v);
+            return;
+        }
+    if (key.rfind("net.", 0) == 0) return SetLevelKey(link, key, v);
+    UnknownKey(key);
+}
+
+// What decoding cannot produce, so Encode refuses it instead of writing text that means something else.
+void CheckEncodable(const ConfigLink& link) {
+    for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"model", &link.model},
+                                       {"system", &link.system}, {"parallel", &link.parallel}})
+        if (value->find(';') != std::string::npos) throw Error(field, "must not contain ';', got " + Quoted(*value));
+    for (size_t i = 0; i < link.levels.size(); ++i) {
+        const LinkLevelEdit& e = link.levels[i];
+        const std::string f = "net." + std::to_string(e.level);
+        if (i > 0 && e.level <= link.levels[i - 1].level)
+            throw Error(f, "level edits must be in ascending level order, each level once");
+        if (!e.bandwidth_gbps && !e.latency_us && !e.efficiency && !e.in_network_reduction)
+            throw Error(f, "a level edit must change at least one field");
+    }
+}
+
+}  // namespace
+
+std::string EncodeConfigLink(const ConfigLink& link) {
+    CheckEncodable(link);
+    std::string t(kVersion);
+    auto put = [&t](std::string_view key, const std::string& value) {
+        t += ';';
+        t += key;
+        t += '=';
+        t += value;
+    };
+    put("model", link.model);
+    for (const IntKey& m : kModelKeys)
+        if (const auto& v = link.*m.member) put(m.key, std::to_string(*v));
+    if (link.precision) put("precision", NameOf(*link.precision));
+    if (!link.system.empty()) put("system", link.system);
+    for (const LinkLevelEdit& e : link.levels) {
+        const std::string p = "net." + std::to_string(e.level) + ".";
+        if (e.bandwidth_gbps) put(p + "bandwidth", Number(*e.bandwidth_gbps));
+        if (e.latency_us) put(p + "latency", Number(*e.latency_us));
+        if (e.efficiency) put(p + "efficiency", Number(*e.efficiency));
+        if (e.in_network_reduction) put(p + "inr", *e.in_network_reduction ? "1" : "0");
+    }
+    put("parallel", link.parallel);
+    for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");
+    put("tokens", Number(link.tokens));
+    put("search_gpus", std::to_string(link.search_gpus));
+    t += ';';
+    t += kEnd;
+    // The decoder is the one statement of what is valid: a value it refuses is refused here, by the same message.
+    if (DecodeConfigLink(t) != link)
+        throw Error("link", "the configuration does not read back the same from its own encoding");
+    return t;
+}
+
+ConfigLink DecodeConfigLink(std::string_view text) {
+    if (text.size() > kMaxLinkBytes)
+        throw Error("link", "is " + std::to_string(text.size()) + " bytes, at most " + std::to_string(kMaxLinkBytes) +
+                                " are read");
+    ConfigLink link;
+    std::vector<std::string> seen;
+    bool ended = false;
+    size_t start = 0;
+    for (int index = 0;; ++index) {
+        const size_t semi = text.find(';', start);
+        const std::string_view entry = text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+        if (index == 0) {
+            if (entry != kVersion) {
+                if (!entry.empty() && entry[0] == 'v' && entry.find('=') == std::string_view::npos)
+                    throw Error("link", "unknown version " + Quoted(entry) + "; this page reads v1");
+                throw Error("link", "must start with the version \"v1;\", got " + Quoted(text));
+            }
+        } else if (entry == kEnd) {
+            if (semi != std::string_view::npos)
+                throw Error("link", "\"end\" must be the last entry, got " + Quoted(text.substr(semi)) + " after it");
+            ended = true;
+        } else {
+            if (entry.empty())
+                throw Error("link", "empty entry " + std::to_string(index) + " (two ';' in a row, or one at the end)");
+            const size_t eq = entry.find('=');
+            if (eq == std::string_view::npos || eq == 0)
+                throw Error("link", "entry " + std::to_string(index) + " is not key=value: " + Quoted(entry));
+            const std::string key(entry.substr(0, eq));
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw Error(Clip(key), "given twice in the link");
+            seen.push_back(key);
+            SetKey(link, key, entry.substr(eq + 1));
+        }
+        if (semi == std::string_view::npos) break;
+        start = semi + 1;
+    }
+    if (!ended) throw Error("link", "does not end with \";end\": it was cut short (copy the whole link)");
+    if (link.model.empty()) throw Error("model", "missing from the link (the model preset id, \"model=llama3-8b\")");
+    if (link.parallel.empty()) throw Error("parallel", "missing from the link (the split, \"parallel=tp=8,dp=4\")");
+    if (link.system.empty() && !link.levels.empty())
+        throw Error("net." + std::to_string(link.levels[0].level), "a network-level edit needs a system (\"system=...\")");
+    return link;
+}
+
+}  // namespace sc

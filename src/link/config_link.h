@@ -1,0 +1,77 @@
+// The page's whole configuration as one versioned line of text, so a URL can carry it ("the configuration
+// as a link"): a model preset and the fields edited in it, the compute precision, a system preset and the
+// edits of its network levels, the parallel split in the CLI's --parallel form, the training options the
+// page lets the user change, and the GPU count of the "Best layout" search.
+//
+// Format, version 1 (README "Links"): "v1;" then key=value entries separated by ';', each key at most once,
+// then ";end" (so a link cut short, even inside a number, is refused rather than read as another link):
+//   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
+//   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
+// model and parallel are required; every other key is optional. Model fields and level fields appear only
+// when they differ from the preset, so a link names what the user changed; the options always appear, so a
+// later change of their defaults does not change what an old link means. Values never contain ';'.
+//
+// Pure: no I/O, no globals. Which presets and how many network levels exist is the page's business
+// (src/app/app_link.cpp checks those when it applies a link).
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/precision.h"
+#include "training/training_options.h"
+
+namespace sc {
+
+inline constexpr size_t kMaxLinkBytes = 64 * 1024;      // decoded text; a real link is a few hundred bytes
+inline constexpr int kMaxLinkLevels = 16;               // network levels a link may edit (net.0 to net.15)
+inline constexpr double kMinLinkBandwidthGBps = 1e-3;   // 1 MB/s: below it a step takes longer than a double holds
+inline constexpr double kMaxLinkBandwidthGBps = 1e6;    // 1 PB/s per GPU and direction
+inline constexpr double kMaxLinkLatencyUs = 1e6;        // one second per hop
+inline constexpr double kMinLinkEfficiency = 0.05;      // the page's efficiency slider spans 0.05 to 1
+inline constexpr double kMaxLinkEfficiency = 1;
+
+// Edits of one network level of the system preset (innermost is 0); unset fields keep the preset's value.
+struct LinkLevelEdit {
+    int level = 0;
+    std::optional<double> bandwidth_gbps;  // GB/s per GPU and direction
+    std::optional<double> latency_us;
+    std::optional<double> efficiency;
+    std::optional<bool> in_network_reduction;
+    bool operator==(const LinkLevelEdit&) const = default;
+};
+
+struct ConfigLink {
+    std::string model;  // model preset id: the file name without ".json" ("llama3-8b")
+    // The model fields the page edits, set when they differ from the preset.
+    std::optional<int> layers, hidden, heads, kv_heads, ffn, vocab, seq;
+    std::optional<int> experts, top_k, expert_ffn;  // MoE presets only
+    std::optional<Precision> precision;            // compute precision (gradients and activations follow it)
+
+    std::string system;                  // system preset id; "" when the page has none chosen
+    std::vector<LinkLevelEdit> levels;   // ascending level, each level at most once, each with a field set
+    std::string parallel;                // CLI --parallel form, "tp=8,pp=2,dp=4,batch=64"
+
+    // TrainingOptions the page edits (their defaults are TrainingOptions').
+    bool overlap_dp = TrainingOptions{}.overlap_dp;
+    bool overlap_pp = TrainingOptions{}.overlap_pp;
+    bool overlap_tp = TrainingOptions{}.overlap_tp;
+    bool in_network_reduction = TrainingOptions{}.in_network_reduction;
+    double tokens = TrainingOptions{}.tokens_to_train;  // 0: no time-to-train
+
+    int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
+
+    bool operator==(const ConfigLink&) const = default;
+};
+
+// The link as text. Throws sc::Error naming the field when a value is outside what DecodeConfigLink accepts,
+// so whatever it returns decodes to an equal ConfigLink.
+std::string EncodeConfigLink(const ConfigLink& link);
+
+// Strict: a missing or unknown version, an unknown or repeated key, a malformed entry, a bad number (the rule of
+// config/numbers.h), a bad parallel spec or more than kMaxLinkBytes throw sc::Error naming the field, the value
+// and what is valid. Never clamps.
+ConfigLink DecodeConfigLink(std::string_view text);
+
+}  // namespace sc
