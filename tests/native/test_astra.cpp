@@ -64,8 +64,11 @@ struct AstraCase {
     bool moe;
     const char* spec;
     const char* net;
+    bool fp8 = false;  // fp8 GEMMs: the trace carries Transformer Engine's cast/transpose nodes
 };
-void PrintTo(const AstraCase& c, std::ostream* os) { *os << (c.moe ? "moe " : "") << c.spec << " on " << c.net; }
+void PrintTo(const AstraCase& c, std::ostream* os) {
+    *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << c.spec << " on " << c.net;
+}
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
 
@@ -73,7 +76,9 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     const char* bin = std::getenv("SC_ASTRA_BIN");
     if (!bin || !*bin) GTEST_SKIP() << "SC_ASTRA_BIN is not set: ASTRA-sim's analytical binary is needed to run the traces";
     const AstraCase& c = GetParam();
-    sc::Job job = sc::MakeJob(c.moe ? sctest::SmallMoe() : sctest::SmallGpt(), sc::ParseParallelSpec(c.spec));
+    sc::ModelConfig m = c.moe ? sctest::SmallMoe() : sctest::SmallGpt();
+    if (c.fp8) m.precision.compute = sc::Precision::fp8;
+    sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec));
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
     for (const char* sys : {"sys_h100_2d.json", "sys_h100_2d_replay.json"}) {
@@ -89,6 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
     Jobs, AstraTest,
     ::testing::Values(AstraCase{"dense", false, "tp=2,pp=2,dp=2,sp=1,batch=8,zero=1", "net_test_8_2d.yml"},
                       AstraCase{"moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml"},
+                      AstraCase{"moe_fp8", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml", true},
                       AstraCase{"zero3_cp", false, "cp=2,dp=4,batch=8,zero=3", "net_test_8_2d.yml"},
                       AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
                                 "net_h100_16_eff.yml"}),
