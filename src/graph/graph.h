@@ -42,6 +42,9 @@ struct Op {
     // Matmuls only: stays in 16-bit when the model trains in fp8 (Megatron-Core's output layer and MoE
     // router are plain PyTorch linears outside Transformer Engine's fp8_autocast).
     bool high_precision = false;
+    // Backward matmuls only: computes a weight gradient (X^T dY), which zero-bubble schedules run apart from the
+    // input gradient.
+    bool weight_grad = false;
     // Collectives only: launched before the next op and waited for by the op after it, so it runs beside
     // the next op (Megatron overlaps SP's backward re-gather with the input-gradient GEMM).
     bool async = false;

@@ -98,6 +98,7 @@ struct Builder {
         back.push_back(MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes));
         back.back().groups = fwd.groups;
         back.back().high_precision = fwd.high_precision;
+        back.back().weight_grad = true;
         pending.push_back(std::move(back));
     }
 

@@ -16,6 +16,7 @@ const char* NameOf(Schedule s) {
         case Schedule::gpipe: return "gpipe";
         case Schedule::one_f_one_b: return "1f1b";
         case Schedule::interleaved: return "interleaved";
+        case Schedule::zbh1: return "zbh1";
     }
     return "?";
 }
@@ -44,7 +45,8 @@ Schedule ParseSchedule(const std::string& field, const std::string& v) {
     if (v == "gpipe") return Schedule::gpipe;
     if (v == "1f1b") return Schedule::one_f_one_b;
     if (v == "interleaved") return Schedule::interleaved;
-    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved");
+    if (v == "zbh1") return Schedule::zbh1;
+    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1");
 }
 
 Recompute ParseRecompute(const std::string& field, const std::string& v) {

@@ -9,7 +9,11 @@
 
 namespace sc {
 
-enum class Schedule { gpipe, one_f_one_b, interleaved };
+// zbh1: Qi et al. 2024, "Zero Bubble Pipeline Parallelism" (ICLR), the handcrafted ZB-H1 schedule: 1F1B with
+// each backward split into the input gradient (B) and the weight gradient (W), stage i running its W i steps
+// late, so every stage holds at most pp microbatches (1F1B's first-stage peak) and the deferred W's fill the
+// drain: bubble (pp-1)(F + B - W) against 1F1B's (pp-1)(F + B + W).
+enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1 };
 enum class Recompute { none, selective, full };
 
 const char* NameOf(Schedule s);

@@ -6,7 +6,7 @@ namespace sc {
 
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
     std::vector<PipelineStep> steps;
-    steps.reserve(2 * static_cast<size_t>(p.microbatches()) * p.chunks());
+    steps.reserve(3 * static_cast<size_t>(p.microbatches()) * p.chunks());
     ForEachPipelineStep(p, stage, [&](const PipelineStep& s) { steps.push_back(s); });
     return steps;
 }
@@ -17,7 +17,11 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
     if (p.chunks() == 1) {
         // GPipe over stages: all forwards first. 1F1B (and any schedule on one stage, plain gradient
         // accumulation): pp-stage-1 warm-up forwards, then each steady-state forward tops it up to pp-stage.
-        const int n = p.schedule == Schedule::gpipe && p.pp > 1 ? M : std::min(p.pp - stage, M);
+        // ZB-H1 keeps a microbatch's activations until its weight half, `stage` steps later: pp on every
+        // stage, 1F1B's first-stage peak (counted whole; the input half frees what only it needed).
+        const int n = p.schedule == Schedule::gpipe && p.pp > 1 ? M
+                      : SplitsBackward(p)                       ? std::min(p.pp, M)
+                                                                : std::min(p.pp - stage, M);
         if (n > 0 && chunk_act[0] > 0) peak.bytes = n * chunk_act[0], peak.inflight = n;
         return peak;
     }

@@ -12,7 +12,11 @@ struct PipelineStep {
     bool forward;
     int microbatch;
     int chunk;  // model chunk on this stage (interleaved 1F1B); 0 otherwise
+    // Backward steps of a split schedule (zbh1): `weight` is the weight-gradient half (W); a backward step
+    // without it is then the input-gradient half (B). Other schedules run the whole backward in one step.
+    bool weight = false;
 };
+inline bool SplitsBackward(const ParallelConfig& p) { return p.schedule == Schedule::zbh1 && p.pp > 1; }
 
 // GPipe (Huang et al. 2019): all forwards, then all backwards. 1F1B (PipeDream-Flush, Narayanan et al.
 // 2021): pp-stage-1 warm-up forwards, then one forward one backward. Interleaved 1F1B: Megatron-LM's
@@ -30,7 +34,25 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
         for (int m = 0; m < M; ++m) f(PipelineStep{false, m, 0});
         return;
     }
-    if (p.schedule == Schedule::one_f_one_b) {
+    if (SplitsBackward(p)) {
+        // ZB-H1: 1F1B's forwards and input-gradient halves; stage s runs the weight half of microbatch j
+        // right after the input half of microbatch j + s (s steps late), and the rest at the end.
+        const int warmup = std::min(p.pp - stage - 1, M), lag = stage;
+        int fw = 0, bw = 0, ww = 0;
+        auto backward = [&] {
+            f(PipelineStep{false, bw++, 0, false});
+            if (bw - ww > lag) f(PipelineStep{false, ww++, 0, true});
+        };
+        for (; fw < warmup; ++fw) f(PipelineStep{true, fw, 0});
+        while (fw < M) {
+            f(PipelineStep{true, fw++, 0});
+            backward();
+        }
+        while (bw < M) backward();
+        while (ww < M) f(PipelineStep{false, ww++, 0, true});
+        return;
+    }
+    if (p.schedule == Schedule::one_f_one_b || p.schedule == Schedule::zbh1) {
         const int warmup = std::min(p.pp - stage - 1, M);
         int fw = 0, bw = 0;
         for (; fw < warmup; ++fw) f(PipelineStep{true, fw, 0});

@@ -226,6 +226,20 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     std::vector<std::vector<StageBlock>> blocks(p.chunks());
     for (int c = 0; c < p.chunks(); ++c) blocks[c] = BlocksOfVirtualStage(job, c * p.pp + stage);
 
+    // A block's gradients once its backward (or, split, its weight half) has run: ZeRO-3 / FSDP reduce-scatter
+    // them at once on the side stream; otherwise they fill the buckets of the step's last microbatch (every
+    // microbatch's under ZeRO-2).
+    auto sync_grads = [&](const StageBlock& sb, int microbatch) {
+        const std::string pre = B.Prefix(sb);
+        if (zero3) {
+            B.EmitColl(pre + "zero3.grad_scatter", NodeRole::grad_sync, CollectiveType::reduce_scatter, GroupKind::dp,
+                       B.WeightBytes(*sb.block, false, gbytes), false, B.chain);
+            B.EmitColl(pre + "zero3.grad_scatter_experts", NodeRole::grad_sync, CollectiveType::reduce_scatter,
+                       GroupKind::edp, B.WeightBytes(*sb.block, true, gbytes), false, B.chain);
+        } else if (reduce_every_microbatch || microbatch == M - 1) {
+            grads.Add(B.WeightBytes(*sb.block, false, gbytes), B.WeightBytes(*sb.block, true, gbytes));
+        }
+    };
     for (const PipelineStep& step : PipelineSchedule(p, stage)) {
         const int g = step.chunk * p.pp + stage;
         const auto& bl = blocks[step.chunk];
@@ -241,9 +255,20 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 for (const Op& op : sb.block->forward) B.EmitOp(op, NodeRole::forward, pre);
             }
             if (g < S - 1) B.EmitP2P(true, +1, step.microbatch, g, false, act_bytes, B.chain);
+        } else if (step.weight) {
+            // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the
+            // synchronisation of those gradients, which exist only now.
+            for (int j = n - 1; j >= 0; --j) {
+                const StageBlock& sb = bl[j];
+                std::string pre = B.Prefix(sb);
+                for (const Op& op : sb.block->backward)
+                    if (op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
+                sync_grads(sb, step.microbatch);
+            }
+            if (reduce_every_microbatch) grads.Flush();
         } else {
             if (g < S - 1) B.EmitP2P(false, +1, step.microbatch, g, true, act_bytes, B.chain);
-            const bool reduce = reduce_every_microbatch || step.microbatch == M - 1;
+            const bool split = SplitsBackward(p);
             int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
             for (int j = n - 1; j >= 0; --j) {
                 const StageBlock& sb = bl[j];
@@ -254,18 +279,11 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                     for (const Op& op : sb.block->forward)
                         if (p.recompute == Recompute::full || op.selective)
                             B.EmitOp(op, NodeRole::recompute, pre + "recompute.");
-                for (const Op& op : sb.block->backward) B.EmitOp(op, NodeRole::backward, pre);
-                if (zero3) {
-                    // ZeRO-3 / FSDP reduce-scatter each block's gradients as soon as they exist, on the side stream.
-                    B.EmitColl(pre + "zero3.grad_scatter", NodeRole::grad_sync, CollectiveType::reduce_scatter,
-                               GroupKind::dp, B.WeightBytes(*sb.block, false, gbytes), false, B.chain);
-                    B.EmitColl(pre + "zero3.grad_scatter_experts", NodeRole::grad_sync, CollectiveType::reduce_scatter,
-                               GroupKind::edp, B.WeightBytes(*sb.block, true, gbytes), false, B.chain);
-                } else if (reduce) {
-                    grads.Add(B.WeightBytes(*sb.block, false, gbytes), B.WeightBytes(*sb.block, true, gbytes));
-                }
+                for (const Op& op : sb.block->backward)
+                    if (!split || !op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
+                if (!split) sync_grads(sb, step.microbatch);
             }
-            if (reduce_every_microbatch) grads.Flush();
+            if (reduce_every_microbatch && !split) grads.Flush();
             if (g > 0) B.EmitP2P(true, -1, step.microbatch, g - 1, true, act_bytes, B.chain);
         }
     }

@@ -39,6 +39,7 @@ LayerShape ShapeOf(const Job& job) {
 struct BlockTime {
     double fwd = 0, bwd = 0, rec = 0;                         // compute seconds
     double matmul = 0;                                        // of which GEMMs (what TP overlap hides behind)
+    double wgrad = 0;                                         // of bwd: weight-gradient GEMMs (W of zbh1)
     double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
     double flops = 0;                                         // executed FLOPs (fwd + bwd + rec)
     double dense_params = 0, expert_params = 0;               // held by this rank
@@ -64,6 +65,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
             compute += s;
             if (op.kind == OpKind::matmul) t.matmul += s;
+            if (op.weight_grad) t.wgrad += s;
             t.flops += job.V(op.flops);
         }
     };
@@ -150,7 +152,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     };
 
     struct StageCost {
-        double fwd = 0, bwd = 0, rec = 0, comm[kSlots] = {}, flops = 0;
+        double fwd = 0, bwd = 0, rec = 0, wgrad = 0, comm[kSlots] = {}, flops = 0;
         double dense_params = 0, expert_params = 0;
         double zero3_exposed = 0;  // per microbatch
         int layers = 0;
@@ -175,7 +177,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     // costs the same for 4 layers or 126.
     auto add = [&](StageCost& c, const BlockTime& b, double z3, int n) {
         if (n <= 0) return;
-        c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.flops += n * b.flops;
+        c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
         c.comm[kSlotTp] += n * tp_exposed(b);
         c.comm[kSlotCp] += n * b.comm(kSlotCp);
         c.comm[kSlotEp] += n * b.comm(kSlotEp);
@@ -216,6 +218,14 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     // sum over stages of one microbatch's work less the bottleneck's own, over the v chunks. For equal stages
     // this is the paper's (pp-1)/v * t; stages made longer by the embedding or the LM head add their excess.
     br.bubble = (sum_stage - (b.work() + b.zero3_exposed)) / V;
+    if (SplitsBackward(p)) {
+        // ZB-H1 (Qi et al. 2024, Sec. 3.1): the drain runs the deferred weight halves, so fill and drain cost
+        // (pp-1)(F + B - W) instead of 1F1B's (pp-1)(F + B + W), B the input half: two W's fewer per stage.
+        double w_others = 0;
+        for (int s = 0; s < p.pp; ++s)
+            if (s != bneck) w_others += stages[s].wgrad;
+        br.bubble = std::max(0.0, br.bubble - 2 * w_others);
+    }
     if (p.pp > 1) {
         double act = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
         double t = net.P2PSeconds(act);

@@ -96,6 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
                       AstraCase{"moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml"},
                       AstraCase{"moe_fp8", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml", true},
                       AstraCase{"zero3_cp", false, "cp=2,dp=4,batch=8,zero=3", "net_test_8_2d.yml"},
+                      AstraCase{"zbh1", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1", "net_h100_16_eff.yml"},
                       AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
                                 "net_h100_16_eff.yml"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
