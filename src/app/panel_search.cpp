@@ -66,14 +66,12 @@ void DrawSearchTab(AppState& s) {
             ImGui::TableSetColumnIndex(1);
             ImGui::Text("%zu", i + 1);
             ImGui::TableSetColumnIndex(2);
-            ImGui::Text("%.3f s", r.estimate.step_seconds);
+            ImGui::TextUnformatted(FormatSeconds(r.estimate.step_seconds, kTableTime).c_str());
             if (ImGui::IsItemHovered()) {
                 std::string tip;
                 for (const BreakdownPart& p : kBreakdownParts) {
-                    char part[64];
-                    std::snprintf(part, sizeof part, "%s%s %.3f s", tip.empty() ? "" : ", ", p.short_label,
-                                  r.estimate.step.*p.seconds);
-                    tip += part;
+                    tip += std::string(tip.empty() ? "" : ", ") + p.short_label + " " +
+                           FormatSeconds(r.estimate.step.*p.seconds, kTableTime);
                 }
                 ImGui::SetTooltip("%s", tip.c_str());
             }

@@ -47,8 +47,7 @@ static void StackedBar(const char* id, const Segment* seg, int n, double full, c
 }
 
 static const char* Secs(double s, char* buf) {
-    if (s >= 1) std::snprintf(buf, 64, "%.2f s", s);
-    else std::snprintf(buf, 64, "%.1f ms", s * 1e3);
+    std::snprintf(buf, 64, "%s", FormatSeconds(s, kPanelTime).c_str());
     return buf;
 }
 

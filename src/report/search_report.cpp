@@ -10,9 +10,6 @@ namespace sc {
 
 namespace {
 
-std::string StepText(double s) { return s >= 1 ? FormatNumber("%.3f s", s) : FormatNumber("%.2f ms", s * 1e3); }
-
-
 nlohmann::ordered_json LayoutJson(const ParallelConfig& p) {
     return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
             {"microbatch", p.microbatch}, {"schedule", NameOf(p.schedule)}, {"vstages", p.vstages},
@@ -46,7 +43,7 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
         const ParallelConfig& p = r.top[i].par;
         const TrainingEstimate& e = r.top[i].estimate;
         std::snprintf(buf, sizeof buf, "%4zu %11s %5.1f%% %12.0f %10s  %4d %4d %5d %4d %4d %2d %4d %-11s %2d %-9s %4d\n",
-                      i + 1, StepText(e.step_seconds).c_str(), 100 * e.mfu, e.tokens_per_second,
+                      i + 1, FormatSeconds(e.step_seconds, kTableTime).c_str(), 100 * e.mfu, e.tokens_per_second,
                       FormatBytes(e.memory_peak).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? 1 : 0, p.microbatch,
                       NameOf(p.schedule), p.vstages, NameOf(p.recompute), p.zero);
         o += buf;
@@ -56,7 +53,7 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
     o += "best: " + ParallelSpecString(r.top[0].par) + "\n";
     auto part = [&](const char* label, double v) {
         if (v <= 0) return;
-        std::snprintf(buf, sizeof buf, "  %-24s %11s (%4.1f%%)\n", label, StepText(v).c_str(), 100 * v / t);
+        std::snprintf(buf, sizeof buf, "  %-24s %11s (%4.1f%%)\n", label, FormatSeconds(v, kTableTime).c_str(), 100 * v / t);
         o += buf;
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);

@@ -7,14 +7,6 @@
 
 namespace sc {
 
-static std::string Seconds(double s) {
-    char buf[32];
-    if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
-    else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-    else std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
-    return buf;
-}
-
 std::string TrainingReportText(const Job& job, const System& sys, const TrainingEstimate& e) {
     std::string o;
     char buf[256];
@@ -25,11 +17,11 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     };
     o += "Training on " + sys.name + " (" + std::to_string(job.par.world()) + " x " + sys.accelerator.name + ")\n";
     o += "parallel " + ParallelSpecString(job.par) + "\n";
-    line("step time", Seconds(e.step_seconds));
+    line("step time", FormatSeconds(e.step_seconds));
     const StepBreakdown& b = e.step;
     auto part = [&](const char* label, double s) {
         if (s <= 0) return;
-        std::snprintf(buf, sizeof buf, "%s (%.1f%%)", Seconds(s).c_str(), 100 * s / e.step_seconds);
+        std::snprintf(buf, sizeof buf, "%s (%.1f%%)", FormatSeconds(s).c_str(), 100 * s / e.step_seconds);
         line(std::string("  ") + label, buf);
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
