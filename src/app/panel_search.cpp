@@ -1,8 +1,7 @@
-// The "Best layout" tab of the Training window: runs the layout search (every valid tp/pp/dp/cp/ep, microbatch, schedule,
-// recomputation, ZeRO and SP for a GPU count and global batch) on the current model and cluster and
-// lists the fastest layouts that fit; "use" applies one to the Parallelism panel. The search runs a slice
-// per frame (search_driver.cpp, over a snapshot of the inputs taken at the start), with a progress bar and a
-// cancel button.
+// The "Best layout" tab of the Training window: runs the layout search (every valid tp/pp/dp/cp/ep, microbatch,
+// schedule, recomputation, ZeRO and SP for a GPU count and global batch) on the current model and cluster and lists the
+// fastest layouts that fit; "use" applies one to the Parallelism panel. The search runs a slice per frame
+// (search_driver.cpp, over a snapshot of the inputs taken at the start), with a progress bar and a cancel button.
 #include <cstdio>
 
 #include "app/app.h"

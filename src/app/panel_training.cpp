@@ -78,8 +78,8 @@ static void DrawCluster(AppState& s) {
     } catch (const Error&) {
         peak = 0;  // the precision is unsupported: Recompute has put the error in training_error
     }
-    ImGui::Text("%s: %.0f TFLOPS %s, %.0f GiB HBM at %.2f TB/s", acc.name.c_str(), peak, NameOf(s.model.precision.compute),
-                acc.MemoryBytes() / (1024.0 * 1024 * 1024), acc.hbm_bandwidth_tbps);
+    ImGui::Text("%s: %.0f TFLOPS %s, %.0f GiB HBM at %.2f TB/s", acc.name.c_str(), peak,
+                NameOf(s.model.precision.compute), InGiB(acc.MemoryBytes()), acc.hbm_bandwidth_tbps);
     // The network levels, editable: co-design questions ("what if the scale-out had twice the bandwidth?").
     bool changed = false;
     System& edit = s.systems[s.system_index].system;

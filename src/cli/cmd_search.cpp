@@ -66,10 +66,9 @@ int Search(int argc, char** argv) {
     request.search = {req.gpus, req.batch, req.top_k, req.space};
     const engine::SearchSnapshot snap = engine::SnapshotSearch(request);
     const int threads = LoadThreads(a);
-    SearchResult r = engine::MergeSearch(
-        snap, RunShardsOnThreads<SearchResult>(threads, [&](int shard, int count) {
-            return engine::RunSearchShard(snap, shard, count);
-        }));
+    std::vector<SearchResult> parts = RunShardsOnThreads<SearchResult>(
+        threads, [&](int shard, int count) { return engine::RunSearchShard(snap, shard, count); });
+    SearchResult r = engine::MergeSearch(snap, std::move(parts));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string out = a.Has("json") ? SearchReportJson(snap, r) : SearchReportText(snap, r);
     std::fwrite(out.data(), 1, out.size(), stdout);

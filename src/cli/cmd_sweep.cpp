@@ -107,8 +107,8 @@ int Sweep(int argc, char** argv) {
                                   std::to_string(points * models) + " rows; at most " + std::to_string(kMaxRows) +
                                   " per run: narrow the axes or split the sweep into several runs");
     if (pg.root() && points * models >= 1000)
-        std::fprintf(stderr, "sweep: %zu points x %zu model(s), each a full layout search; this takes a while\n", points,
-                     models);
+        std::fprintf(stderr, "sweep: %zu points x %zu model(s), each a full layout search; this takes a while\n",
+                     points, models);
     // Fails early, on every rank, on an unusable system.
     const engine::SweepSnapshot snap = engine::SnapshotSweep(request);
     const SweepFormat fmt = a.Has("json") ? SweepFormat::json : SweepFormat::csv;
@@ -116,10 +116,8 @@ int Sweep(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     // Points round-robin over every thread of every process: shard rank * threads + t of size * threads.
     const int threads = LoadThreads(a);
-    const std::vector<SweepRow> rows = engine::MergeSweep(
-        RunShardsOnThreads<std::vector<SweepRow>>(threads, [&](int t, int) {
-            return engine::RunSweepShard(snap, pg.rank * threads + t, pg.size * threads);
-        }));
+    const std::vector<SweepRow> rows = engine::MergeSweep(RunShardsOnThreads<std::vector<SweepRow>>(
+        threads, [&](int t, int) { return engine::RunSweepShard(snap, pg.rank * threads + t, pg.size * threads); }));
     std::vector<std::string> texts;
     unsigned long long evals = 0;
     for (const SweepRow& r : rows) texts.push_back(SweepRowText(r, snap.request, fmt)), evals += r.stats.valid;
@@ -147,8 +145,8 @@ int Sweep(int argc, char** argv) {
     std::fprintf(stderr,
                  "sweep: %zu points x %zu models on %d process%s x %d thread%s: %llu layouts evaluated in %.3f s "
                  "(%.0f evaluations/s)\n",
-                 points, models, pg.size, pg.size == 1 ? "" : "es", threads, threads == 1 ? "" : "s", total_evals,
-                 secs, secs > 0 ? total_evals / secs : 0.0);
+                 points, models, pg.size, pg.size == 1 ? "" : "es", threads, threads == 1 ? "" : "s", total_evals, secs,
+                 secs > 0 ? total_evals / secs : 0.0);
     return 0;
 }
 

@@ -14,7 +14,7 @@ namespace sc::engine {
 
 struct EstimateResult {
     ModelStats stats;
-    std::optional<Job> job;                   // when the request has a cluster: the split it was timed on
+    std::optional<Job> job;                    // when the request has a cluster: the split it was timed on
     std::optional<TrainingEstimate> training;  // likewise
 };
 

@@ -33,7 +33,8 @@ std::vector<SweepRow> MergeSweep(std::vector<std::vector<SweepRow>> shards) {
     std::vector<SweepRow> rows;
     for (std::vector<SweepRow>& shard : shards)
         for (SweepRow& row : shard) rows.push_back(std::move(row));
-    std::stable_sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) { return KeyOf(a) < KeyOf(b); });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const SweepRow& a, const SweepRow& b) { return KeyOf(a) < KeyOf(b); });
     return rows;
 }
 

@@ -26,9 +26,12 @@ App OpenPage() {
     App s(sc::app::CreateAppState());
     for (const char* m : {"llama3-8b", "mixtral-8x7b"})
         EXPECT_EQ(sc::app::AddPreset(*s, std::string(m) + ".json",
-                                     sctest::ReadFile(kRoot + "/presets/models/" + m + ".json")), "");
-    EXPECT_EQ(sc::app::AddSystem(*s, "dgx-h100-superpod.json", sctest::ReadFile(kRoot + "/presets/systems/dgx-h100-superpod.json"),
-                                 sctest::ReadFile(kRoot + "/presets/hardware/h100-sxm.json")), "");
+                                     sctest::ReadFile(kRoot + "/presets/models/" + m + ".json")),
+                  "");
+    EXPECT_EQ(sc::app::AddSystem(*s, "dgx-h100-superpod.json",
+                                 sctest::ReadFile(kRoot + "/presets/systems/dgx-h100-superpod.json"),
+                                 sctest::ReadFile(kRoot + "/presets/hardware/h100-sxm.json")),
+              "");
     EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
     return s;
 }
@@ -53,8 +56,9 @@ TEST(App, ReportTextEqualsWhatTheCliPrintsForTheSameRequest) {
         const std::string model = std::string("--model presets/models/") + c.preset + ".json";
         // --allow-oom: the MoE case does not fit, which the CLI reports by its exit status alone; the page shows
         // the same report.
-        const std::string expected = Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel " + c.split) +
-                                     Cli("summary " + model + " --parallel " + c.split);
+        const std::string expected =
+            Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel " + c.split) +
+            Cli("summary " + model + " --parallel " + c.split);
         ASSERT_NE(expected.find("step time"), std::string::npos) << expected;  // the estimate really ran
         EXPECT_EQ(sc::app::MirrorText(*s), expected) << c.preset << " " << c.split;
     }
@@ -65,7 +69,8 @@ TEST(App, ReportTextInFp8EqualsTheCliWithPrecisionFp8) {
     sc::app::SetComputePrecision(s->model, sc::Precision::fp8);
     ASSERT_EQ(sc::app::SetParallel(*s, "tp=2,pp=2,dp=4,batch=32"), "");  // recomputes
     const std::string args = "--model presets/models/llama3-8b.json --precision fp8 --parallel tp=2,pp=2,dp=4,batch=32";
-    EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate " + args + " --system dgx-h100-superpod") + Cli("summary " + args));
+    EXPECT_EQ(sc::app::MirrorText(*s),
+              Cli("estimate " + args + " --system dgx-h100-superpod") + Cli("summary " + args));
 }
 
 TEST(App, AnInvalidSplitShowsTheCliMessageAfterTheModelReport) {
@@ -74,7 +79,8 @@ TEST(App, AnInvalidSplitShowsTheCliMessageAfterTheModelReport) {
     EXPECT_EQ(error.rfind("pp: pp=7 does not divide 32 layers", 0), 0u) << error;
     const sctest::CliResult cli = sctest::RunCli("summary --model presets/models/llama3-8b.json --parallel pp=7");
     EXPECT_EQ(cli.out, "stagecraft summary: error: " + error + "\n");
-    EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate --model presets/models/llama3-8b.json") + "parallel error: " + error + "\n");
+    EXPECT_EQ(sc::app::MirrorText(*s),
+              Cli("estimate --model presets/models/llama3-8b.json") + "parallel error: " + error + "\n");
 }
 
 // Runs the page's search to the end, one shard per step, calling `between` after the first shard.
@@ -116,8 +122,9 @@ TEST(App, AFinishedSearchEqualsTheCliSearch) {
     App s = OpenPage();
     ASSERT_EQ(sc::app::SetParallel(*s, "tp=8,dp=2,batch=64"), "");
     RunSearch(*s, [] {});
-    EXPECT_EQ(sc::SearchReportJson(sc::engine::SnapshotSearch(sc::app::CurrentRequest(*s)), s->search.result),
-              Cli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 --batch 64 --json"));
+    EXPECT_EQ(
+        sc::SearchReportJson(sc::engine::SnapshotSearch(sc::app::CurrentRequest(*s)), s->search.result),
+        Cli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 --batch 64 --json"));
 }
 
 }  // namespace

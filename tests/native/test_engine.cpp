@@ -50,7 +50,8 @@ sc::engine::Request SearchRequest16() {
 
 sc::SearchResult Sharded(const sc::engine::SearchSnapshot& snap, int count, bool reversed) {
     std::vector<sc::SearchResult> parts;
-    for (int i = 0; i < count; ++i) parts.push_back(sc::engine::RunSearchShard(snap, reversed ? count - 1 - i : i, count));
+    for (int i = 0; i < count; ++i)
+        parts.push_back(sc::engine::RunSearchShard(snap, reversed ? count - 1 - i : i, count));
     return sc::engine::MergeSearch(snap, std::move(parts));
 }
 
@@ -99,9 +100,11 @@ TEST(Engine, CliSearchPrintsTheEngineReportOnAnyThreadCount) {
     const sc::engine::SearchSnapshot snap = sc::engine::SnapshotSearch(SearchRequest16());
     const std::string expected = sc::SearchReportJson(snap, sc::engine::RunSearchShard(snap, 0, 1));
     for (const char* threads : {"1", "3"}) {
-        const sctest::CliResult r =
-            sctest::RunCli(std::string("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 "
-                                       "--batch 64 --json --threads ") + threads, false);
+        const sctest::CliResult r = sctest::RunCli(
+            std::string("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 "
+                        "--batch 64 --json --threads ") +
+                threads,
+            false);
         EXPECT_EQ(r.status, 0);
         EXPECT_EQ(r.out, expected) << threads << " threads";
     }
@@ -177,12 +180,16 @@ TEST(Engine, CliEstimateAndSummaryPrintTheEngineReports) {
     r.parallel = sc::ParseParallelSpec("tp=2,pp=2,dp=4,batch=32");
     EXPECT_EQ(sctest::RunCli("estimate --model presets/models/llama3-8b.json", false).out,
               sc::EstimateReportText(r, sc::engine::RunEstimate(r)));
-    EXPECT_EQ(sctest::RunCli("summary --model presets/models/llama3-8b.json --parallel tp=2,pp=2,dp=4,batch=32 --json", false).out,
-              sc::SummaryReportJson(sc::engine::RunSummary(r)));
+    EXPECT_EQ(
+        sctest::RunCli("summary --model presets/models/llama3-8b.json --parallel tp=2,pp=2,dp=4,batch=32 --json", false)
+            .out,
+        sc::SummaryReportJson(sc::engine::RunSummary(r)));
     r.system = &In().h100;
     r.calibration = &In().cal;
     EXPECT_EQ(sctest::RunCli("estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod "
-                             "--parallel tp=2,pp=2,dp=4,batch=32 --json", false).out,
+                             "--parallel tp=2,pp=2,dp=4,batch=32 --json",
+                             false)
+                  .out,
               sc::EstimateReportJson(r, sc::engine::RunEstimate(r)));
 }
 
