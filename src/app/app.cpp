@@ -4,9 +4,8 @@
 #include "app/app_state.h"
 #include "app/panels.h"
 #include "config/error.h"
-#include "report/model_report.h"
-#include "report/summary_report.h"
-#include "report/training_report.h"
+#include "engine/estimate.h"
+#include "report/engine_report.h"
 
 namespace sc::app {
 
@@ -21,45 +20,43 @@ AppState* CreateAppState() {
 }
 void DestroyAppState(AppState* state) { delete state; }
 
+engine::Request CurrentRequest(const AppState& s) {
+    engine::Request r;
+    r.model = s.model;
+    r.parallel = s.parallel;
+    r.system = CurrentSystem(s);
+    r.calibration = s.calibration.get();
+    r.options = s.options;
+    r.search.gpus = s.search.gpus > 0 ? s.search.gpus : s.parallel.world();
+    r.search.batch = s.parallel.global_batch();
+    r.search.top_k = 10;
+    return r;
+}
+
 void Recompute(AppState& s) {
     s.link_error.clear();  // every edit (and a link applied whole) ends the message about a refused link
     s.link_note.clear();   // "copied" was about the state before this edit
     s.job.reset();
     s.has_estimate = false;
-    s.parallel_error.clear();
-    s.training_error.clear();
+    engine::Evaluation ev;
     try {
+        // head_dim follows hidden/heads in the panel: an edit of the page's model, so it is made on the state
+        // before the request is taken.
         if (s.derive_head_dim) DeriveHeadDim(s.model);
-        ValidateModelConfig(s.model);
-        s.stats = ComputeModelStats(s.model);
-        s.error.clear();
     } catch (const Error& e) {
-        s.error = e.what();
-        s.report = "Model: " + s.model.name + "\nerror: " + s.error + "\n";
-        return;
+        ev.model_error = e.what();
     }
-    s.report = ModelReportText(s.model, s.stats);
-    try {
-        s.job = std::make_unique<Job>(MakeJob(s.model, s.parallel));
-    } catch (const Error& e) {
-        s.parallel_error = e.what();
-        s.report += "parallel error: " + s.parallel_error + "\n";
-        return;
-    }
-    if (s.system_index >= 0) {
-        const System& sys = s.systems[s.system_index].system;
-        try {
-            ValidateSystemLevels(sys);
-            s.estimate = EstimateTraining(*s.job, sys, s.calibration.get(), s.options);
-            s.has_estimate = true;
-            s.report += TrainingReportText(*s.job, sys, s.estimate);
-        } catch (const Error& e) {
-            s.training_error = e.what();
-            s.report += "training error: " + s.training_error + "\n";
-        }
-    }
-    s.summary = SummarizeJob(*s.job);
-    s.report += SummaryReportText(*s.job, s.summary);
+    const engine::Request request = CurrentRequest(s);
+    if (ev.model_error.empty()) ev = engine::Evaluate(request);
+    s.report = PageReportText(request, ev);
+    s.error = ev.model_error;
+    s.parallel_error = ev.parallel_error;
+    s.training_error = ev.training_error;
+    if (!ev.model_error.empty()) return;
+    s.stats = ev.stats;
+    if (ev.training) s.estimate = *ev.training, s.has_estimate = true;
+    if (ev.summary) s.summary = std::move(*ev.summary);
+    if (ev.job) s.job = std::make_unique<Job>(std::move(*ev.job));
 }
 
 std::string LoadModelJson(AppState& s, const std::string& json_text) {
@@ -161,8 +158,7 @@ void ResetToDefaults(AppState& s) {
     s.options = TrainingOptions{};
     s.parallel = ParseParallelSpec(kDefaultSplit);
     s.search.gpus = 0;
-    s.search.next_shard = -1;
-    s.search.parts.clear();
+    CancelSearch(s);
     s.search.has_result = false;
     s.search.error.clear();
     if (!s.presets.empty()) {

@@ -78,7 +78,8 @@ void SetComputePrecision(ModelConfig& m, Precision p);
 void DrawUI(AppState& state);
 
 // Plain text of the current results, for the aria-live DOM mirror and the no-WebGPU fallback.
-// Identical to what `stagecraft estimate` (and, below it, `stagecraft summary`) print for the same inputs.
+// Identical to what `stagecraft estimate` (and, below it, `stagecraft summary`) print for the same inputs: both
+// are composed by report/engine_report.h from the engine's results (tests/native/test_app.cpp checks the bytes).
 std::string MirrorText(const AppState& state);
 
 }  // namespace sc::app

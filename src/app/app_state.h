@@ -7,6 +7,8 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
+#include "engine/request.h"
+#include "engine/search.h"
 #include "graph/model_stats.h"
 #include "parallel/job.h"
 #include "trace/summary.h"
@@ -65,13 +67,15 @@ struct AppState {
     bool has_estimate = false;
     std::string training_error;
 
-    // "Best layout": the search over every valid split for a GPU count and batch.
-    // It runs in shards (SearchRequest::shard_index), a few per frame within a time budget, so the page
-    // keeps drawing, shows progress and can cancel; the merged result equals one unsharded search.
+    // "Best layout": the search over every valid split for a GPU count and batch (search_driver.cpp).
+    // It runs in shards, a few per frame within a time budget, so the page keeps drawing, shows progress and
+    // can cancel; the merged result equals one unsharded search. Every shard reads `snapshot`, the model,
+    // cluster, calibration and options copied when the search started, never the live ones: editing the page
+    // mid-search cannot mix shards of two models.
     struct {
         int gpus = 0;         // 0: the current split's GPU count
         int next_shard = -1;  // the shard the next frame runs; -1 when no search is running
-        SearchRequest request;
+        std::unique_ptr<const engine::SearchSnapshot> snapshot;  // of the running search; null when none runs
         std::vector<SearchResult> parts;
         bool has_result = false;
         SearchResult result;
@@ -89,7 +93,21 @@ struct AppState {
     std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print
 };
 
-// Recomputes stats, job, summary, estimate and report from the edited inputs; errors are stored, never thrown.
+// The engine request of the page's current configuration (borrows the state's cluster and calibration).
+engine::Request CurrentRequest(const AppState& s);
+
+// Recomputes stats, job, summary, estimate and report from the edited inputs (engine::Evaluate and
+// PageReportText, as the CLI's estimate and summary do); errors are stored, never thrown.
 void Recompute(AppState& s);
+
+// The "Best layout" search, driven a slice at a time (search_driver.cpp; panel_search.cpp draws it).
+constexpr int kSearchShards = 64;
+// Snapshots the current request (model, cluster, calibration, options; the GPU count of the tab, else the
+// split's; the split's batch; the 10 best) and makes shard 0 the next to run. A search already running is dropped.
+void StartSearch(AppState& s);
+// Runs shards until `budget_seconds` have passed (at least one), merging when the last is done; an error
+// ends the search and is kept in search.error. Does nothing when no search runs.
+void StepSearch(AppState& s, double budget_seconds);
+void CancelSearch(AppState& s);
 
 }  // namespace sc::app

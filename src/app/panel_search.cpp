@@ -1,68 +1,24 @@
-// The "Best layout" tab of the Training window: runs the layout search (every valid tp/pp/dp/cp/ep, microbatch, schedule,
-// recomputation, ZeRO and SP for a GPU count and global batch) on the current model and cluster and
-// lists the fastest layouts that fit; "use" applies one to the Parallelism panel. The search runs a slice
-// per frame (see AppState::search), with a progress bar and a cancel button.
-#include <chrono>
+// The "Best layout" tab of the Training window: runs the layout search (every valid tp/pp/dp/cp/ep, microbatch,
+// schedule, recomputation, ZeRO and SP for a GPU count and global batch) on the current model and cluster and lists the
+// fastest layouts that fit; "use" applies one to the Parallelism panel. The search runs a slice per frame
+// (search_driver.cpp, over a snapshot of the inputs taken at the start), with a progress bar and a cancel button.
 #include <cstdio>
 
 #include "app/app.h"
 #include "app/app_state.h"
 #include "app/panels.h"
-#include "config/error.h"
 #include "imgui.h"
 #include "report/format.h"
 
 namespace sc::app {
 
-// Shards of the candidate list; each frame runs shards until kFrameBudget has passed.
-constexpr int kShards = 64;
 constexpr double kFrameBudget = 0.030;  // seconds of search per frame: the page stays responsive
-
-static void StartSearch(AppState& s) {
-    auto& q = s.search;
-    q.error.clear();
-    q.has_result = false;
-    q.parts.clear();
-    q.seconds = 0;
-    q.request = SearchRequest{};
-    q.request.gpus = q.gpus > 0 ? q.gpus : s.parallel.world();
-    q.request.batch = s.parallel.global_batch();
-    q.request.top_k = 10;
-    q.request.shard_count = kShards;
-    q.next_shard = 0;
-}
-
-static void StepSearch(AppState& s) {
-    auto& q = s.search;
-    const auto t0 = std::chrono::steady_clock::now();
-    double spent = 0;
-    try {
-        while (q.next_shard < kShards && spent < kFrameBudget) {
-            q.request.shard_index = q.next_shard++;
-            q.parts.push_back(SearchLayouts(s.model, s.systems[s.system_index].system, s.calibration.get(), s.options,
-                                            q.request));
-            spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
-    } catch (const Error& e) {
-        q.error = e.what();
-        q.next_shard = -1;
-        q.parts.clear();
-        return;
-    }
-    q.seconds += spent;
-    if (q.next_shard == kShards) {
-        q.result = MergeSearchResults(std::move(q.parts), q.request.top_k);
-        q.parts.clear();
-        q.next_shard = -1;
-        q.has_result = true;
-    }
-}
 
 void DrawSearchTab(AppState& s) {
     auto& q = s.search;
     bool ready = s.has_model && s.error.empty() && s.system_index >= 0;
     if (!ready) {
-        q.next_shard = -1;
+        CancelSearch(s);
         ImGui::TextDisabled("needs a valid model and a cluster");
         return;
     }
@@ -73,13 +29,13 @@ void DrawSearchTab(AppState& s) {
     ImGui::Text("batch %d", s.parallel.global_batch());
     ImGui::SameLine();
     if (q.next_shard >= 0) {
-        StepSearch(s);
+        StepSearch(s, kFrameBudget);
         if (q.next_shard >= 0) {
             char label[32];
-            std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kShards);
-            ImGui::ProgressBar(static_cast<float>(q.next_shard) / kShards, ImVec2(160, 0), label);
+            std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kSearchShards);
+            ImGui::ProgressBar(static_cast<float>(q.next_shard) / kSearchShards, ImVec2(160, 0), label);
             ImGui::SameLine();
-            if (ImGui::Button("Cancel")) q.next_shard = -1, q.parts.clear();
+            if (ImGui::Button("Cancel")) CancelSearch(s);
         }
     } else if (ImGui::Button("Find the best layouts")) {
         StartSearch(s);
@@ -109,14 +65,12 @@ void DrawSearchTab(AppState& s) {
             ImGui::TableSetColumnIndex(1);
             ImGui::Text("%zu", i + 1);
             ImGui::TableSetColumnIndex(2);
-            ImGui::Text("%.3f s", r.estimate.step_seconds);
+            ImGui::TextUnformatted(FormatSeconds(r.estimate.step_seconds, kTableTime).c_str());
             if (ImGui::IsItemHovered()) {
                 std::string tip;
                 for (const BreakdownPart& p : kBreakdownParts) {
-                    char part[64];
-                    std::snprintf(part, sizeof part, "%s%s %.3f s", tip.empty() ? "" : ", ", p.short_label,
-                                  r.estimate.step.*p.seconds);
-                    tip += part;
+                    tip += std::string(tip.empty() ? "" : ", ") + p.short_label + " " +
+                           FormatSeconds(r.estimate.step.*p.seconds, kTableTime);
                 }
                 ImGui::SetTooltip("%s", tip.c_str());
             }

@@ -47,8 +47,7 @@ static void StackedBar(const char* id, const Segment* seg, int n, double full, c
 }
 
 static const char* Secs(double s, char* buf) {
-    if (s >= 1) std::snprintf(buf, 64, "%.2f s", s);
-    else std::snprintf(buf, 64, "%.1f ms", s * 1e3);
+    std::snprintf(buf, 64, "%s", FormatSeconds(s, kPanelTime).c_str());
     return buf;
 }
 
@@ -79,8 +78,8 @@ static void DrawCluster(AppState& s) {
     } catch (const Error&) {
         peak = 0;  // the precision is unsupported: Recompute has put the error in training_error
     }
-    ImGui::Text("%s: %.0f TFLOPS %s, %.0f GiB HBM at %.2f TB/s", acc.name.c_str(), peak, NameOf(s.model.precision.compute),
-                acc.MemoryBytes() / (1024.0 * 1024 * 1024), acc.hbm_bandwidth_tbps);
+    ImGui::Text("%s: %.0f TFLOPS %s, %.0f GiB HBM at %.2f TB/s", acc.name.c_str(), peak,
+                NameOf(s.model.precision.compute), InGiB(acc.MemoryBytes()), acc.hbm_bandwidth_tbps);
     // The network levels, editable: co-design questions ("what if the scale-out had twice the bandwidth?").
     bool changed = false;
     System& edit = s.systems[s.system_index].system;

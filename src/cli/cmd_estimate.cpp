@@ -7,12 +7,10 @@
 #include "cli/commands.h"
 #include "cli/job_args.h"
 #include "cli/system_args.h"
-#include "graph/model_stats.h"
-#include "report/model_report.h"
-#include "report/training_report.h"
 #include "config/error.h"
 #include "config/numbers.h"
-#include "training/estimate.h"
+#include "engine/estimate.h"
+#include "report/engine_report.h"
 #include "training/sweep.h"
 
 namespace sc::cli {
@@ -53,15 +51,18 @@ int Estimate(int argc, char** argv) {
             a.Has("help") ? stdout : stderr);
         return a.Has("help") ? 0 : 2;
     }
-    ModelConfig m = LoadModel(a);
-    ModelStats st = ComputeModelStats(m);
-    bool json = a.Has("json");
+    engine::Request request;
+    request.model = LoadModel(a);
+    const bool json = a.Has("json");
     if (!a.Has("system")) {
-        std::string out = json ? ModelReportJson(m, st) : ModelReportText(m, st);
+        const engine::EstimateResult e = engine::RunEstimate(request);
+        std::string out = json ? EstimateReportJson(request, e) : EstimateReportText(request, e);
         std::fwrite(out.data(), 1, out.size(), stdout);
         return 0;
     }
-    Job job = MakeJob(m, ParseParallelSpec(a.Get("parallel", "")));
+    request.parallel = ParseParallelSpec(a.Get("parallel", ""));
+    // The split is checked before the cluster is read, so a bad split is the error reported first.
+    Job job = MakeJob(request.model, request.parallel);
     LoadedSystem ls = LoadSystem(a);
     if (a.Has("gpus")) {
         const int gpus = static_cast<int>(ParseIntegerIn("--gpus", a.Get("gpus"), 1, kMaxRanks));
@@ -76,10 +77,12 @@ int Estimate(int argc, char** argv) {
                                   std::to_string(ls.system.TotalAccelerators()) + " accelerators); pass --gpus " +
                                   std::to_string(job.par.world()) + " to build the cluster at that size");
     }
-    TrainingEstimate e = EstimateTraining(job, ls.system, ls.calibration.get(), LoadTrainingOptions(a));
-    std::string out = json ? "{\"model\": " + ModelReportJson(m, st) + ", \"training\": " +
-                                 TrainingReportJson(job, ls.system, e) + "}\n"
-                           : ModelReportText(m, st) + TrainingReportText(job, ls.system, e);
+    request.system = &ls.system;
+    request.calibration = ls.calibration.get();
+    request.options = LoadTrainingOptions(a);
+    const engine::EstimateResult result = engine::RunEstimate(request, std::move(job));
+    const TrainingEstimate& e = *result.training;
+    std::string out = json ? EstimateReportJson(request, result) : EstimateReportText(request, result);
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (!e.fits && !a.Has("allow-oom")) {
         std::fprintf(stderr, "stagecraft estimate: %s (pass --allow-oom to exit 0 anyway)\n", e.memory_message.c_str());

@@ -2,17 +2,16 @@
 // those that fit in memory.
 #include <chrono>
 #include <cstdio>
-#include <exception>
-#include <thread>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/job_args.h"
 #include "cli/search_args.h"
+#include "cli/shards.h"
 #include "cli/system_args.h"
 #include "config/error.h"
-#include "report/search_report.h"
-#include "training/search.h"
+#include "engine/search.h"
+#include "report/engine_report.h"
 #include "training/sweep.h"
 
 namespace sc::cli {
@@ -59,27 +58,19 @@ int Search(int argc, char** argv) {
         BuildCluster(ls, a, 0);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const TrainingOptions opt = LoadTrainingOptions(a);
+    engine::Request request;
+    request.model = std::move(m);
+    request.system = &ls.system;
+    request.calibration = ls.calibration.get();
+    request.options = LoadTrainingOptions(a);
+    request.search = {req.gpus, req.batch, req.top_k, req.space};
+    const engine::SearchSnapshot snap = engine::SnapshotSearch(request);
     const int threads = LoadThreads(a);
-    std::vector<SearchResult> parts(threads);
-    std::vector<std::exception_ptr> errors(threads);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            try {
-                SearchRequest shard = req;
-                shard.shard_index = t, shard.shard_count = threads;
-                parts[t] = SearchLayouts(m, ls.system, ls.calibration.get(), opt, shard);
-            } catch (...) {
-                errors[t] = std::current_exception();
-            }
-        });
-    for (std::thread& th : pool) th.join();
-    for (const std::exception_ptr& e : errors)
-        if (e) std::rethrow_exception(e);
-    SearchResult r = MergeSearchResults(std::move(parts), req.top_k);
+    std::vector<SearchResult> parts = RunShardsOnThreads<SearchResult>(
+        threads, [&](int shard, int count) { return engine::RunSearchShard(snap, shard, count); });
+    SearchResult r = engine::MergeSearch(snap, std::move(parts));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string out = a.Has("json") ? SearchReportJson(m, ls.system, req, r) : SearchReportText(m, ls.system, req, r);
+    std::string out = a.Has("json") ? SearchReportJson(snap, r) : SearchReportText(snap, r);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     std::fprintf(stderr, "search: %llu layouts evaluated in %.3f s on %d thread%s (%.0f evaluations/s)\n",

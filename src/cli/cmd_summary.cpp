@@ -3,7 +3,8 @@
 
 #include "cli/commands.h"
 #include "cli/job_args.h"
-#include "report/summary_report.h"
+#include "engine/estimate.h"
+#include "report/engine_report.h"
 
 namespace sc::cli {
 
@@ -19,9 +20,11 @@ int Summary(int argc, char** argv) {
             "  (gpipe|1f1b|interleaved|zbh1) vstages recompute (none|selective|full) zero (0-3) fsdp order gpus uneven bucket_mb");
         return 0;
     }
-    Job job = LoadJob(a);
-    TraceSummary s = SummarizeJob(job);
-    std::string out = a.Has("json") ? SummaryReportJson(job, s) : SummaryReportText(job, s);
+    engine::Request request;
+    request.model = LoadModel(a);
+    request.parallel = ParseParallelSpec(a.Get("parallel", ""));
+    const engine::SummaryResult s = engine::RunSummary(request);
+    std::string out = a.Has("json") ? SummaryReportJson(s) : SummaryReportText(s);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
 }

@@ -5,19 +5,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <thread>
-#include <tuple>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/job_args.h"
 #include "cli/process_group.h"
 #include "cli/search_args.h"
+#include "cli/shards.h"
 #include "cli/system_args.h"
 #include "config/error.h"
+#include "engine/sweep.h"
 #include "report/search_report.h"
-#include "training/sweep.h"
 
 namespace sc::cli {
 
@@ -33,8 +31,7 @@ std::string Pack(const std::vector<SweepRow>& rows, const std::vector<std::strin
 }
 
 struct Packed {
-    size_t point;
-    int model;
+    engine::SweepKey key;
     std::string text;
 };
 
@@ -47,7 +44,7 @@ void Unpack(const std::string& s, std::vector<Packed>& rows, unsigned long long&
         unsigned long long point = 0, bytes = 0;
         int model = 0;
         std::sscanf(s.substr(pos, nl - pos).c_str(), "%llu %d %llu", &point, &model, &bytes);
-        rows.push_back({static_cast<size_t>(point), model, s.substr(nl + 1, bytes)});
+        rows.push_back({{static_cast<size_t>(point), model}, s.substr(nl + 1, bytes)});
         pos = nl + 1 + bytes;
     }
 }
@@ -86,68 +83,51 @@ int Sweep(int argc, char** argv) {
         return a.Has("help") ? 0 : 2;
     }
     if (a.Has("csv") && a.Has("json")) throw Error("--json", "give either --csv FILE or --json, not both");
-    std::vector<SweepModel> models;
+    engine::Request request;
     for (const std::string& path : a.All("model")) {
         Args one = a;
         one.flags["model"] = {path};
         ModelConfig m = LoadModel(one);
-        models.push_back({m.name, m});
+        request.sweep.models.push_back({m.name, m});
     }
+    const size_t models = request.sweep.models.size();
     LoadedSystem ls = LoadSystem(a);
     BuildCluster(ls, a, 0);
-    TrainingOptions opt = LoadTrainingOptions(a);
-    SearchRequest sr = LoadSearchRequest(a);
-    SweepRequest req;
-    req.gpus = sr.gpus;
-    req.batch = sr.batch;
-    req.space = sr.space;
-    SweepAxes axes;
-    for (const std::string& ax : a.All("axis")) ParseSweepAxis(ax, axes);
-    const size_t points = SweepPoints(axes).size();
+    request.system = &ls.system;
+    request.calibration = ls.calibration.get();
+    request.options = LoadTrainingOptions(a);
+    const SearchRequest sr = LoadSearchRequest(a);
+    request.search = {sr.gpus, sr.batch, sr.top_k, sr.space};
+    for (const std::string& ax : a.All("axis")) ParseSweepAxis(ax, request.sweep.axes);
+    const size_t points = SweepPoints(request.sweep.axes).size();
     // Every row is kept until the merge: a stated limit instead of a run that never ends or eats the memory.
     constexpr size_t kMaxRows = 100000;
-    if (points * models.size() > kMaxRows)
-        throw Error("--axis", std::to_string(points) + " points x " + std::to_string(models.size()) + " model(s) = " +
-                                  std::to_string(points * models.size()) + " rows; at most " + std::to_string(kMaxRows) +
+    if (points * models > kMaxRows)
+        throw Error("--axis", std::to_string(points) + " points x " + std::to_string(models) + " model(s) = " +
+                                  std::to_string(points * models) + " rows; at most " + std::to_string(kMaxRows) +
                                   " per run: narrow the axes or split the sweep into several runs");
-    if (pg.root() && points * models.size() >= 1000)
-        std::fprintf(stderr, "sweep: %zu points x %zu model(s), each a full layout search; this takes a while\n", points,
-                     models.size());
-    MakeSweepSystem(ls.system, SweepPoint{}, req.gpus);  // fail early, on every rank, on an unusable system
+    if (pg.root() && points * models >= 1000)
+        std::fprintf(stderr, "sweep: %zu points x %zu model(s), each a full layout search; this takes a while\n",
+                     points, models);
+    // Fails early, on every rank, on an unusable system.
+    const engine::SweepSnapshot snap = engine::SnapshotSweep(request);
     const SweepFormat fmt = a.Has("json") ? SweepFormat::json : SweepFormat::csv;
 
     const auto t0 = std::chrono::steady_clock::now();
     // Points round-robin over every thread of every process: shard rank * threads + t of size * threads.
     const int threads = LoadThreads(a);
-    std::vector<std::vector<SweepRow>> parts(threads);
-    std::vector<std::exception_ptr> errors(threads);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            try {
-                parts[t] = RunSweep(models, ls.system, ls.calibration.get(), opt, axes, req, pg.rank * threads + t,
-                                    pg.size * threads);
-            } catch (...) {
-                errors[t] = std::current_exception();
-            }
-        });
-    for (std::thread& th : pool) th.join();
-    for (const std::exception_ptr& e : errors)
-        if (e) std::rethrow_exception(e);
-    std::vector<SweepRow> rows;
-    for (auto& part : parts)
-        for (SweepRow& r : part) rows.push_back(std::move(r));
+    const std::vector<SweepRow> rows = engine::MergeSweep(RunShardsOnThreads<std::vector<SweepRow>>(
+        threads, [&](int t, int) { return engine::RunSweepShard(snap, pg.rank * threads + t, pg.size * threads); }));
     std::vector<std::string> texts;
     unsigned long long evals = 0;
-    for (const SweepRow& r : rows) texts.push_back(SweepRowText(r, req, fmt)), evals += r.stats.valid;
+    for (const SweepRow& r : rows) texts.push_back(SweepRowText(r, snap.request, fmt)), evals += r.stats.valid;
     std::vector<std::string> shards = GatherAtRoot(Pack(rows, texts, evals));
     if (!pg.root()) return 0;
 
     std::vector<Packed> merged;
     unsigned long long total_evals = 0;
     for (const std::string& s : shards) Unpack(s, merged, total_evals);
-    std::sort(merged.begin(), merged.end(),
-              [](const Packed& x, const Packed& y) { return std::tie(x.point, x.model) < std::tie(y.point, y.model); });
+    std::stable_sort(merged.begin(), merged.end(), [](const Packed& x, const Packed& y) { return x.key < y.key; });
     std::vector<std::string> ordered;
     for (Packed& p : merged) ordered.push_back(std::move(p.text));
     const std::string out = AssembleSweep(ordered, fmt);
@@ -165,8 +145,8 @@ int Sweep(int argc, char** argv) {
     std::fprintf(stderr,
                  "sweep: %zu points x %zu models on %d process%s x %d thread%s: %llu layouts evaluated in %.3f s "
                  "(%.0f evaluations/s)\n",
-                 points, models.size(), pg.size, pg.size == 1 ? "" : "es", threads, threads == 1 ? "" : "s", total_evals,
-                 secs, secs > 0 ? total_evals / secs : 0.0);
+                 points, models, pg.size, pg.size == 1 ? "" : "es", threads, threads == 1 ? "" : "s", total_evals, secs,
+                 secs > 0 ? total_evals / secs : 0.0);
     return 0;
 }
 

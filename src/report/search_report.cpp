@@ -10,9 +10,6 @@ namespace sc {
 
 namespace {
 
-std::string StepText(double s) { return s >= 1 ? FormatNumber("%.3f s", s) : FormatNumber("%.2f ms", s * 1e3); }
-
-
 nlohmann::ordered_json LayoutJson(const ParallelConfig& p) {
     return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
             {"microbatch", p.microbatch}, {"schedule", NameOf(p.schedule)}, {"vstages", p.vstages},
@@ -45,8 +42,9 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
     for (size_t i = 0; i < r.top.size(); ++i) {
         const ParallelConfig& p = r.top[i].par;
         const TrainingEstimate& e = r.top[i].estimate;
-        std::snprintf(buf, sizeof buf, "%4zu %11s %5.1f%% %12.0f %10s  %4d %4d %5d %4d %4d %2d %4d %-11s %2d %-9s %4d\n",
-                      i + 1, StepText(e.step_seconds).c_str(), 100 * e.mfu, e.tokens_per_second,
+        std::snprintf(buf, sizeof buf,
+                      "%4zu %11s %5.1f%% %12.0f %10s  %4d %4d %5d %4d %4d %2d %4d %-11s %2d %-9s %4d\n", i + 1,
+                      FormatSeconds(e.step_seconds, kTableTime).c_str(), 100 * e.mfu, e.tokens_per_second,
                       FormatBytes(e.memory_peak).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? 1 : 0, p.microbatch,
                       NameOf(p.schedule), p.vstages, NameOf(p.recompute), p.zero);
         o += buf;
@@ -56,7 +54,8 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
     o += "best: " + ParallelSpecString(r.top[0].par) + "\n";
     auto part = [&](const char* label, double v) {
         if (v <= 0) return;
-        std::snprintf(buf, sizeof buf, "  %-24s %11s (%4.1f%%)\n", label, StepText(v).c_str(), 100 * v / t);
+        std::snprintf(buf, sizeof buf, "  %-24s %11s (%4.1f%%)\n", label, FormatSeconds(v, kTableTime).c_str(),
+                      100 * v / t);
         o += buf;
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
@@ -134,7 +133,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
     str(NameOf(pt.topology)), str(pt.overlap ? "on" : "off"), str(pt.inr ? "on" : "off");
     num(req.gpus), num(req.batch), str(row.found ? "1" : "0");
     if (row.found) {
-        num(e.step_seconds), num(e.mfu), num(e.tokens_per_second), num(e.memory_peak / (1024.0 * 1024 * 1024));
+        num(e.step_seconds), num(e.mfu), num(e.tokens_per_second), num(InGiB(e.memory_peak));
         num(p.tp), num(p.pp), num(p.dp), num(p.cp), num(p.ep), num(p.sp ? 1 : 0), num(p.microbatch);
         str(NameOf(p.schedule)), num(p.vstages), str(NameOf(p.recompute)), num(p.zero);
         const StepBreakdown& b = e.step;

@@ -7,14 +7,6 @@
 
 namespace sc {
 
-static std::string Seconds(double s) {
-    char buf[32];
-    if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
-    else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-    else std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
-    return buf;
-}
-
 std::string TrainingReportText(const Job& job, const System& sys, const TrainingEstimate& e) {
     std::string o;
     char buf[256];
@@ -25,11 +17,11 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     };
     o += "Training on " + sys.name + " (" + std::to_string(job.par.world()) + " x " + sys.accelerator.name + ")\n";
     o += "parallel " + ParallelSpecString(job.par) + "\n";
-    line("step time", Seconds(e.step_seconds));
+    line("step time", FormatSeconds(e.step_seconds));
     const StepBreakdown& b = e.step;
     auto part = [&](const char* label, double s) {
         if (s <= 0) return;
-        std::snprintf(buf, sizeof buf, "%s (%.1f%%)", Seconds(s).c_str(), 100 * s / e.step_seconds);
+        std::snprintf(buf, sizeof buf, "%s (%.1f%%)", FormatSeconds(s).c_str(), 100 * s / e.step_seconds);
         line(std::string("  ") + label, buf);
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
@@ -42,8 +34,8 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     }
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.hfu);
     line("HFU", buf);
-    std::snprintf(buf, sizeof buf, "%.1f model (6N + causal attention), %.1f executed", e.model_flops_per_gpu_per_s / 1e12,
-                  e.hardware_flops_per_gpu_per_s / 1e12);
+    std::snprintf(buf, sizeof buf, "%.1f model (6N + causal attention), %.1f executed",
+                  InTera(e.model_flops_per_gpu_per_s), InTera(e.hardware_flops_per_gpu_per_s));
     line("TFLOP/s per GPU", buf);
     std::snprintf(buf, sizeof buf, "%.0f (%.0f per GPU)", e.tokens_per_second, e.tokens_per_second / job.par.world());
     line("tokens/s", buf);
@@ -86,8 +78,8 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["mfu_bf16"] = e.mfu_bf16;
     j["peak_flops_per_gpu"] = e.peak_flops_per_gpu;
     j["bf16_peak_flops_per_gpu"] = e.bf16_peak_flops_per_gpu;
-    j["model_tflops_per_gpu"] = e.model_flops_per_gpu_per_s / 1e12;
-    j["hardware_tflops_per_gpu"] = e.hardware_flops_per_gpu_per_s / 1e12;
+    j["model_tflops_per_gpu"] = InTera(e.model_flops_per_gpu_per_s);
+    j["hardware_tflops_per_gpu"] = InTera(e.hardware_flops_per_gpu_per_s);
     j["tokens_per_second"] = e.tokens_per_second;
     j["model_flops_per_step"] = e.model_flops_per_step;
     j["memory"] = {{"peak_bytes", e.memory_peak}, {"capacity_bytes", e.memory_capacity}, {"fits", e.fits},

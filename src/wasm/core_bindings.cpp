@@ -7,9 +7,9 @@
 
 #include "config/error.h"
 #include "config/overrides.h"
-#include "graph/model_stats.h"
+#include "engine/estimate.h"
 #include "guard.h"
-#include "report/model_report.h"
+#include "report/engine_report.h"
 
 using emscripten::val;
 
@@ -34,11 +34,12 @@ val EstimateModel(val preset_json, val overrides, val format) {
         const std::string fmt = format.isUndefined() ? "text" : scweb::StringArg(format, "format");
         if (fmt != "text" && fmt != "json") throw sc::Error("format", "\"" + fmt + "\" is not one of text, json");
         std::vector<std::string> sets = Overrides(overrides);
-        sc::ModelConfig m = sc::ParseModelConfig(sets.empty() ? text : sc::ApplyOverrides(text, sets, "model"));
-        sc::ModelStats st = sc::ComputeModelStats(m);
+        sc::engine::Request request;  // no cluster: the model's size and FLOPs, as `stagecraft estimate --model`
+        request.model = sc::ParseModelConfig(sets.empty() ? text : sc::ApplyOverrides(text, sets, "model"));
+        const sc::engine::EstimateResult e = sc::engine::RunEstimate(request);
         val r = val::object();
         r.set("ok", true);
-        r.set("text", fmt == "json" ? sc::ModelReportJson(m, st) : sc::ModelReportText(m, st));
+        r.set("text", fmt == "json" ? sc::EstimateReportJson(request, e) : sc::EstimateReportText(request, e));
         return r;
     });
 }

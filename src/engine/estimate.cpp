@@ -1,0 +1,70 @@
+#include "engine/estimate.h"
+
+#include "config/error.h"
+
+namespace sc::engine {
+
+namespace {
+
+TrainingEstimate Train(const Job& job, const Request& r) {
+    // The page's panels can edit a level to a value no preset has; the CLI's edits are checked as they are made,
+    // so this only repeats that check for them.
+    ValidateSystemLevels(*r.system);
+    return EstimateTraining(job, *r.system, r.calibration, r.options);
+}
+
+}  // namespace
+
+EstimateResult RunEstimate(const Request& r) {
+    ValidateModelConfig(r.model);
+    EstimateResult out;
+    out.stats = ComputeModelStats(r.model);
+    if (!r.system) return out;
+    out.job.emplace(MakeJob(r.model, r.parallel));
+    out.training = Train(*out.job, r);
+    return out;
+}
+
+EstimateResult RunEstimate(const Request& r, Job job) {
+    if (!r.system) throw Error("system", "an estimate on a prepared split needs a cluster; none was given");
+    ValidateModelConfig(r.model);
+    EstimateResult out;
+    out.stats = ComputeModelStats(r.model);
+    out.job.emplace(std::move(job));
+    out.training = Train(*out.job, r);
+    return out;
+}
+
+SummaryResult RunSummary(const Request& r) {
+    Job job = MakeJob(r.model, r.parallel);
+    TraceSummary summary = SummarizeJob(job);
+    return {std::move(job), std::move(summary)};
+}
+
+Evaluation Evaluate(const Request& r) {
+    Evaluation ev;
+    try {
+        ValidateModelConfig(r.model);
+        ev.stats = ComputeModelStats(r.model);
+    } catch (const Error& e) {
+        ev.model_error = e.what();
+        return ev;
+    }
+    try {
+        ev.job.emplace(MakeJob(r.model, r.parallel));
+    } catch (const Error& e) {
+        ev.parallel_error = e.what();
+        return ev;
+    }
+    if (r.system) {
+        try {
+            ev.training = Train(*ev.job, r);
+        } catch (const Error& e) {
+            ev.training_error = e.what();
+        }
+    }
+    ev.summary = SummarizeJob(*ev.job);
+    return ev;
+}
+
+}  // namespace sc::engine

@@ -1,0 +1,130 @@
+// The page's app (src/app), built natively: its report text (the DOM mirror) is what the CLI prints for the
+// same request, because both go through the engine and src/report; and its "Best layout" search runs over the
+// snapshot taken at its start, so editing the page mid-search cannot merge shards of two models.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "engine/search.h"
+#include "report/engine_report.h"
+#include "test_util.h"
+
+namespace {
+
+const std::string kRoot = SC_SOURCE_DIR;
+
+struct AppDeleter {
+    void operator()(sc::app::AppState* s) const { sc::app::DestroyAppState(s); }
+};
+using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
+
+// The page as web/main.js sets it up: the presets, the clusters with their accelerators, the calibration.
+App OpenPage() {
+    App s(sc::app::CreateAppState());
+    for (const char* m : {"llama3-8b", "mixtral-8x7b"})
+        EXPECT_EQ(sc::app::AddPreset(*s, std::string(m) + ".json",
+                                     sctest::ReadFile(kRoot + "/presets/models/" + m + ".json")),
+                  "");
+    EXPECT_EQ(sc::app::AddSystem(*s, "dgx-h100-superpod.json",
+                                 sctest::ReadFile(kRoot + "/presets/systems/dgx-h100-superpod.json"),
+                                 sctest::ReadFile(kRoot + "/presets/hardware/h100-sxm.json")),
+              "");
+    EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
+    return s;
+}
+
+std::string Cli(const std::string& args) {
+    const sctest::CliResult r = sctest::RunCli(args, false);
+    EXPECT_EQ(r.status, 0) << args;
+    return r.out;
+}
+
+TEST(App, ReportTextEqualsWhatTheCliPrintsForTheSameRequest) {
+    struct Case {
+        const char* preset;
+        const char* split;
+    };
+    for (const Case& c : {Case{"llama3-8b", "tp=2,pp=2,dp=4,batch=32"},
+                          Case{"llama3-8b", "tp=8,pp=4,dp=2,batch=64,schedule=interleaved,recompute=selective,zero=1"},
+                          Case{"mixtral-8x7b", "tp=4,sp=1,ep=4,dp=8,batch=64,zero=2"}}) {
+        App s = OpenPage();
+        ASSERT_TRUE(sc::app::SelectPreset(*s, c.preset));
+        ASSERT_EQ(sc::app::SetParallel(*s, c.split), "");
+        const std::string model = std::string("--model presets/models/") + c.preset + ".json";
+        // --allow-oom: the MoE case does not fit, which the CLI reports by its exit status alone; the page shows
+        // the same report.
+        const std::string expected =
+            Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel " + c.split) +
+            Cli("summary " + model + " --parallel " + c.split);
+        ASSERT_NE(expected.find("step time"), std::string::npos) << expected;  // the estimate really ran
+        EXPECT_EQ(sc::app::MirrorText(*s), expected) << c.preset << " " << c.split;
+    }
+}
+
+TEST(App, ReportTextInFp8EqualsTheCliWithPrecisionFp8) {
+    App s = OpenPage();
+    sc::app::SetComputePrecision(s->model, sc::Precision::fp8);
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=2,pp=2,dp=4,batch=32"), "");  // recomputes
+    const std::string args = "--model presets/models/llama3-8b.json --precision fp8 --parallel tp=2,pp=2,dp=4,batch=32";
+    EXPECT_EQ(sc::app::MirrorText(*s),
+              Cli("estimate " + args + " --system dgx-h100-superpod") + Cli("summary " + args));
+}
+
+TEST(App, AnInvalidSplitShowsTheCliMessageAfterTheModelReport) {
+    App s = OpenPage();
+    const std::string error = sc::app::SetParallel(*s, "pp=7");
+    EXPECT_EQ(error.rfind("pp: pp=7 does not divide 32 layers", 0), 0u) << error;
+    const sctest::CliResult cli = sctest::RunCli("summary --model presets/models/llama3-8b.json --parallel pp=7");
+    EXPECT_EQ(cli.out, "stagecraft summary: error: " + error + "\n");
+    EXPECT_EQ(sc::app::MirrorText(*s),
+              Cli("estimate --model presets/models/llama3-8b.json") + "parallel error: " + error + "\n");
+}
+
+// Runs the page's search to the end, one shard per step, calling `between` after the first shard.
+template <class F>
+void RunSearch(sc::app::AppState& s, F between) {
+    sc::app::StartSearch(s);
+    ASSERT_EQ(s.search.next_shard, 0) << s.search.error;
+    sc::app::StepSearch(s, 0);  // a budget of 0 runs exactly one shard
+    ASSERT_EQ(s.search.next_shard, 1);
+    between();
+    int steps = 1;
+    while (s.search.next_shard >= 0) sc::app::StepSearch(s, 0), ++steps;
+    EXPECT_EQ(steps, sc::app::kSearchShards);
+    ASSERT_TRUE(s.search.has_result) << s.search.error;
+}
+
+TEST(App, EditingThePageMidSearchDoesNotChangeTheRunningSearch) {
+    App s = OpenPage();
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=8,dp=2,batch=64"), "");
+    // The search of the page as it is now, in one shard (reported by this snapshot, so only the results differ).
+    const sc::engine::SearchSnapshot snap = sc::engine::SnapshotSearch(sc::app::CurrentRequest(*s));
+    const std::string expected = sc::SearchReportJson(snap, sc::engine::RunSearchShard(snap, 0, 1));
+
+    // Mid-search: another model, a slower network and no calibration curves (freed while the search runs).
+    RunSearch(*s, [&] {
+        ASSERT_TRUE(sc::app::SelectPreset(*s, "mixtral-8x7b"));
+        for (sc::NetworkLevel& l : s->systems[0].system.levels) l.bandwidth_gbps /= 10;
+        s->calibration.reset();
+        sc::app::Recompute(*s);
+    });
+    EXPECT_EQ(sc::SearchReportJson(snap, s->search.result), expected);
+
+    // The edits matter: a search started after them finds other layouts, so the check above could fail.
+    RunSearch(*s, [] {});
+    EXPECT_NE(sc::SearchReportJson(snap, s->search.result), expected);
+}
+
+TEST(App, AFinishedSearchEqualsTheCliSearch) {
+    App s = OpenPage();
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=8,dp=2,batch=64"), "");
+    RunSearch(*s, [] {});
+    EXPECT_EQ(
+        sc::SearchReportJson(sc::engine::SnapshotSearch(sc::app::CurrentRequest(*s)), s->search.result),
+        Cli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 --batch 64 --json"));
+}
+
+}  // namespace
