@@ -259,7 +259,10 @@ private:
             }
             if (q.ctx + s.tokens == q.input + q.generated) b.logits += 1;
         }
-        const double dt = cost_.Seconds(b);
+        const IterationBreakdown parts = cost_.Breakdown(b);
+        const double dt = parts.total();
+        parts_.linear += parts.linear, parts_.attention += parts.attention, parts_.elementwise += parts.elementwise;
+        parts_.tp_comm += parts.tp_comm, parts_.head += parts.head;
         r.busy_until = now_ + dt;
         ++iterations_;
         batch_tokens_ += b.tokens();
@@ -344,6 +347,7 @@ private:
         s.iterations = iterations_;
         if (iterations_ > 0) s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         s.sum_e2e = sum_e2e_;
+        s.busy = parts_;
         return s;
     }
 
@@ -361,6 +365,7 @@ private:
     double in_tokens_ = 0, out_tokens_ = 0, batch_tokens_ = 0, running_sum_ = 0;
     double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, sum_e2e_ = 0;
     LatencyHistogram ttft_, tpot_, e2e_;
+    IterationBreakdown parts_;
 };
 
 }  // namespace

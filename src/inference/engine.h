@@ -45,6 +45,8 @@ struct ServingResult {
     // completed) times the duration equals the sum of the requests' latencies (a run starts and ends empty).
     double mean_in_system = 0, mean_waiting = 0;
     double sum_e2e = 0;
+    // Where the replicas' busy time went, summed over every iteration (s).
+    IterationBreakdown busy;
 };
 
 // Runs the workload of `c` on replicas whose iteration time is `cost` and whose cache holds `kv_blocks`

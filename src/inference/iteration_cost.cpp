@@ -48,6 +48,21 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
 
 IterationCost::~IterationCost() = default;
 
+// One TP all-reduce. Where the scale-up fabric has a measured nccl-tests curve, its time at this message size
+// (busbw = factor x bytes / time, read at the size a measurement on n ranks would see, as CommModel does):
+// it contains NCCL's fixed per-call latency (about 25 us for 1 KB on 8 H100s, the curve's first points),
+// which decides the small all-reduces of decode steps. CommModel instead takes the faster of the curve and
+// its alpha-beta line, whose latency is only the per-step link latency: right for training's megabyte
+// buffers, 5-10x too fast for a decode's kilobytes.
+double IterationCost::AllReduceSeconds(double bytes) const {
+    if (tp_ <= 1 || bytes <= 0) return 0;
+    if (const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce)) {
+        const double factor = 2.0 * (tp_ - 1) / tp_;
+        return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / tp_) * 1e9);
+    }
+    return net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
+}
+
 LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
@@ -61,7 +76,7 @@ LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const bool swiglu = m_.mlp == MlpKind::swiglu;
     t.mlp_up = gemm(T, (swiglu ? 2 : 1) * f / tp_, h);
     t.mlp_down = gemm(T, h, f / tp_);
-    t.all_reduce = tp_ > 1 ? net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, T * h * out) : 0;
+    t.all_reduce = AllReduceSeconds(T * h * out);
     return t;
 }
 
@@ -105,7 +120,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         if (m_.moe.shared_experts > 0)
             moe_linear += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec);
     }
-    const double ar = tp_ > 1 && T > 0 ? net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, T * h * a) : 0;
+    const double ar = AllReduceSeconds(T * h * a);
     const double Ld = m_.dense_layers(), Lm = m_.moe_layers();
     c.linear = Ld * dense_linear + Lm * moe_linear;
     // Embedding lookup: one op per element written (the training graph's convention).

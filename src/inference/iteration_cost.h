@@ -81,7 +81,8 @@ private:
     struct PerT {
         double linear = -1, elementwise = 0, comm = 0;
     };
-    const PerT& TokenCosts(double T) const;  // cached for integral T <= max_tokens
+    const PerT& TokenCosts(double T) const;
+    double AllReduceSeconds(double bytes) const;  // cached for integral T <= max_tokens
 
     ModelConfig m_;
     ServingPrecision prec_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "config/error.h"
 #include "inference/engine.h"
@@ -233,6 +234,29 @@ TEST(Serve, BadInputNamesTheField) {
         "input":{"tokens":5},"output":{"tokens":5}},"engin":{}})"); }).find("engin"), std::string::npos);
     EXPECT_NE(sctest::ErrorOf([&] { ParseServingDescription(R"({"model":"x","system":"y","workload":{"requests":1,
         "arrival":"burst","input":{"tokens":5},"output":{"tokens":5}}})"); }).find("workload.arrival"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Serve, EveryInferencePresetParsesAndRuns) {
+    int n = 0;
+    for (const auto& f : std::filesystem::directory_iterator(servetest::kRoot + "/presets/inference")) {
+        if (f.path().extension() != ".json") continue;
+        SCOPED_TRACE(f.path().string());
+        sc::ServingDescription d = sc::ParseServingDescription(sctest::ReadFile(f.path().string()));
+        d.config.model = Model(d.model_id);
+        d.config.workload.requests = std::min<long long>(d.config.workload.requests, 300);
+        sc::ServingRun run = sc::SimulateServing(d.config, System(d.system_id), &Calibration());
+        EXPECT_EQ(run.result.completed, d.config.workload.requests);
+        EXPECT_GT(run.kv.blocks, 0);
+        EXPECT_GT(run.result.output_tokens_per_s, 0);
+        // One replica is busy at most the whole run (the busy time sums over replicas).
+        EXPECT_LE(run.result.busy.total(), run.result.duration * d.config.pool.replicas * (1 + 1e-12));
+        ++n;
+    }
+    EXPECT_GE(n, 2);
 }
 
 }  // namespace
