@@ -105,8 +105,11 @@ private:
                                                 std::to_string(BlocksFor(longest, e_.block_size)) +
                                                 " KV blocks but the cache holds " + std::to_string(kv_blocks) +
                                                 "; use more memory, more GPUs per replica or shorter requests");
-        if (!e_.chunked_prefill && !e_.static_batching && longest > e_.max_tokens)
-            throw Error("engine.max_tokens", "a prompt (with its recomputed output) of up to " + std::to_string(longest) +
+        // Without chunking a prompt runs whole: the longest is the prompt, or under on-demand blocks a preempted
+        // request's prompt and all but its last output token, recomputed.
+        const long long whole = e_.admission == KvAdmission::reserve_full ? w_.input.max : longest - 1;
+        if (!e_.chunked_prefill && !e_.static_batching && whole > e_.max_tokens)
+            throw Error("engine.max_tokens", "a prompt (with its recomputed output) of up to " + std::to_string(whole) +
                                                  " tokens does not fit the token budget of " +
                                                  std::to_string(e_.max_tokens) + " without chunked prefill; raise "
                                                  "max_tokens or enable chunked_prefill");

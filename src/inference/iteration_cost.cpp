@@ -56,7 +56,8 @@ IterationCost::~IterationCost() = default;
 // buffers, 5-10x too fast for a decode's kilobytes.
 double IterationCost::AllReduceSeconds(double bytes) const {
     if (tp_ <= 1 || bytes <= 0) return 0;
-    if (const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce)) {
+    const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce);
+    if (c && tp_ <= sys_.levels.front().size) {  // the group within one scale-up domain, where the curve was measured
         const double factor = 2.0 * (tp_ - 1) / tp_;
         return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / tp_) * 1e9);
     }

@@ -260,3 +260,22 @@ TEST(Serve, EveryInferencePresetParsesAndRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Serve, WithoutChunkingAPromptMustFitTheBudget) {
+    ServingConfig c = Base("llama3-8b", 1, 600, 100, 1);
+    c.engine.chunked_prefill = false;
+    c.engine.max_tokens = 650;
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 600, 650);
+    // On-demand blocks: a preempted request recomputes up to 600 + 99 tokens as one prompt.
+    EXPECT_EQ(sctest::ErrorOf([&] { Simulate(c, cost, 100000); }),
+              "engine.max_tokens: a prompt (with its recomputed output) of up to 699 tokens does not fit the token "
+              "budget of 650 without chunked prefill; raise max_tokens or enable chunked_prefill");
+    c.engine.admission = KvAdmission::reserve_full;  // never preempted: the prompt alone must fit
+    ServingResult r = Simulate(c, cost, 100000);
+    EXPECT_EQ(r.completed, 1);
+    EXPECT_NEAR(r.ttft.mean, cost.PrefillSeconds(600), 1e-12);
+}
+
+}  // namespace
