@@ -89,8 +89,10 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
     const double wb = BytesOf(prec_.weights), a = BytesOf(prec_.activations);
     const bool swiglu = m_.mlp == MlpKind::swiglu;
+    double fl = 0;  // GEMM FLOPs of the layer being built
     auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
         if (rows <= 0) return 0.0;
+        fl += 2 * rows * n * k;
         return cm_->Seconds(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a,
                             true, groups, high);
     };
@@ -100,6 +102,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;  // the training graph's FLOPs per element
     // Attention block, common to dense and MoE layers.
     double attn_linear = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h) + gemm(T, h, heads_rank_ * d);
+    const double attn_fl = fl;
     double attn_vec = 2 * vec(T * h, norm_fpe, 1) + 2 * vec(T * h, 1, 2);  // two norms, two residual adds
     if (m_.position == PositionKind::rotary) attn_vec += vec(T * (heads_rank_ + kv_heads_rank_) * d, 3, 1);
     auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out) {
@@ -109,8 +112,10 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     };
     double dense_linear = attn_linear, dense_vec = attn_vec;
     dense_linear += mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &dense_vec);
-    double moe_linear = 0, moe_vec = 0;
+    const double dense_fl = fl;
+    double moe_linear = 0, moe_vec = 0, moe_fl = 0;
     if (m_.is_moe()) {
+        fl = attn_fl;
         // Experts split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP): each rank holds
         // 1/tp of every expert; T*k routed rows; each expert hit reads its weights once.
         const double E = m_.moe.experts, k = m_.moe.top_k, routed = T * k;
@@ -120,10 +125,12 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) / tp_, hit, hit, &moe_vec);
         if (m_.moe.shared_experts > 0)
             moe_linear += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec);
+        moe_fl = fl;
     }
     const double ar = AllReduceSeconds(T * h * a);
     const double Ld = m_.dense_layers(), Lm = m_.moe_layers();
     c.linear = Ld * dense_linear + Lm * moe_linear;
+    c.linear_flops = Ld * dense_fl + Lm * moe_fl;
     // Embedding lookup: one op per element written (the training graph's convention).
     c.elementwise = Ld * dense_vec + Lm * moe_vec +
                     (T > 0 ? cm_->Seconds(OpKind::gather, T * h, (T * h + T) * a) : 0);
@@ -142,13 +149,13 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
     const double kv_elems = 2 * kv_heads_rank_ * d;  // K and V of one token on one rank, one layer
     double attn = 0;
     if (b.prefill_tokens > 0) {
-        const double flops = 2 * b.prefill_pairs * 2 * d * heads_rank_;
+        const double flops = PrefillAttentionFlops(b);
         const double bytes = b.prefill_tokens * heads_rank_ * d * 2 * a + b.prefill_keys * kv_elems * kvb +
                              b.prefill_tokens * kv_elems * kvb;  // Q, O; cached and new K, V read; new K, V written
         attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
     }
     if (b.decodes > 0) {
-        const double flops = 2 * b.decode_keys * 2 * d * heads_rank_;
+        const double flops = DecodeAttentionFlops(b);
         const double bytes = b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
         attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
     }
@@ -168,6 +175,17 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
 }
 
 double IterationCost::Seconds(const BatchShape& b) const { return Breakdown(b).total(); }
+
+// QK^T and AV: 2 d FLOPs each per query-key pair and head (the training graph's causal-attention convention).
+double IterationCost::PrefillAttentionFlops(const BatchShape& b) const { return 2 * b.prefill_pairs * 2 * m_.head_dim * heads_rank_; }
+double IterationCost::DecodeAttentionFlops(const BatchShape& b) const { return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_; }
+
+IterationWork IterationCost::Work(const BatchShape& b) const {
+    IterationWork w;
+    w.linear_flops = TokenCosts(b.tokens()).linear_flops;
+    w.attention_flops = m_.layers * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
+    return w;
+}
 
 double IterationCost::PrefillSeconds(int prompt) const {
     BatchShape b;

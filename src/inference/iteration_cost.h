@@ -49,6 +49,12 @@ struct IterationBreakdown {
     double total() const { return linear + attention + elementwise + tp_comm + head; }
 };
 
+// The FLOPs one rank computes in an iteration, every layer (the LM head apart), for checks against the training
+// graph's per-op counts.
+struct IterationWork {
+    double linear_flops = 0, attention_flops = 0;
+};
+
 // One layer's linear-layer time split as Vidur profiles it (per op, one TP rank), for validation.
 struct LayerLinearTimes {
     double qkv = 0, out = 0, mlp_up = 0, mlp_down = 0, all_reduce = 0;  // all_reduce: one call
@@ -66,6 +72,7 @@ public:
 
     double Seconds(const BatchShape& b) const;
     IterationBreakdown Breakdown(const BatchShape& b) const;
+    IterationWork Work(const BatchShape& b) const;
 
     // One request alone: the prefill of `prompt` tokens (TTFT without queueing), and one decode step of a
     // sequence whose cache holds `context` tokens before the new one.
@@ -79,10 +86,12 @@ public:
 
 private:
     struct PerT {
-        double linear = -1, elementwise = 0, comm = 0;
+        double linear = -1, elementwise = 0, comm = 0, linear_flops = 0;
     };
     const PerT& TokenCosts(double T) const;
-    double AllReduceSeconds(double bytes) const;  // cached for integral T <= max_tokens
+    double AllReduceSeconds(double bytes) const;
+    double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
+    double DecodeAttentionFlops(const BatchShape& b) const;  // cached for integral T <= max_tokens
 
     ModelConfig m_;
     ServingPrecision prec_;

@@ -12,6 +12,7 @@
 #include "inference/kv_capacity.h"
 #include "inference/latency_histogram.h"
 #include "inference/serving_parse.h"
+#include "parallel/job.h"
 #include "serve_test_util.h"
 
 namespace {
@@ -276,6 +277,37 @@ TEST(Serve, WithoutChunkingAPromptMustFitTheBudget) {
     ServingResult r = Simulate(c, cost, 100000);
     EXPECT_EQ(r.completed, 1);
     EXPECT_NEAR(r.ttft.mean, cost.PrefillSeconds(600), 1e-12);
+}
+
+}  // namespace
+
+namespace {
+
+// The serving per-op derivation and the training graph count the same FLOPs for the same forward pass: one
+// sequence's prefill on one TP rank equals the graph's forward GEMMs and causal attention of one microbatch.
+TEST(Serve, PrefillFlopsEqualTheTrainingGraphsForwardFlops) {
+    for (const char* id : {"llama3-8b", "llama3-70b", "gpt3-175b"}) {
+        for (int tp : {1, 2, 8}) {
+            sc::ModelConfig m = Model(id);
+            m.seq = 2048;
+            sc::ParallelConfig p;
+            p.tp = tp;
+            const sc::Job job = sc::MakeJob(m, p);
+            double gemm = 0, attn = 0;
+            for (const sc::Op& op : job.graph.Find(sc::BlockKind::dense_layer)->forward) {
+                if (op.kind == sc::OpKind::matmul) gemm += job.V(op.flops);
+                if (op.kind == sc::OpKind::attention) attn += job.V(op.flops);
+            }
+            IterationCost cost(m, sc::ServingPrecision{}, tp, System("dgx-h100-superpod"), &Calibration(), 2048, 2048);
+            BatchShape b;
+            b.prefill_tokens = b.prefill_keys = 2048;
+            b.prefill_pairs = 2048 * 2049 / 2.0;
+            const sc::IterationWork w = cost.Work(b);
+            SCOPED_TRACE(std::string(id) + " tp=" + std::to_string(tp));
+            EXPECT_NEAR(w.linear_flops, m.layers * gemm, 1e-12 * w.linear_flops);
+            EXPECT_NEAR(w.attention_flops, m.layers * attn, 1e-12 * w.attention_flops);
+        }
+    }
 }
 
 }  // namespace
