@@ -1,0 +1,65 @@
+// The serving simulator: a discrete-event engine with one clock. Requests arrive (Poisson with a seed, at a
+// fixed rate, from closed-loop clients, or all queued at time 0), wait in a FCFS queue, are admitted by the
+// scheduler into the running set of a replica, and run in iterations (continuous, iteration-level batching,
+// Yu et al. 2022 "Orca"): every iteration each running sequence feeds its next tokens, a decode one token, a
+// prompt a chunk that fills what is left of the token budget (chunked prefill, Agrawal et al. 2024
+// "Sarathi-Serve"), up to max_seqs sequences. KV blocks come from a paged cache (Kwon et al. 2023, "vLLM"):
+// taken on demand, with preemption by recompute when none is free, or reserved whole at admission
+// (TensorRT-LLM's GUARANTEED_NO_EVICT). One iteration lasts what IterationCost says for its batch.
+//
+// Bounded memory: only requests in the system are held (a request's state is freed when it completes; the
+// requests of an offline run are created when admitted, not all at time 0); latencies go into fixed-size
+// histograms (latency_histogram.h).
+#pragma once
+#include <vector>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "inference/iteration_cost.h"
+#include "inference/kv_capacity.h"
+#include "inference/serving_config.h"
+
+namespace sc {
+
+struct LatencySummary {
+    double mean = 0, p50 = 0, p90 = 0, p99 = 0, min = 0, max = 0;
+};
+
+struct ServingResult {
+    long long completed = 0;
+    int gpus = 0;
+    double duration = 0;  // s, from time 0 to the last completion
+    LatencySummary ttft, tpot, e2e;  // s; tpot per request: (e2e - ttft) / (output - 1), requests with output > 1
+    double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
+    double output_tokens_per_s_per_gpu = 0;
+    // KV cache: blocks per replica, occupancy (used / blocks) averaged over time and its peak.
+    long long kv_blocks = 0;
+    double kv_occupancy_mean = 0, kv_occupancy_peak = 0;
+    long long preemptions = 0;
+    // Used KV blocks of the replica at its first preemption (-1: none happened); equals kv_blocks when the
+    // engine preempts only because the cache is full.
+    long long used_blocks_at_first_preemption = -1;
+    long long iterations = 0;
+    double mean_batch_tokens = 0, mean_running = 0;  // per iteration
+    // Little's law, L = lambda W, on the sample path: the time average of requests in the system (arrived, not
+    // completed) times the duration equals the sum of the requests' latencies (a run starts and ends empty).
+    double mean_in_system = 0, mean_waiting = 0;
+    double sum_e2e = 0;
+    // Where the replicas' busy time went, summed over every iteration (s).
+    IterationBreakdown busy;
+};
+
+// Runs the workload of `c` on replicas whose iteration time is `cost` and whose cache holds `kv_blocks`
+// blocks each. Throws sc::Error when a request can never fit (its prompt and output need more blocks than
+// the cache has, or, without chunked prefill, its prompt exceeds the token budget).
+ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks);
+
+// Everything from the description: the iteration cost on `sys` (its accelerator and scale-up network), the KV
+// capacity from the memory model, then Simulate. `cal` must outlive the call.
+struct ServingRun {
+    KvCapacity kv;
+    ServingResult result;
+};
+ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
+
+}  // namespace sc

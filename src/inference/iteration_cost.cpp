@@ -1,0 +1,207 @@
+#include "inference/iteration_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/error.h"
+#include "parallel/layout.h"
+#include "trace/chakra_et.h"
+#include "training/comm_model.h"
+#include "training/compute_model.h"
+
+namespace sc {
+
+double ExpectedExpertsHit(double experts, double top_k, double tokens) {
+    if (experts <= 0 || tokens <= 0) return 0;
+    return experts * (1 - std::pow(1 - top_k / experts, tokens));
+}
+
+IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec, int tp, const System& sys,
+                             const CalibrationTable* cal, double typical_prefill, int max_tokens)
+    : m_(m), prec_(prec), tp_(tp) {
+    if (m.is_mla())
+        throw Error("model.mla", "multi-head latent attention is not modelled by the serving simulator yet (its "
+                                 "decode reads the compressed latent cache); use a grouped-query attention model");
+    if (tp < 1 || m.heads % tp != 0)
+        throw Error("pool.tp", "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) +
+                                   " attention heads");
+    heads_rank_ = static_cast<double>(m.heads) / tp;
+    // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
+    // KV heads so every rank holds at least one; trtllm-bench's memory estimate uses max(tp, kv_heads)).
+    kv_heads_rank_ = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
+    kv_bytes_per_token_ = m.layers * 2.0 * kv_heads_rank_ * m.head_dim * BytesOf(prec.kv_cache);
+
+    TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
+    AttentionShape shape;
+    shape.batch = heads_rank_;
+    shape.sq = shape.sk = std::max(1.0, typical_prefill);
+    shape.dqk = shape.dv = m.head_dim;
+    shape.w = 2;
+    cm_ = std::make_unique<ComputeModel>(sys.accelerator, prec.compute, cal, opt, shape);
+    ParallelConfig p;
+    p.tp = tp;
+    layout_ = std::make_unique<Layout>(p);
+    sys_ = sys;
+    net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal);
+    cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
+}
+
+IterationCost::~IterationCost() = default;
+
+// One TP all-reduce. Where the scale-up fabric has a measured nccl-tests curve, its time at this message size
+// (busbw = factor x bytes / time, read at the size a measurement on n ranks would see, as CommModel does):
+// it contains NCCL's fixed per-call latency (about 25 us for 1 KB on 8 H100s, the curve's first points),
+// which decides the small all-reduces of decode steps. CommModel instead takes the faster of the curve and
+// its alpha-beta line, whose latency is only the per-step link latency: right for training's megabyte
+// buffers, 5-10x too fast for a decode's kilobytes.
+double IterationCost::AllReduceSeconds(double bytes) const {
+    if (tp_ <= 1 || bytes <= 0) return 0;
+    const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce);
+    if (c && tp_ <= sys_.levels.front().size) {  // the group within one scale-up domain, where the curve was measured
+        const double factor = 2.0 * (tp_ - 1) / tp_;
+        return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / tp_) * 1e9);
+    }
+    return net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
+}
+
+LayerLinearTimes IterationCost::LayerLinear(double T) const {
+    const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
+    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
+    const double wb = BytesOf(prec_.weights), out = BytesOf(prec_.activations);
+    auto gemm = [&](double rows, double n, double k) {
+        return cm_->Seconds(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out);
+    };
+    LayerLinearTimes t;
+    t.qkv = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h);
+    t.out = gemm(T, h, heads_rank_ * d);
+    const bool swiglu = m_.mlp == MlpKind::swiglu;
+    t.mlp_up = gemm(T, (swiglu ? 2 : 1) * f / tp_, h);
+    t.mlp_down = gemm(T, h, f / tp_);
+    t.all_reduce = AllReduceSeconds(T * h * out);
+    return t;
+}
+
+const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
+    const bool cacheable = T == std::floor(T) && T >= 0 && T < static_cast<double>(cache_.size());
+    PerT& c = cacheable ? cache_[static_cast<size_t>(T)] : scratch_;
+    if (cacheable && c.linear >= 0) return c;
+    const double h = m_.hidden, d = m_.head_dim;
+    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
+    const double wb = BytesOf(prec_.weights), a = BytesOf(prec_.activations);
+    const bool swiglu = m_.mlp == MlpKind::swiglu;
+    double fl = 0;  // GEMM FLOPs of the layer being built
+    auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
+        if (rows <= 0) return 0.0;
+        fl += 2 * rows * n * k;
+        return cm_->Seconds(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a,
+                            true, groups, high);
+    };
+    auto vec = [&](double elems, double fpe, double reads) {
+        return elems > 0 ? cm_->Seconds(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
+    };
+    const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;  // the training graph's FLOPs per element
+    // Attention block, common to dense and MoE layers.
+    double attn_linear = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h) + gemm(T, h, heads_rank_ * d);
+    const double attn_fl = fl;
+    double attn_vec = 2 * vec(T * h, norm_fpe, 1) + 2 * vec(T * h, 1, 2);  // two norms, two residual adds
+    if (m_.position == PositionKind::rotary) attn_vec += vec(T * (heads_rank_ + kv_heads_rank_) * d, 3, 1);
+    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out) {
+        double t = gemm(rows, (swiglu ? 2 : 1) * ff, h, groups, weight_sets) + gemm(rows, h, ff, groups, weight_sets);
+        *vec_out += swiglu ? vec(rows * ff, 4, 2) : vec(rows * ff, 8, 1);
+        return t;
+    };
+    double dense_linear = attn_linear, dense_vec = attn_vec;
+    dense_linear += mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &dense_vec);
+    const double dense_fl = fl;
+    double moe_linear = 0, moe_vec = 0, moe_fl = 0;
+    if (m_.is_moe()) {
+        fl = attn_fl;
+        // Experts split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP): each rank holds
+        // 1/tp of every expert; T*k routed rows; each expert hit reads its weights once.
+        const double E = m_.moe.experts, k = m_.moe.top_k, routed = T * k;
+        const double hit = std::max(1.0, ExpectedExpertsHit(E, k, T));
+        moe_linear = attn_linear + gemm(T, E, h, 1, 1, true);
+        moe_vec = attn_vec + vec(T * E, 3, 1) + vec(T * k * h, 2, 2);
+        moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) / tp_, hit, hit, &moe_vec);
+        if (m_.moe.shared_experts > 0)
+            moe_linear += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec);
+        moe_fl = fl;
+    }
+    const double ar = AllReduceSeconds(T * h * a);
+    const double Ld = m_.dense_layers(), Lm = m_.moe_layers();
+    c.linear = Ld * dense_linear + Lm * moe_linear;
+    c.linear_flops = Ld * dense_fl + Lm * moe_fl;
+    // Embedding lookup: one op per element written (the training graph's convention).
+    c.elementwise = Ld * dense_vec + Lm * moe_vec +
+                    (T > 0 ? cm_->Seconds(OpKind::gather, T * h, (T * h + T) * a) : 0);
+    c.comm = m_.layers * 2 * ar;
+    return c;
+}
+
+IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
+    IterationBreakdown r;
+    const double T = b.tokens();
+    const PerT& c = TokenCosts(T);
+    r.linear = c.linear;
+    r.elementwise = c.elementwise;
+    r.tp_comm = c.comm;
+    const double d = m_.head_dim, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
+    const double kv_elems = 2 * kv_heads_rank_ * d;  // K and V of one token on one rank, one layer
+    double attn = 0;
+    if (b.prefill_tokens > 0) {
+        const double flops = PrefillAttentionFlops(b);
+        const double bytes = b.prefill_tokens * heads_rank_ * d * 2 * a + b.prefill_keys * kv_elems * kvb +
+                             b.prefill_tokens * kv_elems * kvb;  // Q, O; cached and new K, V read; new K, V written
+        attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
+    }
+    if (b.decodes > 0) {
+        const double flops = DecodeAttentionFlops(b);
+        const double bytes = b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
+        attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
+    }
+    r.attention = m_.layers * attn;
+    if (b.logits > 0) {
+        // Final norm and the vocabulary-parallel LM head (16-bit weights, see ServingPrecision) on the tokens
+        // whose next token is sampled; TensorRT-LLM's ColumnLinear(gather_output=True) all-gathers the logits.
+        const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
+        const double eb = BytesOf(prec_.embeddings);
+        const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
+        r.head = cm_->Seconds(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
+                 cm_->Seconds(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a,
+                              true, 1, true);
+        if (tp_ > 1) r.tp_comm += net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
+    }
+    return r;
+}
+
+double IterationCost::Seconds(const BatchShape& b) const { return Breakdown(b).total(); }
+
+// QK^T and AV: 2 d FLOPs each per query-key pair and head (the training graph's causal-attention convention).
+double IterationCost::PrefillAttentionFlops(const BatchShape& b) const { return 2 * b.prefill_pairs * 2 * m_.head_dim * heads_rank_; }
+double IterationCost::DecodeAttentionFlops(const BatchShape& b) const { return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_; }
+
+IterationWork IterationCost::Work(const BatchShape& b) const {
+    IterationWork w;
+    w.linear_flops = TokenCosts(b.tokens()).linear_flops;
+    w.attention_flops = m_.layers * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
+    return w;
+}
+
+double IterationCost::PrefillSeconds(int prompt) const {
+    BatchShape b;
+    b.prefill_tokens = prompt;
+    b.prefill_pairs = prompt * (prompt + 1.0) / 2;
+    b.prefill_keys = prompt;
+    b.logits = 1;
+    return Seconds(b);
+}
+
+double IterationCost::DecodeSeconds(int context) const {
+    BatchShape b;
+    b.decodes = 1;
+    b.decode_keys = context + 1.0;
+    b.logits = 1;
+    return Seconds(b);
+}
+
+}  // namespace sc

@@ -1,0 +1,112 @@
+// Time of one serving iteration (one forward pass over a continuous batch) on one TP replica.
+//
+// The training graph (graph/transformer_graph.h) cannot express a decode step: its attention op is causal
+// self-attention of s queries over the same s keys, and its per-op bytes carry training choices (weights at
+// the activation precision, fp8 cast/transpose passes for the backward, a cross-entropy over every token).
+// So this file derives the forward ops of one layer from the ModelConfig with the SAME conventions (a GEMM
+// m x k . k x n is 2mnk FLOPs and reads its inputs and writes its output once; causal attention counts the
+// query-key pairs it computes, 2 d FLOPs each for QK^T and for AV; elementwise ops with the graph's FLOPs per
+// element and passes) and times every op with the training model's ComputeModel (measured GEMM curve,
+// measured fused-attention efficiency, achieved HBM bandwidth) and the TP all-reduces with its CommModel.
+//
+// What one iteration is: prefill chunks (a chunk of c prompt tokens of a sequence that already holds p tokens
+// in its KV cache attends to p + its own causal c(c+1)/2 pairs per head) and decodes (one new token of a
+// sequence whose cache holds L tokens, L + 1 with its own), all in one batch: the linear layers see the
+// T = prefill + decode tokens as one GEMM (weights read once per iteration); attention runs as two kernels,
+// context (prefill) and generation (decode), as TensorRT-LLM and vLLM run them.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "inference/serving_config.h"
+
+namespace sc {
+
+class ComputeModel;
+class CommModel;
+class Layout;
+
+// What one iteration computes, aggregated over its sequences (the cost depends on nothing else).
+struct BatchShape {
+    double prefill_tokens = 0;   // prompt tokens computed (all chunks)
+    double prefill_pairs = 0;    // sum over chunks of c*p + c(c+1)/2: query-key pairs per head
+    double prefill_keys = 0;     // sum over chunks of p + c: cached and new keys each chunk reads
+    double decodes = 0;          // sequences generating one token
+    double decode_keys = 0;      // sum over decodes of their context including the new token
+    double logits = 0;           // tokens whose next-token logits are computed (decodes + finished prompts)
+    double tokens() const { return prefill_tokens + decodes; }
+};
+
+// Seconds by part, for reports and tests.
+struct IterationBreakdown {
+    double linear = 0;       // every layer's GEMMs (QKV, output projection, MLP or experts, router)
+    double attention = 0;    // context and generation attention kernels, every layer
+    double elementwise = 0;  // norms, rotary, activation, residual adds, embedding lookup
+    double tp_comm = 0;      // TP all-reduces (2 per layer) and the logits all-gather
+    double head = 0;         // final norm and LM head GEMM
+    double total() const { return linear + attention + elementwise + tp_comm + head; }
+};
+
+// The FLOPs one rank computes in an iteration, every layer (the LM head apart), for checks against the training
+// graph's per-op counts.
+struct IterationWork {
+    double linear_flops = 0, attention_flops = 0;
+};
+
+// One layer's linear-layer time split as Vidur profiles it (per op, one TP rank), for validation.
+struct LayerLinearTimes {
+    double qkv = 0, out = 0, mlp_up = 0, mlp_down = 0, all_reduce = 0;  // all_reduce: one call
+};
+
+class IterationCost {
+public:
+    // `typical_prefill`: the prompt length the context-attention kernel's measured efficiency is looked up at
+    // (its curves are by sequence length). `max_tokens`: largest T the per-T cache covers.
+    IterationCost(const ModelConfig& m, const ServingPrecision& prec, int tp, const System& sys,
+                  const CalibrationTable* cal, double typical_prefill, int max_tokens);
+    ~IterationCost();
+    IterationCost(const IterationCost&) = delete;
+    IterationCost& operator=(const IterationCost&) = delete;
+
+    double Seconds(const BatchShape& b) const;
+    IterationBreakdown Breakdown(const BatchShape& b) const;
+    IterationWork Work(const BatchShape& b) const;
+
+    // One request alone: the prefill of `prompt` tokens (TTFT without queueing), and one decode step of a
+    // sequence whose cache holds `context` tokens before the new one.
+    double PrefillSeconds(int prompt) const;
+    double DecodeSeconds(int context) const;
+    LayerLinearTimes LayerLinear(double tokens) const;
+
+    // KV cache bytes of one token on one rank: layers x 2 (K, V) x KV heads on the rank x head dim x bytes.
+    double KvBytesPerToken() const { return kv_bytes_per_token_; }
+    int tp() const { return tp_; }
+
+private:
+    struct PerT {
+        double linear = -1, elementwise = 0, comm = 0, linear_flops = 0;
+    };
+    const PerT& TokenCosts(double T) const;
+    double AllReduceSeconds(double bytes) const;
+    double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
+    double DecodeAttentionFlops(const BatchShape& b) const;  // cached for integral T <= max_tokens
+
+    ModelConfig m_;
+    ServingPrecision prec_;
+    int tp_ = 1;
+    double kv_heads_rank_ = 1, heads_rank_ = 1, kv_bytes_per_token_ = 0;
+    System sys_;  // CommModel keeps a reference to it
+    std::unique_ptr<ComputeModel> cm_;
+    std::unique_ptr<Layout> layout_;
+    std::unique_ptr<CommModel> net_;
+    mutable std::vector<PerT> cache_;
+    mutable PerT scratch_;
+};
+
+// Expected distinct experts that T tokens choosing k of E experts each hit, with uniform routing:
+// E (1 - (1 - k/E)^T). Every hit expert's weights are read once per iteration.
+double ExpectedExpertsHit(double experts, double top_k, double tokens);
+
+}  // namespace sc

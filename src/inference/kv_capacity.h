@@ -1,0 +1,37 @@
+// How many KV-cache blocks one replica holds: the device memory of one TP rank minus the weights it holds
+// and the activation workspace of one forward pass over the token budget, the KV share of the rest, divided
+// by the KV bytes of one block of tokens.
+#pragma once
+#include "config/hardware_config.h"
+#include "inference/serving_config.h"
+
+namespace sc {
+
+struct KvCapacity {
+    double memory_bytes = 0;     // device memory the model must fit into (Accelerator::MemoryBytes)
+    double weight_bytes = 0;     // weights one rank holds
+    double workspace_bytes = 0;  // activation peak of one forward pass over the token budget
+    double kv_bytes = 0;         // memory given to the KV cache
+    double kv_bytes_per_token = 0;
+    long long blocks = 0;        // KV blocks of block_size tokens
+    int block_size = 16;
+    long long tokens() const { return blocks * block_size; }
+};
+
+// Parameters one TP rank holds and their bytes: decoder layers at the weight precision, the embedding and the
+// LM head at the embedding precision. Counted on the training graph's weights (graph/transformer_graph.h),
+// so training and serving agree on the parameters.
+double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp);
+
+// Activation peak of one forward over `tokens` tokens (vLLM's profile_run measures the same thing by running
+// one forward of max_num_batched_tokens dummy tokens): the residual stream and the normed input (2 T h), the
+// largest intermediate of a layer and its output (the MLP's up projection and activation, or Q K V), and the
+// fp32 logits of `seqs` sampled tokens over the rank's vocabulary shard.
+double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& prec, int tp, double tokens, double seqs);
+
+// Throws sc::Error naming engine.kv_memory_fraction when nothing is left for the KV cache (the weights and the
+// workspace do not fit), with the numbers.
+KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, const Accelerator& acc,
+                             const EngineConfig& e);
+
+}  // namespace sc

@@ -1,0 +1,104 @@
+#include "inference/serving_parse.h"
+
+#include "config/error.h"
+#include "config/json_fields.h"
+
+namespace sc {
+
+namespace {
+
+Precision PrecisionField(JsonFields& f, const char* key, Precision fallback) {
+    const std::string name = f.Choice(key, {"fp32", "bf16", "fp16", "fp8", "fp4"}, NameOf(fallback));
+    Precision p = fallback;
+    ParsePrecision(name, &p);
+    return p;
+}
+
+LengthDist Lengths(const nlohmann::json* obj, const std::string& path) {
+    if (!obj) throw Error(path, "missing required field");
+    JsonFields f(*obj, path);
+    LengthDist d;
+    const std::string kind = f.Choice("distribution", {"fixed", "uniform"}, "fixed");
+    if (kind == "fixed") {
+        d.kind = LengthDist::Kind::fixed;
+        d.min = d.max = f.PositiveInt("tokens");
+    } else {
+        d.kind = LengthDist::Kind::uniform;
+        d.min = f.PositiveInt("min");
+        d.max = f.PositiveInt("max");
+        if (d.max < d.min)
+            throw Error(path + ".max", "must be at least min (" + std::to_string(d.min) + "), got " + std::to_string(d.max));
+    }
+    f.RejectUnknown();
+    return d;
+}
+
+}  // namespace
+
+ServingDescription ParseServingDescription(std::string_view text) {
+    const nlohmann::json j = ParseJsonText(text, "serving description");
+    if (!j.is_object()) throw Error("", "a serving description is a JSON object");
+    JsonFields top(j, "");
+    ServingDescription d;
+    d.name = top.String("name", "");
+    top.String("source", "");
+    d.model_id = top.String("model");
+    d.system_id = top.String("system");
+    ServingConfig& c = d.config;
+    if (const nlohmann::json* p = top.Object("precision")) {
+        JsonFields f(*p, "precision");
+        c.precision.weights = PrecisionField(f, "weights", Precision::bf16);
+        c.precision.compute = PrecisionField(f, "compute", c.precision.weights);
+        c.precision.kv_cache = PrecisionField(f, "kv_cache", Precision::bf16);
+        c.precision.activations = PrecisionField(f, "activations", Precision::bf16);
+        c.precision.embeddings = PrecisionField(f, "embeddings", Precision::bf16);
+        f.RejectUnknown();
+    }
+    if (const nlohmann::json* p = top.Object("pool")) {
+        JsonFields f(*p, "pool");
+        c.pool.tp = f.PositiveInt("tp", 1, 1 << 24);
+        c.pool.replicas = f.PositiveInt("replicas", 1, 1 << 24);
+        f.RejectUnknown();
+    }
+    if (const nlohmann::json* p = top.Object("engine")) {
+        JsonFields f(*p, "engine");
+        EngineConfig& e = c.engine;
+        e.max_seqs = f.PositiveInt("max_seqs", e.max_seqs, 1 << 24);
+        e.max_tokens = f.PositiveInt("max_tokens", e.max_tokens, 1 << 24);
+        e.block_size = f.PositiveInt("block_size", e.block_size, 1 << 16);
+        e.chunked_prefill = f.Bool("chunked_prefill", e.chunked_prefill);
+        e.static_batching = f.Bool("static_batching", e.static_batching);
+        e.admission = f.Choice("admission", {"on_demand", "reserve_full"}, "on_demand") == std::string("reserve_full")
+                          ? KvAdmission::reserve_full
+                          : KvAdmission::on_demand;
+        e.memory_policy = f.Choice("kv_memory", {"total_fraction", "free_fraction"}, "total_fraction") ==
+                                  std::string("free_fraction")
+                              ? KvMemoryPolicy::free_fraction
+                              : KvMemoryPolicy::total_fraction;
+        e.kv_memory_fraction = f.NonNegativeNumber("kv_memory_fraction", e.kv_memory_fraction, 1);
+        e.kv_blocks_override = f.NonNegativeInt("kv_blocks", 0, 2147483647);
+        f.RejectUnknown();
+    }
+    const nlohmann::json* wl = top.Object("workload");
+    if (!wl) throw Error("workload", "missing required field");
+    {
+        JsonFields f(*wl, "workload");
+        Workload& w = c.workload;
+        const std::string a = f.Choice("arrival", {"poisson", "fixed_rate", "closed_loop", "offline"}, "offline");
+        w.arrival = a == "poisson" ? ArrivalKind::poisson
+                    : a == "fixed_rate" ? ArrivalKind::fixed_rate
+                    : a == "closed_loop" ? ArrivalKind::closed_loop
+                                         : ArrivalKind::offline;
+        w.rate = f.NonNegativeNumber("rate", 0, 1e9);
+        w.concurrency = f.PositiveInt("concurrency", 1, 1 << 24);
+        w.requests = f.PositiveInt("requests", 2147483647);
+        w.seed = static_cast<uint64_t>(f.NonNegativeInt("seed", 1, 2147483647));
+        w.input = Lengths(f.Object("input"), "workload.input");
+        w.output = Lengths(f.Object("output"), "workload.output");
+        f.RejectUnknown();
+    }
+    top.RejectUnknown();
+    return d;
+}
+
+}  // namespace sc

@@ -1,0 +1,39 @@
+// Presets the serving tests read: models, systems (optionally with another accelerator) and the calibration.
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "config/model_config.h"
+#include "test_util.h"
+
+namespace servetest {
+
+inline const std::string kRoot = SC_SOURCE_DIR;
+
+inline const sc::CalibrationTable& Calibration() {
+    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    return t;
+}
+
+inline sc::ModelConfig Model(const std::string& id) {
+    return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + id + ".json"));
+}
+
+// The system preset `id`, its accelerator replaced by `accelerator` when given (same scale-up fabric).
+inline const sc::System& System(const std::string& id, const std::string& accelerator = "") {
+    static std::map<std::string, sc::System> cache;
+    const std::string key = id + "/" + accelerator;
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    const std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
+    const std::string acc_id = nlohmann::json::parse(text)["accelerator"].get<std::string>();
+    sc::System s = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc_id + ".json"));
+    if (!accelerator.empty())
+        s.accelerator = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + accelerator + ".json"));
+    return cache[key] = s;
+}
+
+}  // namespace servetest
