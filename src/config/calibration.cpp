@@ -52,6 +52,23 @@ void ExpectString(Reader& r, const char* key, const char* expected) {
     if (v != expected) throw Error(r.Field(key), "expected \"" + std::string(expected) + "\", got \"" + v + "\"");
 }
 
+// The "points" array of a curve: [x, y] pairs, x strictly increasing and positive (ValidateCurve); y at most
+// `y_max` when it is positive (0: no bound, y >= 0).
+void ReadPoints(Reader& r, const char* form, double y_max, MeasuredCurve* out) {
+    const json& pts = r.Array("points");
+    const std::string pf = r.Field("points");
+    for (size_t k = 0; k < pts.size(); ++k) {
+        const json& p = pts[k];
+        const bool ok = p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number() &&
+                        (y_max <= 0 || (p[1].get<double>() > 0 && p[1].get<double>() <= y_max));
+        if (!ok) throw Error(pf + "[" + std::to_string(k) + "]", std::string("expected ") + form + ", got " + Shown(p));
+        out->x.push_back(p[0].get<double>());
+        out->y.push_back(p[1].get<double>());
+    }
+    ValidateCurve(*out, pf);
+    for (double x : out->x) out->log_x.push_back(std::log(x));
+}
+
 struct Shape {
     double m, n, k, batch, tflops;
 };
@@ -149,17 +166,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             throw Error(c.Field("n_nodes"), "must be between 1 and n_ranks, got " + std::to_string(cc.n_nodes));
         ExpectString(c, "x", "message_bytes");
         ExpectString(c, "y", "busbw_GBps");
-        const json& pts = c.Array("points");
-        std::string pf = c.Field("points");
-        for (size_t k = 0; k < pts.size(); ++k) {
-            const json& p = pts[k];
-            if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
-                throw Error(pf + "[" + std::to_string(k) + "]", "expected [message_bytes, busbw_GBps], got " + Shown(p));
-            cc.busbw.x.push_back(p[0].get<double>());
-            cc.busbw.y.push_back(p[1].get<double>());
-        }
-        ValidateCurve(cc.busbw, pf);
-        for (double x : cc.busbw.x) cc.busbw.log_x.push_back(std::log(x));
+        ReadPoints(c, "[message_bytes, busbw_GBps]", 0, &cc.busbw);
         ReadSourceFields(c, &cc.series, &cc.hardware, &cc.setup, &cc.source, &cc.note);
         c.Done();
         t.collectives.push_back(std::move(cc));
@@ -239,18 +246,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         if (ac.head_dim < 1) throw Error(a.Field("head_dim"), "must be positive, got " + std::to_string(ac.head_dim));
         ExpectString(a, "x", "seqlen");
         ExpectString(a, "y", "efficiency");
-        const json& pts = a.Array("points");
-        std::string pf = a.Field("points");
-        for (size_t k2 = 0; k2 < pts.size(); ++k2) {
-            const json& p = pts[k2];
-            if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[1].get<double>() > 0) ||
-                p[1].get<double>() > 1)
-                throw Error(pf + "[" + std::to_string(k2) + "]", "expected [seqlen, efficiency in (0, 1]], got " + Shown(p));
-            ac.efficiency.x.push_back(p[0].get<double>());
-            ac.efficiency.y.push_back(p[1].get<double>());
-        }
-        ValidateCurve(ac.efficiency, pf);
-        for (double x : ac.efficiency.x) ac.efficiency.log_x.push_back(std::log(x));
+        ReadPoints(a, "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency);
         ReadSourceFields(a, &ac.series, &ac.hardware, &ac.setup, &ac.source, &ac.note);
         a.Done();
         t.attention.push_back(std::move(ac));

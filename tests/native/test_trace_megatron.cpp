@@ -253,6 +253,15 @@ TEST(TraceMegatron, EveryComputeNodeHasWorkAndADuration) {
     }
 }
 
+// Every stage's program of `job` (into `progs`) replayed together on `sys`.
+std::vector<std::vector<sc::TimedNode>> ReplayEveryStage(const sc::Job& job, const sc::System& sys, const sc::TrainingOptions& opt,
+                                                         std::vector<sc::StageProgram>& progs) {
+    for (int s = 0; s < job.par.pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
+    std::vector<const sc::StageProgram*> ptrs;
+    for (const auto& pr : progs) ptrs.push_back(&pr);
+    return sc::ReplayJob(job, ptrs, sys, nullptr, opt);
+}
+
 TEST(TraceMegatron, OneRankViewShowsTheOneFOneBBubble) {
     // Receives wait for their senders: rank 0 of a 1F1B pipeline idles (p-1)/(m+p-1) of the step.
     sc::System sys = LoadSystem("dgx-a100-superpod");
@@ -263,10 +272,7 @@ TEST(TraceMegatron, OneRankViewShowsTheOneFOneBBubble) {
                                {"tp=8,pp=8,microbatch=1,batch=64", 8.0, 64.0}}) {
         sc::Job job = MakeJob(Preset("gpt3-175b.json"), spec);
         std::vector<sc::StageProgram> progs;
-        for (int s = 0; s < job.par.pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
-        std::vector<const sc::StageProgram*> ptrs;
-        for (const auto& pr : progs) ptrs.push_back(&pr);
-        auto tl = sc::ReplayJob(job, ptrs, sys, nullptr, opt);
+        auto tl = ReplayEveryStage(job, sys, opt, progs);
         const double idle = sc::IdleFraction(progs[0], tl[0]), expect = (p - 1) / (mb + p - 1);
         EXPECT_NEAR(idle, expect, 0.03) << spec;
         std::printf("%s: rank 0 idle %.3f, (p-1)/(m+p-1) = %.3f\n", spec, idle, expect);
@@ -316,10 +322,7 @@ TEST(TraceMegatron, ZeroBubbleShrinksTheBubbleInTraceAndEstimate) {
     auto replay = [&](const char* spec, double* makespan, int* wgrads) {
         sc::Job job = MakeJob(Preset("gpt3-175b.json"), spec);
         std::vector<sc::StageProgram> progs;
-        for (int s = 0; s < job.par.pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
-        std::vector<const sc::StageProgram*> ptrs;
-        for (const auto& pr : progs) ptrs.push_back(&pr);
-        auto tl = sc::ReplayJob(job, ptrs, sys, nullptr, opt);
+        auto tl = ReplayEveryStage(job, sys, opt, progs);
         *makespan = 0;
         for (const auto& stage : tl)
             for (const auto& t : stage) *makespan = std::max(*makespan, t.start_us + t.dur_us);

@@ -351,18 +351,6 @@ std::string CauseOf(const std::string& key, const Row& row) {
     return kGenerationCause;
 }
 
-const sc::System& ClusterSystem(const ClusterChoice& c) {
-    static std::map<std::string, sc::System> cache;
-    const std::string id = c.system + "/" + c.accelerator;
-    auto it = cache.find(id);
-    if (it != cache.end()) return it->second;
-    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + c.system + ".json");
-    std::string acc = json::parse(text)["accelerator"];
-    sc::System s = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json"));
-    if (!c.accelerator.empty()) s.accelerator = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + c.accelerator + ".json"));
-    return cache[id] = s;
-}
-
 }  // namespace
 
 std::vector<Row> MoreRowsOfRecord(const json& r);
@@ -414,11 +402,6 @@ std::vector<Row> MoreRowsOfRecord(const json& r) {
     row.opt = OptionsOf(r, row.par);
     row.cause = CauseOf(row.key, row);
     return {row};
-}
-
-const sc::System& MoreSystem(const Row& row) {
-    ClusterChoice c{row.system, row.accelerator, ""};
-    return ClusterSystem(c);
 }
 
 }  // namespace validation

@@ -28,6 +28,19 @@ const json& Records() {
     return j;
 }
 
+const sc::System& PresetSystem(const std::string& id, const std::string& accelerator) {
+    static std::map<std::string, sc::System> cache;
+    const std::string key = id + "/" + accelerator;
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
+    std::string acc = json::parse(text)["accelerator"];
+    sc::System s = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json"));
+    if (!accelerator.empty())
+        s.accelerator = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + accelerator + ".json"));
+    return cache[key] = s;
+}
+
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
@@ -35,15 +48,6 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 const sc::CalibrationTable& Calibration() {
     static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
-}
-
-const sc::System& SystemById(const std::string& id) {
-    static std::map<std::string, sc::System> cache;
-    auto it = cache.find(id);
-    if (it != cache.end()) return it->second;
-    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
-    std::string acc = json::parse(text)["accelerator"];
-    return cache[id] = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json"));
 }
 
 // ------------------------------------------------------------------------------------ published formulas
@@ -413,7 +417,8 @@ void Evaluate(Row& row) {
     if (!row.comparable) return;
     try {
         sc::Job job = sc::MakeJob(row.model, row.par);
-        sc::System sys = row.set == "more" ? sc::ExtendSystem(MoreSystem(row), row.par.world()) : SystemById(row.system);
+        sc::System sys = PresetSystem(row.system, row.accelerator);
+        if (row.set == "more") sys = sc::ExtendSystem(sys, row.par.world());
         if (row.hbm_tbps > 0) {
             // Same chip at a different memory (Meta's H100 96 GB HBM2e): the STREAM efficiency measured on the
             // preset's HBM applied to the record's bandwidth.

@@ -61,10 +61,10 @@ struct Row {
 // The records as published.
 const nlohmann::json& Records();
 const nlohmann::json& MoreRecords();
-// One record of data/training_measured_more.json -> its row (validation_more.cpp), and the row's cluster
-// (the preset, with the record's accelerator when it differs), before it is grown to the row's GPU count.
+// One record of data/training_measured_more.json -> its row (validation_more.cpp).
 std::vector<Row> MoreRowsOf(const nlohmann::json& record);
-const sc::System& MoreSystem(const Row& row);
+// A system preset, with another accelerator preset in it when `accelerator` is not empty (loaded once).
+const sc::System& PresetSystem(const std::string& id, const std::string& accelerator = "");
 // Every record's rows (two for a record with two measurements), evaluated once.
 std::vector<Row>& AllRows();
 
