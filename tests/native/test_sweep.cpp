@@ -90,6 +90,13 @@ TEST(Sweep, SystemIsModifiedAsDocumented) {
     ASSERT_EQ(s.levels.size(), 2u);
     EXPECT_EQ(s.levels[0].size, 16);
     EXPECT_EQ(s.levels[1].size, 112);  // 100 GPUs in whole domains of 16
+    // Any domain size is a what-if the sweep accepts (README Limits): 16 GPUs in domains of 3 are six whole
+    // domains, 18 accelerators, where a preset's levels would have to divide each other.
+    sc::SweepPoint odd;
+    odd.domain = 3;
+    sc::System three = sc::MakeSweepSystem(base, odd, 16);
+    EXPECT_EQ(three.levels[0].size, 3);
+    EXPECT_EQ(three.levels[1].size, 18);
     EXPECT_DOUBLE_EQ(s.levels[1].bandwidth_gbps, 4 * base.levels[1].bandwidth_gbps);
     EXPECT_EQ(s.levels[1].kind, sc::LevelKind::two_tier);
 
