@@ -186,14 +186,17 @@ Row Narayanan(const json& r) {
                                           : "fp16 with fp32 main gradients (18 B/param, as Korthikanti et al. 2022 Fig. 1 of the same code)");
     const double B = row.par.batch, s = m["seq"], l = m["layers"], h = m["hidden"], V = m["vocab"];
     ConvertTflops(row, r["measured"]["tflops_per_gpu"], Eq3Flops(B, s, l, h, V), r["system"]["count"]);
-    if (row.par.pp == 1) {
-        row.tolerance = 0.20;
-        row.tolerance_reason =
-            "the four Table 1 runs without pipelining (PP1, PyTorch DDP, microbatch 8-16, s/h = 0.3-0.9) run 10-16% "
-            "slower than predicted while the other 25 Megatron-LM rows of the same code and cluster are within 7%; in the model "
-            "the unfused s x s attention passes are 25-37% of the three smallest runs' layer time, far more than for the larger "
-            "models, and whatever these runs lose (the unfused softmax/dropout kernels below the STREAM-copy "
-            "bandwidth assumed, or per-kernel overheads of PyTorch DDP at microbatch 16) is not modelled";
+    const char* const pp1_cause =
+        "the Table 1 runs without pipelining (PP1, PyTorch DDP, microbatch 8-16, s/h = 0.3-0.9) run 10-16% slower "
+        "than predicted while the other 25 Megatron-LM rows of the same code and cluster are within 7%; in the model "
+        "the unfused s x s attention passes are 25-37% of the three smallest runs' layer time, far more than for the "
+        "larger models, and whatever these runs lose (the unfused softmax/dropout kernels below the STREAM-copy "
+        "bandwidth assumed, or per-kernel overheads of PyTorch DDP at microbatch 16) is not modelled";
+    if (row.par.pp == 1 && row.par.tp < 8) {
+        row.tolerance = 0.20;  // set when the three smallest rows were first compared; not widened since
+        row.tolerance_reason = pp1_cause;
+    } else if (row.par.pp == 1) {
+        row.cause = pp1_cause;  // 18.4B: -10.0% since the DP overlap fix; target kept at 10%, the cause named
     }
     return row;
 }
