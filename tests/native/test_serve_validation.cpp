@@ -167,18 +167,32 @@ std::string ThroughputCause(const Row& row, const ServingRun& run, int concurren
 
 // TensorRT-LLM 0.14 trtllm-bench throughput (records 0-83): offline, every request queued at once, in-flight
 // batching, output tokens/s of the whole system.
-Row TrtllmThroughput(int i, const json& r) {
+// What both throughput families read alike: the row's measurement (output tokens/s), the cluster, and the model,
+// precision and TP of the served replica.
+struct ThroughputStart {
     Row row;
-    row.index = i;
-    row.what = "output tok/s";
-    row.setup = Setup(r);
-    row.measured = r["measured"]["tokens_per_s"];
-    const auto [sys_id, acc_id] = Hardware(r["hardware"]);
-    const sc::System& sys = servetest::System(sys_id, acc_id);
+    const sc::System* sys;
     ServingConfig c;
-    c.model = Llama(r["model"]);
-    c.precision = PrecisionOf(r["precision"]);
-    c.pool.tp = TpOf(r);
+};
+ThroughputStart StartThroughput(int i, const json& r) {
+    ThroughputStart t;
+    t.row.index = i;
+    t.row.what = "output tok/s";
+    t.row.setup = Setup(r);
+    t.row.measured = r["measured"]["tokens_per_s"];
+    const auto [sys_id, acc_id] = Hardware(r["hardware"]);
+    t.sys = &servetest::System(sys_id, acc_id);
+    t.c.model = Llama(r["model"]);
+    t.c.precision = PrecisionOf(r["precision"]);
+    t.c.pool.tp = TpOf(r);
+    return t;
+}
+
+Row TrtllmThroughput(int i, const json& r) {
+    ThroughputStart start = StartThroughput(i, r);
+    Row& row = start.row;
+    const sc::System& sys = *start.sys;
+    ServingConfig& c = start.c;
     const int isl = r["workload"]["input_len"], osl = r["workload"]["output_len"];
     const auto [bs, tok] = TrtllmBenchSettings(c.model, c.precision, c.pool.tp, sys.accelerator, isl, osl);
     c.engine.max_seqs = bs;
@@ -210,17 +224,10 @@ Row TrtllmThroughput(int i, const json& r) {
 // Static batching (TensorRT-LLM 0.5 and 0.9 gptSessionBenchmark, records 84-95 and 104-107): one batch of
 // `batch` sequences, context phase then generation; output tokens / total time.
 Row StaticThroughput(int i, const json& r) {
-    Row row;
-    row.index = i;
-    row.what = "output tok/s";
-    row.setup = Setup(r);
-    row.measured = r["measured"]["tokens_per_s"];
-    const auto [sys_id, acc_id] = Hardware(r["hardware"]);
-    const sc::System& sys = servetest::System(sys_id, acc_id);
-    ServingConfig c;
-    c.model = Llama(r["model"]);
-    c.precision = PrecisionOf(r["precision"]);
-    c.pool.tp = TpOf(r);
+    ThroughputStart start = StartThroughput(i, r);
+    Row& row = start.row;
+    const sc::System& sys = *start.sys;
+    ServingConfig& c = start.c;
     const int isl = r["workload"]["input_len"], osl = r["workload"]["output_len"], batch = r["workload"]["batch"];
     c.engine.static_batching = true;
     c.engine.max_seqs = batch;
