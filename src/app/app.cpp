@@ -203,9 +203,11 @@ bool DownloadCancelled(const AppState& s) { return s.download.cancel; }
 void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = supported; }
 
 void DrawUI(AppState& s) {
+    StepJobs(s, kJobFrameBudget);  // a search or sweep on the page's thread moves on even with its panel closed
     DrawModelPanel(s);
     DrawParallelPanel(s);
     DrawTrainingPanel(s);
+    DrawSweepPanel(s);
 }
 
 std::string MirrorText(const AppState& s) { return s.report; }

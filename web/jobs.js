@@ -1,0 +1,49 @@
+// The page's side of the worker pool: each frame, takes the job the app state raised (PagePool.takeJob: a
+// search or a sweep, src/app/pool_jobs.h), runs it in the pool (pool.js), hands every shard's result back to the
+// state (which merges through the engine), and drops the rest of a job the state no longer wants (cancelled or
+// replaced). Also serves the Sweeps view's "Export CSV".
+import { WorkerPool, poolSize } from './pool.js';
+
+export function workersAvailable() {
+  return typeof Worker === 'function';
+}
+
+// app: the WebApp; init: {presets: [{file, json}], systems: [{file, system, accelerator}], calibration}.
+export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
+  const pagePool = app.pool();
+  const pool = new WorkerPool({ type: 'init', ...init }, size);
+  pagePool.setWorkers(size);
+  const running = new Set();
+  const stats = { shards: 0, workerMs: 0 };
+
+  function tick() {
+    const job = pagePool.takeJob();
+    if (job) {
+      running.add(job.id);
+      pool.run(job, {
+        onShard: (shard, text, ms) => {
+          stats.shards++;
+          stats.workerMs += ms;
+          const error = pagePool.addShard(job.id, text);
+          if (error) console.warn(`stagecraft: worker shard ${shard} of job ${job.id}: ${error}`);
+        },
+        onError: (message) => {
+          running.delete(job.id);
+          // No worker could start (no wasm in workers, a blocked script): later jobs run on the page's thread.
+          if (pool.failed) pagePool.setWorkers(0);
+          const again = pool.failed ? '; run it again to compute on the page' : '';
+          pagePool.fail(job.id, `web worker: ${message}${again}`);
+        },
+      });
+    }
+    for (const id of running) {
+      if (!pagePool.wanted(id)) {
+        pool.cancel(id);
+        running.delete(id);
+      }
+    }
+    if (pagePool.takeCsvRequest()) saveText?.('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
+  }
+
+  return { tick, pool, pagePool, stats, size };
+}
