@@ -343,7 +343,22 @@ function loadScript(src) {
   });
 }
 
+// Offline and installable: sw.js caches the page, the module and the presets on this first visit.
+// stagecraft.offline resolves once the worker is active (its install filled the cache), false without one.
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || new URLSearchParams(location.search).get('sw') === '0') return Promise.resolve(false);
+  return navigator.serviceWorker
+    .register('sw.js')
+    .then(() => navigator.serviceWorker.ready)
+    .then(() => true)
+    .catch((e) => {
+      console.warn(`stagecraft: no offline copy (${e?.message ?? e})`);
+      return false;
+    });
+}
+
 async function main() {
+  stagecraft.offline = registerServiceWorker();
   // Everything independent starts at once: wasm module, GPU device, shader, preset index.
   const shaderP = fetch('shaders/imgui.wgsl').then((r) => {
     if (!r.ok) throw new Error(`shaders/imgui.wgsl: HTTP ${r.status}`);
