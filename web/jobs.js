@@ -11,7 +11,9 @@ export function workersAvailable() {
 // app: the WebApp; init: {presets: [{file, json}], systems: [{file, system, accelerator}], calibration}.
 export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
   const pagePool = app.pool();
-  const pool = new WorkerPool({ type: 'init', ...init }, size);
+  // The workers start with the first job: a page that never searches or sweeps pays nothing for them (each
+  // compiles its own wasm instance, which would compete with the first frames).
+  let pool = null;
   pagePool.setWorkers(size);
   const running = new Set();
   const stats = { shards: 0, workerMs: 0 };
@@ -19,6 +21,7 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
   function tick() {
     const job = pagePool.takeJob();
     if (job) {
+      pool ??= new WorkerPool({ type: 'init', ...init }, size);
       running.add(job.id);
       pool.run(job, {
         onShard: (shard, text, ms) => {
@@ -38,12 +41,12 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
     }
     for (const id of running) {
       if (!pagePool.wanted(id)) {
-        pool.cancel(id);
+        pool?.cancel(id);
         running.delete(id);
       }
     }
     if (pagePool.takeCsvRequest()) saveText?.('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
   }
 
-  return { tick, pool, pagePool, stats, size };
+  return { tick, pagePool, stats, size, get pool() { return pool; } };
 }

@@ -8,6 +8,7 @@
 #include "app/app.h"
 #include "app/app_state.h"
 #include "app/panels.h"
+#include "app/pool_jobs.h"
 #include "imgui.h"
 #include "report/format.h"
 
@@ -28,9 +29,13 @@ void DrawSearchTab(AppState& s) {
     ImGui::Text("batch %d", s.parallel.global_batch());
     ImGui::SameLine();
     if (q.next_shard >= 0) {  // runs in the worker pool, or a slice per frame (StepJobs)
-        char label[32];
-        std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kSearchShards);
-        ImGui::ProgressBar(static_cast<float>(q.next_shard) / kSearchShards, ImVec2(160, 0), label);
+        char label[48];
+        const double eta = SearchEta(s);
+        if (eta >= 0)
+            std::snprintf(label, sizeof label, "searching %d%%, ETA %.0f s", 100 * q.next_shard / kSearchShards, eta);
+        else
+            std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kSearchShards);
+        ImGui::ProgressBar(static_cast<float>(q.next_shard) / kSearchShards, ImVec2(220, 0), label);
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) CancelSearch(s);
     } else if (ImGui::Button("Find the best layouts")) {

@@ -106,7 +106,7 @@ void DrawChart(AppState& s) {
     const bool hovered = ImGui::IsItemHovered();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float left = 60, bottom = 22, top = 6, right = 10;
+    const float left = 60, bottom = 22, top = ax2 >= 0 ? 14.0f : 6.0f, right = 10;
     const ImVec2 a(p0.x + left, p0.y + top), b(p0.x + size.x - right, p0.y + size.y - bottom);
     dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
     const size_t n1 = l1.size(), n2 = l2.size();
@@ -141,6 +141,7 @@ void DrawChart(AppState& s) {
             }
         }
     } else {  // heatmap: axis 1 across, axis 2 down
+        dl->AddText(ImVec2(p0.x, p0.y - 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[ax2]);
         for (size_t j = 0; j < n2; ++j)
             dl->AddText(ImVec2(p0.x, a.y + (j + 0.5f) * ch - ImGui::GetTextLineHeight() / 2),
                         ImGui::GetColorU32(ImGuiCol_Text), l2[j].c_str());
@@ -197,6 +198,7 @@ void DrawSweepPanel(AppState& s) {
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.45f, d.y * 0.62f + 5), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowSize(ImVec2(d.x * 0.55f - 10, d.y * 0.38f - 15), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowCollapsed(true, ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowBgAlpha(1.0f);  // it opens over the Training window: its text must not show through
     if (!ImGui::Begin("Sweeps")) {
         ImGui::End();
         return;

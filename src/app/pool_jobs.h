@@ -58,6 +58,7 @@ struct PoolState {
     PoolJob waiting;     // raised, not yet taken by the JS (id 0: none)
     int search_id = 0;   // the pool job running the search (0: none, or it runs in frame slices)
     int sweep_id = 0;    // likewise for the sweep
+    double search_started = 0;  // steady-clock seconds when the search started (its ETA)
 };
 
 // The Sweeps view (panel_sweep.cpp) and its sweep (sweep_driver.cpp): one or two axes of `stagecraft sweep`
@@ -113,6 +114,8 @@ std::string AddSweepShard(AppState& s, const std::string& text);
 // Sets the view's axes from arguments of `stagecraft sweep --axis` ("flops=1,2"; axis2 "" for none), as the
 // browser tests do. Throws sc::Error naming an unknown axis.
 void SetSweepAxes(AppState& s, const std::string& axis1, const std::string& axis2);
+// Seconds left of the running search at its pace so far (< 0 when no shard is done yet).
+double SearchEta(const AppState& s);
 // The last search's result as `stagecraft search` prints it ("" when none).
 std::string SearchResultText(const AppState& s);
 // The sweep axis arguments of the view ("flops=1,2,4", ...), one per chosen axis.

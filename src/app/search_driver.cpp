@@ -48,6 +48,7 @@ void StartSearch(AppState& s) {
         return;
     }
     q.next_shard = 0;
+    s.pool.search_started = Now();
     if (s.pool.workers <= 0) return;
     std::string link;
     try {
@@ -77,6 +78,12 @@ void StepSearch(AppState& s, double budget_seconds) {
     }
     q.seconds += spent;
     if (q.next_shard == kSearchShards) FinishSearch(s);
+}
+
+double SearchEta(const AppState& s) {
+    const int done = s.search.next_shard;
+    if (done <= 0) return -1;
+    return (Now() - s.pool.search_started) / done * (kSearchShards - done);
 }
 
 std::string SearchResultText(const AppState& s) {
