@@ -13,10 +13,11 @@ export function downloadSupported() {
   return true;
 }
 
-export async function downloadTraces(Module, app, prefix = 'trace') {
+// saveZip: how the zip is saved where there is no folder API (default: a download; tests capture it).
+export async function downloadTraces(Module, app, prefix = 'trace', saveZip = undefined) {
   const report = (done, total, bytes, running, message) => app.setDownloadProgress(done, total, bytes, running, message);
   if (!folderSupported()) {
-    await downloadZip(Module, app, prefix);
+    await downloadZip(Module, app, prefix, saveZip);
     return;
   }
   let dir;

@@ -378,6 +378,8 @@ async function main() {
   stagecraft.app = app;
 
   app.setDownloadSupported(downloadSupported());
+  // The trace download as the button starts it (also on the page without WebGPU, which has no button yet).
+  stagecraft.downloadTraces = (saveZip) => downloadTraces(module, app, 'trace', saveZip);
 
   // Calibration and clusters first: they recompute nothing until a model is loaded.
   const calibration = await calibrationP;
