@@ -74,7 +74,7 @@ ImU32 Ramp(double t) {
                                                  stops[i][2] + f * (stops[i + 1][2] - stops[i][2]), 1));
 }
 
-void Tooltip(const AppState& s, const SweepCell& c, const std::string& where) {
+void Tooltip(const SweepCell& c, const std::string& where) {
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(where.c_str());
     if (c.found) {
@@ -84,87 +84,110 @@ void Tooltip(const AppState& s, const SweepCell& c, const std::string& where) {
         ImGui::TextUnformatted("no layout fits");
     }
     ImGui::Text("%llu layouts evaluated", static_cast<unsigned long long>(c.valid));
-    (void)s;
     ImGui::EndTooltip();
 }
 
-void DrawChart(AppState& s) {
-    const auto& w = s.sweep;
-    if (w.cells.empty()) return;
-    const int ax1 = w.ran[0], ax2 = w.ran[1];
-    if (ax1 < 0 || w.args.empty()) return;
-    const std::vector<std::string> l1 = Labels(w.args[0]);
-    const std::vector<std::string> l2 = ax2 >= 0 && w.args.size() > 1 ? Labels(w.args[1]) : std::vector<std::string>{""};
-    double hi = 0;
-    for (const SweepCell& c : w.cells)
-        if (c.found) hi = std::max(hi, Value(s, c));
-    if (hi <= 0) hi = 1;
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const ImVec2 size(std::max(avail.x, 200.0f), std::max(avail.y, 120.0f));
-    const ImVec2 p0 = ImGui::GetCursorScreenPos();
-    ImGui::InvisibleButton("chart", size);
-    const bool hovered = ImGui::IsItemHovered();
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float left = 60, bottom = 22, top = ax2 >= 0 ? 14.0f : 6.0f, right = 10;
-    const ImVec2 a(p0.x + left, p0.y + top), b(p0.x + size.x - right, p0.y + size.y - bottom);
-    dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
-    const size_t n1 = l1.size(), n2 = l2.size();
-    const float cw = (b.x - a.x) / n1, ch = (b.y - a.y) / n2;
-    for (size_t i = 0; i < n1; ++i)
-        dl->AddText(ImVec2(a.x + (i + 0.5f) * cw - ImGui::CalcTextSize(l1[i].c_str()).x / 2, b.y + 3),
-                    ImGui::GetColorU32(ImGuiCol_Text), l1[i].c_str());
-    dl->AddText(ImVec2(p0.x, b.y + 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[ax1]);
+// The chart's frame: plot rectangle [a, b], one column per value of axis 1 and one row per value of axis 2.
+struct Chart {
+    const AppState* s;
+    int ax1, ax2;
+    std::vector<std::string> l1, l2;  // the values as the user wrote them
+    double lo, hi;                    // the smallest and largest value charted (the heatmap's colour range)
+    ImVec2 p0, a, b;
+    float cw, ch;
+    bool hovered;
+    ImVec2 mouse;
+    ImDrawList* dl;
     const SweepCell* hover = nullptr;
     std::string where;
-    if (ax2 < 0) {  // line chart: value over axis 1
-        SweepCell top;
-        top.found = true, top.step_seconds = hi, top.mfu = hi;
-        dl->AddText(ImVec2(p0.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), ValueText(s, top).c_str());
-        dl->AddText(ImVec2(p0.x, b.y - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), "0");
-        ImVec2 prev;
-        bool has_prev = false;
-        for (const SweepCell& c : w.cells) {
-            const size_t i = Digit(w.axes, c.key.point, ax1);
-            const ImVec2 pt(a.x + (i + 0.5f) * cw, b.y - static_cast<float>(Value(s, c) / hi) * (b.y - a.y));
-            if (!c.found) {
-                dl->AddText(ImVec2(pt.x - 12, b.y - 18), ImGui::GetColorU32(ImGuiCol_TextDisabled), "n/f");
-                has_prev = false;
-            } else {
-                if (has_prev) dl->AddLine(prev, pt, Ramp(0.5), 2);
-                dl->AddCircleFilled(pt, 4, Ramp(0.5));
-                prev = pt, has_prev = true;
-            }
-            if (hovered && mouse.x >= a.x + i * cw && mouse.x < a.x + (i + 1) * cw) {
-                hover = &c;
-                where = std::string(kSweepAxes[ax1]) + " = " + (i < n1 ? l1[i] : "?");
-            }
+};
+
+void DrawLine(Chart& k) {
+    const auto& w = k.s->sweep;
+    SweepCell top;
+    top.found = true, top.step_seconds = k.hi, top.mfu = k.hi;
+    k.dl->AddText(ImVec2(k.p0.x, k.a.y), ImGui::GetColorU32(ImGuiCol_Text), ValueText(*k.s, top).c_str());
+    k.dl->AddText(ImVec2(k.p0.x, k.b.y - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), "0");
+    ImVec2 prev;
+    bool has_prev = false;
+    for (const SweepCell& c : w.cells) {
+        const size_t i = Digit(w.axes, c.key.point, k.ax1);
+        const ImVec2 pt(k.a.x + (i + 0.5f) * k.cw, k.b.y - static_cast<float>(Value(*k.s, c) / k.hi) * (k.b.y - k.a.y));
+        if (!c.found) {
+            k.dl->AddText(ImVec2(pt.x - 12, k.b.y - 18), ImGui::GetColorU32(ImGuiCol_TextDisabled), "n/f");
+            has_prev = false;
+        } else {
+            if (has_prev) k.dl->AddLine(prev, pt, Ramp(0.5), 2);
+            k.dl->AddCircleFilled(pt, 4, Ramp(0.5));
+            prev = pt, has_prev = true;
         }
-    } else {  // heatmap: axis 1 across, axis 2 down
-        dl->AddText(ImVec2(p0.x, p0.y - 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[ax2]);
-        for (size_t j = 0; j < n2; ++j)
-            dl->AddText(ImVec2(p0.x, a.y + (j + 0.5f) * ch - ImGui::GetTextLineHeight() / 2),
-                        ImGui::GetColorU32(ImGuiCol_Text), l2[j].c_str());
-        for (const SweepCell& c : w.cells) {
-            const size_t i = Digit(w.axes, c.key.point, ax1), j = Digit(w.axes, c.key.point, ax2);
-            const ImVec2 c0(a.x + i * cw, a.y + j * ch), c1(a.x + (i + 1) * cw, a.y + (j + 1) * ch);
-            const double t = Value(s, c) / hi;
-            dl->AddRectFilled(c0, c1, c.found ? Ramp(s.sweep.show_step ? 1 - t : t) : ImGui::GetColorU32(ImGuiCol_FrameBg));
-            const std::string text = ValueText(s, c);
-            const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-            if (ts.x < cw - 4 && ts.y < ch) {
-                const bool light = c.found && (s.sweep.show_step ? 1 - t : t) > 0.6;
-                dl->AddText(ImVec2((c0.x + c1.x - ts.x) / 2, (c0.y + c1.y - ts.y) / 2),
-                            light ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), text.c_str());
-            }
-            if (hovered && mouse.x >= c0.x && mouse.x < c1.x && mouse.y >= c0.y && mouse.y < c1.y) {
-                hover = &c;
-                where = std::string(kSweepAxes[ax1]) + " = " + (i < n1 ? l1[i] : "?") + ", " + kSweepAxes[ax2] +
-                        " = " + (j < n2 ? l2[j] : "?");
-            }
+        if (k.hovered && k.mouse.x >= k.a.x + i * k.cw && k.mouse.x < k.a.x + (i + 1) * k.cw) {
+            k.hover = &c;
+            k.where = std::string(kSweepAxes[k.ax1]) + " = " + (i < k.l1.size() ? k.l1[i] : "?");
         }
     }
-    if (hover) Tooltip(s, *hover, where);
+}
+
+void DrawHeatmap(Chart& k) {
+    const auto& w = k.s->sweep;
+    k.dl->AddText(ImVec2(k.p0.x, k.p0.y - 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[k.ax2]);
+    for (size_t j = 0; j < k.l2.size(); ++j)
+        k.dl->AddText(ImVec2(k.p0.x, k.a.y + (j + 0.5f) * k.ch - ImGui::GetTextLineHeight() / 2),
+                      ImGui::GetColorU32(ImGuiCol_Text), k.l2[j].c_str());
+    for (const SweepCell& c : w.cells) {
+        const size_t i = Digit(w.axes, c.key.point, k.ax1), j = Digit(w.axes, c.key.point, k.ax2);
+        const ImVec2 c0(k.a.x + i * k.cw, k.a.y + j * k.ch), c1(k.a.x + (i + 1) * k.cw, k.a.y + (j + 1) * k.ch);
+        // Colours span the range seen, so small differences show; the printed values say how large they are.
+        const double t = k.hi > k.lo ? (Value(*k.s, c) - k.lo) / (k.hi - k.lo) : 1;
+        const double shade = w.show_step ? 1 - t : t;  // bright is good: high MFU, short step
+        k.dl->AddRectFilled(c0, c1, c.found ? Ramp(shade) : ImGui::GetColorU32(ImGuiCol_FrameBg));
+        const std::string text = ValueText(*k.s, c);
+        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+        if (ts.x < k.cw - 4 && ts.y < k.ch)
+            k.dl->AddText(ImVec2((c0.x + c1.x - ts.x) / 2, (c0.y + c1.y - ts.y) / 2),
+                          c.found && shade > 0.6 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), text.c_str());
+        if (k.hovered && k.mouse.x >= c0.x && k.mouse.x < c1.x && k.mouse.y >= c0.y && k.mouse.y < c1.y) {
+            k.hover = &c;
+            k.where = std::string(kSweepAxes[k.ax1]) + " = " + (i < k.l1.size() ? k.l1[i] : "?") + ", " +
+                      kSweepAxes[k.ax2] + " = " + (j < k.l2.size() ? k.l2[j] : "?");
+        }
+    }
+}
+
+void DrawChart(const AppState& s) {
+    const auto& w = s.sweep;
+    if (w.cells.empty() || w.ran[0] < 0 || w.args.empty()) return;
+    Chart k{};
+    k.s = &s;
+    k.ax1 = w.ran[0];
+    k.ax2 = w.args.size() > 1 ? w.ran[1] : -1;
+    k.l1 = Labels(w.args[0]);
+    k.l2 = k.ax2 >= 0 ? Labels(w.args[1]) : std::vector<std::string>{""};
+    k.hi = 0;
+    k.lo = -1;
+    for (const SweepCell& c : w.cells)
+        if (c.found) k.hi = std::max(k.hi, Value(s, c)), k.lo = k.lo < 0 ? Value(s, c) : std::min(k.lo, Value(s, c));
+    if (k.hi <= 0) k.hi = 1;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 size(std::max(avail.x, 200.0f), std::max(avail.y, 120.0f));
+    k.p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("chart", size);
+    k.hovered = ImGui::IsItemHovered();
+    k.mouse = ImGui::GetIO().MousePos;
+    k.dl = ImGui::GetWindowDrawList();
+    const float left = 60, bottom = 22, top = k.ax2 >= 0 ? 14.0f : 6.0f, right = 10;
+    k.a = ImVec2(k.p0.x + left, k.p0.y + top);
+    k.b = ImVec2(k.p0.x + size.x - right, k.p0.y + size.y - bottom);
+    k.cw = (k.b.x - k.a.x) / k.l1.size();
+    k.ch = (k.b.y - k.a.y) / k.l2.size();
+    k.dl->AddRect(k.a, k.b, ImGui::GetColorU32(ImGuiCol_Border));
+    for (size_t i = 0; i < k.l1.size(); ++i)
+        k.dl->AddText(ImVec2(k.a.x + (i + 0.5f) * k.cw - ImGui::CalcTextSize(k.l1[i].c_str()).x / 2, k.b.y + 3),
+                      ImGui::GetColorU32(ImGuiCol_Text), k.l1[i].c_str());
+    k.dl->AddText(ImVec2(k.p0.x, k.b.y + 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[k.ax1]);
+    if (k.ax2 < 0) DrawLine(k);
+    else DrawHeatmap(k);
+    if (k.hover) Tooltip(*k.hover, k.where);
 }
 
 void AxisPicker(AppState& s, int i) {
