@@ -32,10 +32,16 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
         },
         onError: (message) => {
           running.delete(job.id);
-          // No worker could start (no wasm in workers, a blocked script): later jobs run on the page's thread.
-          if (pool.failed) pagePool.setWorkers(0);
-          const again = pool.failed ? '; run it again to compute on the page' : '';
-          pagePool.fail(job.id, `web worker: ${message}${again}`);
+          if (!pool.failed) {
+            pagePool.fail(job.id, `web worker: ${message}`);
+            return;
+          }
+          // No worker could start (workers blocked, no wasm in workers): this job and every later one run on the
+          // page's thread, in frame slices, from the same request.
+          console.warn(`stagecraft: no web worker could start (${message}); computing on the page`);
+          pagePool.setWorkers(0);
+          if (job.kind === 'search') pagePool.startSearch();
+          else pagePool.startSweep(job.axes[0] ?? '', job.axes[1] ?? '');
         },
       });
     }

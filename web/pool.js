@@ -20,10 +20,19 @@ export class WorkerPool {
     this.workers = [];
     this.failed = '';
     for (let i = 0; i < size; i++) this.#spawn(script, init);
+    if (!this.workers.every((w) => w.dead)) this.failed = '';
   }
 
   #spawn(script, init) {
-    const w = { worker: new Worker(script), ready: false, task: null, dead: false };
+    let worker;
+    try {
+      worker = new Worker(script);
+    } catch (e) {
+      this.workers.push({ worker: null, ready: false, task: null, dead: true });
+      this.failed ||= String(e?.message ?? e);
+      return;
+    }
+    const w = { worker, ready: false, task: null, dead: false };
     w.worker.onmessage = (e) => this.#message(w, e.data);
     w.worker.onerror = (e) => {
       e.preventDefault?.();
@@ -109,7 +118,7 @@ export class WorkerPool {
   }
 
   terminate() {
-    for (const w of this.workers) w.worker.terminate();
+    for (const w of this.workers) w.worker?.terminate();
     this.workers = [];
   }
 }

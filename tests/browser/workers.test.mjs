@@ -22,11 +22,12 @@ after(async () => {
   await session?.close();
 });
 
-async function open(query = '') {
+async function open(query = '', initScript = undefined) {
   const page = await session.context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  if (initScript) await page.addInitScript(initScript);
   await page.goto(`${session.url}index.html${query}${HASH}`);
   await page.bringToFront();
   await page.waitForFunction(() => window.stagecraft?.firstFrameMs !== null && window.stagecraft?.pagePool, null, { timeout: 60000 });
@@ -117,5 +118,28 @@ test('a bad sweep axis is refused with a message naming it', { timeout: 120000 }
   assert.equal(e2, '');
   assert.match(s.error, /flops/);
   assert.equal(s.running, false);
+  await page.close();
+});
+
+test('when no worker can start, the search falls back to the page thread and gives the same result', { timeout: 300000 }, async () => {
+  // Every worker fails to load, as when a policy blocks worker scripts.
+  const blocked = () => {
+    window.Worker = class {
+      constructor() {
+        setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
+      }
+      postMessage() {}
+      terminate() {}
+    };
+  };
+  const { page, errors } = await open('', blocked);
+  const start = () => window.stagecraft.pagePool.startSearch();
+  const r = await runJob(page, start, 'searchStatus');
+  assert.ok(r.text.length > 0);
+  assert.equal(await page.evaluate(() => window.stagecraft.jobs.stats.shards), 0, 'no shard ran in a worker');
+  const expected = cli(['search', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod',
+    '--gpus', '64', '--batch', '64', '--top', '10']);
+  assert.equal(r.text, expected);
+  assert.deepEqual(errors, []);
   await page.close();
 });
