@@ -6,7 +6,7 @@
 //   default axes: flops=0.5,1,2,4 x hbm_bw=0.5,1,2,4 (16 points) of Llama 3 8B on 64 A100s, batch 64.
 import { startSession } from '../../tests/browser/harness.mjs';
 
-const HASH = '#model=llama3-8b&parallel=tp=8,dp=8,batch=64';
+const HASH = '#model=llama3-8b&system=dgx-a100-superpod&parallel=tp=8,dp=8,batch=64';
 const axes = [process.argv[2] ?? 'flops=0.5,1,2,4', process.argv[3] ?? 'hbm_bw=0.5,1,2,4'];
 
 function stats(intervals) {

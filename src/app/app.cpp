@@ -5,13 +5,17 @@
 #include "app/panels.h"
 #include "config/error.h"
 #include "engine/estimate.h"
+#include "imgui.h"
 #include "report/engine_report.h"
 
 namespace sc::app {
 
-// The page opens on a split that every preset accepts: one pipeline stage, TP within a node (with SP,
-// which MoE needs), 32 data-parallel replicas.
-static const char* kDefaultSplit = "tp=8,sp=1,dp=32,batch=256";
+// The page opens on the first model and cluster of presets/*/index.json (Llama 3 8B on DGX H100) with a split
+// that fits there and shows each kind of cost: TP 2 with SP inside a node, 32 data-parallel replicas with the
+// distributed optimizer (ZeRO-1), and a global batch of 256 sequences (2M tokens at Llama 3's 8,192). Every
+// preset accepts it (tp divides every head count, SP as MoE needs); the larger ones then say plainly that they
+// do not fit. tests/native/test_app.cpp checks that this first screen fits.
+static const char* kDefaultSplit = "tp=2,sp=1,dp=32,batch=256,zero=1";
 
 AppState* CreateAppState() {
     AppState* s = new AppState();
@@ -203,6 +207,7 @@ bool DownloadCancelled(const AppState& s) { return s.download.cancel; }
 void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = supported; }
 
 void DrawUI(AppState& s) {
+    ImGui::GetIO().FontGlobalScale = s.ui_scale;
     StepJobs(s, kJobFrameBudget);  // a search or sweep on the page's thread moves on even with its panel closed
     DrawModelPanel(s);
     DrawParallelPanel(s);

@@ -93,6 +93,8 @@ struct AppState {
     bool copy_link_requested = false;  // "Copy link" was pressed; the page's JS takes it (it knows the URL)
     std::string link_note;             // the outcome of the last copy, shown beside the button
 
+    float ui_scale = 1.0f;  // text size of the whole page (the Model panel's "UI scale"; applied by DrawUI)
+
     std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print
 };
 

@@ -22,6 +22,22 @@ static bool PrecisionCombo(const char* label, Precision* p) {
     return changed;
 }
 
+// Text size for the whole page (besides the browser's zoom, which the page follows through devicePixelRatio).
+static void DrawUiScale(AppState& s) {
+    static const float kScales[] = {1.0f, 1.25f, 1.5f, 1.75f, 2.0f};
+    char current[16];
+    std::snprintf(current, sizeof current, "%.0f%%", 100 * s.ui_scale);
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("000%").x + ImGui::GetFrameHeight() + 8);
+    if (ImGui::BeginCombo("UI scale", current)) {
+        for (float k : kScales) {
+            char label[16];
+            std::snprintf(label, sizeof label, "%.0f%%", 100 * k);
+            if (ImGui::Selectable(label, k == s.ui_scale)) s.ui_scale = k;
+        }
+        ImGui::EndCombo();
+    }
+}
+
 void DrawModelPanel(AppState& s) {
     // First layout: Model and Parallelism side by side on top, Training along the bottom.
     const ImVec2 d = ImGui::GetIO().DisplaySize;
@@ -57,9 +73,9 @@ void DrawModelPanel(AppState& s) {
     ImGui::PopItemWidth();
     if (!s.presets.empty()) {
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(-1);
+        ImGui::SetNextItemWidth(-ImGui::CalcTextSize("model").x - ImGui::GetStyle().ItemInnerSpacing.x);
         const char* current = s.preset_index >= 0 ? s.presets[s.preset_index].name.c_str() : "custom";
-        if (ImGui::BeginCombo("##preset", current)) {
+        if (ImGui::BeginCombo("model", current)) {
             for (size_t i = 0; i < s.presets.size(); ++i)
                 if (ImGui::Selectable(s.presets[i].name.c_str(), static_cast<int>(i) == s.preset_index)) {
                     s.preset_index = static_cast<int>(i);
@@ -75,6 +91,8 @@ void DrawModelPanel(AppState& s) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", s.link_note.c_str());
     }
+    ImGui::SameLine();
+    DrawUiScale(s);
     if (changed) {
         Recompute(s);
     }

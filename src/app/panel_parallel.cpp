@@ -59,11 +59,16 @@ static void DrawSummaryTable(const AppState& s) {
     ImGui::Text("%d ranks in %d classes; %s computed, %s communicated per step", sum.world,
                 static_cast<int>(sum.classes.size()), FormatFlops(sum.total_flops).c_str(),
                 FormatBytes(sum.total_comm_bytes).c_str());
+    // Columns stretch over the panel's width, each at least as wide as its widest figure ("999.999 TFLOP"), so a
+    // number is never cut while the table has room.
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+                                  ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_Resizable;
     if (!ImGui::BeginTable("trace_summary", 7, flags, ImVec2(0, ImGui::GetContentRegionAvail().y - 70))) return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"stage", "ranks", "nodes", "FLOPs", "collectives", "pipeline", "memory"}) ImGui::TableSetupColumn(h);
+    const float small = ImGui::CalcTextSize("ranks ").x, figure = ImGui::CalcTextSize("999.999 TFLOP ").x;
+    for (const char* h : {"stage", "ranks"}) ImGui::TableSetupColumn(h, ImGuiTableColumnFlags_WidthStretch, small);
+    for (const char* h : {"nodes", "FLOPs", "collectives", "pipeline", "memory"})
+        ImGui::TableSetupColumn(h, ImGuiTableColumnFlags_WidthStretch, figure);
     ImGui::TableHeadersRow();
     for (const RankClass& c : sum.classes) {
         ImGui::TableNextRow();

@@ -62,7 +62,13 @@ void DrawSearchTab(AppState& s) {
             ImGui::PushID(static_cast<int>(i));
             ImGui::TableNextRow();
             ImGui::TableSetColumnIndex(0);
-            if (ImGui::SmallButton("use")) SetParallel(s, spec);
+            if (spec == ParallelSpecString(s.parallel)) {
+                // The layout the Parallelism panel holds now (applied with "use", or set by hand).
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(0, 114, 178, 110));
+                ImGui::TextUnformatted("in use");
+            } else if (ImGui::SmallButton("use")) {
+                SetParallel(s, spec);
+            }
             ImGui::TableSetColumnIndex(1);
             ImGui::Text("%zu", i + 1);
             ImGui::TableSetColumnIndex(2);

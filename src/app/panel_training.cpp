@@ -8,6 +8,7 @@
 #include "config/error.h"
 #include "imgui.h"
 #include "report/format.h"
+#include "report/layout_warnings.h"
 
 namespace sc::app {
 
@@ -17,8 +18,10 @@ struct Segment {
     ImU32 color;
 };
 
-// A horizontal bar split into segments proportional to their values, with a legend under it.
-static void StackedBar(const char* id, const Segment* seg, int n, double full, const char* (*fmt)(double, char*)) {
+// A horizontal bar split into segments proportional to their values, with a legend under it. `mark` > 0 draws a
+// labelled vertical line at that value (the memory bar's capacity, when the stages need more than it).
+static void StackedBar(const char* id, const Segment* seg, int n, double full, const char* (*fmt)(double, char*),
+                       double mark = 0, const char* mark_label = nullptr) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p = ImGui::GetCursorScreenPos();
     float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetFrameHeight();
@@ -35,6 +38,12 @@ static void StackedBar(const char* id, const Segment* seg, int n, double full, c
         x += sw;
     }
     char buf[64];
+    if (mark > 0 && full > 0) {
+        const float mx = p.x + static_cast<float>(mark / full) * w;
+        dl->AddLine(ImVec2(mx, p.y - 3), ImVec2(mx, p.y + h + 3), IM_COL32(255, 255, 255, 255), 3.0f);
+        dl->AddLine(ImVec2(mx, p.y - 3), ImVec2(mx, p.y + h + 3), IM_COL32(0, 0, 0, 255), 1.0f);
+        if (mark_label) dl->AddText(ImVec2(mx + 4, p.y + 1), IM_COL32(255, 255, 255, 255), mark_label);
+    }
     if (hovered >= 0) ImGui::SetTooltip("%s: %s (%.1f%%)", seg[hovered].label, fmt(seg[hovered].value, buf), 100 * seg[hovered].value / full);
     for (int i = 0, shown = 0; i < n; ++i) {
         if (seg[i].value <= 0) continue;
@@ -56,12 +65,20 @@ static const char* Bytes(double b, char* buf) {
     return buf;
 }
 
+// The fields a user edits in the network table (what a link carries as level edits, app_link.cpp).
+static bool SameLevel(const NetworkLevel& a, const NetworkLevel& b) {
+    return a.bandwidth_gbps == b.bandwidth_gbps && a.latency_us == b.latency_us && a.efficiency == b.efficiency &&
+           a.in_network_reduction == b.in_network_reduction;
+}
+
 static void DrawCluster(AppState& s) {
     if (s.systems.empty()) {
         ImGui::TextDisabled("loading cluster presets...");
         return;
     }
     const char* current = s.system_index >= 0 ? s.systems[s.system_index].system.name.c_str() : "none";
+    ImGui::TextUnformatted("cluster");
+    ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##system", current)) {
         for (size_t i = 0; i < s.systems.size(); ++i)
@@ -82,27 +99,40 @@ static void DrawCluster(AppState& s) {
                 NameOf(s.model.precision.compute), InGiB(acc.MemoryBytes()), acc.hbm_bandwidth_tbps);
     // The network levels, editable: co-design questions ("what if the scale-out had twice the bandwidth?").
     bool changed = false;
-    System& edit = s.systems[s.system_index].system;
+    SystemPreset& preset = s.systems[s.system_index];
+    System& edit = preset.system;
     if (ImGui::BeginTable("levels", 7, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
         for (const char* h : {"network level", "kind", "GPUs", "GB/s/dir", "latency us", "eff.", "in-net"}) ImGui::TableSetupColumn(h);
         ImGui::TableHeadersRow();
-        static const char* kinds[] = {"scale-up", "two-tier", "FullFlat", "rail-opt."};
+        static const char* kinds[] = {"scale-up", "two-tier", "FullFlat", "rail-opt.", "three-tier"};
+        static_assert(sizeof kinds / sizeof kinds[0] == static_cast<int>(LevelKind::three_tier) + 1);
         for (size_t i = 0; i < edit.levels.size(); ++i) {
             NetworkLevel& l = edit.levels[i];
+            const bool has_preset = i < preset.preset_levels.size();
+            const bool modified = has_preset && !SameLevel(l, preset.preset_levels[i]);
             ImGui::PushID(static_cast<int>(i));
             ImGui::TableNextRow();
             ImGui::TableSetColumnIndex(0);
-            ImGui::TextUnformatted(l.name.c_str());
+            // The reset comes first in the row: the table is wider than a narrow panel, and its first column
+            // is always on screen.
+            if (modified && ImGui::SmallButton("reset")) {
+                l = preset.preset_levels[i];
+                changed = true;
+            }
+            if (modified && ImGui::IsItemHovered()) ImGui::SetTooltip("back to the preset's values for this level");
+            if (modified) ImGui::SameLine();
+            ImGui::Text("%s%s", l.name.c_str(), modified ? " *" : "");
+            if (modified && ImGui::IsItemHovered()) ImGui::SetTooltip("edited: differs from the preset");
             ImGui::TableSetColumnIndex(1);
             ImGui::TextUnformatted(kinds[static_cast<int>(l.kind)]);
             ImGui::TableSetColumnIndex(2);
             ImGui::Text("%d", l.size);
             ImGui::TableSetColumnIndex(3);
             ImGui::SetNextItemWidth(70);
-            changed |= ImGui::InputDouble("##bw", &l.bandwidth_gbps, 0, 0, "%.0f");  // checked in Recompute
+            changed |= DoubleField("##bw", &l.bandwidth_gbps, "%.0f", "bandwidth per GPU and direction");  // checked in Recompute
             ImGui::TableSetColumnIndex(4);
             ImGui::SetNextItemWidth(60);
-            changed |= ImGui::InputDouble("##lat", &l.latency_us, 0, 0, "%.2f");
+            changed |= DoubleField("##lat", &l.latency_us, "%.2f", "per-hop latency");
             ImGui::TableSetColumnIndex(5);
             ImGui::SetNextItemWidth(50);
             static const double kMinEff = 0.05, kMaxEff = 1.0;
@@ -123,28 +153,57 @@ static void DrawCluster(AppState& s) {
     changed |= ImGui::Checkbox("in-network reduction", &s.options.in_network_reduction);
     double tokens_b = s.options.tokens_to_train / 1e9;
     ImGui::SetNextItemWidth(120);
-    if (ImGui::InputDouble("tokens to train (B)", &tokens_b, 0, 0, "%.0f")) {
+    if (DoubleField("tokens to train (B)", &tokens_b, "%.0f", "for days, GPU-hours and energy to train")) {
         s.options.tokens_to_train = tokens_b > 0 ? tokens_b * 1e9 : 0;
         changed = true;
     }
     if (changed) Recompute(s);
 }
 
+// Okabe & Ito's palette (2008, "Color Universal Design"), distinguishable under the common colour-vision
+// deficiencies; neighbouring parts of the bars never share a hue family.
+constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kSky = IM_COL32(86, 180, 233, 255),
+                kOrange = IM_COL32(230, 159, 0, 255), kYellow = IM_COL32(240, 228, 66, 255),
+                kPurple = IM_COL32(204, 121, 167, 255), kGreen = IM_COL32(0, 158, 115, 255),
+                kGrey = IM_COL32(153, 153, 153, 255), kVermillion = IM_COL32(213, 94, 0, 255),
+                kWhite = IM_COL32(230, 230, 230, 255);
+
+// Hover text: where a figure comes from.
+static void Formula(const char* text) {
+    if (!ImGui::IsItemHovered()) return;
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(460);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
 static void DrawEstimate(const AppState& s) {
     const TrainingEstimate& e = s.estimate;
     const StepBreakdown& b = e.step;
     char buf[64];
-    ImGui::Text("step %s   MFU %.1f%%   HFU %.1f%%   %.0f tokens/s", Secs(e.step_seconds, buf), 100 * e.mfu, 100 * e.hfu,
-                e.tokens_per_second);
+    ImGui::Text("step %s", Secs(e.step_seconds, buf));
+    Formula("step time = the bottleneck pipeline stage's compute and recompute over all microbatches, plus the "
+            "exposed (not overlapped) TP/CP/EP/PP/DP communication, the pipeline bubble and the optimizer step; "
+            "each part is summed per op from the model graph (README: Conventions)");
+    ImGui::SameLine(0, 16);
+    ImGui::Text("MFU %.1f%%", 100 * e.mfu);
+    Formula("MFU = model FLOPs per step (6 x parameters + causal attention, per token, x tokens) / (step time x GPUs "
+            "x the compute precision's dense peak per GPU)");
+    ImGui::SameLine(0, 16);
+    ImGui::Text("HFU %.1f%%", 100 * e.hfu);
+    Formula("HFU = FLOPs executed per step (including recomputation) / (step time x GPUs x dense peak)");
+    ImGui::SameLine(0, 16);
+    ImGui::Text("%.0f tokens/s", e.tokens_per_second);
+    Formula("tokens/s = global batch x sequence length / step time");
     // Colours in kBreakdownParts order.
-    static const ImU32 kColours[] = {IM_COL32(80, 160, 230, 255),  IM_COL32(120, 190, 240, 255), IM_COL32(230, 140, 60, 255),
-                                     IM_COL32(230, 190, 60, 255),  IM_COL32(200, 90, 200, 255),  IM_COL32(150, 120, 220, 255),
-                                     IM_COL32(140, 140, 140, 255), IM_COL32(220, 80, 80, 255),   IM_COL32(90, 200, 120, 255)};
+    static const ImU32 kColours[] = {kBlue, kSky, kOrange, kYellow, kPurple, kGreen, kGrey, kVermillion, kWhite};
     static_assert(sizeof kColours / sizeof kColours[0] == kBreakdownPartCount);
     Segment steps[kBreakdownPartCount];
     for (int i = 0; i < kBreakdownPartCount; ++i)
         steps[i] = {kBreakdownParts[i].short_label, b.*kBreakdownParts[i].seconds, kColours[i]};
     StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
+    for (const std::string& w : LayoutWarnings(s.parallel, e)) WarningText("warning: " + w);
     ImGui::Spacing();
     const StageMemory& m = e.memory[0];
     int worst = 0;
@@ -152,11 +211,15 @@ static void DrawEstimate(const AppState& s) {
         if (e.memory[i].total() > e.memory[worst].total()) worst = static_cast<int>(i);
     const StageMemory& w = e.memory.empty() ? m : e.memory[worst];
     ImGui::Text("memory per GPU (stage %d): %s of %s", worst, FormatBytes(w.total()).c_str(), FormatBytes(e.memory_capacity).c_str());
-    const Segment mem[] = {{"weights", w.weights, IM_COL32(80, 160, 230, 255)},
-                           {"gradients", w.gradients, IM_COL32(230, 140, 60, 255)},
-                           {"optimizer", w.optimizer, IM_COL32(90, 200, 120, 255)},
-                           {"activations", w.activations, IM_COL32(200, 90, 200, 255)}};
-    StackedBar("##memory", mem, 4, std::max(e.memory_capacity, w.total()), Bytes);
+    Formula("weights, gradients and optimizer state of the stage's layers after TP/PP/EP and ZeRO sharding, plus "
+            "the activations kept for the backward of the microbatches in flight (README: Conventions)");
+    const Segment mem[] = {{"weights", w.weights, kBlue},
+                           {"gradients", w.gradients, kOrange},
+                           {"optimizer", w.optimizer, kGreen},
+                           {"activations", w.activations, kPurple}};
+    const bool over = w.total() > e.memory_capacity;
+    StackedBar("##memory", mem, 4, std::max(e.memory_capacity, w.total()), Bytes, over ? e.memory_capacity : 0,
+               "capacity");
     if (!e.fits) ErrorText(e.memory_message);
     if (e.days_to_train > 0)
         ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train, e.energy_mwh_to_train);

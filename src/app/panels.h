@@ -13,8 +13,12 @@ void DrawSearchTab(AppState& s);      // panel_search.cpp: the best layouts for 
 void DrawSweepPanel(AppState& s);     // panel_sweep.cpp: co-design sweep over one or two axes, chart, CSV
 
 // widgets.cpp
+// Numeric fields apply an edit on Enter, on leaving the field or after a short pause in typing (widgets.cpp),
+// and return true on the frame they apply it.
 bool IntField(const char* label, int* v, const char* help);
+bool DoubleField(const char* label, double* v, const char* format, const char* help);
 void TableRow(const char* label, const std::string& value);
 void ErrorText(const std::string& message);
+void WarningText(const std::string& message);
 
 }  // namespace sc::app

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/layout_warnings.h"
 
 namespace sc {
 
@@ -57,6 +58,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
                       e.energy_mwh_to_train);
         line("time to train", buf);
     }
+    for (const std::string& w : LayoutWarnings(job.par, e)) line("warning", w);
     return o;
 }
 
@@ -92,6 +94,7 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["energy_joules_per_step"] = e.energy_joules_per_step;
     if (e.days_to_train > 0)
         j["to_train"] = {{"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
+    j["warnings"] = LayoutWarnings(job.par, e);
     return j.dump(2) + "\n";
 }
 

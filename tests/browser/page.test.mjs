@@ -282,7 +282,7 @@ for (const { name, initScript, reason, hash } of [
       if (navigator.gpu) navigator.gpu.requestAdapter = async () => null;
     },
     reason: /no WebGPU adapter/,
-    hash: '#model=llama3-8b',
+    hash: '#model=mixtral-8x7b',
   },
 ]) {
   test(`without WebGPU (${name}) the page shows a plain HTML message and the results text`, async () => {
@@ -290,7 +290,7 @@ for (const { name, initScript, reason, hash } of [
     try {
       assert.equal(ready.gpu, false);
       assert.equal(ready.frames, 0);
-      if (hash) assert.equal(ready.model, 'llama3-8b.json');
+      if (hash) assert.equal(ready.model, 'mixtral-8x7b.json');
       const fallback = page.locator('#fallback');
       assert.ok(await fallback.isVisible(), 'fallback message not visible');
       assert.match(await fallback.textContent(), /WebGPU is unavailable/);

@@ -10,8 +10,8 @@ import { after, before, test } from 'node:test';
 import { ROOT, startSession } from './harness.mjs';
 
 const CLI = process.env.SC_CLI ?? path.join(ROOT, 'build', 'stagecraft');
-// A small request, so the test is quick: Llama 3 8B on 64 A100s (the first cluster preset).
-const HASH = '#model=llama3-8b&parallel=tp=8,dp=8,batch=64';
+// A small request, so the test is quick: Llama 3 8B on 64 A100s.
+const HASH = '#model=llama3-8b&system=dgx-a100-superpod&parallel=tp=8,dp=8,batch=64';
 const AXES = ['flops=1,2', 'hbm_capacity=0.5,1,2'];
 
 let session;

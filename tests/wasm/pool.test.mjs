@@ -28,6 +28,7 @@ function page(split) {
   for (const s of P.systems) assert.equal(app.addSystem(s.file, s.system, s.accelerator), '');
   for (const m of P.models) assert.equal(app.addPreset(m.file, m.json), '');
   assert.ok(app.selectPreset('llama3-8b'));
+  assert.ok(app.selectSystem('dgx-a100-superpod'));
   assert.equal(app.setParallel(split), '');
   return app;
 }

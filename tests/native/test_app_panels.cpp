@@ -1,0 +1,227 @@
+// The page's panels driven natively through the same ImGui bridge the browser drives (src/app/imgui_bridge.h):
+// the first screen the page opens on, numeric fields that apply an edit on Enter or after a pause (not at every
+// keystroke), the memory and layout warnings, and the network table's "modified" mark and reset.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/imgui_bridge.h"
+#include "report/layout_warnings.h"
+#include "test_util.h"
+
+namespace {
+
+const std::string kRoot = SC_SOURCE_DIR;
+
+struct AppDeleter {
+    void operator()(sc::app::AppState* s) const { sc::app::DestroyAppState(s); }
+};
+using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
+
+std::vector<std::string> IndexOf(const std::string& dir) {
+    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json")).get<std::vector<std::string>>();
+}
+
+// The page exactly as web/main.js opens it with no link: every model and cluster preset in index order (the
+// first of each becomes current), and the calibration.
+App OpenPageAsTheBrowserDoes() {
+    App s(sc::app::CreateAppState());
+    for (const std::string& m : IndexOf("models"))
+        EXPECT_EQ(sc::app::AddPreset(*s, m, sctest::ReadFile(kRoot + "/presets/models/" + m)), "");
+    for (const std::string& f : IndexOf("systems")) {
+        const std::string system = sctest::ReadFile(kRoot + "/presets/systems/" + f);
+        const std::string acc = nlohmann::json::parse(system).at("accelerator").get<std::string>();
+        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")), "");
+    }
+    EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
+    return s;
+}
+
+// Frames of the page at 1280x720, advancing the clock by `dt` seconds each.
+struct Page {
+    App app = OpenPageAsTheBrowserDoes();
+    sc::app::ImGuiBridge ui;
+    double now = 0;
+
+    void Frames(int n, double dt = 1.0 / 60) {
+        for (int i = 0; i < n; ++i) {
+            now += dt;
+            ui.BeginFrame(1024, 768, 1, now);
+            sc::app::DrawUI(*app);
+            ui.EndFrame();
+        }
+    }
+    // Clicks into the field `label` of `window` and selects its text.
+    void FocusField(const std::string& window, const std::string& label) {
+        sc::app::Rect r = ui.ItemRect(window, label);
+        Frames(2);
+        r = ui.ItemRect(window, label);
+        ASSERT_TRUE(r.found) << label;
+        ui.MousePos(r.x + r.w / 2, r.y + r.h / 2);
+        Frames(1);
+        ui.MouseButton(0, true);
+        Frames(1);
+        ui.MouseButton(0, false);
+        Frames(1);
+        ui.Key("KeyA", "a", true, 1);
+        Frames(1);
+        ui.Key("KeyA", "a", false, 0);
+        Frames(1);
+    }
+    void Type(const std::string& text) {
+        for (char c : text) {
+            ui.InputUtf8(std::string(1, c));
+            Frames(1);
+        }
+    }
+    void Enter() {
+        ui.Key("Enter", "Enter", true, 0);
+        Frames(1);
+        ui.Key("Enter", "Enter", false, 0);
+        Frames(1);
+    }
+};
+
+TEST(AppPanels, TheFirstScreenIsLlama3_8bOnDgxH100AndFits) {
+    App s = OpenPageAsTheBrowserDoes();
+    EXPECT_EQ(s->model.name, "Llama-3 8B");
+    ASSERT_GE(s->system_index, 0);
+    EXPECT_EQ(s->systems[s->system_index].file, "dgx-h100-superpod.json");
+    ASSERT_TRUE(s->has_estimate) << s->training_error << s->parallel_error;
+    EXPECT_TRUE(s->estimate.fits) << s->estimate.memory_message;
+    EXPECT_TRUE(sc::LayoutWarnings(s->parallel, s->estimate).empty());
+    // Reset goes back to the same screen.
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=1,pp=8,dp=8,batch=8"), "");
+    sc::app::ResetToDefaults(*s);
+    EXPECT_EQ(s->model.name, "Llama-3 8B");
+    EXPECT_TRUE(s->has_estimate && s->estimate.fits);
+}
+
+TEST(AppPanels, AFieldAppliesItsEditOnEnterNotAtEveryKeystroke) {
+    Page p;
+    p.Frames(2);
+    const int dp_before = p.app->parallel.dp;
+    ASSERT_NE(dp_before, 16);
+    const std::string report_before = sc::app::MirrorText(*p.app);
+    p.FocusField("Parallelism and traces", "dp");
+    p.Type("1");
+    EXPECT_EQ(p.app->parallel.dp, dp_before) << "dp=1 was applied while typing 16";
+    p.Type("6");
+    EXPECT_EQ(p.app->parallel.dp, dp_before);
+    EXPECT_EQ(sc::app::MirrorText(*p.app), report_before);
+    p.Enter();
+    EXPECT_EQ(p.app->parallel.dp, 16);
+    EXPECT_NE(sc::app::MirrorText(*p.app), report_before);
+    EXPECT_NE(sc::app::MirrorText(*p.app).find("dp=16"), std::string::npos);
+}
+
+TEST(AppPanels, AFieldAppliesItsEditAfterAPauseInTyping) {
+    Page p;
+    p.Frames(2);
+    p.FocusField("Parallelism and traces", "dp");
+    p.Type("8");
+    EXPECT_NE(p.app->parallel.dp, 8);
+    p.Frames(10, 0.1);  // one second without a keystroke, the field still focused
+    EXPECT_EQ(p.app->parallel.dp, 8);
+}
+
+TEST(AppPanels, TypingBackToTheAppliedValueIsNotLost) {
+    Page p;
+    p.Frames(2);
+    const int dp = p.app->parallel.dp;  // 32
+    p.FocusField("Parallelism and traces", "dp");
+    p.Type("3");      // pending 3
+    p.Type("2");      // pending 32 again: the parse equals the applied value and must still count
+    p.Enter();
+    EXPECT_EQ(p.app->parallel.dp, dp);
+}
+
+TEST(AppPanels, AnEditedNetworkLevelIsMarkedAndResetRestoresThePreset) {
+    Page p;
+    p.Frames(2);
+    sc::app::SystemPreset& sys = p.app->systems[p.app->system_index];
+    const double preset_bw = sys.preset_levels[0].bandwidth_gbps;
+    p.FocusField("Training on a cluster", "##bw");
+    p.Type("1");
+    p.Enter();
+    EXPECT_EQ(sys.system.levels[0].bandwidth_gbps, 1);
+    p.Frames(2);
+    sc::app::Rect reset = p.ui.ItemRect("Training on a cluster", "reset");
+    p.Frames(2);
+    reset = p.ui.ItemRect("Training on a cluster", "reset");
+    ASSERT_TRUE(reset.found) << "no reset button beside the edited level";
+    p.ui.MousePos(reset.x + reset.w / 2, reset.y + reset.h / 2);
+    p.Frames(1);
+    p.ui.MouseButton(0, true);
+    p.Frames(1);
+    p.ui.MouseButton(0, false);
+    p.Frames(2);
+    EXPECT_EQ(sys.system.levels[0].bandwidth_gbps, preset_bw);
+    p.Frames(2);
+    EXPECT_FALSE(p.ui.ItemRect("Training on a cluster", "reset").found) << "reset shown on an unedited level";
+}
+
+TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {
+    // 16 stages and 2 microbatches: (p-1)/(m+p-1) = 15/17 of the step is fill and drain.
+    const std::string split = "pp=16,dp=2,batch=4";
+    const sctest::CliResult r = sctest::RunCli(
+        "estimate --model presets/models/llama3-70b.json --system dgx-h100-superpod --allow-oom --parallel " + split, false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("warning                       the pipeline bubble is"), std::string::npos) << r.out;
+    const sctest::CliResult j = sctest::RunCli(
+        "estimate --json --model presets/models/llama3-70b.json --system dgx-h100-superpod --allow-oom --parallel " + split,
+        false);
+    const auto warnings = nlohmann::json::parse(j.out).at("training").at("warnings");
+    ASSERT_EQ(warnings.size(), 1u) << j.out;
+    EXPECT_NE(warnings[0].get<std::string>().find("16 stages, 2 microbatches"), std::string::npos) << warnings[0];
+}
+
+TEST(LayoutWarnings, NoneForABalancedLayout) {
+    const sctest::CliResult j = sctest::RunCli(
+        "estimate --json --model presets/models/llama3-8b.json --system dgx-h100-superpod --parallel tp=2,sp=1,dp=32,batch=256,zero=1",
+        false);
+    ASSERT_EQ(j.status, 0) << j.out;
+    EXPECT_TRUE(nlohmann::json::parse(j.out).at("training").at("warnings").empty()) << j.out;
+}
+
+}  // namespace
+
+namespace {
+
+void Click(Page& p, const std::string& window, const std::string& label) {
+    sc::app::Rect r = p.ui.ItemRect(window, label);
+    p.Frames(2);
+    r = p.ui.ItemRect(window, label);
+    ASSERT_TRUE(r.found) << label;
+    p.ui.MousePos(r.x + r.w / 2, r.y + r.h / 2);
+    p.Frames(1);
+    p.ui.MouseButton(0, true);
+    p.Frames(1);
+    p.ui.MouseButton(0, false);
+    p.Frames(2);
+}
+
+TEST(AppPanels, TheAppliedSearchRowSaysInUse) {
+    Page p;
+    ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=8,dp=2,batch=64"), "");
+    p.Frames(2);
+    Click(p, "Training on a cluster", "Best layout");
+    Click(p, "Training on a cluster", "Find the best layouts");
+    for (int i = 0; i < 200 && !p.app->search.has_result; ++i) p.Frames(1);
+    ASSERT_TRUE(p.app->search.has_result) << p.app->search.error;
+    const std::string best = sc::ParallelSpecString(p.app->search.result.top[0].par);
+    Click(p, "Training on a cluster", "use");
+    EXPECT_EQ(sc::ParallelSpecString(p.app->parallel), best);
+    // The first row now holds the layout in use: it has no "use" button any more, the second row has one.
+    p.Frames(3);
+    ASSERT_GE(p.app->search.result.top.size(), 2u);
+    EXPECT_TRUE(p.ui.ItemRect("Training on a cluster", "use").found);
+}
+
+}  // namespace
