@@ -1,15 +1,23 @@
 // "Download traces": streams every rank's Chakra ET file, then the communicator groups, into a folder
 // the user picks (File System Access API). One rank's bytes are alive at a time, so memory stays
 // bounded whatever the rank count. Progress and cancel go through the app (the ImGui panel shows them).
+// Browsers without the API get the same files in a streamed zip (zip.js).
+import { downloadZip } from './zip.js';
 
-export function downloadSupported() {
+export function folderSupported() {
   return typeof window.showDirectoryPicker === 'function';
 }
 
-export async function downloadTraces(Module, app, prefix = 'trace') {
+// Every browser can download the traces: into a folder, or as a zip.
+export function downloadSupported() {
+  return true;
+}
+
+// saveZip: how the zip is saved where there is no folder API (default: a download; tests capture it).
+export async function downloadTraces(Module, app, prefix = 'trace', saveZip = undefined) {
   const report = (done, total, bytes, running, message) => app.setDownloadProgress(done, total, bytes, running, message);
-  if (!downloadSupported()) {
-    report(0, 0, 0, false, 'This browser cannot write into a folder (no File System Access API).');
+  if (!folderSupported()) {
+    await downloadZip(Module, app, prefix, saveZip);
     return;
   }
   let dir;

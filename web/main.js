@@ -10,6 +10,7 @@ import { GpuUnavailableError, Renderer, requestGpu } from './renderer.js';
 import { Input } from './input.js';
 import { downloadSupported, downloadTraces } from './download.js';
 import { decodeLink, encodeLink } from './link.js';
+import { createJobs, workersAvailable } from './jobs.js';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
@@ -320,6 +321,18 @@ function showFallback(reason) {
   updateMirror();
 }
 
+// Saves text as a download (the Sweeps view's CSV): a Blob behind a temporary link, in every browser.
+function saveText(name, text, type = 'text/plain') {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
 function loadScript(src) {
   return new Promise((resolve, reject) => {
     const s = document.createElement('script');
@@ -330,7 +343,22 @@ function loadScript(src) {
   });
 }
 
+// Offline and installable: sw.js caches the page, the module and the presets on this first visit.
+// stagecraft.offline resolves once the worker is active (its install filled the cache), false without one.
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || new URLSearchParams(location.search).get('sw') === '0') return Promise.resolve(false);
+  return navigator.serviceWorker
+    .register('sw.js')
+    .then(() => navigator.serviceWorker.ready)
+    .then(() => true)
+    .catch((e) => {
+      console.warn(`stagecraft: no offline copy (${e?.message ?? e})`);
+      return false;
+    });
+}
+
 async function main() {
+  stagecraft.offline = registerServiceWorker();
   // Everything independent starts at once: wasm module, GPU device, shader, preset index.
   const shaderP = fetch('shaders/imgui.wgsl').then((r) => {
     if (!r.ok) throw new Error(`shaders/imgui.wgsl: HTTP ${r.status}`);
@@ -350,18 +378,28 @@ async function main() {
   stagecraft.app = app;
 
   app.setDownloadSupported(downloadSupported());
+  // The trace download as the button starts it (also on the page without WebGPU, which has no button yet).
+  stagecraft.downloadTraces = (saveZip) => downloadTraces(module, app, 'trace', saveZip);
 
   // Calibration and clusters first: they recompute nothing until a model is loaded.
   const calibration = await calibrationP;
   const calibrationError = calibration instanceof Error ? calibration.message : app.setCalibration(calibration);
   if (calibrationError) console.warn(`stagecraft: ${calibrationError}`);
-  for (const sys of await systemsP) {
+  const systems = await systemsP;
+  for (const sys of systems) {
     const error = sys instanceof Error ? sys.message : app.addSystem(sys.file, sys.system, sys.accelerator);
     if (error) console.warn(`stagecraft: cluster ${sys.file ?? ''}: ${error}`);
   }
   modelList = await listP;
   stagecraft.models = modelList;
   await loadPresets(modelList, textsP, modelFromHash(modelList));
+  // What every worker of the pool registers, as the page did: the same presets build the same requests.
+  const texts = await textsP;
+  const poolInit = {
+    presets: modelList.map((file, i) => ({ file, json: texts[i] })).filter((p) => typeof p.json === 'string'),
+    systems: systems.filter((sys) => !(sys instanceof Error)),
+    calibration: calibration instanceof Error ? null : calibration,
+  };
   if (hashIsLink()) applyHashLink();
   else applyHashExtras();
   lastLink = currentLink();
@@ -397,6 +435,13 @@ async function main() {
     showFallback(`the WebGPU device was lost (${info.message || info.reason})`);
   });
 
+  // The worker pool for the search and the sweep (?workers=0: none, both run in frame slices).
+  const wanted = new URLSearchParams(location.search).get('workers');
+  const jobs = workersAvailable() && wanted !== '0' ? createJobs(app, poolInit, { saveText, ...(wanted ? { size: Number(wanted) } : {}) }) : null;
+  const pagePool = jobs?.pagePool ?? app.pool();
+  stagecraft.jobs = jobs;
+  stagecraft.pagePool = pagePool;
+
   observeCanvasSize();
   const input = new Input({ canvas, textInput, app });
   let fontVersion = -1;
@@ -423,6 +468,8 @@ async function main() {
       input.afterFrame();
       updateMirror();
       if (app.takeDownloadRequest()) downloadTraces(module, app); // async; progress shows in the panel
+      if (jobs) jobs.tick();
+      else if (pagePool.takeCsvRequest()) saveText('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
       trackLink();
       if (app.takeCopyLinkRequest()) copyLink(); // async; the outcome shows beside the button
       stagecraft.frames++;

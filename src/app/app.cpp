@@ -208,9 +208,11 @@ void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = 
 
 void DrawUI(AppState& s) {
     ImGui::GetIO().FontGlobalScale = s.ui_scale;
+    StepJobs(s, kJobFrameBudget);  // a search or sweep on the page's thread moves on even with its panel closed
     DrawModelPanel(s);
     DrawParallelPanel(s);
     DrawTrainingPanel(s);
+    DrawSweepPanel(s);
 }
 
 std::string MirrorText(const AppState& s) { return s.report; }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "app/pool_jobs.h"
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
@@ -84,6 +85,8 @@ struct AppState {
     } search;
 
     DownloadState download;
+    PoolState pool;    // the web-worker pool that runs the search and the sweep (pool_jobs.h)
+    SweepState sweep;  // the Sweeps view
 
     // The configuration as a link (app_link.cpp; the page keeps it in the URL hash).
     std::string link_error;            // why the link the page opened with was refused; cleared by the next edit

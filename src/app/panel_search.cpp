@@ -1,18 +1,18 @@
 // The "Best layout" tab of the Training window: runs the layout search (every valid tp/pp/dp/cp/ep, microbatch,
 // schedule, recomputation, ZeRO and SP for a GPU count and global batch) on the current model and cluster and lists the
-// fastest layouts that fit; "use" applies one to the Parallelism panel. The search runs a slice per frame
-// (search_driver.cpp, over a snapshot of the inputs taken at the start), with a progress bar and a cancel button.
+// fastest layouts that fit; "use" applies one to the Parallelism panel. The search runs in the page's web workers,
+// or a slice per frame without them (search_driver.cpp, over a snapshot of the inputs taken at the start), with a
+// progress bar and a cancel button.
 #include <cstdio>
 
 #include "app/app.h"
 #include "app/app_state.h"
 #include "app/panels.h"
+#include "app/pool_jobs.h"
 #include "imgui.h"
 #include "report/format.h"
 
 namespace sc::app {
-
-constexpr double kFrameBudget = 0.030;  // seconds of search per frame: the page stays responsive
 
 void DrawSearchTab(AppState& s) {
     auto& q = s.search;
@@ -28,15 +28,16 @@ void DrawSearchTab(AppState& s) {
     ImGui::SameLine();
     ImGui::Text("batch %d", s.parallel.global_batch());
     ImGui::SameLine();
-    if (q.next_shard >= 0) {
-        StepSearch(s, kFrameBudget);
-        if (q.next_shard >= 0) {
-            char label[32];
+    if (q.next_shard >= 0) {  // runs in the worker pool, or a slice per frame (StepJobs)
+        char label[48];
+        const double eta = SearchEta(s);
+        if (eta >= 0)
+            std::snprintf(label, sizeof label, "searching %d%%, ETA %.0f s", 100 * q.next_shard / kSearchShards, eta);
+        else
             std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kSearchShards);
-            ImGui::ProgressBar(static_cast<float>(q.next_shard) / kSearchShards, ImVec2(160, 0), label);
-            ImGui::SameLine();
-            if (ImGui::Button("Cancel")) CancelSearch(s);
-        }
+        ImGui::ProgressBar(static_cast<float>(q.next_shard) / kSearchShards, ImVec2(220, 0), label);
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) CancelSearch(s);
     } else if (ImGui::Button("Find the best layouts")) {
         StartSearch(s);
     }

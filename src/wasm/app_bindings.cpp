@@ -15,6 +15,7 @@
 #include "app/app.h"
 #include "app/imgui_bridge.h"
 #include "guard.h"
+#include "page_pool.h"
 #include "trace_stream.h"
 
 namespace {
@@ -162,6 +163,8 @@ public:
     bool downloadCancelled() const { return sc::app::DownloadCancelled(*state_); }
     void setDownloadSupported(bool supported) { sc::app::SetDownloadSupported(*state_, supported); }
 
+    PagePool pool() { return PagePool(*state_); }  // the worker pool's handshake (worker_bindings.cpp)
+
     std::string mirrorText() const {
         try {
             return sc::app::MirrorText(*state_);
@@ -281,6 +284,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("setDownloadProgress", &WebApp::setDownloadProgress)
         .function("downloadCancelled", &WebApp::downloadCancelled)
         .function("setDownloadSupported", &WebApp::setDownloadSupported)
+        .function("pool", &WebApp::pool)
         .function("mirrorText", &WebApp::mirrorText)
         .function("mirrorVersion", &WebApp::mirrorVersion)
         .function("windowRect", &WebApp::windowRect)

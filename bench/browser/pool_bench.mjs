@@ -1,0 +1,83 @@
+// Browser benchmark of the worker pool (not part of scripts/test): the same co-design sweep on the page's
+// thread (?workers=0, frame slices) and in the pool (one worker per core), wall time of each, and the frame
+// intervals the page keeps while each runs (after a one-point warm-up that starts the pool's workers) (the page draws every animation frame; its work per frame is the
+// ImGui frame plus, without workers, a 30 ms sweep slice).
+// Usage: xvfb-run -a -s "-screen 0 1280x1024x24" node bench/browser/pool_bench.mjs [axis1] [axis2]
+//   default axes: flops=0.5,1,2,4 x hbm_bw=0.5,1,2,4 (16 points) of Llama 3 8B on 64 A100s, batch 64.
+import { startSession } from '../../tests/browser/harness.mjs';
+
+const HASH = '#model=llama3-8b&system=dgx-a100-superpod&parallel=tp=8,dp=8,batch=64';
+const axes = [process.argv[2] ?? 'flops=0.5,1,2,4', process.argv[3] ?? 'hbm_bw=0.5,1,2,4'];
+
+function stats(intervals) {
+  const s = [...intervals].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
+  return { frames: s.length, median: q(0.5), p95: q(0.95), max: s[s.length - 1] ?? NaN };
+}
+
+async function run(session, query) {
+  const page = await session.context.newPage();
+  await page.goto(`${session.url}index.html${query}${HASH}`);
+  await page.bringToFront();
+  await page.waitForFunction(() => window.stagecraft?.firstFrameMs !== null && window.stagecraft?.pagePool, null, { timeout: 60000 });
+  const r = await page.evaluate(async (ax) => {
+    const sc = window.stagecraft;
+    const finish = async () => {
+      while (!sc.pagePool.sweepStatus().hasResult && !sc.pagePool.sweepStatus().error) await new Promise((r) => setTimeout(r, 20));
+    };
+    // Idle frame intervals for comparison: 3 s of nothing but drawing.
+    const idle = [];
+    await new Promise((done) => {
+      let prev = performance.now();
+      const end = prev + 3000;
+      const tick = (t) => {
+        idle.push(t - prev);
+        prev = t;
+        if (t < end) requestAnimationFrame(tick);
+        else done();
+      };
+      requestAnimationFrame(tick);
+    });
+    // Warm-up: one point, so the pool's workers have started and compiled their module before the clock runs.
+    sc.pagePool.startSweep('flops=1', '');
+    await finish();
+    const intervals = [];
+    let last = performance.now();
+    let on = true;
+    const tick = (t) => {
+      intervals.push(t - last);
+      last = t;
+      if (on) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+    const t0 = performance.now();
+    const err = sc.pagePool.startSweep(ax[0], ax[1]);
+    if (err) throw new Error(err);
+    await finish();
+    on = false;
+    const s = sc.pagePool.sweepStatus();
+    return { wall: performance.now() - t0, rows: s.rows, error: s.error, intervals, idle, workers: sc.jobs?.size ?? 0 };
+  }, axes);
+  await page.close();
+  if (r.error) throw new Error(r.error);
+  return r;
+}
+
+const session = await startSession();
+try {
+  const one = await run(session, '?workers=0');
+  const pool = await run(session, '');
+  const row = (name, r) => {
+    const f = stats(r.intervals.slice(1));
+    console.log(`${name.padEnd(22)} ${String(r.rows).padStart(6)} rows  ${(r.wall / 1000).toFixed(2).padStart(7)} s   ` +
+      `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, max ${f.max.toFixed(1)} ms (${f.frames} frames)`);
+  };
+  console.log(`sweep ${axes.join(' x ')}, Llama 3 8B, 64 GPUs, batch 64; ${pool.workers} workers (hardwareConcurrency); ` +
+    `load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, intervals: pool.idle });
+  row('page thread (slices)', one);
+  row(`pool of ${pool.workers} workers`, pool);
+  console.log(`speed-up ${(one.wall / pool.wall).toFixed(2)}x`);
+} finally {
+  await session.close();
+}

@@ -1,0 +1,264 @@
+// The Sweeps view: the co-design sweep of `stagecraft sweep` on the page's model and cluster, over one or two
+// axes, drawn as a line chart (one axis) or a heatmap (two) of MFU or step time with ImGui's draw lists (ImPlot
+// is not packaged by Debian). Hovering a point shows its best layout; "Export CSV" hands the CLI's CSV to the
+// page's JS for download. The sweep runs in the page's worker pool, or a few points per frame without one
+// (sweep_driver.cpp).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/panels.h"
+#include "app/pool_jobs.h"
+#include "imgui.h"
+#include "report/format.h"
+
+namespace sc::app {
+
+namespace {
+
+size_t AxisSize(const SweepAxes& a, int axis) {
+    switch (axis) {
+        case 0: return a.flops.size();
+        case 1: return a.hbm_bw.size();
+        case 2: return a.hbm_capacity.size();
+        case 3: return a.domain.size();
+        case 4: return a.net_bw.size();
+        case 5: return a.topology.size();
+        case 6: return a.overlap.size();
+        default: return a.inr.size();
+    }
+}
+
+// The position of `point` along `axis` (SweepPoints: flops outermost, inr innermost).
+size_t Digit(const SweepAxes& a, size_t point, int axis) {
+    size_t inner = 1;
+    for (int k = axis + 1; k < static_cast<int>(std::size(kSweepAxes)); ++k) inner *= AxisSize(a, k);
+    return (point / inner) % AxisSize(a, axis);
+}
+
+// The values of a "name=v1,v2" axis argument, as the user wrote them.
+std::vector<std::string> Labels(const std::string& arg) {
+    const std::string values = arg.substr(arg.find('=') + 1);
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= values.size()) {
+        size_t comma = values.find(',', start);
+        if (comma == std::string::npos) comma = values.size();
+        out.push_back(values.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+double Value(const AppState& s, const SweepCell& c) { return s.sweep.show_step ? c.step_seconds : c.mfu; }
+std::string ValueText(const AppState& s, const SweepCell& c) {
+    if (!c.found) return "no fit";
+    if (s.sweep.show_step) return FormatSeconds(c.step_seconds, kTableTime);
+    char b[16];
+    std::snprintf(b, sizeof b, "%.1f%%", 100 * c.mfu);
+    return b;
+}
+
+// Colour-blind-safe ramp (viridis endpoints and middle) for t in [0, 1].
+ImU32 Ramp(double t) {
+    const float stops[3][3] = {{0.267f, 0.005f, 0.329f}, {0.128f, 0.567f, 0.551f}, {0.993f, 0.906f, 0.144f}};
+    t = std::clamp(t, 0.0, 1.0) * 2;
+    const int i = t >= 1 ? 1 : 0;
+    const float f = static_cast<float>(t - i);
+    return ImGui::ColorConvertFloat4ToU32(ImVec4(stops[i][0] + f * (stops[i + 1][0] - stops[i][0]),
+                                                 stops[i][1] + f * (stops[i + 1][1] - stops[i][1]),
+                                                 stops[i][2] + f * (stops[i + 1][2] - stops[i][2]), 1));
+}
+
+void Tooltip(const SweepCell& c, const std::string& where) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(where.c_str());
+    if (c.found) {
+        ImGui::Text("step %s, MFU %.1f%%", FormatSeconds(c.step_seconds, kTableTime).c_str(), 100 * c.mfu);
+        ImGui::Text("best layout: %s", c.best.c_str());
+    } else {
+        ImGui::TextUnformatted("no layout fits");
+    }
+    ImGui::Text("%llu layouts evaluated", static_cast<unsigned long long>(c.valid));
+    ImGui::EndTooltip();
+}
+
+// The chart's frame: plot rectangle [a, b], one column per value of axis 1 and one row per value of axis 2.
+struct Chart {
+    const AppState* s;
+    int ax1, ax2;
+    std::vector<std::string> l1, l2;  // the values as the user wrote them
+    double lo, hi;                    // the smallest and largest value charted (the heatmap's colour range)
+    ImVec2 p0, a, b;
+    float cw, ch;
+    bool hovered;
+    ImVec2 mouse;
+    ImDrawList* dl;
+    const SweepCell* hover = nullptr;
+    std::string where;
+};
+
+void DrawLine(Chart& k) {
+    const auto& w = k.s->sweep;
+    SweepCell top;
+    top.found = true, top.step_seconds = k.hi, top.mfu = k.hi;
+    k.dl->AddText(ImVec2(k.p0.x, k.a.y), ImGui::GetColorU32(ImGuiCol_Text), ValueText(*k.s, top).c_str());
+    k.dl->AddText(ImVec2(k.p0.x, k.b.y - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), "0");
+    ImVec2 prev;
+    bool has_prev = false;
+    for (const SweepCell& c : w.cells) {
+        const size_t i = Digit(w.axes, c.key.point, k.ax1);
+        const ImVec2 pt(k.a.x + (i + 0.5f) * k.cw, k.b.y - static_cast<float>(Value(*k.s, c) / k.hi) * (k.b.y - k.a.y));
+        if (!c.found) {
+            k.dl->AddText(ImVec2(pt.x - 12, k.b.y - 18), ImGui::GetColorU32(ImGuiCol_TextDisabled), "n/f");
+            has_prev = false;
+        } else {
+            if (has_prev) k.dl->AddLine(prev, pt, Ramp(0.5), 2);
+            k.dl->AddCircleFilled(pt, 4, Ramp(0.5));
+            prev = pt, has_prev = true;
+        }
+        if (k.hovered && k.mouse.x >= k.a.x + i * k.cw && k.mouse.x < k.a.x + (i + 1) * k.cw) {
+            k.hover = &c;
+            k.where = std::string(kSweepAxes[k.ax1]) + " = " + (i < k.l1.size() ? k.l1[i] : "?");
+        }
+    }
+}
+
+void DrawHeatmap(Chart& k) {
+    const auto& w = k.s->sweep;
+    k.dl->AddText(ImVec2(k.p0.x, k.p0.y - 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[k.ax2]);
+    for (size_t j = 0; j < k.l2.size(); ++j)
+        k.dl->AddText(ImVec2(k.p0.x, k.a.y + (j + 0.5f) * k.ch - ImGui::GetTextLineHeight() / 2),
+                      ImGui::GetColorU32(ImGuiCol_Text), k.l2[j].c_str());
+    for (const SweepCell& c : w.cells) {
+        const size_t i = Digit(w.axes, c.key.point, k.ax1), j = Digit(w.axes, c.key.point, k.ax2);
+        const ImVec2 c0(k.a.x + i * k.cw, k.a.y + j * k.ch), c1(k.a.x + (i + 1) * k.cw, k.a.y + (j + 1) * k.ch);
+        // Colours span the range seen, so small differences show; the printed values say how large they are.
+        const double t = k.hi > k.lo ? (Value(*k.s, c) - k.lo) / (k.hi - k.lo) : 1;
+        const double shade = w.show_step ? 1 - t : t;  // bright is good: high MFU, short step
+        k.dl->AddRectFilled(c0, c1, c.found ? Ramp(shade) : ImGui::GetColorU32(ImGuiCol_FrameBg));
+        const std::string text = ValueText(*k.s, c);
+        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+        if (ts.x < k.cw - 4 && ts.y < k.ch)
+            k.dl->AddText(ImVec2((c0.x + c1.x - ts.x) / 2, (c0.y + c1.y - ts.y) / 2),
+                          c.found && shade > 0.6 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), text.c_str());
+        if (k.hovered && k.mouse.x >= c0.x && k.mouse.x < c1.x && k.mouse.y >= c0.y && k.mouse.y < c1.y) {
+            k.hover = &c;
+            k.where = std::string(kSweepAxes[k.ax1]) + " = " + (i < k.l1.size() ? k.l1[i] : "?") + ", " +
+                      kSweepAxes[k.ax2] + " = " + (j < k.l2.size() ? k.l2[j] : "?");
+        }
+    }
+}
+
+void DrawChart(const AppState& s) {
+    const auto& w = s.sweep;
+    if (w.cells.empty() || w.ran[0] < 0 || w.args.empty()) return;
+    Chart k{};
+    k.s = &s;
+    k.ax1 = w.ran[0];
+    k.ax2 = w.args.size() > 1 ? w.ran[1] : -1;
+    k.l1 = Labels(w.args[0]);
+    k.l2 = k.ax2 >= 0 ? Labels(w.args[1]) : std::vector<std::string>{""};
+    k.hi = 0;
+    k.lo = -1;
+    for (const SweepCell& c : w.cells)
+        if (c.found) k.hi = std::max(k.hi, Value(s, c)), k.lo = k.lo < 0 ? Value(s, c) : std::min(k.lo, Value(s, c));
+    if (k.hi <= 0) k.hi = 1;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 size(std::max(avail.x, 200.0f), std::max(avail.y, 120.0f));
+    k.p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("chart", size);
+    k.hovered = ImGui::IsItemHovered();
+    k.mouse = ImGui::GetIO().MousePos;
+    k.dl = ImGui::GetWindowDrawList();
+    const float left = 60, bottom = 22, top = k.ax2 >= 0 ? 14.0f : 6.0f, right = 10;
+    k.a = ImVec2(k.p0.x + left, k.p0.y + top);
+    k.b = ImVec2(k.p0.x + size.x - right, k.p0.y + size.y - bottom);
+    k.cw = (k.b.x - k.a.x) / k.l1.size();
+    k.ch = (k.b.y - k.a.y) / k.l2.size();
+    k.dl->AddRect(k.a, k.b, ImGui::GetColorU32(ImGuiCol_Border));
+    for (size_t i = 0; i < k.l1.size(); ++i)
+        k.dl->AddText(ImVec2(k.a.x + (i + 0.5f) * k.cw - ImGui::CalcTextSize(k.l1[i].c_str()).x / 2, k.b.y + 3),
+                      ImGui::GetColorU32(ImGuiCol_Text), k.l1[i].c_str());
+    k.dl->AddText(ImVec2(k.p0.x, k.b.y + 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[k.ax1]);
+    if (k.ax2 < 0) DrawLine(k);
+    else DrawHeatmap(k);
+    if (k.hover) Tooltip(*k.hover, k.where);
+}
+
+void AxisPicker(AppState& s, int i) {
+    auto& w = s.sweep;
+    const char* current = w.axis[i] >= 0 ? kSweepAxes[w.axis[i]] : "none";
+    ImGui::SetNextItemWidth(120);
+    const std::string label = i == 0 ? "axis 1" : "axis 2";
+    if (ImGui::BeginCombo(label.c_str(), current)) {
+        if (i == 1 && ImGui::Selectable("none", w.axis[1] < 0)) w.axis[1] = -1;
+        for (int k = 0; k < static_cast<int>(std::size(kSweepAxes)); ++k)
+            if (ImGui::Selectable(kSweepAxes[k], w.axis[i] == k)) w.axis[i] = k;
+        ImGui::EndCombo();
+    }
+    if (w.axis[i] < 0) return;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(200);
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s", w.values[i].c_str());
+    const std::string vlabel = "values##" + std::to_string(i);
+    if (ImGui::InputText(vlabel.c_str(), buf, sizeof buf)) w.values[i] = buf;
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("comma-separated: factors for flops, hbm_bw, hbm_capacity, net_bw; GPUs for domain;\n"
+                          "two_tier,fullflat for topology; on,off for overlap and inr");
+}
+
+}  // namespace
+
+void DrawSweepPanel(AppState& s) {
+    auto& w = s.sweep;
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    ImGui::SetNextWindowPos(ImVec2(d.x * 0.45f, d.y * 0.62f + 5), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(d.x * 0.55f - 10, d.y * 0.38f - 15), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowCollapsed(true, ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowBgAlpha(1.0f);  // it opens over the Training window: its text must not show through
+    if (!ImGui::Begin("Sweeps")) {
+        ImGui::End();
+        return;
+    }
+    AxisPicker(s, 0);
+    AxisPicker(s, 1);
+    const engine::Request r = CurrentRequest(s);
+    ImGui::Text("%s on %d GPUs, batch %d (the Best layout tab's)", s.model.name.c_str(), r.search.gpus, r.search.batch);
+    const bool running = w.snapshot != nullptr;
+    if (running) {
+        const float f = w.shards ? static_cast<float>(w.done) / w.shards : 0;
+        const double now =
+            std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - w.started;
+        char label[64];
+        if (w.done > 0)
+            std::snprintf(label, sizeof label, "%d%%, ETA %.0f s", static_cast<int>(100 * f), now / w.done * (w.shards - w.done));
+        else
+            std::snprintf(label, sizeof label, "%d%%", static_cast<int>(100 * f));
+        ImGui::ProgressBar(f, ImVec2(200, 0), label);
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel##sweep")) CancelSweep(s);
+        ImGui::SameLine();
+        ImGui::TextDisabled(s.pool.sweep_id ? "in %d web workers" : "on the page's thread", s.pool.workers);
+    } else if (ImGui::Button("Run sweep")) {
+        StartSweep(s);
+    }
+    if (!w.error.empty()) ErrorText(w.error);
+    if (w.has_result) {
+        ImGui::SameLine();
+        if (ImGui::Button("Export CSV")) w.csv_requested = true;
+        ImGui::SameLine();
+        ImGui::Checkbox("step time", &w.show_step);
+        ImGui::SameLine();
+        ImGui::Text("%zu points in %.1f s", w.cells.size(), w.seconds);
+    }
+    if (w.has_result || running) DrawChart(s);
+    ImGui::End();
+}
+
+}  // namespace sc::app

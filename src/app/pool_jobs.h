@@ -1,0 +1,124 @@
+// The page's long computations (the "Best layout" search, the co-design sweep) as jobs for a pool of web
+// workers: the page's state raises a job (the request as its link text, plus what the job asks), the page's
+// JS hands its shards to the workers (web/pool.js, each worker one wasm instance: src/wasm/worker_bindings.cpp),
+// and every shard's result comes back as text that the state merges through the engine (MergeSearch, the
+// sweep's SweepKey order), so the pool's result equals one unsharded run.
+//
+// Why a link: it is the one serialisation of the page's whole configuration that already exists and is tested
+// (src/link/config_link.h); a worker holding the same presets rebuilds the same engine request from it.
+// A configuration that cannot be a link (a model loaded from outside the presets) runs in frame slices instead.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/search.h"
+#include "engine/sweep.h"
+#include "training/sweep.h"
+
+namespace sc::app {
+
+struct AppState;
+
+// ---- Shard results as text (worker -> page). Both sides call these, so the format has one definition.
+// A search shard: its stats and its top layouts by enumeration index and CLI --parallel form. The page rebuilds
+// each layout's estimate from the search's snapshot (the same pure function on the same inputs), then merges.
+std::string EncodeSearchShard(const SearchResult& r);
+SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::string& text);
+
+// One row of the sweep as the page keeps it: what the chart, the hover and the CSV need.
+struct SweepCell {
+    engine::SweepKey key;
+    SweepPoint point;           // as evaluated (domain is the size used)
+    bool found = false;         // some layout fits
+    double step_seconds = 0;    // of the best layout, when found
+    double mfu = 0;
+    std::string best;           // the best layout in --parallel form, when found
+    uint64_t valid = 0;         // layouts evaluated at this point
+    std::string csv;            // the row as `stagecraft sweep` prints it (SweepRowText)
+};
+SweepCell CellOf(const SweepRow& row, const SweepRequest& req);
+std::string EncodeSweepShard(const std::vector<SweepCell>& cells);
+std::vector<SweepCell> DecodeSweepShard(const std::string& text);
+
+// ---- The job the page raises (the JS side takes it once and runs it; see web/main.js).
+struct PoolJob {
+    int id = 0;                     // 0: none waiting
+    std::string kind;               // "search" or "sweep"
+    std::string link;               // the configuration (LinkState)
+    std::vector<std::string> axes;  // sweep only: ParseSweepAxis arguments ("flops=1,2,4")
+    int shards = 0;                 // run shards 0 .. shards-1 of this count
+};
+
+// What the state keeps about the pool (AppState::pool).
+struct PoolState {
+    int workers = 0;     // set by the page's JS; 0: no pool, jobs run in frame slices
+    int last_id = 0;     // ids of raised jobs count up from 1
+    PoolJob waiting;     // raised, not yet taken by the JS (id 0: none)
+    int search_id = 0;   // the pool job running the search (0: none, or it runs in frame slices)
+    int sweep_id = 0;    // likewise for the sweep
+    double search_started = 0;  // steady-clock seconds when the search started (its ETA)
+};
+
+// The Sweeps view (panel_sweep.cpp) and its sweep (sweep_driver.cpp): one or two axes of `stagecraft sweep`
+// over the page's model and cluster, the GPU count and batch of the "Best layout" search.
+struct SweepState {
+    int axis[2] = {0, -1};                  // index into kSweepAxes; -1: no second axis
+    std::string values[2] = {"0.5,1,2,4", "1,2"};
+    std::vector<std::string> args;          // the axis arguments of the running or last sweep
+    int ran[2] = {-1, -1};                  // and their axes (the chart's, while the pickers may change)
+    std::unique_ptr<const engine::SweepSnapshot> snapshot;  // of the running sweep (null: none runs)
+    int shards = 0, done = 0;               // shards of the running sweep and how many came back
+    int next_shard = -1;                    // frame slices: the next shard to run (-1: not running that way)
+    std::vector<SweepCell> cells;           // every row so far; in SweepKey order once finished
+    bool has_result = false;
+    std::string error;
+    double started = 0;                     // steady-clock seconds at the start (for the ETA)
+    double seconds = 0;                     // wall time of the last finished sweep
+    SweepRequest request;                   // gpus, batch of the last sweep (for the CSV rows)
+    SweepAxes axes;                         // of the last sweep: where each point sits on the chart
+    bool show_step = false;                 // chart step time instead of MFU
+    bool csv_requested = false;             // "Export CSV" pressed; the page's JS takes it and downloads
+};
+inline constexpr const char* kSweepAxes[] = {"flops", "hbm_bw", "hbm_capacity", "domain",
+                                               "net_bw", "topology", "overlap", "inr"};
+
+// The pool's size, set by the page's JS (0: no workers; jobs run in frame slices).
+void SetPoolWorkers(AppState& s, int workers);
+// The job raised since the last call (id 0 when none); the state now waits for its shards.
+PoolJob TakePoolJob(AppState& s);
+// Whether job `id` still wants shards (false once cancelled, replaced or finished): the JS drops the rest.
+bool PoolJobWanted(const AppState& s, int id);
+// One shard's result text of job `id` ("" on success, else the error, which also ends the job). Results of a
+// job no longer wanted are ignored. The last shard merges.
+std::string AddPoolShard(AppState& s, int id, const std::string& text);
+// A worker's error for job `id`: the job ends and shows it.
+void FailPoolJob(AppState& s, int id, const std::string& message);
+
+// The frame's share of a search or sweep that runs on the page's thread (no pool, or a configuration that
+// cannot be a link): called once per frame by DrawUI, whether or not their panels are open.
+constexpr double kJobFrameBudget = 0.030;  // seconds per frame: the page stays responsive
+void StepJobs(AppState& s, double budget_seconds);
+
+// ---- The co-design sweep of the Sweeps view (sweep_driver.cpp)
+constexpr int kMaxSweepShards = 256;   // pool tasks per sweep: fine-grained progress, bounded messages
+constexpr size_t kMaxSweepPoints = 100000;  // the CLI's limit of rows per run
+void StartSweep(AppState& s);          // from s.sweep's axes; a running one is dropped
+void StepSweep(AppState& s, double budget_seconds);  // frame slices when no pool runs it
+void CancelSweep(AppState& s);
+// The finished sweep as `stagecraft sweep` CSV ("" when none).
+std::string SweepCsv(const AppState& s);
+// A pool shard of the running sweep (what AddPoolShard calls for a sweep job).
+std::string AddSweepShard(AppState& s, const std::string& text);
+// Sets the view's axes from arguments of `stagecraft sweep --axis` ("flops=1,2"; axis2 "" for none), as the
+// browser tests do. Throws sc::Error naming an unknown axis.
+void SetSweepAxes(AppState& s, const std::string& axis1, const std::string& axis2);
+// Seconds left of the running search at its pace so far (< 0 when no shard is done yet).
+double SearchEta(const AppState& s);
+// The last search's result as `stagecraft search` prints it ("" when none).
+std::string SearchResultText(const AppState& s);
+// The sweep axis arguments of the view ("flops=1,2,4", ...), one per chosen axis.
+std::vector<std::string> SweepAxisArgs(const AppState& s);
+
+}  // namespace sc::app

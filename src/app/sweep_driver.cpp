@@ -1,0 +1,206 @@
+// The page's driver of the co-design sweep (no ImGui here): the engine's sweep shards over a snapshot of the
+// page's request, run by the pool of web workers when there is one (pool_jobs.h), else a few points per frame.
+// Rows are merged in SweepKey order, as the CLI's threads and the MPI ranks are, so the CSV is the CLI's.
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/pool_jobs.h"
+#include "config/error.h"
+#include "report/search_report.h"
+
+namespace sc::app {
+
+namespace {
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+void FinishSweep(AppState& s) {
+    auto& w = s.sweep;
+    std::stable_sort(w.cells.begin(), w.cells.end(), [](const SweepCell& a, const SweepCell& b) { return a.key < b.key; });
+    w.seconds = Now() - w.started;
+    w.has_result = true;
+    w.snapshot.reset();
+    w.next_shard = -1;
+    s.pool.sweep_id = 0;
+}
+
+}  // namespace
+
+std::vector<std::string> SweepAxisArgs(const AppState& s) {
+    std::vector<std::string> args;
+    for (int i = 0; i < 2; ++i) {
+        const int a = s.sweep.axis[i];
+        if (a < 0 || a >= static_cast<int>(std::size(kSweepAxes))) continue;
+        if (i == 1 && a == s.sweep.axis[0]) throw Error("axis 2", std::string("\"") + kSweepAxes[a] + "\" is already axis 1");
+        args.push_back(std::string(kSweepAxes[a]) + "=" + s.sweep.values[i]);
+    }
+    return args;
+}
+
+void SetSweepAxes(AppState& s, const std::string& axis1, const std::string& axis2) {
+    const std::string args[2] = {axis1, axis2};
+    for (int i = 0; i < 2; ++i) {
+        if (args[i].empty()) {
+            if (i == 0) throw Error("axis 1", "empty; give \"name=v1,v2\"");
+            s.sweep.axis[1] = -1;
+            continue;
+        }
+        const size_t eq = args[i].find('=');
+        const std::string name = args[i].substr(0, eq);
+        const auto* it = std::find_if(std::begin(kSweepAxes), std::end(kSweepAxes), [&](const char* n) { return name == n; });
+        if (eq == std::string::npos || it == std::end(kSweepAxes))
+            throw Error("axis " + std::to_string(i + 1), "\"" + args[i] + "\" is not name=v1,v2 with a name of "
+                                                          "flops, hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr");
+        s.sweep.axis[i] = static_cast<int>(it - std::begin(kSweepAxes));
+        s.sweep.values[i] = args[i].substr(eq + 1);
+    }
+}
+
+void CancelSweep(AppState& s) {
+    auto& w = s.sweep;
+    w.snapshot.reset();
+    w.next_shard = -1;
+    w.shards = w.done = 0;
+    s.pool.sweep_id = 0;
+    if (s.pool.waiting.kind == "sweep") s.pool.waiting = {};
+}
+
+void StartSweep(AppState& s) {
+    auto& w = s.sweep;
+    CancelSweep(s);
+    w.error.clear();
+    w.has_result = false;
+    w.cells.clear();
+    try {
+        engine::Request r = CurrentRequest(s);
+        w.args = SweepAxisArgs(s);
+        for (const std::string& a : w.args) ParseSweepAxis(a, r.sweep.axes);
+        const size_t points = SweepPoints(r.sweep.axes).size();
+        if (points > kMaxSweepPoints)
+            throw Error("axes", std::to_string(points) + " points; at most " + std::to_string(kMaxSweepPoints) +
+                                    " per sweep: narrow the axes");
+        w.snapshot = std::make_unique<const engine::SweepSnapshot>(engine::SnapshotSweep(r));
+        w.request = w.snapshot->request;
+        w.axes = w.snapshot->axes;
+        w.ran[0] = w.axis[0];
+        w.ran[1] = w.args.size() > 1 ? w.axis[1] : -1;
+        w.shards = static_cast<int>(std::min<size_t>(points, kMaxSweepShards));
+    } catch (const Error& e) {
+        CancelSweep(s);
+        w.error = e.what();
+        return;
+    }
+    w.started = Now();
+    w.done = 0;
+    std::string link;
+    if (s.pool.workers > 0) {
+        try {
+            link = LinkState(s);
+        } catch (const Error&) {
+            link.clear();  // not expressible as a link (a custom model): frame slices
+        }
+    }
+    if (link.empty()) {
+        w.next_shard = 0;
+        return;
+    }
+    s.pool.waiting = {++s.pool.last_id, "sweep", link, w.args, w.shards};
+    s.pool.sweep_id = s.pool.waiting.id;
+}
+
+void StepSweep(AppState& s, double budget_seconds) {
+    auto& w = s.sweep;
+    if (w.next_shard < 0 || !w.snapshot) return;
+    const double t0 = Now();
+    try {
+        do {
+            for (const SweepRow& row : engine::RunSweepShard(*w.snapshot, w.next_shard++, w.shards))
+                w.cells.push_back(CellOf(row, w.request));
+            ++w.done;
+        } while (w.next_shard < w.shards && Now() - t0 < budget_seconds);
+    } catch (const Error& e) {
+        CancelSweep(s);
+        w.error = e.what();
+        return;
+    }
+    if (w.done == w.shards) FinishSweep(s);
+}
+
+std::string AddSweepShard(AppState& s, const std::string& text) {
+    auto& w = s.sweep;
+    try {
+        for (SweepCell& c : DecodeSweepShard(text)) w.cells.push_back(std::move(c));
+    } catch (const Error& e) {
+        FailPoolJob(s, s.pool.sweep_id, e.what());
+        return e.what();
+    }
+    if (++w.done == w.shards) FinishSweep(s);
+    return "";
+}
+
+void StepJobs(AppState& s, double budget_seconds) {
+    StepSearch(s, budget_seconds);
+    StepSweep(s, budget_seconds);
+}
+
+std::string SweepCsv(const AppState& s) {
+    if (!s.sweep.has_result) return "";
+    std::vector<std::string> rows;
+    for (const SweepCell& c : s.sweep.cells) rows.push_back(c.csv);
+    return AssembleSweep(rows, SweepFormat::csv);
+}
+
+// ---- Sweep rows as text
+SweepCell CellOf(const SweepRow& row, const SweepRequest& req) {
+    SweepCell c;
+    c.key = engine::KeyOf(row);
+    c.point = row.point;
+    c.found = row.found;
+    if (row.found) {
+        c.step_seconds = row.estimate.step_seconds;
+        c.mfu = row.estimate.mfu;
+        c.best = ParallelSpecString(row.best);
+    }
+    c.valid = row.stats.valid;
+    c.csv = SweepRowText(row, req, SweepFormat::csv);
+    return c;
+}
+
+std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const SweepCell& c : cells) {
+        const SweepPoint& p = c.point;
+        a.push_back({c.key.point, c.key.model, c.found, c.step_seconds, c.mfu, c.best, c.valid, c.csv,
+                     {p.flops, p.hbm_bw, p.hbm_capacity, p.domain, p.net_bw, static_cast<int>(p.topology), p.overlap, p.inr}});
+    }
+    return a.dump();
+}
+
+std::vector<SweepCell> DecodeSweepShard(const std::string& text) {
+    std::vector<SweepCell> cells;
+    try {
+        for (const auto& r : nlohmann::json::parse(text)) {
+            SweepCell c;
+            c.key = {r.at(0).get<size_t>(), r.at(1).get<int>()};
+            c.found = r.at(2).get<bool>();
+            c.step_seconds = r.at(3).get<double>();
+            c.mfu = r.at(4).get<double>();
+            c.best = r.at(5).get<std::string>();
+            c.valid = r.at(6).get<uint64_t>();
+            c.csv = r.at(7).get<std::string>();
+            const auto& p = r.at(8);
+            c.point = {p.at(0).get<double>(), p.at(1).get<double>(), p.at(2).get<double>(), p.at(3).get<int>(),
+                       p.at(4).get<double>(), p.at(5).get<int>() == 1 ? Topology::fullflat : Topology::two_tier,
+                       p.at(6).get<bool>(), p.at(7).get<bool>()};
+            cells.push_back(std::move(c));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw Error("sweep shard", std::string("malformed result from a worker: ") + e.what());
+    }
+    return cells;
+}
+
+}  // namespace sc::app

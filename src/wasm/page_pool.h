@@ -1,0 +1,30 @@
+// The page's side of the web-worker pool (src/app/pool_jobs.h): what web/main.js calls to take the jobs the app
+// state raises, hand back the workers' shard results and read progress. Returned by WebApp.pool(); bound in
+// worker_bindings.cpp.
+#pragma once
+#include <emscripten/val.h>
+
+#include <string>
+
+namespace sc::app {
+struct AppState;
+}
+
+class PagePool {
+public:
+    explicit PagePool(sc::app::AppState& state) : state_(&state) {}
+    void setWorkers(int n);
+    emscripten::val takeJob();  // {id, kind, link, axes, shards} or null
+    bool wanted(int id) const;
+    std::string addShard(int id, const std::string& text);  // "" or the error
+    void fail(int id, const std::string& message);
+    std::string sweepCsv() const;
+    bool takeCsvRequest();  // "Export CSV" was pressed
+    std::string startSweep(const std::string& axis1, const std::string& axis2);  // "" or the error
+    emscripten::val sweepStatus() const;
+    void startSearch();
+    emscripten::val searchStatus() const;
+
+private:
+    sc::app::AppState* state_;  // the WebApp's; the WebApp outlives every PagePool the page holds
+};

@@ -1,0 +1,218 @@
+// Embind API of the web-worker pool (web/pool.js, web/worker.js), both ends:
+//  - WorkerCore, in each worker: holds the page's presets, rebuilds the page's engine request from a link
+//    (the page's own app state and ApplyLink, so both build the request the same way) and runs engine shards;
+//    results go back as text (src/app/pool_jobs.h).
+//  - PagePool, on the page: the handshake between the app state's jobs and the JS pool (WebApp.pool()).
+// Every call goes through scweb::Guard: {ok: true, ...} or {ok: false, error}.
+//
+// One wasm module serves the page and the workers: the C++ side has no WebGPU (the page renders from JS) and a
+// worker never creates an ImGui context, so a second, core-only module would only add a download and a build.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <memory>
+#include <string>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/pool_jobs.h"
+#include "config/error.h"
+#include "engine/search.h"
+#include "engine/sweep.h"
+#include "guard.h"
+#include "page_pool.h"
+
+using emscripten::val;
+
+namespace {
+
+val Text(const std::string& text) {
+    val r = val::object();
+    r.set("ok", true);
+    r.set("text", text);
+    return r;
+}
+
+std::string Checked(const std::string& error) {
+    if (!error.empty()) throw sc::Error("preset", error);
+    return error;
+}
+
+class WorkerCore {
+public:
+    WorkerCore() : state_(sc::app::CreateAppState()) {}
+    ~WorkerCore() { sc::app::DestroyAppState(state_); }
+    WorkerCore(const WorkerCore&) = delete;
+    WorkerCore& operator=(const WorkerCore&) = delete;
+
+    // The page's presets, registered as the page registers them ({ok} or {ok: false, error}).
+    val addPreset(val file, val json) {
+        return scweb::Guard([&] {
+            Checked(sc::app::AddPreset(*state_, scweb::StringArg(file, "file"), scweb::StringArg(json, "json")));
+            return Text("");
+        });
+    }
+    val addSystem(val file, val system_json, val accelerator_json) {
+        return scweb::Guard([&] {
+            Checked(sc::app::AddSystem(*state_, scweb::StringArg(file, "file"), scweb::StringArg(system_json, "system"),
+                                       scweb::StringArg(accelerator_json, "accelerator")));
+            return Text("");
+        });
+    }
+    val setCalibration(val json) {
+        return scweb::Guard([&] {
+            Checked(sc::app::SetCalibration(*state_, scweb::StringArg(json, "calibration")));
+            return Text("");
+        });
+    }
+
+    // searchShard(link, shard, count) -> {ok, text}: one shard of the "Best layout" search of the link's page.
+    val searchShard(val link, val shard, val count) {
+        return scweb::Guard([&] {
+            const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
+            const int i = static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1));
+            const std::string key = scweb::StringArg(link, "link");
+            if (!search_ || search_key_ != key) {
+                search_.reset();
+                Apply(key);
+                search_ = std::make_unique<const sc::engine::SearchSnapshot>(
+                    sc::engine::SnapshotSearch(sc::app::CurrentRequest(*state_)));
+                search_key_ = key;
+            }
+            return Text(sc::app::EncodeSearchShard(sc::engine::RunSearchShard(*search_, i, n)));
+        });
+    }
+
+    // sweepShard(link, ["flops=1,2", ...], shard, count) -> {ok, text}: one shard of the sweep of the link's page.
+    val sweepShard(val link, val axes, val shard, val count) {
+        return scweb::Guard([&] {
+            const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
+            const int i = static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1));
+            if (!val::global("Array").call<bool>("isArray", axes))
+                throw sc::Error("axes", "expected an array of \"name=v1,v2\" strings");
+            std::string key = scweb::StringArg(link, "link");
+            std::vector<std::string> args;
+            for (unsigned k = 0, len = axes["length"].as<unsigned>(); k < len; ++k)
+                args.push_back(scweb::StringArg(axes[k], "axes[]")), key += "\n" + args.back();
+            if (!sweep_ || sweep_key_ != key) {
+                sweep_.reset();
+                Apply(scweb::StringArg(link, "link"));
+                sc::engine::Request r = sc::app::CurrentRequest(*state_);
+                for (const std::string& a : args) sc::ParseSweepAxis(a, r.sweep.axes);
+                sweep_ = std::make_unique<const sc::engine::SweepSnapshot>(sc::engine::SnapshotSweep(r));
+                sweep_key_ = key;
+            }
+            std::vector<sc::app::SweepCell> cells;
+            for (const sc::SweepRow& row : sc::engine::RunSweepShard(*sweep_, i, n))
+                cells.push_back(sc::app::CellOf(row, sweep_->request));
+            return Text(sc::app::EncodeSweepShard(cells));
+        });
+    }
+
+private:
+    void Apply(const std::string& link) {
+        const std::string error = sc::app::ApplyLink(*state_, link);
+        if (!error.empty()) throw sc::Error("link", error);
+    }
+
+    sc::app::AppState* state_;
+    std::unique_ptr<const sc::engine::SearchSnapshot> search_;
+    std::string search_key_;
+    std::unique_ptr<const sc::engine::SweepSnapshot> sweep_;
+    std::string sweep_key_;
+};
+
+}  // namespace
+
+// ---- PagePool (page_pool.h)
+void PagePool::setWorkers(int n) { sc::app::SetPoolWorkers(*state_, n); }
+
+val PagePool::takeJob() {
+    sc::app::PoolJob j = sc::app::TakePoolJob(*state_);
+    if (j.id == 0) return val::null();
+    val o = val::object();
+    o.set("id", j.id);
+    o.set("kind", j.kind);
+    o.set("link", j.link);
+    val axes = val::array();
+    for (const std::string& a : j.axes) axes.call<void>("push", a);
+    o.set("axes", axes);
+    o.set("shards", j.shards);
+    return o;
+}
+
+bool PagePool::wanted(int id) const { return sc::app::PoolJobWanted(*state_, id); }
+
+std::string PagePool::addShard(int id, const std::string& text) {
+    std::string returned;
+    const std::string thrown = scweb::ErrorOf([&] { returned = sc::app::AddPoolShard(*state_, id, text); });
+    return thrown.empty() ? returned : thrown;
+}
+
+void PagePool::fail(int id, const std::string& message) { sc::app::FailPoolJob(*state_, id, message); }
+
+std::string PagePool::sweepCsv() const { return sc::app::SweepCsv(*state_); }
+
+bool PagePool::takeCsvRequest() {
+    const bool r = state_->sweep.csv_requested;
+    state_->sweep.csv_requested = false;
+    return r;
+}
+
+std::string PagePool::startSweep(const std::string& axis1, const std::string& axis2) {
+    return scweb::ErrorOf([&] {
+        sc::app::SetSweepAxes(*state_, axis1, axis2);
+        sc::app::StartSweep(*state_);
+    });
+}
+
+val PagePool::sweepStatus() const {
+    const sc::app::SweepState& w = state_->sweep;
+    val o = val::object();
+    o.set("running", w.snapshot != nullptr);
+    o.set("done", w.done);
+    o.set("shards", w.shards);
+    o.set("hasResult", w.has_result);
+    o.set("rows", static_cast<double>(w.cells.size()));
+    o.set("error", w.error);
+    o.set("seconds", w.seconds);
+    o.set("pool", state_->pool.sweep_id != 0);
+    return o;
+}
+
+val PagePool::searchStatus() const {
+    const auto& q = state_->search;
+    val o = val::object();
+    o.set("running", q.next_shard >= 0);
+    o.set("done", q.next_shard < 0 ? 0 : q.next_shard);
+    o.set("hasResult", q.has_result);
+    o.set("error", q.error);
+    o.set("pool", state_->pool.search_id != 0);
+    o.set("seconds", q.seconds);
+    o.set("text", q.has_result ? sc::app::SearchResultText(*state_) : std::string());
+    return o;
+}
+
+void PagePool::startSearch() { sc::app::StartSearch(*state_); }
+
+EMSCRIPTEN_BINDINGS(stagecraft_workers) {
+    emscripten::class_<WorkerCore>("WorkerCore")
+        .constructor<>()
+        .function("addPreset", &WorkerCore::addPreset)
+        .function("addSystem", &WorkerCore::addSystem)
+        .function("setCalibration", &WorkerCore::setCalibration)
+        .function("searchShard", &WorkerCore::searchShard)
+        .function("sweepShard", &WorkerCore::sweepShard);
+    emscripten::class_<PagePool>("PagePool")
+        .function("setWorkers", &PagePool::setWorkers)
+        .function("takeJob", &PagePool::takeJob)
+        .function("wanted", &PagePool::wanted)
+        .function("addShard", &PagePool::addShard)
+        .function("fail", &PagePool::fail)
+        .function("sweepCsv", &PagePool::sweepCsv)
+        .function("takeCsvRequest", &PagePool::takeCsvRequest)
+        .function("startSweep", &PagePool::startSweep)
+        .function("sweepStatus", &PagePool::sweepStatus)
+        .function("startSearch", &PagePool::startSearch)
+        .function("searchStatus", &PagePool::searchStatus);
+}

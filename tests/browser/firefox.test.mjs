@@ -1,0 +1,99 @@
+// A second engine: Debian's Firefox ESR, driven by npm's puppeteer-core over WebDriver BiDi (docs/toolchain.md).
+// Headless it finds no WebGPU adapter, so the page without WebGPU is what runs: the module loads and computes the
+// CLI's results, and the trace download, with no File System Access API there, is the zip whose files hold the
+// bytes `stagecraft trace` writes. Skipped, saying why, when firefox-esr or puppeteer-core is missing.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { ROOT, serveDir } from './harness.mjs';
+
+const FIREFOX = process.env.SC_FIREFOX ?? '/usr/bin/firefox-esr';
+const CLI = path.join(ROOT, 'build', 'stagecraft');
+const require = createRequire(path.join(ROOT, 'web', 'package.json'));
+let puppeteer = null;
+try {
+  puppeteer = require('puppeteer-core');
+} catch {
+  // reported by the skip below
+}
+const missing = !fs.existsSync(FIREFOX) ? `${FIREFOX} is not installed (apt-get install firefox-esr)`
+  : !puppeteer ? 'puppeteer-core is not installed in web/ (npm install in web/)' : '';
+
+let server;
+let browser;
+let profile;
+before(async () => {
+  if (missing) return;
+  server = await serveDir();
+  profile = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-firefox-'));
+  browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true, userDataDir: profile,
+    extraPrefsFirefox: { 'network.proxy.type': 0, 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false } });
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  if (profile) fs.rmSync(profile, { recursive: true, force: true });
+});
+
+const split = 'tp=2,pp=2,dp=2,batch=8';
+const cli = (...args) => execFileSync(CLI, args, { cwd: ROOT });
+
+async function open(hash) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${server.url}index.html${hash}`);
+  await page.waitForFunction(() => window.stagecraft?.app && window.stagecraft.ready, { timeout: 60000 });
+  await page.evaluate(() => window.stagecraft.ready.then(() => true));
+  return { page, errors };
+}
+
+test('Firefox: the page without WebGPU computes what the CLI prints', { skip: missing || false, timeout: 180000 }, async () => {
+  const { page, errors } = await open(`#model=llama3-8b&system=dgx-h100-superpod&parallel=${split}`);
+  try {
+    const state = await page.evaluate(() => ({ gpu: window.stagecraft.gpu, fallback: !document.getElementById('fallback').hidden }));
+    assert.deepEqual(state, { gpu: false, fallback: true });
+    const text = await page.evaluate(() => document.getElementById('results').textContent);
+    const expected = cli('estimate', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-h100-superpod', '--parallel', split).toString() +
+      cli('summary', '--model', 'presets/models/llama3-8b.json', '--parallel', split).toString();
+    assert.equal(text, expected);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('Firefox: "Download traces" gives a zip of the CLI trace bytes', { skip: missing || false, timeout: 180000 }, async () => {
+  const { page, errors } = await open(`#model=llama3-8b&system=dgx-a100-superpod&parallel=${split}`);
+  try {
+    assert.equal(await page.evaluate(() => typeof window.showDirectoryPicker), 'undefined');
+    // The zip as the page would save it, read back as base64 (the download manager itself is Firefox's).
+    const zip = await page.evaluate(async () => {
+      let saved = null;
+      await window.stagecraft.downloadTraces((name, blob) => { saved = { name, blob }; });
+      if (!saved) return null;
+      const bytes = new Uint8Array(await saved.blob.arrayBuffer());
+      let bin = '';
+      for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return { name: saved.name, base64: btoa(bin) };
+    });
+    assert.ok(zip, 'the zip was saved');
+    assert.equal(zip.name, 'stagecraft-trace.zip');
+    const { unzipSync } = require('fflate');
+    const files = unzipSync(new Uint8Array(Buffer.from(zip.base64, 'base64')));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-ffzip-'));
+    cli('trace', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod', '--parallel', split, '--out', dir);
+    const names = fs.readdirSync(dir).sort();
+    assert.deepEqual(Object.keys(files).sort(), names);
+    for (const n of names) assert.ok(Buffer.from(files[n]).equals(fs.readFileSync(path.join(dir, n))), `${n}: same bytes as the CLI`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

@@ -1,0 +1,58 @@
+// The page's side of the worker pool: each frame, takes the job the app state raised (PagePool.takeJob: a
+// search or a sweep, src/app/pool_jobs.h), runs it in the pool (pool.js), hands every shard's result back to the
+// state (which merges through the engine), and drops the rest of a job the state no longer wants (cancelled or
+// replaced). Also serves the Sweeps view's "Export CSV".
+import { WorkerPool, poolSize } from './pool.js';
+
+export function workersAvailable() {
+  return typeof Worker === 'function';
+}
+
+// app: the WebApp; init: {presets: [{file, json}], systems: [{file, system, accelerator}], calibration}.
+export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
+  const pagePool = app.pool();
+  // The workers start with the first job: a page that never searches or sweeps pays nothing for them (each
+  // compiles its own wasm instance, which would compete with the first frames).
+  let pool = null;
+  pagePool.setWorkers(size);
+  const running = new Set();
+  const stats = { shards: 0, workerMs: 0 };
+
+  function tick() {
+    const job = pagePool.takeJob();
+    if (job) {
+      pool ??= new WorkerPool({ type: 'init', ...init }, size);
+      running.add(job.id);
+      pool.run(job, {
+        onShard: (shard, text, ms) => {
+          stats.shards++;
+          stats.workerMs += ms;
+          const error = pagePool.addShard(job.id, text);
+          if (error) console.warn(`stagecraft: worker shard ${shard} of job ${job.id}: ${error}`);
+        },
+        onError: (message) => {
+          running.delete(job.id);
+          if (!pool.failed) {
+            pagePool.fail(job.id, `web worker: ${message}`);
+            return;
+          }
+          // No worker could start (workers blocked, no wasm in workers): this job and every later one run on the
+          // page's thread, in frame slices, from the same request.
+          console.warn(`stagecraft: no web worker could start (${message}); computing on the page`);
+          pagePool.setWorkers(0);
+          if (job.kind === 'search') pagePool.startSearch();
+          else pagePool.startSweep(job.axes[0] ?? '', job.axes[1] ?? '');
+        },
+      });
+    }
+    for (const id of running) {
+      if (!pagePool.wanted(id)) {
+        pool?.cancel(id);
+        running.delete(id);
+      }
+    }
+    if (pagePool.takeCsvRequest()) saveText?.('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
+  }
+
+  return { tick, pagePool, stats, size, get pool() { return pool; } };
+}

@@ -1,0 +1,124 @@
+// A pool of web workers (worker.js), about one per core, each with its own instance of the wasm module. It
+// runs the jobs the app state raises (src/app/pool_jobs.h: the layout search, the co-design sweep) shard by
+// shard: an idle worker takes the next shard of the oldest job; every result goes to the job's onShard. The
+// page's thread only posts messages and merges results, so the interface keeps drawing at full rate.
+//
+// Cancel: the job's queued shards are dropped and the results of shards already running are ignored (a shard
+// is a small part of a job, so a worker is free again soon; terminating it would cost a new wasm instance).
+
+export function poolSize() {
+  const cores = Number(navigator.hardwareConcurrency) || 2;
+  return Math.max(1, Math.min(cores, 8));
+}
+
+export class WorkerPool {
+  // init: the message every worker gets first ({type: 'init', presets, systems, calibration}).
+  constructor(init, size = poolSize(), script = 'worker.js') {
+    this.size = size;
+    this.queue = []; // {job, shard} in order
+    this.jobs = new Map(); // id -> {job, onShard, onError, pending}
+    this.workers = [];
+    this.failed = '';
+    for (let i = 0; i < size; i++) this.#spawn(script, init);
+    if (!this.workers.every((w) => w.dead)) this.failed = '';
+  }
+
+  #spawn(script, init) {
+    let worker;
+    try {
+      worker = new Worker(script);
+    } catch (e) {
+      this.workers.push({ worker: null, ready: false, task: null, dead: true });
+      this.failed ||= String(e?.message ?? e);
+      return;
+    }
+    const w = { worker, ready: false, task: null, dead: false };
+    w.worker.onmessage = (e) => this.#message(w, e.data);
+    w.worker.onerror = (e) => {
+      e.preventDefault?.();
+      this.#die(w, e.message || 'the worker failed to load');
+    };
+    w.worker.postMessage(init);
+    this.workers.push(w);
+  }
+
+  #die(w, message) {
+    w.dead = true;
+    const task = w.task;
+    w.task = null;
+    if (task) this.#fail(task.job, message);
+    if (this.workers.every((x) => x.dead)) {
+      this.failed = message;
+      for (const id of [...this.jobs.keys()]) this.#fail(id, `no web worker could start: ${message}`);
+    }
+    this.#dispatch();
+  }
+
+  #message(w, m) {
+    if (m.type === 'ready') {
+      w.ready = true;
+    } else if (m.type === 'init-error') {
+      this.#die(w, m.error);
+      return;
+    } else if (m.type === 'result') {
+      w.task = null;
+      const j = this.jobs.get(m.job);
+      if (j) {
+        if (!m.ok) {
+          this.#fail(m.job, m.error);
+        } else {
+          j.pending--;
+          if (j.pending === 0) this.jobs.delete(m.job);
+          j.onShard(m.shard, m.text, m.ms);
+        }
+      }
+    }
+    this.#dispatch();
+  }
+
+  #fail(id, message) {
+    const j = this.jobs.get(id);
+    if (!j) return;
+    this.cancel(id);
+    j.onError(message);
+  }
+
+  // job: {id, kind, link, axes, shards} (PagePool.takeJob()).
+  run(job, { onShard, onError }) {
+    if (this.failed) {
+      onError(`no web worker could start: ${this.failed}`);
+      return;
+    }
+    this.jobs.set(job.id, { job, onShard, onError, pending: job.shards });
+    for (let shard = 0; shard < job.shards; shard++) this.queue.push({ job: job.id, shard });
+    this.#dispatch();
+  }
+
+  cancel(id) {
+    this.jobs.delete(id);
+    this.queue = this.queue.filter((t) => t.job !== id);
+  }
+
+  has(id) {
+    return this.jobs.has(id);
+  }
+
+  busy() {
+    return this.workers.filter((w) => w.task).length;
+  }
+
+  #dispatch() {
+    for (const w of this.workers) {
+      if (!w.ready || w.dead || w.task || this.queue.length === 0) continue;
+      const t = this.queue.shift();
+      const { job } = this.jobs.get(t.job);
+      w.task = t;
+      w.worker.postMessage({ type: 'task', job: job.id, kind: job.kind, link: job.link, axes: job.axes, shard: t.shard, count: job.shards });
+    }
+  }
+
+  terminate() {
+    for (const w of this.workers) w.worker?.terminate();
+    this.workers = [];
+  }
+}

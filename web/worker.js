@@ -1,0 +1,60 @@
+// One worker of the pool (pool.js): one instance of the page's wasm module, holding the page's presets, running
+// shards of the layout search and of the co-design sweep (src/wasm/worker_bindings.cpp, WorkerCore). A shard's
+// request is the page's configuration as link text, so the worker builds the same engine request as the page.
+//
+// Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration}
+//               {type: 'task', job, kind: 'search'|'sweep', link, axes, shard, count}
+// Messages out: {type: 'ready'} | {type: 'init-error', error}
+//               {type: 'result', job, shard, ok, text | error, ms}
+/* global createStagecraft */
+importScripts('stagecraft.js');
+
+let core = null;
+let started = null;
+
+async function init(m) {
+  const module = await createStagecraft();
+  core = new module.WorkerCore();
+  const errors = [];
+  if (m.calibration) {
+    const r = core.setCalibration(m.calibration);
+    if (!r.ok) errors.push(r.error);
+  }
+  for (const s of m.systems) {
+    const r = core.addSystem(s.file, s.system, s.accelerator);
+    if (!r.ok) errors.push(r.error);
+  }
+  for (const p of m.presets) {
+    const r = core.addPreset(p.file, p.json);
+    if (!r.ok) errors.push(r.error);
+  }
+  // A preset the page refused is refused here too; the page already reported it, and a link never names it.
+  return errors;
+}
+
+function run(m) {
+  const t0 = performance.now();
+  const r = m.kind === 'search' ? core.searchShard(m.link, m.shard, m.count) : core.sweepShard(m.link, m.axes, m.shard, m.count);
+  const ms = performance.now() - t0;
+  postMessage(r.ok ? { type: 'result', job: m.job, shard: m.shard, ok: true, text: r.text, ms }
+                   : { type: 'result', job: m.job, shard: m.shard, ok: false, error: r.error, ms });
+}
+
+onmessage = (e) => {
+  const m = e.data;
+  if (m.type === 'init') {
+    started = init(m).then(
+      () => postMessage({ type: 'ready' }),
+      (err) => {
+        postMessage({ type: 'init-error', error: String(err?.message ?? err) });
+        throw err;
+      },
+    );
+    return;
+  }
+  if (m.type === 'task') {
+    started.then(() => run(m)).catch((err) => {
+      postMessage({ type: 'result', job: m.job, shard: m.shard, ok: false, error: String(err?.message ?? err), ms: 0 });
+    });
+  }
+};

@@ -1,0 +1,103 @@
+// "Download traces" without the File System Access API (Firefox, Safari): the same files, streamed into one
+// zip (fflate's streaming Zip, vendored as vendor/fflate.js) that the browser saves as a download. The files
+// inside hold the same bytes as the folder download and `stagecraft trace`: every rank's Chakra ET file, then
+// <prefix>.json. Memory stays bounded: one rank's bytes are alive at a time in JavaScript, and the zip's output
+// is moved into a Blob (the browser's own storage) every few megabytes. Nothing is saved until the last file is
+// in: a cancel or an error saves nothing and leaves no partial file. The browser's download manager never
+// overwrites an existing file (it picks a new name), so there is nothing to confirm.
+import { Zip, ZipDeflate } from './vendor/fflate.js';
+
+const FLUSH_BYTES = 8 << 20; // zip output gathered before it moves into the Blob
+const FRAME_MS = 12;         // work between yields, so the page keeps drawing and the Cancel button works
+
+export function zipName(prefix) {
+  return `stagecraft-${prefix}.zip`;
+}
+
+export async function downloadZip(Module, app, prefix = 'trace', save = saveBlob) {
+  const report = (done, total, bytes, running, message) => app.setDownloadProgress(done, total, bytes, running, message);
+  const stream = new Module.TraceStream(app.currentModelJson(), app.currentParallelSpec());
+  let parts = [];       // Blobs and chunks of the zip so far
+  let pending = [];     // chunks not yet moved into a Blob
+  let pendingBytes = 0;
+  let zipError = null;
+  let finished = false;
+  const zip = new Zip((err, chunk, final) => {
+    if (err) {
+      zipError = err;
+      return;
+    }
+    pending.push(chunk);
+    pendingBytes += chunk.length;
+    if (pendingBytes >= FLUSH_BYTES || final) {
+      parts = [new Blob([...parts, ...pending])];
+      pending = [];
+      pendingBytes = 0;
+    }
+    if (final) finished = true;
+  });
+  const add = (name, data) => {
+    const file = new ZipDeflate(name, { level: 1 });
+    zip.add(file);
+    file.push(data, true);
+    if (zipError) throw zipError;
+  };
+  try {
+    const error = stream.error();
+    if (error) {
+      report(0, 0, 0, false, error);
+      return;
+    }
+    app.timeTraceStream(stream); // compute nodes' duration_micros from the current cluster, as the CLI's --system
+    const world = stream.world();
+    let bytes = 0;
+    let slice = performance.now();
+    report(0, world, 0, true, '');
+    for (let rank = 0; rank < world; ++rank) {
+      if (performance.now() - slice > FRAME_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        slice = performance.now();
+      }
+      if (app.downloadCancelled()) {
+        zip.terminate();
+        report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks; nothing was saved.`);
+        return;
+      }
+      const view = stream.writeRank(rank);
+      if (!view) {
+        zip.terminate();
+        report(rank, world, bytes, false, stream.error());
+        return;
+      }
+      const data = view.slice(); // out of wasm memory: the view dies at the next call into the module
+      add(`${prefix}.${rank}.et`, data);
+      bytes += data.length;
+      report(rank + 1, world, bytes, true, '');
+    }
+    add(`${prefix}.json`, new TextEncoder().encode(stream.commGroups()));
+    zip.end();
+    if (zipError) throw zipError;
+    if (!finished) throw new Error('the zip did not finish');
+    const blob = new Blob(parts, { type: 'application/zip' });
+    save(zipName(prefix), blob);
+    report(world, world, bytes, false, `Saved ${zipName(prefix)}: ${world} traces (${(bytes / 1e6).toFixed(1)} MB) and ${prefix}.json.`);
+  } catch (e) {
+    zip.terminate();
+    report(0, 0, 0, false, `Download failed: ${e?.message ?? e}; nothing was saved.`);
+  } finally {
+    stream.delete();
+    parts = [];
+    pending = [];
+  }
+}
+
+function saveBlob(name, blob) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
