@@ -40,7 +40,7 @@ struct DownloadState {
     int done = 0, total = 0;
     double bytes = 0;
     std::string message;  // last outcome or error ("" while idle)
-    bool supported = true;  // File System Access API present (set by JS)
+    bool supported = true;  // the page can save (a folder through File System Access, else a zip; set by JS)
 };
 
 struct AppState {

@@ -127,8 +127,9 @@ static void DrawDownload(AppState& s) {
     if (ImGui::Button("Download traces")) d.requested = true;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(d.supported ? "every rank's Chakra ET file and the communicator groups, into a folder you pick"
-                                      : "this browser lacks the File System Access API (showDirectoryPicker)");
+        ImGui::SetTooltip(d.supported ? "every rank's Chakra ET file and the communicator groups: into a folder you pick "
+                                        "where the browser can (File System Access), otherwise streamed as one .zip"
+                                      : "this page cannot save files");
     if (!d.message.empty()) {
         ImGui::SameLine();
         ImGui::TextWrapped("%s", d.message.c_str());
