@@ -90,6 +90,15 @@ struct LengthDist {
     double mean = 0, stddev = 0;     // normal
     std::vector<int> values;         // empirical
     std::vector<double> weights;     // empirical, same length, > 0
+    static LengthDist Fixed(int tokens) { return Between(Kind::fixed, tokens, tokens); }
+    static LengthDist Uniform(int lo, int hi) { return Between(Kind::uniform, lo, hi); }
+
+private:
+    static LengthDist Between(Kind k, int lo, int hi) {
+        LengthDist d;
+        d.kind = k, d.min = lo, d.max = hi;
+        return d;
+    }
 };
 const char* NameOf(LengthDist::Kind k);
 

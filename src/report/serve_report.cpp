@@ -15,7 +15,7 @@ std::string Fmt(const char* f, double v) { return FormatNumber(f, v); }
 
 std::string PoolText(const PoolConfig& p) {
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x TP" + std::to_string(p.tp) +
-           " (" + std::to_string(p.replicas * p.tp) + " GPUs)";
+           " (" + std::to_string(p.replicas * p.tp) + (p.replicas * p.tp == 1 ? " GPU)" : " GPUs)");
 }
 
 std::string LengthText(const LengthDist& d) {
