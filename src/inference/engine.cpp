@@ -122,9 +122,10 @@ private:
                 output = std::max<long long>(output, t.output);
             }
         }
-        for (const Replica& r : replicas_) {
-            if (r.role == Role::decode && r.pool == 1 && &r != &replicas_[first_of_pool_[1]]) continue;
-            if (r.role != Role::decode && &r != &replicas_[0]) continue;
+        // Every replica of a pool has the same cache and role: the first of each pool stands for it.
+        for (int pool = 0; pool < 2; ++pool) {
+            if (count_of_pool_[pool] == 0) continue;
+            const Replica& r = replicas_[first_of_pool_[pool]];
             const long long longest = Longest(r.role, input, output);
             const std::string field = r.pool == 1 ? "decode_pool.kv_blocks" : "engine.kv_blocks";
             if (BlocksFor(longest, e_.block_size) > r.total_blocks)

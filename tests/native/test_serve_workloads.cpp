@@ -57,6 +57,15 @@ TEST(ServeDisaggregated, AddsExactlyTheKvTransferTime) {
     EXPECT_NEAR(dis.e2e.mean, mixed.e2e.mean + link.Seconds(900), 1e-12);
     EXPECT_NEAR(mixed.e2e.mean, AloneE2e(cost, 900, 40), 1e-12);
     EXPECT_EQ(dis.gpus, 2);
+    // Each pool's cache must hold what it keeps: the prefill pool a prompt (900 tokens = 57 blocks of 16), the
+    // decode pool the prompt and the output (940 = 59 blocks).
+    EXPECT_EQ(Simulate(c, PoolModel{&cost, 57}, PoolModel{&cost, 59}, link).completed, 1);
+    EXPECT_NE(sctest::ErrorOf([&] { Simulate(c, PoolModel{&cost, 56}, PoolModel{&cost, 59}, link); })
+                  .find("engine.kv_blocks: a request of 900 + 40 tokens needs 57 KV blocks"),
+              std::string::npos);
+    EXPECT_NE(sctest::ErrorOf([&] { Simulate(c, PoolModel{&cost, 57}, PoolModel{&cost, 58}, link); })
+                  .find("decode_pool.kv_blocks: a request of 900 + 40 tokens needs 59 KV blocks"),
+              std::string::npos);
     // Across nodes (8 prefill GPUs + 8 decode GPUs span two DGX): the InfiniBand level, slower than NVLink.
     const KvTransferModel ib = KvTransferOn(sys, PoolConfig{8, 1}, PoolConfig{8, 1}, 1000, 1000);
     EXPECT_DOUBLE_EQ(ib.seconds_per_token, 1000 / (sys.levels[1].EffectiveGBps() * 1e9));
