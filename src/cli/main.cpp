@@ -21,6 +21,8 @@ static const char* kUsage =
     "      every valid layout, ranked by step time among those that fit in memory\n"
     "  sweep --model M [--model M2] --system S --gpus N --batch B --axis flops=1,2 ... [--csv FILE|--json]\n"
     "      best layout and MFU of each model over a grid of hardware variants (co-design study)\n"
+    "  serve --preset FILE [--set key=value]... [--rate-sweep R1,R2,...] [--json]\n"
+    "      a served model's latency percentiles, throughput and goodput (discrete-event serving simulation)\n"
     "run `stagecraft <command> --help` for a command's flags\n";
 
 static int Run(const std::string& cmd, int argc, char** argv) {
@@ -29,6 +31,7 @@ static int Run(const std::string& cmd, int argc, char** argv) {
     if (cmd == "trace") return sc::cli::Trace(argc, argv);
     if (cmd == "search") return sc::cli::Search(argc, argv);
     if (cmd == "sweep") return sc::cli::Sweep(argc, argv);
+    if (cmd == "serve") return sc::cli::Serve(argc, argv);
     std::fprintf(stderr, "stagecraft: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
     return 2;
 }

@@ -1,14 +1,17 @@
 #include "inference/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
-#include <random>
+#include <queue>
 #include <string>
 
 #include "config/error.h"
 #include "inference/latency_histogram.h"
+#include "inference/wait_queue.h"
+#include "inference/workload_gen.h"
 
 namespace sc {
 
@@ -16,34 +19,10 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-// Deterministic on every standard library (std::mt19937_64 is specified bit for bit; the distributions are
-// not, so they are written here): the same seed gives the same run natively and in wasm.
-class Rng {
-public:
-    explicit Rng(uint64_t seed) : g_(seed) {}
-    double Uniform() { return static_cast<double>(g_() >> 11) * 0x1.0p-53; }  // [0, 1)
-    double Exponential(double rate) { return -std::log1p(-Uniform()) / rate; }
-    int Between(int lo, int hi) {  // inclusive
-        const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
-        return lo + static_cast<int>(static_cast<uint64_t>(Uniform() * span) % span);
-    }
-
-private:
-    std::mt19937_64 g_;
-};
-
-struct Request {
-    long long id = 0;
-    double arrival = 0;
-    int input = 0, output = 0;
-    int ctx = 0;         // tokens whose K and V are in the cache
-    int generated = 0;   // output tokens sampled so far
-    double first_token = -1;
-    long long blocks = 0;  // KV blocks held
-    int client = -1;       // closed-loop client that sent it
-    int feed() const { return input + generated - ctx; }  // tokens to run through the model before the next sample
-    bool decoding() const { return generated > 0 && feed() == 1; }
-};
+// What a replica does with a request. mixed: everything. prefill (disaggregated): the prompt and the first
+// token, then the request leaves for the decode pool with its KV cache. decode: requests arrive with the
+// prompt's KV cache and the first token; they decode (and, after a recompute preemption, prefill again).
+enum class Role { mixed, prefill, decode };
 
 struct Scheduled {
     size_t index;  // into running
@@ -51,33 +30,54 @@ struct Scheduled {
 };
 
 struct Replica {
-    std::deque<Request> waiting;
-    long long lazy = 0;  // offline requests not created yet (they arrived at time 0, behind `waiting`)
-    std::vector<Request> running;  // in admission order
+    Role role = Role::mixed;
+    int pool = 0;          // 0: the pool (prefill when disaggregated), 1: the decode pool
+    WaitQueue waiting;
+    long long lazy = 0;    // offline requests not created yet (they arrived at time 0, behind `waiting`)
+    std::vector<ServedRequest> running;  // in admission order
     std::vector<Scheduled> batch;
     long long free_blocks = 0, total_blocks = 0;
     double busy_until = kNever;  // end of the running iteration
     bool preempted_this_iteration = false;
+    double swap_seconds = 0;     // host-link copies this iteration waits for
+};
+
+struct InTransfer {
+    double done;
+    long long seq;  // arrival order at the link, for a stable order among equal times
+    ServedRequest q;
+    size_t from;    // prefill replica whose blocks it holds until the copy ends
+    bool operator>(const InTransfer& o) const { return done != o.done ? done > o.done : seq > o.seq; }
 };
 
 long long BlocksFor(long long tokens, int block_size) { return (tokens + block_size - 1) / block_size; }
 
 class Engine {
 public:
-    Engine(const ServingConfig& c, const IterationCost& cost, long long kv_blocks)
-        : c_(c), e_(c.engine), w_(c.workload), cost_(cost), rng_(w_.seed) {
-        replicas_.resize(c.pool.replicas);
-        for (Replica& r : replicas_) r.free_blocks = r.total_blocks = kv_blocks;
-        CheckFits(kv_blocks);
+    Engine(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
+        : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed) {
+        pools_[0] = pool;
+        if (decode) pools_[1] = *decode;
+        const bool disagg = decode.has_value();
+        for (int i = 0; i < c.pool.replicas; ++i) AddReplica(disagg ? Role::prefill : Role::mixed, 0);
+        if (disagg)
+            for (int i = 0; i < c.decode_pool->replicas; ++i) AddReplica(Role::decode, 1);
+        first_of_pool_[1] = static_cast<size_t>(c.pool.replicas);
+        count_of_pool_[0] = static_cast<size_t>(c.pool.replicas);
+        count_of_pool_[1] = disagg ? static_cast<size_t>(c.decode_pool->replicas) : 0;
+        for (const Replica& r : replicas_) all_blocks_ += static_cast<double>(r.total_blocks);
+        CheckFits();
         if (w_.arrival == ArrivalKind::offline) {
-            for (size_t i = 0; i < replicas_.size(); ++i)
-                replicas_[i].lazy = w_.requests / c.pool.replicas + (static_cast<long long>(i) < w_.requests % c.pool.replicas);
+            const long long n = c.pool.replicas;
+            for (long long i = 0; i < n; ++i) replicas_[i].lazy = w_.requests / n + (i < w_.requests % n);
             arrived_ = w_.requests;
         } else if (w_.arrival == ArrivalKind::closed_loop) {
             const long long first = std::min<long long>(w_.concurrency, w_.requests);
             for (long long i = 0; i < first; ++i) closed_pending_.push_back({0.0, static_cast<int>(i)});
+        } else if (w_.arrival == ArrivalKind::trace) {
+            next_arrival_ = w_.trace.front().arrival;
         } else {
-            next_arrival_ = w_.arrival == ArrivalKind::poisson ? rng_.Exponential(w_.rate) : 1.0 / w_.rate;
+            next_arrival_ = NextGap(w_, rng_);
         }
     }
 
@@ -87,27 +87,57 @@ public:
                 if (r.busy_until == kNever) StartIteration(r);
             double next = NextArrival();
             for (const Replica& r : replicas_) next = std::min(next, r.busy_until);
+            if (!transfers_.empty()) next = std::min(next, transfers_.top().done);
             if (next == kNever) break;
             Advance(next);
             for (Replica& r : replicas_)
                 if (r.busy_until == now_) FinishIteration(r);
+            TransfersDone();
             Arrivals();
         }
         return Results();
     }
 
 private:
-    void CheckFits(long long kv_blocks) {
-        const long long longest = static_cast<long long>(w_.input.max) + w_.output.max;
-        if (BlocksFor(longest, e_.block_size) > kv_blocks)
-            throw Error("engine.kv_blocks", "a request of " + std::to_string(w_.input.max) + " + " +
-                                                std::to_string(w_.output.max) + " tokens needs " +
-                                                std::to_string(BlocksFor(longest, e_.block_size)) +
-                                                " KV blocks but the cache holds " + std::to_string(kv_blocks) +
-                                                "; use more memory, more GPUs per replica or shorter requests");
-        // Without chunking a prompt runs whole: the longest is the prompt, or under on-demand blocks a preempted
-        // request's prompt and all but its last output token, recomputed.
-        const long long whole = e_.admission == KvAdmission::reserve_full ? w_.input.max : longest - 1;
+    void AddReplica(Role role, int pool) {
+        Replica r;
+        r.role = role;
+        r.pool = pool;
+        r.waiting = WaitQueue(e_.scheduling == SchedulingPolicy::priority);
+        r.free_blocks = r.total_blocks = pools_[pool].kv_blocks;
+        replicas_.push_back(std::move(r));
+    }
+
+    // Tokens a request of this role must hold in one replica's cache at most.
+    static long long Longest(Role role, long long input, long long output) {
+        return role == Role::prefill ? input : input + output;
+    }
+
+    void CheckFits() {
+        long long input = w_.input.max, output = w_.output.max;
+        if (w_.arrival == ArrivalKind::trace) {
+            input = output = 0;
+            for (const TraceRequest& t : w_.trace) {
+                input = std::max<long long>(input, t.input);
+                output = std::max<long long>(output, t.output);
+            }
+        }
+        // Every replica of a pool has the same cache and role: the first of each pool stands for it.
+        for (int pool = 0; pool < 2; ++pool) {
+            if (count_of_pool_[pool] == 0) continue;
+            const Replica& r = replicas_[first_of_pool_[pool]];
+            const long long longest = Longest(r.role, input, output);
+            const std::string field = r.pool == 1 ? "decode_pool.kv_blocks" : "engine.kv_blocks";
+            if (BlocksFor(longest, e_.block_size) > r.total_blocks)
+                throw Error(field, "a request of " + std::to_string(input) + " + " + std::to_string(output) +
+                                       " tokens needs " + std::to_string(BlocksFor(longest, e_.block_size)) +
+                                       " KV blocks but the cache holds " + std::to_string(r.total_blocks) +
+                                       "; use more memory, more GPUs per replica or shorter requests");
+        }
+        // Without chunking a prompt runs whole: the longest is the prompt, or under on-demand recompute a
+        // preempted request's prompt and all but its last output token, recomputed.
+        const bool recomputes = e_.admission == KvAdmission::on_demand && e_.preemption == Preemption::recompute;
+        const long long whole = recomputes ? input + output - 1 : input;
         if (!e_.chunked_prefill && !e_.static_batching && whole > e_.max_tokens)
             throw Error("engine.max_tokens", "a prompt (with its recomputed output) of up to " + std::to_string(whole) +
                                                  " tokens does not fit the token budget of " +
@@ -124,30 +154,34 @@ private:
         return arrived_ < w_.requests ? next_arrival_ : kNever;
     }
 
-    Request NewRequest(double arrival, int client) {
-        Request q;
+    ServedRequest NewRequest(double arrival, int client) {
+        ServedRequest q;
         q.id = next_id_++;
         q.arrival = arrival;
-        auto draw = [&](const LengthDist& d) {
-            return d.kind == LengthDist::Kind::fixed ? d.min : rng_.Between(d.min, d.max);
-        };
-        q.input = draw(w_.input);
-        q.output = draw(w_.output);
+        if (w_.arrival == ArrivalKind::trace) {
+            const TraceRequest& t = w_.trace[static_cast<size_t>(q.id)];
+            q.input = t.input, q.output = t.output, q.priority = t.priority;
+        } else {
+            q.input = DrawLength(w_.input, rng_);
+            q.output = DrawLength(w_.output, rng_);
+            if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
+        }
         q.client = client;
         return q;
     }
 
-    void Enqueue(Request q) {
-        Replica& r = replicas_[next_replica_];
-        next_replica_ = (next_replica_ + 1) % replicas_.size();
-        r.waiting.push_back(q);
+    void Enqueue(ServedRequest q, int pool) {
+        size_t& next = next_replica_[pool];
+        Replica& r = replicas_[first_of_pool_[pool] + next];
+        next = (next + 1) % count_of_pool_[pool];
+        r.waiting.PushBack(std::move(q));
     }
 
     void Arrivals() {
         if (w_.arrival == ArrivalKind::closed_loop) {
             for (size_t i = 0; i < closed_pending_.size();) {
                 if (closed_pending_[i].first <= now_) {
-                    Enqueue(NewRequest(now_, closed_pending_[i].second));
+                    Enqueue(NewRequest(now_, closed_pending_[i].second), 0);
                     ++arrived_;
                     closed_pending_.erase(closed_pending_.begin() + static_cast<long>(i));
                 } else {
@@ -157,41 +191,74 @@ private:
             return;
         }
         while (arrived_ < w_.requests && next_arrival_ <= now_) {
-            Enqueue(NewRequest(next_arrival_, -1));
+            Enqueue(NewRequest(next_arrival_, -1), 0);
             ++arrived_;
-            next_arrival_ += w_.arrival == ArrivalKind::poisson ? rng_.Exponential(w_.rate) : 1.0 / w_.rate;
+            if (w_.arrival == ArrivalKind::trace)
+                next_arrival_ = arrived_ < w_.requests ? w_.trace[static_cast<size_t>(arrived_)].arrival : kNever;
+            else
+                next_arrival_ += NextGap(w_, rng_);
         }
     }
 
-    bool HasWaiting(const Replica& r) const { return !r.waiting.empty() || r.lazy > 0; }
-    Request& FrontWaiting(Replica& r) {
-        if (r.waiting.empty()) {  // an offline request: created when first looked at, arrival time 0
-            r.waiting.push_back(NewRequest(0.0, -1));
+    void TransfersDone() {
+        while (!transfers_.empty() && transfers_.top().done <= now_) {
+            InTransfer t = transfers_.top();
+            transfers_.pop();
+            Replica& from = replicas_[t.from];
+            from.free_blocks += t.q.blocks;
+            used_blocks_ -= t.q.blocks;
+            t.q.blocks = 0;
+            transfer_sum_ += now_ - t.q.prefill_done;
+            ++transfer_count_;
+            Enqueue(std::move(t.q), 1);
+        }
+    }
+
+    bool HasWaiting(const Replica& r) const { return !r.waiting.Empty() || r.lazy > 0; }
+    // Offline requests arrived at time 0 behind everything queued; they are created when first looked at
+    // under FCFS, and all at once under priority scheduling (their order needs their classes).
+    ServedRequest& FrontWaiting(Replica& r) {
+        if (r.waiting.Prioritized()) {
+            for (; r.lazy > 0; --r.lazy) r.waiting.PushBack(NewRequest(0.0, -1));
+        } else if (r.waiting.Empty()) {
+            r.waiting.PushBack(NewRequest(0.0, -1));
             --r.lazy;
         }
-        return r.waiting.front();
+        return r.waiting.Front();
     }
 
-    // Preempts the most recently admitted running request that is not yet in this iteration's batch
-    // (vLLM's recompute preemption: its blocks are freed and it goes back to the front of the queue).
-    // Returns false when there is none left to preempt.
+    double SwapSeconds(const Replica& r, long long blocks) const {
+        const double bytes = static_cast<double>(blocks) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
+        return bytes / (e_.swap_gbps * 1e9);
+    }
+
+    // Preempts the most recently admitted running request that is not yet in this iteration's batch (vLLM's
+    // choice under FCFS; under priority scheduling too, here). Recompute frees its blocks
+    // and sends it back to the queue to be prefilled again; swap copies them to the host first. Returns false
+    // when there is none left to preempt.
     bool PreemptLast(Replica& r, size_t protect_upto) {
         if (r.running.size() <= protect_upto) return false;
-        Request q = r.running.back();
+        ServedRequest q = std::move(r.running.back());
         r.running.pop_back();
         const long long used = r.total_blocks - r.free_blocks;
         if (preemptions_ == 0) first_preempt_used_ = used;
         ++preemptions_;
+        if (e_.preemption == Preemption::swap && q.ctx > 0) {
+            r.swap_seconds += SwapSeconds(r, q.blocks);
+            swapped_bytes_ += static_cast<double>(q.blocks) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
+            q.swapped = true;
+        } else {
+            q.ctx = 0;
+        }
         r.free_blocks += q.blocks;
         used_blocks_ -= q.blocks;
         q.blocks = 0;
-        q.ctx = 0;
-        r.waiting.push_front(q);
+        r.waiting.PushFront(std::move(q));
         r.preempted_this_iteration = true;
         return true;
     }
 
-    bool TakeBlocks(Replica& r, Request& q, long long needed_total) {
+    bool TakeBlocks(Replica& r, ServedRequest& q, long long needed_total) {
         const long long more = needed_total - q.blocks;
         if (more <= 0) return true;
         if (r.free_blocks < more) return false;
@@ -201,16 +268,21 @@ private:
         return true;
     }
 
+    long long ReservedBlocks(const Replica& r, const ServedRequest& q) const {
+        return BlocksFor(Longest(r.role, q.input, q.output), e_.block_size);
+    }
+
     void StartIteration(Replica& r) {
         if (r.running.empty() && !HasWaiting(r)) return;
         r.batch.clear();
         r.preempted_this_iteration = false;
+        r.swap_seconds = 0;
         const bool stat = e_.static_batching;
         long long budget = stat ? std::numeric_limits<long long>::max() : e_.max_tokens;
         const bool reserve = e_.admission == KvAdmission::reserve_full;
         // 1. The running sequences, oldest first.
         for (size_t i = 0; i < r.running.size() && budget > 0; ++i) {
-            Request& q = r.running[i];
+            ServedRequest& q = r.running[i];
             int tokens = q.decoding() ? 1 : static_cast<int>(std::min<long long>(q.feed(), budget));
             if (!e_.chunked_prefill && !stat && tokens < q.feed()) continue;  // a whole prompt or nothing
             if (!reserve) {
@@ -225,19 +297,23 @@ private:
             r.batch.push_back({i, tokens});
             budget -= tokens;
         }
-        // 2. Admission, first come first served (none in an iteration that preempted, as vLLM does; a static
-        // batch admits only when the previous batch has finished).
+        // 2. Admission in the queue's order (none in an iteration that preempted, as vLLM does; a static batch
+        // admits only when the previous batch has finished).
         const bool may_admit = !r.preempted_this_iteration && (!stat || r.running.empty());
         while (may_admit && HasWaiting(r) && static_cast<int>(r.running.size()) < e_.max_seqs && budget > 0) {
-            Request& q = FrontWaiting(r);
+            ServedRequest& q = FrontWaiting(r);
             const int feed = q.feed();
             const int tokens = static_cast<int>(std::min<long long>(feed, budget));
             if (!e_.chunked_prefill && !stat && tokens < feed) break;
-            const long long need = reserve ? BlocksFor(static_cast<long long>(q.input) + q.output, e_.block_size)
-                                           : BlocksFor(q.ctx + tokens, e_.block_size);
+            const long long need = reserve ? ReservedBlocks(r, q) : BlocksFor(q.ctx + tokens, e_.block_size);
             if (!TakeBlocks(r, q, need)) break;
-            r.running.push_back(q);
-            r.waiting.pop_front();
+            if (q.swapped) {  // its cache comes back from the host before it runs
+                r.swap_seconds += SwapSeconds(r, BlocksFor(q.ctx, e_.block_size));
+                swapped_bytes_ += static_cast<double>(BlocksFor(q.ctx, e_.block_size)) * e_.block_size *
+                                  pools_[r.pool].cost->KvBytesPerToken();
+                q.swapped = false;
+            }
+            r.running.push_back(r.waiting.PopFront());
             r.batch.push_back({r.running.size() - 1, tokens});
             budget -= tokens;
         }
@@ -250,7 +326,7 @@ private:
         }
         BatchShape b;
         for (const Scheduled& s : r.batch) {
-            const Request& q = r.running[s.index];
+            const ServedRequest& q = r.running[s.index];
             const double p = q.ctx, c = s.tokens;
             if (q.decoding()) {
                 b.decodes += 1;
@@ -262,8 +338,8 @@ private:
             }
             if (q.ctx + s.tokens == q.input + q.generated) b.logits += 1;
         }
-        const IterationBreakdown parts = cost_.Breakdown(b);
-        const double dt = parts.total();
+        const IterationBreakdown parts = pools_[r.pool].cost->Breakdown(b);
+        const double dt = parts.total() + r.swap_seconds;
         parts_.linear += parts.linear, parts_.attention += parts.attention, parts_.elementwise += parts.elementwise;
         parts_.tp_comm += parts.tp_comm, parts_.head += parts.head;
         r.busy_until = now_ + dt;
@@ -272,10 +348,29 @@ private:
         running_sum_ += static_cast<double>(r.running.size());
     }
 
+    void Complete(ServedRequest& q) {
+        const double e2e = now_ - q.arrival, ttft = q.first_token - q.arrival;
+        e2e_.Add(e2e);
+        sum_e2e_ += e2e;
+        bool met = c_.slo.ttft <= 0 || ttft <= c_.slo.ttft;
+        if (q.output > 1) {
+            const double tpot = (now_ - q.first_token) / (q.output - 1);
+            tpot_.Add(tpot);
+            met = met && (c_.slo.tpot <= 0 || tpot <= c_.slo.tpot);
+        }
+        if (met) ++slo_met_;
+        ++completed_;
+        in_tokens_ += q.input;
+        out_tokens_ += q.output;
+        last_completion_ = now_;
+        if (w_.arrival == ArrivalKind::closed_loop && arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
+            closed_pending_.push_back({now_, q.client});
+    }
+
     void FinishIteration(Replica& r) {
         r.busy_until = kNever;
         for (const Scheduled& s : r.batch) {
-            Request& q = r.running[s.index];
+            ServedRequest& q = r.running[s.index];
             q.ctx += s.tokens;
             if (q.ctx == q.input + q.generated) {
                 ++q.generated;
@@ -285,41 +380,43 @@ private:
                 }
             }
         }
-        // Completed requests leave (their state is dropped; their blocks freed).
-        std::vector<Request> keep;
-        keep.reserve(r.running.size());
-        for (Request& q : r.running) {
-            if (q.generated < q.output) {
-                keep.push_back(q);
+        // Completed requests leave (their state is dropped, their blocks freed); a prefill replica's requests
+        // leave after their first token, for the link to the decode pool, holding their blocks until it ends.
+        size_t kept = 0;
+        for (size_t i = 0; i < r.running.size(); ++i) {
+            ServedRequest& q = r.running[i];
+            const bool done = q.generated >= q.output;
+            if (!done && !(r.role == Role::prefill && q.generated >= 1)) {
+                if (kept != i) r.running[kept] = std::move(q);
+                ++kept;
                 continue;
             }
-            const double e2e = now_ - q.arrival;
-            e2e_.Add(e2e);
-            sum_e2e_ += e2e;
-            if (q.output > 1) tpot_.Add((now_ - q.first_token) / (q.output - 1));
-            r.free_blocks += q.blocks;
-            used_blocks_ -= q.blocks;
-            ++completed_;
-            in_tokens_ += q.input;
-            out_tokens_ += q.output;
-            last_completion_ = now_;
-            if (w_.arrival == ArrivalKind::closed_loop && arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
-                closed_pending_.push_back({now_, q.client});
+            if (done) {
+                r.free_blocks += q.blocks;
+                used_blocks_ -= q.blocks;
+                Complete(q);
+                continue;
+            }
+            q.prefill_done = now_;
+            transfers_.push({now_ + transfer_.Seconds(q.ctx), transfer_seq_++, std::move(q),
+                             static_cast<size_t>(&r - replicas_.data())});
         }
-        r.running.swap(keep);
+        r.running.resize(kept);
         r.batch.clear();
     }
 
     void Advance(double t) {
         const double dt = t - now_;
-        long long waiting = 0, running = 0;
+        long long waiting = static_cast<long long>(transfers_.size()), running = 0;
         for (const Replica& r : replicas_) {
-            waiting += static_cast<long long>(r.waiting.size()) + r.lazy;
+            waiting += static_cast<long long>(r.waiting.Size()) + r.lazy;
             running += static_cast<long long>(r.running.size());
         }
         in_system_area_ += dt * static_cast<double>(waiting + running);
         waiting_area_ += dt * static_cast<double>(waiting);
         kv_area_ += dt * static_cast<double>(used_blocks_);
+        series_.Add(now_, t, all_blocks_ > 0 ? used_blocks_ / all_blocks_ : 0, static_cast<double>(running),
+                    static_cast<double>(waiting));
         now_ = t;
         peak_used_ = std::max(peak_used_, used_blocks_);
     }
@@ -330,7 +427,7 @@ private:
             return LatencySummary{h.mean(), h.Quantile(0.5), h.Quantile(0.9), h.Quantile(0.99), h.min(), h.max()};
         };
         s.completed = completed_;
-        s.gpus = c_.pool.tp * c_.pool.replicas;
+        s.gpus = c_.pool.tp * c_.pool.replicas + (c_.decode_pool ? c_.decode_pool->tp * c_.decode_pool->replicas : 0);
         s.duration = last_completion_;
         s.ttft = sum(ttft_), s.tpot = sum(tpot_), s.e2e = sum(e2e_);
         if (s.duration > 0) {
@@ -338,57 +435,112 @@ private:
             s.input_tokens_per_s = in_tokens_ / s.duration;
             s.output_tokens_per_s = out_tokens_ / s.duration;
             s.output_tokens_per_s_per_gpu = s.output_tokens_per_s / s.gpus;
+            s.requests_per_s_per_gpu = s.requests_per_s / s.gpus;
+            s.goodput_requests_per_s = slo_met_ / s.duration;
             s.mean_in_system = in_system_area_ / s.duration;
             s.mean_waiting = waiting_area_ / s.duration;
         }
-        s.kv_blocks = replicas_.empty() ? 0 : replicas_[0].total_blocks;
-        const double all_blocks = static_cast<double>(s.kv_blocks) * replicas_.size();
-        if (all_blocks > 0 && s.duration > 0) s.kv_occupancy_mean = kv_area_ / s.duration / all_blocks;
-        if (all_blocks > 0) s.kv_occupancy_peak = peak_used_ / all_blocks;
+        if (completed_ > 0) s.slo_attainment = static_cast<double>(slo_met_) / completed_;
+        s.kv_blocks = pools_[0].kv_blocks;
+        s.decode_kv_blocks = c_.decode_pool ? pools_[1].kv_blocks : 0;
+        if (all_blocks_ > 0 && s.duration > 0) s.kv_occupancy_mean = kv_area_ / s.duration / all_blocks_;
+        if (all_blocks_ > 0) s.kv_occupancy_peak = peak_used_ / all_blocks_;
         s.preemptions = preemptions_;
+        s.swapped_bytes = swapped_bytes_;
         s.used_blocks_at_first_preemption = first_preempt_used_;
         s.iterations = iterations_;
         if (iterations_ > 0) s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         s.sum_e2e = sum_e2e_;
         s.busy = parts_;
+        s.kv_transfers = transfer_count_;
+        if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
+        s.series = series_.Points(s.duration);
         return s;
     }
 
     const ServingConfig& c_;
     const EngineConfig& e_;
     const Workload& w_;
-    const IterationCost& cost_;
+    std::array<PoolModel, 2> pools_{};
+    KvTransferModel transfer_;
     Rng rng_;
     std::vector<Replica> replicas_;
+    std::array<size_t, 2> first_of_pool_{0, 0}, count_of_pool_{0, 0}, next_replica_{0, 0};
     std::vector<std::pair<double, int>> closed_pending_;  // (time, client): at most `concurrency` entries
-    double now_ = 0, next_arrival_ = kNever, last_completion_ = 0;
-    long long arrived_ = 0, next_id_ = 0, completed_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
+    std::priority_queue<InTransfer, std::vector<InTransfer>, std::greater<InTransfer>> transfers_;
+    long long transfer_seq_ = 0, transfer_count_ = 0;
+    double transfer_sum_ = 0;
+    double now_ = 0, next_arrival_ = kNever, last_completion_ = 0, all_blocks_ = 0;
+    long long arrived_ = 0, next_id_ = 0, completed_ = 0, slo_met_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
     long long iterations_ = 0, used_blocks_ = 0, peak_used_ = 0;
-    size_t next_replica_ = 0;
-    double in_tokens_ = 0, out_tokens_ = 0, batch_tokens_ = 0, running_sum_ = 0;
+    double in_tokens_ = 0, out_tokens_ = 0, batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
     double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, sum_e2e_ = 0;
     LatencyHistogram ttft_, tpot_, e2e_;
     IterationBreakdown parts_;
+    SeriesRecorder series_;
 };
 
 }  // namespace
 
 ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks) {
+    if (c.decode_pool)
+        throw Error("decode_pool", "a disaggregated description needs both pools' costs (the Simulate overload with pools)");
+    return Simulate(c, PoolModel{&cost, kv_blocks}, std::nullopt, {});
+}
+
+ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer) {
     ValidateServingConfig(c);
-    if (kv_blocks < 1) throw Error("engine.kv_blocks", "must be at least 1, got " + std::to_string(kv_blocks));
-    Engine engine(c, cost, kv_blocks);
+    if (c.decode_pool.has_value() != decode.has_value())
+        throw Error("decode_pool", "the decode pool's cost must be given exactly when the description has a decode pool");
+    if (pool.kv_blocks < 1) throw Error("engine.kv_blocks", "must be at least 1, got " + std::to_string(pool.kv_blocks));
+    if (decode && decode->kv_blocks < 1)
+        throw Error("decode_pool.kv_blocks", "must be at least 1, got " + std::to_string(decode->kv_blocks));
+    Engine engine(c, pool, decode, transfer);
     return engine.Run();
 }
+
+KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const PoolConfig& decode,
+                             double prefill_bytes, double decode_bytes) {
+    const int span = prefill.tp * prefill.replicas + decode.tp * decode.replicas;
+    if (span > sys.TotalAccelerators())
+        throw Error("decode_pool.replicas", "the two pools need " + std::to_string(span) + " GPUs; " + sys.name +
+                                                " has " + std::to_string(sys.TotalAccelerators()));
+    const NetworkLevel& link = sys.levels[static_cast<size_t>(sys.LevelForSpan(span))];
+    KvTransferModel t;
+    t.latency = link.latency_us * 1e-6;
+    t.seconds_per_token = std::max(prefill_bytes, decode_bytes) / (link.EffectiveGBps() * 1e9);
+    return t;
+}
+
+namespace {
+double TypicalPrompt(const ServingConfig& c) {
+    double p = (c.workload.input.min + c.workload.input.max) / 2.0;
+    if (c.workload.input.kind == LengthDist::Kind::normal) p = c.workload.input.mean;
+    if (c.workload.arrival == ArrivalKind::trace) {
+        double sum = 0;
+        for (const TraceRequest& t : c.workload.trace) sum += t.input;
+        p = sum / static_cast<double>(c.workload.trace.size());
+    }
+    if (c.engine.chunked_prefill && !c.engine.static_batching) p = std::min<double>(p, c.engine.max_tokens);
+    return p;
+}
+}  // namespace
 
 ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
     ValidateServingConfig(c);
     ServingRun run;
-    run.kv = ComputeKvCapacity(c.model, c.precision, c.pool.tp, sys.accelerator, c.engine);
     // The context-attention kernel's efficiency is looked up at the mean prompt (a chunk when prompts are chunked).
-    double typical_prompt = (c.workload.input.min + c.workload.input.max) / 2.0;
-    if (c.engine.chunked_prefill && !c.engine.static_batching) typical_prompt = std::min<double>(typical_prompt, c.engine.max_tokens);
+    const double typical_prompt = TypicalPrompt(c);
+    run.kv = ComputeKvCapacity(c.model, c.precision, c.pool.tp, sys.accelerator, c.engine);
     IterationCost cost(c.model, c.precision, c.pool.tp, sys, cal, typical_prompt, c.engine.max_tokens);
-    run.result = Simulate(c, cost, run.kv.blocks);
+    if (!c.decode_pool) {
+        run.result = Simulate(c, PoolModel{&cost, run.kv.blocks}, std::nullopt, {});
+        return run;
+    }
+    run.decode_kv = ComputeKvCapacity(c.model, c.precision, c.decode_pool->tp, sys.accelerator, c.engine);
+    IterationCost decode_cost(c.model, c.precision, c.decode_pool->tp, sys, cal, typical_prompt, c.engine.max_tokens);
+    run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
+    run.result = Simulate(c, PoolModel{&cost, run.kv.blocks}, PoolModel{&decode_cost, run.decode_kv->blocks}, *run.transfer);
     return run;
 }
 

@@ -11,6 +11,7 @@
 // requests of an offline run are created when admitted, not all at time 0); latencies go into fixed-size
 // histograms (latency_histogram.h).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "config/calibration.h"
@@ -18,6 +19,7 @@
 #include "inference/iteration_cost.h"
 #include "inference/kv_capacity.h"
 #include "inference/serving_config.h"
+#include "inference/time_series.h"
 
 namespace sc {
 
@@ -32,10 +34,16 @@ struct ServingResult {
     LatencySummary ttft, tpot, e2e;  // s; tpot per request: (e2e - ttft) / (output - 1), requests with output > 1
     double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
     double output_tokens_per_s_per_gpu = 0;
+    double requests_per_s_per_gpu = 0;
+    // SLO (ServingConfig::slo): the share of completed requests whose TTFT and TPOT both met their targets
+    // (a target of 0 is met by every request), and goodput, those requests per second of the run.
+    double slo_attainment = 0, goodput_requests_per_s = 0;
     // KV cache: blocks per replica, occupancy (used / blocks) averaged over time and its peak.
-    long long kv_blocks = 0;
+    long long kv_blocks = 0;         // per replica of the (prefill) pool
+    long long decode_kv_blocks = 0;  // per replica of the decode pool (disaggregated; else 0)
     double kv_occupancy_mean = 0, kv_occupancy_peak = 0;
     long long preemptions = 0;
+    double swapped_bytes = 0;  // per rank, out and back in (Preemption::swap)
     // Used KV blocks of the replica at its first preemption (-1: none happened); equals kv_blocks when the
     // engine preempts only because the cache is full.
     long long used_blocks_at_first_preemption = -1;
@@ -45,19 +53,49 @@ struct ServingResult {
     // completed) times the duration equals the sum of the requests' latencies (a run starts and ends empty).
     double mean_in_system = 0, mean_waiting = 0;
     double sum_e2e = 0;
+    // Disaggregated pools: KV caches moved from the prefill to the decode pool, and their mean time in flight.
+    long long kv_transfers = 0;
+    double kv_transfer_mean = 0;  // s
+    // KV occupancy (every pool's blocks), running sequences, waiting requests over time: bounded (time_series.h).
+    std::vector<SeriesPoint> series;
     // Where the replicas' busy time went, summed over every iteration (s).
     IterationBreakdown busy;
+};
+
+// One pool's replicas: their iteration time and the KV blocks each holds.
+struct PoolModel {
+    const IterationCost* cost = nullptr;
+    long long kv_blocks = 0;
+};
+
+// The KV cache's trip from a prefill replica to a decode replica: every prefill rank sends its shard to a
+// decode rank at once, so a prompt of n tokens takes latency + n * max(bytes per token on a prefill rank,
+// on a decode rank) / bandwidth (the point-to-point alpha-beta line of CommModel::P2PSeconds).
+struct KvTransferModel {
+    double latency = 0;             // s
+    double seconds_per_token = 0;   // s
+    double Seconds(double tokens) const { return latency + tokens * seconds_per_token; }
 };
 
 // Runs the workload of `c` on replicas whose iteration time is `cost` and whose cache holds `kv_blocks`
 // blocks each. Throws sc::Error when a request can never fit (its prompt and output need more blocks than
 // the cache has, or, without chunked prefill, its prompt exceeds the token budget).
 ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks);
+// The same with the pools given: `decode` must be set exactly when c.decode_pool is.
+ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer);
+
+// The KV transfer between the pools on `sys`: both pools placed side by side (prefill GPUs then decode GPUs),
+// the link is the innermost network level spanning them all (System::LevelForSpan), at its effective
+// per-direction bandwidth and per-hop latency.
+KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const PoolConfig& decode,
+                             double prefill_kv_bytes_per_token, double decode_kv_bytes_per_token);
 
 // Everything from the description: the iteration cost on `sys` (its accelerator and scale-up network), the KV
 // capacity from the memory model, then Simulate. `cal` must outlive the call.
 struct ServingRun {
-    KvCapacity kv;
+    KvCapacity kv;                          // the pool's (the prefill pool's when disaggregated)
+    std::optional<KvCapacity> decode_kv;    // the decode pool's
+    std::optional<KvTransferModel> transfer;
     ServingResult result;
 };
 ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal);

@@ -3,7 +3,9 @@
 // presets/inference/*.json hold descriptions; ParseServingDescription (serving_parse.cpp) reads them strictly.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "config/model_config.h"
 #include "config/precision.h"
@@ -39,6 +41,18 @@ enum class KvMemoryPolicy { free_fraction, total_fraction };
 //                 they are reserved then, so nothing is ever preempted.
 enum class KvAdmission { on_demand, reserve_full };
 
+// Which waiting request is admitted first. fcfs: arrival order. priority: the lowest priority value first
+// (vLLM's --scheduling-policy priority), arrival order among equals; running requests are not preempted for it.
+enum class SchedulingPolicy { fcfs, priority };
+const char* NameOf(SchedulingPolicy p);
+
+// What preemption does to a running request's KV cache (vLLM's two modes, Kwon et al. 2023 section 4.5).
+//   recompute: its blocks are freed; on readmission its prompt and generated tokens are prefilled again.
+//   swap:      its blocks are copied to host memory over the host link (the replica waits for the copy) and
+//              copied back when it is readmitted, after which it resumes decoding.
+enum class Preemption { recompute, swap };
+const char* NameOf(Preemption p);
+
 struct EngineConfig {
     int max_seqs = 256;          // sequences in one iteration (vLLM max_num_seqs, TRT-LLM max_batch_size)
     int max_tokens = 8192;       // tokens computed in one iteration (vLLM max_num_batched_tokens, TRT-LLM max_num_tokens)
@@ -49,6 +63,11 @@ struct EngineConfig {
     KvMemoryPolicy memory_policy = KvMemoryPolicy::total_fraction;
     double kv_memory_fraction = 0.9;
     long long kv_blocks_override = 0;  // > 0: this many KV blocks instead of the memory model's (tests, what-ifs)
+    SchedulingPolicy scheduling = SchedulingPolicy::fcfs;
+    Preemption preemption = Preemption::recompute;
+    // Host link a swapped-out KV cache crosses, GB/s per direction per GPU (each TP rank swaps its own shard).
+    // Only read under Preemption::swap. Not in the hardware presets: the description states it with its source.
+    double swap_gbps = 0;
 };
 
 struct PoolConfig {
@@ -56,29 +75,71 @@ struct PoolConfig {
     int replicas = 1;  // independent copies; requests are dealt round-robin
 };
 
-enum class ArrivalKind { poisson, fixed_rate, closed_loop, offline };
+// poisson: exponential gaps at `rate`. gamma: gamma-distributed gaps at mean 1/rate with coefficient of
+// variation `cv` (cv = 1 is Poisson; cv > 1 bursty, as in the DistServe and Vidur workload generators).
+// fixed_rate: 1/rate apart. closed_loop: `concurrency` clients, each sending its next request when the
+// previous completes. offline: all queued at time 0. trace: the arrivals and lengths of `trace`.
+enum class ArrivalKind { poisson, gamma, fixed_rate, closed_loop, offline, trace };
 const char* NameOf(ArrivalKind k);
 
+// fixed: min (== max). uniform: integers in [min, max]. normal: mean, stddev, redrawn until in [min, max]
+// (a truncated normal). empirical: one of `values` with probability proportional to `weights`.
 struct LengthDist {
-    enum class Kind { fixed, uniform } kind = Kind::fixed;
-    int min = 1, max = 1;  // fixed: min == max
+    enum class Kind { fixed, uniform, normal, empirical } kind = Kind::fixed;
+    int min = 1, max = 1;  // fixed: min == max; the bounds of every kind (the largest request checks the cache)
+    double mean = 0, stddev = 0;     // normal
+    std::vector<int> values;         // empirical
+    std::vector<double> weights;     // empirical, same length, > 0
+    static LengthDist Fixed(int tokens) { return Between(Kind::fixed, tokens, tokens); }
+    static LengthDist Uniform(int lo, int hi) { return Between(Kind::uniform, lo, hi); }
+
+private:
+    static LengthDist Between(Kind k, int lo, int hi) {
+        LengthDist d;
+        d.kind = k, d.min = lo, d.max = hi;
+        return d;
+    }
+};
+const char* NameOf(LengthDist::Kind k);
+
+// One request of a replayed trace (the core takes the list; the CLI reads it from a file).
+struct TraceRequest {
+    double arrival = 0;  // s, non-decreasing along the trace
+    int input = 1, output = 1;
+    int priority = 0;
 };
 
 struct Workload {
     ArrivalKind arrival = ArrivalKind::offline;
     double rate = 0;        // requests/s (poisson, fixed_rate)
     int concurrency = 1;    // clients, each sending its next request when the previous one completes (closed_loop)
-    long long requests = 1; // requests in the run
+    double cv = 1;          // gamma: coefficient of variation of the gaps
+    long long requests = 1; // requests in the run (trace: the trace's length)
     LengthDist input, output;  // prompt tokens, generated tokens (the first one comes from the prefill)
+    // Priority classes: a request draws class i with probability priority_weights[i] and gets priority i
+    // (0 first). Empty: everyone has priority 0. Only read under SchedulingPolicy::priority.
+    std::vector<double> priority_weights;
+    std::vector<TraceRequest> trace;  // ArrivalKind::trace
     uint64_t seed = 1;
+};
+
+// Service-level objectives a request meets when its TTFT and its TPOT are both within them (0: no target).
+// Goodput is the rate of requests that meet them (DistServe, Zhong et al. 2024).
+struct SloTargets {
+    double ttft = 0, tpot = 0;  // s
 };
 
 struct ServingConfig {
     ModelConfig model;
     ServingPrecision precision;
+    // Without decode_pool: one pool of replicas that prefill and decode. With it: `pool` prefills only and
+    // decode_pool decodes only (disaggregated, Splitwise / DistServe); a request's KV cache crosses the network
+    // between them when its prefill ends.
     PoolConfig pool;
+    std::optional<PoolConfig> decode_pool;
     EngineConfig engine;
     Workload workload;
+    SloTargets slo;
 };
 
 // Checks every field (sc::Error naming the field, the value and what is valid). The model is checked by

@@ -1,5 +1,8 @@
 #include "inference/serving_parse.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "config/error.h"
 #include "config/json_fields.h"
 
@@ -14,14 +17,44 @@ Precision PrecisionField(JsonFields& f, const char* key, Precision fallback) {
     return p;
 }
 
+// {"<integer>": weight, ...}: an empirical distribution's values (or priority classes) and their weights.
+std::vector<std::pair<int, double>> WeightMap(const nlohmann::json& obj, const std::string& path, int lo, int hi) {
+    std::vector<std::pair<int, double>> out;
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        const std::string field = path + "." + it.key();
+        char* end = nullptr;
+        const long v = std::strtol(it.key().c_str(), &end, 10);
+        if (it.key().empty() || *end || v < lo || v > hi)
+            throw Error(field, "a key must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        if (!it.value().is_number() || !(it.value().get<double>() > 0))
+            throw Error(field, "the weight must be a number > 0, got " + Shown(it.value()));
+        out.push_back({static_cast<int>(v), it.value().get<double>()});
+    }
+    if (out.empty()) throw Error(path, "needs at least one entry");
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 LengthDist Lengths(const nlohmann::json* obj, const std::string& path) {
     if (!obj) throw Error(path, "missing required field");
     JsonFields f(*obj, path);
     LengthDist d;
-    const std::string kind = f.Choice("distribution", {"fixed", "uniform"}, "fixed");
+    const std::string kind = f.Choice("distribution", {"fixed", "uniform", "normal", "empirical"}, "fixed");
     if (kind == "fixed") {
         d.kind = LengthDist::Kind::fixed;
         d.min = d.max = f.PositiveInt("tokens");
+    } else if (kind == "empirical") {
+        d.kind = LengthDist::Kind::empirical;
+        const nlohmann::json* w = f.Object("weights");
+        if (!w) throw Error(path + ".weights", "missing required field (token count -> weight)");
+        for (const auto& [v, wt] : WeightMap(*w, path + ".weights", 1, kMaxModelDim)) d.values.push_back(v), d.weights.push_back(wt);
+        d.min = d.values.front(), d.max = d.values.back();
+    } else if (kind == "normal") {
+        d.kind = LengthDist::Kind::normal;
+        d.mean = f.NonNegativeNumber("mean", 0, kMaxModelDim);
+        d.stddev = f.NonNegativeNumber("stddev", 0, kMaxModelDim);
+        d.min = f.PositiveInt("min");
+        d.max = f.PositiveInt("max");
     } else {
         d.kind = LengthDist::Kind::uniform;
         d.min = f.PositiveInt("min");
@@ -60,6 +93,17 @@ ServingDescription ParseServingDescription(std::string_view text) {
         c.pool.replicas = f.PositiveInt("replicas", 1, 1 << 24);
         f.RejectUnknown();
     }
+    if (const nlohmann::json* p = top.Object("decode_pool")) {
+        JsonFields f(*p, "decode_pool");
+        c.decode_pool = PoolConfig{f.PositiveInt("tp", 1, 1 << 24), f.PositiveInt("replicas", 1, 1 << 24)};
+        f.RejectUnknown();
+    }
+    if (const nlohmann::json* p = top.Object("slo")) {
+        JsonFields f(*p, "slo");
+        c.slo.ttft = f.NonNegativeNumber("ttft_ms", 0, 1e9) / 1e3;
+        c.slo.tpot = f.NonNegativeNumber("tpot_ms", 0, 1e9) / 1e3;
+        f.RejectUnknown();
+    }
     if (const nlohmann::json* p = top.Object("engine")) {
         JsonFields f(*p, "engine");
         EngineConfig& e = c.engine;
@@ -77,6 +121,13 @@ ServingDescription ParseServingDescription(std::string_view text) {
                               : KvMemoryPolicy::total_fraction;
         e.kv_memory_fraction = f.NonNegativeNumber("kv_memory_fraction", e.kv_memory_fraction, 1);
         e.kv_blocks_override = f.NonNegativeInt("kv_blocks", 0, 2147483647);
+        e.scheduling = f.Choice("scheduling", {"fcfs", "priority"}, "fcfs") == std::string("priority")
+                           ? SchedulingPolicy::priority
+                           : SchedulingPolicy::fcfs;
+        e.preemption = f.Choice("preemption", {"recompute", "swap"}, "recompute") == std::string("swap")
+                           ? Preemption::swap
+                           : Preemption::recompute;
+        e.swap_gbps = f.NonNegativeNumber("swap_gbps", 0, 1e6);
         f.RejectUnknown();
     }
     const nlohmann::json* wl = top.Object("workload");
@@ -84,12 +135,21 @@ ServingDescription ParseServingDescription(std::string_view text) {
     {
         JsonFields f(*wl, "workload");
         Workload& w = c.workload;
-        const std::string a = f.Choice("arrival", {"poisson", "fixed_rate", "closed_loop", "offline"}, "offline");
+        const std::string a =
+            f.Choice("arrival", {"poisson", "gamma", "fixed_rate", "closed_loop", "offline", "trace"}, "offline");
         w.arrival = a == "poisson" ? ArrivalKind::poisson
+                    : a == "gamma" ? ArrivalKind::gamma
+                    : a == "trace" ? ArrivalKind::trace
                     : a == "fixed_rate" ? ArrivalKind::fixed_rate
                     : a == "closed_loop" ? ArrivalKind::closed_loop
                                          : ArrivalKind::offline;
         w.rate = f.NonNegativeNumber("rate", 0, 1e9);
+        w.cv = f.NonNegativeNumber("cv", 1, 1e9);
+        if (const nlohmann::json* pr = f.Object("priorities")) {  // {"<class>": weight}: class 0 runs first
+            const auto classes = WeightMap(*pr, "workload.priorities", 0, 1000);
+            w.priority_weights.assign(static_cast<size_t>(classes.back().first) + 1, 0.0);
+            for (const auto& [k, wt] : classes) w.priority_weights[static_cast<size_t>(k)] = wt;
+        }
         w.concurrency = f.PositiveInt("concurrency", 1, 1 << 24);
         w.requests = f.PositiveInt("requests", 2147483647);
         w.seed = static_cast<uint64_t>(f.NonNegativeInt("seed", 1, 2147483647));

@@ -93,8 +93,8 @@ TEST(Serve, LowLoadLatencyIsTheServiceTime) {
 TEST(Serve, LittlesLawHoldsOnTheSimulatedQueue) {
     for (ArrivalKind a : {ArrivalKind::poisson, ArrivalKind::offline, ArrivalKind::closed_loop, ArrivalKind::fixed_rate}) {
         ServingConfig c = Base("llama3-8b", 2, 200, 100, 3000);
-        c.workload.input = {LengthDist::Kind::uniform, 50, 800};
-        c.workload.output = {LengthDist::Kind::uniform, 1, 300};
+        c.workload.input = LengthDist::Uniform(50, 800);
+        c.workload.output = LengthDist::Uniform(1, 300);
         c.workload.arrival = a;
         c.workload.rate = 40;  // above what 2 GPUs serve: the queue grows
         c.workload.concurrency = 64;
@@ -172,7 +172,7 @@ TEST(Serve, PreemptionHappensExactlyWhenTheCacheIsFull) {
 
 TEST(Serve, StaticBatchingWaitsForTheWholeBatch) {
     ServingConfig c = Base("llama3-8b", 1, 64, 32, 8);
-    c.workload.output = {LengthDist::Kind::uniform, 2, 64};
+    c.workload.output = LengthDist::Uniform(2, 64);
     c.engine.static_batching = true;
     c.engine.max_seqs = 4;
     IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 64, 8192);
@@ -187,7 +187,7 @@ TEST(Serve, SameSeedSameRun) {
     ServingConfig c = Base("llama3-8b", 1, 100, 100, 500);
     c.workload.arrival = ArrivalKind::poisson;
     c.workload.rate = 20;
-    c.workload.input = {LengthDist::Kind::uniform, 10, 1000};
+    c.workload.input = LengthDist::Uniform(10, 1000);
     IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 500, 8192);
     ServingResult a = Simulate(c, cost, 20000), b = Simulate(c, cost, 20000);
     EXPECT_EQ(a.duration, b.duration);
@@ -255,7 +255,8 @@ TEST(Serve, EveryInferencePresetParsesAndRuns) {
         EXPECT_GT(run.kv.blocks, 0);
         EXPECT_GT(run.result.output_tokens_per_s, 0);
         // One replica is busy at most the whole run (the busy time sums over replicas).
-        EXPECT_LE(run.result.busy.total(), run.result.duration * d.config.pool.replicas * (1 + 1e-12));
+        const int replicas = d.config.pool.replicas + (d.config.decode_pool ? d.config.decode_pool->replicas : 0);
+        EXPECT_LE(run.result.busy.total(), run.result.duration * replicas * (1 + 1e-12));
         ++n;
     }
     EXPECT_GE(n, 2);

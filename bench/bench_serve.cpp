@@ -1,0 +1,54 @@
+// (f) Serving: 1,000,000 requests of a disaggregated two-pool deployment (presets/inference/
+// llama3-70b-h100-disaggregated.json scaled to 4 prefill and 4 decode replicas of TP8 on DGX H100, Poisson
+// at 16 req/s, uniform 100..2000 prompt and 10..500 output tokens), one simulation, single-threaded.
+// Target: < 10 s native, wasm within 2x. Prints wall and CPU seconds, events/s (per wall second) and peak RSS: memory is bounded because a request's
+// state is freed when it completes and latencies go into fixed-size histograms (inference/latency_histogram.h).
+// Usage: bench_serve [requests]   (default 1000000)
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "bench_util.h"
+#include "inference/engine.h"
+#include "inference/serving_parse.h"
+
+// CPU seconds this process has used (user + system): on a machine shared with other jobs the wall clock counts
+// their time too, so both are printed. Under wasm, getrusage is emulated: 0.
+static double CpuSeconds() {
+#ifdef __EMSCRIPTEN__
+    return 0;
+#else
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+#endif
+}
+
+int main(int argc, char** argv) {
+    const long long requests = argc > 1 ? std::atoll(argv[1]) : 1000000;
+    sc::ServingDescription d =
+        sc::ParseServingDescription(bench::Read("presets/inference/llama3-70b-h100-disaggregated.json"));
+    sc::ServingConfig c = d.config;
+    c.model = bench::Model(d.model_id);
+    c.pool.replicas = 4;
+    c.decode_pool->replicas = 4;
+    c.workload.rate = 16;
+    c.workload.requests = requests;
+    const sc::System sys = bench::System(d.system_id, "h100-sxm");
+    const double t0 = bench::Now(), cpu0 = CpuSeconds();
+    const sc::ServingRun run = sc::SimulateServing(c, sys, &bench::Calibration());
+    const double secs = bench::Now() - t0, cpu = CpuSeconds() - cpu0;
+    const sc::ServingResult& r = run.result;
+    // Events: every arrival, every iteration end (one per replica iteration) and every KV transfer's arrival.
+    const double events = static_cast<double>(requests + r.iterations + r.kv_transfers);
+    const std::string note = std::to_string(r.completed) + " requests, " + std::to_string(r.iterations) +
+                             " iterations, " + std::to_string(r.kv_transfers) + " KV transfers, " +
+                             std::to_string(static_cast<long long>(events)) + " events; simulated " +
+                             std::to_string(r.duration) + " s, " + std::to_string(r.requests_per_s) + " req/s";
+    bench::Result("serve_s", secs, "s", note);
+    if (cpu > 0) bench::Result("serve_cpu_s", cpu, "s", "user + system CPU time of the simulation (getrusage)");
+    bench::Result("serve_events_per_s", events / secs, "/s", note);
+    bench::Result("serve_peak_rss", bench::PeakRssBytes(), "B", "getrusage ru_maxrss");
+    return r.completed == requests ? 0 : 1;
+}

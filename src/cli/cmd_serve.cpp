@@ -1,0 +1,126 @@
+// stagecraft serve: one serving description (presets/inference/*.json), simulated by the serving engine
+// (src/engine/serve.h), or a rate sweep of it (a throughput-latency curve), as text or JSON.
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/search_args.h"
+#include "cli/shards.h"
+#include "cli/system_args.h"
+#include "config/error.h"
+#include "config/json_fields.h"
+#include "config/numbers.h"
+#include "config/overrides.h"
+#include "config/split_list.h"
+#include "engine/serve.h"
+#include "inference/serving_parse.h"
+#include "inference/trace_parse.h"
+#include "report/serve_report.h"
+
+namespace sc::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kServeUsage =
+    "usage: stagecraft serve --preset FILE|ID [--set key=value]... [--trace FILE] [--rate-sweep R1,R2,...]\n"
+    "                        [--system SYSTEM] [--system-set k=v]... [--threads N] [--json]\n"
+    "  --preset      a serving description (presets/inference/*.json, or its id): model, system, precision,\n"
+    "                pool(s), engine, workload, SLO (format in docs/serving.md)\n"
+    "  --set         override a description field, checked as strictly as the file, e.g. --set pool.tp=4\n"
+    "                --set workload.rate=12 --set slo.ttft_ms=500 --set engine.preemption=swap\n"
+    "  --trace       replay a request trace: lines arrival_s,input_tokens,output_tokens[,priority]\n"
+    "  --rate-sweep  simulate the workload at each of these arrival rates (requests/s; poisson, gamma or\n"
+    "                fixed_rate arrivals) and print the throughput-latency curve\n"
+    "  --threads N   threads for a rate sweep (default: the machine's); results do not depend on it\n"
+    "  --system      run on this cluster instead of the description's; --system-set, --no-calibration as for\n"
+    "                estimate\n"
+    "  --json        print JSON instead of text\n";
+
+fs::path PresetPath(const std::string& given) {
+    fs::path p = given;
+    std::error_code ec;
+    if (!fs::exists(p, ec) && p.extension() != ".json" && !p.empty()) p = fs::path("presets/inference") / (given + ".json");
+    return p;
+}
+
+// The model preset an id names: presets/models/<id>.json beside the description's folder.
+ModelConfig LoadModelById(const fs::path& preset, const std::string& id) {
+    bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
+    for (char c : id) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+    if (!plain) throw Error("model", "\"" + Clip(id) + "\" is not a model preset id (letters, digits, '.', '_', '-')");
+    const fs::path path = preset.parent_path() / ".." / "models" / (id + ".json");
+    const std::string text = ReadFile(path.string(), "model");
+    try {
+        return ParseModelConfig(text);
+    } catch (const Error& e) {
+        throw Error("", Clip(path.lexically_normal().string()) + ": " + e.what());
+    }
+}
+
+std::vector<double> SweepRates(const std::string& list) {
+    std::vector<double> rates;
+    for (const std::string& item : SplitList(list)) rates.push_back(ParseNumberIn("--rate-sweep", item, 0, 1e9, true));
+    return rates;
+}
+
+}  // namespace
+
+int Serve(int argc, char** argv) {
+    std::vector<std::string> flags = {"preset", "set", "trace", "rate-sweep", "threads", "system", "system-set"};
+    Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
+    if (a.Has("help") || !a.Has("preset")) {
+        std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
+        return a.Has("help") ? 0 : 2;
+    }
+    const fs::path preset = PresetPath(a.Get("preset"));
+    const std::string file = Clip(preset.string());
+    std::string text = ReadFile(preset.string(), "--preset");
+    ServingDescription d;
+    try {
+        const std::vector<std::string> sets = a.All("set");
+        d = ParseServingDescription(sets.empty() ? text : ApplyOverrides(text, sets, file));
+    } catch (const Error& e) {
+        throw Error("", file + ": " + e.what());
+    }
+    engine::ServeRequest request;
+    request.config = d.config;
+    request.config.model = LoadModelById(preset, d.model_id);
+    if (a.Has("trace")) {
+        Workload& w = request.config.workload;
+        try {
+            w.trace = ParseTraceCsv(ReadFile(a.Get("trace"), "--trace"));
+        } catch (const Error& e) {
+            throw Error("--trace", Clip(a.Get("trace")) + ": " + e.what());
+        }
+        w.arrival = ArrivalKind::trace;
+        w.requests = static_cast<long long>(w.trace.size());
+    }
+    const std::string system_path = (preset.parent_path() / ".." / "systems" / (d.system_id + ".json")).string();
+    LoadedSystem ls = LoadSystem(a, system_path.c_str());
+    BuildCluster(ls, a, 0);
+    request.system = &ls.system;
+    request.calibration = ls.calibration.get();
+    const bool json = a.Has("json");
+    std::string out;
+    if (a.Has("rate-sweep")) {
+        request.sweep_rates = SweepRates(a.Get("rate-sweep"));
+        const engine::ServeSweepSnapshot snap = engine::SnapshotServeSweep(request);
+        const int threads = std::min<int>(LoadThreads(a), static_cast<int>(snap.rates.size()));
+        auto parts = RunShardsOnThreads<std::vector<engine::ServeSweepPoint>>(
+            threads, [&](int shard, int count) { return engine::RunServeSweepShard(snap, shard, count); });
+        const auto points = engine::MergeServeSweep(std::move(parts));
+        out = json ? ServeSweepReportJson(snap, points) : ServeSweepReportText(snap, points);
+    } else {
+        if (a.Has("threads")) throw Error("--threads", "only a rate sweep runs on threads; add --rate-sweep");
+        const engine::ServeResult r = engine::RunServe(request);
+        out = json ? ServeReportJson(request, r) : ServeReportText(request, r);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+}
+
+}  // namespace sc::cli

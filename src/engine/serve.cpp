@@ -1,0 +1,68 @@
+#include "engine/serve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "config/error.h"
+
+namespace sc::engine {
+
+namespace {
+
+bool RateDriven(ArrivalKind k) {
+    return k == ArrivalKind::poisson || k == ArrivalKind::gamma || k == ArrivalKind::fixed_rate;
+}
+
+ServingConfig AtRate(const ServingConfig& c, double rate) {
+    ServingConfig at = c;
+    at.workload.rate = rate;
+    return at;
+}
+
+}  // namespace
+
+ServeResult RunServe(const ServeRequest& r) {
+    if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
+    return SimulateServing(r.config, *r.system, r.calibration);
+}
+
+ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
+    if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
+    if (r.sweep_rates.empty()) throw Error("sweep_rates", "a rate sweep needs at least one rate");
+    if (!RateDriven(r.config.workload.arrival))
+        throw Error("workload.arrival", std::string("a rate sweep varies the arrival rate: it needs poisson, gamma or "
+                                                    "fixed_rate arrivals, got ") + NameOf(r.config.workload.arrival));
+    for (size_t i = 0; i < r.sweep_rates.size(); ++i) {
+        const double v = r.sweep_rates[i];
+        if (!(std::isfinite(v) && v > 0 && v <= 1e9))
+            throw Error("sweep_rates[" + std::to_string(i) + "]", "must be in (0, 1e9] requests/s, got " + std::to_string(v));
+    }
+    ValidateServingConfig(AtRate(r.config, r.sweep_rates.front()));
+    ServeSweepSnapshot s;
+    s.config = r.config;
+    s.system = *r.system;
+    if (r.calibration) s.calibration = std::make_shared<const CalibrationTable>(*r.calibration);
+    s.rates = r.sweep_rates;
+    return s;
+}
+
+std::vector<ServeSweepPoint> RunServeSweepShard(const ServeSweepSnapshot& s, int shard, int count) {
+    if (count < 1) throw Error("shards", "must be at least 1, got " + std::to_string(count));
+    if (shard < 0 || shard >= count)
+        throw Error("shard", "must be in [0, " + std::to_string(count) + "), got " + std::to_string(shard));
+    std::vector<ServeSweepPoint> out;
+    for (size_t i = static_cast<size_t>(shard); i < s.rates.size(); i += static_cast<size_t>(count))
+        out.push_back({i, s.rates[i], SimulateServing(AtRate(s.config, s.rates[i]), s.system, s.calibration.get())});
+    return out;
+}
+
+std::vector<ServeSweepPoint> MergeServeSweep(std::vector<std::vector<ServeSweepPoint>> shards) {
+    std::vector<ServeSweepPoint> all;
+    for (auto& part : shards)
+        for (auto& p : part) all.push_back(std::move(p));
+    std::sort(all.begin(), all.end(), [](const ServeSweepPoint& a, const ServeSweepPoint& b) { return a.index < b.index; });
+    return all;
+}
+
+}  // namespace sc::engine

@@ -1,0 +1,67 @@
+// Serving (issue 14) through the engine: one request -> one result, for every driver (`stagecraft serve`, the
+// page's Inference view, web workers, MPI ranks), and a rate sweep sharded over an immutable snapshot the same
+// way as the layout search (search.h): RunServeSweepShard of every shard, merged by MergeServeSweep, equals one
+// unsharded sweep whatever the shard count, because every point is a whole simulation of its own seed.
+//
+// How a driver uses it:
+//   engine::ServeRequest req;                  // from a preset (ParseServingDescription) and edits
+//   req.config = description.config;           // with config.model set from the model preset
+//   req.system = &system; req.calibration = &cal;
+//   engine::ServeResult r = engine::RunServe(req);                     // one simulation
+//   std::string text = ServeReportText(req, r);                         // src/report/serve_report.h
+//
+//   req.sweep_rates = {1, 2, 4, 8};            // a throughput-latency curve
+//   auto snap = engine::SnapshotServeSweep(req);                        // checks everything once, copies it
+//   shard k of n: engine::RunServeSweepShard(snap, k, n)                // any thread / worker / rank
+//   auto points = engine::MergeServeSweep(std::move(shards));           // in rate order
+//   std::string json = ServeSweepReportJson(snap, points);
+//
+// Nothing here does I/O; a bad request throws sc::Error naming the field.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "inference/engine.h"
+#include "inference/serving_config.h"
+
+namespace sc::engine {
+
+struct ServeRequest {
+    ServingConfig config;  // the description, config.model included
+    // Borrowed; must outlive RunServe / SnapshotServeSweep (a snapshot copies them).
+    const System* system = nullptr;
+    const CalibrationTable* calibration = nullptr;  // null: no measured curves
+    // A rate sweep: the arrival rates (requests/s) of its points, each > 0. Needs rate-driven arrivals
+    // (poisson, gamma, fixed_rate); every point is the config's workload at that rate and the same seed.
+    std::vector<double> sweep_rates;
+};
+
+// One simulation: the KV capacity of each pool, the transfer model, the results (inference/engine.h).
+using ServeResult = ServingRun;
+
+// Throws sc::Error("system") without a cluster, or naming the field of anything else that is invalid.
+ServeResult RunServe(const ServeRequest& request);
+
+struct ServeSweepSnapshot {
+    ServingConfig config;
+    System system;
+    std::shared_ptr<const CalibrationTable> calibration;  // null: none; shared, never changed, by every shard
+    std::vector<double> rates;                            // ascending, as requested
+};
+
+struct ServeSweepPoint {
+    size_t index = 0;  // position in the snapshot's rates
+    double rate = 0;   // offered requests/s
+    ServeResult run;
+};
+
+// Copies what the sweep needs and checks it (the rates, the arrival kind, the config) before any shard runs.
+ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& request);
+// The points whose index i has i % count == shard. Throws sc::Error for a shard outside [0, count).
+std::vector<ServeSweepPoint> RunServeSweepShard(const ServeSweepSnapshot& snap, int shard, int count);
+// Every shard's points in one list in index order.
+std::vector<ServeSweepPoint> MergeServeSweep(std::vector<std::vector<ServeSweepPoint>> shards);
+
+}  // namespace sc::engine

@@ -1,0 +1,217 @@
+#include "report/serve_report.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+
+namespace sc {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Fmt(const char* f, double v) { return FormatNumber(f, v); }
+
+std::string PoolText(const PoolConfig& p) {
+    return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x TP" + std::to_string(p.tp) +
+           " (" + std::to_string(p.replicas * p.tp) + (p.replicas * p.tp == 1 ? " GPU)" : " GPUs)");
+}
+
+std::string LengthText(const LengthDist& d) {
+    switch (d.kind) {
+        case LengthDist::Kind::fixed: return std::to_string(d.min);
+        case LengthDist::Kind::uniform: return "uniform " + std::to_string(d.min) + ".." + std::to_string(d.max);
+        case LengthDist::Kind::normal:
+            return "normal " + Fmt("%g", d.mean) + " +- " + Fmt("%g", d.stddev) + " in " + std::to_string(d.min) + ".." +
+                   std::to_string(d.max);
+        case LengthDist::Kind::empirical: return "empirical, " + std::to_string(d.values.size()) + " values";
+    }
+    return "?";
+}
+
+std::string ArrivalText(const Workload& w) {
+    switch (w.arrival) {
+        case ArrivalKind::poisson: return "Poisson at " + Fmt("%g", w.rate) + " req/s";
+        case ArrivalKind::gamma: return "gamma at " + Fmt("%g", w.rate) + " req/s, CV " + Fmt("%g", w.cv);
+        case ArrivalKind::fixed_rate: return "every " + FormatSeconds(1 / w.rate) + " (" + Fmt("%g", w.rate) + " req/s)";
+        case ArrivalKind::closed_loop: return std::to_string(w.concurrency) + " closed-loop clients";
+        case ArrivalKind::offline: return "all queued at time 0";
+        case ArrivalKind::trace: return "replayed trace";
+    }
+    return "?";
+}
+
+std::string EngineText(const EngineConfig& e) {
+    std::string s = "max " + std::to_string(e.max_seqs) + " sequences, " + std::to_string(e.max_tokens) +
+                    " tokens per iteration, " + std::to_string(e.block_size) + "-token KV blocks";
+    s += e.static_batching ? ", static batching" : e.chunked_prefill ? ", chunked prefill" : ", whole prompts";
+    s += e.admission == KvAdmission::reserve_full ? ", KV reserved at admission" : ", KV on demand";
+    s += std::string(", ") + NameOf(e.scheduling) + ", " + NameOf(e.preemption) + " preemption";
+    return s;
+}
+
+std::string KvText(const KvCapacity& k) {
+    return "weights " + FormatBytes(k.weight_bytes) + ", workspace " + FormatBytes(k.workspace_bytes) + ", KV " +
+           FormatBytes(k.kv_bytes) + " = " + std::to_string(k.blocks) + " blocks (" + std::to_string(k.tokens()) +
+           " tokens) per GPU of " + FormatBytes(k.memory_bytes);
+}
+
+std::string LatencyRow(const char* label, const LatencySummary& l) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "  %-6s %12s %12s %12s %12s %12s\n", label, FormatSeconds(l.mean).c_str(),
+                  FormatSeconds(l.p50).c_str(), FormatSeconds(l.p90).c_str(), FormatSeconds(l.p99).c_str(),
+                  FormatSeconds(l.max).c_str());
+    return buf;
+}
+
+Json LatencyJson(const LatencySummary& l) {
+    return {{"mean", l.mean}, {"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"min", l.min}, {"max", l.max}};
+}
+
+Json KvJson(const KvCapacity& k) {
+    return {{"memory_bytes", k.memory_bytes}, {"weight_bytes", k.weight_bytes}, {"workspace_bytes", k.workspace_bytes},
+            {"kv_bytes", k.kv_bytes}, {"kv_bytes_per_token", k.kv_bytes_per_token}, {"blocks", k.blocks},
+            {"block_size", k.block_size}};
+}
+
+Json ResultJson(const ServingResult& r, bool series) {
+    Json j = {{"completed", r.completed}, {"gpus", r.gpus}, {"duration_s", r.duration},
+              {"ttft_s", LatencyJson(r.ttft)}, {"tpot_s", LatencyJson(r.tpot)}, {"e2e_s", LatencyJson(r.e2e)},
+              {"requests_per_s", r.requests_per_s}, {"input_tokens_per_s", r.input_tokens_per_s},
+              {"output_tokens_per_s", r.output_tokens_per_s}, {"requests_per_s_per_gpu", r.requests_per_s_per_gpu},
+              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu}, {"slo_attainment", r.slo_attainment},
+              {"goodput_requests_per_s", r.goodput_requests_per_s}, {"kv_blocks", r.kv_blocks},
+              {"decode_kv_blocks", r.decode_kv_blocks}, {"kv_occupancy_mean", r.kv_occupancy_mean},
+              {"kv_occupancy_peak", r.kv_occupancy_peak}, {"preemptions", r.preemptions},
+              {"swapped_bytes", r.swapped_bytes}, {"iterations", r.iterations},
+              {"mean_batch_tokens", r.mean_batch_tokens}, {"mean_running", r.mean_running},
+              {"mean_in_system", r.mean_in_system}, {"mean_waiting", r.mean_waiting},
+              {"kv_transfers", r.kv_transfers}, {"kv_transfer_mean_s", r.kv_transfer_mean},
+              {"busy_s", {{"linear", r.busy.linear}, {"attention", r.busy.attention},
+                          {"elementwise", r.busy.elementwise}, {"tp_comm", r.busy.tp_comm}, {"head", r.busy.head}}}};
+    if (series) {
+        Json pts = Json::array();
+        for (const SeriesPoint& p : r.series)
+            pts.push_back({{"start_s", p.start}, {"end_s", p.end}, {"kv_occupancy", p.kv_occupancy},
+                           {"running", p.running}, {"waiting", p.waiting}});
+        j["series"] = std::move(pts);
+    }
+    return j;
+}
+
+Json DeploymentJson(const ServingConfig& c, const System& sys) {
+    const Workload& w = c.workload;
+    Json j = {{"model", c.model.name}, {"system", sys.name}, {"accelerator", sys.accelerator.name},
+              {"pool", {{"tp", c.pool.tp}, {"replicas", c.pool.replicas}}}};
+    if (c.decode_pool) j["decode_pool"] = {{"tp", c.decode_pool->tp}, {"replicas", c.decode_pool->replicas}};
+    j["precision"] = {{"weights", NameOf(c.precision.weights)}, {"compute", NameOf(c.precision.compute)},
+                      {"kv_cache", NameOf(c.precision.kv_cache)}};
+    j["workload"] = {{"arrival", NameOf(w.arrival)}, {"rate", w.rate}, {"requests", w.requests},
+                     {"input", LengthText(w.input)}, {"output", LengthText(w.output)}};
+    j["slo"] = {{"ttft_s", c.slo.ttft}, {"tpot_s", c.slo.tpot}};
+    return j;
+}
+
+std::string SloText(const SloTargets& s) {
+    std::string t;
+    if (s.ttft > 0) t += "TTFT <= " + FormatSeconds(s.ttft);
+    if (s.tpot > 0) t += std::string(t.empty() ? "" : " and ") + "TPOT <= " + FormatSeconds(s.tpot);
+    return t.empty() ? "none set (every request meets it)" : t;
+}
+
+}  // namespace
+
+std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeResult& run) {
+    const ServingConfig& c = q.config;
+    const ServingResult& r = run.result;
+    std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + q.system->name + ")\n";
+    o += "precision      " + std::string(NameOf(c.precision.weights)) + " weights, " + NameOf(c.precision.compute) +
+         " GEMMs, " + NameOf(c.precision.kv_cache) + " KV cache\n";
+    if (c.decode_pool) {
+        o += "prefill pool   " + PoolText(c.pool) + "\n";
+        o += "decode pool    " + PoolText(*c.decode_pool) + "\n";
+    } else {
+        o += "pool           " + PoolText(c.pool) + "\n";
+    }
+    o += "engine         " + EngineText(c.engine) + "\n";
+    o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) + ", input " +
+         LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens\n";
+    o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
+    if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
+    if (run.transfer)
+        o += "KV transfer    " + FormatSeconds(run.transfer->latency) + " + " +
+             Fmt("%.3f", run.transfer->seconds_per_token * 1e6) + " us per prompt token; " +
+             std::to_string(r.kv_transfers) + " transfers, mean " + FormatSeconds(r.kv_transfer_mean) + "\n";
+    o += "completed      " + std::to_string(r.completed) + " requests in " + FormatSeconds(r.duration) + "\n";
+    o += "throughput     " + Fmt("%.3f", r.requests_per_s) + " req/s, " + Fmt("%.0f", r.input_tokens_per_s) +
+         " input tok/s, " + Fmt("%.0f", r.output_tokens_per_s) + " output tok/s (" +
+         Fmt("%.1f", r.output_tokens_per_s_per_gpu) + " per GPU, " + Fmt("%.4f", r.requests_per_s_per_gpu) +
+         " req/s per GPU)\n";
+    o += "SLO            " + SloText(c.slo) + ": " + Fmt("%.1f%%", 100 * r.slo_attainment) + " of requests, goodput " +
+         Fmt("%.3f", r.goodput_requests_per_s) + " req/s\n";
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "latency  %12s %12s %12s %12s %12s\n", "mean", "p50", "p90", "p99", "max");
+    o += buf;
+    o += LatencyRow("TTFT", r.ttft) + LatencyRow("TPOT", r.tpot) + LatencyRow("E2E", r.e2e);
+    o += "KV occupancy   mean " + Fmt("%.1f%%", 100 * r.kv_occupancy_mean) + ", peak " +
+         Fmt("%.1f%%", 100 * r.kv_occupancy_peak) + "; " + std::to_string(r.preemptions) + " preemptions";
+    if (r.swapped_bytes > 0) o += " (" + FormatBytes(r.swapped_bytes) + " swapped per GPU)";
+    o += "\n";
+    o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
+         " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
+         " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system\n";
+    const double busy = r.busy.total();
+    if (busy > 0) {
+        o += "busy time      ";
+        auto part = [&](const char* label, double v) { o += std::string(label) + " " + Fmt("%.1f%%", 100 * v / busy) + " "; };
+        part("GEMMs", r.busy.linear);
+        part("attention", r.busy.attention);
+        part("elementwise", r.busy.elementwise);
+        part("TP comm", r.busy.tp_comm);
+        part("LM head", r.busy.head);
+        o.back() = '\n';
+    }
+    return o;
+}
+
+std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
+    Json j = {{"deployment", DeploymentJson(q.config, *q.system)}, {"kv", KvJson(run.kv)}};
+    if (run.decode_kv) j["decode_kv"] = KvJson(*run.decode_kv);
+    if (run.transfer)
+        j["kv_transfer"] = {{"latency_s", run.transfer->latency}, {"seconds_per_token", run.transfer->seconds_per_token}};
+    j["result"] = ResultJson(run.result, true);
+    return j.dump(2) + "\n";
+}
+
+std::string ServeSweepReportText(const engine::ServeSweepSnapshot& s, const std::vector<engine::ServeSweepPoint>& pts) {
+    const ServingConfig& c = s.config;
+    std::string o = "Rate sweep: " + c.model.name + " on " + s.system.accelerator.name + ", " +
+                    (c.decode_pool ? "prefill " + PoolText(c.pool) + " + decode " + PoolText(*c.decode_pool)
+                                   : PoolText(c.pool)) +
+                    ", " + std::to_string(c.workload.requests) + " requests per point, SLO " + SloText(c.slo) + "\n";
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "%10s %10s %12s %10s %7s %11s %11s %11s %11s %11s %11s\n", "offered", "req/s",
+                  "out tok/s", "goodput", "SLO", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p50", "E2E p99");
+    o += buf;
+    for (const engine::ServeSweepPoint& p : pts) {
+        const ServingResult& r = p.run.result;
+        std::snprintf(buf, sizeof buf, "%10.3f %10.3f %12.0f %10.3f %6.1f%% %11s %11s %11s %11s %11s %11s\n", p.rate,
+                      r.requests_per_s, r.output_tokens_per_s, r.goodput_requests_per_s, 100 * r.slo_attainment,
+                      FormatSeconds(r.ttft.p50, kTableTime).c_str(), FormatSeconds(r.ttft.p99, kTableTime).c_str(),
+                      FormatSeconds(r.tpot.p50, kTableTime).c_str(), FormatSeconds(r.tpot.p99, kTableTime).c_str(),
+                      FormatSeconds(r.e2e.p50, kTableTime).c_str(), FormatSeconds(r.e2e.p99, kTableTime).c_str());
+        o += buf;
+    }
+    return o;
+}
+
+std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std::vector<engine::ServeSweepPoint>& pts) {
+    Json points = Json::array();
+    for (const engine::ServeSweepPoint& p : pts)
+        points.push_back({{"rate", p.rate}, {"result", ResultJson(p.run.result, false)}});
+    Json j = {{"deployment", DeploymentJson(s.config, s.system)}, {"points", std::move(points)}};
+    return j.dump(2) + "\n";
+}
+
+}  // namespace sc

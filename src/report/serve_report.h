@@ -1,0 +1,20 @@
+// Serving results as text and JSON (`stagecraft serve`, the page's Inference view): composed once here so the
+// CLI and the page print the same strings.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/serve.h"
+
+namespace sc {
+
+// One simulation: the deployment, the KV capacity, latency percentiles, throughput, SLO, the iteration
+// breakdown. The JSON has the same numbers in SI units (seconds, bytes) and the time series.
+std::string ServeReportText(const engine::ServeRequest& request, const engine::ServeResult& result);
+std::string ServeReportJson(const engine::ServeRequest& request, const engine::ServeResult& result);
+
+// A rate sweep: one row per offered rate (throughput, goodput, TTFT / TPOT / E2E p50 and p99).
+std::string ServeSweepReportText(const engine::ServeSweepSnapshot& snap, const std::vector<engine::ServeSweepPoint>& points);
+std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& snap, const std::vector<engine::ServeSweepPoint>& points);
+
+}  // namespace sc

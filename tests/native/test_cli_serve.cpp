@@ -1,0 +1,102 @@
+// `stagecraft serve`, run as a user would: a description, strict --set overrides, a trace file, a rate sweep,
+// JSON, and the exit codes of the other commands (0 done, 1 bad input, 2 usage).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_util.h"
+
+namespace {
+
+using sctest::CliResult;
+using sctest::RunCli;
+
+const std::string kPreset = "serve --preset presets/inference/llama3-8b-h100-poisson.json --set workload.requests=200";
+
+TEST(CliServe, PrintsLatencyThroughputAndSlo) {
+    CliResult r = RunCli(kPreset + " --set slo.ttft_ms=200");
+    ASSERT_EQ(r.status, 0) << r.out;
+    for (const char* s : {"Serving: Llama-3 8B", "pool           2 replicas x TP1 (2 GPUs)", "completed      200 requests",
+                          "TTFT", "TPOT", "E2E", "goodput", "TTFT <= 200.000 ms", "KV occupancy"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    // A preset id works as well as its path.
+    EXPECT_EQ(RunCli("serve --preset llama3-8b-h100-poisson --set workload.requests=200 --set slo.ttft_ms=200").out, r.out);
+}
+
+TEST(CliServe, JsonHasTheNumbersAndTheSeries) {
+    CliResult r = RunCli(kPreset + " --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["result"]["completed"], 200);
+    EXPECT_GT(j["result"]["ttft_s"]["p99"].get<double>(), 0);
+    EXPECT_GT(j["result"]["series"].size(), 0u);
+    EXPECT_LE(j["result"]["series"].size(), 256u);
+    EXPECT_EQ(j["deployment"]["pool"]["replicas"], 2);
+}
+
+TEST(CliServe, OverridesAreCheckedLikeTheFile) {
+    CliResult r = RunCli(kPreset + " --set pool.tp=3");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("pool.tp: tp=3 does not divide 32 attention heads"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --set engine.max_seq=4");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("engine.max_seq"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --set engine.preemption=swap");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("engine.swap_gbps"), std::string::npos) << r.out;
+    EXPECT_EQ(RunCli("serve").status, 2);
+    EXPECT_EQ(RunCli("serve --preset no/such.json").status, 1);
+    EXPECT_EQ(RunCli(kPreset + " --threads 2").status, 1);  // threads only run a sweep
+}
+
+TEST(CliServe, RateSweepPrintsTheCurve) {
+    CliResult r = RunCli(kPreset + " --rate-sweep 1,4,16 --threads 2");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("Rate sweep: Llama-3 8B"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("     1.000"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("    16.000"), std::string::npos) << r.out;
+    // The same numbers whatever the thread count.
+    CliResult one = RunCli(kPreset + " --rate-sweep 1,4,16 --threads 1 --json", false);
+    CliResult three = RunCli(kPreset + " --rate-sweep 1,4,16 --threads 3 --json", false);
+    ASSERT_EQ(one.status, 0);
+    EXPECT_EQ(one.out, three.out);
+    EXPECT_EQ(nlohmann::json::parse(one.out)["points"].size(), 3u);
+    r = RunCli(kPreset + " --rate-sweep 1,,4");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--rate-sweep"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --rate-sweep 2 --set workload.arrival=offline");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("workload.arrival"), std::string::npos) << r.out;
+}
+
+TEST(CliServe, ReplaysATraceFile) {
+    const std::string path = testing::TempDir() + "/serve_trace.csv";
+    {
+        std::ofstream f(path);
+        f << "arrival_s,input_tokens,output_tokens\n0,500,10\n0.5,200,20\n0.75,1000,5\n";
+    }
+    CliResult r = RunCli(kPreset + " --trace " + path);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("completed      3 requests"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("replayed trace"), std::string::npos) << r.out;
+    {
+        std::ofstream f(path);
+        f << "0,500,10\n0.5,200\n";
+    }
+    r = RunCli(kPreset + " --trace " + path);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("trace line 2"), std::string::npos) << r.out;
+}
+
+TEST(CliServe, DisaggregatedPresetReportsTheTransfer) {
+    CliResult r = RunCli("serve --preset llama3-70b-h100-disaggregated --set workload.requests=100");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("prefill pool   1 replica x TP8 (8 GPUs)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("KV transfer"), std::string::npos) << r.out;
+}
+
+}  // namespace
