@@ -217,6 +217,19 @@ async function copyLink() {
 
 const fetchPreset = (name) => fetchText(`presets/models/${name}`);
 
+// Serving presets for the Serving tab (presets/inference/index.json lists them); a missing index or file is a
+// warning, never a failed page.
+async function fetchServingPresets() {
+  let list;
+  try {
+    list = await fetchList('presets/inference/index.json');
+  } catch (e) {
+    console.warn(`stagecraft: no serving presets: ${e.message}`);
+    return [];
+  }
+  return Promise.all(list.map((file) => fetchText(`presets/inference/${file}`).then((json) => ({ file, json })).catch((e) => e)));
+}
+
 function reportModel(name, error) {
   stagecraft.model = name;
   stagecraft.modelError = error;
@@ -370,6 +383,7 @@ async function main() {
   const textsP = listP.then((list) => Promise.all(list.map((name) => fetchPreset(name).catch((e) => e))));
   const systemsP = fetchSystems();
   const calibrationP = fetchText('presets/calibration/measured.json').catch((e) => e);
+  const servingP = fetchServingPresets();
   if (typeof window.createStagecraft !== 'function') await loadScript('stagecraft.js');
   const module = await window.createStagecraft();
   const app = new module.WebApp();
@@ -389,6 +403,10 @@ async function main() {
   for (const sys of systems) {
     const error = sys instanceof Error ? sys.message : app.addSystem(sys.file, sys.system, sys.accelerator);
     if (error) console.warn(`stagecraft: cluster ${sys.file ?? ''}: ${error}`);
+  }
+  for (const preset of await servingP) {
+    const error = preset instanceof Error ? preset.message : app.addServingPreset(preset.file, preset.json);
+    if (error) console.warn(`stagecraft: serving preset ${preset.file ?? ''}: ${error}`);
   }
   modelList = await listP;
   stagecraft.models = modelList;

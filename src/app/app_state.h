@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "app/inference_driver.h"
 #include "app/pool_jobs.h"
 #include "config/calibration.h"
 #include "config/hardware_config.h"
@@ -87,6 +88,9 @@ struct AppState {
     DownloadState download;
     PoolState pool;    // the web-worker pool that runs the search and the sweep (pool_jobs.h)
     SweepState sweep;  // the Sweeps view
+
+    // Serving ("Serving" tab of the cluster window): inference_driver.h.
+    InferenceState inference;
 
     // The configuration as a link (app_link.cpp; the page keeps it in the URL hash).
     std::string link_error;            // why the link the page opened with was refused; cleared by the next edit

@@ -252,6 +252,10 @@ void DrawTrainingPanel(AppState& s) {
             DrawSearchTab(s);
             ImGui::EndTabItem();
         }
+        if (ImGui::BeginTabItem("Serving")) {
+            DrawInferenceTab(s);
+            ImGui::EndTabItem();
+        }
         ImGui::EndTabBar();
     }
     ImGui::End();

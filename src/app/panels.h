@@ -10,6 +10,7 @@ void DrawModelPanel(AppState& s);     // panel_model.cpp: model shape and what i
 void DrawParallelPanel(AppState& s);  // panel_parallel.cpp: the split, trace summary, trace download
 void DrawTrainingPanel(AppState& s);  // panel_training.cpp: cluster, step time, memory, MFU
 void DrawSearchTab(AppState& s);      // panel_search.cpp: the best layouts for a GPU count and batch
+void DrawInferenceTab(AppState& s);   // panel_inference.cpp: serving the model on the cluster
 void DrawSweepPanel(AppState& s);     // panel_sweep.cpp: co-design sweep over one or two axes, chart, CSV
 
 // widgets.cpp

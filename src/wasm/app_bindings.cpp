@@ -13,6 +13,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "app/app_state.h"
 #include "app/imgui_bridge.h"
 #include "guard.h"
 #include "page_pool.h"
@@ -118,6 +119,12 @@ public:
         bool found = false;
         return Guard([&] { found = sc::app::SelectSystem(*state_, file); return std::string(); }).empty() && found;
     }
+    // Serving presets (presets/inference/*.json) for the Serving tab; the first becomes current.
+    std::string addServingPreset(const std::string& file, const std::string& json_text) {
+        return Guard([&] { return sc::app::AddServingPreset(*state_, file, json_text); });
+    }
+    // The Serving tab's last simulation as `stagecraft serve` prints it ("" before one ran).
+    std::string servingReport() const { return state_->inference.report; }
     std::string setCalibration(const std::string& json_text) {
         return Guard([&] { return sc::app::SetCalibration(*state_, json_text); });
     }
@@ -270,6 +277,8 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("selectPreset", &WebApp::selectPreset)
         .function("addSystem", &WebApp::addSystem)
         .function("selectSystem", &WebApp::selectSystem)
+        .function("addServingPreset", &WebApp::addServingPreset)
+        .function("servingReport", &WebApp::servingReport)
         .function("setCalibration", &WebApp::setCalibration)
         .function("setParallel", &WebApp::setParallel)
         .function("linkState", &WebApp::linkState)

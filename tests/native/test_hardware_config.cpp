@@ -111,7 +111,7 @@ TEST(Hardware, EveryPresetParsesAndIsNamedByItsId) {
 
 // presets/<dir>/index.json lists the presets for the web page; it must list exactly the files present.
 TEST(Hardware, IndexesListEveryPreset) {
-    for (const char* dir : {"hardware", "systems"}) {
+    for (const char* dir : {"hardware", "systems", "models", "inference"}) {
         json index = json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"));
         std::set<std::string> listed(index.begin(), index.end()), present;
         for (const fs::path& p : Presets(dir)) present.insert(p.filename().string());

@@ -1,0 +1,68 @@
+// The page's serving state and its driver (no ImGui here; panel_inference.cpp draws it). The page serves the
+// model of its Model panel on the cluster of its Training panel; a serving preset (presets/inference/*.json)
+// supplies the pool, engine, number formats and workload, and picking one also picks its model and cluster, so
+// the page's result equals `stagecraft serve <preset>` until the user edits something.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/serve.h"
+#include "inference/serving_parse.h"
+
+namespace sc::app {
+
+struct AppState;
+
+struct ServingPreset {
+    std::string file;  // "llama3-8b-h100-poisson.json"
+    ServingDescription description;
+};
+
+struct InferenceState {
+    std::vector<ServingPreset> presets;
+    int preset_index = -1;
+    ServingConfig config;  // as edited; its model is replaced by the page's model when a run starts
+    bool has_config = false;
+
+    // One simulation ("Simulate"): results and the report `stagecraft serve` prints for the same request.
+    bool has_result = false;
+    std::string ran_for;  // RunKey of the state the result is for: the tab reruns when the model or cluster changed
+    engine::ServeResult result;
+    std::string report;
+    std::string error;
+
+    // The rate sweep: shards over a snapshot taken at its start, a few per frame, as the layout search runs.
+    struct {
+        double from = 0, to = 0;  // requests/s; 0: a quarter to twice the workload's rate
+        int points = 8;
+        int next_shard = -1;  // -1: none running
+        std::unique_ptr<const engine::ServeSweepSnapshot> snapshot;
+        std::vector<std::vector<engine::ServeSweepPoint>> parts;
+        std::vector<engine::ServeSweepPoint> points_done;  // merged, in rate order
+        std::string error;
+        std::string report;  // ServeSweepReportText of the finished sweep
+    } sweep;
+};
+
+// Registers a serving preset; the first becomes current. Returns "" or the error naming the file and field.
+std::string AddServingPreset(AppState& s, const std::string& file, const std::string& json_text);
+// Makes the preset current: its description, and its model and cluster selected in the other panels.
+bool SelectServingPreset(AppState& s, const std::string& file);
+
+// The request of the current state: the edited description with the page's model, cluster and calibration.
+engine::ServeRequest CurrentServeRequest(const AppState& s);
+// Runs one simulation; errors are kept in inference.error, never thrown.
+void RunInference(AppState& s);
+// What a result depends on outside the Serving tab: the page's model and its cluster (with edited levels).
+std::string RunKey(const AppState& s);
+
+// The rates a sweep visits: `points` rates evenly spaced from `from` to `to` (both > 0, from < to, points >= 2).
+std::vector<double> SweepRates(double from, double to, int points);
+constexpr int kServeSweepShards = 8;
+void StartServeSweep(AppState& s);
+// Runs shards until `budget_seconds` have passed (at least one) and merges after the last.
+void StepServeSweep(AppState& s, double budget_seconds);
+void CancelServeSweep(AppState& s);
+
+}  // namespace sc::app

@@ -1,0 +1,237 @@
+// The "Serving" tab of the cluster window: the page's model served on the page's cluster. On the left the
+// description (serving preset, pools, engine, number formats, workload, SLO); on the right one simulation's
+// latencies, throughput, KV cache and its occupancy, batch and queue over time, and a rate sweep's
+// throughput-latency curve. The numbers are those `stagecraft serve` prints for the same request (report
+// composed once in src/report/serve_report.cpp).
+#include <cstdio>
+#include <vector>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/chart.h"
+#include "app/inference_driver.h"
+#include "app/panels.h"
+#include "imgui.h"
+#include "report/format.h"
+
+namespace sc::app {
+
+namespace {
+
+constexpr double kSweepFrameBudget = 0.030;  // seconds of simulation per frame while a sweep runs
+
+// Okabe & Ito's palette, as the Training panel's bars.
+constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kOrange = IM_COL32(230, 159, 0, 255),
+                kGreen = IM_COL32(0, 158, 115, 255), kVermillion = IM_COL32(213, 94, 0, 255),
+                kSky = IM_COL32(86, 180, 233, 255);
+
+template <typename E>
+bool EnumCombo(const char* label, E* v, std::initializer_list<E> all) {
+    bool changed = false;
+    if (ImGui::BeginCombo(label, NameOf(*v))) {
+        for (E e : all)
+            if (ImGui::Selectable(NameOf(e), e == *v)) *v = e, changed = true;
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+bool Milliseconds(const char* label, double* seconds, const char* help) {
+    double ms = *seconds * 1e3;
+    if (!DoubleField(label, &ms, "%.0f", help)) return false;
+    *seconds = ms / 1e3;
+    return true;
+}
+
+// Returns true when something was edited.
+bool DrawDescription(AppState& s) {
+    InferenceState& q = s.inference;
+    ServingConfig& c = q.config;
+    bool changed = false;
+    const char* current = q.preset_index >= 0 ? q.presets[q.preset_index].description.name.c_str() : "edited";
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("workload").x - ImGui::GetStyle().ItemInnerSpacing.x);
+    if (ImGui::BeginCombo("workload", current)) {
+        for (size_t i = 0; i < q.presets.size(); ++i)
+            if (ImGui::Selectable(q.presets[i].description.name.c_str(), static_cast<int>(i) == q.preset_index))
+                SelectServingPreset(s, q.presets[i].file);
+        ImGui::EndCombo();
+    }
+    ImGui::PushItemWidth(80);
+    changed |= IntField("tp", &c.pool.tp, "tensor-parallel GPUs of one replica (within the scale-up domain)");
+    ImGui::SameLine();
+    changed |= IntField("replicas", &c.pool.replicas, "independent copies of the model; requests are dealt round-robin");
+    bool disaggregated = c.decode_pool.has_value();
+    if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
+        if (disaggregated) c.decode_pool = c.pool;
+        else c.decode_pool.reset();
+        changed = true;
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("the pool above prefills only, this one decodes; each KV cache crosses the network between "
+                          "them when its prefill ends (Splitwise, DistServe)");
+    if (c.decode_pool) {
+        changed |= IntField("decode tp", &c.decode_pool->tp, "tensor-parallel GPUs of one decode replica");
+        ImGui::SameLine();
+        changed |= IntField("decode replicas", &c.decode_pool->replicas, "decode replicas");
+    }
+    changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");
+    ImGui::SameLine();
+    changed |= IntField("max tokens", &c.engine.max_tokens, "tokens in one iteration (vLLM max_num_batched_tokens)");
+    changed |= ImGui::Checkbox("chunked prefill", &c.engine.chunked_prefill);
+    ImGui::SameLine();
+    changed |= EnumCombo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
+    changed |= EnumCombo("weights", &c.precision.weights, {Precision::bf16, Precision::fp8});
+    ImGui::SameLine();
+    changed |= EnumCombo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
+    if (changed && c.precision.weights == Precision::fp8) c.precision.compute = Precision::fp8;
+    if (changed && c.precision.weights != Precision::fp8) c.precision.compute = c.precision.weights;
+    Workload& w = c.workload;
+    changed |= EnumCombo("arrivals", &w.arrival,
+                         {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate, ArrivalKind::closed_loop,
+                          ArrivalKind::offline});
+    if (w.arrival == ArrivalKind::poisson || w.arrival == ArrivalKind::gamma || w.arrival == ArrivalKind::fixed_rate) {
+        ImGui::SameLine();
+        changed |= DoubleField("req/s", &w.rate, "%.2f", "mean arrival rate");
+    }
+    if (w.arrival == ArrivalKind::gamma) {
+        ImGui::SameLine();
+        changed |= DoubleField("cv", &w.cv, "%.2f", "coefficient of variation of the gaps (1: Poisson, > 1: bursty)");
+    }
+    if (w.arrival == ArrivalKind::closed_loop) {
+        ImGui::SameLine();
+        changed |= IntField("clients", &w.concurrency, "each sends its next request when the previous completes");
+    }
+    int requests = static_cast<int>(w.requests);
+    if (IntField("requests", &requests, "requests in the run")) w.requests = requests, changed = true;
+    changed |= Milliseconds("TTFT SLO ms", &c.slo.ttft, "time-to-first-token target (0: none)");
+    ImGui::SameLine();
+    changed |= Milliseconds("TPOT SLO ms", &c.slo.tpot, "time-per-output-token target (0: none)");
+    ImGui::PopItemWidth();
+    if (changed) q.preset_index = -1;
+    return changed;
+}
+
+void DrawLatencies(const ServingResult& r) {
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("latency", 5, flags)) return;
+    for (const char* h : {"latency", "mean", "p50", "p90", "p99"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    auto row = [](const char* name, const LatencySummary& l) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextUnformatted(name);
+        const double v[] = {l.mean, l.p50, l.p90, l.p99};
+        for (int i = 0; i < 4; ++i) {
+            ImGui::TableSetColumnIndex(i + 1);
+            ImGui::TextUnformatted(FormatSeconds(v[i], kTableTime).c_str());
+        }
+    };
+    row("TTFT", r.ttft);
+    row("TPOT", r.tpot);
+    row("E2E", r.e2e);
+    ImGui::EndTable();
+}
+
+void DrawTimeSeries(const ServingResult& r) {
+    if (r.series.empty()) return;
+    std::vector<double> t;
+    ChartSeries kv{"KV occupancy %", kBlue, {}}, running{"running", kOrange, {}}, waiting{"waiting", kVermillion, {}};
+    for (const SeriesPoint& p : r.series) {
+        t.push_back((p.start + p.end) / 2);
+        kv.y.push_back(100 * p.kv_occupancy);
+        running.y.push_back(p.running);
+        waiting.y.push_back(p.waiting);
+    }
+    ImGui::TextUnformatted("over time: KV occupancy (%)");
+    LineChart("##kv", t, {kv}, "%.1f s", "%.0f %%", 90);
+    ImGui::TextUnformatted("over time: sequences running and requests waiting");
+    LineChart("##queue", t, {running, waiting}, "%.1f s", "%.1f", 90);
+}
+
+void DrawResult(const AppState& s) {
+    const InferenceState& q = s.inference;
+    const ServingResult& r = q.result.result;
+    ImGui::Text("%lld requests in %s on %d GPUs", r.completed, FormatSeconds(r.duration, kPanelTime).c_str(), r.gpus);
+    ImGui::Text("%.2f req/s   %.0f output tok/s (%.0f per GPU)   %.0f input tok/s", r.requests_per_s, r.output_tokens_per_s,
+                r.output_tokens_per_s_per_gpu, r.input_tokens_per_s);
+    ImGui::Text("SLO met by %.1f%% of requests, goodput %.2f req/s", 100 * r.slo_attainment, r.goodput_requests_per_s);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("a request meets the SLO when its TTFT and its TPOT are both within their targets; goodput "
+                          "is those requests per second (DistServe, Zhong et al. 2024)");
+    DrawLatencies(r);
+    ImGui::Text("KV cache %lld blocks per replica; occupancy mean %.0f%%, peak %.0f%%; %lld preemptions", r.kv_blocks,
+                100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_peak, r.preemptions);
+    if (r.kv_transfers > 0)
+        ImGui::Text("KV transfers %lld, mean %s", r.kv_transfers, FormatSeconds(r.kv_transfer_mean, kPanelTime).c_str());
+    DrawTimeSeries(r);
+}
+
+void DrawSweep(AppState& s) {
+    auto& w = s.inference.sweep;
+    ImGui::PushItemWidth(70);
+    DoubleField("from req/s", &w.from, "%.2f", "lowest offered rate (0: a quarter of the workload's)");
+    ImGui::SameLine();
+    DoubleField("to", &w.to, "%.2f", "highest offered rate (0: twice the workload's)");
+    ImGui::SameLine();
+    IntField("points", &w.points, "rates between from and to, evenly spaced");
+    ImGui::PopItemWidth();
+    ImGui::SameLine();
+    if (w.next_shard >= 0) {
+        StepServeSweep(s, kSweepFrameBudget);
+        if (w.next_shard >= 0) {
+            ImGui::ProgressBar(static_cast<float>(w.next_shard) / kServeSweepShards, ImVec2(120, 0));
+            ImGui::SameLine();
+            if (ImGui::Button("Cancel")) CancelServeSweep(s);
+        }
+    } else if (ImGui::Button("Rate sweep")) {
+        StartServeSweep(s);
+    }
+    if (!w.error.empty()) ErrorText(w.error);
+    if (w.points_done.empty()) return;
+    std::vector<double> thr;
+    ChartSeries ttft{"TTFT p99 ms", kVermillion, {}}, tpot{"TPOT p99 ms", kBlue, {}}, e2e{"E2E p50 s", kGreen, {}};
+    for (const engine::ServeSweepPoint& p : w.points_done) {
+        thr.push_back(p.run.result.output_tokens_per_s);
+        ttft.y.push_back(1e3 * p.run.result.ttft.p99);
+        tpot.y.push_back(1e3 * p.run.result.tpot.p99);
+        e2e.y.push_back(p.run.result.e2e.p50);
+    }
+    ImGui::TextUnformatted("throughput-latency: TTFT and TPOT p99 (ms), E2E p50 (s) against output tokens/s");
+    LineChart("##sweep", thr, {ttft, tpot, e2e}, "%.0f tok/s", "%.1f", 130);
+    if (ImGui::TreeNode("sweep table")) {
+        ImGui::TextUnformatted(w.report.c_str());
+        ImGui::TreePop();
+    }
+}
+
+}  // namespace
+
+void DrawInferenceTab(AppState& s) {
+    InferenceState& q = s.inference;
+    if (!q.has_config) {
+        ImGui::TextDisabled("loading serving presets...");
+        return;
+    }
+    if (!s.has_model || !s.error.empty() || s.system_index < 0) {
+        ImGui::TextDisabled("needs a valid model and a cluster");
+        return;
+    }
+    if (!ImGui::BeginTable("serving_layout", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) return;
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::Text("serving %s on %s", s.model.name.c_str(), CurrentSystem(s)->accelerator.name.c_str());
+    const bool edited = DrawDescription(s);
+    // A simulation runs when the tab first shows, after an edit here (applied on Enter or a pause, so not at
+    // every keystroke), when the page's model or cluster changed since the last one, and on "Simulate".
+    const bool stale = q.ran_for != RunKey(s);
+    if (ImGui::Button("Simulate") || edited || stale) RunInference(s);
+    if (!q.error.empty()) ErrorText(q.error);
+    ImGui::Separator();
+    DrawSweep(s);
+    ImGui::TableSetColumnIndex(1);
+    if (q.has_result) DrawResult(s);
+    else if (q.error.empty()) ImGui::TextDisabled("simulating...");
+    ImGui::EndTable();
+}
+
+}  // namespace sc::app
