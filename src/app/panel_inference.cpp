@@ -28,6 +28,7 @@ constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kOrange = IM_COL32(230, 159,
 template <typename E>
 bool EnumCombo(const char* label, E* v, std::initializer_list<E> all) {
     bool changed = false;
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("fixed_rate").x + ImGui::GetFrameHeight() + 12);  // widest name
     if (ImGui::BeginCombo(label, NameOf(*v))) {
         for (E e : all)
             if (ImGui::Selectable(NameOf(e), e == *v)) *v = e, changed = true;
