@@ -23,11 +23,11 @@ struct Builder {
     std::vector<std::vector<Op>> pending;  // backward ops of each forward op, emitted in reverse
     std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
 
-    E S(Sym s) { return {&p, p.Symbol(s)}; }
-    E C(double c) { return {&p, p.Const(c)}; }
-    E Zero() { return C(0); }
+    SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
+    SymExpr C(double c) { return {&p, p.Const(c)}; }
+    SymExpr Zero() { return C(0); }
 
-    void Begin(BlockKind kind, E boundary) {
+    void Begin(BlockKind kind, SymExpr boundary) {
         g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e});
         blk = &g.blocks.back();
         pending.clear();
@@ -39,7 +39,7 @@ struct Builder {
         pending.clear();
     }
 
-    Op MakeOp(std::string name, OpKind kind, Pass pass, E flops, E bytes) {
+    Op MakeOp(std::string name, OpKind kind, Pass pass, SymExpr flops, SymExpr bytes) {
         Op op;
         op.name = std::move(name);
         op.kind = kind;
@@ -51,7 +51,7 @@ struct Builder {
         return op;
     }
 
-    void Weight(const std::string& name, E numel, E per_rank, bool expert = false, bool tied = false) {
+    void Weight(const std::string& name, SymExpr numel, SymExpr per_rank, bool expert = false, bool tied = false) {
         blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 
@@ -72,11 +72,11 @@ struct Builder {
     // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
     // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
     // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element).
-    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr, const E* groups = nullptr,
+    void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr, const SymExpr* groups = nullptr,
                 Fp8Input in = Fp8Input::fused) {
-        E w = S(Sym::w), q8 = S(Sym::q8);
-        E flops = 2.0 * m * n * k;
-        E bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
+        SymExpr w = S(Sym::w), q8 = S(Sym::q8);
+        SymExpr flops = 2.0 * m * n * k;
+        SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
         const bool fp8 = in != Fp8Input::high_precision;
         if (fp8) blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
                                                q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
@@ -104,8 +104,8 @@ struct Builder {
 
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` and writing one tensor
     // of that size; saves `saved_elems` for backward. Backward costs twice the FLOPs and one more read.
-    void Elementwise(const std::string& name, E elems, double fpe, double reads, E saved_elems) {
-        E w = S(Sym::w);
+    void Elementwise(const std::string& name, SymExpr elems, double fpe, double reads, SymExpr saved_elems) {
+        SymExpr w = S(Sym::w);
         Op fwd = MakeOp(name, OpKind::elementwise, Pass::forward, fpe * elems, (reads + 1) * elems * w);
         fwd.saved_bytes = (saved_elems * w).e;
         blk->forward.push_back(fwd);
@@ -113,7 +113,7 @@ struct Builder {
                                   (reads + 2) * elems * w)});
     }
 
-    Op Comm(const std::string& name, Pass pass, Group group, Collective c, E bytes) {
+    Op Comm(const std::string& name, Pass pass, Group group, Collective c, SymExpr bytes) {
         Op op = MakeOp(name, OpKind::collective, pass, Zero(), Zero());
         op.group = group;
         op.collective = c;
@@ -124,8 +124,8 @@ struct Builder {
     // Megatron's conjugate pair around a tensor-parallel region, on activations of `elems` elements
     // (the full, unsharded token count). Entering: identity forward / all-reduce backward, or with SP
     // all-gather forward / reduce-scatter backward. Leaving: the mirror image.
-    void TpEnter(const std::string& name, E elems) {
-        E bytes = elems * S(Sym::w);
+    void TpEnter(const std::string& name, SymExpr elems) {
+        SymExpr bytes = elems * S(Sym::w);
         if (g.sequence_parallel) {
             blk->forward.push_back(Comm(name + ".tp_all_gather", Pass::forward, Group::tp, Collective::all_gather, bytes));
             pending.push_back({Comm(name + ".tp_reduce_scatter", Pass::backward, Group::tp, Collective::reduce_scatter, bytes)});
@@ -134,8 +134,8 @@ struct Builder {
             pending.push_back({Comm(name + ".tp_all_reduce", Pass::backward, Group::tp, Collective::all_reduce, bytes)});
         }
     }
-    void TpLeave(const std::string& name, E elems) {
-        E bytes = elems * S(Sym::w);
+    void TpLeave(const std::string& name, SymExpr elems) {
+        SymExpr bytes = elems * S(Sym::w);
         if (g.sequence_parallel) {
             blk->forward.push_back(Comm(name + ".tp_reduce_scatter", Pass::forward, Group::tp, Collective::reduce_scatter, bytes));
             pending.push_back({Comm(name + ".tp_all_gather", Pass::backward, Group::tp, Collective::all_gather, bytes)});
@@ -145,7 +145,7 @@ struct Builder {
         }
     }
     // A collective whose forward and backward are the same kind (e.g. the MoE all-to-alls).
-    void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, E bytes) {
+    void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, SymExpr bytes) {
         blk->forward.push_back(Comm(name, Pass::forward, group, fwd_c, bytes));
         pending.push_back({Comm(name + ".grad", Pass::backward, group, bwd_c, bytes)});
     }
@@ -158,12 +158,12 @@ struct TransformerBuilder {
     const GraphOptions& options;
     Graph& g;
     Builder B;
-    E b, s, h, a, kv, d, tp, cp, ep, w, V;
-    E T;            // tokens of one microbatch on one rank
-    E Tn;           // tokens seen by norms / residuals (SP splits them)
-    E boundary;     // bytes of the hidden state one layer hands the next
+    SymExpr b, s, h, a, kv, d, tp, cp, ep, w, V;
+    SymExpr T;            // tokens of one microbatch on one rank
+    SymExpr Tn;           // tokens seen by norms / residuals (SP splits them)
+    SymExpr boundary;     // bytes of the hidden state one layer hands the next
     double norm_fpe;      // mean/var/normalize/scale(/shift): vector FLOPs per element
-    E norm_params;  // weights of one norm
+    SymExpr norm_params;  // weights of one norm
 
     // Symbols are interned in the order the graph has always created them (pool ids stay as they were).
     TransformerBuilder(const ModelConfig& model, const GraphOptions& opts, Graph& graph)
@@ -174,8 +174,8 @@ struct TransformerBuilder {
           norm_fpe(m.norm == NormKind::layernorm ? 8 : 5),
           norm_params(m.norm == NormKind::layernorm ? 2.0 * h : h) {}
 
-    E S(Sym sym) { return B.S(sym); }
-    E MlpParams(E ff) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; }
+    SymExpr S(Sym sym) { return B.S(sym); }
+    SymExpr MlpParams(SymExpr ff) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; }
 
     // ---- embedding: vocab-parallel lookup (Megatron VocabParallelEmbedding) ----
     void Embedding() {
@@ -198,12 +198,12 @@ struct TransformerBuilder {
     void Attention(const std::string& pre) {
         B.Elementwise(pre + "attn.norm", Tn * h, norm_fpe, 1, Tn * h);
         B.TpEnter(pre + "attn", T * h);
-        E dqk = d, dv = d;
+        SymExpr dqk = d, dv = d;
         size_t qkv_op = 0;  // the forward op producing Q, K, V (they are kept: selective recomputation needs them)
         if (m.is_mla()) {
             // DeepSeek-V3 MLA: low-rank compressed q and kv; the down-projections are replicated across
             // TP ranks (they are small), the up-projections and the output are split by heads.
-            E ql = S(Sym::ql), kvl = S(Sym::kvl), dn = S(Sym::dn), dr = S(Sym::dr);
+            SymExpr ql = S(Sym::ql), kvl = S(Sym::kvl), dn = S(Sym::dn), dr = S(Sym::dr);
             dqk = dn + dr;
             dv = S(Sym::dv);
             if (m.mla.q_lora_rank > 0) {
@@ -225,7 +225,7 @@ struct TransformerBuilder {
             B.Matmul(pre + "attn.kv_up", T, a / tp * (dn + dv), kvl);
             qkv_op = g.blocks.back().forward.size() - 1;
         } else {
-            E qkv_out = (a + 2.0 * kv) * d;
+            SymExpr qkv_out = (a + 2.0 * kv) * d;
             B.Weight(pre + "attn.qkv", h * qkv_out + (m.bias ? qkv_out : B.C(0)),
                      h * qkv_out / tp + (m.bias ? qkv_out / tp : B.C(0)));
             B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h, &Tn);
@@ -235,8 +235,8 @@ struct TransformerBuilder {
             B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * (m.is_mla() ? S(Sym::dr) : d), 3, 1, B.Zero());
         // Context parallelism: every rank needs all keys and values of the sequence (ring attention
         // moves the same bytes as an all-gather; the backward returns dK, dV).
-        E kv_heads_eff = m.is_mla() ? a : kv;
-        E kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
+        SymExpr kv_heads_eff = m.is_mla() ? a : kv;
+        SymExpr kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
         B.CommBoth(pre + "attn.cp_kv", Group::cp, Collective::all_gather, Collective::reduce_scatter, kv_bytes);
         AttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
         B.Weight(pre + "attn.out", a * dv * h + (m.bias ? h : B.C(0)), a / tp * dv * h + (m.bias ? h : B.C(0)));
@@ -247,18 +247,18 @@ struct TransformerBuilder {
     }
 
     // The fused causal attention core; adds what it keeps for the backward to the Q/K/V projection `qkv_op`.
-    void AttentionCore(const std::string& pre, E dqk, E dv, E kv_heads_eff, size_t qkv_op) {
+    void AttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff, size_t qkv_op) {
         // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks).
-        E pairs = b * a / tp * s * (s + 1) / 2.0 / cp;
-        E flops = 2.0 * pairs * (dqk + dv);
-        E q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
-        E o = T * a / tp * dv;
+        SymExpr pairs = b * a / tp * s * (s + 1) / 2.0 / cp;
+        SymExpr flops = 2.0 * pairs * (dqk + dv);
+        SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
+        SymExpr o = T * a / tp * dv;
         Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
         // Saved for backward: Q, this rank's share of K and V (inputs of the core, kept with the projection
         // that produced them, since recomputing the core needs them), O (the output projection's saved
         // input, counted there) and one fp32 log-sum-exp per query row, what selective recomputation drops.
         Op& qkv = g.blocks.back().forward[qkv_op];
-        qkv.saved_bytes = (E{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
+        qkv.saved_bytes = (SymExpr{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
         fwd.saved_bytes = (T * a / tp * 4.0).e;
         fwd.selective = true;
         g.blocks.back().forward.push_back(fwd);
@@ -271,8 +271,8 @@ struct TransformerBuilder {
     // `groups`: the MLP is that many equal GEMMs side by side (a rank's local experts, each with tokens/groups
     // rows): one grouped GEMM whose weights are read once each.
     // `first_input`: how the first GEMM's input arrives under fp8 (after a norm: fused; routed tokens: cast).
-    void Mlp(const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr,
-             const E* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
+    void Mlp(const std::string& name, SymExpr tokens, SymExpr ff, const SymExpr* saved_tokens = nullptr,
+             const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
         if (m.mlp == MlpKind::swiglu) {
             B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input);
             B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
@@ -285,14 +285,14 @@ struct TransformerBuilder {
 
     // ---- the dense MLP of one layer: norm, TP-split MLP, residual ----
     void DenseMlp(const std::string& pre) {
-        E f = S(Sym::f);
+        SymExpr f = S(Sym::f);
         B.Elementwise(pre + "mlp.norm", Tn * h, norm_fpe, 1, Tn * h);
         B.TpEnter(pre + "mlp", T * h);
         Mlp(pre + "mlp", T, f / tp, &Tn);
         B.TpLeave(pre + "mlp", T * h);
         B.Elementwise(pre + "mlp.residual", Tn * h, 1, 2, B.Zero());
-        E bias = m.bias ? f + h : B.C(0);
-        E bias_rank = m.bias ? f / tp + h : B.C(0);
+        SymExpr bias = m.bias ? f + h : B.C(0);
+        SymExpr bias_rank = m.bias ? f / tp + h : B.C(0);
         B.Weight(pre + "mlp", MlpParams(S(Sym::f)) + bias, MlpParams(S(Sym::f)) / tp + bias_rank);
         B.Weight(pre + "mlp.norm", norm_params, norm_params);
     }
@@ -301,16 +301,16 @@ struct TransformerBuilder {
     void Moe() {
         // Megatron-Core MoE: with TP the layer runs sequence-parallel, so each rank routes its own
         // T/tp tokens (validated: MoE with tp>1 requires sequence_parallel).
-        E experts = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
-        E Tm = T / tp;
+        SymExpr experts = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
+        SymExpr Tm = T / tp;
         B.Elementwise("moe.norm", Tm * h, norm_fpe, 1, Tm * h);
         B.Weight("moe.router", h * experts, h * experts);
         B.Matmul("moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
         B.Elementwise("moe.topk", Tm * experts, 3, 1, Tm * k);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
-        E routed = Tm * k * cf;
-        E local_experts = experts / ep;
+        SymExpr routed = Tm * k * cf;
+        SymExpr local_experts = experts / ep;
         // Megatron-Core's all-to-all token dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
         // MoEAlltoAllTokenDispatcher): `permute` copies each token once per chosen expert into expert order
         // before the all-to-all, and `sort_chunks_by_idxs` regroups the received tokens by local expert after
@@ -323,7 +323,7 @@ struct TransformerBuilder {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
             // intermediate is split over the TP group, which first gathers all its routed tokens and
             // afterwards reduce-scatters the partial outputs back.
-            E all_routed = routed * tp;
+            SymExpr all_routed = routed * tp;
             B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, all_routed * h * w);
             Mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
             B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather, all_routed * h * w);
@@ -335,7 +335,7 @@ struct TransformerBuilder {
         B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
         B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
         if (m.moe.shared_experts > 0) {
-            E ffs = S(Sym::se) * fe;
+            SymExpr ffs = S(Sym::se) * fe;
             Mlp("moe.shared", Tm, ffs);
             B.Weight("moe.shared", MlpParams(ffs), MlpParams(ffs));
         }

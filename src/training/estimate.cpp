@@ -196,8 +196,8 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
     std::vector<StageCost> stages(p.pp);
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
-        for (int ch = 0; ch < p.chunks(); ++ch) {
-            const StageBlockCounts n = BlockCountsOfVirtualStage(job, ch * p.pp + s);
+        for (int ch = 0; ch < p.active_vstages(); ++ch) {
+            const StageBlockCounts n = BlockCountsOfVstage(job, ch * p.pp + s);
             AddBlocks(c, emb.time, emb.tp_exposed, emb.zero3, n.embedding ? 1 : 0);
             AddBlocks(c, dense.time, dense.tp_exposed, dense.zero3, n.dense);
             AddBlocks(c, moe.time, moe.tp_exposed, moe.zero3, n.moe);
@@ -221,7 +221,7 @@ int BottleneckStage(const std::vector<StageCost>& stages) {
 void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int bneck, const CommModel& net,
                       const TrainingOptions& opt, StepBreakdown& br) {
     const ParallelConfig& p = job.par;
-    const int M = p.microbatches(), V = p.chunks();
+    const int M = p.microbatches(), V = p.active_vstages();
     const StageCost& b = stages[bneck];
     br.compute = M * (b.fwd + b.bwd);
     br.recompute = M * b.rec;
@@ -335,7 +335,7 @@ void FillMemory(const Job& job, const System& sys, const std::vector<StageCost>&
     for (int s = 0; s < p.pp; ++s) {
         StageMemory m = StageMemoryOf(job, s);
         if (legacy != 0 || legacy_working != 0)
-            m.activations += legacy * m.peak_inflight * stages[s].layers / p.chunks() + (stages[s].layers > 0 ? legacy_working : 0);
+            m.activations += legacy * m.peak_inflight * stages[s].layers / p.active_vstages() + (stages[s].layers > 0 ? legacy_working : 0);
         e.memory.push_back(m);
         if (e.memory[s].total() > e.memory[worst].total()) worst = s;
     }
