@@ -10,28 +10,29 @@
 
 using emscripten::val;
 
+// Every method goes through scweb::Guard (guard.h): writeRank returns {ok}-style null plus error(), the others
+// keep what they throw in error() (scweb::Kept) and return their type's empty value.
 TraceStream::TraceStream(std::string model_json, std::string parallel_spec) {
-    try {
+    scweb::Kept(error_, [&] {
         job_ = std::make_unique<sc::Job>(sc::MakeJob(sc::ParseModelConfig(model_json), sc::ParseParallelSpec(parallel_spec)));
         writer_ = std::make_unique<sc::RankTraceWriter>(*job_);
-    } catch (const std::exception& e) {
-        error_ = e.what();
-    }
+    });
 }
 
 void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt) {
     if (!job_) return;
-    try {
+    const std::string before = error_;
+    error_.clear();
+    scweb::Kept(error_, [&] {
         system_ = sc::ExtendSystem(sys, job_->par.world());  // grown to the job's ranks, as the CLI does
         if (cal) calibration_ = *cal;
         options_ = opt;
         writer_ = std::make_unique<sc::RankTraceWriter>(*job_, [this](const sc::StageProgram& prog) {
             return sc::NodeSeconds(*job_, prog, *system_, calibration_ ? &*calibration_ : nullptr, options_);
         });
-    } catch (const std::exception& e) {
-        error_ = e.what();
-        writer_.reset();
-    }
+    });
+    if (error_.empty()) error_ = before;
+    else writer_.reset();
 }
 
 val TraceStream::writeRank(val rank_arg) {
@@ -51,10 +52,15 @@ val TraceStream::writeRank(val rank_arg) {
 
 std::string TraceStream::commGroups() {
     if (!writer_) return "";
-    sc::StringSink s;
-    writer_->WriteCommGroups(s);
-    return s.bytes;
+    return scweb::Kept(error_, [&] {
+        sc::StringSink s;
+        writer_->WriteCommGroups(s);
+        return s.bytes;
+    });
 }
+
+std::string TraceStream::error() { return scweb::Kept(error_, [&] { return error_; }); }
+int TraceStream::world() { return scweb::Kept(error_, [&] { return writer_ ? writer_->world() : 0; }); }
 
 EMSCRIPTEN_BINDINGS(stagecraft_traces) {
     emscripten::class_<TraceStream>("TraceStream")

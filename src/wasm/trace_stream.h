@@ -21,8 +21,8 @@ public:
     // Compute nodes get duration_micros from the compute model on `sys` (as the CLI's trace --system).
     void TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt);
 
-    std::string error() const { return error_; }
-    int world() const { return writer_ ? writer_->world() : 0; }
+    std::string error();
+    int world();
     // rank: an integer in [0, world); anything else is an error (null, and error() says why).
     emscripten::val writeRank(emscripten::val rank);
     std::string commGroups();
