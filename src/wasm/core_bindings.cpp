@@ -1,5 +1,6 @@
-// The core's Embind API: what web workers and the wasm tests under Node call. Every function goes through
-// scweb::Guard (guard.h): results are {ok: true, ...} or {ok: false, error}, arguments are checked.
+// The core's Embind API, which the wasm tests under Node call (the page uses WebApp, app_bindings.cpp). Every
+// function goes through scweb::Guard (guard.h): results are {ok: true, ...} or {ok: false, error}, arguments are
+// checked.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
