@@ -15,6 +15,6 @@ int Search(int argc, char** argv);  // cmd_search.cpp
 int Sweep(int argc, char** argv);   // cmd_sweep.cpp (sharded over MPI ranks in stagecraft-mpi)
 
 // `trace --format json`: one rank's Chrome trace (cmd_trace_json.cpp).
-int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std::string& dir, const std::string& prefix);
+int TraceJson(const Job& job, const Args& a, const std::string& dir, const std::string& prefix);
 
 }  // namespace sc::cli
