@@ -100,9 +100,11 @@ TEST(App, AnEditWithoutRecomputeShowsTheNewResultAfterTheNextFrame) {
                                            "tp=4,pp=2,dp=2,batch=32") +
                                            Cli("summary " + model + " --parallel tp=4,pp=2,dp=2,batch=32"));
 
-    // An edit of a network level and of an option, and the calibration dropped: each changes the estimate.
+    // The network levels slowed, an option flipped, the calibration dropped: each changes the estimate.
     for (auto edit : std::vector<std::function<void(sc::app::AppState&)>>{
-             [](sc::app::AppState& a) { a.systems[0].system.levels.back().bandwidth_gbps /= 10; },
+             [](sc::app::AppState& a) {
+                 for (sc::NetworkLevel& l : a.systems[0].system.levels) l.bandwidth_gbps /= 10;
+             },
              [](sc::app::AppState& a) { a.options.overlap_dp = !a.options.overlap_dp; },
              [](sc::app::AppState& a) { a.calibration.reset(); }}) {
         const std::string shown = sc::app::MirrorText(*s);
