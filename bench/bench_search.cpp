@@ -1,24 +1,29 @@
 // (b) Search over all layouts of GPT-3 175B on 4,096 GPUs (DGX H100 SuperPOD with its fat tree extended to
-// 4,096 GPUs), global batch 1536, with the measured calibration. One thread (the core), best of `reps`.
+// 4,096 GPUs), global batch 1536, with the measured calibration. Through the engine as the CLI and the page run
+// it (a snapshot of the request, then its one shard: one thread), best of `reps`.
 // Target: < 1 s native.   usage: bench_search [reps=2]
 #include <algorithm>
 #include <cstdlib>
 
 #include "bench_util.h"
-#include "training/search.h"
+#include "engine/search.h"
 #include "training/sweep.h"
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 2;
     const sc::ModelConfig m = bench::Model("gpt3-175b");
     const sc::System sys = sc::ExtendSystem(bench::System("dgx-h100-superpod", "h100-sxm"), 4096);
-    sc::SearchRequest req;
-    req.gpus = 4096, req.batch = 1536, req.top_k = 10;
+    sc::engine::Request req;
+    req.model = m;
+    req.system = &sys;
+    req.calibration = &bench::Calibration();
+    req.search.gpus = 4096, req.search.batch = 1536, req.search.top_k = 10;
     double best = 1e300;
     sc::SearchResult r;
     for (int i = 0; i < reps; ++i) {
         const double t0 = bench::Now();
-        r = sc::SearchLayouts(m, sys, &bench::Calibration(), sc::TrainingOptions{}, req);
+        const sc::engine::SearchSnapshot snap = sc::engine::SnapshotSearch(req);
+        r = sc::engine::RunSearchShard(snap, 0, 1);
         best = std::min(best, bench::Now() - t0);
     }
     char note[256];

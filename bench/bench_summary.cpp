@@ -1,18 +1,20 @@
 // (d) Trace summary of GPT-3 175B on 32,768 GPUs: tp=8, pp=16, dp=256, 1F1B, 32 microbatches (batch 8192),
-// sequence parallel, selective recompute, ZeRO-1. Best of 3. Target: < 1 s.
+// sequence parallel, selective recompute, ZeRO-1. Through engine::RunSummary (the job made, then summarized),
+// as `stagecraft summary` and the page run it. Best of 3. Target: < 1 s.
 #include <algorithm>
 
 #include "bench_util.h"
-#include "trace/summary.h"
+#include "engine/estimate.h"
 
 int main() {
-    const sc::Job job = sc::MakeJob(bench::Model("gpt3-175b"),
-                                    sc::ParseParallelSpec("tp=8,pp=16,dp=256,batch=8192,sp=1,schedule=1f1b,recompute=selective,zero=1"));
+    sc::engine::Request req;
+    req.model = bench::Model("gpt3-175b");
+    req.parallel = sc::ParseParallelSpec("tp=8,pp=16,dp=256,batch=8192,sp=1,schedule=1f1b,recompute=selective,zero=1");
     double best = 1e300;
     sc::TraceSummary s;
     for (int i = 0; i < 3; ++i) {
         const double t0 = bench::Now();
-        s = sc::SummarizeJob(job);
+        s = sc::engine::RunSummary(req).summary;
         best = std::min(best, bench::Now() - t0);
     }
     uint64_t nodes = 0;

@@ -1,8 +1,8 @@
 // (c) Sweep throughput: GPT-3 175B (dense) and Mixtral 8x7B (MoE) on 512 GPUs of DGX H100, global batch
 // 1024, axes flops=1,2 x topology=two_tier,fullflat x inr=on,off: 8 points x 2 models, each a full layout
-// search. Evaluations = valid layouts assessed. One thread.
+// search. Evaluations = valid layouts assessed. Through the engine (a snapshot, then its one shard): one thread.
 #include "bench_util.h"
-#include "training/sweep.h"
+#include "engine/sweep.h"
 
 int main() {
     std::vector<sc::SweepModel> models = {{"gpt3-175b", bench::Model("gpt3-175b")}, {"mixtral-8x7b", bench::Model("mixtral-8x7b")}};
@@ -11,10 +11,14 @@ int main() {
     axes.flops = {1, 2};
     axes.topology = {sc::Topology::two_tier, sc::Topology::fullflat};
     axes.inr = {1, 0};
-    sc::SweepRequest req;
-    req.gpus = 512, req.batch = 1024;
+    sc::engine::Request req;
+    req.system = &sys;
+    req.calibration = &bench::Calibration();
+    req.sweep.models = models;
+    req.sweep.axes = axes;
+    req.search.gpus = 512, req.search.batch = 1024;
     const double t0 = bench::Now();
-    std::vector<sc::SweepRow> rows = sc::RunSweep(models, sys, &bench::Calibration(), sc::TrainingOptions{}, axes, req);
+    std::vector<sc::SweepRow> rows = sc::engine::RunSweepShard(sc::engine::SnapshotSweep(req), 0, 1);
     const double t = bench::Now() - t0;
     double evals = 0;
     for (const sc::SweepRow& r : rows) evals += static_cast<double>(r.stats.valid);

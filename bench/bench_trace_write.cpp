@@ -6,17 +6,24 @@
 // usage: bench_trace_write [budget_s=120] [max_ranks=0: all]
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "bench_util.h"
+#include "engine/trace.h"
 #include "trace/byte_sink.h"
-#include "trace/rank_traces.h"
 
 int main(int argc, char** argv) {
     const double budget = argc > 1 ? std::atof(argv[1]) : 120;
     const int max_ranks = argc > 2 ? std::atoi(argv[2]) : 0;
-    const sc::Job job = sc::MakeJob(bench::Model("gpt3-175b"),
-                                    sc::ParseParallelSpec("tp=8,pp=16,dp=256,batch=8192,sp=1,schedule=1f1b,recompute=selective,zero=1"));
-    sc::RankTraceWriter w(job);
+    // The engine's trace snapshot and writer, as `stagecraft trace` and the page's download make them (no
+    // cluster: durations 0, the writer's encoding alone).
+    sc::engine::Request req;
+    req.model = bench::Model("gpt3-175b");
+    req.parallel = sc::ParseParallelSpec("tp=8,pp=16,dp=256,batch=8192,sp=1,schedule=1f1b,recompute=selective,zero=1");
+    const sc::engine::TraceSnapshot snap = sc::engine::SnapshotTrace(req);
+    const sc::Job& job = snap.job;
+    const std::unique_ptr<sc::RankTraceWriter> writer = sc::engine::MakeTraceWriter(snap);
+    sc::RankTraceWriter& w = *writer;
     const int world = w.world(), pp = job.par.pp;
     // Warm-up: one rank per stage builds the stage programs (counted separately).
     const double tb = bench::Now();

@@ -10,6 +10,21 @@ const LIST_WORDS = 6;
 const CMD_WORDS = 8;
 const VERTEX_SIZE = 20; // ImDrawVert: pos float2, uv float2, col unorm8x4
 const INDEX_SIZE = 2; // ImDrawIdx = uint16
+const VERTEX_OFFSETS = { pos: 0, uv: 8, col: 16 }; // the pipeline's vertex attributes below
+
+// The module writes its draw-data layout into header words 10 and 11 (sc::app::drawdata::kLayout and
+// kVertexLayout, one byte per field). Returns "" when it is the layout this renderer reads, else what differs.
+export function drawDataLayoutMismatch(dd) {
+  const bytes = (w) => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24];
+  if (dd.length < HEADER_WORDS) return `the draw data has ${dd.length} words, fewer than its ${HEADER_WORDS}-word header`;
+  const [headerWords, listWords, cmdWords, vertexSize] = bytes(dd[10]);
+  const [indexSize, pos, uv, col] = bytes(dd[11]);
+  const expected = { headerWords: HEADER_WORDS, listWords: LIST_WORDS, cmdWords: CMD_WORDS, vertexSize: VERTEX_SIZE,
+    indexSize: INDEX_SIZE, pos: VERTEX_OFFSETS.pos, uv: VERTEX_OFFSETS.uv, col: VERTEX_OFFSETS.col };
+  const got = { headerWords, listWords, cmdWords, vertexSize, indexSize, pos, uv, col };
+  const diffs = Object.keys(expected).filter((k) => expected[k] !== got[k]).map((k) => `${k} ${got[k]} (renderer expects ${expected[k]})`);
+  return diffs.length ? `draw-data layout of the module differs from web/renderer.js: ${diffs.join(', ')}` : '';
+}
 
 // Background behind the ImGui windows (sRGB bytes / 255; the canvas format is not *-srgb, so ImGui's
 // colours reach the screen unchanged, as ImGui expects).
@@ -78,9 +93,9 @@ export class Renderer {
           {
             arrayStride: VERTEX_SIZE,
             attributes: [
-              { shaderLocation: 0, offset: 0, format: 'float32x2' },
-              { shaderLocation: 1, offset: 8, format: 'float32x2' },
-              { shaderLocation: 2, offset: 16, format: 'unorm8x4' },
+              { shaderLocation: 0, offset: VERTEX_OFFSETS.pos, format: 'float32x2' },
+              { shaderLocation: 1, offset: VERTEX_OFFSETS.uv, format: 'float32x2' },
+              { shaderLocation: 2, offset: VERTEX_OFFSETS.col, format: 'unorm8x4' },
             ],
           },
         ],
@@ -127,6 +142,7 @@ export class Renderer {
     this.lists = []; // { baseVertex, firstIndex, firstCmd, cmdCount }
     this.cmds = new Uint32Array(0);
     this.cmdsF = new Float32Array(0);
+    this.layoutChecked = false; // prepare() checks the module's draw-data layout on the first frame
   }
 
   // Uploads an RGBA8 texture from wasm memory and binds it to `id`.
@@ -179,6 +195,12 @@ export class Renderer {
   // indices and the projection. `heapU8` must be the module's current HEAPU8.
   prepare(drawData, heapU8) {
     const dd = drawData;
+    if (!this.layoutChecked) {
+      // Once, on the first frame: a module built with another layout fails here with what differs.
+      const mismatch = drawDataLayoutMismatch(dd);
+      if (mismatch) throw new Error(mismatch);
+      this.layoutChecked = true;
+    }
     const f = new Float32Array(dd.buffer, dd.byteOffset, HEADER_WORDS);
     const listCount = dd[0];
     const cmdCount = dd[1];

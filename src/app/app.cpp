@@ -1,6 +1,8 @@
 // App lifecycle and the glue between state and panels.
 #include "app/app.h"
 
+#include <cstdio>
+
 #include "app/app_state.h"
 #include "app/panels.h"
 #include "config/error.h"
@@ -56,11 +58,79 @@ void Recompute(AppState& s) {
     s.error = ev.model_error;
     s.parallel_error = ev.parallel_error;
     s.training_error = ev.training_error;
+    s.computed_inputs = InputsKey(s);  // after DeriveHeadDim: the key of the model as computed
     if (!ev.model_error.empty()) return;
     s.stats = ev.stats;
     if (ev.training) s.estimate = *ev.training, s.has_estimate = true;
     if (ev.summary) s.summary = std::move(*ev.summary);
     if (ev.job) s.job = std::make_unique<Job>(std::move(*ev.job));
+}
+
+namespace {
+
+// Doubles in hexadecimal: exact, so any edit changes the key.
+void Put(std::string& out, const char* name, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ";%s=%a", name, v);
+    out += buf;
+}
+
+void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
+    // Every field that reaches a result; provenance does not.
+    // A tripwire on 64-bit builds (where the tests run): a new NetworkLevel field changes its size.
+    static_assert(sizeof(void*) != 8 || sizeof(NetworkLevel) == 128, "NetworkLevel changed: key the new field here");
+    for (const NetworkLevel& l : levels) {
+        out += ";level=" + l.name;
+        Put(out, "kind", static_cast<int>(l.kind));
+        Put(out, "size", l.size);
+        Put(out, "bw", l.bandwidth_gbps);
+        Put(out, "lat", l.latency_us);
+        Put(out, "eff", l.efficiency);
+        Put(out, "inr", l.in_network_reduction);
+        Put(out, "os", l.oversubscription);
+    }
+}
+
+void PutOptions(std::string& out, const TrainingOptions& o) {
+    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 96, "TrainingOptions changed: key the new field here");
+    Put(out, "overlap_dp", o.overlap_dp);
+    Put(out, "overlap_pp", o.overlap_pp);
+    Put(out, "overlap_tp", o.overlap_tp);
+    Put(out, "overlap_tp_fraction", o.overlap_tp_fraction);
+    Put(out, "inr", o.in_network_reduction);
+    Put(out, "matmul_eff", o.matmul_efficiency);
+    Put(out, "attention_eff", o.attention_efficiency);
+    Put(out, "memory_eff", o.memory_efficiency);
+    Put(out, "fallback_matmul", o.fallback_matmul_efficiency);
+    Put(out, "fallback_attention", o.fallback_attention_efficiency);
+    Put(out, "fallback_memory", o.fallback_memory_efficiency);
+    Put(out, "flash", o.flash_attention);
+    Put(out, "kernel", static_cast<int>(o.attention_kernel));
+    Put(out, "dropout", o.dropout);
+    Put(out, "scatter_gather", o.pp_scatter_gather);
+    Put(out, "gaf", o.grad_accumulation_fusion);
+    Put(out, "tokens", o.tokens_to_train);
+}
+
+}  // namespace
+
+std::string InputsKey(const AppState& s) {
+    if (!s.has_model) return "";
+    std::string key = ModelConfigToJson(s.model);  // every model field (it round-trips through the parser)
+    Put(key, "derive_head_dim", s.derive_head_dim);
+    key += ";parallel=" + ParallelSpecString(s.parallel);
+    Put(key, "system", s.system_index);
+    if (const System* sys = CurrentSystem(s)) PutLevels(key, sys->levels);
+    char cal[64];
+    std::snprintf(cal, sizeof cal, ";calibration=%p/%d", static_cast<const void*>(s.calibration.get()),
+                  s.calibration_generation);
+    key += cal;
+    PutOptions(key, s.options);
+    return key;
+}
+
+void Refresh(AppState& s) {
+    if (s.has_model && InputsKey(s) != s.computed_inputs) Recompute(s);
 }
 
 std::string LoadModelJson(AppState& s, const std::string& json_text) {
@@ -139,6 +209,7 @@ bool SelectSystem(AppState& s, const std::string& file) {
 std::string SetCalibration(AppState& s, const std::string& json_text) {
     try {
         s.calibration = std::make_unique<CalibrationTable>(ParseCalibration(json_text));
+        ++s.calibration_generation;
     } catch (const Error& e) {
         return std::string("calibration: ") + e.what();
     }
@@ -208,11 +279,13 @@ void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = 
 
 void DrawUI(AppState& s) {
     ImGui::GetIO().FontGlobalScale = s.ui_scale;
+    Refresh(s);                    // edits made outside the panels (a link, the page's JS) since the last frame
     StepJobs(s, kJobFrameBudget);  // a search or sweep on the page's thread moves on even with its panel closed
     DrawModelPanel(s);
     DrawParallelPanel(s);
     DrawTrainingPanel(s);
     DrawSweepPanel(s);
+    Refresh(s);  // this frame's edits, so the mirror and the next frame show their results
 }
 
 std::string MirrorText(const AppState& s) { return s.report; }

@@ -64,6 +64,7 @@ struct AppState {
     std::vector<SystemPreset> systems;
     int system_index = -1;
     std::unique_ptr<CalibrationTable> calibration;
+    int calibration_generation = 0;  // counts SetCalibration calls (a new table may reuse the old one's address)
     TrainingOptions options;
     TrainingEstimate estimate;
     bool has_estimate = false;
@@ -100,6 +101,10 @@ struct AppState {
     float ui_scale = 1.0f;  // text size of the whole page (the Model panel's "UI scale"; applied by DrawUI)
 
     std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print
+
+    // The inputs the results above were computed from (InputsKey at the last Recompute): Refresh, every frame,
+    // recomputes when the live inputs differ, so an edit shows its result whether or not it called Recompute.
+    std::string computed_inputs;
 };
 
 // The engine request of the page's current configuration (borrows the state's cluster and calibration).
@@ -108,6 +113,12 @@ engine::Request CurrentRequest(const AppState& s);
 // Recomputes stats, job, summary, estimate and report from the edited inputs (engine::Evaluate and
 // PageReportText, as the CLI's estimate and summary do); errors are stored, never thrown.
 void Recompute(AppState& s);
+// Everything the results depend on (model, head_dim rule, split, cluster and its levels, calibration, options),
+// as text: two states with the same key have the same results.
+std::string InputsKey(const AppState& s);
+// Recomputes when InputsKey differs from the key of the results shown; DrawUI calls it every frame, before and
+// after the panels, so the request is derived from the state rather than from every edit remembering to ask.
+void Refresh(AppState& s);
 
 // The "Best layout" search, driven a slice at a time (search_driver.cpp; panel_search.cpp draws it).
 constexpr int kSearchShards = 64;

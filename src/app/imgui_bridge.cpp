@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
+#include <cstddef>
 #include <cstring>
 #include <unordered_map>
 
@@ -245,6 +246,13 @@ void ImGuiBridge::ExportDrawData() {
     namespace dd = drawdata;
     ImDrawData* d = ImGui::GetDrawData();
     draw_data_.assign(dd::kHeaderWords, 0);
+    auto bytes4 = [](size_t a, size_t b, size_t c, size_t d) {
+        return static_cast<uint32_t>(a | b << 8 | c << 16 | d << 24);
+    };
+    static_assert(dd::kHeaderWords < 256 && dd::kListWords < 256 && dd::kCmdWords < 256 && sizeof(ImDrawVert) < 256);
+    draw_data_[dd::kLayout] = bytes4(dd::kHeaderWords, dd::kListWords, dd::kCmdWords, sizeof(ImDrawVert));
+    draw_data_[dd::kVertexLayout] = bytes4(sizeof(ImDrawIdx), offsetof(ImDrawVert, pos), offsetof(ImDrawVert, uv),
+                                           offsetof(ImDrawVert, col));
     auto put_f = [](uint32_t& word, float f) { std::memcpy(&word, &f, 4); };
     if (!d || !d->Valid) return;
     const ImVec2 pos = d->DisplayPos, scale = d->FramebufferScale;

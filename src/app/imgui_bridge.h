@@ -30,7 +30,11 @@ constexpr int kDisplayW = 6;       // f32
 constexpr int kDisplayH = 7;       // f32
 constexpr int kFbScaleX = 8;       // f32
 constexpr int kFbScaleY = 9;       // f32
-constexpr int kHeaderWords = 12;   // words 10, 11 reserved (0)
+// The layout itself, written into every frame's header so web/renderer.js can check its constants against it
+// once at start (a mismatch is a clear error, not a garbled frame). One byte each, low byte first:
+constexpr int kLayout = 10;        // kHeaderWords, kListWords, kCmdWords, sizeof(ImDrawVert)
+constexpr int kVertexLayout = 11;  // sizeof(ImDrawIdx), offsetof(ImDrawVert, pos), offsetof uv, offsetof col
+constexpr int kHeaderWords = 12;
 // Per draw list, kListWords words: vertex byte pointer, vertex count, index byte pointer, index
 // count, first command (index into the command table), command count. The index allocation is
 // guaranteed to hold a multiple of 4 bytes, so JS may upload round_up(idx_count * 2, 4) bytes.

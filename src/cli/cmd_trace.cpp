@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/file_sink.h"
@@ -12,9 +13,8 @@
 #include "cli/system_args.h"
 #include "config/error.h"
 #include "config/numbers.h"
+#include "engine/trace.h"
 #include "trace/rank_traces.h"
-#include "training/sweep.h"
-#include "training/timeline.h"
 
 namespace sc::cli {
 
@@ -87,18 +87,18 @@ int Trace(int argc, char** argv) {
     std::filesystem::create_directories(dir, ec);
     if (ec) throw Error("--out", Clip(dir) + ": cannot create directory: " + ec.message());
 
-    if (format == "json") {
-        RankTraceWriter writer(job);
-        return TraceJson(job, writer, a, dir, prefix);
-    }
+    if (format == "json") return TraceJson(job, a, dir, prefix);
     // Compute nodes' duration_micros (ASTRA-sim's replay mode) from the same models as the estimate, on the
     // system grown to the job's ranks when it is smaller (its outermost level; `estimate --gpus` does the same).
     LoadedSystem ls = LoadSystem(a, kDefaultTraceSystem);
     BuildCluster(ls, a, job.par.world());
-    TrainingOptions opt = LoadTrainingOptions(a);
-    RankTraceWriter writer(job, [&](const StageProgram& prog) {
-        return NodeSeconds(job, prog, ls.system, ls.calibration.get(), opt);
-    });
+    engine::Request request;
+    request.system = &ls.system;
+    request.calibration = ls.calibration.get();
+    request.options = LoadTrainingOptions(a);
+    const engine::TraceSnapshot snap = engine::SnapshotTrace(request, std::move(job));
+    const std::unique_ptr<RankTraceWriter> writer_owner = engine::MakeTraceWriter(snap);
+    RankTraceWriter& writer = *writer_owner;
 
     const std::vector<fs::path> existing = SetFiles(dir, prefix);
     if (!existing.empty()) {

@@ -16,6 +16,6 @@ int Sweep(int argc, char** argv);   // cmd_sweep.cpp (sharded over MPI ranks in 
 int Serve(int argc, char** argv);   // cmd_serve.cpp
 
 // `trace --format json`: one rank's Chrome trace (cmd_trace_json.cpp).
-int TraceJson(const Job& job, RankTraceWriter& writer, const Args& a, const std::string& dir, const std::string& prefix);
+int TraceJson(const Job& job, const Args& a, const std::string& dir, const std::string& prefix);
 
 }  // namespace sc::cli

@@ -9,14 +9,12 @@
 
 #include "config/error.h"
 #include "config/json_fields.h"
-#include "config/strict_json.h"
 
 namespace sc {
 
 namespace {
 
 using nlohmann::json;
-using strict_json::Reader;
 
 std::string Num(double v) {
     std::ostringstream s;
@@ -24,37 +22,37 @@ std::string Num(double v) {
     return s.str();
 }
 
-std::vector<std::string> AcceleratorIds(Reader& r) {
-    std::vector<std::string> ids = r.Strings("accelerators");
+std::vector<std::string> AcceleratorIds(JsonFields& r) {
+    std::vector<std::string> ids = r.NonEmptyStrings("accelerators");
     return ids;
 }
 
-void ReadSourceFields(Reader& r, std::string* series, std::string* hardware, std::string* setup, std::string* source,
+void ReadSourceFields(JsonFields& r, std::string* series, std::string* hardware, std::string* setup, std::string* source,
                 std::string* note) {
-    *series = r.Str("series");
-    *hardware = r.Str("hardware");
-    std::string s = r.Str("setup", "");
+    *series = r.NonEmptyString("series");
+    *hardware = r.NonEmptyString("hardware");
+    std::string s = r.String("setup", "");
     if (setup) *setup = s;
-    *source = r.Str("source");
-    *note = r.Str("note", "");
+    *source = r.NonEmptyString("source");
+    *note = r.String("note", "");
 }
 
-Precision Dtype(Reader& r) {
-    std::string d = r.Str("dtype");
+Precision Dtype(JsonFields& r) {
+    std::string d = r.NonEmptyString("dtype");
     Precision p;
     if (!ParsePrecision(d, &p))
         throw Error(r.Field("dtype"), "\"" + d + "\" is not one of \"fp32\", \"bf16\", \"fp16\", \"fp8\", \"fp4\"");
     return p;
 }
 
-void ExpectString(Reader& r, const char* key, const char* expected) {
-    std::string v = r.Str(key);
+void ExpectString(JsonFields& r, const char* key, const char* expected) {
+    std::string v = r.NonEmptyString(key);
     if (v != expected) throw Error(r.Field(key), "expected \"" + std::string(expected) + "\", got \"" + v + "\"");
 }
 
 // The "points" array of a curve: [x, y] pairs, x strictly increasing and positive (ValidateCurve); y at most
 // `y_max` when it is positive (0: no bound, y >= 0).
-void ReadPoints(Reader& r, const char* form, double y_max, MeasuredCurve* out) {
+void ReadPoints(JsonFields& r, const char* form, double y_max, MeasuredCurve* out) {
     const json& pts = r.Array("points");
     const std::string pf = r.Field("points");
     for (size_t k = 0; k < pts.size(); ++k) {
@@ -74,19 +72,18 @@ struct Shape {
 };
 
 Shape ReadShape(const json& j, const std::string& path, bool with_tflops) {
-    Reader r(j, path);
+    JsonFields r(j, path);
     Shape s{};
     const char* keys[] = {"m", "n", "k", "batch"};
     double* outs[] = {&s.m, &s.n, &s.k, &s.batch};
     for (int i = 0; i < 4; ++i) {
-        *outs[i] = r.Int(keys[i]);
-        if (*outs[i] < 1) throw Error(r.Field(keys[i]), "must be a positive integer, got " + Num(*outs[i]));
+        *outs[i] = r.PositiveInt(keys[i], 2147483647);
     }
     if (with_tflops) {
         s.tflops = r.Number("tflops");
         if (!(s.tflops > 0)) throw Error(r.Field("tflops"), "must be positive, got " + Num(s.tflops));
     }
-    r.Done();
+    r.RejectUnknown();
     return s;
 }
 
@@ -130,9 +127,9 @@ const char* NameOf(CollectiveOp op) {
 
 CalibrationTable ParseCalibration(std::string_view json_text) {
     json root = ParseJsonText(json_text, "calibration table");
-    Reader r(root, "");
-    r.Str("description", "");
-    r.Str("extracted_from", "");
+    JsonFields r(root, "");
+    r.String("description", "");
+    r.String("extracted_from", "");
     if (const json* rules = r.Get("extraction_rules", false); rules && !rules->is_array())
         throw Error("extraction_rules", "expected an array of strings");
     if (const json* d = r.Get("dropped_zero_points", false); d && !d->is_array())
@@ -142,15 +139,15 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
 
     const json& colls = r.Array("collectives");
     for (size_t i = 0; i < colls.size(); ++i) {
-        Reader c(colls[i], "collectives[" + std::to_string(i) + "]");
+        JsonFields c(colls[i], "collectives[" + std::to_string(i) + "]");
         CollectiveCurve cc;
-        cc.id = c.Str("id");
+        cc.id = c.NonEmptyString("id");
         if (!ids.insert(cc.id).second) throw Error(c.Field("id"), "\"" + cc.id + "\" is used twice");
         cc.accelerators = AcceleratorIds(c);
-        cc.scope = c.Str("scope");
+        cc.scope = c.NonEmptyString("scope");
         if (cc.scope != "scale_up" && cc.scope != "scale_out")
             throw Error(c.Field("scope"), "\"" + cc.scope + "\" is not one of \"scale_up\", \"scale_out\"");
-        std::string op = c.Str("op");
+        std::string op = c.NonEmptyString("op");
         if (op == "all_reduce") cc.op = CollectiveOp::all_reduce;
         else if (op == "all_gather") cc.op = CollectiveOp::all_gather;
         else if (op == "reduce_scatter") cc.op = CollectiveOp::reduce_scatter;
@@ -158,7 +155,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         else
             throw Error(c.Field("op"),
                         "\"" + op + "\" is not one of \"all_reduce\", \"all_gather\", \"reduce_scatter\", \"all_to_all\"");
-        cc.algorithm = c.Str("algorithm");
+        cc.algorithm = c.NonEmptyString("algorithm");
         cc.n_ranks = c.Int("n_ranks");
         cc.n_nodes = c.Int("n_nodes");
         if (cc.n_ranks < 2) throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
@@ -168,15 +165,15 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         ExpectString(c, "y", "busbw_GBps");
         ReadPoints(c, "[message_bytes, busbw_GBps]", 0, &cc.busbw);
         ReadSourceFields(c, &cc.series, &cc.hardware, &cc.setup, &cc.source, &cc.note);
-        c.Done();
+        c.RejectUnknown();
         t.collectives.push_back(std::move(cc));
     }
 
     const json& gemms = r.Array("gemm");
     for (size_t i = 0; i < gemms.size(); ++i) {
-        Reader g(gemms[i], "gemm[" + std::to_string(i) + "]");
+        JsonFields g(gemms[i], "gemm[" + std::to_string(i) + "]");
         GemmCurve gc;
-        gc.id = g.Str("id");
+        gc.id = g.NonEmptyString("id");
         if (!ids.insert(gc.id).second) throw Error(g.Field("id"), "\"" + gc.id + "\" is used twice");
         gc.accelerators = AcceleratorIds(g);
         gc.dtype = Dtype(g);
@@ -195,13 +192,13 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         for (size_t k = 0; k < others.size(); ++k)
             ReadShape(others[k], g.Field("other_shapes") + "[" + std::to_string(k) + "]", true);
         ReadSourceFields(g, &gc.series, &gc.hardware, &gc.setup, &gc.source, &gc.note);
-        g.Done();
+        g.RejectUnknown();
         t.gemm.push_back(std::move(gc));
     }
 
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
-        Reader g(mamf[i], "gemm_max_achievable[" + std::to_string(i) + "]");
+        JsonFields g(mamf[i], "gemm_max_achievable[" + std::to_string(i) + "]");
         GemmMaxAchievable m;
         m.accelerators = AcceleratorIds(g);
         m.dtype = Dtype(g);
@@ -211,47 +208,46 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         Shape s = ReadShape(*shape, g.Field("shape"), false);
         m.m = s.m, m.n = s.n, m.k = s.k, m.batch = s.batch;
         ReadSourceFields(g, &m.series, &m.hardware, nullptr, &m.source, &m.note);
-        g.Done();
+        g.RejectUnknown();
         t.gemm_max_achievable.push_back(std::move(m));
     }
 
     const json& hbm = r.Array("memory_bandwidth");
     for (size_t i = 0; i < hbm.size(); ++i) {
-        Reader h(hbm[i], "memory_bandwidth[" + std::to_string(i) + "]");
+        JsonFields h(hbm[i], "memory_bandwidth[" + std::to_string(i) + "]");
         HbmMeasurement m;
         m.accelerators = AcceleratorIds(h);
-        m.op = h.Str("op");
+        m.op = h.NonEmptyString("op");
         m.tbps = h.Number("TBps");
         if (!(m.tbps > 0)) throw Error(h.Field("TBps"), "must be positive, got " + Num(m.tbps));
         ReadSourceFields(h, &m.series, &m.hardware, nullptr, &m.source, &m.note);
-        h.Done();
+        h.RejectUnknown();
         t.memory_bandwidth.push_back(std::move(m));
     }
     const json* att = r.Get("attention", false);
     if (att && !att->is_array()) throw Error("attention", "expected an array, got " + std::string(att->type_name()));
     for (size_t i = 0; att && i < att->size(); ++i) {
-        Reader a((*att)[i], "attention[" + std::to_string(i) + "]");
+        JsonFields a((*att)[i], "attention[" + std::to_string(i) + "]");
         AttentionCurve ac;
-        ac.id = a.Str("id");
+        ac.id = a.NonEmptyString("id");
         if (!ids.insert(ac.id).second) throw Error(a.Field("id"), "\"" + ac.id + "\" is used twice");
         ac.accelerators = AcceleratorIds(a);
-        std::string k = a.Str("kernel");
+        std::string k = a.NonEmptyString("kernel");
         if (!ParseAttentionKernel(k, &ac.kernel))
             throw Error(a.Field("kernel"), "\"" + k + "\" is not one of \"flash2\", \"flash3\", \"cudnn\"");
-        std::string d = a.Str("direction");
+        std::string d = a.NonEmptyString("direction");
         if (d != "forward" && d != "backward") throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
         ac.forward = d == "forward";
         ac.causal = a.Bool("causal");
-        ac.head_dim = a.Int("head_dim");
-        if (ac.head_dim < 1) throw Error(a.Field("head_dim"), "must be positive, got " + std::to_string(ac.head_dim));
+        ac.head_dim = a.PositiveInt("head_dim", 2147483647);
         ExpectString(a, "x", "seqlen");
         ExpectString(a, "y", "efficiency");
         ReadPoints(a, "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency);
         ReadSourceFields(a, &ac.series, &ac.hardware, &ac.setup, &ac.source, &ac.note);
-        a.Done();
+        a.RejectUnknown();
         t.attention.push_back(std::move(ac));
     }
-    r.Done();
+    r.RejectUnknown();
     return t;
 }
 

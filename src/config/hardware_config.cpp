@@ -7,14 +7,12 @@
 
 #include "config/error.h"
 #include "config/json_fields.h"
-#include "config/strict_json.h"
 
 namespace sc {
 
 namespace {
 
 using nlohmann::json;
-using strict_json::Reader;
 
 std::string Num(double v) {
     std::ostringstream s;
@@ -36,26 +34,26 @@ struct Quantity {
 
 Quantity ReadQuantity(const json& j, const std::string& path, const char* unit, bool nullable, ValueType type,
                       std::map<std::string, Provenance>* provenance, const std::string& prov_key) {
-    Reader r(j, path);
+    JsonFields r(j, path);
     Quantity q;
     Provenance p;
     const json* v = r.Get("value", true);
-    std::string unit_got = r.Str("unit");
+    std::string unit_got = r.NonEmptyString("unit");
     if (unit_got != unit)
         throw Error(r.Field("unit"), "expected \"" + std::string(unit) + "\", got \"" + unit_got + "\"");
-    p.status = r.Str("status");
+    p.status = r.NonEmptyString("status");
     if (std::find_if(std::begin(kStatuses), std::end(kStatuses), [&](const char* s) { return p.status == s; }) ==
         std::end(kStatuses)) {
         std::string list;
         for (const char* s : kStatuses) list += (list.empty() ? "" : ", ") + std::string(s);
         throw Error(r.Field("status"), "\"" + p.status + "\" is not one of " + list);
     }
-    p.sources = r.Strings("sources");
-    p.note = r.Str("note", "");
-    p.from = r.Str("from", "");
+    p.sources = r.NonEmptyStrings("sources");
+    p.note = r.String("note", "");
+    p.from = r.String("from", "");
     if (const json* c = r.Get("calibration", false); c && !c->is_object())
         throw Error(r.Field("calibration"), "expected a JSON object, got " + Shown(*c));
-    r.Done();
+    r.RejectUnknown();
 
     if (v->is_null()) {
         if (!nullable) throw Error(r.Field("value"), "must not be null");
@@ -135,20 +133,20 @@ double Accelerator::MemoryBytes() const {
 
 Accelerator ParseAccelerator(std::string_view json_text) {
     json root = ParseJsonText(json_text, "accelerator preset");
-    Reader r(root, "");
+    JsonFields r(root, "");
     Accelerator a;
-    a.id = r.Str("id");
-    a.name = r.Str("name");
-    a.vendor = r.Str("vendor");
-    a.form_factor = r.Str("form_factor", "");
-    r.Str("accelerators_json_name", "");  // cross-reference for the test against data/accelerators.json
+    a.id = r.NonEmptyString("id");
+    a.name = r.NonEmptyString("name");
+    a.vendor = r.NonEmptyString("vendor");
+    a.form_factor = r.String("form_factor", "");
+    r.String("accelerators_json_name", "");  // cross-reference for the test against data/accelerators.json
 
     auto quantity = [&](const json& j, const std::string& path, const char* unit, bool nullable) {
         return ReadQuantity(j, path, unit, nullable, ValueType::number, &a.provenance, path);
     };
 
     {
-        Reader m(r.Obj("matrix_tflops"), "matrix_tflops");
+        JsonFields m(r.RequiredObject("matrix_tflops"), "matrix_tflops");
         struct Slot { const char* key; std::optional<double>* out; };
         Slot slots[] = {{"fp32", &a.matrix.fp32}, {"tf32", &a.matrix.tf32}, {"bf16", &a.matrix.bf16},
                         {"fp16", &a.matrix.fp16}, {"fp8", &a.matrix.fp8},   {"fp4", &a.matrix.fp4}};
@@ -158,15 +156,15 @@ Accelerator ParseAccelerator(std::string_view json_text) {
             *s.out = PositiveOrNull(quantity(*m.Get(s.key, true), f, "TFLOPS", true), f, "TFLOPS");
             any = any || s.out->has_value();
         }
-        m.Done();
+        m.RejectUnknown();
         if (!any) throw Error("matrix_tflops", "no precision has a value; at least one must");
     }
     {
-        Reader v(r.Obj("vector_tflops"), "vector_tflops");
+        JsonFields v(r.RequiredObject("vector_tflops"), "vector_tflops");
         std::string f32 = v.Field("fp32"), b16 = v.Field("bf16");
         a.vector.fp32 = PositiveOrNull(quantity(*v.Get("fp32", true), f32, "TFLOPS", true), f32, "TFLOPS");
         a.vector.bf16 = PositiveOrNull(quantity(*v.Get("bf16", true), b16, "TFLOPS", true), b16, "TFLOPS");
-        v.Done();
+        v.RejectUnknown();
     }
     a.hbm_capacity_gb_marketing =
         Positive(quantity(*r.Get("hbm_capacity_GB_marketing", true), "hbm_capacity_GB_marketing", "GB", false),
@@ -175,7 +173,7 @@ Accelerator ParseAccelerator(std::string_view json_text) {
         Positive(quantity(*r.Get("hbm_capacity_GiB_usable", true), "hbm_capacity_GiB_usable", "GiB", false),
                  "hbm_capacity_GiB_usable", "GiB");
     {
-        std::string used = r.Str("capacity_used");
+        std::string used = r.NonEmptyString("capacity_used");
         if (used == "hbm_capacity_GB_marketing") a.capacity_uses_marketing = true;
         else if (used != "hbm_capacity_GiB_usable")
             throw Error("capacity_used", "\"" + used + "\" is not one of \"hbm_capacity_GiB_usable\", \"hbm_capacity_GB_marketing\"");
@@ -183,20 +181,20 @@ Accelerator ParseAccelerator(std::string_view json_text) {
     a.hbm_bandwidth_tbps = Positive(quantity(*r.Get("hbm_bandwidth_TBps", true), "hbm_bandwidth_TBps", "TB/s", false),
                                     "hbm_bandwidth_TBps", "TB/s");
     {
-        Reader s(r.Obj("scale_up"), "scale_up");
-        a.scale_up_technology = s.Str("technology");
+        JsonFields s(r.RequiredObject("scale_up"), "scale_up");
+        a.scale_up_technology = s.NonEmptyString("technology");
         std::string bw = s.Field("bandwidth_GBps_per_direction"), dom = s.Field("domain_size");
         a.scale_up_gbps_per_direction =
             Positive(quantity(*s.Get("bandwidth_GBps_per_direction", true), bw, "GB/s", false), bw, "GB/s");
         a.scale_up_domain = PositiveInteger(quantity(*s.Get("domain_size", true), dom, "accelerators", false), dom);
-        s.Done();
+        s.RejectUnknown();
     }
     a.nic_gbit_per_gpu =
         Positive(quantity(*r.Get("scale_out_nic_Gbps_per_gpu", true), "scale_out_nic_Gbps_per_gpu", "Gb/s", false),
                  "scale_out_nic_Gbps_per_gpu", "Gb/s");
     a.board_power_w =
         PositiveOrNull(quantity(*r.Get("board_power_W", true), "board_power_W", "W", true), "board_power_W", "W");
-    r.Done();
+    r.RejectUnknown();
     return a;
 }
 
@@ -206,13 +204,13 @@ System ParseSystem(std::string_view system_json, std::string_view accelerator_js
 
 System ParseSystem(std::string_view system_json, const Accelerator& accelerator) {
     json root = ParseJsonText(system_json, "system preset");
-    Reader r(root, "");
+    JsonFields r(root, "");
     System s;
-    s.id = r.Str("id");
-    s.name = r.Str("name");
-    s.description = r.Str("description", "");
-    s.sources = r.Strings("sources");
-    std::string acc_id = r.Str("accelerator");
+    s.id = r.NonEmptyString("id");
+    s.name = r.NonEmptyString("name");
+    s.description = r.String("description", "");
+    s.sources = r.NonEmptyStrings("sources");
+    std::string acc_id = r.NonEmptyString("accelerator");
     if (acc_id != accelerator.id)
         throw Error("accelerator", "system names \"" + acc_id + "\" but the accelerator preset given is \"" +
                                        accelerator.id + "\"");
@@ -221,16 +219,16 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
     const json* levels = r.Get("levels", true);
     if (!levels->is_array() || levels->empty())
         throw Error("levels", "expected a non-empty array of network levels, got " + Shown(*levels));
-    r.Done();
+    r.RejectUnknown();
 
     for (size_t i = 0; i < levels->size(); ++i) {
         std::string path = "levels[" + std::to_string(i) + "]";
-        Reader l((*levels)[i], path);
+        JsonFields l((*levels)[i], path);
         NetworkLevel lv;
-        lv.name = l.Str("name");
+        lv.name = l.NonEmptyString("name");
         for (const NetworkLevel& prev : s.levels)
             if (prev.name == lv.name) throw Error(l.Field("name"), "\"" + lv.name + "\" is used by two levels");
-        std::string kind = l.Str("kind");
+        std::string kind = l.NonEmptyString("kind");
         if (kind == "scale_up") lv.kind = LevelKind::scale_up;
         else if (kind == "two_tier") lv.kind = LevelKind::two_tier;
         else if (kind == "fullflat") lv.kind = LevelKind::fullflat;
@@ -266,7 +264,7 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
             throw Error(f_os, std::string("only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; this level is ") +
                                   NameOf(lv.kind));
         }
-        l.Done();
+        l.RejectUnknown();
 
         // Consistency with the hierarchy and with the accelerator.
         if (!s.levels.empty()) {

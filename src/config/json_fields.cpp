@@ -74,11 +74,13 @@ JsonFields::JsonFields(const nlohmann::json& object, std::string path) : obj_(ob
         throw Error(path_, "expected a JSON object, got " + std::string(obj_.type_name()));
 }
 
-std::string JsonFields::FieldName(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+std::string JsonFields::Field(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
 
 bool JsonFields::Has(const char* key) const { return obj_.contains(key); }
 
-const nlohmann::json* JsonFields::Find(const char* key, bool required) {
+const nlohmann::json* JsonFields::Get(const char* key, bool required) {
     known_.emplace_back(key);
     auto it = obj_.find(key);
     if (it == obj_.end()) {
@@ -86,8 +88,8 @@ const nlohmann::json* JsonFields::Find(const char* key, bool required) {
         // A misspelling of a required key is reported as the misspelling, which is the actual mistake.
         for (auto k = obj_.begin(); k != obj_.end(); ++k)
             if (EditDistance(k.key(), key) <= 2 && std::find(known_.begin(), known_.end(), k.key()) == known_.end())
-                throw Error(FieldName(k.key().c_str()), std::string("unknown field (did you mean \"") + key + "\"?)");
-        throw Error(FieldName(key), "missing required field");
+                throw Error(Field(k.key()), std::string("unknown field (did you mean \"") + key + "\"?)");
+        throw Error(Field(key), "missing required field");
     }
     return &*it;
 }
@@ -97,42 +99,42 @@ int JsonInt(const nlohmann::json& v, const std::string& name, long long lo, long
     return static_cast<int>(IntegerIn(name, v.get<double>(), Shown(v), lo, hi));
 }
 
-int JsonFields::PositiveInt(const char* key, long long max) { return JsonInt(*Find(key, true), FieldName(key), 1, max); }
+int JsonFields::PositiveInt(const char* key, long long max) { return JsonInt(*Get(key, true), Field(key), 1, max); }
 
 int JsonFields::PositiveInt(const char* key, int fallback, long long max) {
-    const nlohmann::json* j = Find(key, false);
-    return j ? JsonInt(*j, FieldName(key), 1, max) : fallback;
+    const nlohmann::json* j = Get(key, false);
+    return j ? JsonInt(*j, Field(key), 1, max) : fallback;
 }
 
 int JsonFields::NonNegativeInt(const char* key, int fallback, long long max) {
-    const nlohmann::json* j = Find(key, false);
-    return j ? JsonInt(*j, FieldName(key), 0, max) : fallback;
+    const nlohmann::json* j = Get(key, false);
+    return j ? JsonInt(*j, Field(key), 0, max) : fallback;
 }
 
 double JsonFields::NonNegativeNumber(const char* key, double fallback, double max) {
-    const nlohmann::json* j = Find(key, false);
+    const nlohmann::json* j = Get(key, false);
     if (!j) return fallback;
-    if (!j->is_number()) throw Error(FieldName(key), "expected a number, got " + Shown(*j));
-    return NumberIn(FieldName(key), j->get<double>(), Shown(*j), 0, max);
+    if (!j->is_number()) throw Error(Field(key), "expected a number, got " + Shown(*j));
+    return NumberIn(Field(key), j->get<double>(), Shown(*j), 0, max);
 }
 
 bool JsonFields::Bool(const char* key, bool fallback) {
-    const nlohmann::json* j = Find(key, false);
+    const nlohmann::json* j = Get(key, false);
     if (!j) return fallback;
-    if (!j->is_boolean()) throw Error(FieldName(key), "expected true or false, got " + Shown(*j));
+    if (!j->is_boolean()) throw Error(Field(key), "expected true or false, got " + Shown(*j));
     return j->get<bool>();
 }
 
 std::string JsonFields::String(const char* key) {
-    const nlohmann::json* j = Find(key, true);
-    if (!j->is_string()) throw Error(FieldName(key), "expected a string, got " + Shown(*j));
+    const nlohmann::json* j = Get(key, true);
+    if (!j->is_string()) throw Error(Field(key), "expected a string, got " + Shown(*j));
     return j->get<std::string>();
 }
 
 std::string JsonFields::String(const char* key, const std::string& fallback) {
-    const nlohmann::json* j = Find(key, false);
+    const nlohmann::json* j = Get(key, false);
     if (!j) return fallback;
-    if (!j->is_string()) throw Error(FieldName(key), "expected a string, got " + Shown(*j));
+    if (!j->is_string()) throw Error(Field(key), "expected a string, got " + Shown(*j));
     return j->get<std::string>();
 }
 
@@ -144,12 +146,59 @@ std::string JsonFields::Choice(const char* key, std::initializer_list<const char
         list += list.empty() ? "" : ", ";
         list += std::string("\"") + c + "\"";
     }
-    throw Error(FieldName(key), "\"" + v + "\" is not one of " + list);
+    throw Error(Field(key), "\"" + v + "\" is not one of " + list);
+}
+
+int JsonFields::Int(const char* key) { return JsonInt(*Get(key, true), Field(key), -2147483647, 2147483647); }
+
+double JsonFields::Number(const char* key) {
+    const nlohmann::json* j = Get(key, true);
+    if (!j->is_number()) throw Error(Field(key), "expected a number, got " + Shown(*j));
+    double d = j->get<double>();
+    if (!std::isfinite(d)) throw Error(Field(key), "must be finite, got " + Shown(*j));
+    return d;
+}
+
+bool JsonFields::Bool(const char* key) {
+    const nlohmann::json* j = Get(key, true);
+    if (!j->is_boolean()) throw Error(Field(key), "expected true or false, got " + Shown(*j));
+    return j->get<bool>();
+}
+
+std::string JsonFields::NonEmptyString(const char* key) {
+    std::string s = String(key);
+    if (s.empty()) throw Error(Field(key), "must not be empty");
+    return s;
+}
+
+std::vector<std::string> JsonFields::NonEmptyStrings(const char* key) {
+    const nlohmann::json* j = Get(key, true);
+    if (!j->is_array() || j->empty()) throw Error(Field(key), "expected a non-empty array of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < j->size(); ++i) {
+        const nlohmann::json& e = (*j)[i];
+        if (!e.is_string() || e.get<std::string>().empty())
+            throw Error(Field(key) + "[" + std::to_string(i) + "]", "expected a non-empty string, got " + Shown(e));
+        out.push_back(e.get<std::string>());
+    }
+    return out;
+}
+
+const nlohmann::json& JsonFields::RequiredObject(const char* key) {
+    const nlohmann::json* j = Get(key, true);
+    if (!j->is_object()) throw Error(Field(key), "expected a JSON object, got " + Shown(*j));
+    return *j;
+}
+
+const nlohmann::json& JsonFields::Array(const char* key) {
+    const nlohmann::json* j = Get(key, true);
+    if (!j->is_array()) throw Error(Field(key), "expected an array, got " + std::string(j->type_name()));
+    return *j;
 }
 
 const nlohmann::json* JsonFields::Object(const char* key) {
-    const nlohmann::json* j = Find(key, false);
-    if (j && !j->is_object()) throw Error(FieldName(key), "expected a JSON object, got " + Shown(*j));
+    const nlohmann::json* j = Get(key, false);
+    if (j && !j->is_object()) throw Error(Field(key), "expected a JSON object, got " + Shown(*j));
     return j;
 }
 

@@ -82,8 +82,7 @@ void DeriveHeadDim(ModelConfig& m) {
 }
 
 static void RequirePositive(const char* field, long long v) {
-    if (v <= 0) throw Error(field, "must be a positive integer, got " + std::to_string(v));
-    if (v > kMaxModelDim) throw Error(field, "must be at most " + std::to_string(kMaxModelDim) + ", got " + std::to_string(v));
+    IntegerIn(field, static_cast<double>(v), std::to_string(v), 1, kMaxModelDim);
 }
 
 void ValidateModelConfig(const ModelConfig& m) {

@@ -1,5 +1,5 @@
 // The layout search over an immutable snapshot of a request, in shards that any driver runs its own way (the
-// CLI's threads, the page's frame slices, web workers, MPI ranks) and merges the same way: MergeSearch of every
+// CLI's threads, the page's web workers or frame slices, MPI ranks) and merges the same way: MergeSearch of every
 // shard's result equals one unsharded SearchLayouts, whatever the shard count.
 //
 // Why a snapshot: a search of many shards outlives the frame (or the thread start) that began it, and the page

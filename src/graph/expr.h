@@ -77,18 +77,18 @@ private:
     std::unordered_map<std::string, uint32_t> index_;  // hash-consing: one node per distinct expression
 };
 
-// Arithmetic sugar for building graphs: E values carry their pool.
-struct E {
+// Arithmetic sugar for building graphs: SymExpr values carry their pool.
+struct SymExpr {
     ExprPool* pool;
     Expr e;
 };
-inline E operator+(E x, E y) { return {x.pool, x.pool->Add(x.e, y.e)}; }
-inline E operator*(E x, E y) { return {x.pool, x.pool->Mul(x.e, y.e)}; }
-inline E operator/(E x, E y) { return {x.pool, x.pool->Div(x.e, y.e)}; }
-inline E operator*(double c, E y) { return {y.pool, y.pool->Mul(y.pool->Const(c), y.e)}; }
-inline E operator*(E y, double c) { return c * y; }
-inline E operator+(E x, double c) { return {x.pool, x.pool->Add(x.e, x.pool->Const(c))}; }
-inline E operator/(E x, double c) { return {x.pool, x.pool->Div(x.e, x.pool->Const(c))}; }
-inline E Max(E x, E y) { return {x.pool, x.pool->Max(x.e, y.e)}; }
+inline SymExpr operator+(SymExpr x, SymExpr y) { return {x.pool, x.pool->Add(x.e, y.e)}; }
+inline SymExpr operator*(SymExpr x, SymExpr y) { return {x.pool, x.pool->Mul(x.e, y.e)}; }
+inline SymExpr operator/(SymExpr x, SymExpr y) { return {x.pool, x.pool->Div(x.e, y.e)}; }
+inline SymExpr operator*(double c, SymExpr y) { return {y.pool, y.pool->Mul(y.pool->Const(c), y.e)}; }
+inline SymExpr operator*(SymExpr y, double c) { return c * y; }
+inline SymExpr operator+(SymExpr x, double c) { return {x.pool, x.pool->Add(x.e, x.pool->Const(c))}; }
+inline SymExpr operator/(SymExpr x, double c) { return {x.pool, x.pool->Div(x.e, x.pool->Const(c))}; }
+inline SymExpr Max(SymExpr x, SymExpr y) { return {x.pool, x.pool->Max(x.e, y.e)}; }
 
 }  // namespace sc

@@ -23,11 +23,11 @@ struct Builder {
     std::vector<std::vector<Op>> pending;  // backward ops of each forward op, emitted in reverse
     std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
 
-    E S(Sym s) { return {&p, p.Symbol(s)}; }
-    E C(double c) { return {&p, p.Const(c)}; }
-    E Zero() { return C(0); }
+    SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
+    SymExpr C(double c) { return {&p, p.Const(c)}; }
+    SymExpr Zero() { return C(0); }
 
-    void Begin(BlockKind kind, E boundary) {
+    void Begin(BlockKind kind, SymExpr boundary) {
         g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e});
         blk = &g.blocks.back();
         pending.clear();
@@ -39,7 +39,7 @@ struct Builder {
         pending.clear();
     }
 
-    Op MakeOp(std::string name, OpKind kind, Pass pass, E flops, E bytes) {
+    Op MakeOp(std::string name, OpKind kind, Pass pass, SymExpr flops, SymExpr bytes) {
         Op op;
         op.name = std::move(name);
         op.kind = kind;
@@ -51,7 +51,7 @@ struct Builder {
         return op;
     }
 
-    void Weight(const std::string& name, E numel, E per_rank, bool expert = false, bool tied = false) {
+    void Weight(const std::string& name, SymExpr numel, SymExpr per_rank, bool expert = false, bool tied = false) {
         blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 
@@ -72,11 +72,11 @@ struct Builder {
     // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
     // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
     // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element).
-    void Matmul(const std::string& name, E m, E n, E k, const E* saved_rows = nullptr, const E* groups = nullptr,
+    void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr, const SymExpr* groups = nullptr,
                 Fp8Input in = Fp8Input::fused) {
-        E w = S(Sym::w), q8 = S(Sym::q8);
-        E flops = 2.0 * m * n * k;
-        E bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
+        SymExpr w = S(Sym::w), q8 = S(Sym::q8);
+        SymExpr flops = 2.0 * m * n * k;
+        SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
         const bool fp8 = in != Fp8Input::high_precision;
         if (fp8) blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
                                                q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
@@ -104,8 +104,8 @@ struct Builder {
 
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` and writing one tensor
     // of that size; saves `saved_elems` for backward. Backward costs twice the FLOPs and one more read.
-    void Elementwise(const std::string& name, E elems, double fpe, double reads, E saved_elems) {
-        E w = S(Sym::w);
+    void Elementwise(const std::string& name, SymExpr elems, double fpe, double reads, SymExpr saved_elems) {
+        SymExpr w = S(Sym::w);
         Op fwd = MakeOp(name, OpKind::elementwise, Pass::forward, fpe * elems, (reads + 1) * elems * w);
         fwd.saved_bytes = (saved_elems * w).e;
         blk->forward.push_back(fwd);
@@ -113,7 +113,7 @@ struct Builder {
                                   (reads + 2) * elems * w)});
     }
 
-    Op Comm(const std::string& name, Pass pass, Group group, Collective c, E bytes) {
+    Op Comm(const std::string& name, Pass pass, Group group, Collective c, SymExpr bytes) {
         Op op = MakeOp(name, OpKind::collective, pass, Zero(), Zero());
         op.group = group;
         op.collective = c;
@@ -124,8 +124,8 @@ struct Builder {
     // Megatron's conjugate pair around a tensor-parallel region, on activations of `elems` elements
     // (the full, unsharded token count). Entering: identity forward / all-reduce backward, or with SP
     // all-gather forward / reduce-scatter backward. Leaving: the mirror image.
-    void TpEnter(const std::string& name, E elems) {
-        E bytes = elems * S(Sym::w);
+    void TpEnter(const std::string& name, SymExpr elems) {
+        SymExpr bytes = elems * S(Sym::w);
         if (g.sequence_parallel) {
             blk->forward.push_back(Comm(name + ".tp_all_gather", Pass::forward, Group::tp, Collective::all_gather, bytes));
             pending.push_back({Comm(name + ".tp_reduce_scatter", Pass::backward, Group::tp, Collective::reduce_scatter, bytes)});
@@ -134,8 +134,8 @@ struct Builder {
             pending.push_back({Comm(name + ".tp_all_reduce", Pass::backward, Group::tp, Collective::all_reduce, bytes)});
         }
     }
-    void TpLeave(const std::string& name, E elems) {
-        E bytes = elems * S(Sym::w);
+    void TpLeave(const std::string& name, SymExpr elems) {
+        SymExpr bytes = elems * S(Sym::w);
         if (g.sequence_parallel) {
             blk->forward.push_back(Comm(name + ".tp_reduce_scatter", Pass::forward, Group::tp, Collective::reduce_scatter, bytes));
             pending.push_back({Comm(name + ".tp_all_gather", Pass::backward, Group::tp, Collective::all_gather, bytes)});
@@ -145,57 +145,65 @@ struct Builder {
         }
     }
     // A collective whose forward and backward are the same kind (e.g. the MoE all-to-alls).
-    void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, E bytes) {
+    void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, SymExpr bytes) {
         blk->forward.push_back(Comm(name, Pass::forward, group, fwd_c, bytes));
         pending.push_back({Comm(name + ".grad", Pass::backward, group, bwd_c, bytes)});
     }
 };
 
-}  // namespace
+// The symbols and sizes every block uses, and one builder per block kind (as llama.cpp builds each
+// architecture's graph from per-block functions): embedding, attention, dense MLP, MoE, head.
+struct TransformerBuilder {
+    const ModelConfig& m;
+    const GraphOptions& options;
+    Graph& g;
+    Builder B;
+    SymExpr b, s, h, a, kv, d, tp, cp, ep, w, V;
+    SymExpr T;            // tokens of one microbatch on one rank
+    SymExpr Tn;           // tokens seen by norms / residuals (SP splits them)
+    SymExpr boundary;     // bytes of the hidden state one layer hands the next
+    double norm_fpe;      // mean/var/normalize/scale(/shift): vector FLOPs per element
+    SymExpr norm_params;  // weights of one norm
 
-Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
-    Graph g;
-    g.sequence_parallel = options.sequence_parallel;
-    g.dense_layers = m.dense_layers();
-    g.moe_layers = m.moe_layers();
-    Builder B{g, g.pool, nullptr, {}, {}};
-    auto S = [&](Sym s) { return B.S(s); };
-    E b = S(Sym::b), s = S(Sym::s), h = S(Sym::h), a = S(Sym::a), kv = S(Sym::kv), d = S(Sym::d);
-    E tp = S(Sym::tp), cp = S(Sym::cp), ep = S(Sym::ep), w = S(Sym::w), V = S(Sym::V);
+    // Symbols are interned in the order the graph has always created them (pool ids stay as they were).
+    TransformerBuilder(const ModelConfig& model, const GraphOptions& opts, Graph& graph)
+        : m(model), options(opts), g(graph), B{graph, graph.pool, nullptr, {}, {}}, b(B.S(Sym::b)), s(B.S(Sym::s)),
+          h(B.S(Sym::h)), a(B.S(Sym::a)), kv(B.S(Sym::kv)), d(B.S(Sym::d)), tp(B.S(Sym::tp)), cp(B.S(Sym::cp)),
+          ep(B.S(Sym::ep)), w(B.S(Sym::w)), V(B.S(Sym::V)), T(b * s / cp),
+          Tn(options.sequence_parallel ? T / tp : T), boundary(Tn * h * w),
+          norm_fpe(m.norm == NormKind::layernorm ? 8 : 5),
+          norm_params(m.norm == NormKind::layernorm ? 2.0 * h : h) {}
 
-    E T = b * s / cp;                                     // tokens of one microbatch on one rank
-    E Tn = options.sequence_parallel ? T / tp : T;        // tokens seen by norms / residuals (SP splits them)
-    E boundary = Tn * h * w;
-    bool layernorm = m.norm == NormKind::layernorm;
-    double norm_fpe = layernorm ? 8 : 5;  // mean/var/normalize/scale(/shift): vector FLOPs per element
-    E norm_params = layernorm ? 2.0 * h : h;
+    SymExpr S(Sym sym) { return B.S(sym); }
+    SymExpr MlpParams(SymExpr ff) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; }
 
     // ---- embedding: vocab-parallel lookup (Megatron VocabParallelEmbedding) ----
-    B.Begin(BlockKind::embedding, B.C(0));
-    B.Weight("embedding.word", V * h, V / tp * h);
-    if (m.position == PositionKind::learned) B.Weight("embedding.position", s * h, s * h);
-    {
+    void Embedding() {
+        B.Begin(BlockKind::embedding, B.C(0));
+        B.Weight("embedding.word", V * h, V / tp * h);
+        if (m.position == PositionKind::learned) B.Weight("embedding.position", s * h, s * h);
         // A pure copy, counted as one operation per element written (T*h): ASTRA-sim's roofline divides by
         // num_ops, and a compute node with none never finishes (README "Conventions").
         Op fwd = B.MakeOp("embedding.lookup", OpKind::gather, Pass::forward, T * h, (T * h + T) * w);
         g.blocks.back().forward.push_back(fwd);
         // Backward: scatter-add of the output gradient into the local vocabulary shard's gradient rows.
         B.pending.push_back({B.MakeOp("embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});
+        if (m.position == PositionKind::learned) B.Elementwise("embedding.add_position", T * h, 1, 2, B.Zero());
+        B.TpLeave("embedding", T * h);
+        B.End();
     }
-    if (m.position == PositionKind::learned) B.Elementwise("embedding.add_position", T * h, 1, 2, B.Zero());
-    B.TpLeave("embedding", T * h);
-    B.End();
 
-    // ---- one transformer layer: attention then a dense MLP or an MoE ----
-    auto attention = [&](const std::string& pre) {
+    // ---- attention of one layer: norm, Q/K/V projections (or MLA's), rotary, context-parallel K/V, the
+    // causal core, output projection, residual ----
+    void Attention(const std::string& pre) {
         B.Elementwise(pre + "attn.norm", Tn * h, norm_fpe, 1, Tn * h);
         B.TpEnter(pre + "attn", T * h);
-        E dqk = d, dv = d;
+        SymExpr dqk = d, dv = d;
         size_t qkv_op = 0;  // the forward op producing Q, K, V (they are kept: selective recomputation needs them)
         if (m.is_mla()) {
             // DeepSeek-V3 MLA: low-rank compressed q and kv; the down-projections are replicated across
             // TP ranks (they are small), the up-projections and the output are split by heads.
-            E ql = S(Sym::ql), kvl = S(Sym::kvl), dn = S(Sym::dn), dr = S(Sym::dr);
+            SymExpr ql = S(Sym::ql), kvl = S(Sym::kvl), dn = S(Sym::dn), dr = S(Sym::dr);
             dqk = dn + dr;
             dv = S(Sym::dv);
             if (m.mla.q_lora_rank > 0) {
@@ -217,7 +225,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
             B.Matmul(pre + "attn.kv_up", T, a / tp * (dn + dv), kvl);
             qkv_op = g.blocks.back().forward.size() - 1;
         } else {
-            E qkv_out = (a + 2.0 * kv) * d;
+            SymExpr qkv_out = (a + 2.0 * kv) * d;
             B.Weight(pre + "attn.qkv", h * qkv_out + (m.bias ? qkv_out : B.C(0)),
                      h * qkv_out / tp + (m.bias ? qkv_out / tp : B.C(0)));
             B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h, &Tn);
@@ -227,43 +235,45 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
             B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * (m.is_mla() ? S(Sym::dr) : d), 3, 1, B.Zero());
         // Context parallelism: every rank needs all keys and values of the sequence (ring attention
         // moves the same bytes as an all-gather; the backward returns dK, dV).
-        E kv_heads_eff = m.is_mla() ? a : kv;
-        E kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
+        SymExpr kv_heads_eff = m.is_mla() ? a : kv;
+        SymExpr kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
         B.CommBoth(pre + "attn.cp_kv", Group::cp, Collective::all_gather, Collective::reduce_scatter, kv_bytes);
-        {
-            // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks).
-            E pairs = b * a / tp * s * (s + 1) / 2.0 / cp;
-            E flops = 2.0 * pairs * (dqk + dv);
-            E q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
-            E o = T * a / tp * dv;
-            Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
-            // Saved for backward: Q, this rank's share of K and V (inputs of the core, kept with the projection
-            // that produced them, since recomputing the core needs them), O (the output projection's saved
-            // input, counted there) and one fp32 log-sum-exp per query row, what selective recomputation drops.
-            Op& qkv = g.blocks.back().forward[qkv_op];
-            qkv.saved_bytes = (E{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
-            fwd.saved_bytes = (T * a / tp * 4.0).e;
-            fwd.selective = true;
-            g.blocks.back().forward.push_back(fwd);
-            B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
-                                          (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
-        }
+        AttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
         B.Weight(pre + "attn.out", a * dv * h + (m.bias ? h : B.C(0)), a / tp * dv * h + (m.bias ? h : B.C(0)));
         B.Matmul(pre + "attn.out", T, h, a / tp * dv, nullptr, nullptr, Builder::Fp8Input::cast);
         B.TpLeave(pre + "attn", T * h);
         B.Elementwise(pre + "attn.residual", Tn * h, 1, 2, B.Zero());
         B.Weight(pre + "attn.norm", norm_params, norm_params);
-    };
+    }
+
+    // The fused causal attention core; adds what it keeps for the backward to the Q/K/V projection `qkv_op`.
+    void AttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff, size_t qkv_op) {
+        // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks).
+        SymExpr pairs = b * a / tp * s * (s + 1) / 2.0 / cp;
+        SymExpr flops = 2.0 * pairs * (dqk + dv);
+        SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
+        SymExpr o = T * a / tp * dv;
+        Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
+        // Saved for backward: Q, this rank's share of K and V (inputs of the core, kept with the projection
+        // that produced them, since recomputing the core needs them), O (the output projection's saved
+        // input, counted there) and one fp32 log-sum-exp per query row, what selective recomputation drops.
+        Op& qkv = g.blocks.back().forward[qkv_op];
+        qkv.saved_bytes = (SymExpr{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
+        fwd.saved_bytes = (T * a / tp * 4.0).e;
+        fwd.selective = true;
+        g.blocks.back().forward.push_back(fwd);
+        B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
+                                      (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
+    }
 
     // A (TP-split) MLP on `tokens` tokens with intermediate size `ff` (already divided as needed).
     // `saved_tokens`: rows of the first GEMM's input it keeps (the SP shard after a TP all-gather).
     // `groups`: the MLP is that many equal GEMMs side by side (a rank's local experts, each with tokens/groups
     // rows): one grouped GEMM whose weights are read once each.
     // `first_input`: how the first GEMM's input arrives under fp8 (after a norm: fused; routed tokens: cast).
-    auto mlp = [&](const std::string& name, E tokens, E ff, const E* saved_tokens = nullptr, const E* groups = nullptr,
-                   Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
-        bool swiglu = m.mlp == MlpKind::swiglu;
-        if (swiglu) {
+    void Mlp(const std::string& name, SymExpr tokens, SymExpr ff, const SymExpr* saved_tokens = nullptr,
+             const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
+        if (m.mlp == MlpKind::swiglu) {
             B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input);
             B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
         } else {
@@ -271,42 +281,36 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
             B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
         B.Matmul(name + ".fc2", tokens, h, ff, nullptr, groups);
-    };
-    auto mlp_params = [&](E ff) { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; };
+    }
 
-    auto dense_mlp = [&](const std::string& pre) {
-        E f = S(Sym::f);
+    // ---- the dense MLP of one layer: norm, TP-split MLP, residual ----
+    void DenseMlp(const std::string& pre) {
+        SymExpr f = S(Sym::f);
         B.Elementwise(pre + "mlp.norm", Tn * h, norm_fpe, 1, Tn * h);
         B.TpEnter(pre + "mlp", T * h);
-        mlp(pre + "mlp", T, f / tp, &Tn);
+        Mlp(pre + "mlp", T, f / tp, &Tn);
         B.TpLeave(pre + "mlp", T * h);
         B.Elementwise(pre + "mlp.residual", Tn * h, 1, 2, B.Zero());
-        E bias = m.bias ? f + h : B.C(0);
-        E bias_rank = m.bias ? f / tp + h : B.C(0);
-        B.Weight(pre + "mlp", mlp_params(S(Sym::f)) + bias, mlp_params(S(Sym::f)) / tp + bias_rank);
+        SymExpr bias = m.bias ? f + h : B.C(0);
+        SymExpr bias_rank = m.bias ? f / tp + h : B.C(0);
+        B.Weight(pre + "mlp", MlpParams(S(Sym::f)) + bias, MlpParams(S(Sym::f)) / tp + bias_rank);
         B.Weight(pre + "mlp.norm", norm_params, norm_params);
-    };
+    }
 
-    B.Begin(BlockKind::dense_layer, boundary);
-    attention("");
-    dense_mlp("");
-    B.End();
-
-    if (m.is_moe()) {
-        B.Begin(BlockKind::moe_layer, boundary);
-        attention("");
+    // ---- the MoE of one layer: router, dispatch, experts, combine, shared experts ----
+    void Moe() {
         // Megatron-Core MoE: with TP the layer runs sequence-parallel, so each rank routes its own
         // T/tp tokens (validated: MoE with tp>1 requires sequence_parallel).
-        E E_ = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
-        E Tm = T / tp;
+        SymExpr experts = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
+        SymExpr Tm = T / tp;
         B.Elementwise("moe.norm", Tm * h, norm_fpe, 1, Tm * h);
-        B.Weight("moe.router", h * E_, h * E_);
-        B.Matmul("moe.router", Tm, E_, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
-        B.Elementwise("moe.topk", Tm * E_, 3, 1, Tm * k);
+        B.Weight("moe.router", h * experts, h * experts);
+        B.Matmul("moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
+        B.Elementwise("moe.topk", Tm * experts, 3, 1, Tm * k);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
-        E routed = Tm * k * cf;
-        E local_experts = E_ / ep;
+        SymExpr routed = Tm * k * cf;
+        SymExpr local_experts = experts / ep;
         // Megatron-Core's all-to-all token dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
         // MoEAlltoAllTokenDispatcher): `permute` copies each token once per chosen expert into expert order
         // before the all-to-all, and `sort_chunks_by_idxs` regroups the received tokens by local expert after
@@ -319,45 +323,74 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
             // intermediate is split over the TP group, which first gathers all its routed tokens and
             // afterwards reduce-scatters the partial outputs back.
-            E all_routed = routed * tp;
+            SymExpr all_routed = routed * tp;
             B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, all_routed * h * w);
-            mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
+            Mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
             B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather, all_routed * h * w);
-            B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe) / tp, /*expert=*/true);
+            B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe) / tp, /*expert=*/true);
         } else {
-            mlp("moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
-            B.Weight("moe.experts", E_ * mlp_params(fe), E_ / ep * mlp_params(fe), /*expert=*/true);
+            Mlp("moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
+            B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
         }
         B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
         B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
         if (m.moe.shared_experts > 0) {
-            E ffs = S(Sym::se) * fe;
-            mlp("moe.shared", Tm, ffs);
-            B.Weight("moe.shared", mlp_params(ffs), mlp_params(ffs));
+            SymExpr ffs = S(Sym::se) * fe;
+            Mlp("moe.shared", Tm, ffs);
+            B.Weight("moe.shared", MlpParams(ffs), MlpParams(ffs));
         }
         B.Elementwise("moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
         B.Elementwise("moe.residual", Tm * h, 1, 2, B.Zero());
         B.Weight("moe.norm", norm_params, norm_params);
+    }
+
+    // ---- the layer blocks: attention then a dense MLP or an MoE ----
+    void DenseLayer() {
+        B.Begin(BlockKind::dense_layer, boundary);
+        Attention("");
+        DenseMlp("");
+        B.End();
+    }
+    void MoeLayer() {
+        B.Begin(BlockKind::moe_layer, boundary);
+        Attention("");
+        Moe();
         B.End();
     }
 
     // ---- head: final norm, vocab-parallel LM head and cross-entropy (Megatron) ----
-    B.Begin(BlockKind::head, boundary);
-    B.Elementwise("head.norm", Tn * h, norm_fpe, 1, Tn * h);
-    B.Weight("head.norm", norm_params, norm_params);
-    B.TpEnter("head", T * h);
-    B.Matmul("head.logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);
-    if (m.tied_embeddings)
-        B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);  // counted once, in the embedding
-    else
-        B.Weight("head.logits", V * h, V / tp * h);
-    // Cross-entropy over the local vocabulary shard: max, exp, sum, log (about 5 FLOPs per logit), and two
-    // all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
-    B.Elementwise("head.cross_entropy", T * V / tp, 5, 1, T * V / tp);
-    g.blocks.back().forward.push_back(
-        B.Comm("head.cross_entropy.tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, 8.0 * T));
-    B.pending.push_back({});
-    B.End();
+    void Head() {
+        B.Begin(BlockKind::head, boundary);
+        B.Elementwise("head.norm", Tn * h, norm_fpe, 1, Tn * h);
+        B.Weight("head.norm", norm_params, norm_params);
+        B.TpEnter("head", T * h);
+        B.Matmul("head.logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);
+        if (m.tied_embeddings)  // counted once, in the embedding
+            B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);
+        else
+            B.Weight("head.logits", V * h, V / tp * h);
+        // Cross-entropy over the local vocabulary shard: max, exp, sum, log (about 5 FLOPs per logit), and two
+        // all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
+        B.Elementwise("head.cross_entropy", T * V / tp, 5, 1, T * V / tp);
+        g.blocks.back().forward.push_back(
+            B.Comm("head.cross_entropy.tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, 8.0 * T));
+        B.pending.push_back({});
+        B.End();
+    }
+};
+
+}  // namespace
+
+Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
+    Graph g;
+    g.sequence_parallel = options.sequence_parallel;
+    g.dense_layers = m.dense_layers();
+    g.moe_layers = m.moe_layers();
+    TransformerBuilder builder(m, options, g);
+    builder.Embedding();
+    builder.DenseLayer();
+    if (m.is_moe()) builder.MoeLayer();
+    builder.Head();
     return g;
 }
 

@@ -65,10 +65,10 @@ double HeldParams(const Job& job, const Weight& w) {
     return job.V(w.numel_per_rank);
 }
 
-StageBlockCounts BlockCountsOfVirtualStage(const Job& job, int g) {
+StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     StageBlockCounts c;
     c.embedding = g == 0;
-    c.head = g == job.virtual_stages() - 1;
+    c.head = g == job.total_vstages() - 1;
     LayerRange r = LayersOfVirtualStage(job.par, job.model.layers, g);
     c.first_layer = r.first;
     // MoE layers follow the leading dense ones.
@@ -78,9 +78,9 @@ StageBlockCounts BlockCountsOfVirtualStage(const Job& job, int g) {
     return c;
 }
 
-std::vector<StageBlock> BlocksOfVirtualStage(const Job& job, int g) {
+std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
     const Graph& gr = job.graph;
-    StageBlockCounts c = BlockCountsOfVirtualStage(job, g);
+    StageBlockCounts c = BlockCountsOfVstage(job, g);
     std::vector<StageBlock> out;
     out.reserve(c.dense + c.moe + 2);
     if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});

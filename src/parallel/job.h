@@ -27,7 +27,8 @@ struct Job {
     BlockSums sums[4];           // by BlockKind, for the current values
 
     double V(Expr e) const { return values[e.id]; }
-    int virtual_stages() const { return par.pp * par.chunks(); }
+    // Virtual stages of the whole pipeline (pp x active_vstages), numbered g = chunk * pp + stage.
+    int total_vstages() const { return par.pp * par.active_vstages(); }
 };
 
 // Validates model and split (throws sc::Error naming the constraint) and evaluates the graph.
@@ -45,7 +46,7 @@ struct StageBlock {
     const Block* block;
     int layer;  // global layer index, -1 for embedding and head
 };
-std::vector<StageBlock> BlocksOfVirtualStage(const Job& job, int g);
+std::vector<StageBlock> BlocksOfVstage(const Job& job, int g);
 
 // The same blocks counted instead of listed (no allocation; the hot path of memory and search): in forward
 // order the embedding (if any), `dense` dense layers, `moe` MoE layers, the head (if any).
@@ -53,7 +54,7 @@ struct StageBlockCounts {
     bool embedding = false, head = false;
     int first_layer = 0, dense = 0, moe = 0;
 };
-StageBlockCounts BlockCountsOfVirtualStage(const Job& job, int g);
+StageBlockCounts BlockCountsOfVstage(const Job& job, int g);
 
 // True when Rebind(job, b) would produce the same values as Rebind(job, a): the graph's symbols bind only
 // microbatch, tp, cp and ep (and the vocabulary padded to tp). A sweep over the other knobs (pp, dp,

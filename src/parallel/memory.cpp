@@ -51,11 +51,11 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     double act[64];  // per chunk; vstages beyond 64 fall back to the heap
     std::vector<double> act_heap;
     double* chunk_act = act;
-    if (p.chunks() > 64) act_heap.assign(p.chunks(), 0), chunk_act = act_heap.data();
+    if (p.active_vstages() > 64) act_heap.assign(p.active_vstages(), 0), chunk_act = act_heap.data();
     double dense = 0, expert = 0, largest_block = 0, recompute_working = 0;
-    for (int c = 0; c < p.chunks(); ++c) {
+    for (int c = 0; c < p.active_vstages(); ++c) {
         chunk_act[c] = 0;
-        StageBlockCounts n = BlockCountsOfVirtualStage(job, c * p.pp + stage);
+        StageBlockCounts n = BlockCountsOfVstage(job, c * p.pp + stage);
         auto add = [&](BlockKind k, int times) {
             if (times <= 0) return;
             const KindCost& kc = cost(k);

@@ -182,13 +182,13 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("sp", "MoE with tp=" + S(p.tp) + " needs sequence parallelism (sp=1), as Megatron-Core requires");
 
     // Pipeline: layers per (virtual) stage.
-    int stages = p.pp * p.chunks();
+    int stages = p.pp * p.active_vstages();
     if (p.schedule != Schedule::interleaved && p.vstages != 1)
         throw Error("vstages", "vstages=" + S(p.vstages) + " needs schedule=interleaved");
     if (p.schedule == Schedule::interleaved && (p.vstages < 2 || p.pp < 2))
         throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) + ", vstages=" + S(p.vstages) + ")");
     if (!p.uneven && m.layers % stages) {
-        if (p.chunks() == 1) throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
+        if (p.active_vstages() == 1) throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
     if (m.layers < stages)

@@ -44,7 +44,8 @@ struct ParallelConfig {
     int world() const { return tp * cp * dp * pp; }
     int global_batch() const { return batch > 0 ? batch : microbatch * dp; }
     int microbatches() const { return global_batch() / (microbatch * dp); }
-    int chunks() const { return schedule == Schedule::interleaved ? vstages : 1; }
+    // Virtual stages each pipeline rank runs: vstages under the interleaved schedule, 1 under the others.
+    int active_vstages() const { return schedule == Schedule::interleaved ? vstages : 1; }
 };
 
 // Members of one data-parallel group of dense weights (dp x cp) and of expert weights: (dp/ep) x cp, times

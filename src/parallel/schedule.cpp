@@ -6,7 +6,7 @@ namespace sc {
 
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
     std::vector<PipelineStep> steps;
-    steps.reserve(3 * static_cast<size_t>(p.microbatches()) * p.chunks());
+    steps.reserve(3 * static_cast<size_t>(p.microbatches()) * p.active_vstages());
     ForEachPipelineStep(p, stage, [&](const PipelineStep& s) { steps.push_back(s); });
     return steps;
 }
@@ -14,7 +14,7 @@ std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act) {
     const int M = p.microbatches();
     InFlightPeak peak;
-    if (p.chunks() == 1) {
+    if (p.active_vstages() == 1) {
         // GPipe over stages: all forwards first. 1F1B (and any schedule on one stage, plain gradient
         // accumulation): pp-stage-1 warm-up forwards, then each steady-state forward tops it up to pp-stage.
         // ZB-H1 keeps a microbatch's activations until its weight half, `stage` steps later: pp on every
@@ -60,7 +60,7 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
 }
 
 LayerRange LayersOfVirtualStage(const ParallelConfig& p, int layers, int g) {
-    const int S = p.pp * p.chunks();
+    const int S = p.pp * p.active_vstages();
     const int base = layers / S, rem = layers % S;
     // Which virtual stages get one extra layer: 1, 2, ... (middle first), then 0 and S-1 if needed.
     auto extra = [&](int i) {

@@ -93,7 +93,7 @@ struct InFlightPeak {
 };
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act);
 
-// Layers [first, first + count) of virtual stage g = chunk * pp + stage (0 .. pp*chunks-1).
+// Layers [first, first + count) of virtual stage g = chunk * pp + stage (0 .. pp*vstages-1).
 // Even split when it divides; with uneven=1 the remaining layers go to the middle stages first, so the
 // first stage (embedding) and last stage (head and loss) carry fewer layers.
 struct LayerRange {

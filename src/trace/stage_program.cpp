@@ -140,7 +140,7 @@ struct ProgramBuilder {
     }
 
     int32_t Tag(int microbatch, int edge, bool backward) const {
-        return (microbatch * job.virtual_stages() + edge) * 2 + (backward ? 1 : 0);
+        return (microbatch * job.total_vstages() + edge) * 2 + (backward ? 1 : 0);
     }
 
     void EmitP2P(bool send, int peer, int microbatch, int edge, bool backward, double bytes, int64_t dep) {
@@ -212,7 +212,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     ProgramBuilder B(job);
     B.prog.stage = stage;
     const ParallelConfig& p = job.par;
-    const int S = job.virtual_stages(), M = p.microbatches();
+    const int S = job.total_vstages(), M = p.microbatches();
     const double wbytes = BytesOf(job.model.precision.compute), gbytes = BytesOf(job.model.precision.grad);
     const Block* layer_block = job.graph.Find(BlockKind::dense_layer);
     const double act_bytes = job.V(layer_block->boundary_bytes);
@@ -223,8 +223,8 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     GradBuckets grads{B, p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
                       std::round(p.bucket_mb * 1024 * 1024)};
 
-    std::vector<std::vector<StageBlock>> blocks(p.chunks());
-    for (int c = 0; c < p.chunks(); ++c) blocks[c] = BlocksOfVirtualStage(job, c * p.pp + stage);
+    std::vector<std::vector<StageBlock>> blocks(p.active_vstages());
+    for (int c = 0; c < p.active_vstages(); ++c) blocks[c] = BlocksOfVstage(job, c * p.pp + stage);
 
     // A block's gradients once its backward (or, split, its weight half) has run: ZeRO-3 / FSDP reduce-scatter
     // them at once on the side stream; otherwise they fill the buckets of the step's last microbatch (every

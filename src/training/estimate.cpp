@@ -123,90 +123,106 @@ std::string GiB(double bytes) {
     return buf;
 }
 
-}  // namespace
+// ---- Phase 1: block times. Each block kind is timed once; every layer of a kind costs the same. ----
 
-TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt) {
+struct BlockKindTimes {
+    BlockTime embedding, dense, moe, head;  // moe: zero when the model has no MoE layers
+};
+
+BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const TrainingOptions& opt,
+                              const LayerShape& shape) {
+    BlockKindTimes t;
+    t.embedding = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net, opt, shape);
+    t.dense = TimeBlock(job, *job.graph.Find(BlockKind::dense_layer), cm, net, opt, shape);
+    if (const Block* moe = job.graph.Find(BlockKind::moe_layer)) t.moe = TimeBlock(job, *moe, cm, net, opt, shape);
+    t.head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net, opt, shape);
+    return t;
+}
+
+// Exposed TP communication of one block. Without overlap all of it. With overlap (collective split into tp
+// chunks pipelined with the GEMMs of the block): one chunk, or whatever the GEMMs cannot cover.
+double TpExposed(const BlockTime& b, const TrainingOptions& opt, int tp) {
+    double c = b.comm(kSlotTp);
+    if (!opt.overlap_tp || c <= 0) return c;
+    if (opt.overlap_tp_fraction > 0) return c * (1 - std::min(1.0, opt.overlap_tp_fraction));
+    return std::max(c / tp, c - b.matmul);
+}
+
+// ZeRO-3/FSDP: two gathers (forward, backward) and one gradient scatter per block and microbatch, prefetched
+// behind the block's compute when overlapping. Per block kind, since it depends only on it.
+double Zero3Exposed(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
+    if (job.par.zero < 3) return 0.0;
+    const double w = BytesOf(job.model.precision.compute), g = BytesOf(job.model.precision.grad);
+    double t = 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+               2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
+               net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
+               net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
+    double hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
+    return std::max(0.0, t - hide);
+}
+
+// ---- Phase 2: stage sums, one microbatch of each pipeline stage (all its virtual stages). ----
+
+struct StageCost {
+    double fwd = 0, bwd = 0, rec = 0, wgrad = 0, comm[kSlots] = {}, flops = 0;
+    double dense_params = 0, expert_params = 0;
+    double zero3_exposed = 0;  // per microbatch
+    int layers = 0;
+    double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
+    double work_with_zero3() const { return work() + zero3_exposed; }
+};
+
+void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, double zero3, int n) {
+    if (n <= 0) return;
+    c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
+    c.comm[kSlotTp] += n * tp_exposed;
+    c.comm[kSlotCp] += n * b.comm(kSlotCp);
+    c.comm[kSlotEp] += n * b.comm(kSlotEp);
+    c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params;
+    c.zero3_exposed += n * zero3;
+}
+
+// Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate costs
+// the same for 4 layers or 126.
+std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const CommModel& net,
+                                 const TrainingOptions& opt) {
     const ParallelConfig& p = job.par;
-    const PrecisionConfig& prec = job.model.precision;
-    Layout layout(p);
-    const LayerShape shape = ShapeOf(job);
-    ComputeModel cm(sys.accelerator, prec.compute, cal, opt, shape.attn);
-    CommModel net(sys, layout, opt.in_network_reduction, cal);
-    const int M = p.microbatches(), V = p.chunks();
-    const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
-
-    // Each block kind is timed once.
-    BlockTime emb = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net, opt, shape);
-    BlockTime dense = TimeBlock(job, *job.graph.Find(BlockKind::dense_layer), cm, net, opt, shape);
-    const Block* moe_block = job.graph.Find(BlockKind::moe_layer);
-    BlockTime moe = moe_block ? TimeBlock(job, *moe_block, cm, net, opt, shape) : BlockTime{};
-    BlockTime head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net, opt, shape);
-    // Exposed TP communication of one block. Without overlap all of it. With overlap (collective split into
-    // tp chunks pipelined with the GEMMs of the block): one chunk, or whatever the GEMMs cannot cover.
-    auto tp_exposed = [&](const BlockTime& b) {
-        double c = b.comm(kSlotTp);
-        if (!opt.overlap_tp || c <= 0) return c;
-        if (opt.overlap_tp_fraction > 0) return c * (1 - std::min(1.0, opt.overlap_tp_fraction));
-        return std::max(c / p.tp, c - b.matmul);
+    struct Kind {
+        const BlockTime& time;
+        double tp_exposed, zero3;
     };
-
-    struct StageCost {
-        double fwd = 0, bwd = 0, rec = 0, wgrad = 0, comm[kSlots] = {}, flops = 0;
-        double dense_params = 0, expert_params = 0;
-        double zero3_exposed = 0;  // per microbatch
-        int layers = 0;
-        double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
-    };
+    auto kind = [&](const BlockTime& b) { return Kind{b, TpExposed(b, opt, p.tp), Zero3Exposed(b, job, net, opt)}; };
+    const Kind emb = kind(t.embedding), dense = kind(t.dense), moe = kind(t.moe), head = kind(t.head);
     std::vector<StageCost> stages(p.pp);
-    const double dp_n = net.GroupSize(GroupKind::dp), edp_n = net.GroupSize(GroupKind::edp);
-    // ZeRO-3/FSDP: two gathers (forward, backward) and one gradient scatter per block and microbatch,
-    // prefetched behind the block's compute when overlapping. Per block kind, since it depends only on it.
-    auto zero3_exposed = [&](const BlockTime& b) {
-        if (p.zero < 3) return 0.0;
-        double t = 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-                   2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
-                   net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
-                   net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
-        double hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
-        return std::max(0.0, t - hide);
-    };
-    const double z3_emb = zero3_exposed(emb), z3_dense = zero3_exposed(dense), z3_moe = zero3_exposed(moe),
-                 z3_head = zero3_exposed(head);
-    // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate
-    // costs the same for 4 layers or 126.
-    auto add = [&](StageCost& c, const BlockTime& b, double z3, int n) {
-        if (n <= 0) return;
-        c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
-        c.comm[kSlotTp] += n * tp_exposed(b);
-        c.comm[kSlotCp] += n * b.comm(kSlotCp);
-        c.comm[kSlotEp] += n * b.comm(kSlotEp);
-        c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params;
-        c.zero3_exposed += n * z3;
-    };
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
-        for (int ch = 0; ch < V; ++ch) {
-            const StageBlockCounts n = BlockCountsOfVirtualStage(job, ch * p.pp + s);
-            add(c, emb, z3_emb, n.embedding ? 1 : 0);
-            add(c, dense, z3_dense, n.dense);
-            add(c, moe, z3_moe, n.moe);
-            add(c, head, z3_head, n.head ? 1 : 0);
+        for (int ch = 0; ch < p.active_vstages(); ++ch) {
+            const StageBlockCounts n = BlockCountsOfVstage(job, ch * p.pp + s);
+            AddBlocks(c, emb.time, emb.tp_exposed, emb.zero3, n.embedding ? 1 : 0);
+            AddBlocks(c, dense.time, dense.tp_exposed, dense.zero3, n.dense);
+            AddBlocks(c, moe.time, moe.tp_exposed, moe.zero3, n.moe);
+            AddBlocks(c, head.time, head.tp_exposed, head.zero3, n.head ? 1 : 0);
             c.layers += n.dense + n.moe;
         }
     }
+    return stages;
+}
 
-    // Pipeline: M microbatches at the pace of the slowest stage, plus fill and drain.
+// The stage whose microbatch takes longest (the first of equals): the pipeline runs at its pace.
+int BottleneckStage(const std::vector<StageCost>& stages) {
     int bneck = 0;
-    double sum_stage = 0;
-    for (int s = 0; s < p.pp; ++s) {
-        sum_stage += stages[s].work() + stages[s].zero3_exposed;
-        if (stages[s].work() + stages[s].zero3_exposed > stages[bneck].work() + stages[bneck].zero3_exposed) bneck = s;
-    }
+    for (int s = 0; s < static_cast<int>(stages.size()); ++s)
+        if (stages[s].work_with_zero3() > stages[bneck].work_with_zero3()) bneck = s;
+    return bneck;
+}
+
+// ---- Phase 3: pipeline terms: M microbatches at the pace of the slowest stage, plus fill and drain. ----
+
+void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int bneck, const CommModel& net,
+                      const TrainingOptions& opt, StepBreakdown& br) {
+    const ParallelConfig& p = job.par;
+    const int M = p.microbatches(), V = p.active_vstages();
     const StageCost& b = stages[bneck];
-    TrainingEstimate e;
-    e.bottleneck_stage = bneck;
-    StepBreakdown& br = e.step;
     br.compute = M * (b.fwd + b.bwd);
     br.recompute = M * b.rec;
     br.tp_comm = M * b.comm[kSlotTp];
@@ -217,7 +233,9 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     // microbatch's forward and the last one's backward cross every stage once, so fill plus drain is the
     // sum over stages of one microbatch's work less the bottleneck's own, over the v chunks. For equal stages
     // this is the paper's (pp-1)/v * t; stages made longer by the embedding or the LM head add their excess.
-    br.bubble = (sum_stage - (b.work() + b.zero3_exposed)) / V;
+    double sum_stage = 0;
+    for (const StageCost& c : stages) sum_stage += c.work_with_zero3();
+    br.bubble = (sum_stage - b.work_with_zero3()) / V;
     if (SplitsBackward(p)) {
         // ZB-H1 (Qi et al. 2024, Sec. 3.1): the drain runs the deferred weight halves, so fill and drain cost
         // (pp-1)(F + B - W) instead of 1F1B's (pp-1)(F + B + W), B the input half: two W's fewer per stage.
@@ -235,10 +253,19 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
         // backward exchanges of the steady state as well.
         br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * (M * V + p.pp - 1) * t;
     }
+}
 
-    // Data-parallel gradient reduction in buckets behind the backward: once per step after the last
-    // microbatch (plain DP, ZeRO-1), or after every microbatch under ZeRO-2, which keeps only its gradient
-    // shard (the trace's stage program does the same).
+// ---- Phase 4: data-parallel terms. ----
+
+// Gradient reduction in buckets behind the backward: once per step after the last microbatch (plain DP,
+// ZeRO-1), or after every microbatch under ZeRO-2, which keeps only its gradient shard (the trace's stage
+// program does the same). ZeRO-3's per-block traffic is a pipeline term (AddPipelineTerms). Then the tied
+// embedding's gradient all-reduce between the first and last stage.
+void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const CommModel& net,
+                          const TrainingOptions& opt, StepBreakdown& br) {
+    const ParallelConfig& p = job.par;
+    const int M = p.microbatches();
+    const double w = BytesOf(job.model.precision.compute), g = BytesOf(job.model.precision.grad);
     if (p.zero < 3) {
         const bool every_microbatch = p.zero == 2;
         const CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
@@ -261,30 +288,46 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     }
     if (job.model.tied_embeddings && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))
         br.dp_comm += net.Seconds(CollectiveType::all_reduce, GroupKind::embed, job.padded_vocab / p.tp * job.model.hidden * g);
+}
 
-    // Optimizer (Adam, memory-bound): reads gradient, master weights, m, v; writes master, m, v, weights.
+// Optimizer (Adam, memory-bound): reads gradient, master weights, m, v; writes master, m, v, weights.
+double OptimizerSeconds(const Job& job, const StageCost& b, const CommModel& net, const ComputeModel& cm) {
+    const ParallelConfig& p = job.par;
+    const PrecisionConfig& prec = job.model.precision;
+    const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
     const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
-    double shard_dense = p.zero >= 1 ? dp_n : 1, shard_expert = p.zero >= 1 ? edp_n : 1;
+    double shard_dense = p.zero >= 1 ? net.GroupSize(GroupKind::dp) : 1;
+    double shard_expert = p.zero >= 1 ? net.GroupSize(GroupKind::edp) : 1;
     double params = b.dense_params / shard_dense + b.expert_params / shard_expert;
-    br.optimizer = params * (g + 2 * (master + 2 * BytesOf(prec.optimizer)) + w) / cm.memory_bytes_per_s();
+    return params * (g + 2 * (master + 2 * BytesOf(prec.optimizer)) + w) / cm.memory_bytes_per_s();
+}
 
-    e.step_seconds = br.total();
+// ---- Results: throughput and FLOP rates, memory, energy. ----
+
+void FillThroughput(const Job& job, const System& sys, const std::vector<StageCost>& stages, const ComputeModel& cm,
+                    int world, TrainingEstimate& e) {
+    const ParallelConfig& p = job.par;
+    e.step_seconds = e.step.total();
     e.tokens_per_step = 1.0 * p.global_batch() * job.model.seq;
     e.tokens_per_second = e.tokens_per_step / e.step_seconds;
     e.model_flops_per_step = e.tokens_per_step * job.model_flops_per_token;
     double hw = 0;
-    for (const StageCost& c : stages) hw += c.flops * M * (layout.world() / p.pp);
+    for (const StageCost& c : stages) hw += c.flops * p.microbatches() * (world / p.pp);
     e.hardware_flops_per_step = hw;
     e.peak_flops_per_gpu = cm.peak_flops();
-    e.mfu = e.model_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
-    e.hfu = e.hardware_flops_per_step / (e.step_seconds * layout.world() * e.peak_flops_per_gpu);
-    e.model_flops_per_gpu_per_s = e.model_flops_per_step / (e.step_seconds * layout.world());
-    e.hardware_flops_per_gpu_per_s = e.hardware_flops_per_step / (e.step_seconds * layout.world());
+    e.mfu = e.model_flops_per_step / (e.step_seconds * world * e.peak_flops_per_gpu);
+    e.hfu = e.hardware_flops_per_step / (e.step_seconds * world * e.peak_flops_per_gpu);
+    e.model_flops_per_gpu_per_s = e.model_flops_per_step / (e.step_seconds * world);
+    e.hardware_flops_per_gpu_per_s = e.hardware_flops_per_step / (e.step_seconds * world);
     e.bf16_peak_flops_per_gpu = PeakFlops(sys.accelerator, Precision::bf16);
     e.mfu_bf16 = e.model_flops_per_gpu_per_s / e.bf16_peak_flops_per_gpu;
+}
 
-    // Memory per stage against capacity, plus what the graph's fused-attention, dropout-free accounting
-    // leaves out: per in-flight layer, and in the one layer being recomputed.
+// Memory per stage against capacity, plus what the graph's fused-attention, dropout-free accounting leaves out:
+// per in-flight layer, and in the one layer being recomputed.
+void FillMemory(const Job& job, const System& sys, const std::vector<StageCost>& stages, const TrainingOptions& opt,
+                const LayerShape& shape, TrainingEstimate& e) {
+    const ParallelConfig& p = job.par;
     e.memory_capacity = sys.accelerator.MemoryBytes();
     const double legacy = LegacySavedBytes(opt, shape, p.recompute);
     const double legacy_working = p.recompute == Recompute::none ? 0 : LegacySavedBytes(opt, shape, Recompute::none);
@@ -292,7 +335,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     for (int s = 0; s < p.pp; ++s) {
         StageMemory m = StageMemoryOf(job, s);
         if (legacy != 0 || legacy_working != 0)
-            m.activations += legacy * m.peak_inflight * stages[s].layers / V + (stages[s].layers > 0 ? legacy_working : 0);
+            m.activations += legacy * m.peak_inflight * stages[s].layers / p.active_vstages() + (stages[s].layers > 0 ? legacy_working : 0);
         e.memory.push_back(m);
         if (e.memory[s].total() > e.memory[worst].total()) worst = s;
     }
@@ -301,15 +344,40 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     if (!e.fits)
         e.memory_message = "does not fit: needs " + GiB(e.memory_peak) + " of " + GiB(e.memory_capacity) + " on stage " +
                            std::to_string(worst);
+}
 
+void FillEnergy(const System& sys, const TrainingOptions& opt, int world, TrainingEstimate& e) {
     double watts = sys.accelerator.board_power_w.value_or(0);
-    e.energy_joules_per_step = watts * layout.world() * e.step_seconds;
+    e.energy_joules_per_step = watts * world * e.step_seconds;
     if (opt.tokens_to_train > 0) {
         double seconds = opt.tokens_to_train / e.tokens_per_second;
         e.days_to_train = seconds / 86400;
-        e.gpu_hours_to_train = seconds / 3600 * layout.world();
-        e.energy_mwh_to_train = watts * layout.world() * seconds / 3.6e9;
+        e.gpu_hours_to_train = seconds / 3600 * world;
+        e.energy_mwh_to_train = watts * world * seconds / 3.6e9;
     }
+}
+
+}  // namespace
+
+TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
+                                  const TrainingOptions& opt) {
+    Layout layout(job.par);
+    const LayerShape shape = ShapeOf(job);
+    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, shape.attn);
+    CommModel net(sys, layout, opt.in_network_reduction, cal);
+
+    const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, opt, shape);
+    const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
+    TrainingEstimate e;
+    e.bottleneck_stage = BottleneckStage(stages);
+    const StageCost& bneck = stages[e.bottleneck_stage];
+    AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, e.step);
+    AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, e.step);
+    e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
+
+    FillThroughput(job, sys, stages, cm, layout.world(), e);
+    FillMemory(job, sys, stages, opt, shape, e);
+    FillEnergy(sys, opt, layout.world(), e);
     return e;
 }
 

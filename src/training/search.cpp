@@ -113,17 +113,17 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                     }
                                 }
                             };
-                            for (Schedule sc : s.schedules) {
-                                p.schedule = sc;
+                            for (Schedule schedule : s.schedules) {
+                                p.schedule = schedule;
                                 p.vstages = 1;
                                 if (pp == 1) {
                                     // One stage: GPipe and 1F1B are the same run; interleaving needs pp >= 2.
-                                    if (sc == Schedule::interleaved) continue;
-                                    if (sc == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b)) continue;
+                                    if (schedule == Schedule::interleaved) continue;
+                                    if (schedule == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b)) continue;
                                     inner();
                                     continue;
                                 }
-                                if (sc != Schedule::interleaved) {
+                                if (schedule != Schedule::interleaved) {
                                     inner();
                                     continue;
                                 }

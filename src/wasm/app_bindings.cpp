@@ -23,8 +23,6 @@ namespace {
 
 using emscripten::val;
 
-std::string Describe(const std::exception& e) { return e.what(); }
-
 class WebApp {
 public:
     WebApp() : state_(sc::app::CreateAppState()) {}
@@ -32,71 +30,74 @@ public:
     WebApp(const WebApp&) = delete;
     WebApp& operator=(const WebApp&) = delete;
 
-    // One ImGui frame: NewFrame, the app's panels, Render, draw-data export.
+    // One ImGui frame: NewFrame, the app's panels, Render, draw-data export. lastError() then says what the
+    // frame threw (ImGui's stacks were recovered), else what a call since the previous frame threw.
     void frame(double css_width, double css_height, double dpr, double time_seconds) {
-        bridge_.BeginFrame(float(css_width), float(css_height), float(dpr), time_seconds);
-        last_error_.clear();
-        try {
-            sc::app::DrawUI(*state_);
-        } catch (const std::exception& e) {
-            Fail(Describe(e));
-        } catch (...) {
-            Fail("unknown exception in DrawUI");
-        }
-        bridge_.EndFrame();
+        last_error_ = std::move(call_error_);
+        call_error_.clear();
+        Safe([&] { bridge_.BeginFrame(float(css_width), float(css_height), float(dpr), time_seconds); });
+        std::string drawn = scweb::ErrorOf([&] { sc::app::DrawUI(*state_); });
+        if (!drawn.empty()) Fail(std::move(drawn));
+        Safe([&] { bridge_.EndFrame(); });
     }
-    // The exception that escaped DrawUI in the last frame (ImGui's stacks were recovered), or "".
-    std::string lastError() const { return last_error_; }
-    double frameCount() const { return double(bridge_.FrameCount()); }
+    std::string lastError() { return Safe([&] { return last_error_; }); }
+    double frameCount() { return Safe([&] { return double(bridge_.FrameCount()); }); }
 
     // ---- Input
-    void mousePos(float x, float y) { bridge_.MousePos(x, y); }
-    void mouseLeave() { bridge_.MouseLeave(); }
-    void mouseButton(int button, bool down) { bridge_.MouseButton(button, down); }
-    void mouseWheel(float x, float y) { bridge_.MouseWheel(x, y); }
-    void mouseSource(int source) { bridge_.MouseSource(source); }
+    void mousePos(float x, float y) { Safe([&] { bridge_.MousePos(x, y); }); }
+    void mouseLeave() { Safe([&] { bridge_.MouseLeave(); }); }
+    void mouseButton(int button, bool down) { Safe([&] { bridge_.MouseButton(button, down); }); }
+    void mouseWheel(float x, float y) { Safe([&] { bridge_.MouseWheel(x, y); }); }
+    void mouseSource(int source) { Safe([&] { bridge_.MouseSource(source); }); }
     bool keyEvent(const std::string& code, const std::string& key, bool down, int mods) {
-        return bridge_.Key(code, key, down, mods);
+        return Safe([&] { return bridge_.Key(code, key, down, mods); });
     }
-    void modifiers(int mods) { bridge_.Modifiers(mods); }
-    void focus(bool focused) { bridge_.Focus(focused); }
-    void inputText(const std::string& utf8) { bridge_.InputUtf8(utf8); }
-    void inputUtf16(unsigned code_unit) { bridge_.InputUtf16(code_unit); }
-    void setMacBehaviors(bool mac) { bridge_.SetMacBehaviors(mac); }
+    void modifiers(int mods) { Safe([&] { bridge_.Modifiers(mods); }); }
+    void focus(bool focused) { Safe([&] { bridge_.Focus(focused); }); }
+    void inputText(const std::string& utf8) { Safe([&] { bridge_.InputUtf8(utf8); }); }
+    void inputUtf16(unsigned code_unit) { Safe([&] { bridge_.InputUtf16(code_unit); }); }
+    void setMacBehaviors(bool mac) { Safe([&] { bridge_.SetMacBehaviors(mac); }); }
 
     // ---- Output of the last frame
-    bool wantTextInput() const { return bridge_.WantTextInput(); }
-    bool wantCaptureMouse() const { return bridge_.WantCaptureMouse(); }
-    bool wantCaptureKeyboard() const { return bridge_.WantCaptureKeyboard(); }
-    int mouseCursor() const { return bridge_.MouseCursor(); }
-    val ime() const {
-        val o = val::object();
-        o.set("visible", bridge_.ImeWanted());
-        o.set("x", bridge_.ImeX());
-        o.set("y", bridge_.ImeY());
-        o.set("lineHeight", bridge_.ImeLineHeight());
-        return o;
+    bool wantTextInput() { return Safe([&] { return bridge_.WantTextInput(); }); }
+    bool wantCaptureMouse() { return Safe([&] { return bridge_.WantCaptureMouse(); }); }
+    bool wantCaptureKeyboard() { return Safe([&] { return bridge_.WantCaptureKeyboard(); }); }
+    int mouseCursor() { return Safe([&] { return bridge_.MouseCursor(); }); }
+    val ime() {
+        return Safe([&] {
+            val o = val::object();
+            o.set("visible", bridge_.ImeWanted());
+            o.set("x", bridge_.ImeX());
+            o.set("y", bridge_.ImeY());
+            o.set("lineHeight", bridge_.ImeLineHeight());
+            return o;
+        });
     }
-    // Layout: see sc::app::drawdata in imgui_bridge.h.
-    val drawData() const {
-        const auto& d = bridge_.DrawData();
-        return val(emscripten::typed_memory_view(d.size(), d.data()));
+    // Layout: see sc::app::drawdata in imgui_bridge.h (header words 10 and 11 describe it; web/renderer.js
+    // checks them against its own constants on the first frame).
+    val drawData() {
+        return Safe([&] {
+            const auto& d = bridge_.DrawData();
+            return val(emscripten::typed_memory_view(d.size(), d.data()));
+        });
     }
-    val fontAtlas() const {
-        val o = val::object();
-        o.set("ptr", reinterpret_cast<uintptr_t>(bridge_.FontPixels()));
-        o.set("width", bridge_.FontWidth());
-        o.set("height", bridge_.FontHeight());
-        o.set("version", bridge_.FontVersion());
-        o.set("textureId", sc::app::kFontTextureId);
-        return o;
+    val fontAtlas() {
+        return Safe([&] {
+            val o = val::object();
+            o.set("ptr", reinterpret_cast<uintptr_t>(bridge_.FontPixels()));
+            o.set("width", bridge_.FontWidth());
+            o.set("height", bridge_.FontHeight());
+            o.set("version", bridge_.FontVersion());
+            o.set("textureId", sc::app::kFontTextureId);
+            return o;
+        });
     }
-    double fontVersion() const { return bridge_.FontVersion(); }
+    double fontVersion() { return Safe([&] { return double(bridge_.FontVersion()); }); }
 
     // ---- Clipboard
-    std::string getClipboard() const { return bridge_.Clipboard(); }
-    void setClipboard(const std::string& text) { bridge_.SetClipboard(text); }
-    double clipboardSerial() const { return bridge_.ClipboardSerial(); }
+    std::string getClipboard() { return Safe([&] { return bridge_.Clipboard(); }); }
+    void setClipboard(const std::string& text) { Safe([&] { bridge_.SetClipboard(text); }); }
+    double clipboardSerial() { return Safe([&] { return double(bridge_.ClipboardSerial()); }); }
 
     // ---- App
     // A model from outside the registered presets (the picker then shows "custom", and no link is made).
@@ -124,7 +125,7 @@ public:
         return Guard([&] { return sc::app::AddServingPreset(*state_, file, json_text); });
     }
     // The Serving tab's last simulation as `stagecraft serve` prints it ("" before one ran).
-    std::string servingReport() const { return state_->inference.report; }
+    std::string servingReport() { return Safe([&] { return state_->inference.report; }); }
     std::string setCalibration(const std::string& json_text) {
         return Guard([&] { return sc::app::SetCalibration(*state_, json_text); });
     }
@@ -149,48 +150,63 @@ public:
     std::string rejectLink(const std::string& message) {
         return Guard([&] { sc::app::RejectLink(*state_, message); return std::string(); });
     }
-    bool takeCopyLinkRequest() { return sc::app::TakeCopyLinkRequest(*state_); }
-    void setLinkNote(const std::string& note) { sc::app::SetLinkNote(*state_, note); }
+    bool takeCopyLinkRequest() { return Safe([&] { return sc::app::TakeCopyLinkRequest(*state_); }); }
+    void setLinkNote(const std::string& note) { Safe([&] { sc::app::SetLinkNote(*state_, note); }); }
 
-    std::string currentModelJson() const { return sc::app::CurrentModelJson(*state_); }
-    std::string currentParallelSpec() const { return sc::app::CurrentParallelSpec(*state_); }
+    std::string currentModelJson() { return Safe([&] { return sc::app::CurrentModelJson(*state_); }); }
+    std::string currentParallelSpec() { return Safe([&] { return sc::app::CurrentParallelSpec(*state_); }); }
     // Times a trace stream's compute nodes on the current cluster (duration_micros); false when none is chosen.
-    bool timeTraceStream(TraceStream& stream) const {
-        const sc::System* sys = sc::app::CurrentSystem(*state_);
-        if (!sys) return false;
-        stream.TimeOn(*sys, sc::app::CurrentCalibration(*state_), sc::app::CurrentOptions(*state_));
-        return true;
+    bool timeTraceStream(TraceStream& stream) {
+        return Safe([&] {
+            const sc::System* sys = sc::app::CurrentSystem(*state_);
+            if (!sys) return false;
+            stream.TimeOn(*sys, sc::app::CurrentCalibration(*state_), sc::app::CurrentOptions(*state_));
+            return true;
+        });
     }
 
     // Trace-download handshake with the page (DownloadState in app_state.h).
-    bool takeDownloadRequest() { return sc::app::TakeDownloadRequest(*state_); }
+    bool takeDownloadRequest() { return Safe([&] { return sc::app::TakeDownloadRequest(*state_); }); }
     void setDownloadProgress(int done, int total, double bytes, bool running, const std::string& message) {
-        sc::app::SetDownloadProgress(*state_, done, total, bytes, running, message);
+        Safe([&] { sc::app::SetDownloadProgress(*state_, done, total, bytes, running, message); });
     }
-    bool downloadCancelled() const { return sc::app::DownloadCancelled(*state_); }
-    void setDownloadSupported(bool supported) { sc::app::SetDownloadSupported(*state_, supported); }
+    bool downloadCancelled() { return Safe([&] { return sc::app::DownloadCancelled(*state_); }); }
+    void setDownloadSupported(bool supported) { Safe([&] { sc::app::SetDownloadSupported(*state_, supported); }); }
 
-    PagePool pool() { return PagePool(*state_); }  // the worker pool's handshake (worker_bindings.cpp)
+    // The worker pool's handshake (worker_bindings.cpp); making it only stores the state's address, so it cannot
+    // throw, and its own methods go through the guard.
+    PagePool pool() { return PagePool(*state_); }
 
-    std::string mirrorText() const {
-        try {
-            return sc::app::MirrorText(*state_);
-        } catch (const std::exception& e) {
-            return "error: " + Describe(e) + "\n";
-        }
+    std::string mirrorText() {
+        std::string text;
+        std::string error = scweb::ErrorOf([&] { text = sc::app::MirrorText(*state_); });
+        return error.empty() ? text : "error: " + error + "\n";
     }
     // Increments whenever mirrorText() changes (JS touches the DOM only then).
     double mirrorVersion() {
-        std::string text = mirrorText();
-        if (text != mirror_cache_ || mirror_version_ == 0) {
-            mirror_cache_ = std::move(text);
-            ++mirror_version_;
-        }
-        return mirror_version_;
+        return Safe([&] {
+            std::string text = mirrorText();
+            if (text != mirror_cache_ || mirror_version_ == 0) {
+                mirror_cache_ = std::move(text);
+                ++mirror_version_;
+            }
+            return mirror_version_;
+        });
     }
 
     // ---- Debug / test helpers (CSS px, last frame)
-    val windowRect(const std::string& name) const {
+    val windowRect(const std::string& name) {
+        return Safe([&] { return WindowRect(name); });
+    }
+    val itemRect(const std::string& window, const std::string& label) {
+        return Safe([&] { return ItemRect(window, label); });
+    }
+    val styleColor(const std::string& name) {
+        return Safe([&] { return StyleColor(name); });
+    }
+
+private:
+    val WindowRect(const std::string& name) const {
         sc::app::WindowInfo w = bridge_.FindWindow(name);
         if (!w.found) return val::null();
         val o = val::object();
@@ -204,7 +220,7 @@ public:
         o.set("hidden", w.hidden);
         return o;
     }
-    val itemRect(const std::string& window, const std::string& label) {
+    val ItemRect(const std::string& window, const std::string& label) {
         sc::app::Rect r = bridge_.ItemRect(window, label);
         if (!r.found) return val::null();
         val o = val::object();
@@ -214,7 +230,7 @@ public:
         o.set("h", r.h);
         return o;
     }
-    val styleColor(const std::string& name) const {
+    val StyleColor(const std::string& name) const {
         float c[4];
         if (!bridge_.StyleColor(name, c)) return val::null();
         val a = val::array();
@@ -222,13 +238,17 @@ public:
         return a;
     }
 
-private:
     // "" or the error of f() (which returns "" or the error itself), through the one guard (guard.h).
     template <typename F>
     static std::string Guard(F&& f) {
         std::string returned;
         std::string thrown = scweb::ErrorOf([&] { returned = f(); });
         return thrown.empty() ? returned : thrown;
+    }
+    // Any other call: through the one guard, what it throws kept for lastError() (see scweb::Kept).
+    template <typename F>
+    auto Safe(F&& f) -> decltype(f()) {
+        return scweb::Kept(call_error_, f);
     }
     void Fail(std::string message) {
         last_error_ = std::move(message);
@@ -238,6 +258,7 @@ private:
     sc::app::ImGuiBridge bridge_;  // first: the ImGui context exists before the app state
     sc::app::AppState* state_;
     std::string last_error_;
+    std::string call_error_;  // thrown by a call since the last frame; lastError() after the next frame
     std::string mirror_cache_;
     double mirror_version_ = 0;
 };

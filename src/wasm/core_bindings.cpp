@@ -1,9 +1,11 @@
-// The core's Embind API: what web workers and the wasm tests under Node call. Every function goes through
-// scweb::Guard (guard.h): results are {ok: true, ...} or {ok: false, error}, arguments are checked.
+// The core's Embind API, which the wasm tests under Node call (the page uses WebApp, app_bindings.cpp). Every
+// function goes through scweb::Guard (guard.h): results are {ok: true, ...} or {ok: false, error}, arguments are
+// checked.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <malloc.h>
+
 
 #include "config/error.h"
 #include "config/overrides.h"
@@ -44,8 +46,13 @@ val EstimateModel(val preset_json, val overrides, val format) {
     });
 }
 
-// Bytes of the heap in use (for the tests: bad calls must not leak).
-double HeapInUse() { return static_cast<double>(mallinfo().uordblks); }
+// Bytes of the heap in use (for the tests: bad calls must not leak). Through the guard like every call; its
+// result is a number, so a failure (none is known: mallinfo is C) reads -1, never a thrown exception.
+double HeapInUse() {
+    double bytes = 0;
+    const std::string error = scweb::ErrorOf([&] { bytes = static_cast<double>(mallinfo().uordblks); });
+    return error.empty() ? bytes : -1;
+}
 
 }  // namespace
 

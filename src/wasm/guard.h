@@ -8,6 +8,7 @@
 #include <cmath>
 #include <exception>
 #include <string>
+#include <type_traits>
 
 #include "config/error.h"
 
@@ -46,6 +47,27 @@ std::string ErrorOf(F&& f) {
         return ok;
     });
     return r["ok"].as<bool>() ? std::string() : r["error"].as<std::string>();
+}
+
+// For the methods that hand JS a plain value (bool, number, string, nothing) rather than {ok, ...}: the same
+// Guard, with what f() throws kept in `error` (the object's error()/lastError() says it) and the type's empty
+// value returned. Every Embind method of the three binding files goes through Guard, directly or here.
+// (For a val, the empty value is null.)
+template <typename F>
+auto Kept(std::string& error, F&& f) -> decltype(f()) {
+    using R = decltype(f());
+    if constexpr (std::is_void_v<R>) {
+        std::string e = ErrorOf([&] { f(); });
+        if (!e.empty()) error = std::move(e);
+    } else {
+        R out = [] {
+            if constexpr (std::is_same_v<R, val>) return val::null();
+            else return R{};
+        }();
+        std::string e = ErrorOf([&] { out = f(); });
+        if (!e.empty()) error = std::move(e);
+        return out;
+    }
 }
 
 // A JavaScript value that must be an integer in [lo, hi]: a number, finite, whole, in range.

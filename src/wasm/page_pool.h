@@ -24,7 +24,15 @@ public:
     emscripten::val sweepStatus() const;
     void startSearch();
     emscripten::val searchStatus() const;
+    // What the last call threw ("" when none did): every method runs behind scweb::Kept (guard.h), so an
+    // exception never reaches JS; it returns the type's empty value and is kept here.
+    std::string lastError() const { return error_; }
 
 private:
+    emscripten::val TakeJobObject();
+    emscripten::val SweepStatusObject() const;
+    emscripten::val SearchStatusObject() const;
+
     sc::app::AppState* state_;  // the WebApp's; the WebApp outlives every PagePool the page holds
+    mutable std::string error_;
 };

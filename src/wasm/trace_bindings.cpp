@@ -5,33 +5,38 @@
 #include "guard.h"
 #include "trace/byte_sink.h"
 #include "trace_stream.h"
-#include "training/sweep.h"
-#include "training/timeline.h"
 
 using emscripten::val;
 
+// Every method goes through scweb::Guard (guard.h): writeRank returns {ok}-style null plus error(), the others
+// keep what they throw in error() (scweb::Kept) and return their type's empty value.
 TraceStream::TraceStream(std::string model_json, std::string parallel_spec) {
-    try {
-        job_ = std::make_unique<sc::Job>(sc::MakeJob(sc::ParseModelConfig(model_json), sc::ParseParallelSpec(parallel_spec)));
-        writer_ = std::make_unique<sc::RankTraceWriter>(*job_);
-    } catch (const std::exception& e) {
-        error_ = e.what();
-    }
+    scweb::Kept(error_, [&] {
+        sc::engine::Request request;
+        request.model = sc::ParseModelConfig(model_json);
+        request.parallel = sc::ParseParallelSpec(parallel_spec);
+        snap_ = std::make_unique<sc::engine::TraceSnapshot>(sc::engine::SnapshotTrace(request));
+        writer_ = sc::engine::MakeTraceWriter(*snap_);
+    });
 }
 
 void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt) {
-    if (!job_) return;
-    try {
-        system_ = sc::ExtendSystem(sys, job_->par.world());  // grown to the job's ranks, as the CLI does
-        if (cal) calibration_ = *cal;
-        options_ = opt;
-        writer_ = std::make_unique<sc::RankTraceWriter>(*job_, [this](const sc::StageProgram& prog) {
-            return sc::NodeSeconds(*job_, prog, *system_, calibration_ ? &*calibration_ : nullptr, options_);
-        });
-    } catch (const std::exception& e) {
-        error_ = e.what();
-        writer_.reset();
-    }
+    if (!snap_) return;
+    const std::string before = error_;
+    error_.clear();
+    scweb::Kept(error_, [&] {
+        sc::engine::Request request;  // the cluster grown to the job's ranks by the snapshot, as the CLI's is
+        request.system = &sys;
+        request.calibration = cal;
+        request.options = opt;
+        writer_.reset();  // it reads the snapshot about to be replaced
+        // A copy of the job: when the cluster is refused the stream keeps its untimed snapshot intact.
+        auto timed = std::make_unique<sc::engine::TraceSnapshot>(sc::engine::SnapshotTrace(request, snap_->job));
+        snap_ = std::move(timed);
+        writer_ = sc::engine::MakeTraceWriter(*snap_);
+    });
+    if (error_.empty()) error_ = before;
+    else writer_.reset();
 }
 
 val TraceStream::writeRank(val rank_arg) {
@@ -51,10 +56,15 @@ val TraceStream::writeRank(val rank_arg) {
 
 std::string TraceStream::commGroups() {
     if (!writer_) return "";
-    sc::StringSink s;
-    writer_->WriteCommGroups(s);
-    return s.bytes;
+    return scweb::Kept(error_, [&] {
+        sc::StringSink s;
+        writer_->WriteCommGroups(s);
+        return s.bytes;
+    });
 }
+
+std::string TraceStream::error() { return scweb::Kept(error_, [&] { return error_; }); }
+int TraceStream::world() { return scweb::Kept(error_, [&] { return writer_ ? writer_->world() : 0; }); }
 
 EMSCRIPTEN_BINDINGS(stagecraft_traces) {
     emscripten::class_<TraceStream>("TraceStream")

@@ -1,7 +1,8 @@
 // Streaming per-rank traces to JavaScript: TraceStream(modelJson, parallelSpec), optionally timed on the
 // page's cluster (WebApp.timeTraceStream), then writeRank(r) per rank. Each call returns a view of one
 // rank's file in wasm memory, valid until the next call: JS writes it out before asking for the next, so
-// memory stays bounded by one rank's trace whatever the rank count.
+// memory stays bounded by one rank's trace whatever the rank count. The job, cluster and writer come from the
+// engine's trace snapshot (src/engine/trace.h), as `stagecraft trace` makes them.
 #pragma once
 #include <emscripten/val.h>
 
@@ -11,7 +12,7 @@
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
-#include "parallel/job.h"
+#include "engine/trace.h"
 #include "trace/rank_traces.h"
 #include "training/training_options.h"
 
@@ -21,17 +22,14 @@ public:
     // Compute nodes get duration_micros from the compute model on `sys` (as the CLI's trace --system).
     void TimeOn(const sc::System& sys, const sc::CalibrationTable* cal, const sc::TrainingOptions& opt);
 
-    std::string error() const { return error_; }
-    int world() const { return writer_ ? writer_->world() : 0; }
+    std::string error();
+    int world();
     // rank: an integer in [0, world); anything else is an error (null, and error() says why).
     emscripten::val writeRank(emscripten::val rank);
     std::string commGroups();
 
 private:
-    std::unique_ptr<sc::Job> job_;
-    std::unique_ptr<sc::RankTraceWriter> writer_;
-    std::optional<sc::System> system_;
-    std::optional<sc::CalibrationTable> calibration_;
-    sc::TrainingOptions options_;
+    std::unique_ptr<sc::engine::TraceSnapshot> snap_;  // null when the model or split was refused
+    std::unique_ptr<sc::RankTraceWriter> writer_;      // reads *snap_
     std::string error_;
 };

@@ -125,9 +125,15 @@ private:
 }  // namespace
 
 // ---- PagePool (page_pool.h)
-void PagePool::setWorkers(int n) { sc::app::SetPoolWorkers(*state_, n); }
+void PagePool::setWorkers(int n) {
+    scweb::Kept(error_, [&] { sc::app::SetPoolWorkers(*state_, n); });
+}
 
 val PagePool::takeJob() {
+    return scweb::Kept(error_, [&] { return TakeJobObject(); });
+}
+
+val PagePool::TakeJobObject() {
     sc::app::PoolJob j = sc::app::TakePoolJob(*state_);
     if (j.id == 0) return val::null();
     val o = val::object();
@@ -141,7 +147,9 @@ val PagePool::takeJob() {
     return o;
 }
 
-bool PagePool::wanted(int id) const { return sc::app::PoolJobWanted(*state_, id); }
+bool PagePool::wanted(int id) const {
+    return scweb::Kept(error_, [&] { return sc::app::PoolJobWanted(*state_, id); });
+}
 
 std::string PagePool::addShard(int id, const std::string& text) {
     std::string returned;
@@ -149,14 +157,20 @@ std::string PagePool::addShard(int id, const std::string& text) {
     return thrown.empty() ? returned : thrown;
 }
 
-void PagePool::fail(int id, const std::string& message) { sc::app::FailPoolJob(*state_, id, message); }
+void PagePool::fail(int id, const std::string& message) {
+    scweb::Kept(error_, [&] { sc::app::FailPoolJob(*state_, id, message); });
+}
 
-std::string PagePool::sweepCsv() const { return sc::app::SweepCsv(*state_); }
+std::string PagePool::sweepCsv() const {
+    return scweb::Kept(error_, [&] { return sc::app::SweepCsv(*state_); });
+}
 
 bool PagePool::takeCsvRequest() {
-    const bool r = state_->sweep.csv_requested;
-    state_->sweep.csv_requested = false;
-    return r;
+    return scweb::Kept(error_, [&] {
+        const bool r = state_->sweep.csv_requested;
+        state_->sweep.csv_requested = false;
+        return r;
+    });
 }
 
 std::string PagePool::startSweep(const std::string& axis1, const std::string& axis2) {
@@ -167,6 +181,10 @@ std::string PagePool::startSweep(const std::string& axis1, const std::string& ax
 }
 
 val PagePool::sweepStatus() const {
+    return scweb::Kept(error_, [&] { return SweepStatusObject(); });
+}
+
+val PagePool::SweepStatusObject() const {
     const sc::app::SweepState& w = state_->sweep;
     val o = val::object();
     o.set("running", w.snapshot != nullptr);
@@ -181,6 +199,10 @@ val PagePool::sweepStatus() const {
 }
 
 val PagePool::searchStatus() const {
+    return scweb::Kept(error_, [&] { return SearchStatusObject(); });
+}
+
+val PagePool::SearchStatusObject() const {
     const auto& q = state_->search;
     val o = val::object();
     o.set("running", q.next_shard >= 0);
@@ -193,7 +215,9 @@ val PagePool::searchStatus() const {
     return o;
 }
 
-void PagePool::startSearch() { sc::app::StartSearch(*state_); }
+void PagePool::startSearch() {
+    scweb::Kept(error_, [&] { sc::app::StartSearch(*state_); });
+}
 
 EMSCRIPTEN_BINDINGS(stagecraft_workers) {
     emscripten::class_<WorkerCore>("WorkerCore")
@@ -214,5 +238,6 @@ EMSCRIPTEN_BINDINGS(stagecraft_workers) {
         .function("startSweep", &PagePool::startSweep)
         .function("sweepStatus", &PagePool::sweepStatus)
         .function("startSearch", &PagePool::startSearch)
-        .function("searchStatus", &PagePool::searchStatus);
+        .function("searchStatus", &PagePool::searchStatus)
+        .function("lastError", &PagePool::lastError);
 }

@@ -3,8 +3,10 @@
 // snapshot taken at its start, so editing the page mid-search cannot merge shards of two models.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/app.h"
 #include "app/app_state.h"
@@ -81,6 +83,40 @@ TEST(App, AnInvalidSplitShowsTheCliMessageAfterTheModelReport) {
     EXPECT_EQ(cli.out, "stagecraft summary: error: " + error + "\n");
     EXPECT_EQ(sc::app::MirrorText(*s),
               Cli("estimate --model presets/models/llama3-8b.json") + "parallel error: " + error + "\n");
+}
+
+// The page derives its request from the state every frame (Refresh, which DrawUI calls): an edit made straight
+// on the state, with no Recompute call, shows its result; a frame without edits keeps the results as they are.
+TEST(App, AnEditWithoutRecomputeShowsTheNewResultAfterTheNextFrame) {
+    App s = OpenPage();
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=2,pp=2,dp=4,batch=32"), "");
+    const std::string before = sc::app::MirrorText(*s);
+    const std::string model = "--model presets/models/llama3-8b.json";
+
+    s->parallel = sc::ParseParallelSpec("tp=4,pp=2,dp=2,batch=32");  // as a panel's widget writes it
+    EXPECT_EQ(sc::app::MirrorText(*s), before);  // nothing recomputed yet: the check below can fail
+    sc::app::Refresh(*s);                         // the next frame
+    EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate " + model + " --system dgx-h100-superpod --parallel "
+                                           "tp=4,pp=2,dp=2,batch=32") +
+                                           Cli("summary " + model + " --parallel tp=4,pp=2,dp=2,batch=32"));
+
+    // The network levels slowed, an option flipped, the calibration dropped: each changes the estimate.
+    for (auto edit : std::vector<std::function<void(sc::app::AppState&)>>{
+             [](sc::app::AppState& a) {
+                 for (sc::NetworkLevel& l : a.systems[0].system.levels) l.bandwidth_gbps /= 10;
+             },
+             [](sc::app::AppState& a) { a.options.overlap_dp = !a.options.overlap_dp; },
+             [](sc::app::AppState& a) { a.calibration.reset(); }}) {
+        const std::string shown = sc::app::MirrorText(*s);
+        edit(*s);
+        sc::app::Refresh(*s);
+        EXPECT_NE(sc::app::MirrorText(*s), shown);
+    }
+
+    // No edit, no recompute: a message that only an edit clears stays.
+    s->link_error = "kept";
+    sc::app::Refresh(*s);
+    EXPECT_EQ(s->link_error, "kept");
 }
 
 // Runs the page's search to the end, one shard per step, calling `between` after the first shard.

@@ -217,10 +217,10 @@ sc::StageMemory ReferenceStageMemory(const sc::Job& job, int stage) {
     const sc::PrecisionConfig& prec = job.model.precision;
     const double dp_group = 1.0 * p.dp * p.cp, edp_group = 1.0 * p.dp / p.ep * p.cp;
     sc::StageMemory mem;
-    std::vector<double> act(p.chunks(), 0);
+    std::vector<double> act(p.active_vstages(), 0);
     double dense = 0, expert = 0, largest = 0, working = 0;
-    for (int c = 0; c < p.chunks(); ++c)
-        for (const sc::StageBlock& sb : sc::BlocksOfVirtualStage(job, c * p.pp + stage)) {
+    for (int c = 0; c < p.active_vstages(); ++c)
+        for (const sc::StageBlock& sb : sc::BlocksOfVstage(job, c * p.pp + stage)) {
             double bp = 0;
             for (const sc::Weight& w : sb.block->weights) {
                 double n = sc::HeldParams(job, w);
@@ -323,11 +323,11 @@ TEST(FastPaths, BlockCountsMatchTheBlockList) {
     m.moe.dense_layers = 3;
     sc::ParallelConfig p = sc::ParseParallelSpec("pp=3,dp=2,ep=2,batch=12,schedule=interleaved,vstages=2,uneven=1");
     sc::Job job = sc::MakeJob(m, p);
-    for (int g = 0; g < job.virtual_stages(); ++g) {
-        sc::StageBlockCounts c = sc::BlockCountsOfVirtualStage(job, g);
+    for (int g = 0; g < job.total_vstages(); ++g) {
+        sc::StageBlockCounts c = sc::BlockCountsOfVstage(job, g);
         std::array<int, 4> kinds{};
         int first = -1;
-        for (const sc::StageBlock& sb : sc::BlocksOfVirtualStage(job, g)) {
+        for (const sc::StageBlock& sb : sc::BlocksOfVstage(job, g)) {
             kinds[static_cast<int>(sb.block->kind)]++;
             if (sb.layer >= 0 && first < 0) first = sb.layer;
         }

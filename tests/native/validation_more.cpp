@@ -213,7 +213,7 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
         q.vstages = vp > 1 ? vp : 2;
         if (vp <= 1) row.assumptions.push_back("2 model chunks per pipeline rank (torchtitan's interleaved default)");
     }
-    if (q.pp > 1 && row.model.layers % (q.pp * q.chunks()) != 0) {
+    if (q.pp > 1 && row.model.layers % (q.pp * q.active_vstages()) != 0) {
         q.uneven = true;
         row.assumptions.push_back("layers not divisible by the pipeline's chunks: uneven stages, as Megatron's account-for-embedding/loss split");
     }
