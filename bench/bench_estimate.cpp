@@ -13,7 +13,8 @@
 int main() {
     const sc::ModelConfig m = bench::Model("gpt3-175b");
     const sc::System sys = bench::System("dgx-h100-superpod", "h100-sxm");
-    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=8,pp=16,dp=8,batch=1536,sp=1,recompute=selective,zero=1"));
+    const sc::Job job =
+        sc::MakeJob(m, sc::ParseParallelSpec("tp=8,pp=16,dp=8,batch=1536,sp=1,recompute=selective,zero=1"));
     const sc::TrainingOptions opt;
     double sink = 0, best = 1e300;
     for (int rep = 0; rep < 5; ++rep) {
@@ -22,7 +23,8 @@ int main() {
         for (int i = 0; i < n; ++i) sink += sc::EstimateTraining(job, sys, &bench::Calibration(), opt).step_seconds;
         best = std::min(best, (bench::Now() - t0) / n);
     }
-    bench::Result("estimate_us", best * 1e6, "us", "GPT-3 175B tp8 pp16 dp8 on dgx-h100-superpod [" + std::to_string(sink > 0) + "]");
+    bench::Result("estimate_us", best * 1e6, "us",
+                  "GPT-3 175B tp8 pp16 dp8 on dgx-h100-superpod [" + std::to_string(sink > 0) + "]");
 
     sc::engine::Request req;
     req.model = m;
@@ -36,6 +38,7 @@ int main() {
         for (int i = 0; i < n; ++i) sink += sc::engine::RunEstimate(req).training->step_seconds;
         best = std::min(best, (bench::Now() - t0) / n);
     }
-    bench::Result("engine_estimate_us", best * 1e6, "us", "the same through engine::RunEstimate [" + std::to_string(sink > 0) + "]");
+    bench::Result("engine_estimate_us", best * 1e6, "us",
+                  "the same through engine::RunEstimate [" + std::to_string(sink > 0) + "]");
     return 0;
 }

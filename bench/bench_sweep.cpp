@@ -5,7 +5,8 @@
 #include "engine/sweep.h"
 
 int main() {
-    std::vector<sc::SweepModel> models = {{"gpt3-175b", bench::Model("gpt3-175b")}, {"mixtral-8x7b", bench::Model("mixtral-8x7b")}};
+    std::vector<sc::SweepModel> models = {{"gpt3-175b", bench::Model("gpt3-175b")},
+                                          {"mixtral-8x7b", bench::Model("mixtral-8x7b")}};
     const sc::System sys = bench::System("dgx-h100-superpod", "h100-sxm");
     sc::SweepAxes axes;
     axes.flops = {1, 2};
@@ -23,7 +24,7 @@ int main() {
     double evals = 0;
     for (const sc::SweepRow& r : rows) evals += static_cast<double>(r.stats.valid);
     bench::Result("sweep_evals_per_s", evals / t, "1/s",
-                  std::to_string(rows.size()) + " rows, " + std::to_string(static_cast<long long>(evals)) + " evaluations in " +
-                      std::to_string(t) + " s");
+                  std::to_string(rows.size()) + " rows, " + std::to_string(static_cast<long long>(evals)) +
+                      " evaluations in " + std::to_string(t) + " s");
     return 0;
 }

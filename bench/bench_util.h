@@ -28,7 +28,9 @@ inline std::string Read(const std::string& rel) {
     return ss.str();
 }
 
-inline sc::ModelConfig Model(const std::string& id) { return sc::ParseModelConfig(Read("presets/models/" + id + ".json")); }
+inline sc::ModelConfig Model(const std::string& id) {
+    return sc::ParseModelConfig(Read("presets/models/" + id + ".json"));
+}
 
 inline sc::System System(const std::string& id, const std::string& acc) {
     return sc::ParseSystem(Read("presets/systems/" + id + ".json"), Read("presets/hardware/" + acc + ".json"));

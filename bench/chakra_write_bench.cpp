@@ -115,8 +115,8 @@ void RunGenerateOnly(uint64_t nodes) {
         sink += node.name.size();
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%-14s %6.3f s (%6.1f ns/node) of the totals above is building the EtNode [%llu]\n", "generate only",
-                s, s * 1e9 / static_cast<double>(nodes), static_cast<unsigned long long>(sink % 10));
+    std::printf("%-14s %6.3f s (%6.1f ns/node) of the totals above is building the EtNode [%llu]\n", "generate only", s,
+                s * 1e9 / static_cast<double>(nodes), static_cast<unsigned long long>(sink % 10));
 }
 
 }  // namespace
@@ -127,11 +127,15 @@ int main(int argc, char** argv) {
     const int repeats = 3;
 
     RunGenerateOnly(nodes);
-    Run("counting sink", [] { return std::make_unique<sc::CountingSink>(); }, nodes, repeats);
-    Run("string sink", [] { return std::make_unique<sc::StringSink>(); }, nodes, repeats);
-    Run("stdio file", [&] { return std::make_unique<StdioFileSink>(path); }, nodes, repeats);
-    std::printf("wrote %s (check with the independent checker, docs/chakra_et.md section 7: "
-                "python3 \"$SC_CHAKRA_CHECK\" --no-cross %s)\n",
-                path.c_str(), path.c_str());
+    Run(
+        "counting sink", [] { return std::make_unique<sc::CountingSink>(); }, nodes, repeats);
+    Run(
+        "string sink", [] { return std::make_unique<sc::StringSink>(); }, nodes, repeats);
+    Run(
+        "stdio file", [&] { return std::make_unique<StdioFileSink>(path); }, nodes, repeats);
+    std::printf(
+        "wrote %s (check with the independent checker, docs/chakra_et.md section 7: "
+        "python3 \"$SC_CHAKRA_CHECK\" --no-cross %s)\n",
+        path.c_str(), path.c_str());
     return 0;
 }

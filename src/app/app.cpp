@@ -92,7 +92,8 @@ void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
 }
 
 void PutOptions(std::string& out, const TrainingOptions& o) {
-    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 96, "TrainingOptions changed: key the new field here");
+    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 96,
+                  "TrainingOptions changed: key the new field here");
     Put(out, "overlap_dp", o.overlap_dp);
     Put(out, "overlap_pp", o.overlap_pp);
     Put(out, "overlap_tp", o.overlap_tp);
@@ -255,7 +256,9 @@ void SetComputePrecision(ModelConfig& m, Precision p) {
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }
 std::string CurrentParallelSpec(const AppState& s) { return ParallelSpecString(s.parallel); }
-const System* CurrentSystem(const AppState& s) { return s.system_index >= 0 ? &s.systems[s.system_index].system : nullptr; }
+const System* CurrentSystem(const AppState& s) {
+    return s.system_index >= 0 ? &s.systems[s.system_index].system : nullptr;
+}
 const CalibrationTable* CurrentCalibration(const AppState& s) { return s.calibration.get(); }
 const TrainingOptions& CurrentOptions(const AppState& s) { return s.options; }
 

@@ -47,18 +47,21 @@ struct Resolved {
 Resolved Resolve(const AppState& s, const ConfigLink& l) {
     Resolved r;
     r.preset = IndexOf(s.presets, l.model);
-    if (r.preset < 0) throw Error("model", "no model preset \"" + l.model + "\" on this page; it has " + Ids(s.presets));
+    if (r.preset < 0)
+        throw Error("model", "no model preset \"" + l.model + "\" on this page; it has " + Ids(s.presets));
     if (!s.presets[r.preset].config.is_moe())
         for (const auto& [key, v] : {std::pair{"experts", l.experts}, {"top_k", l.top_k}, {"expert_ffn", l.expert_ffn}})
             if (v) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
     if (!l.system.empty()) {
         r.system = IndexOf(s.systems, l.system);
-        if (r.system < 0) throw Error("system", "no system preset \"" + l.system + "\" on this page; it has " + Ids(s.systems));
+        if (r.system < 0)
+            throw Error("system", "no system preset \"" + l.system + "\" on this page; it has " + Ids(s.systems));
         const size_t n = s.systems[r.system].preset_levels.size();
         for (const LinkLevelEdit& e : l.levels)
             if (static_cast<size_t>(e.level) >= n)
                 throw Error("net." + std::to_string(e.level), "\"" + l.system + "\" has " + std::to_string(n) +
-                                                                 " network levels, net.0 to net." + std::to_string(n - 1));
+                                                                  " network levels, net.0 to net." +
+                                                                  std::to_string(n - 1));
     }
     r.parallel = ParseParallelSpec(l.parallel);
     return r;
@@ -126,9 +129,16 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     s.preset_index = r.preset;
     LoadModelJson(s, s.presets[r.preset].json);
     ModelConfig& m = s.model;
-    for (auto [field, value] : {std::pair{&m.layers, l.layers}, {&m.hidden, l.hidden}, {&m.heads, l.heads},
-                                {&m.kv_heads, l.kv_heads}, {&m.ffn, l.ffn}, {&m.vocab, l.vocab}, {&m.seq, l.seq},
-                                {&m.moe.experts, l.experts}, {&m.moe.top_k, l.top_k}, {&m.moe.expert_ffn, l.expert_ffn}})
+    for (auto [field, value] : {std::pair{&m.layers, l.layers},
+                                {&m.hidden, l.hidden},
+                                {&m.heads, l.heads},
+                                {&m.kv_heads, l.kv_heads},
+                                {&m.ffn, l.ffn},
+                                {&m.vocab, l.vocab},
+                                {&m.seq, l.seq},
+                                {&m.moe.experts, l.experts},
+                                {&m.moe.top_k, l.top_k},
+                                {&m.moe.expert_ffn, l.expert_ffn}})
         if (value) *field = *value;
     if (l.precision) SetComputePrecision(m, *l.precision);
     s.system_index = r.system;

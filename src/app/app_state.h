@@ -22,7 +22,7 @@ namespace sc::app {
 struct Preset {
     std::string file;  // "llama3-8b.json"
     std::string json;
-    std::string name;  // the preset's "name"
+    std::string name;    // the preset's "name"
     ModelConfig config;  // as parsed: a link names the fields edited since (app_link.cpp)
 };
 
@@ -40,7 +40,7 @@ struct DownloadState {
     bool cancel = false;
     int done = 0, total = 0;
     double bytes = 0;
-    std::string message;  // last outcome or error ("" while idle)
+    std::string message;    // last outcome or error ("" while idle)
     bool supported = true;  // the page can save (a folder through File System Access, else a zip; set by JS)
 };
 
@@ -51,12 +51,12 @@ struct AppState {
     ModelConfig model;            // as edited in the UI
     bool derive_head_dim = true;  // head_dim follows hidden/heads (false when the preset sets it otherwise)
     bool has_model = false;
-    ModelStats stats;             // for `model`, valid when error is empty
-    std::string error;            // the one clear message for the model, "" when valid
+    ModelStats stats;   // for `model`, valid when error is empty
+    std::string error;  // the one clear message for the model, "" when valid
 
     // Parallel split and its trace summary.
     ParallelConfig parallel;
-    std::unique_ptr<Job> job;     // null when the split is invalid
+    std::unique_ptr<Job> job;  // null when the split is invalid
     TraceSummary summary;
     std::string parallel_error;
 
@@ -83,7 +83,7 @@ struct AppState {
         bool has_result = false;
         SearchResult result;
         std::string error;
-        double seconds = 0;   // compute time of the last search, summed over its shards
+        double seconds = 0;  // compute time of the last search, summed over its shards
     } search;
 
     DownloadState download;

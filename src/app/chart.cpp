@@ -66,7 +66,8 @@ void LineChart(const char* id, const std::vector<double>& x, const std::vector<C
     ImGui::Text(format_x, x[best]);
     for (const ChartSeries& s : series) {
         if (best >= s.y.size() || !Usable(s.y[best])) continue;
-        ImGui::ColorButton(s.name, ImGui::ColorConvertU32ToFloat4(s.colour), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+        ImGui::ColorButton(s.name, ImGui::ColorConvertU32ToFloat4(s.colour), ImGuiColorEditFlags_NoTooltip,
+                           ImVec2(10, 10));
         ImGui::SameLine();
         std::snprintf(buf, sizeof buf, format_y, s.y[best]);
         ImGui::Text("%s %s", s.name, buf);

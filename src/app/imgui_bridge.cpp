@@ -19,26 +19,54 @@ ImGuiBridge* BridgeOf(ImGuiContext* ctx) { return ctx ? static_cast<ImGuiBridge*
 const std::unordered_map<std::string, ImGuiKey>& CodeMap() {
     static const std::unordered_map<std::string, ImGuiKey> map = [] {
         std::unordered_map<std::string, ImGuiKey> m = {
-            {"Tab", ImGuiKey_Tab}, {"ArrowLeft", ImGuiKey_LeftArrow}, {"ArrowRight", ImGuiKey_RightArrow},
-            {"ArrowUp", ImGuiKey_UpArrow}, {"ArrowDown", ImGuiKey_DownArrow}, {"PageUp", ImGuiKey_PageUp},
-            {"PageDown", ImGuiKey_PageDown}, {"Home", ImGuiKey_Home}, {"End", ImGuiKey_End},
-            {"Insert", ImGuiKey_Insert}, {"Delete", ImGuiKey_Delete}, {"Backspace", ImGuiKey_Backspace},
-            {"Space", ImGuiKey_Space}, {"Enter", ImGuiKey_Enter}, {"Escape", ImGuiKey_Escape},
-            {"ControlLeft", ImGuiKey_LeftCtrl}, {"ControlRight", ImGuiKey_RightCtrl},
-            {"ShiftLeft", ImGuiKey_LeftShift}, {"ShiftRight", ImGuiKey_RightShift},
-            {"AltLeft", ImGuiKey_LeftAlt}, {"AltRight", ImGuiKey_RightAlt},
-            {"MetaLeft", ImGuiKey_LeftSuper}, {"MetaRight", ImGuiKey_RightSuper},
-            {"OSLeft", ImGuiKey_LeftSuper}, {"OSRight", ImGuiKey_RightSuper},
+            {"Tab", ImGuiKey_Tab},
+            {"ArrowLeft", ImGuiKey_LeftArrow},
+            {"ArrowRight", ImGuiKey_RightArrow},
+            {"ArrowUp", ImGuiKey_UpArrow},
+            {"ArrowDown", ImGuiKey_DownArrow},
+            {"PageUp", ImGuiKey_PageUp},
+            {"PageDown", ImGuiKey_PageDown},
+            {"Home", ImGuiKey_Home},
+            {"End", ImGuiKey_End},
+            {"Insert", ImGuiKey_Insert},
+            {"Delete", ImGuiKey_Delete},
+            {"Backspace", ImGuiKey_Backspace},
+            {"Space", ImGuiKey_Space},
+            {"Enter", ImGuiKey_Enter},
+            {"Escape", ImGuiKey_Escape},
+            {"ControlLeft", ImGuiKey_LeftCtrl},
+            {"ControlRight", ImGuiKey_RightCtrl},
+            {"ShiftLeft", ImGuiKey_LeftShift},
+            {"ShiftRight", ImGuiKey_RightShift},
+            {"AltLeft", ImGuiKey_LeftAlt},
+            {"AltRight", ImGuiKey_RightAlt},
+            {"MetaLeft", ImGuiKey_LeftSuper},
+            {"MetaRight", ImGuiKey_RightSuper},
+            {"OSLeft", ImGuiKey_LeftSuper},
+            {"OSRight", ImGuiKey_RightSuper},
             {"ContextMenu", ImGuiKey_Menu},
-            {"Quote", ImGuiKey_Apostrophe}, {"Comma", ImGuiKey_Comma}, {"Minus", ImGuiKey_Minus},
-            {"Period", ImGuiKey_Period}, {"Slash", ImGuiKey_Slash}, {"Semicolon", ImGuiKey_Semicolon},
-            {"Equal", ImGuiKey_Equal}, {"BracketLeft", ImGuiKey_LeftBracket}, {"Backslash", ImGuiKey_Backslash},
-            {"BracketRight", ImGuiKey_RightBracket}, {"Backquote", ImGuiKey_GraveAccent},
-            {"CapsLock", ImGuiKey_CapsLock}, {"ScrollLock", ImGuiKey_ScrollLock}, {"NumLock", ImGuiKey_NumLock},
-            {"PrintScreen", ImGuiKey_PrintScreen}, {"Pause", ImGuiKey_Pause},
-            {"NumpadDecimal", ImGuiKey_KeypadDecimal}, {"NumpadDivide", ImGuiKey_KeypadDivide},
-            {"NumpadMultiply", ImGuiKey_KeypadMultiply}, {"NumpadSubtract", ImGuiKey_KeypadSubtract},
-            {"NumpadAdd", ImGuiKey_KeypadAdd}, {"NumpadEnter", ImGuiKey_KeypadEnter},
+            {"Quote", ImGuiKey_Apostrophe},
+            {"Comma", ImGuiKey_Comma},
+            {"Minus", ImGuiKey_Minus},
+            {"Period", ImGuiKey_Period},
+            {"Slash", ImGuiKey_Slash},
+            {"Semicolon", ImGuiKey_Semicolon},
+            {"Equal", ImGuiKey_Equal},
+            {"BracketLeft", ImGuiKey_LeftBracket},
+            {"Backslash", ImGuiKey_Backslash},
+            {"BracketRight", ImGuiKey_RightBracket},
+            {"Backquote", ImGuiKey_GraveAccent},
+            {"CapsLock", ImGuiKey_CapsLock},
+            {"ScrollLock", ImGuiKey_ScrollLock},
+            {"NumLock", ImGuiKey_NumLock},
+            {"PrintScreen", ImGuiKey_PrintScreen},
+            {"Pause", ImGuiKey_Pause},
+            {"NumpadDecimal", ImGuiKey_KeypadDecimal},
+            {"NumpadDivide", ImGuiKey_KeypadDivide},
+            {"NumpadMultiply", ImGuiKey_KeypadMultiply},
+            {"NumpadSubtract", ImGuiKey_KeypadSubtract},
+            {"NumpadAdd", ImGuiKey_KeypadAdd},
+            {"NumpadEnter", ImGuiKey_KeypadEnter},
             {"NumpadEqual", ImGuiKey_KeypadEqual},
         };
         for (int i = 0; i < 10; ++i) {
@@ -71,7 +99,8 @@ ImGuiKey KeyFromDom(const std::string& code, const std::string& key) {
         if (key == "Up") return ImGuiKey_UpArrow;
         if (key == "Down") return ImGuiKey_DownArrow;
         if (key == "Del") return ImGuiKey_Delete;
-        if (key.size() == 1 && key[0] >= '0' && key[0] <= '9') return static_cast<ImGuiKey>(ImGuiKey_0 + (key[0] - '0'));
+        if (key.size() == 1 && key[0] >= '0' && key[0] <= '9')
+            return static_cast<ImGuiKey>(ImGuiKey_0 + (key[0] - '0'));
     }
     return ImGuiKey_None;
 }
@@ -158,7 +187,9 @@ void ImGuiBridge::MouseButton(int dom_button, bool down) {
 void ImGuiBridge::MouseWheel(float wheel_x, float wheel_y) { IO().AddMouseWheelEvent(wheel_x, wheel_y); }
 
 void ImGuiBridge::MouseSource(int source) {
-    ImGuiMouseSource s = source == 1 ? ImGuiMouseSource_TouchScreen : source == 2 ? ImGuiMouseSource_Pen : ImGuiMouseSource_Mouse;
+    ImGuiMouseSource s = source == 1   ? ImGuiMouseSource_TouchScreen
+                         : source == 2 ? ImGuiMouseSource_Pen
+                                       : ImGuiMouseSource_Mouse;
     IO().AddMouseSourceEvent(s);
 }
 
@@ -251,8 +282,8 @@ void ImGuiBridge::ExportDrawData() {
     };
     static_assert(dd::kHeaderWords < 256 && dd::kListWords < 256 && dd::kCmdWords < 256 && sizeof(ImDrawVert) < 256);
     draw_data_[dd::kLayout] = bytes4(dd::kHeaderWords, dd::kListWords, dd::kCmdWords, sizeof(ImDrawVert));
-    draw_data_[dd::kVertexLayout] = bytes4(sizeof(ImDrawIdx), offsetof(ImDrawVert, pos), offsetof(ImDrawVert, uv),
-                                           offsetof(ImDrawVert, col));
+    draw_data_[dd::kVertexLayout] =
+        bytes4(sizeof(ImDrawIdx), offsetof(ImDrawVert, pos), offsetof(ImDrawVert, uv), offsetof(ImDrawVert, col));
     auto put_f = [](uint32_t& word, float f) { std::memcpy(&word, &f, 4); };
     if (!d || !d->Valid) return;
     const ImVec2 pos = d->DisplayPos, scale = d->FramebufferScale;
@@ -303,9 +334,7 @@ void ImGuiBridge::ExportDrawData() {
 bool ImGuiBridge::WantTextInput() const { return ctx_->IO.WantTextInput; }
 bool ImGuiBridge::WantCaptureMouse() const { return ctx_->IO.WantCaptureMouse; }
 bool ImGuiBridge::WantCaptureKeyboard() const { return ctx_->IO.WantCaptureKeyboard; }
-int ImGuiBridge::MouseCursor() const {
-    return ctx_->IO.MouseDrawCursor ? ImGuiMouseCursor_None : ctx_->MouseCursor;
-}
+int ImGuiBridge::MouseCursor() const { return ctx_->IO.MouseDrawCursor ? ImGuiMouseCursor_None : ctx_->MouseCursor; }
 
 // ---- Debug helpers -------------------------------------------------------------------------------
 
@@ -396,7 +425,8 @@ bool ImGuiBridge::StyleColor(const std::string& name, float out_rgba[4]) const {
 // ---- Dear ImGui item hooks (compiled into ImGui when the imgui target defines
 // IMGUI_ENABLE_TEST_ENGINE; unused otherwise). They only record item rects for ItemRect().
 void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, ImGuiID id, const ImRect& bb, const ImGuiLastItemData*) {
-    if (auto* b = static_cast<sc::app::ImGuiBridge*>(ctx->TestEngine)) b->OnItemAdd(ctx, id, bb.Min.x, bb.Min.y, bb.Max.x, bb.Max.y);
+    if (auto* b = static_cast<sc::app::ImGuiBridge*>(ctx->TestEngine))
+        b->OnItemAdd(ctx, id, bb.Min.x, bb.Min.y, bb.Max.x, bb.Max.y);
 }
 void ImGuiTestEngineHook_ItemInfo(ImGuiContext* ctx, ImGuiID id, const char* label, ImGuiItemStatusFlags) {
     if (auto* b = static_cast<sc::app::ImGuiBridge*>(ctx->TestEngine)) b->OnItemInfo(ctx, id, label);

@@ -20,16 +20,16 @@ namespace sc::app {
 // reads through a Float32Array over the same bytes).
 namespace drawdata {
 // Header.
-constexpr int kListCount = 0;      // number of draw lists
-constexpr int kCmdCount = 1;       // total draw commands exported (callbacks and empty ones skipped)
-constexpr int kTotalVtx = 2;       // total vertices
-constexpr int kTotalIdx = 3;       // total indices
-constexpr int kDisplayPosX = 4;    // f32, CSS px
-constexpr int kDisplayPosY = 5;    // f32
-constexpr int kDisplayW = 6;       // f32
-constexpr int kDisplayH = 7;       // f32
-constexpr int kFbScaleX = 8;       // f32
-constexpr int kFbScaleY = 9;       // f32
+constexpr int kListCount = 0;    // number of draw lists
+constexpr int kCmdCount = 1;     // total draw commands exported (callbacks and empty ones skipped)
+constexpr int kTotalVtx = 2;     // total vertices
+constexpr int kTotalIdx = 3;     // total indices
+constexpr int kDisplayPosX = 4;  // f32, CSS px
+constexpr int kDisplayPosY = 5;  // f32
+constexpr int kDisplayW = 6;     // f32
+constexpr int kDisplayH = 7;     // f32
+constexpr int kFbScaleX = 8;     // f32
+constexpr int kFbScaleY = 9;     // f32
 // The layout itself, written into every frame's header so web/renderer.js can check its constants against it
 // once at start (a mismatch is a clear error, not a garbled frame). One byte each, low byte first:
 constexpr int kLayout = 10;        // kHeaderWords, kListWords, kCmdWords, sizeof(ImDrawVert)
@@ -56,7 +56,7 @@ struct WindowInfo {
     bool found = false;
     float x = 0, y = 0, w = 0, h = 0;  // CSS px
     float title_bar_height = 0;
-    bool focused = false;    // it is (the root of) the focused window
+    bool focused = false;  // it is (the root of) the focused window
     bool collapsed = false;
     bool hidden = false;
 };

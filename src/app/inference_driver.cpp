@@ -90,7 +90,9 @@ void RunInference(AppState& s) {
 }
 
 std::vector<double> SweepRates(double from, double to, int points) {
-    if (!(from > 0) || !(to > from)) throw Error("sweep", "rates need 0 < from < to, got from " + std::to_string(from) + " to " + std::to_string(to));
+    if (!(from > 0) || !(to > from))
+        throw Error("sweep",
+                    "rates need 0 < from < to, got from " + std::to_string(from) + " to " + std::to_string(to));
     if (points < 2 || points > 64) throw Error("sweep.points", "must be in [2, 64], got " + std::to_string(points));
     std::vector<double> r(static_cast<size_t>(points));
     for (int i = 0; i < points; ++i) r[static_cast<size_t>(i)] = from + (to - from) * i / (points - 1);

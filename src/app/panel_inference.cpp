@@ -60,7 +60,8 @@ bool DrawDescription(AppState& s) {
     ImGui::PushItemWidth(80);
     changed |= IntField("tp", &c.pool.tp, "tensor-parallel GPUs of one replica (within the scale-up domain)");
     ImGui::SameLine();
-    changed |= IntField("replicas", &c.pool.replicas, "independent copies of the model; requests are dealt round-robin");
+    changed |=
+        IntField("replicas", &c.pool.replicas, "independent copies of the model; requests are dealt round-robin");
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -68,8 +69,9 @@ bool DrawDescription(AppState& s) {
         changed = true;
     }
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("the pool above prefills only, this one decodes; each KV cache crosses the network between "
-                          "them when its prefill ends (Splitwise, DistServe)");
+        ImGui::SetTooltip(
+            "the pool above prefills only, this one decodes; each KV cache crosses the network between "
+            "them when its prefill ends (Splitwise, DistServe)");
     if (c.decode_pool) {
         changed |= IntField("decode tp", &c.decode_pool->tp, "tensor-parallel GPUs of one decode replica");
         ImGui::SameLine();
@@ -153,17 +155,19 @@ void DrawResult(const AppState& s) {
     const InferenceState& q = s.inference;
     const ServingResult& r = q.result.result;
     ImGui::Text("%lld requests in %s on %d GPUs", r.completed, FormatSeconds(r.duration, kPanelTime).c_str(), r.gpus);
-    ImGui::Text("%.2f req/s   %.0f output tok/s (%.0f per GPU)   %.0f input tok/s", r.requests_per_s, r.output_tokens_per_s,
-                r.output_tokens_per_s_per_gpu, r.input_tokens_per_s);
+    ImGui::Text("%.2f req/s   %.0f output tok/s (%.0f per GPU)   %.0f input tok/s", r.requests_per_s,
+                r.output_tokens_per_s, r.output_tokens_per_s_per_gpu, r.input_tokens_per_s);
     ImGui::Text("SLO met by %.1f%% of requests, goodput %.2f req/s", 100 * r.slo_attainment, r.goodput_requests_per_s);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("a request meets the SLO when its TTFT and its TPOT are both within their targets; goodput "
-                          "is those requests per second (DistServe, Zhong et al. 2024)");
+        ImGui::SetTooltip(
+            "a request meets the SLO when its TTFT and its TPOT are both within their targets; goodput "
+            "is those requests per second (DistServe, Zhong et al. 2024)");
     DrawLatencies(r);
     ImGui::Text("KV cache %lld blocks per replica; occupancy mean %.0f%%, peak %.0f%%; %lld preemptions", r.kv_blocks,
                 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_peak, r.preemptions);
     if (r.kv_transfers > 0)
-        ImGui::Text("KV transfers %lld, mean %s", r.kv_transfers, FormatSeconds(r.kv_transfer_mean, kPanelTime).c_str());
+        ImGui::Text("KV transfers %lld, mean %s", r.kv_transfers,
+                    FormatSeconds(r.kv_transfer_mean, kPanelTime).c_str());
     DrawTimeSeries(r);
 }
 

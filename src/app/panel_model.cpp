@@ -3,8 +3,8 @@
 // instead of numbers, never a NaN.
 #include <cstdio>
 
-#include "app/app_state.h"
 #include "app/app.h"
+#include "app/app_state.h"
 #include "app/panels.h"
 #include "imgui.h"
 #include "report/format.h"

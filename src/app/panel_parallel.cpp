@@ -39,7 +39,8 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     int batch = p.global_batch();
     if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
-    changed |= EnumCombo("schedule", &p.schedule, {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1});
+    changed |= EnumCombo("schedule", &p.schedule,
+                         {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1});
     if (p.schedule == Schedule::interleaved) {
         ImGui::SameLine();
         changed |= IntField("vstages", &p.vstages, "model chunks per pipeline rank");
@@ -51,7 +52,8 @@ static void DrawSplitFields(AppState& s) {
     changed |= ImGui::SliderInt("zero", &p.zero, 0, 3);
     ImGui::PopItemWidth();
     if (changed) Recompute(s);
-    ImGui::Text("%d GPUs, %d microbatches per step", p.world(), p.global_batch() / (p.microbatch * p.dp > 0 ? p.microbatch * p.dp : 1));
+    ImGui::Text("%d GPUs, %d microbatches per step", p.world(),
+                p.global_batch() / (p.microbatch * p.dp > 0 ? p.microbatch * p.dp : 1));
 }
 
 static void DrawSummaryTable(const AppState& s) {
@@ -84,9 +86,9 @@ static void DrawSummaryTable(const AppState& s) {
         ImGui::TableSetColumnIndex(2);
         ImGui::Text("%llu", static_cast<unsigned long long>(c.total_nodes));
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%llu compute, %llu collective, %llu send, %llu recv", static_cast<unsigned long long>(c.nodes[4]),
-                              static_cast<unsigned long long>(c.nodes[7]), static_cast<unsigned long long>(c.nodes[5]),
-                              static_cast<unsigned long long>(c.nodes[6]));
+            ImGui::SetTooltip("%llu compute, %llu collective, %llu send, %llu recv",
+                              static_cast<unsigned long long>(c.nodes[4]), static_cast<unsigned long long>(c.nodes[7]),
+                              static_cast<unsigned long long>(c.nodes[5]), static_cast<unsigned long long>(c.nodes[6]));
         ImGui::TableSetColumnIndex(3);
         ImGui::TextUnformatted(FormatFlops(c.flops).c_str());
         ImGui::TableSetColumnIndex(4);
@@ -127,9 +129,10 @@ static void DrawDownload(AppState& s) {
     if (ImGui::Button("Download traces")) d.requested = true;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(d.supported ? "every rank's Chakra ET file and the communicator groups: into a folder you pick "
-                                        "where the browser can (File System Access), otherwise streamed as one .zip"
-                                      : "this page cannot save files");
+        ImGui::SetTooltip(d.supported
+                              ? "every rank's Chakra ET file and the communicator groups: into a folder you pick "
+                                "where the browser can (File System Access), otherwise streamed as one .zip"
+                              : "this page cannot save files");
     if (!d.message.empty()) {
         ImGui::SameLine();
         ImGui::TextWrapped("%s", d.message.c_str());

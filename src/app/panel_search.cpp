@@ -33,8 +33,7 @@ void DrawSearchTab(AppState& s) {
         const double eta = SearchEta(s);
         if (eta >= 0)
             std::snprintf(label, sizeof label, "searching %d%%, ETA %.0f s", 100 * q.next_shard / kSearchShards, eta);
-        else
-            std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kSearchShards);
+        else std::snprintf(label, sizeof label, "searching %d%%", 100 * q.next_shard / kSearchShards);
         ImGui::ProgressBar(static_cast<float>(q.next_shard) / kSearchShards, ImVec2(220, 0), label);
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) CancelSearch(s);
@@ -44,14 +43,15 @@ void DrawSearchTab(AppState& s) {
     if (!q.error.empty()) ErrorText(q.error);
     if (!q.has_result) return;
     const SearchStats& st = q.result.stats;
-    ImGui::Text("%llu layouts valid, %llu fit in memory; searched in %.0f ms", static_cast<unsigned long long>(st.valid),
-                static_cast<unsigned long long>(st.fitting), q.seconds * 1e3);
+    ImGui::Text("%llu layouts valid, %llu fit in memory; searched in %.0f ms",
+                static_cast<unsigned long long>(st.valid), static_cast<unsigned long long>(st.fitting),
+                q.seconds * 1e3);
     if (q.result.top.empty()) {
         ImGui::TextWrapped("No layout fits: more GPUs, more memory per GPU, or a smaller batch.");
         return;
     }
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
-                                  ImGuiTableFlags_ScrollY;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
     if (ImGui::BeginTable("best", 6, flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
         for (const char* h : {"", "#", "step", "MFU", "memory", "layout"}) ImGui::TableSetupColumn(h);

@@ -209,8 +209,9 @@ void AxisPicker(AppState& s, int i) {
     const std::string vlabel = "values##" + std::to_string(i);
     if (ImGui::InputText(vlabel.c_str(), buf, sizeof buf)) w.values[i] = buf;
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("comma-separated: factors for flops, hbm_bw, hbm_capacity, net_bw; GPUs for domain;\n"
-                          "two_tier,fullflat for topology; on,off for overlap and inr");
+        ImGui::SetTooltip(
+            "comma-separated: factors for flops, hbm_bw, hbm_capacity, net_bw; GPUs for domain;\n"
+            "two_tier,fullflat for topology; on,off for overlap and inr");
 }
 
 }  // namespace
@@ -237,9 +238,9 @@ void DrawSweepPanel(AppState& s) {
             std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - w.started;
         char label[64];
         if (w.done > 0)
-            std::snprintf(label, sizeof label, "%d%%, ETA %.0f s", static_cast<int>(100 * f), now / w.done * (w.shards - w.done));
-        else
-            std::snprintf(label, sizeof label, "%d%%", static_cast<int>(100 * f));
+            std::snprintf(label, sizeof label, "%d%%, ETA %.0f s", static_cast<int>(100 * f),
+                          now / w.done * (w.shards - w.done));
+        else std::snprintf(label, sizeof label, "%d%%", static_cast<int>(100 * f));
         ImGui::ProgressBar(f, ImVec2(200, 0), label);
         ImGui::SameLine();
         if (ImGui::Button("Cancel##sweep")) CancelSweep(s);

@@ -44,7 +44,9 @@ static void StackedBar(const char* id, const Segment* seg, int n, double full, c
         dl->AddLine(ImVec2(mx, p.y - 3), ImVec2(mx, p.y + h + 3), IM_COL32(0, 0, 0, 255), 1.0f);
         if (mark_label) dl->AddText(ImVec2(mx + 4, p.y + 1), IM_COL32(255, 255, 255, 255), mark_label);
     }
-    if (hovered >= 0) ImGui::SetTooltip("%s: %s (%.1f%%)", seg[hovered].label, fmt(seg[hovered].value, buf), 100 * seg[hovered].value / full);
+    if (hovered >= 0)
+        ImGui::SetTooltip("%s: %s (%.1f%%)", seg[hovered].label, fmt(seg[hovered].value, buf),
+                          100 * seg[hovered].value / full);
     for (int i = 0, shown = 0; i < n; ++i) {
         if (seg[i].value <= 0) continue;
         if (shown++ % 3) ImGui::SameLine(0, 14);
@@ -101,8 +103,10 @@ static void DrawCluster(AppState& s) {
     bool changed = false;
     SystemPreset& preset = s.systems[s.system_index];
     System& edit = preset.system;
-    if (ImGui::BeginTable("levels", 7, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
-        for (const char* h : {"network level", "kind", "GPUs", "GB/s/dir", "latency us", "eff.", "in-net"}) ImGui::TableSetupColumn(h);
+    if (ImGui::BeginTable("levels", 7,
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
+        for (const char* h : {"network level", "kind", "GPUs", "GB/s/dir", "latency us", "eff.", "in-net"})
+            ImGui::TableSetupColumn(h);
         ImGui::TableHeadersRow();
         static const char* kinds[] = {"scale-up", "two-tier", "FullFlat", "rail-opt.", "three-tier"};
         static_assert(sizeof kinds / sizeof kinds[0] == static_cast<int>(LevelKind::three_tier) + 1);
@@ -129,7 +133,8 @@ static void DrawCluster(AppState& s) {
             ImGui::Text("%d", l.size);
             ImGui::TableSetColumnIndex(3);
             ImGui::SetNextItemWidth(70);
-            changed |= DoubleField("##bw", &l.bandwidth_gbps, "%.0f", "bandwidth per GPU and direction");  // checked in Recompute
+            changed |= DoubleField("##bw", &l.bandwidth_gbps, "%.0f",
+                                   "bandwidth per GPU and direction");  // checked in Recompute
             ImGui::TableSetColumnIndex(4);
             ImGui::SetNextItemWidth(60);
             changed |= DoubleField("##lat", &l.latency_us, "%.2f", "per-hop latency");
@@ -183,13 +188,15 @@ static void DrawEstimate(const AppState& s) {
     const StepBreakdown& b = e.step;
     char buf[64];
     ImGui::Text("step %s", Secs(e.step_seconds, buf));
-    Formula("step time = the bottleneck pipeline stage's compute and recompute over all microbatches, plus the "
-            "exposed (not overlapped) TP/CP/EP/PP/DP communication, the pipeline bubble and the optimizer step; "
-            "each part is summed per op from the model graph (README: Conventions)");
+    Formula(
+        "step time = the bottleneck pipeline stage's compute and recompute over all microbatches, plus the "
+        "exposed (not overlapped) TP/CP/EP/PP/DP communication, the pipeline bubble and the optimizer step; "
+        "each part is summed per op from the model graph (README: Conventions)");
     ImGui::SameLine(0, 16);
     ImGui::Text("MFU %.1f%%", 100 * e.mfu);
-    Formula("MFU = model FLOPs per step (6 x parameters + causal attention, per token, x tokens) / (step time x GPUs "
-            "x the compute precision's dense peak per GPU)");
+    Formula(
+        "MFU = model FLOPs per step (6 x parameters + causal attention, per token, x tokens) / (step time x GPUs "
+        "x the compute precision's dense peak per GPU)");
     ImGui::SameLine(0, 16);
     ImGui::Text("HFU %.1f%%", 100 * e.hfu);
     Formula("HFU = FLOPs executed per step (including recomputation) / (step time x GPUs x dense peak)");
@@ -210,9 +217,11 @@ static void DrawEstimate(const AppState& s) {
     for (size_t i = 0; i < e.memory.size(); ++i)
         if (e.memory[i].total() > e.memory[worst].total()) worst = static_cast<int>(i);
     const StageMemory& w = e.memory.empty() ? m : e.memory[worst];
-    ImGui::Text("memory per GPU (stage %d): %s of %s", worst, FormatBytes(w.total()).c_str(), FormatBytes(e.memory_capacity).c_str());
-    Formula("weights, gradients and optimizer state of the stage's layers after TP/PP/EP and ZeRO sharding, plus "
-            "the activations kept for the backward of the microbatches in flight (README: Conventions)");
+    ImGui::Text("memory per GPU (stage %d): %s of %s", worst, FormatBytes(w.total()).c_str(),
+                FormatBytes(e.memory_capacity).c_str());
+    Formula(
+        "weights, gradients and optimizer state of the stage's layers after TP/PP/EP and ZeRO sharding, plus "
+        "the activations kept for the backward of the microbatches in flight (README: Conventions)");
     const Segment mem[] = {{"weights", w.weights, kBlue},
                            {"gradients", w.gradients, kOrange},
                            {"optimizer", w.optimizer, kGreen},
@@ -222,7 +231,8 @@ static void DrawEstimate(const AppState& s) {
                "capacity");
     if (!e.fits) ErrorText(e.memory_message);
     if (e.days_to_train > 0)
-        ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train, e.energy_mwh_to_train);
+        ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
+                    e.energy_mwh_to_train);
 }
 
 static void DrawEstimateTab(AppState& s) {
@@ -234,7 +244,9 @@ static void DrawEstimateTab(AppState& s) {
     ImGui::TableSetColumnIndex(1);
     if (!s.training_error.empty()) ErrorText(s.training_error);
     else if (s.has_estimate) DrawEstimate(s);
-    else ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first" : "pick a cluster");
+    else
+        ImGui::TextDisabled("%s", !s.error.empty() || !s.parallel_error.empty() ? "fix the model or the split first"
+                                                                                : "pick a cluster");
     ImGui::EndTable();
 }
 

@@ -30,13 +30,13 @@ SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::st
 // One row of the sweep as the page keeps it: what the chart, the hover and the CSV need.
 struct SweepCell {
     engine::SweepKey key;
-    SweepPoint point;           // as evaluated (domain is the size used)
-    bool found = false;         // some layout fits
-    double step_seconds = 0;    // of the best layout, when found
+    SweepPoint point;         // as evaluated (domain is the size used)
+    bool found = false;       // some layout fits
+    double step_seconds = 0;  // of the best layout, when found
     double mfu = 0;
-    std::string best;           // the best layout in --parallel form, when found
-    uint64_t valid = 0;         // layouts evaluated at this point
-    std::string csv;            // the row as `stagecraft sweep` prints it (SweepRowText)
+    std::string best;    // the best layout in --parallel form, when found
+    uint64_t valid = 0;  // layouts evaluated at this point
+    std::string csv;     // the row as `stagecraft sweep` prints it (SweepRowText)
 };
 SweepCell CellOf(const SweepRow& row, const SweepRequest& req);
 std::string EncodeSweepShard(const std::vector<SweepCell>& cells);
@@ -53,36 +53,36 @@ struct PoolJob {
 
 // What the state keeps about the pool (AppState::pool).
 struct PoolState {
-    int workers = 0;     // set by the page's JS; 0: no pool, jobs run in frame slices
-    int last_id = 0;     // ids of raised jobs count up from 1
-    PoolJob waiting;     // raised, not yet taken by the JS (id 0: none)
-    int search_id = 0;   // the pool job running the search (0: none, or it runs in frame slices)
-    int sweep_id = 0;    // likewise for the sweep
+    int workers = 0;            // set by the page's JS; 0: no pool, jobs run in frame slices
+    int last_id = 0;            // ids of raised jobs count up from 1
+    PoolJob waiting;            // raised, not yet taken by the JS (id 0: none)
+    int search_id = 0;          // the pool job running the search (0: none, or it runs in frame slices)
+    int sweep_id = 0;           // likewise for the sweep
     double search_started = 0;  // steady-clock seconds when the search started (its ETA)
 };
 
 // The Sweeps view (panel_sweep.cpp) and its sweep (sweep_driver.cpp): one or two axes of `stagecraft sweep`
 // over the page's model and cluster, the GPU count and batch of the "Best layout" search.
 struct SweepState {
-    int axis[2] = {0, -1};                  // index into kSweepAxes; -1: no second axis
+    int axis[2] = {0, -1};  // index into kSweepAxes; -1: no second axis
     std::string values[2] = {"0.5,1,2,4", "1,2"};
-    std::vector<std::string> args;          // the axis arguments of the running or last sweep
-    int ran[2] = {-1, -1};                  // and their axes (the chart's, while the pickers may change)
+    std::vector<std::string> args;  // the axis arguments of the running or last sweep
+    int ran[2] = {-1, -1};          // and their axes (the chart's, while the pickers may change)
     std::unique_ptr<const engine::SweepSnapshot> snapshot;  // of the running sweep (null: none runs)
-    int shards = 0, done = 0;               // shards of the running sweep and how many came back
-    int next_shard = -1;                    // frame slices: the next shard to run (-1: not running that way)
-    std::vector<SweepCell> cells;           // every row so far; in SweepKey order once finished
+    int shards = 0, done = 0;                               // shards of the running sweep and how many came back
+    int next_shard = -1;           // frame slices: the next shard to run (-1: not running that way)
+    std::vector<SweepCell> cells;  // every row so far; in SweepKey order once finished
     bool has_result = false;
     std::string error;
-    double started = 0;                     // steady-clock seconds at the start (for the ETA)
-    double seconds = 0;                     // wall time of the last finished sweep
-    SweepRequest request;                   // gpus, batch of the last sweep (for the CSV rows)
-    SweepAxes axes;                         // of the last sweep: where each point sits on the chart
-    bool show_step = false;                 // chart step time instead of MFU
-    bool csv_requested = false;             // "Export CSV" pressed; the page's JS takes it and downloads
+    double started = 0;          // steady-clock seconds at the start (for the ETA)
+    double seconds = 0;          // wall time of the last finished sweep
+    SweepRequest request;        // gpus, batch of the last sweep (for the CSV rows)
+    SweepAxes axes;              // of the last sweep: where each point sits on the chart
+    bool show_step = false;      // chart step time instead of MFU
+    bool csv_requested = false;  // "Export CSV" pressed; the page's JS takes it and downloads
 };
-inline constexpr const char* kSweepAxes[] = {"flops", "hbm_bw", "hbm_capacity", "domain",
-                                               "net_bw", "topology", "overlap", "inr"};
+inline constexpr const char* kSweepAxes[] = {"flops",  "hbm_bw",   "hbm_capacity", "domain",
+                                             "net_bw", "topology", "overlap",      "inr"};
 
 // The pool's size, set by the page's JS (0: no workers; jobs run in frame slices).
 void SetPoolWorkers(AppState& s, int workers);
@@ -102,9 +102,9 @@ constexpr double kJobFrameBudget = 0.030;  // seconds per frame: the page stays 
 void StepJobs(AppState& s, double budget_seconds);
 
 // ---- The co-design sweep of the Sweeps view (sweep_driver.cpp)
-constexpr int kMaxSweepShards = 256;   // pool tasks per sweep: fine-grained progress, bounded messages
-constexpr size_t kMaxSweepPoints = 100000;  // the CLI's limit of rows per run
-void StartSweep(AppState& s);          // from s.sweep's axes; a running one is dropped
+constexpr int kMaxSweepShards = 256;                 // pool tasks per sweep: fine-grained progress, bounded messages
+constexpr size_t kMaxSweepPoints = 100000;           // the CLI's limit of rows per run
+void StartSweep(AppState& s);                        // from s.sweep's axes; a running one is dropped
 void StepSweep(AppState& s, double budget_seconds);  // frame slices when no pool runs it
 void CancelSweep(AppState& s);
 // The finished sweep as `stagecraft sweep` CSV ("" when none).

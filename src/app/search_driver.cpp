@@ -104,14 +104,16 @@ SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::st
     try {
         const nlohmann::json j = nlohmann::json::parse(text);
         const auto& st = j.at("stats");
-        r.stats = {st.at(0).get<uint64_t>(), st.at(1).get<uint64_t>(), st.at(2).get<uint64_t>(), st.at(3).get<uint64_t>()};
+        r.stats = {st.at(0).get<uint64_t>(), st.at(1).get<uint64_t>(), st.at(2).get<uint64_t>(),
+                   st.at(3).get<uint64_t>()};
         for (const auto& t : j.at("top")) {
             RankedLayout l;
             l.index = t.at(0).get<uint64_t>();
             l.par = ParseParallelSpec(t.at(1).get<std::string>());
             // The estimate the worker computed, recomputed from the same snapshot: EstimateTraining of the layout's
             // job is what the search ranks by (tests/native/test_search.cpp checks the search against it).
-            l.estimate = EstimateTraining(MakeJob(snap.model, l.par), snap.system, snap.calibration.get(), snap.options);
+            l.estimate =
+                EstimateTraining(MakeJob(snap.model, l.par), snap.system, snap.calibration.get(), snap.options);
             r.top.push_back(std::move(l));
         }
     } catch (const nlohmann::json::exception& e) {

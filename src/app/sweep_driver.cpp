@@ -19,7 +19,8 @@ double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 void FinishSweep(AppState& s) {
     auto& w = s.sweep;
-    std::stable_sort(w.cells.begin(), w.cells.end(), [](const SweepCell& a, const SweepCell& b) { return a.key < b.key; });
+    std::stable_sort(w.cells.begin(), w.cells.end(),
+                     [](const SweepCell& a, const SweepCell& b) { return a.key < b.key; });
     w.seconds = Now() - w.started;
     w.has_result = true;
     w.snapshot.reset();
@@ -34,7 +35,8 @@ std::vector<std::string> SweepAxisArgs(const AppState& s) {
     for (int i = 0; i < 2; ++i) {
         const int a = s.sweep.axis[i];
         if (a < 0 || a >= static_cast<int>(std::size(kSweepAxes))) continue;
-        if (i == 1 && a == s.sweep.axis[0]) throw Error("axis 2", std::string("\"") + kSweepAxes[a] + "\" is already axis 1");
+        if (i == 1 && a == s.sweep.axis[0])
+            throw Error("axis 2", std::string("\"") + kSweepAxes[a] + "\" is already axis 1");
         args.push_back(std::string(kSweepAxes[a]) + "=" + s.sweep.values[i]);
     }
     return args;
@@ -50,10 +52,13 @@ void SetSweepAxes(AppState& s, const std::string& axis1, const std::string& axis
         }
         const size_t eq = args[i].find('=');
         const std::string name = args[i].substr(0, eq);
-        const auto* it = std::find_if(std::begin(kSweepAxes), std::end(kSweepAxes), [&](const char* n) { return name == n; });
+        const auto* it =
+            std::find_if(std::begin(kSweepAxes), std::end(kSweepAxes), [&](const char* n) { return name == n; });
         if (eq == std::string::npos || it == std::end(kSweepAxes))
-            throw Error("axis " + std::to_string(i + 1), "\"" + args[i] + "\" is not name=v1,v2 with a name of "
-                                                          "flops, hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr");
+            throw Error("axis " + std::to_string(i + 1),
+                        "\"" + args[i] +
+                            "\" is not name=v1,v2 with a name of "
+                            "flops, hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr");
         s.sweep.axis[i] = static_cast<int>(it - std::begin(kSweepAxes));
         s.sweep.values[i] = args[i].substr(eq + 1);
     }
@@ -173,8 +178,16 @@ std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
     nlohmann::json a = nlohmann::json::array();
     for (const SweepCell& c : cells) {
         const SweepPoint& p = c.point;
-        a.push_back({c.key.point, c.key.model, c.found, c.step_seconds, c.mfu, c.best, c.valid, c.csv,
-                     {p.flops, p.hbm_bw, p.hbm_capacity, p.domain, p.net_bw, static_cast<int>(p.topology), p.overlap, p.inr}});
+        a.push_back(
+            {c.key.point,
+             c.key.model,
+             c.found,
+             c.step_seconds,
+             c.mfu,
+             c.best,
+             c.valid,
+             c.csv,
+             {p.flops, p.hbm_bw, p.hbm_capacity, p.domain, p.net_bw, static_cast<int>(p.topology), p.overlap, p.inr}});
     }
     return a.dump();
 }
@@ -192,9 +205,10 @@ std::vector<SweepCell> DecodeSweepShard(const std::string& text) {
             c.valid = r.at(6).get<uint64_t>();
             c.csv = r.at(7).get<std::string>();
             const auto& p = r.at(8);
-            c.point = {p.at(0).get<double>(), p.at(1).get<double>(), p.at(2).get<double>(), p.at(3).get<int>(),
+            c.point = {p.at(0).get<double>(), p.at(1).get<double>(),
+                       p.at(2).get<double>(), p.at(3).get<int>(),
                        p.at(4).get<double>(), p.at(5).get<int>() == 1 ? Topology::fullflat : Topology::two_tier,
-                       p.at(6).get<bool>(), p.at(7).get<bool>()};
+                       p.at(6).get<bool>(),   p.at(7).get<bool>()};
             cells.push_back(std::move(c));
         }
     } catch (const nlohmann::json::exception& e) {

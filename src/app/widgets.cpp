@@ -28,7 +28,8 @@ PendingKeys KeysOf(const char* label) {
 }
 
 double LoadValue(const ImGuiStorage* st, const PendingKeys& k) {
-    const uint64_t bits = static_cast<uint32_t>(st->GetInt(k.lo)) | (uint64_t{static_cast<uint32_t>(st->GetInt(k.hi))} << 32);
+    const uint64_t bits =
+        static_cast<uint32_t>(st->GetInt(k.lo)) | (uint64_t{static_cast<uint32_t>(st->GetInt(k.hi))} << 32);
     double v;
     std::memcpy(&v, &bits, sizeof v);
     return v;

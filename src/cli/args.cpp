@@ -22,7 +22,9 @@ std::vector<std::string> Args::All(const std::string& name) const {
 
 Args ParseArgs(int argc, char** argv, const std::vector<std::string>& valued, const std::vector<std::string>& boolean) {
     Args a;
-    auto in = [](const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+    auto in = [](const std::vector<std::string>& v, const std::string& s) {
+        return std::find(v.begin(), v.end(), s) != v.end();
+    };
     for (int i = 2; i < argc; ++i) {
         std::string arg = argv[i];
         if (arg.rfind("--", 0) != 0) throw Error(arg, "unexpected argument (flags start with --)");

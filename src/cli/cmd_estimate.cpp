@@ -67,7 +67,8 @@ int Estimate(int argc, char** argv) {
     if (a.Has("gpus")) {
         const int gpus = static_cast<int>(ParseIntegerIn("--gpus", a.Get("gpus"), 1, kMaxRanks));
         if (gpus < job.par.world())
-            throw Error("--gpus", std::to_string(gpus) + " GPUs cannot hold the layout's " + std::to_string(job.par.world()) + " ranks");
+            throw Error("--gpus", std::to_string(gpus) + " GPUs cannot hold the layout's " +
+                                      std::to_string(job.par.world()) + " ranks");
         BuildCluster(ls, a, gpus);
     } else {
         BuildCluster(ls, a, 0);

@@ -44,13 +44,15 @@ int Search(int argc, char** argv) {
         std::string v = a.Get("top");
         char* end = nullptr;
         long k = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end || k < 1 || k > 100000) throw Error("--top", "expected a count from 1 to 100000, got \"" + v + "\"");
+        if (v.empty() || *end || k < 1 || k > 100000)
+            throw Error("--top", "expected a count from 1 to 100000, got \"" + v + "\"");
         req.top_k = static_cast<int>(k);
     }
     if (req.gpus > ls.system.TotalAccelerators()) {
         if (!a.Has("extend"))
             throw Error("--gpus", std::to_string(req.gpus) + " GPUs exceed the " +
-                                      std::to_string(ls.system.TotalAccelerators()) + " accelerators of " + ls.system.id +
+                                      std::to_string(ls.system.TotalAccelerators()) + " accelerators of " +
+                                      ls.system.id +
                                       "; pass --extend to build it at that size (pods joined by a core tier beyond " +
                                       ls.system.levels.back().name + "), or pick a larger system");
         BuildCluster(ls, a, req.gpus);

@@ -43,14 +43,16 @@ const char* kServeUsage =
 fs::path PresetPath(const std::string& given) {
     fs::path p = given;
     std::error_code ec;
-    if (!fs::exists(p, ec) && p.extension() != ".json" && !p.empty()) p = fs::path("presets/inference") / (given + ".json");
+    if (!fs::exists(p, ec) && p.extension() != ".json" && !p.empty())
+        p = fs::path("presets/inference") / (given + ".json");
     return p;
 }
 
 // The model preset an id names: presets/models/<id>.json beside the description's folder.
 ModelConfig LoadModelById(const fs::path& preset, const std::string& id) {
     bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
-    for (char c : id) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+    for (char c : id)
+        plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
     if (!plain) throw Error("model", "\"" + Clip(id) + "\" is not a model preset id (letters, digits, '.', '_', '-')");
     const fs::path path = preset.parent_path() / ".." / "models" / (id + ".json");
     const std::string text = ReadFile(path.string(), "model");

@@ -103,8 +103,9 @@ int Trace(int argc, char** argv) {
     const std::vector<fs::path> existing = SetFiles(dir, prefix);
     if (!existing.empty()) {
         if (!a.Has("force"))
-            throw Error("--out", dir + " already holds " + std::to_string(existing.size()) + " file(s) of a trace set named \"" +
-                                     prefix + "\" (e.g. " + existing.front().filename().string() +
+            throw Error("--out", dir + " already holds " + std::to_string(existing.size()) +
+                                     " file(s) of a trace set named \"" + prefix + "\" (e.g. " +
+                                     existing.front().filename().string() +
                                      "); pass --force to replace them, or choose another folder or --prefix");
         for (const fs::path& f : existing) fs::remove(f, ec);
     }
@@ -121,8 +122,9 @@ int Trace(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now(), last = start;
     unsigned long long total = 0, nodes = 0;
     for (int r = 0; r < world; ++r) {
-        if (g_interrupted) throw Error("trace", "interrupted after " + std::to_string(r) + " of " + std::to_string(world) +
-                                                    " ranks; the files this run wrote were removed");
+        if (g_interrupted)
+            throw Error("trace", "interrupted after " + std::to_string(r) + " of " + std::to_string(world) +
+                                     " ranks; the files this run wrote were removed");
         const std::string path = dir + "/" + prefix + "." + std::to_string(r) + ".et";
         FileSink f(path);
         nodes += writer.WriteRank(r, f);
@@ -132,7 +134,8 @@ int Trace(int argc, char** argv) {
         auto now = std::chrono::steady_clock::now();
         if (progress && (now - last > std::chrono::milliseconds(250) || r == world - 1)) {
             double s = std::chrono::duration<double>(now - start).count();
-            std::fprintf(stderr, "\rrank %d/%d  %.1f MB  %.0f MB/s   ", r + 1, world, total / 1e6, total / 1e6 / (s > 0 ? s : 1));
+            std::fprintf(stderr, "\rrank %d/%d  %.1f MB  %.0f MB/s   ", r + 1, world, total / 1e6,
+                         total / 1e6 / (s > 0 ? s : 1));
             last = now;
         }
     }

@@ -12,7 +12,8 @@
 namespace sc::cli {
 
 int TraceJson(const Job& job, const Args& a, const std::string& dir, const std::string& prefix) {
-    if (!a.Has("system")) throw Error("--system", "--format json needs --system to time the ops (e.g. --system dgx-h100-superpod)");
+    if (!a.Has("system"))
+        throw Error("--system", "--format json needs --system to time the ops (e.g. --system dgx-h100-superpod)");
     const std::string r = a.Get("rank", "0");
     const int rank = static_cast<int>(ParseIntegerIn("--rank", r, 0, kMaxRanks));
     if (rank >= job.par.world())

@@ -35,7 +35,8 @@ public:
         f_ = nullptr;
         if (!ok || std::rename(part_.c_str(), path_.c_str()) != 0) {
             std::remove(part_.c_str());
-            throw Error(path_, ok ? "cannot rename the finished file into place" : "write failed on close (disk full?)");
+            throw Error(path_,
+                        ok ? "cannot rename the finished file into place" : "write failed on close (disk full?)");
         }
     }
     unsigned long long bytes() const { return bytes_; }

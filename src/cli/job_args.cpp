@@ -9,7 +9,8 @@ namespace sc::cli {
 std::vector<std::string> ModelFlags() { return {"model", "set", "precision"}; }
 
 ModelConfig LoadModel(const Args& a) {
-    if (!a.Has("model")) throw Error("--model", "missing; give a model preset, e.g. --model presets/models/gpt3-175b.json");
+    if (!a.Has("model"))
+        throw Error("--model", "missing; give a model preset, e.g. --model presets/models/gpt3-175b.json");
     std::string path = a.Get("model");
     std::vector<std::string> sets = a.All("set");
     if (a.Has("precision")) sets.push_back("precision.compute=" + a.Get("precision"));

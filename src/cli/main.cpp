@@ -1,8 +1,8 @@
 // stagecraft: the command-line face of the core. Each subcommand lives in its own cmd_*.cpp.
 #include <cerrno>
 #include <cstdio>
-#include <exception>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "cli/commands.h"

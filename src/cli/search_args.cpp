@@ -11,7 +11,8 @@
 namespace sc::cli {
 
 std::vector<std::string> SearchSpaceFlags() {
-    return {"gpus", "batch", "tp", "pp", "cp", "ep", "microbatch", "schedule", "vstages", "recompute", "zero", "sp", "order", "threads"};
+    return {"gpus",     "batch",   "tp",        "pp",   "cp", "ep",    "microbatch",
+            "schedule", "vstages", "recompute", "zero", "sp", "order", "threads"};
 }
 
 const char* SearchSpaceUsage() {
@@ -68,7 +69,8 @@ SearchRequest LoadSearchRequest(const Args& a) {
     }
     if (a.Has("recompute")) {
         s.recompute.clear();
-        for (const std::string& v : SplitList(a.Get("recompute"))) s.recompute.push_back(ParseRecompute("--recompute", v));
+        for (const std::string& v : SplitList(a.Get("recompute")))
+            s.recompute.push_back(ParseRecompute("--recompute", v));
     }
     if (a.Has("sp")) {
         s.sp.clear();

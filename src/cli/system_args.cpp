@@ -25,7 +25,8 @@ static std::string AcceleratorId(const std::string& text) {
     if (!it->is_string()) throw Error("accelerator", "expected an accelerator id (a string), got " + Shown(*it));
     const std::string id = it->get<std::string>();
     bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
-    for (char c : id) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+    for (char c : id)
+        plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
     if (!plain)
         throw Error("accelerator", "\"" + Clip(id) + "\" is not an accelerator id (letters, digits, '.', '_', '-')");
     return id;
@@ -57,7 +58,8 @@ LoadedSystem LoadSystem(const Args& a, const char* fallback) {
     if (!a.Has("no-calibration") && fs::exists(cal, ec)) {
         const std::string cal_file = Clip(cal.lexically_normal().string());
         try {
-            ls.calibration = std::make_unique<CalibrationTable>(ParseCalibration(ReadFile(cal.string(), "calibration")));
+            ls.calibration =
+                std::make_unique<CalibrationTable>(ParseCalibration(ReadFile(cal.string(), "calibration")));
         } catch (const Error& e) {
             throw Error("", cal_file + ": " + e.what() + " (--no-calibration skips it)");
         }
@@ -114,9 +116,10 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
             if (!ParseAttentionKernel(v, &o.attention_kernel))
                 throw Error(k, "\"" + Clip(v) + "\" is not one of cudnn, flash3, flash2");
         } else
-            throw Error(k, "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
-                           "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
-                           "flash_attention attention_kernel dropout pp_scatter_gather grad_accumulation_fusion");
+            throw Error(k,
+                        "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
+                        "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
+                        "flash_attention attention_kernel dropout pp_scatter_gather grad_accumulation_fusion");
     }
     if (a.Has("tokens")) o.tokens_to_train = ParseNumberIn("--tokens", a.Get("tokens"), 0, kMaxTrainingTokens, true);
     return o;

@@ -7,8 +7,8 @@
 #include "cli/args.h"
 #include "config/calibration.h"
 #include "config/hardware_config.h"
-#include "training/training_options.h"
 #include "training/sweep.h"
+#include "training/training_options.h"
 
 namespace sc::cli {
 
@@ -17,7 +17,7 @@ struct LoadedSystem {
     std::unique_ptr<CalibrationTable> calibration;  // null when absent or --no-calibration
 };
 
-std::vector<std::string> SystemFlags();  // system, overlap, efficiency, tokens
+std::vector<std::string> SystemFlags();      // system, overlap, efficiency, tokens
 std::vector<std::string> SystemBoolFlags();  // no-calibration
 // --system, or `fallback` (a preset id) when the flag is absent and a fallback is given.
 LoadedSystem LoadSystem(const Args& a, const char* fallback = nullptr);

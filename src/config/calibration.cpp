@@ -27,8 +27,8 @@ std::vector<std::string> AcceleratorIds(JsonFields& r) {
     return ids;
 }
 
-void ReadSourceFields(JsonFields& r, std::string* series, std::string* hardware, std::string* setup, std::string* source,
-                std::string* note) {
+void ReadSourceFields(JsonFields& r, std::string* series, std::string* hardware, std::string* setup,
+                      std::string* source, std::string* note) {
     *series = r.NonEmptyString("series");
     *hardware = r.NonEmptyString("hardware");
     std::string s = r.String("setup", "");
@@ -95,7 +95,8 @@ void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
     for (size_t i = 0; i < c.x.size(); ++i) {
         std::string f = field + "[" + std::to_string(i) + "]";
         if (!(c.x[i] > 0) || !std::isfinite(c.x[i])) throw Error(f, "size must be positive, got " + Num(c.x[i]));
-        if (!(c.y[i] >= 0) || !std::isfinite(c.y[i])) throw Error(f, "value must be zero or positive, got " + Num(c.y[i]));
+        if (!(c.y[i] >= 0) || !std::isfinite(c.y[i]))
+            throw Error(f, "value must be zero or positive, got " + Num(c.y[i]));
         if (i > 0 && !(c.x[i] > c.x[i - 1]))
             throw Error(f, "sizes must be strictly increasing: " + Num(c.x[i]) + " follows " + Num(c.x[i - 1]));
     }
@@ -153,12 +154,14 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         else if (op == "reduce_scatter") cc.op = CollectiveOp::reduce_scatter;
         else if (op == "all_to_all") cc.op = CollectiveOp::all_to_all;
         else
-            throw Error(c.Field("op"),
-                        "\"" + op + "\" is not one of \"all_reduce\", \"all_gather\", \"reduce_scatter\", \"all_to_all\"");
+            throw Error(
+                c.Field("op"),
+                "\"" + op + "\" is not one of \"all_reduce\", \"all_gather\", \"reduce_scatter\", \"all_to_all\"");
         cc.algorithm = c.NonEmptyString("algorithm");
         cc.n_ranks = c.Int("n_ranks");
         cc.n_nodes = c.Int("n_nodes");
-        if (cc.n_ranks < 2) throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
+        if (cc.n_ranks < 2)
+            throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
         if (cc.n_nodes < 1 || cc.n_nodes > cc.n_ranks)
             throw Error(c.Field("n_nodes"), "must be between 1 and n_ranks, got " + std::to_string(cc.n_nodes));
         ExpectString(c, "x", "message_bytes");
@@ -236,7 +239,8 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         if (!ParseAttentionKernel(k, &ac.kernel))
             throw Error(a.Field("kernel"), "\"" + k + "\" is not one of \"flash2\", \"flash3\", \"cudnn\"");
         std::string d = a.NonEmptyString("direction");
-        if (d != "forward" && d != "backward") throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
+        if (d != "forward" && d != "backward")
+            throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
         ac.forward = d == "forward";
         ac.causal = a.Bool("causal");
         ac.head_dim = a.PositiveInt("head_dim", 2147483647);
@@ -291,7 +295,10 @@ const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::s
     const CollectiveCurve* best = nullptr;
     for (const CollectiveCurve& c : table.collectives) {
         if (c.op != op || c.scope != scope || !AppliesTo(c.accelerators, accelerator_id)) continue;
-        if (!best) { best = &c; continue; }
+        if (!best) {
+            best = &c;
+            continue;
+        }
         int d = std::abs(c.n_ranks - n_ranks), bd = std::abs(best->n_ranks - n_ranks);
         if (d < bd || (d == bd && c.busbw.x.size() > best->busbw.x.size())) best = &c;
     }
@@ -310,7 +317,9 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
                                          AttentionKernel kernel, bool forward, bool causal, int head_dim) {
     const AttentionCurve* best = nullptr;
-    auto score = [&](const AttentionCurve& c) { return (c.causal == causal ? 0 : 100000) + std::abs(c.head_dim - head_dim); };
+    auto score = [&](const AttentionCurve& c) {
+        return (c.causal == causal ? 0 : 100000) + std::abs(c.head_dim - head_dim);
+    };
     for (const AttentionCurve& c : table.attention) {
         if (c.kernel != kernel || c.forward != forward || !AppliesTo(c.accelerators, accelerator_id)) continue;
         if (!best || score(c) < score(*best)) best = &c;

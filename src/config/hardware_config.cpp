@@ -20,8 +20,8 @@ std::string Num(double v) {
     return s.str();
 }
 
-const char* const kStatuses[] = {"VERIFIED", "DERIVED", "SECONDARY_UNVERIFIED", "UNVERIFIED", "ASSUMED",
-                                 "NOT_SUPPORTED_OR_NOT_PUBLISHED"};
+const char* const kStatuses[] = {"VERIFIED",   "DERIVED", "SECONDARY_UNVERIFIED",
+                                 "UNVERIFIED", "ASSUMED", "NOT_SUPPORTED_OR_NOT_PUBLISHED"};
 const char* const kNullStatus = "NOT_SUPPORTED_OR_NOT_PUBLISHED";
 
 enum class ValueType { number, boolean };
@@ -58,7 +58,8 @@ Quantity ReadQuantity(const json& j, const std::string& path, const char* unit, 
     if (v->is_null()) {
         if (!nullable) throw Error(r.Field("value"), "must not be null");
         if (p.status != kNullStatus)
-            throw Error(r.Field("status"), "a null value needs status " + std::string(kNullStatus) + ", got " + p.status);
+            throw Error(r.Field("status"),
+                        "a null value needs status " + std::string(kNullStatus) + ", got " + p.status);
     } else {
         if (p.status == kNullStatus)
             throw Error(r.Field("status"), std::string(kNullStatus) + " needs a null value, got " + Shown(*v));
@@ -100,16 +101,20 @@ void ValidateSystemHierarchy(const System& sys) {
     for (size_t i = 0; i < sys.levels.size(); ++i) {
         const NetworkLevel& lv = sys.levels[i];
         const std::string f = "levels[" + std::to_string(i) + "]";
-        if (lv.size < 1) throw Error(f + ".size", "must be a positive number of accelerators, got " + std::to_string(lv.size));
-        if (lv.kind == LevelKind::scale_up && i != 0) throw Error(f + ".kind", "a scale_up level must be the first (innermost) level");
+        if (lv.size < 1)
+            throw Error(f + ".size", "must be a positive number of accelerators, got " + std::to_string(lv.size));
+        if (lv.kind == LevelKind::scale_up && i != 0)
+            throw Error(f + ".kind", "a scale_up level must be the first (innermost) level");
         if (lv.kind == LevelKind::scale_up && lv.size > sys.accelerator.scale_up_domain)
-            throw Error(f + ".size", std::to_string(lv.size) + " exceeds the scale-up domain of " + sys.accelerator.name + " (" +
-                                         std::to_string(sys.accelerator.scale_up_domain) + ")");
+            throw Error(f + ".size", std::to_string(lv.size) + " exceeds the scale-up domain of " +
+                                         sys.accelerator.name + " (" + std::to_string(sys.accelerator.scale_up_domain) +
+                                         ")");
         if (i == 0) continue;
         const int prev = sys.levels[i - 1].size;
         if (lv.size <= prev)
             throw Error(f + ".size", std::to_string(lv.size) + " must be larger than levels[" + std::to_string(i - 1) +
-                                         "].size = " + std::to_string(prev) + " (levels go from innermost to outermost)");
+                                         "].size = " + std::to_string(prev) +
+                                         " (levels go from innermost to outermost)");
         if (lv.size % prev != 0)
             throw Error(f + ".size", std::to_string(lv.size) + " is not a multiple of levels[" + std::to_string(i - 1) +
                                          "].size = " + std::to_string(prev));
@@ -147,7 +152,10 @@ Accelerator ParseAccelerator(std::string_view json_text) {
 
     {
         JsonFields m(r.RequiredObject("matrix_tflops"), "matrix_tflops");
-        struct Slot { const char* key; std::optional<double>* out; };
+        struct Slot {
+            const char* key;
+            std::optional<double>* out;
+        };
         Slot slots[] = {{"fp32", &a.matrix.fp32}, {"tf32", &a.matrix.tf32}, {"bf16", &a.matrix.bf16},
                         {"fp16", &a.matrix.fp16}, {"fp8", &a.matrix.fp8},   {"fp4", &a.matrix.fp4}};
         bool any = false;
@@ -176,7 +184,8 @@ Accelerator ParseAccelerator(std::string_view json_text) {
         std::string used = r.NonEmptyString("capacity_used");
         if (used == "hbm_capacity_GB_marketing") a.capacity_uses_marketing = true;
         else if (used != "hbm_capacity_GiB_usable")
-            throw Error("capacity_used", "\"" + used + "\" is not one of \"hbm_capacity_GiB_usable\", \"hbm_capacity_GB_marketing\"");
+            throw Error("capacity_used",
+                        "\"" + used + "\" is not one of \"hbm_capacity_GiB_usable\", \"hbm_capacity_GB_marketing\"");
     }
     a.hbm_bandwidth_tbps = Positive(quantity(*r.Get("hbm_bandwidth_TBps", true), "hbm_bandwidth_TBps", "TB/s", false),
                                     "hbm_bandwidth_TBps", "TB/s");
@@ -212,8 +221,8 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
     s.sources = r.NonEmptyStrings("sources");
     std::string acc_id = r.NonEmptyString("accelerator");
     if (acc_id != accelerator.id)
-        throw Error("accelerator", "system names \"" + acc_id + "\" but the accelerator preset given is \"" +
-                                       accelerator.id + "\"");
+        throw Error("accelerator",
+                    "system names \"" + acc_id + "\" but the accelerator preset given is \"" + accelerator.id + "\"");
     s.accelerator = accelerator;
 
     const json* levels = r.Get("levels", true);
@@ -238,9 +247,11 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
             std::string hint;
             for (const char* k : {"scale_up", "two_tier", "fullflat", "rail_optimized", "three_tier"})
                 if (EditDistance(kind, k) <= 2) hint = std::string(" (did you mean \"") + k + "\"?)";
-            throw Error(l.Field("kind"), "\"" + kind +
-                                             "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", \"rail_optimized\", \"three_tier\"" +
-                                             hint);
+            throw Error(
+                l.Field("kind"),
+                "\"" + kind +
+                    "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", \"rail_optimized\", \"three_tier\"" +
+                    hint);
         }
         auto quantity = [&](const char* key, const char* unit, ValueType type = ValueType::number) {
             return ReadQuantity(*l.Get(key, true), l.Field(key), unit, false, type, &lv.provenance, key);
@@ -261,8 +272,11 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
             if (!(lv.oversubscription >= 1))
                 throw Error(f_os, "must be >= 1 (1 = non-blocking), got " + Num(lv.oversubscription));
         } else if (l.Has("oversubscription")) {
-            throw Error(f_os, std::string("only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; this level is ") +
-                                  NameOf(lv.kind));
+            throw Error(
+                f_os,
+                std::string(
+                    "only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; this level is ") +
+                    NameOf(lv.kind));
         }
         l.RejectUnknown();
 
@@ -314,8 +328,8 @@ double PeakTflops(const Accelerator& acc, Precision p) {
         case Precision::fp4: v = acc.matrix.fp4; break;
     }
     if (!v)
-        throw Error("precision", std::string(NameOf(p)) + " is not supported by " + acc.name +
-                                     " (no published dense " + NameOf(p) + " rate in preset " + acc.id + ")");
+        throw Error("precision", std::string(NameOf(p)) + " is not supported by " + acc.name + " (no published dense " +
+                                     NameOf(p) + " rate in preset " + acc.id + ")");
     return *v;
 }
 
@@ -327,7 +341,8 @@ void ValidateSystemLevels(const System& sys) {
         const std::string f = "levels[" + std::to_string(i) + "] (" + l.name + ")";
         if (!(l.bandwidth_gbps > 0))
             throw Error(f + ".bandwidth", "must be positive GB/s, got " + std::to_string(l.bandwidth_gbps));
-        if (!(l.latency_us >= 0)) throw Error(f + ".latency", "must be zero or positive us, got " + std::to_string(l.latency_us));
+        if (!(l.latency_us >= 0))
+            throw Error(f + ".latency", "must be zero or positive us, got " + std::to_string(l.latency_us));
         if (!(l.efficiency > 0 && l.efficiency <= 1))
             throw Error(f + ".efficiency", "must be in (0, 1], got " + std::to_string(l.efficiency));
     }

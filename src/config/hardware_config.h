@@ -45,8 +45,8 @@ struct VectorTflops {
 };
 
 struct Accelerator {
-    std::string id;      // preset id, e.g. "h100-sxm"
-    std::string name;    // "NVIDIA H100-SXM5-80GB"
+    std::string id;    // preset id, e.g. "h100-sxm"
+    std::string name;  // "NVIDIA H100-SXM5-80GB"
     std::string vendor;
     std::string form_factor;
     MatrixTflops matrix;
@@ -84,12 +84,12 @@ inline bool IsFatTree(LevelKind k) {
 struct NetworkLevel {
     std::string name;
     LevelKind kind = LevelKind::scale_up;
-    int size = 0;                        // accelerators reachable within this level
-    double bandwidth_gbps = 0;           // GB/s per accelerator per direction
-    double latency_us = 0;               // per hop / ring step
-    double efficiency = 1;               // (0, 1]
-    bool in_network_reduction = false;   // NVLink SHARP, InfiniBand SHARP, ...
-    double oversubscription = 1;         // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
+    int size = 0;                       // accelerators reachable within this level
+    double bandwidth_gbps = 0;          // GB/s per accelerator per direction
+    double latency_us = 0;              // per hop / ring step
+    double efficiency = 1;              // (0, 1]
+    bool in_network_reduction = false;  // NVLink SHARP, InfiniBand SHARP, ...
+    double oversubscription = 1;        // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
     std::map<std::string, Provenance> provenance;  // keys relative to the level ("efficiency", ...)
 
     // bandwidth * efficiency / oversubscription: what a ring collective should see per direction.

@@ -70,8 +70,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string path) : obj_(object), path_(std::move(path)) {
-    if (!obj_.is_object())
-        throw Error(path_, "expected a JSON object, got " + std::string(obj_.type_name()));
+    if (!obj_.is_object()) throw Error(path_, "expected a JSON object, got " + std::string(obj_.type_name()));
 }
 
 std::string JsonFields::Field(std::string_view key) const {

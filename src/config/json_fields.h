@@ -58,7 +58,7 @@ public:
     std::string Choice(const char* key, std::initializer_list<const char*> choices, const char* fallback);
     const nlohmann::json* Object(const char* key);  // nullptr when absent; throws when not an object
     const nlohmann::json& RequiredObject(const char* key);
-    const nlohmann::json& Array(const char* key);    // required
+    const nlohmann::json& Array(const char* key);  // required
 
     // Throws for every key present but never asked for (misspelled or unknown).
     void RejectUnknown() const;

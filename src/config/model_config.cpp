@@ -30,9 +30,9 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
     m.seq = f.PositiveInt("seq");
     m.mlp = f.Choice("mlp", {"gelu", "swiglu"}, "gelu") == "gelu" ? MlpKind::gelu : MlpKind::swiglu;
     m.norm = f.Choice("norm", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm" ? NormKind::layernorm
-                                                                                     : NormKind::rmsnorm;
+                                                                                    : NormKind::rmsnorm;
     m.position = f.Choice("position", {"learned", "rotary"}, "learned") == "learned" ? PositionKind::learned
-                                                                                      : PositionKind::rotary;
+                                                                                     : PositionKind::rotary;
     m.tied_embeddings = f.Bool("tied_embeddings", true);
     m.bias = f.Bool("bias", false);
     if (const nlohmann::json* j = f.Object("moe")) {
@@ -105,8 +105,8 @@ void ValidateModelConfig(const ModelConfig& m) {
             throw Error("moe.top_k", "top_k=" + std::to_string(m.moe.top_k) + " exceeds " +
                                          std::to_string(m.moe.experts) + " experts");
         if (m.moe.dense_layers >= m.layers)
-            throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) + " dense layers leave no MoE layer of " +
-                                                std::to_string(m.layers));
+            throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) +
+                                                " dense layers leave no MoE layer of " + std::to_string(m.layers));
     }
     if (m.is_mla()) {
         RequirePositive("mla.qk_nope_head_dim", m.mla.qk_nope_head_dim);
@@ -133,9 +133,12 @@ std::string ModelConfigToJson(const ModelConfig& m) {
     j["tied_embeddings"] = m.tied_embeddings;
     j["bias"] = m.bias;
     if (m.is_moe())
-        j["moe"] = {{"experts", m.moe.experts},           {"top_k", m.moe.top_k},
-                    {"shared_experts", m.moe.shared_experts}, {"expert_ffn", m.moe.expert_ffn},
-                    {"dense_layers", m.moe.dense_layers},  {"capacity_factor", m.moe.capacity_factor}};
+        j["moe"] = {{"experts", m.moe.experts},
+                    {"top_k", m.moe.top_k},
+                    {"shared_experts", m.moe.shared_experts},
+                    {"expert_ffn", m.moe.expert_ffn},
+                    {"dense_layers", m.moe.dense_layers},
+                    {"capacity_factor", m.moe.capacity_factor}};
     if (m.is_mla())
         j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                     {"kv_lora_rank", m.mla.kv_lora_rank},

@@ -15,11 +15,11 @@ enum class PositionKind { learned, rotary };
 
 // Mixture of experts (Mixtral, DeepSeek-V3). experts == 0 means a dense model.
 struct MoeConfig {
-    int experts = 0;          // routed experts per MoE layer
-    int top_k = 0;            // routed experts per token
-    int shared_experts = 0;   // always-active experts (DeepSeek-V3: 1)
-    int expert_ffn = 0;       // intermediate size of one expert
-    int dense_layers = 0;     // leading layers with a dense MLP (DeepSeek-V3: 3)
+    int experts = 0;             // routed experts per MoE layer
+    int top_k = 0;               // routed experts per token
+    int shared_experts = 0;      // always-active experts (DeepSeek-V3: 1)
+    int expert_ffn = 0;          // intermediate size of one expert
+    int dense_layers = 0;        // leading layers with a dense MLP (DeepSeek-V3: 3)
     double capacity_factor = 0;  // 0: no token dropping; otherwise tokens per expert are capped
 };
 
@@ -55,7 +55,7 @@ struct ModelConfig {
     int head_dim = 0;  // defaults to hidden / heads
     int ffn = 0;       // dense MLP intermediate size
     int vocab = 0;
-    int seq = 0;       // training sequence length
+    int seq = 0;  // training sequence length
     MlpKind mlp = MlpKind::gelu;
     NormKind norm = NormKind::layernorm;
     PositionKind position = PositionKind::learned;

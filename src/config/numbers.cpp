@@ -46,7 +46,8 @@ static double CheckNumber(const std::string& field, double value, const std::str
                           bool lo_open) {
     if (!std::isfinite(value)) throw Error(field, "must be a finite number, got " + shown);
     if (lo_open ? !(value > lo) : !(value >= lo))
-        throw Error(field, std::string(lo_open ? "must be greater than " : "must be at least ") + Num(lo) + ", got " + shown);
+        throw Error(field,
+                    std::string(lo_open ? "must be greater than " : "must be at least ") + Num(lo) + ", got " + shown);
     if (value > hi) throw Error(field, "must be at most " + Num(hi) + ", got " + shown);
     return value;
 }

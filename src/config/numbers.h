@@ -8,16 +8,16 @@
 namespace sc {
 
 // Stated limits (README "Limits"): ranks in a job, microbatches per step, model dimensions and input files.
-inline constexpr long long kMaxRanks = 1LL << 24;          // 16,777,216
-inline constexpr long long kMaxMicrobatches = 1LL << 16;   // 65,536 per step and data-parallel replica
-inline constexpr long long kMaxBatch = 2147483647;         // sequences per step (batch=), int range
-inline constexpr long long kMaxModelDim = 1LL << 24;       // layers, hidden, heads, ffn, vocab, seq, ...
+inline constexpr long long kMaxRanks = 1LL << 24;                        // 16,777,216
+inline constexpr long long kMaxMicrobatches = 1LL << 16;                 // 65,536 per step and data-parallel replica
+inline constexpr long long kMaxBatch = 2147483647;                       // sequences per step (batch=), int range
+inline constexpr long long kMaxModelDim = 1LL << 24;                     // layers, hidden, heads, ffn, vocab, seq, ...
 inline constexpr double kMaxFlopsPerMicrobatch = 1152921504606846976.0;  // 2^60: every trace count fits int64
-inline constexpr long long kMaxInputFileBytes = 16LL << 20;  // 16 MiB
-inline constexpr double kMaxTrainingTokens = 1e18;         // --tokens
-inline constexpr double kMaxCapacityFactor = 100;          // moe.capacity_factor
-inline constexpr double kMinSweepFactor = 1e-6, kMaxSweepFactor = 1e6;  // sweep --axis flops=... factors
-inline constexpr double kMaxBucketMb = 1048576;             // bucket_mb: 1 MiB to 1 TiB
+inline constexpr long long kMaxInputFileBytes = 16LL << 20;              // 16 MiB
+inline constexpr double kMaxTrainingTokens = 1e18;                       // --tokens
+inline constexpr double kMaxCapacityFactor = 100;                        // moe.capacity_factor
+inline constexpr double kMinSweepFactor = 1e-6, kMaxSweepFactor = 1e6;   // sweep --axis flops=... factors
+inline constexpr double kMaxBucketMb = 1048576;                          // bucket_mb: 1 MiB to 1 TiB
 
 // `text` clipped to `max` characters, with "..." when cut (for values echoed in error messages).
 std::string Clip(std::string_view text, size_t max = 80);

@@ -18,9 +18,11 @@ std::string ApplyOverrides(std::string_view json_text, const std::vector<std::st
             throw Error("--set", "\"" + Clip(o) + "\" is not of the form key=value");
         std::string key = o.substr(0, eq), value = o.substr(eq + 1);
         // JSON when it reads as JSON (depth-limited like every input), else the text as a string.
-        nlohmann::json v = nlohmann::json::accept(value) ? ParseJsonText(value, "--set " + Clip(key)) : nlohmann::json(value);
+        nlohmann::json v =
+            nlohmann::json::accept(value) ? ParseJsonText(value, "--set " + Clip(key)) : nlohmann::json(value);
         if (std::count(key.begin(), key.end(), '.') >= kMaxSetKeyParts)
-            throw Error("--set", "\"" + Clip(key) + "\" has more than " + std::to_string(kMaxSetKeyParts) + " dotted parts");
+            throw Error("--set",
+                        "\"" + Clip(key) + "\" has more than " + std::to_string(kMaxSetKeyParts) + " dotted parts");
         nlohmann::json* node = &doc;
         size_t start = 0;
         for (;;) {

@@ -32,7 +32,10 @@ inline const char* NameOf(Precision p) {
 // Returns false when `name` is not a known precision.
 inline bool ParsePrecision(std::string_view name, Precision* out) {
     for (Precision p : {Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4})
-        if (name == NameOf(p)) { *out = p; return true; }
+        if (name == NameOf(p)) {
+            *out = p;
+            return true;
+        }
     return false;
 }
 

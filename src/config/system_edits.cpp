@@ -32,8 +32,10 @@ void EditLevel(System& sys, const std::string& key, const std::string& level, co
     bool numeric = !level.empty() && level.find_first_not_of("0123456789") == std::string::npos;
     if (!named && !numeric) {
         std::string valid;
-        for (size_t i = 0; i < sys.levels.size(); ++i) valid += (i ? ", " : "") + std::to_string(i) + " (" + sys.levels[i].name + ")";
-        throw Error(key, "\"" + Clip(level) + "\" is not a level of " + sys.id + "; levels: " + valid + ", or \"accelerator\"");
+        for (size_t i = 0; i < sys.levels.size(); ++i)
+            valid += (i ? ", " : "") + std::to_string(i) + " (" + sys.levels[i].name + ")";
+        throw Error(
+            key, "\"" + Clip(level) + "\" is not a level of " + sys.id + "; levels: " + valid + ", or \"accelerator\"");
     }
     if (!named && std::stoull(level.substr(0, 9)) >= sys.levels.size())
         throw Error(key, "level " + Clip(level) + " does not exist; " + sys.id + " has levels 0 to " +
@@ -46,8 +48,10 @@ void EditLevel(System& sys, const std::string& key, const std::string& level, co
     else if (field == "in_network_reduction") lv.in_network_reduction = OnOff(key, value);
     else if (field == "oversubscription") {
         if (!IsFatTree(lv.kind))
-            throw Error(key, std::string("only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; ") +
-                                 lv.name + " is " + NameOf(lv.kind));
+            throw Error(
+                key,
+                std::string("only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; ") +
+                    lv.name + " is " + NameOf(lv.kind));
         lv.oversubscription = ParseNumberIn(key, value, 1, 1e6);
     } else {
         throw Error(key, "\"" + Clip(field) + "\" is not a level field; valid: " + kLevelFields);
@@ -82,8 +86,8 @@ void ApplySystemEdits(System& sys, const std::vector<std::string>& edits) {
         const std::string key = edit.substr(0, eq), value = edit.substr(eq + 1);
         const size_t dot = key.rfind('.');
         if (dot == std::string::npos || dot == 0 || dot + 1 == key.size())
-            throw Error(key, "expected <level>.<field> or accelerator.<field>; level fields: " + std::string(kLevelFields) +
-                                 "; accelerator fields: " + kAcceleratorFields);
+            throw Error(key, "expected <level>.<field> or accelerator.<field>; level fields: " +
+                                 std::string(kLevelFields) + "; accelerator fields: " + kAcceleratorFields);
         const std::string owner = key.substr(0, dot), field = key.substr(dot + 1);
         if (owner == "accelerator") EditAccelerator(sys, key, field, value, edit);
         else EditLevel(sys, key, owner, field, value, edit);

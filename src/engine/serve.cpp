@@ -32,11 +32,13 @@ ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
     if (r.sweep_rates.empty()) throw Error("sweep_rates", "a rate sweep needs at least one rate");
     if (!RateDriven(r.config.workload.arrival))
         throw Error("workload.arrival", std::string("a rate sweep varies the arrival rate: it needs poisson, gamma or "
-                                                    "fixed_rate arrivals, got ") + NameOf(r.config.workload.arrival));
+                                                    "fixed_rate arrivals, got ") +
+                                            NameOf(r.config.workload.arrival));
     for (size_t i = 0; i < r.sweep_rates.size(); ++i) {
         const double v = r.sweep_rates[i];
         if (!(std::isfinite(v) && v > 0 && v <= 1e9))
-            throw Error("sweep_rates[" + std::to_string(i) + "]", "must be in (0, 1e9] requests/s, got " + std::to_string(v));
+            throw Error("sweep_rates[" + std::to_string(i) + "]",
+                        "must be in (0, 1e9] requests/s, got " + std::to_string(v));
     }
     ValidateServingConfig(AtRate(r.config, r.sweep_rates.front()));
     ServeSweepSnapshot s;
@@ -61,7 +63,8 @@ std::vector<ServeSweepPoint> MergeServeSweep(std::vector<std::vector<ServeSweepP
     std::vector<ServeSweepPoint> all;
     for (auto& part : shards)
         for (auto& p : part) all.push_back(std::move(p));
-    std::sort(all.begin(), all.end(), [](const ServeSweepPoint& a, const ServeSweepPoint& b) { return a.index < b.index; });
+    std::sort(all.begin(), all.end(),
+              [](const ServeSweepPoint& a, const ServeSweepPoint& b) { return a.index < b.index; });
     return all;
 }
 

@@ -22,8 +22,7 @@ TraceSnapshot SnapshotTrace(const Request& r, Job job) {
 std::unique_ptr<RankTraceWriter> MakeTraceWriter(const TraceSnapshot& snap) {
     if (!snap.system) return std::make_unique<RankTraceWriter>(snap.job);
     return std::make_unique<RankTraceWriter>(snap.job, [&snap](const StageProgram& prog) {
-        return NodeSeconds(snap.job, prog, *snap.system, snap.calibration ? &*snap.calibration : nullptr,
-                           snap.options);
+        return NodeSeconds(snap.job, prog, *snap.system, snap.calibration ? &*snap.calibration : nullptr, snap.options);
     });
 }
 
@@ -38,8 +37,8 @@ RankTimeline RunRankTimeline(const TraceSnapshot& snap, RankTraceWriter& writer,
     RankTimeline out;
     out.rank = rank;
     out.program = programs[stage];
-    out.nodes = std::move(ReplayJob(job, programs, *snap.system, snap.calibration ? &*snap.calibration : nullptr,
-                                    snap.options)[stage]);
+    out.nodes = std::move(
+        ReplayJob(job, programs, *snap.system, snap.calibration ? &*snap.calibration : nullptr, snap.options)[stage]);
     for (const TimedNode& t : out.nodes) out.end_us = std::max(out.end_us, t.start_us + t.dur_us);
     out.idle_fraction = IdleFraction(*out.program, out.nodes);
     return out;

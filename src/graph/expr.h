@@ -13,30 +13,32 @@ namespace sc {
 
 enum class Sym : uint8_t {
     // one microbatch
-    b,       // sequences per microbatch
-    s,       // sequence length
+    b,  // sequences per microbatch
+    s,  // sequence length
     // model shape
-    h,       // hidden size
-    a,       // attention heads
-    kv,      // key/value heads
-    d,       // head dim (q, k, v) for ordinary attention
-    f,       // dense MLP intermediate size
-    V,       // vocabulary
-    E,       // routed experts
-    k,       // experts per token
-    fe,      // expert intermediate size
-    se,      // shared experts
-    ql,      // MLA query low rank
-    kvl,     // MLA key/value low rank
-    dn,      // MLA q/k head dim without rotary part
-    dr,      // MLA rotary head dim
-    dv,      // MLA value head dim
+    h,    // hidden size
+    a,    // attention heads
+    kv,   // key/value heads
+    d,    // head dim (q, k, v) for ordinary attention
+    f,    // dense MLP intermediate size
+    V,    // vocabulary
+    E,    // routed experts
+    k,    // experts per token
+    fe,   // expert intermediate size
+    se,   // shared experts
+    ql,   // MLA query low rank
+    kvl,  // MLA key/value low rank
+    dn,   // MLA q/k head dim without rotary part
+    dr,   // MLA rotary head dim
+    dv,   // MLA value head dim
     // parallel split
-    tp, cp, ep,
+    tp,
+    cp,
+    ep,
     // number formats (bytes per element)
-    w,       // activation precision (stored for backward, communicated, read and written by kernels)
-    cf,      // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
-    q8,      // 1 when GEMMs run in an 8-bit (or narrower) format with per-tensor scaling, else 0
+    w,   // activation precision (stored for backward, communicated, read and written by kernels)
+    cf,  // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
+    q8,  // 1 when GEMMs run in an 8-bit (or narrower) format with per-tensor scaling, else 0
     count
 };
 

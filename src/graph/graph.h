@@ -32,9 +32,9 @@ struct Op {
     std::string name;  // "attn.qkv", "mlp.fc1.dgrad", "tp.reduce_scatter" ...
     OpKind kind = OpKind::elementwise;
     Pass pass = Pass::forward;
-    Expr flops;          // floating-point operations on one rank (multiply and add count as 2)
-    Expr bytes;          // bytes read plus written by the op on one rank (tensor_size in the trace)
-    Expr saved_bytes;    // forward only: bytes this op keeps for the backward pass (activation memory)
+    Expr flops;              // floating-point operations on one rank (multiply and add count as 2)
+    Expr bytes;              // bytes read plus written by the op on one rank (tensor_size in the trace)
+    Expr saved_bytes;        // forward only: bytes this op keeps for the backward pass (activation memory)
     bool selective = false;  // part of what selective recomputation drops and recomputes (attention core)
     // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
     // GEMM); its efficiency is that of one of them. Zero means one.
@@ -58,7 +58,7 @@ struct Op {
 
 struct Weight {
     std::string name;
-    Expr numel;          // whole model, all ranks together
+    Expr numel;           // whole model, all ranks together
     Expr numel_per_rank;  // after tensor / expert parallel sharding
     bool expert = false;  // routed-expert weight: its gradients reduce over the expert-data-parallel group
     bool tied = false;    // the LM head's copy of a tied embedding: held separately only when the head

@@ -7,8 +7,8 @@
 namespace sc {
 
 struct ModelStats {
-    double params = 0;          // every weight once (tied embeddings counted once)
-    double active_params = 0;   // weights one token touches (MoE: top_k of the routed experts)
+    double params = 0;            // every weight once (tied embeddings counted once)
+    double active_params = 0;     // weights one token touches (MoE: top_k of the routed experts)
     double embedding_params = 0;  // lookup tables (no FLOPs in the forward pass)
     // Training FLOPs per token (forward + backward, no recomputation), from the graph's ops.
     double matmul_flops_per_token = 0;     // every GEMM: ~6 x active non-embedding params (+ LM head)
@@ -16,7 +16,7 @@ struct ModelStats {
     double vector_flops_per_token = 0;     // norms, activations, softmax, residuals (not model FLOPs)
     double model_flops_per_token() const { return matmul_flops_per_token + attention_flops_per_token; }
     double six_n_flops_per_token() const { return 6 * active_params; }  // the 6N rule, for reference
-    double forward_flops_per_token = 0;    // matmul + attention, forward only
+    double forward_flops_per_token = 0;                                 // matmul + attention, forward only
     // Training state, ZeRO convention (Rajbhandari et al. 2020): weights and gradients in their
     // precisions, the optimizer keeps an fp32 master copy (unless weights already are fp32) and Adam's m and v.
     double weight_bytes = 0;

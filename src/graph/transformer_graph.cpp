@@ -72,21 +72,24 @@ struct Builder {
     // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
     // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
     // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element).
-    void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr, const SymExpr* groups = nullptr,
-                Fp8Input in = Fp8Input::fused) {
+    void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr,
+                const SymExpr* groups = nullptr, Fp8Input in = Fp8Input::fused) {
         SymExpr w = S(Sym::w), q8 = S(Sym::q8);
         SymExpr flops = 2.0 * m * n * k;
         SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
         const bool fp8 = in != Fp8Input::high_precision;
-        if (fp8) blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
-                                               q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
+        if (fp8)
+            blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
+                                          q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
         if (groups) fwd.groups = groups->e;
         fwd.high_precision = !fp8;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
         blk->forward.push_back(fwd);
         std::vector<Op> back;
-        if (fp8) back.push_back(MakeOp(name + ".fp8_grad_cast", OpKind::elementwise, Pass::backward, q8 * m * n, q8 * 4.0 * m * n));
+        if (fp8)
+            back.push_back(
+                MakeOp(name + ".fp8_grad_cast", OpKind::elementwise, Pass::backward, q8 * m * n, q8 * 4.0 * m * n));
         if (saved_rows && regather) {  // launched first, overlapped with the input gradient
             back.push_back(*regather);
             back.back().async = true;
@@ -109,8 +112,8 @@ struct Builder {
         Op fwd = MakeOp(name, OpKind::elementwise, Pass::forward, fpe * elems, (reads + 1) * elems * w);
         fwd.saved_bytes = (saved_elems * w).e;
         blk->forward.push_back(fwd);
-        pending.push_back({MakeOp(name + ".grad", OpKind::elementwise, Pass::backward, 2 * fpe * elems,
-                                  (reads + 2) * elems * w)});
+        pending.push_back(
+            {MakeOp(name + ".grad", OpKind::elementwise, Pass::backward, 2 * fpe * elems, (reads + 2) * elems * w)});
     }
 
     Op Comm(const std::string& name, Pass pass, Group group, Collective c, SymExpr bytes) {
@@ -127,20 +130,27 @@ struct Builder {
     void TpEnter(const std::string& name, SymExpr elems) {
         SymExpr bytes = elems * S(Sym::w);
         if (g.sequence_parallel) {
-            blk->forward.push_back(Comm(name + ".tp_all_gather", Pass::forward, Group::tp, Collective::all_gather, bytes));
-            pending.push_back({Comm(name + ".tp_reduce_scatter", Pass::backward, Group::tp, Collective::reduce_scatter, bytes)});
-            regather = Comm(name + ".tp_all_gather_saved_input", Pass::backward, Group::tp, Collective::all_gather, bytes);
+            blk->forward.push_back(
+                Comm(name + ".tp_all_gather", Pass::forward, Group::tp, Collective::all_gather, bytes));
+            pending.push_back(
+                {Comm(name + ".tp_reduce_scatter", Pass::backward, Group::tp, Collective::reduce_scatter, bytes)});
+            regather =
+                Comm(name + ".tp_all_gather_saved_input", Pass::backward, Group::tp, Collective::all_gather, bytes);
         } else {
-            pending.push_back({Comm(name + ".tp_all_reduce", Pass::backward, Group::tp, Collective::all_reduce, bytes)});
+            pending.push_back(
+                {Comm(name + ".tp_all_reduce", Pass::backward, Group::tp, Collective::all_reduce, bytes)});
         }
     }
     void TpLeave(const std::string& name, SymExpr elems) {
         SymExpr bytes = elems * S(Sym::w);
         if (g.sequence_parallel) {
-            blk->forward.push_back(Comm(name + ".tp_reduce_scatter", Pass::forward, Group::tp, Collective::reduce_scatter, bytes));
-            pending.push_back({Comm(name + ".tp_all_gather", Pass::backward, Group::tp, Collective::all_gather, bytes)});
+            blk->forward.push_back(
+                Comm(name + ".tp_reduce_scatter", Pass::forward, Group::tp, Collective::reduce_scatter, bytes));
+            pending.push_back(
+                {Comm(name + ".tp_all_gather", Pass::backward, Group::tp, Collective::all_gather, bytes)});
         } else {
-            blk->forward.push_back(Comm(name + ".tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, bytes));
+            blk->forward.push_back(
+                Comm(name + ".tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, bytes));
             pending.push_back({});
         }
     }
@@ -167,10 +177,24 @@ struct TransformerBuilder {
 
     // Symbols are interned in the order the graph has always created them (pool ids stay as they were).
     TransformerBuilder(const ModelConfig& model, const GraphOptions& opts, Graph& graph)
-        : m(model), options(opts), g(graph), B{graph, graph.pool, nullptr, {}, {}}, b(B.S(Sym::b)), s(B.S(Sym::s)),
-          h(B.S(Sym::h)), a(B.S(Sym::a)), kv(B.S(Sym::kv)), d(B.S(Sym::d)), tp(B.S(Sym::tp)), cp(B.S(Sym::cp)),
-          ep(B.S(Sym::ep)), w(B.S(Sym::w)), V(B.S(Sym::V)), T(b * s / cp),
-          Tn(options.sequence_parallel ? T / tp : T), boundary(Tn * h * w),
+        : m(model),
+          options(opts),
+          g(graph),
+          B{graph, graph.pool, nullptr, {}, {}},
+          b(B.S(Sym::b)),
+          s(B.S(Sym::s)),
+          h(B.S(Sym::h)),
+          a(B.S(Sym::a)),
+          kv(B.S(Sym::kv)),
+          d(B.S(Sym::d)),
+          tp(B.S(Sym::tp)),
+          cp(B.S(Sym::cp)),
+          ep(B.S(Sym::ep)),
+          w(B.S(Sym::w)),
+          V(B.S(Sym::V)),
+          T(b * s / cp),
+          Tn(options.sequence_parallel ? T / tp : T),
+          boundary(Tn * h * w),
           norm_fpe(m.norm == NormKind::layernorm ? 8 : 5),
           norm_params(m.norm == NormKind::layernorm ? 2.0 * h : h) {}
 
@@ -187,7 +211,8 @@ struct TransformerBuilder {
         Op fwd = B.MakeOp("embedding.lookup", OpKind::gather, Pass::forward, T * h, (T * h + T) * w);
         g.blocks.back().forward.push_back(fwd);
         // Backward: scatter-add of the output gradient into the local vocabulary shard's gradient rows.
-        B.pending.push_back({B.MakeOp("embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});
+        B.pending.push_back(
+            {B.MakeOp("embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});
         if (m.position == PositionKind::learned) B.Elementwise("embedding.add_position", T * h, 1, 2, B.Zero());
         B.TpLeave("embedding", T * h);
         B.End();
@@ -324,9 +349,11 @@ struct TransformerBuilder {
             // intermediate is split over the TP group, which first gathers all its routed tokens and
             // afterwards reduce-scatters the partial outputs back.
             SymExpr all_routed = routed * tp;
-            B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, all_routed * h * w);
+            B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
+                       all_routed * h * w);
             Mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
-            B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather, all_routed * h * w);
+            B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
+                       all_routed * h * w);
             B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe) / tp, /*expert=*/true);
         } else {
             Mlp("moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
@@ -367,8 +394,7 @@ struct TransformerBuilder {
         B.Matmul("head.logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);
         if (m.tied_embeddings)  // counted once, in the embedding
             B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);
-        else
-            B.Weight("head.logits", V * h, V / tp * h);
+        else B.Weight("head.logits", V * h, V / tp * h);
         // Cross-entropy over the local vocabulary shard: max, exp, sum, log (about 5 FLOPs per logit), and two
         // all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
         B.Elementwise("head.cross_entropy", T * V / tp, 5, 1, T * V / tp);

@@ -31,22 +31,22 @@ struct Scheduled {
 
 struct Replica {
     Role role = Role::mixed;
-    int pool = 0;          // 0: the pool (prefill when disaggregated), 1: the decode pool
+    int pool = 0;  // 0: the pool (prefill when disaggregated), 1: the decode pool
     WaitQueue waiting;
-    long long lazy = 0;    // offline requests not created yet (they arrived at time 0, behind `waiting`)
+    long long lazy = 0;                  // offline requests not created yet (they arrived at time 0, behind `waiting`)
     std::vector<ServedRequest> running;  // in admission order
     std::vector<Scheduled> batch;
     long long free_blocks = 0, total_blocks = 0;
     double busy_until = kNever;  // end of the running iteration
     bool preempted_this_iteration = false;
-    double swap_seconds = 0;     // host-link copies this iteration waits for
+    double swap_seconds = 0;  // host-link copies this iteration waits for
 };
 
 struct InTransfer {
     double done;
     long long seq;  // arrival order at the link, for a stable order among equal times
     ServedRequest q;
-    size_t from;    // prefill replica whose blocks it holds until the copy ends
+    size_t from;  // prefill replica whose blocks it holds until the copy ends
     bool operator>(const InTransfer& o) const { return done != o.done ? done > o.done : seq > o.seq; }
 };
 
@@ -141,7 +141,8 @@ private:
         if (!e_.chunked_prefill && !e_.static_batching && whole > e_.max_tokens)
             throw Error("engine.max_tokens", "a prompt (with its recomputed output) of up to " + std::to_string(whole) +
                                                  " tokens does not fit the token budget of " +
-                                                 std::to_string(e_.max_tokens) + " without chunked prefill; raise "
+                                                 std::to_string(e_.max_tokens) +
+                                                 " without chunked prefill; raise "
                                                  "max_tokens or enable chunked_prefill");
     }
 
@@ -195,8 +196,7 @@ private:
             ++arrived_;
             if (w_.arrival == ArrivalKind::trace)
                 next_arrival_ = arrived_ < w_.requests ? w_.trace[static_cast<size_t>(arrived_)].arrival : kNever;
-            else
-                next_arrival_ += NextGap(w_, rng_);
+            else next_arrival_ += NextGap(w_, rng_);
         }
     }
 
@@ -363,7 +363,8 @@ private:
         in_tokens_ += q.input;
         out_tokens_ += q.output;
         last_completion_ = now_;
-        if (w_.arrival == ArrivalKind::closed_loop && arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
+        if (w_.arrival == ArrivalKind::closed_loop &&
+            arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
             closed_pending_.push_back({now_, q.client});
     }
 
@@ -449,7 +450,8 @@ private:
         s.swapped_bytes = swapped_bytes_;
         s.used_blocks_at_first_preemption = first_preempt_used_;
         s.iterations = iterations_;
-        if (iterations_ > 0) s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
+        if (iterations_ > 0)
+            s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         s.sum_e2e = sum_e2e_;
         s.busy = parts_;
         s.kv_transfers = transfer_count_;
@@ -484,15 +486,19 @@ private:
 
 ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks) {
     if (c.decode_pool)
-        throw Error("decode_pool", "a disaggregated description needs both pools' costs (the Simulate overload with pools)");
+        throw Error("decode_pool",
+                    "a disaggregated description needs both pools' costs (the Simulate overload with pools)");
     return Simulate(c, PoolModel{&cost, kv_blocks}, std::nullopt, {});
 }
 
-ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer) {
+ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
+                       KvTransferModel transfer) {
     ValidateServingConfig(c);
     if (c.decode_pool.has_value() != decode.has_value())
-        throw Error("decode_pool", "the decode pool's cost must be given exactly when the description has a decode pool");
-    if (pool.kv_blocks < 1) throw Error("engine.kv_blocks", "must be at least 1, got " + std::to_string(pool.kv_blocks));
+        throw Error("decode_pool",
+                    "the decode pool's cost must be given exactly when the description has a decode pool");
+    if (pool.kv_blocks < 1)
+        throw Error("engine.kv_blocks", "must be at least 1, got " + std::to_string(pool.kv_blocks));
     if (decode && decode->kv_blocks < 1)
         throw Error("decode_pool.kv_blocks", "must be at least 1, got " + std::to_string(decode->kv_blocks));
     Engine engine(c, pool, decode, transfer);
@@ -540,7 +546,8 @@ ServingRun SimulateServing(const ServingConfig& c, const System& sys, const Cali
     run.decode_kv = ComputeKvCapacity(c.model, c.precision, c.decode_pool->tp, sys.accelerator, c.engine);
     IterationCost decode_cost(c.model, c.precision, c.decode_pool->tp, sys, cal, typical_prompt, c.engine.max_tokens);
     run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
-    run.result = Simulate(c, PoolModel{&cost, run.kv.blocks}, PoolModel{&decode_cost, run.decode_kv->blocks}, *run.transfer);
+    run.result =
+        Simulate(c, PoolModel{&cost, run.kv.blocks}, PoolModel{&decode_cost, run.decode_kv->blocks}, *run.transfer);
     return run;
 }
 

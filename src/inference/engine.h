@@ -30,7 +30,7 @@ struct LatencySummary {
 struct ServingResult {
     long long completed = 0;
     int gpus = 0;
-    double duration = 0;  // s, from time 0 to the last completion
+    double duration = 0;             // s, from time 0 to the last completion
     LatencySummary ttft, tpot, e2e;  // s; tpot per request: (e2e - ttft) / (output - 1), requests with output > 1
     double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
     double output_tokens_per_s_per_gpu = 0;
@@ -72,8 +72,8 @@ struct PoolModel {
 // decode rank at once, so a prompt of n tokens takes latency + n * max(bytes per token on a prefill rank,
 // on a decode rank) / bandwidth (the point-to-point alpha-beta line of CommModel::P2PSeconds).
 struct KvTransferModel {
-    double latency = 0;             // s
-    double seconds_per_token = 0;   // s
+    double latency = 0;            // s
+    double seconds_per_token = 0;  // s
     double Seconds(double tokens) const { return latency + tokens * seconds_per_token; }
 };
 
@@ -82,7 +82,8 @@ struct KvTransferModel {
 // the cache has, or, without chunked prefill, its prompt exceeds the token budget).
 ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks);
 // The same with the pools given: `decode` must be set exactly when c.decode_pool is.
-ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer);
+ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
+                       KvTransferModel transfer);
 
 // The KV transfer between the pools on `sys`: both pools placed side by side (prefill GPUs then decode GPUs),
 // the link is the innermost network level spanning them all (System::LevelForSpan), at its effective
@@ -93,8 +94,8 @@ KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const
 // Everything from the description: the iteration cost on `sys` (its accelerator and scale-up network), the KV
 // capacity from the memory model, then Simulate. `cal` must outlive the call.
 struct ServingRun {
-    KvCapacity kv;                          // the pool's (the prefill pool's when disaggregated)
-    std::optional<KvCapacity> decode_kv;    // the decode pool's
+    KvCapacity kv;                        // the pool's (the prefill pool's when disaggregated)
+    std::optional<KvCapacity> decode_kv;  // the decode pool's
     std::optional<KvTransferModel> transfer;
     ServingResult result;
 };

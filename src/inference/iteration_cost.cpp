@@ -20,11 +20,12 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
                              const CalibrationTable* cal, double typical_prefill, int max_tokens)
     : m_(m), prec_(prec), tp_(tp) {
     if (m.is_mla())
-        throw Error("model.mla", "multi-head latent attention is not modelled by the serving simulator yet (its "
-                                 "decode reads the compressed latent cache); use a grouped-query attention model");
+        throw Error("model.mla",
+                    "multi-head latent attention is not modelled by the serving simulator yet (its "
+                    "decode reads the compressed latent cache); use a grouped-query attention model");
     if (tp < 1 || m.heads % tp != 0)
-        throw Error("pool.tp", "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) +
-                                   " attention heads");
+        throw Error("pool.tp",
+                    "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
     heads_rank_ = static_cast<double>(m.heads) / tp;
     // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
     // KV heads so every rank holds at least one; trtllm-bench's memory estimate uses max(tp, kv_heads)).
@@ -132,8 +133,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     c.linear = Ld * dense_linear + Lm * moe_linear;
     c.linear_flops = Ld * dense_fl + Lm * moe_fl;
     // Embedding lookup: one op per element written (the training graph's convention).
-    c.elementwise = Ld * dense_vec + Lm * moe_vec +
-                    (T > 0 ? cm_->Seconds(OpKind::gather, T * h, (T * h + T) * a) : 0);
+    c.elementwise = Ld * dense_vec + Lm * moe_vec + (T > 0 ? cm_->Seconds(OpKind::gather, T * h, (T * h + T) * a) : 0);
     c.comm = m_.layers * 2 * ar;
     return c;
 }
@@ -156,7 +156,8 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
     }
     if (b.decodes > 0) {
         const double flops = DecodeAttentionFlops(b);
-        const double bytes = b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
+        const double bytes =
+            b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
         attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
     }
     r.attention = m_.layers * attn;
@@ -177,8 +178,12 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
 double IterationCost::Seconds(const BatchShape& b) const { return Breakdown(b).total(); }
 
 // QK^T and AV: 2 d FLOPs each per query-key pair and head (the training graph's causal-attention convention).
-double IterationCost::PrefillAttentionFlops(const BatchShape& b) const { return 2 * b.prefill_pairs * 2 * m_.head_dim * heads_rank_; }
-double IterationCost::DecodeAttentionFlops(const BatchShape& b) const { return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_; }
+double IterationCost::PrefillAttentionFlops(const BatchShape& b) const {
+    return 2 * b.prefill_pairs * 2 * m_.head_dim * heads_rank_;
+}
+double IterationCost::DecodeAttentionFlops(const BatchShape& b) const {
+    return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_;
+}
 
 IterationWork IterationCost::Work(const BatchShape& b) const {
     IterationWork w;

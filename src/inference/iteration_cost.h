@@ -30,12 +30,12 @@ class Layout;
 
 // What one iteration computes, aggregated over its sequences (the cost depends on nothing else).
 struct BatchShape {
-    double prefill_tokens = 0;   // prompt tokens computed (all chunks)
-    double prefill_pairs = 0;    // sum over chunks of c*p + c(c+1)/2: query-key pairs per head
-    double prefill_keys = 0;     // sum over chunks of p + c: cached and new keys each chunk reads
-    double decodes = 0;          // sequences generating one token
-    double decode_keys = 0;      // sum over decodes of their context including the new token
-    double logits = 0;           // tokens whose next-token logits are computed (decodes + finished prompts)
+    double prefill_tokens = 0;  // prompt tokens computed (all chunks)
+    double prefill_pairs = 0;   // sum over chunks of c*p + c(c+1)/2: query-key pairs per head
+    double prefill_keys = 0;    // sum over chunks of p + c: cached and new keys each chunk reads
+    double decodes = 0;         // sequences generating one token
+    double decode_keys = 0;     // sum over decodes of their context including the new token
+    double logits = 0;          // tokens whose next-token logits are computed (decodes + finished prompts)
     double tokens() const { return prefill_tokens + decodes; }
 };
 
@@ -91,7 +91,7 @@ private:
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
     double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
-    double DecodeAttentionFlops(const BatchShape& b) const;  // cached for integral T <= max_tokens
+    double DecodeAttentionFlops(const BatchShape& b) const;   // cached for integral T <= max_tokens
 
     ModelConfig m_;
     ServingPrecision prec_;

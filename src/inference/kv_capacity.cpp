@@ -25,11 +25,13 @@ double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& p
                BytesOf(prec.weights);
 }
 
-double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& prec, int tp, double tokens, double seqs) {
+double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& prec, int tp, double tokens,
+                                double seqs) {
     const double a = BytesOf(prec.activations), h = m.hidden;
     const double kv_rank = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
     const double qkv = (static_cast<double>(m.heads) / tp + 2 * kv_rank) * m.head_dim;
-    const double ff = m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k / tp : static_cast<double>(m.ffn) / tp;
+    const double ff =
+        m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k / tp : static_cast<double>(m.ffn) / tp;
     const double mlp = (m.mlp == MlpKind::swiglu ? 3 : 2) * ff;  // up projection output and the activation
     const double per_token = 2 * h + std::max(qkv, mlp);
     const double vocab_rank = std::ceil(static_cast<double>(m.vocab) / tp);

@@ -13,7 +13,7 @@ struct KvCapacity {
     double workspace_bytes = 0;  // activation peak of one forward pass over the token budget
     double kv_bytes = 0;         // memory given to the KV cache
     double kv_bytes_per_token = 0;
-    long long blocks = 0;        // KV blocks of block_size tokens
+    long long blocks = 0;  // KV blocks of block_size tokens
     int block_size = 16;
     long long tokens() const { return blocks * block_size; }
 };

@@ -41,14 +41,17 @@ std::string Shown(double v) {
     return buf;
 }
 void AtLeast(const char* field, long long v, long long lo, const std::string& what) {
-    if (v < lo) throw Error(field, "must be at least " + std::to_string(lo) + " (" + what + "), got " + std::to_string(v));
+    if (v < lo)
+        throw Error(field, "must be at least " + std::to_string(lo) + " (" + what + "), got " + std::to_string(v));
 }
 void CheckLengths(const std::string& field, const LengthDist& d) {
     if (d.min < 1) throw Error(field + ".min", "must be at least 1 token, got " + std::to_string(d.min));
     if (d.max < d.min)
-        throw Error(field + ".max", "must be at least min (" + std::to_string(d.min) + "), got " + std::to_string(d.max));
+        throw Error(field + ".max",
+                    "must be at least min (" + std::to_string(d.min) + "), got " + std::to_string(d.max));
     if (d.max > kMaxModelDim)
-        throw Error(field + ".max", "must be at most " + std::to_string(kMaxModelDim) + " tokens, got " + std::to_string(d.max));
+        throw Error(field + ".max",
+                    "must be at most " + std::to_string(kMaxModelDim) + " tokens, got " + std::to_string(d.max));
     if (d.kind == LengthDist::Kind::normal) {
         if (!(std::isfinite(d.mean) && d.mean >= d.min && d.mean <= d.max))
             throw Error(field + ".mean", "must lie in [min, max] = [" + std::to_string(d.min) + ", " +
@@ -56,31 +59,32 @@ void CheckLengths(const std::string& field, const LengthDist& d) {
         if (!(std::isfinite(d.stddev) && d.stddev >= 0))
             throw Error(field + ".stddev", "must be a finite number >= 0, got " + Shown(d.stddev));
         if (NormalAcceptance(d) < 0.01)
-            throw Error(field + ".stddev", "a normal of stddev " + Shown(d.stddev) + " puts under 1% of its lengths in [" +
-                                               std::to_string(d.min) + ", " + std::to_string(d.max) +
-                                               "]; narrow it or widen the bounds");
+            throw Error(field + ".stddev", "a normal of stddev " + Shown(d.stddev) +
+                                               " puts under 1% of its lengths in [" + std::to_string(d.min) + ", " +
+                                               std::to_string(d.max) + "]; narrow it or widen the bounds");
     }
     if (d.kind == LengthDist::Kind::empirical) {
         if (d.values.empty() || d.values.size() != d.weights.size())
-            throw Error(field + ".values", "an empirical distribution needs one weight per value and at least one value (" +
-                                               std::to_string(d.values.size()) + " values, " +
-                                               std::to_string(d.weights.size()) + " weights)");
+            throw Error(field + ".values",
+                        "an empirical distribution needs one weight per value and at least one value (" +
+                            std::to_string(d.values.size()) + " values, " + std::to_string(d.weights.size()) +
+                            " weights)");
         for (size_t i = 0; i < d.values.size(); ++i) {
             if (d.values[i] < d.min || d.values[i] > d.max)
                 throw Error(field + ".values[" + std::to_string(i) + "]",
                             "must lie in [min, max] = [" + std::to_string(d.min) + ", " + std::to_string(d.max) +
                                 "], got " + std::to_string(d.values[i]));
             if (!(std::isfinite(d.weights[i]) && d.weights[i] > 0))
-                throw Error(field + ".weights[" + std::to_string(i) + "]", "must be a finite number > 0, got " +
-                                                                              Shown(d.weights[i]));
+                throw Error(field + ".weights[" + std::to_string(i) + "]",
+                            "must be a finite number > 0, got " + Shown(d.weights[i]));
         }
     }
 }
 void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
     AtLeast((field + ".tp").c_str(), p.tp, 1, "GPUs per replica");
     if (m.heads % p.tp != 0)
-        throw Error(field + ".tp", "tp=" + std::to_string(p.tp) + " does not divide " + std::to_string(m.heads) +
-                                       " attention heads");
+        throw Error(field + ".tp",
+                    "tp=" + std::to_string(p.tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
     AtLeast((field + ".replicas").c_str(), p.replicas, 1, "copies of the model");
 }
 void CheckTrace(const std::vector<TraceRequest>& t) {
@@ -93,9 +97,11 @@ void CheckTrace(const std::vector<TraceRequest>& t) {
                                             " s), got " + Shown(t[i].arrival));
         last = t[i].arrival;
         if (t[i].input < 1 || t[i].input > kMaxModelDim)
-            throw Error(f + ".input", "must be 1.." + std::to_string(kMaxModelDim) + " tokens, got " + std::to_string(t[i].input));
+            throw Error(f + ".input",
+                        "must be 1.." + std::to_string(kMaxModelDim) + " tokens, got " + std::to_string(t[i].input));
         if (t[i].output < 1 || t[i].output > kMaxModelDim)
-            throw Error(f + ".output", "must be 1.." + std::to_string(kMaxModelDim) + " tokens, got " + std::to_string(t[i].output));
+            throw Error(f + ".output",
+                        "must be 1.." + std::to_string(kMaxModelDim) + " tokens, got " + std::to_string(t[i].output));
         if (t[i].priority < 0) throw Error(f + ".priority", "must be >= 0, got " + std::to_string(t[i].priority));
     }
 }
@@ -109,25 +115,30 @@ void ValidateServingConfig(const ServingConfig& c) {
     AtLeast("engine.max_tokens", c.engine.max_tokens, 1, "tokens per iteration");
     AtLeast("engine.block_size", c.engine.block_size, 1, "tokens per KV block");
     if (!(c.engine.kv_memory_fraction > 0 && c.engine.kv_memory_fraction <= 1))
-        throw Error("engine.kv_memory_fraction", "must be in (0, 1], got " + std::to_string(c.engine.kv_memory_fraction));
+        throw Error("engine.kv_memory_fraction",
+                    "must be in (0, 1], got " + std::to_string(c.engine.kv_memory_fraction));
     if (c.engine.kv_blocks_override < 0)
-        throw Error("engine.kv_blocks", "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));
+        throw Error("engine.kv_blocks",
+                    "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));
     if (c.engine.preemption == Preemption::swap && !(std::isfinite(c.engine.swap_gbps) && c.engine.swap_gbps > 0))
-        throw Error("engine.swap_gbps", "swap preemption needs the host link's GB/s per direction (> 0), got " +
-                                            Shown(c.engine.swap_gbps));
-    if (!(std::isfinite(c.slo.ttft) && c.slo.ttft >= 0)) throw Error("slo.ttft_ms", "must be >= 0, got " + Shown(c.slo.ttft * 1e3));
-    if (!(std::isfinite(c.slo.tpot) && c.slo.tpot >= 0)) throw Error("slo.tpot_ms", "must be >= 0, got " + Shown(c.slo.tpot * 1e3));
+        throw Error("engine.swap_gbps",
+                    "swap preemption needs the host link's GB/s per direction (> 0), got " + Shown(c.engine.swap_gbps));
+    if (!(std::isfinite(c.slo.ttft) && c.slo.ttft >= 0))
+        throw Error("slo.ttft_ms", "must be >= 0, got " + Shown(c.slo.ttft * 1e3));
+    if (!(std::isfinite(c.slo.tpot) && c.slo.tpot >= 0))
+        throw Error("slo.tpot_ms", "must be >= 0, got " + Shown(c.slo.tpot * 1e3));
     const Workload& w = c.workload;
     AtLeast("workload.requests", w.requests, 1, "requests in the run");
-    if (w.requests > (1LL << 40)) throw Error("workload.requests", "must be at most 2^40, got " + std::to_string(w.requests));
+    if (w.requests > (1LL << 40))
+        throw Error("workload.requests", "must be at most 2^40, got " + std::to_string(w.requests));
     if (w.arrival == ArrivalKind::gamma && !(std::isfinite(w.cv) && w.cv >= 0.05 && w.cv <= 100))
-        throw Error("workload.cv", "must be in [0.05, 100] (the gaps' coefficient of variation; 1 = Poisson), got " +
-                                       Shown(w.cv));
+        throw Error("workload.cv",
+                    "must be in [0.05, 100] (the gaps' coefficient of variation; 1 = Poisson), got " + Shown(w.cv));
     double priority_total = 0;
     for (size_t i = 0; i < w.priority_weights.size(); ++i) {
         if (!(std::isfinite(w.priority_weights[i]) && w.priority_weights[i] >= 0))
-            throw Error("workload.priorities." + std::to_string(i), "must be a finite number >= 0, got " +
-                                                                        Shown(w.priority_weights[i]));
+            throw Error("workload.priorities." + std::to_string(i),
+                        "must be a finite number >= 0, got " + Shown(w.priority_weights[i]));
         priority_total += w.priority_weights[i];
     }
     if (!w.priority_weights.empty() && !(priority_total > 0))

@@ -18,11 +18,11 @@ namespace sc {
 // TensorRT-LLM v0.14 docs/source/performance/perf-overview.md); the embedding and the LM head stay 16-bit
 // (ModelOpt's default quantization config disables "*lm_head*"; the embedding is not a linear layer).
 struct ServingPrecision {
-    Precision weights = Precision::bf16;     // decoder-layer linear weights
-    Precision compute = Precision::bf16;     // GEMM math and GEMM inputs (fp8: 1 byte per input element)
-    Precision kv_cache = Precision::bf16;    // K and V per token
-    Precision activations = Precision::bf16; // between kernels, in the TP all-reduces
-    Precision embeddings = Precision::bf16;  // embedding table and LM head weights
+    Precision weights = Precision::bf16;      // decoder-layer linear weights
+    Precision compute = Precision::bf16;      // GEMM math and GEMM inputs (fp8: 1 byte per input element)
+    Precision kv_cache = Precision::bf16;     // K and V per token
+    Precision activations = Precision::bf16;  // between kernels, in the TP all-reduces
+    Precision embeddings = Precision::bf16;   // embedding table and LM head weights
 };
 
 // How the KV cache's share of memory is set.
@@ -54,10 +54,10 @@ enum class Preemption { recompute, swap };
 const char* NameOf(Preemption p);
 
 struct EngineConfig {
-    int max_seqs = 256;          // sequences in one iteration (vLLM max_num_seqs, TRT-LLM max_batch_size)
-    int max_tokens = 8192;       // tokens computed in one iteration (vLLM max_num_batched_tokens, TRT-LLM max_num_tokens)
-    int block_size = 16;         // tokens per KV block (vLLM default 16; TRT-LLM tokens_per_block 64)
-    bool chunked_prefill = true; // a prompt may be split over iterations to fill the token budget (Sarathi-Serve)
+    int max_seqs = 256;     // sequences in one iteration (vLLM max_num_seqs, TRT-LLM max_batch_size)
+    int max_tokens = 8192;  // tokens computed in one iteration (vLLM max_num_batched_tokens, TRT-LLM max_num_tokens)
+    int block_size = 16;    // tokens per KV block (vLLM default 16; TRT-LLM tokens_per_block 64)
+    bool chunked_prefill = true;   // a prompt may be split over iterations to fill the token budget (Sarathi-Serve)
     bool static_batching = false;  // no request joins until the whole batch has finished (pre-in-flight batching)
     KvAdmission admission = KvAdmission::on_demand;
     KvMemoryPolicy memory_policy = KvMemoryPolicy::total_fraction;
@@ -86,10 +86,10 @@ const char* NameOf(ArrivalKind k);
 // (a truncated normal). empirical: one of `values` with probability proportional to `weights`.
 struct LengthDist {
     enum class Kind { fixed, uniform, normal, empirical } kind = Kind::fixed;
-    int min = 1, max = 1;  // fixed: min == max; the bounds of every kind (the largest request checks the cache)
-    double mean = 0, stddev = 0;     // normal
-    std::vector<int> values;         // empirical
-    std::vector<double> weights;     // empirical, same length, > 0
+    int min = 1, max = 1;         // fixed: min == max; the bounds of every kind (the largest request checks the cache)
+    double mean = 0, stddev = 0;  // normal
+    std::vector<int> values;      // empirical
+    std::vector<double> weights;  // empirical, same length, > 0
     static LengthDist Fixed(int tokens) { return Between(Kind::fixed, tokens, tokens); }
     static LengthDist Uniform(int lo, int hi) { return Between(Kind::uniform, lo, hi); }
 
@@ -111,10 +111,10 @@ struct TraceRequest {
 
 struct Workload {
     ArrivalKind arrival = ArrivalKind::offline;
-    double rate = 0;        // requests/s (poisson, fixed_rate)
-    int concurrency = 1;    // clients, each sending its next request when the previous one completes (closed_loop)
-    double cv = 1;          // gamma: coefficient of variation of the gaps
-    long long requests = 1; // requests in the run (trace: the trace's length)
+    double rate = 0;           // requests/s (poisson, fixed_rate)
+    int concurrency = 1;       // clients, each sending its next request when the previous one completes (closed_loop)
+    double cv = 1;             // gamma: coefficient of variation of the gaps
+    long long requests = 1;    // requests in the run (trace: the trace's length)
     LengthDist input, output;  // prompt tokens, generated tokens (the first one comes from the prefill)
     // Priority classes: a request draws class i with probability priority_weights[i] and gets priority i
     // (0 first). Empty: everyone has priority 0. Only read under SchedulingPolicy::priority.

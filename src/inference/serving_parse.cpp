@@ -47,7 +47,8 @@ LengthDist Lengths(const nlohmann::json* obj, const std::string& path) {
         d.kind = LengthDist::Kind::empirical;
         const nlohmann::json* w = f.Object("weights");
         if (!w) throw Error(path + ".weights", "missing required field (token count -> weight)");
-        for (const auto& [v, wt] : WeightMap(*w, path + ".weights", 1, kMaxModelDim)) d.values.push_back(v), d.weights.push_back(wt);
+        for (const auto& [v, wt] : WeightMap(*w, path + ".weights", 1, kMaxModelDim))
+            d.values.push_back(v), d.weights.push_back(wt);
         d.min = d.values.front(), d.max = d.values.back();
     } else if (kind == "normal") {
         d.kind = LengthDist::Kind::normal;
@@ -60,7 +61,8 @@ LengthDist Lengths(const nlohmann::json* obj, const std::string& path) {
         d.min = f.PositiveInt("min");
         d.max = f.PositiveInt("max");
         if (d.max < d.min)
-            throw Error(path + ".max", "must be at least min (" + std::to_string(d.min) + "), got " + std::to_string(d.max));
+            throw Error(path + ".max",
+                        "must be at least min (" + std::to_string(d.min) + "), got " + std::to_string(d.max));
     }
     f.RejectUnknown();
     return d;
@@ -115,10 +117,10 @@ ServingDescription ParseServingDescription(std::string_view text) {
         e.admission = f.Choice("admission", {"on_demand", "reserve_full"}, "on_demand") == std::string("reserve_full")
                           ? KvAdmission::reserve_full
                           : KvAdmission::on_demand;
-        e.memory_policy = f.Choice("kv_memory", {"total_fraction", "free_fraction"}, "total_fraction") ==
-                                  std::string("free_fraction")
-                              ? KvMemoryPolicy::free_fraction
-                              : KvMemoryPolicy::total_fraction;
+        e.memory_policy =
+            f.Choice("kv_memory", {"total_fraction", "free_fraction"}, "total_fraction") == std::string("free_fraction")
+                ? KvMemoryPolicy::free_fraction
+                : KvMemoryPolicy::total_fraction;
         e.kv_memory_fraction = f.NonNegativeNumber("kv_memory_fraction", e.kv_memory_fraction, 1);
         e.kv_blocks_override = f.NonNegativeInt("kv_blocks", 0, 2147483647);
         e.scheduling = f.Choice("scheduling", {"fcfs", "priority"}, "fcfs") == std::string("priority")
@@ -137,10 +139,10 @@ ServingDescription ParseServingDescription(std::string_view text) {
         Workload& w = c.workload;
         const std::string a =
             f.Choice("arrival", {"poisson", "gamma", "fixed_rate", "closed_loop", "offline", "trace"}, "offline");
-        w.arrival = a == "poisson" ? ArrivalKind::poisson
-                    : a == "gamma" ? ArrivalKind::gamma
-                    : a == "trace" ? ArrivalKind::trace
-                    : a == "fixed_rate" ? ArrivalKind::fixed_rate
+        w.arrival = a == "poisson"       ? ArrivalKind::poisson
+                    : a == "gamma"       ? ArrivalKind::gamma
+                    : a == "trace"       ? ArrivalKind::trace
+                    : a == "fixed_rate"  ? ArrivalKind::fixed_rate
                     : a == "closed_loop" ? ArrivalKind::closed_loop
                                          : ArrivalKind::offline;
         w.rate = f.NonNegativeNumber("rate", 0, 1e9);

@@ -15,7 +15,8 @@ std::vector<std::string_view> Split(std::string_view line) {
     size_t start = 0;
     while (true) {
         const size_t comma = line.find(',', start);
-        std::string_view col = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        std::string_view col =
+            line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         while (!col.empty() && std::isspace(static_cast<unsigned char>(col.front()))) col.remove_prefix(1);
         while (!col.empty() && std::isspace(static_cast<unsigned char>(col.back()))) col.remove_suffix(1);
         cols.push_back(col);
@@ -40,7 +41,8 @@ std::vector<TraceRequest> ParseTraceCsv(std::string_view text) {
         const size_t first = line.find_first_not_of(" \t");
         if (first == std::string_view::npos || line[first] == '#') continue;
         const char c0 = line[first];
-        if (out.empty() && line_no == 1 && !std::isdigit(static_cast<unsigned char>(c0)) && c0 != '.') continue;  // header
+        if (out.empty() && line_no == 1 && !std::isdigit(static_cast<unsigned char>(c0)) && c0 != '.')
+            continue;  // header
         const std::vector<std::string_view> cols = Split(line);
         const std::string where = "trace line " + std::to_string(line_no);
         if (cols.size() < 3 || cols.size() > 4)

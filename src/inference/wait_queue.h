@@ -11,14 +11,14 @@ struct ServedRequest {
     long long id = 0;    // arrival order
     double arrival = 0;  // s
     int input = 0, output = 0;
-    int priority = 0;      // lower first under SchedulingPolicy::priority
-    int ctx = 0;           // tokens whose K and V are in the cache (or, swapped, on the host)
-    int generated = 0;     // output tokens sampled so far
+    int priority = 0;   // lower first under SchedulingPolicy::priority
+    int ctx = 0;        // tokens whose K and V are in the cache (or, swapped, on the host)
+    int generated = 0;  // output tokens sampled so far
     double first_token = -1;
-    double prefill_done = 0;  // s, when a prefill replica finished it (disaggregated)
-    long long blocks = 0;  // KV blocks held
-    int client = -1;       // closed-loop client that sent it
-    bool swapped = false;  // its cache is on the host (swap preemption)
+    double prefill_done = 0;                              // s, when a prefill replica finished it (disaggregated)
+    long long blocks = 0;                                 // KV blocks held
+    int client = -1;                                      // closed-loop client that sent it
+    bool swapped = false;                                 // its cache is on the host (swap preemption)
     int feed() const { return input + generated - ctx; }  // tokens to run through the model before the next sample
     bool decoding() const { return generated > 0 && feed() == 1; }
 };

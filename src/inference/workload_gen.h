@@ -15,9 +15,9 @@ public:
     explicit Rng(uint64_t seed) : g_(seed) {}
     double Uniform() { return static_cast<double>(g_() >> 11) * 0x1.0p-53; }  // [0, 1)
     double Exponential(double rate);
-    double Normal();                             // standard normal (Box-Muller, one of the pair)
-    double Gamma(double shape);                  // unit scale (Marsaglia and Tsang 2000)
-    int Between(int lo, int hi);                 // inclusive
+    double Normal();                                  // standard normal (Box-Muller, one of the pair)
+    double Gamma(double shape);                       // unit scale (Marsaglia and Tsang 2000)
+    int Between(int lo, int hi);                      // inclusive
     size_t Pick(const std::vector<double>& weights);  // index i with probability weights[i] / sum
 
 private:

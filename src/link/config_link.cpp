@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::string_view kVersion = "v1";
 constexpr std::string_view kEnd = "end";  // the last entry: a link cut short (inside a number, say) is refused
-constexpr size_t kMaxIdLength = 128;  // preset ids are file names
+constexpr size_t kMaxIdLength = 128;      // preset ids are file names
 
 struct IntKey {
     const char* key;
@@ -23,10 +23,11 @@ struct IntKey {
 };
 // The model fields in the order they are written (the Model panel's order).
 constexpr IntKey kModelKeys[] = {
-    {"layers", &ConfigLink::layers},   {"hidden", &ConfigLink::hidden},   {"heads", &ConfigLink::heads},
-    {"kv_heads", &ConfigLink::kv_heads}, {"ffn", &ConfigLink::ffn},       {"vocab", &ConfigLink::vocab},
-    {"seq", &ConfigLink::seq},         {"experts", &ConfigLink::experts}, {"top_k", &ConfigLink::top_k},
-    {"expert_ffn", &ConfigLink::expert_ffn},
+    {"layers", &ConfigLink::layers}, {"hidden", &ConfigLink::hidden},
+    {"heads", &ConfigLink::heads},   {"kv_heads", &ConfigLink::kv_heads},
+    {"ffn", &ConfigLink::ffn},       {"vocab", &ConfigLink::vocab},
+    {"seq", &ConfigLink::seq},       {"experts", &ConfigLink::experts},
+    {"top_k", &ConfigLink::top_k},   {"expert_ffn", &ConfigLink::expert_ffn},
 };
 
 struct BoolKey {
@@ -68,7 +69,8 @@ std::string Quoted(std::string_view s) {
         if (size_t d = EditDistance(key, k); d < best_d) best_d = d, best = k;
     }
     list += " net.<level>.bandwidth|latency|efficiency|inr";
-    throw Error(Clip(key), "unknown key in the link" + (best.empty() ? std::string() : " (did you mean \"" + best + "\"?)") +
+    throw Error(Clip(key), "unknown key in the link" +
+                               (best.empty() ? std::string() : " (did you mean \"" + best + "\"?)") +
                                "; valid keys: " + list);
 }
 
@@ -78,7 +80,8 @@ std::string CheckId(const std::string& field, std::string_view v) {
         throw Error(field, "is " + std::to_string(v.size()) + " characters, at most " + std::to_string(kMaxIdLength) +
                                " are allowed, got " + Quoted(v));
     for (char c : v)
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-'))
             throw Error(field, "a preset id holds only letters, digits, '.', '_' and '-', got " + Quoted(v));
     return std::string(v);
 }
@@ -104,7 +107,8 @@ std::string Number(double v) {
 LinkLevelEdit& LevelOf(ConfigLink& link, int level) {
     auto it = std::lower_bound(link.levels.begin(), link.levels.end(), level,
                                [](const LinkLevelEdit& e, int l) { return e.level < l; });
-    if (it == link.levels.end() || it->level != level) it = link.levels.insert(it, LinkLevelEdit{level, {}, {}, {}, {}});
+    if (it == link.levels.end() || it->level != level)
+        it = link.levels.insert(it, LinkLevelEdit{level, {}, {}, {}, {}});
     return *it;
 }
 
@@ -113,7 +117,8 @@ void SetLevelKey(ConfigLink& link, const std::string& key, std::string_view v) {
     const size_t dot = key.find('.', 4);
     if (dot == std::string::npos)
         throw Error(Clip(key), "a level edit is net.<level>.<field> with field bandwidth, latency, efficiency or inr");
-    LinkLevelEdit& e = LevelOf(link, ParseInt(Clip(key), std::string_view(key).substr(4, dot - 4), 0, kMaxLinkLevels - 1));
+    LinkLevelEdit& e =
+        LevelOf(link, ParseInt(Clip(key), std::string_view(key).substr(4, dot - 4), 0, kMaxLinkLevels - 1));
     const std::string f = key.substr(dot + 1);
     // "net.00.x" and "net.0.x" name the same field: the second would overwrite the first without a word.
     const bool given = (f == "bandwidth" && e.bandwidth_gbps) || (f == "latency" && e.latency_us) ||
@@ -176,7 +181,8 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
 // What decoding cannot produce, so Encode refuses it instead of writing text that means something else.
 void CheckEncodable(const ConfigLink& link) {
     for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"model", &link.model},
-                                       {"system", &link.system}, {"parallel", &link.parallel}})
+                                       {"system", &link.system},
+                                       {"parallel", &link.parallel}})
         if (value->find(';') != std::string::npos) throw Error(field, "must not contain ';', got " + Quoted(*value));
     for (size_t i = 0; i < link.levels.size(); ++i) {
         const LinkLevelEdit& e = link.levels[i];
@@ -233,7 +239,8 @@ ConfigLink DecodeConfigLink(std::string_view text) {
     size_t start = 0;
     for (int index = 0;; ++index) {
         const size_t semi = text.find(';', start);
-        const std::string_view entry = text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+        const std::string_view entry =
+            text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
         if (index == 0) {
             if (entry != kVersion) {
                 if (!entry.empty() && entry[0] == 'v' && entry.find('=') == std::string_view::npos)
@@ -251,7 +258,8 @@ ConfigLink DecodeConfigLink(std::string_view text) {
             if (eq == std::string_view::npos || eq == 0)
                 throw Error("link", "entry " + std::to_string(index) + " is not key=value: " + Quoted(entry));
             const std::string key(entry.substr(0, eq));
-            if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw Error(Clip(key), "given twice in the link");
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                throw Error(Clip(key), "given twice in the link");
             seen.push_back(key);
             SetKey(link, key, entry.substr(eq + 1));
         }
@@ -262,7 +270,8 @@ ConfigLink DecodeConfigLink(std::string_view text) {
     if (link.model.empty()) throw Error("model", "missing from the link (the model preset id, \"model=llama3-8b\")");
     if (link.parallel.empty()) throw Error("parallel", "missing from the link (the split, \"parallel=tp=8,dp=4\")");
     if (link.system.empty() && !link.levels.empty())
-        throw Error("net." + std::to_string(link.levels[0].level), "a network-level edit needs a system (\"system=...\")");
+        throw Error("net." + std::to_string(link.levels[0].level),
+                    "a network-level edit needs a system (\"system=...\")");
     return link;
 }
 

@@ -24,12 +24,12 @@
 
 namespace sc {
 
-inline constexpr size_t kMaxLinkBytes = 64 * 1024;      // decoded text; a real link is a few hundred bytes
-inline constexpr int kMaxLinkLevels = 16;               // network levels a link may edit (net.0 to net.15)
-inline constexpr double kMinLinkBandwidthGBps = 1e-3;   // 1 MB/s: below it a step takes longer than a double holds
-inline constexpr double kMaxLinkBandwidthGBps = 1e6;    // 1 PB/s per GPU and direction
-inline constexpr double kMaxLinkLatencyUs = 1e6;        // one second per hop
-inline constexpr double kMinLinkEfficiency = 0.05;      // the page's efficiency slider spans 0.05 to 1
+inline constexpr size_t kMaxLinkBytes = 64 * 1024;     // decoded text; a real link is a few hundred bytes
+inline constexpr int kMaxLinkLevels = 16;              // network levels a link may edit (net.0 to net.15)
+inline constexpr double kMinLinkBandwidthGBps = 1e-3;  // 1 MB/s: below it a step takes longer than a double holds
+inline constexpr double kMaxLinkBandwidthGBps = 1e6;   // 1 PB/s per GPU and direction
+inline constexpr double kMaxLinkLatencyUs = 1e6;       // one second per hop
+inline constexpr double kMinLinkEfficiency = 0.05;     // the page's efficiency slider spans 0.05 to 1
 inline constexpr double kMaxLinkEfficiency = 1;
 
 // Edits of one network level of the system preset (innermost is 0); unset fields keep the preset's value.
@@ -47,11 +47,11 @@ struct ConfigLink {
     // The model fields the page edits, set when they differ from the preset.
     std::optional<int> layers, hidden, heads, kv_heads, ffn, vocab, seq;
     std::optional<int> experts, top_k, expert_ffn;  // MoE presets only
-    std::optional<Precision> precision;            // compute precision (gradients and activations follow it)
+    std::optional<Precision> precision;             // compute precision (gradients and activations follow it)
 
-    std::string system;                  // system preset id; "" when the page has none chosen
-    std::vector<LinkLevelEdit> levels;   // ascending level, each level at most once, each with a field set
-    std::string parallel;                // CLI --parallel form, "tp=8,pp=2,dp=4,batch=64"
+    std::string system;                 // system preset id; "" when the page has none chosen
+    std::vector<LinkLevelEdit> levels;  // ascending level, each level at most once, each with a field set
+    std::string parallel;               // CLI --parallel form, "tp=8,pp=2,dp=4,batch=64"
 
     // TrainingOptions the page edits (their defaults are TrainingOptions').
     bool overlap_dp = TrainingOptions{}.overlap_dp;

@@ -14,10 +14,13 @@ int main(int argc, char** argv) {
     sc::cli::StartProcesses(&argc, &argv);
     const sc::cli::ProcessGroup g = sc::cli::Processes();
     int rc;
-    if (g.size > 1 && argc >= 2 && std::strcmp(argv[1], "sweep") && std::strcmp(argv[1], "--help") && std::strcmp(argv[1], "-h")) {
+    if (g.size > 1 && argc >= 2 && std::strcmp(argv[1], "sweep") && std::strcmp(argv[1], "--help") &&
+        std::strcmp(argv[1], "-h")) {
         if (g.root())
-            std::fprintf(stderr, "stagecraft-mpi: only `sweep` is distributed over MPI ranks; run `%s` with stagecraft "
-                                 "or on one rank\n", argv[1]);
+            std::fprintf(stderr,
+                         "stagecraft-mpi: only `sweep` is distributed over MPI ranks; run `%s` with stagecraft "
+                         "or on one rank\n",
+                         argv[1]);
         rc = 2;
     } else {
         rc = sc_cli_main(argc, argv);

@@ -22,8 +22,8 @@ static void CheckMicrobatchFlops(const ModelConfig& m, const ParallelConfig& p, 
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.3g training FLOPs; at most 2^60 = %.3g", flops, kMaxFlopsPerMicrobatch);
     throw Error(p.microbatch > 1 ? "microbatch" : "seq", "one microbatch of " + std::to_string(p.microbatch) + " x " +
-                                                             std::to_string(m.seq) + " tokens of " + m.name + " is " + buf +
-                                                             " (use a smaller microbatch or seq)");
+                                                             std::to_string(m.seq) + " tokens of " + m.name + " is " +
+                                                             buf + " (use a smaller microbatch or seq)");
 }
 
 void Rebind(Job& job, const ParallelConfig& p) {
@@ -45,7 +45,8 @@ void Rebind(Job& job, const ParallelConfig& p) {
         for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
             t.saved[static_cast<int>(rc)] = SavedActivationBytes(job, blk, rc);
         for (const Weight& w : blk.weights)
-            (w.tied ? (w.expert ? t.tied_expert : t.tied_dense) : (w.expert ? t.expert : t.dense)) += job.V(w.numel_per_rank);
+            (w.tied ? (w.expert ? t.tied_expert : t.tied_dense) : (w.expert ? t.expert : t.dense)) +=
+                job.V(w.numel_per_rank);
     }
 }
 

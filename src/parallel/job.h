@@ -12,7 +12,7 @@ namespace sc {
 
 // Per-block totals that depend only on the evaluated values (Rebind fills them; memory's hot path reads them).
 struct BlockSums {
-    double saved[3] = {0, 0, 0};  // SavedActivationBytes under Recompute none, selective, full
+    double saved[3] = {0, 0, 0};             // SavedActivationBytes under Recompute none, selective, full
     double dense = 0, expert = 0;            // parameters per rank of the block's untied weights
     double tied_dense = 0, tied_expert = 0;  // of its tied weights (held only when pp > 1, see HeldParams)
 };
@@ -21,10 +21,10 @@ struct Job {
     ModelConfig model;
     ParallelConfig par;
     Graph graph;
-    std::vector<double> values;  // graph.pool evaluated for this split: values[e.id]
-    double padded_vocab = 0;     // vocabulary padded to a multiple of tp (Megatron pads to 128*tp)
+    std::vector<double> values;        // graph.pool evaluated for this split: values[e.id]
+    double padded_vocab = 0;           // vocabulary padded to a multiple of tp (Megatron pads to 128*tp)
     double model_flops_per_token = 0;  // ModelStats of the unsplit model: matmul + attention, fwd + bwd
-    BlockSums sums[4];           // by BlockKind, for the current values
+    BlockSums sums[4];                 // by BlockKind, for the current values
 
     double V(Expr e) const { return values[e.id]; }
     // Virtual stages of the whole pipeline (pp x active_vstages), numbered g = chunk * pp + stage.

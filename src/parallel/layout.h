@@ -29,8 +29,8 @@ public:
     int RankOf(const Coord& c) const;
     int Stage(int rank) const { return CoordOf(rank)[kPp]; }
 
-    int GroupSize(GroupKind k) const;    // members of one group of kind k (1: the kind is unused)
-    int GroupCount(GroupKind k) const;   // how many groups of kind k exist
+    int GroupSize(GroupKind k) const;   // members of one group of kind k (1: the kind is unused)
+    int GroupCount(GroupKind k) const;  // how many groups of kind k exist
     // Communicator id written as pg_name: unique over all kinds, > 0, or 0 when rank is in no group of
     // that kind (size 1, or not on the first/last stage for `embed`).
     uint32_t GroupId(GroupKind k, int rank) const;

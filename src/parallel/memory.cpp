@@ -38,7 +38,7 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
         KindCost& c = kinds[static_cast<int>(k)];
         if (!c.done) {
             const BlockSums& b = job.sums[static_cast<int>(k)];  // evaluated by Rebind
-            const bool tied = p.pp > 1;                           // HeldParams: a tied copy counts only then
+            const bool tied = p.pp > 1;                          // HeldParams: a tied copy counts only then
             c.dense = b.dense + (tied ? b.tied_dense : 0);
             c.expert = b.expert + (tied ? b.tied_expert : 0);
             c.act = b.saved[static_cast<int>(p.recompute)];

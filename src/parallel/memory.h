@@ -6,8 +6,8 @@
 namespace sc {
 
 struct StageMemory {
-    double params = 0;       // parameters this rank holds before ZeRO sharding (after TP/EP/PP splits)
-    double weights = 0;      // bytes; ZeRO-3 adds two gathered blocks (current + prefetch)
+    double params = 0;   // parameters this rank holds before ZeRO sharding (after TP/EP/PP splits)
+    double weights = 0;  // bytes; ZeRO-3 adds two gathered blocks (current + prefetch)
     double gradients = 0;
     double optimizer = 0;
     double activations = 0;  // peak over the schedule, plus one layer's recompute working set

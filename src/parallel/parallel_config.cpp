@@ -72,7 +72,8 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "etp") p.etp = ToInt(k, v, kMaxRanks);
     else if (k == "sp") p.sp = ToBool(k, v);
     else if (k == "microbatch" || k == "mb") p.microbatch = ToInt(k, v, kMaxModelDim);
-    else if (k == "batch") p.batch = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxBatch));  // 0 would mean "the default"
+    else if (k == "batch")
+        p.batch = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxBatch));  // 0 would mean "the default"
     else if (k == "vstages") p.vstages = ToInt(k, v, kMaxModelDim), *vstages_given = true;
     else if (k == "zero") p.zero = ToInt(k, v, 3);
     else if (k == "gpus") p.gpus = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxRanks));  // 0 would mean "unchecked"
@@ -83,8 +84,9 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "recompute") p.recompute = ParseRecompute(k, v);
     else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
     else
-        throw Error(Clip(k), "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch batch schedule vstages "
-                             "recompute zero fsdp order gpus uneven bucket_mb");
+        throw Error(Clip(k),
+                    "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch batch schedule vstages "
+                    "recompute zero fsdp order gpus uneven bucket_mb");
 }
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
@@ -98,8 +100,10 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
         std::string k = item.substr(0, eq), v = item.substr(eq + 1);
         const std::string key = CanonicalKey(k);
         if (std::find(seen.begin(), seen.end(), key) != seen.end())
-            throw Error(Clip(k), "given twice in the parallel spec" +
-                                     std::string(key == "microbatch" || key == "zero" ? " (mb is microbatch, fsdp=1 is zero=3)" : ""));
+            throw Error(
+                Clip(k),
+                "given twice in the parallel spec" +
+                    std::string(key == "microbatch" || key == "zero" ? " (mb is microbatch, fsdp=1 is zero=3)" : ""));
         seen.push_back(key);
         SetKey(p, k, v, &vstages_given);
     }
@@ -109,11 +113,11 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
 
 std::string ParallelSpecString(const ParallelConfig& p) {
     std::string s = "tp=" + std::to_string(p.tp) + ",pp=" + std::to_string(p.pp) + ",dp=" + std::to_string(p.dp) +
-                    ",cp=" + std::to_string(p.cp) + ",ep=" + std::to_string(p.ep) + (p.etp > 1 ? ",etp=" + std::to_string(p.etp) : std::string()) + ",sp=" + (p.sp ? "1" : "0") +
+                    ",cp=" + std::to_string(p.cp) + ",ep=" + std::to_string(p.ep) +
+                    (p.etp > 1 ? ",etp=" + std::to_string(p.etp) : std::string()) + ",sp=" + (p.sp ? "1" : "0") +
                     ",microbatch=" + std::to_string(p.microbatch) + ",batch=" + std::to_string(p.global_batch()) +
                     ",schedule=" + NameOf(p.schedule) + ",vstages=" + std::to_string(p.vstages) +
-                    ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) +
-                    ",order=" + p.order;
+                    ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) + ",order=" + p.order;
     if (p.uneven) s += ",uneven=1";
     // Only when set, so the usual split reads as before; a page link carries the split in this form.
     if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
@@ -144,7 +148,8 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
 
     const long long world = 1LL * p.tp * p.cp * p.dp * p.pp;
     if (world > kMaxRanks)
-        throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " ranks; at most " + std::to_string(kMaxRanks) + " (2^24)");
+        throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " ranks; at most " + std::to_string(kMaxRanks) +
+                                " (2^24)");
     if (p.gpus < 0) throw Error("gpus", "gpus=" + S(p.gpus) + " must be a positive integer");
     if (p.gpus > 0 && world != p.gpus)
         throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " but " + S(p.gpus) + " GPUs were given");
@@ -160,22 +165,26 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
 
     // Context parallelism: load-balanced causal attention splits the sequence into 2*cp chunks.
     if (m.seq % (2 * p.cp) && p.cp > 1)
-        throw Error("cp", "cp=" + S(p.cp) + " needs the sequence length " + S(m.seq) + " to split into 2*cp=" +
-                              S(2 * p.cp) + " equal chunks");
+        throw Error("cp", "cp=" + S(p.cp) + " needs the sequence length " + S(m.seq) +
+                              " to split into 2*cp=" + S(2 * p.cp) + " equal chunks");
     long long tokens = 1LL * p.microbatch * m.seq / p.cp;
     if (p.sp && tokens % p.tp)
-        throw Error("sp", "sequence parallelism splits " + std::to_string(tokens) + " tokens per microbatch over tp=" +
-                              S(p.tp) + ", which does not divide them");
+        throw Error("sp", "sequence parallelism splits " + std::to_string(tokens) +
+                              " tokens per microbatch over tp=" + S(p.tp) + ", which does not divide them");
 
     // Expert parallelism lives inside data parallelism.
-    if (p.ep > 1 && !m.is_moe()) throw Error("ep", "ep=" + S(p.ep) + " needs a mixture-of-experts model; " + m.name + " is dense");
+    if (p.ep > 1 && !m.is_moe())
+        throw Error("ep", "ep=" + S(p.ep) + " needs a mixture-of-experts model; " + m.name + " is dense");
     if (m.is_moe() && m.moe.experts % p.ep)
         throw Error("ep", "ep=" + S(p.ep) + " does not divide " + S(m.moe.experts) + " experts");
     if (p.dp % p.ep)
-        throw Error("ep", "ep=" + S(p.ep) + " must divide dp=" + S(p.dp) + " (expert parallelism is carved out of data parallelism)");
+        throw Error("ep", "ep=" + S(p.ep) + " must divide dp=" + S(p.dp) +
+                              " (expert parallelism is carved out of data parallelism)");
     if (p.etp != 1 && p.etp != p.tp)
-        throw Error("etp", "etp=" + S(p.etp) + " must be 1 (whole experts) or tp=" + S(p.tp) + " (experts split over the TP group)");
-    if (p.etp > 1 && !m.is_moe()) throw Error("etp", "etp=" + S(p.etp) + " needs a mixture-of-experts model; " + m.name + " is dense");
+        throw Error("etp", "etp=" + S(p.etp) + " must be 1 (whole experts) or tp=" + S(p.tp) +
+                               " (experts split over the TP group)");
+    if (p.etp > 1 && !m.is_moe())
+        throw Error("etp", "etp=" + S(p.etp) + " needs a mixture-of-experts model; " + m.name + " is dense");
     if (p.etp > 1 && m.moe.expert_ffn % p.etp)
         throw Error("etp", "etp=" + S(p.etp) + " does not divide the expert size expert_ffn=" + S(m.moe.expert_ffn));
     if (m.is_moe() && p.tp > 1 && !p.sp)
@@ -186,9 +195,11 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.schedule != Schedule::interleaved && p.vstages != 1)
         throw Error("vstages", "vstages=" + S(p.vstages) + " needs schedule=interleaved");
     if (p.schedule == Schedule::interleaved && (p.vstages < 2 || p.pp < 2))
-        throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) + ", vstages=" + S(p.vstages) + ")");
+        throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) +
+                                   ", vstages=" + S(p.vstages) + ")");
     if (!p.uneven && m.layers % stages) {
-        if (p.active_vstages() == 1) throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
+        if (p.active_vstages() == 1)
+            throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
     if (m.layers < stages)
@@ -198,15 +209,16 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     // the traces' cost grows with the count).
     const long long per_step = 1LL * p.microbatch * p.dp;
     if (per_step > kMaxBatch)
-        throw Error("microbatch", "microbatch*dp = " + S(p.microbatch) + "*" + S(p.dp) + " = " + std::to_string(per_step) +
-                                      " sequences per step; at most " + std::to_string(kMaxBatch));
+        throw Error("microbatch", "microbatch*dp = " + S(p.microbatch) + "*" + S(p.dp) + " = " +
+                                      std::to_string(per_step) + " sequences per step; at most " +
+                                      std::to_string(kMaxBatch));
     if (p.global_batch() / per_step > kMaxMicrobatches)
         throw Error("batch", "batch=" + S(p.global_batch()) + " is " + std::to_string(p.global_batch() / per_step) +
-                                 " microbatches of microbatch*dp = " + std::to_string(per_step) + " per step; at most " +
-                                 std::to_string(kMaxMicrobatches) + " (raise microbatch)");
+                                 " microbatches of microbatch*dp = " + std::to_string(per_step) +
+                                 " per step; at most " + std::to_string(kMaxMicrobatches) + " (raise microbatch)");
     if (p.global_batch() % per_step)
-        throw Error("batch", "batch=" + S(p.global_batch()) + " is not a multiple of microbatch*dp = " + S(p.microbatch) + "*" +
-                                 S(p.dp) + " = " + std::to_string(per_step));
+        throw Error("batch", "batch=" + S(p.global_batch()) + " is not a multiple of microbatch*dp = " +
+                                 S(p.microbatch) + "*" + S(p.dp) + " = " + std::to_string(per_step));
     if (p.schedule == Schedule::interleaved && p.microbatches() % p.pp)
         throw Error("batch", "interleaved 1F1B needs the number of microbatches (" + S(p.microbatches()) +
                                  ") to be a multiple of pp=" + S(p.pp));
@@ -229,7 +241,9 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
             pos = c + 1;
         }
         if (!ok || parts != 4)
-            throw Error("order", "order=" + p.order + " must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
+            throw Error("order",
+                        "order=" + p.order +
+                            " must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
     }
 }
 

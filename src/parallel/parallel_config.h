@@ -23,23 +23,23 @@ Schedule ParseSchedule(const std::string& field, const std::string& name);
 Recompute ParseRecompute(const std::string& field, const std::string& name);
 
 struct ParallelConfig {
-    int tp = 1;   // tensor parallel (Megatron column/row split)
-    int pp = 1;   // pipeline stages
-    int dp = 1;   // data parallel replicas
-    int cp = 1;   // context parallel (sequence split for attention, ring exchange of K/V)
-    int ep = 1;   // expert parallel, carved out of dp (Megatron-Core): ep divides dp
-    int etp = 1;  // expert tensor parallel: 1 (experts whole) or tp (each expert split over the TP group)
-    bool sp = false;        // sequence parallel beside TP (Korthikanti et al. 2022)
-    int microbatch = 1;     // sequences per microbatch
-    int batch = 0;          // global batch in sequences; 0 means microbatch * dp (one microbatch)
+    int tp = 1;          // tensor parallel (Megatron column/row split)
+    int pp = 1;          // pipeline stages
+    int dp = 1;          // data parallel replicas
+    int cp = 1;          // context parallel (sequence split for attention, ring exchange of K/V)
+    int ep = 1;          // expert parallel, carved out of dp (Megatron-Core): ep divides dp
+    int etp = 1;         // expert tensor parallel: 1 (experts whole) or tp (each expert split over the TP group)
+    bool sp = false;     // sequence parallel beside TP (Korthikanti et al. 2022)
+    int microbatch = 1;  // sequences per microbatch
+    int batch = 0;       // global batch in sequences; 0 means microbatch * dp (one microbatch)
     Schedule schedule = Schedule::one_f_one_b;
-    int vstages = 1;        // model chunks per pipeline rank (interleaved 1F1B); 1 otherwise
+    int vstages = 1;  // model chunks per pipeline rank (interleaved 1F1B); 1 otherwise
     Recompute recompute = Recompute::none;
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)
     std::string order = "tp-cp-dp-pp";  // rank layout, fastest-varying first, dash-separated
-    int gpus = 0;           // when set, must equal tp*cp*dp*pp
+    int gpus = 0;                       // when set, must equal tp*cp*dp*pp
 
     int world() const { return tp * cp * dp * pp; }
     int global_batch() const { return batch > 0 ? batch : microbatch * dp; }

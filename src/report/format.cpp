@@ -43,12 +43,9 @@ std::string FormatNumber(const char* printf_format, double v) {
 
 std::string FormatSeconds(double s, TimeStyle style) {
     char buf[64];
-    if (s >= 1)
-        std::snprintf(buf, sizeof buf, "%.*f s", style.s_decimals, s);
-    else if (s >= 1e-3 || !style.down_to_us)
-        std::snprintf(buf, sizeof buf, "%.*f ms", style.ms_decimals, s * 1e3);
-    else
-        std::snprintf(buf, sizeof buf, "%.*f us", style.ms_decimals, s * 1e6);
+    if (s >= 1) std::snprintf(buf, sizeof buf, "%.*f s", style.s_decimals, s);
+    else if (s >= 1e-3 || !style.down_to_us) std::snprintf(buf, sizeof buf, "%.*f ms", style.ms_decimals, s * 1e3);
+    else std::snprintf(buf, sizeof buf, "%.*f us", style.ms_decimals, s * 1e6);
     return buf;
 }
 

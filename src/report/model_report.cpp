@@ -21,7 +21,8 @@ std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
     };
     o += "Model: " + m.name + "\n";
     line("parameters", FormatCount(st.params) + " (" + FormatInt(st.params) + ")");
-    if (m.is_moe()) line("  active per token", FormatCount(st.active_params) + " (" + FormatInt(st.active_params) + ")");
+    if (m.is_moe())
+        line("  active per token", FormatCount(st.active_params) + " (" + FormatInt(st.active_params) + ")");
     line("  embedding tables", FormatCount(st.embedding_params));
     o += "Training FLOPs per token (seq " + std::to_string(st.seq) + ", forward + backward)\n";
     line("  matmul", FormatFlops(st.matmul_flops_per_token));
@@ -43,12 +44,9 @@ std::string ModelReportJson(const ModelConfig& m, const ModelStats& st) {
     j["active_params"] = st.active_params;
     j["embedding_params"] = st.embedding_params;
     j["seq"] = st.seq;
-    j["flops_per_token"] = {{"matmul", st.matmul_flops_per_token},
-                            {"attention", st.attention_flops_per_token},
-                            {"model", st.model_flops_per_token()},
-                            {"vector", st.vector_flops_per_token},
-                            {"six_n", st.six_n_flops_per_token()},
-                            {"forward", st.forward_flops_per_token}};
+    j["flops_per_token"] = {{"matmul", st.matmul_flops_per_token}, {"attention", st.attention_flops_per_token},
+                            {"model", st.model_flops_per_token()}, {"vector", st.vector_flops_per_token},
+                            {"six_n", st.six_n_flops_per_token()}, {"forward", st.forward_flops_per_token}};
     j["precision"] = {{"compute", NameOf(m.precision.compute)},
                       {"grad", NameOf(m.precision.grad)},
                       {"master", NameOf(m.precision.master)},

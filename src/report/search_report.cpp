@@ -11,9 +11,18 @@ namespace sc {
 namespace {
 
 nlohmann::ordered_json LayoutJson(const ParallelConfig& p) {
-    return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
-            {"microbatch", p.microbatch}, {"schedule", NameOf(p.schedule)}, {"vstages", p.vstages},
-            {"recompute", NameOf(p.recompute)}, {"zero", p.zero}, {"spec", ParallelSpecString(p)}};
+    return {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"cp", p.cp},
+            {"ep", p.ep},
+            {"sp", p.sp},
+            {"microbatch", p.microbatch},
+            {"schedule", NameOf(p.schedule)},
+            {"vstages", p.vstages},
+            {"recompute", NameOf(p.recompute)},
+            {"zero", p.zero},
+            {"spec", ParallelSpecString(p)}};
 }
 
 nlohmann::ordered_json StatsJson(const SearchStats& s) {
@@ -101,8 +110,8 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
     if (f == SweepFormat::json) {
         nlohmann::ordered_json j;
         j["model"] = row.model;
-        j["point"] = {{"flops", pt.flops},   {"hbm_bw", pt.hbm_bw},     {"hbm_capacity", pt.hbm_capacity},
-                      {"domain", pt.domain}, {"net_bw", pt.net_bw},     {"topology", NameOf(pt.topology)},
+        j["point"] = {{"flops", pt.flops},     {"hbm_bw", pt.hbm_bw}, {"hbm_capacity", pt.hbm_capacity},
+                      {"domain", pt.domain},   {"net_bw", pt.net_bw}, {"topology", NameOf(pt.topology)},
                       {"overlap", pt.overlap}, {"inr", pt.inr}};
         j["gpus"] = req.gpus;
         j["batch"] = req.batch;

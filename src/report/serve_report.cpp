@@ -23,8 +23,8 @@ std::string LengthText(const LengthDist& d) {
         case LengthDist::Kind::fixed: return std::to_string(d.min);
         case LengthDist::Kind::uniform: return "uniform " + std::to_string(d.min) + ".." + std::to_string(d.max);
         case LengthDist::Kind::normal:
-            return "normal " + Fmt("%g", d.mean) + " +- " + Fmt("%g", d.stddev) + " in " + std::to_string(d.min) + ".." +
-                   std::to_string(d.max);
+            return "normal " + Fmt("%g", d.mean) + " +- " + Fmt("%g", d.stddev) + " in " + std::to_string(d.min) +
+                   ".." + std::to_string(d.max);
         case LengthDist::Kind::empirical: return "empirical, " + std::to_string(d.values.size()) + " values";
     }
     return "?";
@@ -34,7 +34,8 @@ std::string ArrivalText(const Workload& w) {
     switch (w.arrival) {
         case ArrivalKind::poisson: return "Poisson at " + Fmt("%g", w.rate) + " req/s";
         case ArrivalKind::gamma: return "gamma at " + Fmt("%g", w.rate) + " req/s, CV " + Fmt("%g", w.cv);
-        case ArrivalKind::fixed_rate: return "every " + FormatSeconds(1 / w.rate) + " (" + Fmt("%g", w.rate) + " req/s)";
+        case ArrivalKind::fixed_rate:
+            return "every " + FormatSeconds(1 / w.rate) + " (" + Fmt("%g", w.rate) + " req/s)";
         case ArrivalKind::closed_loop: return std::to_string(w.concurrency) + " closed-loop clients";
         case ArrivalKind::offline: return "all queued at time 0";
         case ArrivalKind::trace: return "replayed trace";
@@ -70,31 +71,56 @@ Json LatencyJson(const LatencySummary& l) {
 }
 
 Json KvJson(const KvCapacity& k) {
-    return {{"memory_bytes", k.memory_bytes}, {"weight_bytes", k.weight_bytes}, {"workspace_bytes", k.workspace_bytes},
-            {"kv_bytes", k.kv_bytes}, {"kv_bytes_per_token", k.kv_bytes_per_token}, {"blocks", k.blocks},
+    return {{"memory_bytes", k.memory_bytes},
+            {"weight_bytes", k.weight_bytes},
+            {"workspace_bytes", k.workspace_bytes},
+            {"kv_bytes", k.kv_bytes},
+            {"kv_bytes_per_token", k.kv_bytes_per_token},
+            {"blocks", k.blocks},
             {"block_size", k.block_size}};
 }
 
 Json ResultJson(const ServingResult& r, bool series) {
-    Json j = {{"completed", r.completed}, {"gpus", r.gpus}, {"duration_s", r.duration},
-              {"ttft_s", LatencyJson(r.ttft)}, {"tpot_s", LatencyJson(r.tpot)}, {"e2e_s", LatencyJson(r.e2e)},
-              {"requests_per_s", r.requests_per_s}, {"input_tokens_per_s", r.input_tokens_per_s},
-              {"output_tokens_per_s", r.output_tokens_per_s}, {"requests_per_s_per_gpu", r.requests_per_s_per_gpu},
-              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu}, {"slo_attainment", r.slo_attainment},
-              {"goodput_requests_per_s", r.goodput_requests_per_s}, {"kv_blocks", r.kv_blocks},
-              {"decode_kv_blocks", r.decode_kv_blocks}, {"kv_occupancy_mean", r.kv_occupancy_mean},
-              {"kv_occupancy_peak", r.kv_occupancy_peak}, {"preemptions", r.preemptions},
-              {"swapped_bytes", r.swapped_bytes}, {"iterations", r.iterations},
-              {"mean_batch_tokens", r.mean_batch_tokens}, {"mean_running", r.mean_running},
-              {"mean_in_system", r.mean_in_system}, {"mean_waiting", r.mean_waiting},
-              {"kv_transfers", r.kv_transfers}, {"kv_transfer_mean_s", r.kv_transfer_mean},
-              {"busy_s", {{"linear", r.busy.linear}, {"attention", r.busy.attention},
-                          {"elementwise", r.busy.elementwise}, {"tp_comm", r.busy.tp_comm}, {"head", r.busy.head}}}};
+    Json j = {{"completed", r.completed},
+              {"gpus", r.gpus},
+              {"duration_s", r.duration},
+              {"ttft_s", LatencyJson(r.ttft)},
+              {"tpot_s", LatencyJson(r.tpot)},
+              {"e2e_s", LatencyJson(r.e2e)},
+              {"requests_per_s", r.requests_per_s},
+              {"input_tokens_per_s", r.input_tokens_per_s},
+              {"output_tokens_per_s", r.output_tokens_per_s},
+              {"requests_per_s_per_gpu", r.requests_per_s_per_gpu},
+              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+              {"slo_attainment", r.slo_attainment},
+              {"goodput_requests_per_s", r.goodput_requests_per_s},
+              {"kv_blocks", r.kv_blocks},
+              {"decode_kv_blocks", r.decode_kv_blocks},
+              {"kv_occupancy_mean", r.kv_occupancy_mean},
+              {"kv_occupancy_peak", r.kv_occupancy_peak},
+              {"preemptions", r.preemptions},
+              {"swapped_bytes", r.swapped_bytes},
+              {"iterations", r.iterations},
+              {"mean_batch_tokens", r.mean_batch_tokens},
+              {"mean_running", r.mean_running},
+              {"mean_in_system", r.mean_in_system},
+              {"mean_waiting", r.mean_waiting},
+              {"kv_transfers", r.kv_transfers},
+              {"kv_transfer_mean_s", r.kv_transfer_mean},
+              {"busy_s",
+               {{"linear", r.busy.linear},
+                {"attention", r.busy.attention},
+                {"elementwise", r.busy.elementwise},
+                {"tp_comm", r.busy.tp_comm},
+                {"head", r.busy.head}}}};
     if (series) {
         Json pts = Json::array();
         for (const SeriesPoint& p : r.series)
-            pts.push_back({{"start_s", p.start}, {"end_s", p.end}, {"kv_occupancy", p.kv_occupancy},
-                           {"running", p.running}, {"waiting", p.waiting}});
+            pts.push_back({{"start_s", p.start},
+                           {"end_s", p.end},
+                           {"kv_occupancy", p.kv_occupancy},
+                           {"running", p.running},
+                           {"waiting", p.waiting}});
         j["series"] = std::move(pts);
     }
     return j;
@@ -102,13 +128,19 @@ Json ResultJson(const ServingResult& r, bool series) {
 
 Json DeploymentJson(const ServingConfig& c, const System& sys) {
     const Workload& w = c.workload;
-    Json j = {{"model", c.model.name}, {"system", sys.name}, {"accelerator", sys.accelerator.name},
+    Json j = {{"model", c.model.name},
+              {"system", sys.name},
+              {"accelerator", sys.accelerator.name},
               {"pool", {{"tp", c.pool.tp}, {"replicas", c.pool.replicas}}}};
     if (c.decode_pool) j["decode_pool"] = {{"tp", c.decode_pool->tp}, {"replicas", c.decode_pool->replicas}};
-    j["precision"] = {{"weights", NameOf(c.precision.weights)}, {"compute", NameOf(c.precision.compute)},
+    j["precision"] = {{"weights", NameOf(c.precision.weights)},
+                      {"compute", NameOf(c.precision.compute)},
                       {"kv_cache", NameOf(c.precision.kv_cache)}};
-    j["workload"] = {{"arrival", NameOf(w.arrival)}, {"rate", w.rate}, {"requests", w.requests},
-                     {"input", LengthText(w.input)}, {"output", LengthText(w.output)}};
+    j["workload"] = {{"arrival", NameOf(w.arrival)},
+                     {"rate", w.rate},
+                     {"requests", w.requests},
+                     {"input", LengthText(w.input)},
+                     {"output", LengthText(w.output)}};
     j["slo"] = {{"ttft_s", c.slo.ttft}, {"tpot_s", c.slo.tpot}};
     return j;
 }
@@ -135,8 +167,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         o += "pool           " + PoolText(c.pool) + "\n";
     }
     o += "engine         " + EngineText(c.engine) + "\n";
-    o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) + ", input " +
-         LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens\n";
+    o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) +
+         ", input " + LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens\n";
     o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
     if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
     if (run.transfer)
@@ -164,7 +196,9 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     const double busy = r.busy.total();
     if (busy > 0) {
         o += "busy time      ";
-        auto part = [&](const char* label, double v) { o += std::string(label) + " " + Fmt("%.1f%%", 100 * v / busy) + " "; };
+        auto part = [&](const char* label, double v) {
+            o += std::string(label) + " " + Fmt("%.1f%%", 100 * v / busy) + " ";
+        };
         part("GEMMs", r.busy.linear);
         part("attention", r.busy.attention);
         part("elementwise", r.busy.elementwise);
@@ -179,17 +213,18 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
     Json j = {{"deployment", DeploymentJson(q.config, *q.system)}, {"kv", KvJson(run.kv)}};
     if (run.decode_kv) j["decode_kv"] = KvJson(*run.decode_kv);
     if (run.transfer)
-        j["kv_transfer"] = {{"latency_s", run.transfer->latency}, {"seconds_per_token", run.transfer->seconds_per_token}};
+        j["kv_transfer"] = {{"latency_s", run.transfer->latency},
+                            {"seconds_per_token", run.transfer->seconds_per_token}};
     j["result"] = ResultJson(run.result, true);
     return j.dump(2) + "\n";
 }
 
 std::string ServeSweepReportText(const engine::ServeSweepSnapshot& s, const std::vector<engine::ServeSweepPoint>& pts) {
     const ServingConfig& c = s.config;
-    std::string o = "Rate sweep: " + c.model.name + " on " + s.system.accelerator.name + ", " +
-                    (c.decode_pool ? "prefill " + PoolText(c.pool) + " + decode " + PoolText(*c.decode_pool)
-                                   : PoolText(c.pool)) +
-                    ", " + std::to_string(c.workload.requests) + " requests per point, SLO " + SloText(c.slo) + "\n";
+    std::string o =
+        "Rate sweep: " + c.model.name + " on " + s.system.accelerator.name + ", " +
+        (c.decode_pool ? "prefill " + PoolText(c.pool) + " + decode " + PoolText(*c.decode_pool) : PoolText(c.pool)) +
+        ", " + std::to_string(c.workload.requests) + " requests per point, SLO " + SloText(c.slo) + "\n";
     char buf[320];
     std::snprintf(buf, sizeof buf, "%10s %10s %12s %10s %7s %11s %11s %11s %11s %11s %11s\n", "offered", "req/s",
                   "out tok/s", "goodput", "SLO", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p50", "E2E p99");

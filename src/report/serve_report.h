@@ -14,7 +14,9 @@ std::string ServeReportText(const engine::ServeRequest& request, const engine::S
 std::string ServeReportJson(const engine::ServeRequest& request, const engine::ServeResult& result);
 
 // A rate sweep: one row per offered rate (throughput, goodput, TTFT / TPOT / E2E p50 and p99).
-std::string ServeSweepReportText(const engine::ServeSweepSnapshot& snap, const std::vector<engine::ServeSweepPoint>& points);
-std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& snap, const std::vector<engine::ServeSweepPoint>& points);
+std::string ServeSweepReportText(const engine::ServeSweepSnapshot& snap,
+                                 const std::vector<engine::ServeSweepPoint>& points);
+std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& snap,
+                                 const std::vector<engine::ServeSweepPoint>& points);
 
 }  // namespace sc

@@ -42,8 +42,9 @@ std::string SummaryReportText(const Job& job, const TraceSummary& s) {
                       FormatBytes(c.compute_bytes).c_str());
         o += buf;
         for (const CollectiveTotal& t : c.collectives) {
-            std::snprintf(buf, sizeof buf, "  %-14s on %-5s (group of %d): %llu x, %s\n", NameOf(t.type), NameOf(t.group),
-                          t.group_size, static_cast<unsigned long long>(t.count), FormatBytes(t.bytes).c_str());
+            std::snprintf(buf, sizeof buf, "  %-14s on %-5s (group of %d): %llu x, %s\n", NameOf(t.type),
+                          NameOf(t.group), t.group_size, static_cast<unsigned long long>(t.count),
+                          FormatBytes(t.bytes).c_str());
             o += buf;
         }
         if (c.sends || c.recvs) {
@@ -53,10 +54,11 @@ std::string SummaryReportText(const Job& job, const TraceSummary& s) {
             o += buf;
         }
         const StageMemory& m = c.memory;
-        std::snprintf(buf, sizeof buf,
-                      "  memory %s: weights %s, gradients %s, optimizer %s, activations %s (%d microbatches in flight)\n",
-                      FormatBytes(m.total()).c_str(), FormatBytes(m.weights).c_str(), FormatBytes(m.gradients).c_str(),
-                      FormatBytes(m.optimizer).c_str(), FormatBytes(m.activations).c_str(), m.peak_inflight);
+        std::snprintf(
+            buf, sizeof buf,
+            "  memory %s: weights %s, gradients %s, optimizer %s, activations %s (%d microbatches in flight)\n",
+            FormatBytes(m.total()).c_str(), FormatBytes(m.weights).c_str(), FormatBytes(m.gradients).c_str(),
+            FormatBytes(m.optimizer).c_str(), FormatBytes(m.activations).c_str(), m.peak_inflight);
         o += buf;
     }
     return o;
@@ -70,28 +72,38 @@ std::string SummaryReportJson(const Job& job, const TraceSummary& s) {
     j["microbatches"] = s.microbatches;
     j["total_flops"] = s.total_flops;
     j["total_comm_bytes"] = s.total_comm_bytes;
-    j["size_convention"] = "comm_size is bytes of the whole buffer: all-reduce buffer, all-gather output, "
-                           "reduce-scatter input, all-to-all send buffer";
+    j["size_convention"] =
+        "comm_size is bytes of the whole buffer: all-reduce buffer, all-gather output, "
+        "reduce-scatter input, all-to-all send buffer";
     nlohmann::ordered_json classes = nlohmann::ordered_json::array();
     for (const RankClass& c : s.classes) {
         nlohmann::ordered_json x;
         x["stage"] = c.stage;
         x["ranks"] = c.ranks;
         x["example_ranks"] = c.example_ranks;
-        x["nodes"] = {{"total", c.total_nodes}, {"comp", c.nodes[4]}, {"comm_coll", c.nodes[7]},
-                      {"comm_send", c.nodes[5]}, {"comm_recv", c.nodes[6]}};
-        x["flops"] = {{"total", c.flops}, {"matmul", c.matmul_flops}, {"attention", c.attention_flops},
+        x["nodes"] = {{"total", c.total_nodes},
+                      {"comp", c.nodes[4]},
+                      {"comm_coll", c.nodes[7]},
+                      {"comm_send", c.nodes[5]},
+                      {"comm_recv", c.nodes[6]}};
+        x["flops"] = {{"total", c.flops},
+                      {"matmul", c.matmul_flops},
+                      {"attention", c.attention_flops},
                       {"recompute", c.recompute_flops}};
         x["compute_bytes"] = c.compute_bytes;
         nlohmann::ordered_json colls = nlohmann::ordered_json::array();
         for (const CollectiveTotal& t : c.collectives)
-            colls.push_back({{"type", NameOf(t.type)}, {"group", NameOf(t.group)}, {"group_size", t.group_size},
-                             {"count", t.count}, {"bytes", t.bytes}});
+            colls.push_back({{"type", NameOf(t.type)},
+                             {"group", NameOf(t.group)},
+                             {"group_size", t.group_size},
+                             {"count", t.count},
+                             {"bytes", t.bytes}});
         x["collectives"] = colls;
-        x["pipeline"] = {{"sends", c.sends}, {"send_bytes", c.send_bytes}, {"recvs", c.recvs}, {"recv_bytes", c.recv_bytes}};
-        x["memory"] = {{"weights", c.memory.weights},         {"gradients", c.memory.gradients},
-                       {"optimizer", c.memory.optimizer},     {"activations", c.memory.activations},
-                       {"total", c.memory.total()},           {"peak_inflight_microbatches", c.memory.peak_inflight}};
+        x["pipeline"] = {
+            {"sends", c.sends}, {"send_bytes", c.send_bytes}, {"recvs", c.recvs}, {"recv_bytes", c.recv_bytes}};
+        x["memory"] = {{"weights", c.memory.weights},     {"gradients", c.memory.gradients},
+                       {"optimizer", c.memory.optimizer}, {"activations", c.memory.activations},
+                       {"total", c.memory.total()},       {"peak_inflight_microbatches", c.memory.peak_inflight}};
         classes.push_back(x);
     }
     j["classes"] = classes;

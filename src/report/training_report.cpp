@@ -45,8 +45,8 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     for (size_t s = 0; s < e.memory.size() && e.memory.size() <= 8; ++s) {
         const StageMemory& m = e.memory[s];
         std::snprintf(buf, sizeof buf, "%s = w %s + g %s + opt %s + act %s", FormatBytes(m.total()).c_str(),
-                      FormatBytes(m.weights).c_str(), FormatBytes(m.gradients).c_str(), FormatBytes(m.optimizer).c_str(),
-                      FormatBytes(m.activations).c_str());
+                      FormatBytes(m.weights).c_str(), FormatBytes(m.gradients).c_str(),
+                      FormatBytes(m.optimizer).c_str(), FormatBytes(m.activations).c_str());
         line("  stage " + std::to_string(s), buf);
     }
     if (e.energy_joules_per_step > 0) {
@@ -84,16 +84,22 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["hardware_tflops_per_gpu"] = InTera(e.hardware_flops_per_gpu_per_s);
     j["tokens_per_second"] = e.tokens_per_second;
     j["model_flops_per_step"] = e.model_flops_per_step;
-    j["memory"] = {{"peak_bytes", e.memory_peak}, {"capacity_bytes", e.memory_capacity}, {"fits", e.fits},
+    j["memory"] = {{"peak_bytes", e.memory_peak},
+                   {"capacity_bytes", e.memory_capacity},
+                   {"fits", e.fits},
                    {"message", e.memory_message}};
     nlohmann::ordered_json stages = nlohmann::ordered_json::array();
     for (const StageMemory& m : e.memory)
-        stages.push_back({{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
-                          {"activations", m.activations}, {"total", m.total()}});
+        stages.push_back({{"weights", m.weights},
+                          {"gradients", m.gradients},
+                          {"optimizer", m.optimizer},
+                          {"activations", m.activations},
+                          {"total", m.total()}});
     j["memory"]["stages"] = stages;
     j["energy_joules_per_step"] = e.energy_joules_per_step;
     if (e.days_to_train > 0)
-        j["to_train"] = {{"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
+        j["to_train"] = {
+            {"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
     j["warnings"] = LayoutWarnings(job.par, e);
     return j.dump(2) + "\n";
 }

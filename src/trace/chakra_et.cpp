@@ -19,13 +19,13 @@ namespace {
 
 // Field numbers of et_def.proto (section 3).
 constexpr uint32_t kMetaVersion = 1;
-constexpr uint32_t kNodeId = 1, kNodeName = 2, kNodeType = 3, kNodeCtrlDeps = 4, kNodeDataDeps = 5,
-                   kNodeDuration = 7, kNodeAttr = 10;
+constexpr uint32_t kNodeId = 1, kNodeName = 2, kNodeType = 3, kNodeCtrlDeps = 4, kNodeDataDeps = 5, kNodeDuration = 7,
+                   kNodeAttr = 10;
 constexpr uint32_t kAttrName = 1;
 // AttributeProto oneof members we write or convert on reading.
-constexpr uint32_t kInt32Val = 7, kInt64Val = 9, kUint32Val = 11, kUint64Val = 13, kSint32Val = 15,
-                   kSint64Val = 17, kFixed32Val = 19, kFixed64Val = 21, kSfixed32Val = 23, kSfixed64Val = 25,
-                   kBoolVal = 27, kStringVal = 29;
+constexpr uint32_t kInt32Val = 7, kInt64Val = 9, kUint32Val = 11, kUint64Val = 13, kSint32Val = 15, kSint64Val = 17,
+                   kFixed32Val = 19, kFixed64Val = 21, kSfixed32Val = 23, kSfixed64Val = 25, kBoolVal = 27,
+                   kStringVal = 29;
 
 // A record's length prefix is a varint32: at most 5 bytes.
 constexpr size_t kFrameRoom = 5;
@@ -38,7 +38,10 @@ using protozero::pbf_wire_type;
 
 // {name: "is_cpu_op", bool_val: false}, the byte example of section 3. It is on every node, so it is
 // copied in whole; bool_val 0 must be present or the oneof reads as "not set" (section 6).
-constexpr char kIsCpuOpFalseBytes[] = "\x0a\x09" "is_cpu_op" "\xd8\x01\x00";
+constexpr char kIsCpuOpFalseBytes[] =
+    "\x0a\x09"
+    "is_cpu_op"
+    "\xd8\x01\x00";
 constexpr std::string_view kIsCpuOpFalse{kIsCpuOpFalseBytes, sizeof(kIsCpuOpFalseBytes) - 1};
 
 // The constant start of an AttributeProto: its name field and the tag of its oneof value member. Every
@@ -108,8 +111,7 @@ protozero::fixed_size_buffer_adaptor BodyOf(std::string& record, size_t bound) {
 // Upper bound of a node's encoded size: fixed fields <= 11 bytes each, the name and deps with their
 // tags and lengths, and at most five attributes (is_cpu_op + four per type).
 size_t NodeSizeBound(const EtNode& n) {
-    return 4 * 11 + (6 + n.name.size()) + 2 * 6 + 10 * (n.data_deps.size() + n.ctrl_deps.size()) +
-           5 * kMaxAttrBytes;
+    return 4 * 11 + (6 + n.name.size()) + 2 * 6 + 10 * (n.data_deps.size() + n.ctrl_deps.size()) + 5 * kMaxAttrBytes;
 }
 
 // Protobuf parsers reject a message whose string field is not UTF-8, so a bad name would hide the node.
@@ -233,8 +235,8 @@ void ValidateRankInvariant(const EtNode& n) {
     if (n.type == EtNodeType::comm_send || n.type == EtNodeType::comm_recv) {
         // The analytical backend asserts size > 0 and tag >= 0, and pairs the two ends on (src, dst, tag, size).
         if (n.comm_size <= 0)
-            throw Error("comm_size", NodeLabel(n) + ": comm_size " + std::to_string(n.comm_size) +
-                                         " must be > 0 for a send/recv");
+            throw Error("comm_size",
+                        NodeLabel(n) + ": comm_size " + std::to_string(n.comm_size) + " must be > 0 for a send/recv");
         if (n.comm_tag < 0)
             throw Error("comm_tag", NodeLabel(n) + ": comm_tag " + std::to_string(n.comm_tag) + " is negative");
     }
@@ -284,9 +286,7 @@ void EncodeRankInvariant(Pbf& w, const EtNode& n) {
             AddVarintAttr(w, kTensorSize, n.tensor_size);
             break;
         case EtNodeType::mem_load:
-        case EtNodeType::mem_store:
-            AddVarintAttr(w, kTensorSize, n.tensor_size);
-            break;
+        case EtNodeType::mem_store: AddVarintAttr(w, kTensorSize, n.tensor_size); break;
         case EtNodeType::comm_coll:
             AddInt64Attr(w, kCommType, static_cast<int64_t>(n.comm_type));
             AddInt64Attr(w, kCommSize, n.comm_size);
@@ -297,8 +297,7 @@ void EncodeRankInvariant(Pbf& w, const EtNode& n) {
             AddInt32Attr(w, kCommTag, n.comm_tag);
             break;
         case EtNodeType::invalid:
-        case EtNodeType::metadata:
-            break;
+        case EtNodeType::metadata: break;
     }
 }
 
@@ -316,8 +315,7 @@ void EncodeRankDependent(Pbf& w, const EtNode& n, int32_t rank) {
             AddInt32Attr(w, kCommSrc, n.comm_src);
             AddInt32Attr(w, kCommDst, rank);
             break;
-        default:
-            break;
+        default: break;
     }
 }
 
@@ -387,10 +385,20 @@ struct AttrValue {
 
 pbf_wire_type WireTypeOfMember(uint32_t f) {
     switch (f) {
-        case 3: case 21: case 25: return pbf_wire_type::fixed64;  // double, fixed64, sfixed64
-        case 5: case 19: case 23: return pbf_wire_type::fixed32;  // float, fixed32, sfixed32
-        case 7: case 9: case 11: case 13: case 15: case 17: case 27: return pbf_wire_type::varint;
-        default: return pbf_wire_type::length_delimited;            // lists, string, bytes
+        case 3:
+        case 21:
+        case 25: return pbf_wire_type::fixed64;  // double, fixed64, sfixed64
+        case 5:
+        case 19:
+        case 23: return pbf_wire_type::fixed32;  // float, fixed32, sfixed32
+        case 7:
+        case 9:
+        case 11:
+        case 13:
+        case 15:
+        case 17:
+        case 27: return pbf_wire_type::varint;
+        default: return pbf_wire_type::length_delimited;  // lists, string, bytes
     }
 }
 
@@ -439,10 +447,10 @@ AttrValue ParseAttr(protozero::data_view bytes) {
 
 uint64_t IntOf(const AttrValue& a) {
     if (a.kind == AttrKind::integer) return a.raw;
-    throw Error(std::string(a.name), a.kind == AttrKind::unset
-                                         ? "attribute has no value set (FeederV3 rejects it)"
-                                         : "attribute value kind (oneof member " + std::to_string(a.field) +
-                                               ") is not an integer kind");
+    throw Error(std::string(a.name),
+                a.kind == AttrKind::unset
+                    ? "attribute has no value set (FeederV3 rejects it)"
+                    : "attribute value kind (oneof member " + std::to_string(a.field) + ") is not an integer kind");
 }
 
 uint32_t PgOf(const AttrValue& a) {
@@ -510,7 +518,8 @@ void DecodeNode(std::string_view rec, EtNode* n) {
         const bool ld = r.wire_type() == pbf_wire_type::length_delimited;
         switch (r.tag()) {
             case kNodeId:
-                if (varint) n->id = r.get_uint64(); else r.skip();
+                if (varint) n->id = r.get_uint64();
+                else r.skip();
                 break;
             case kNodeName:
                 if (ld) {
@@ -521,15 +530,18 @@ void DecodeNode(std::string_view rec, EtNode* n) {
                 }
                 break;
             case kNodeType:
-                if (varint) n->type = static_cast<EtNodeType>(r.get_enum()); else r.skip();
+                if (varint) n->type = static_cast<EtNodeType>(r.get_enum());
+                else r.skip();
                 break;
             case kNodeCtrlDeps: AppendDeps(r, &n->ctrl_deps); break;
             case kNodeDataDeps: AppendDeps(r, &n->data_deps); break;
             case kNodeDuration:
-                if (varint) n->duration_micros = r.get_uint64(); else r.skip();
+                if (varint) n->duration_micros = r.get_uint64();
+                else r.skip();
                 break;
             case kNodeAttr:
-                if (ld) ApplyAttr(ParseAttr(r.get_view()), n, &seen); else r.skip();
+                if (ld) ApplyAttr(ParseAttr(r.get_view()), n, &seen);
+                else r.skip();
                 break;
             default: r.skip();  // start_time_micros, inputs, outputs, unknown fields
         }
@@ -546,10 +558,8 @@ EtReader::EtReader(std::string_view bytes) : bytes_(bytes) {
     try {
         protozero::pbf_reader r{rec.data(), rec.size()};
         while (r.next()) {
-            if (r.tag() == kMetaVersion && r.wire_type() == pbf_wire_type::length_delimited)
-                version_ = r.get_string();
-            else
-                r.skip();
+            if (r.tag() == kMetaVersion && r.wire_type() == pbf_wire_type::length_delimited) version_ = r.get_string();
+            else r.skip();
         }
     } catch (const protozero::exception& e) {
         throw Error("", AtOffset(0) + "GlobalMetadata does not parse: " + e.what());
@@ -568,8 +578,7 @@ std::string_view EtReader::NextRecord() {
         len |= uint64_t{b & 0x7Fu} << shift;
         if (b < 0x80) break;
     }
-    if (len > std::numeric_limits<uint32_t>::max())
-        throw Error("", AtOffset(start) + "length exceeds 32 bits");
+    if (len > std::numeric_limits<uint32_t>::max()) throw Error("", AtOffset(start) + "length exceeds 32 bits");
     if (len > n - p)
         throw Error("", AtOffset(start) + "declares " + std::to_string(len) + " bytes but only " +
                             std::to_string(n - p) + " remain (truncated file)");

@@ -62,7 +62,7 @@ struct EtNode {
     uint64_t tensor_size = 0;  // COMP: bytes touched; MEM_LOAD / MEM_STORE: bytes moved
 
     CollectiveType comm_type = CollectiveType::all_reduce;  // COLL
-    int64_t comm_size = 0;  // COLL / SEND / RECV: bytes
+    int64_t comm_size = 0;                                  // COLL / SEND / RECV: bytes
     int32_t comm_src = -1;  // RECV: the peer. SEND: -1 or the writer's rank (written as the rank)
     int32_t comm_dst = -1;  // SEND: the peer. RECV: -1 or the writer's rank (written as the rank)
     int32_t comm_tag = 0;   // SEND / RECV: pairs with the peer on (src, dst, tag, size)
@@ -115,7 +115,8 @@ public:
     // node than FrameRecord.
     static size_t FixedPrefixSize(size_t invariant_size, size_t max_dependent_size) {
         const int least = protozero::length_of_varint(invariant_size);
-        return least == protozero::length_of_varint(invariant_size + max_dependent_size) ? static_cast<size_t>(least) : 0;
+        return least == protozero::length_of_varint(invariant_size + max_dependent_size) ? static_cast<size_t>(least)
+                                                                                         : 0;
     }
     // `part` holds the invariant part, its FixedPrefixSize bytes of room before it and the room
     // FrameRecord needs after it. Writes the prefix and the dependent part; returns the record's end.
@@ -139,7 +140,7 @@ private:
     }
     void Validate(const EtNode& node) const;
     size_t EncodeNode(const EtNode& node);  // into record_; returns the message size
-    void EmitRecord(size_t size);  // frames the message in record_ and hands it to the sink
+    void EmitRecord(size_t size);           // frames the message in record_ and hands it to the sink
 
     ByteSink& sink_;
     int32_t rank_;

@@ -56,7 +56,8 @@ void AppendJsonString(std::string* out, std::string_view s) {
         }
         if (c >= 0x80) {
             const size_t len = Utf8SequenceLength(s, i);
-            if (len) out->append(s.data() + i, len); else out->append("\\ufffd");
+            if (len) out->append(s.data() + i, len);
+            else out->append("\\ufffd");
             i += len ? len : 1;
             continue;
         }
@@ -127,13 +128,13 @@ ChromeTraceWriter::ChromeTraceWriter(ByteSink& sink, int rank) : sink_(sink), ra
     sink_.Write("{\"traceEvents\":[\n");
     const std::string pid = std::to_string(rank_);
     BeginEvent();
-    event_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"name\":\"rank " +
-             pid + "\"}}";
+    event_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"name\":\"rank " + pid +
+              "\"}}";
     Emit();
     // Perfetto orders processes by this index; merged traces of several ranks then read 0, 1, 2, ...
     BeginEvent();
-    event_ += "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"sort_index\":" +
-             pid + "}}";
+    event_ += "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid +
+              ",\"tid\":0,\"args\":{\"sort_index\":" + pid + "}}";
     Emit();
 }
 

@@ -37,8 +37,7 @@ void WriteCommGroups(ByteSink& sink, const std::vector<std::vector<int>>& groups
             fail("rank " + std::to_string(bad) + " is outside 0.." + std::to_string(num_ranks - 1));
         }
         const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
-        if (dup != sorted.end())
-            fail("rank " + std::to_string(*dup) + " is listed twice");
+        if (dup != sorted.end()) fail("rank " + std::to_string(*dup) + " is listed twice");
 
         out += g == 0 ? "\n  \"" : ",\n  \"";
         AppendInt(&out, id);

@@ -32,7 +32,8 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
     n.duration_micros = 0;
     if (p.type == EtNodeType::comp && i < seconds_.size()) {
         if (!std::isfinite(seconds_[i]) || seconds_[i] < 0)
-            throw Error("duration", "node " + n.name + " has no finite duration (" + std::to_string(seconds_[i]) + " s)");
+            throw Error("duration",
+                        "node " + n.name + " has no finite duration (" + std::to_string(seconds_[i]) + " s)");
         n.duration_micros = static_cast<uint64_t>(std::max<long long>(1, std::llround(seconds_[i] * 1e6)));
     }
     n.num_ops = p.flops;
@@ -67,7 +68,8 @@ const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
         }
         Hole h;
         const std::string part = EtWriter::EncodeRankInvariantPart(node_);
-        h.prefix_room = static_cast<uint8_t>(EtWriter::FixedPrefixSize(part.size(), EtWriter::MaxRankDependentSize(p.type)));
+        h.prefix_room =
+            static_cast<uint8_t>(EtWriter::FixedPrefixSize(part.size(), EtWriter::MaxRankDependentSize(p.type)));
         sink.bytes.append(h.prefix_room, '\0');
         h.part_begin = sink.bytes.size();
         sink.bytes += part;

@@ -64,9 +64,9 @@ private:
     Layout layout_;
     std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage
     std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise
-    std::string metadata_;  // the GlobalMetadata record, the same in every file
-    std::string file_;      // RankFile's buffer: only grows
-    EtNode node_;           // reused: no allocation per node in steady state
+    std::string metadata_;                                 // the GlobalMetadata record, the same in every file
+    std::string file_;                                     // RankFile's buffer: only grows
+    EtNode node_;                                          // reused: no allocation per node in steady state
 };
 
 }  // namespace sc

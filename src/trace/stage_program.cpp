@@ -79,7 +79,7 @@ struct ProgramBuilder {
         prog.nodes.push_back(n);
         return static_cast<uint32_t>(prog.nodes.size() - 1);
     }
-    int64_t async = -1;      // an async collective: the main-stream node after next waits for it
+    int64_t async = -1;  // an async collective: the main-stream node after next waits for it
 
     // A node on the main stream: after the previous one and whatever it was told to wait for.
     void EmitOnChain(const ProgNode& n) {
@@ -302,10 +302,12 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     // the expert-data-parallel group.
     double dense = 0, expert = 0;
     for (const auto& bl : blocks)
-        for (const StageBlock& sb : bl) dense += B.WeightBytes(*sb.block, false, 1), expert += B.WeightBytes(*sb.block, true, 1);
+        for (const StageBlock& sb : bl)
+            dense += B.WeightBytes(*sb.block, false, 1), expert += B.WeightBytes(*sb.block, true, 1);
     const PrecisionConfig& prec = job.model.precision;
-    const double params = p.zero >= 1 ? dense / B.layout.GroupSize(GroupKind::dp) + expert / B.layout.GroupSize(GroupKind::edp)
-                                      : dense + expert;
+    const double params = p.zero >= 1
+                              ? dense / B.layout.GroupSize(GroupKind::dp) + expert / B.layout.GroupSize(GroupKind::edp)
+                              : dense + expert;
     const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
     ProgNode opt;
     opt.type = EtNodeType::comp;
@@ -317,8 +319,10 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     B.wait = B.last_sync;
     B.EmitOnChain(opt);
     if (p.zero == 1 || p.zero == 2) {
-        B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp, dense * wbytes, true);
-        B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp, expert * wbytes, true);
+        B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp, dense * wbytes,
+                   true);
+        B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp, expert * wbytes,
+                   true);
     }
     return std::move(B.prog);
 }

@@ -26,9 +26,9 @@ struct RankClass {
     std::vector<int> example_ranks;   // up to 4
     std::array<uint64_t, 8> nodes{};  // by EtNodeType value
     uint64_t total_nodes = 0;
-    double flops = 0;                 // sum of num_ops
+    double flops = 0;  // sum of num_ops
     double matmul_flops = 0, attention_flops = 0, recompute_flops = 0;
-    double compute_bytes = 0;         // sum of tensor_size
+    double compute_bytes = 0;  // sum of tensor_size
     std::vector<CollectiveTotal> collectives;
     uint64_t sends = 0, recvs = 0;
     double send_bytes = 0, recv_bytes = 0;

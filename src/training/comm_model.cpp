@@ -47,14 +47,14 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         if (size_[k] <= 1) continue;
         // Group 0 holds rank 0, so its first domain of each level is [0, size): counted, not listed (a dp
         // group at 32K ranks has thousands of members and this runs once per estimate).
-        for (const NetworkLevel& lvl : sys.levels)
-            per_level_[k].push_back(layout.MembersInRange(kind, 0, 0, lvl.size));
+        for (const NetworkLevel& lvl : sys.levels) per_level_[k].push_back(layout.MembersInRange(kind, 0, 0, lvl.size));
     }
     // Pipeline neighbours: rank 0 and the rank one stage on.
     if (layout.world() > 1) {
         int peer = layout.PipelinePeer(0, 1);
         p2p_level_ = 0;
-        while (p2p_level_ + 1 < static_cast<int>(sys.levels.size()) && peer / sys.levels[p2p_level_].size != 0) ++p2p_level_;
+        while (p2p_level_ + 1 < static_cast<int>(sys.levels.size()) && peer / sys.levels[p2p_level_].size != 0)
+            ++p2p_level_;
     }
     // The curves were measured on the accelerator's own NVLink/xGMI ports and switches: they apply to the
     // first level when it is that fabric, a node's scale-up domain or a FullFlat fabric of the same links.
@@ -77,7 +77,8 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
 
 const CollectiveCurve* CommModel::ScaleUpCurve(CollectiveType type) const {
     switch (type) {
-        case CollectiveType::all_reduce: return inr_ && sys_.levels[0].in_network_reduction && nvls_ar_ ? nvls_ar_ : ring_ar_;
+        case CollectiveType::all_reduce:
+            return inr_ && sys_.levels[0].in_network_reduction && nvls_ar_ ? nvls_ar_ : ring_ar_;
         case CollectiveType::all_gather: return ag_;
         case CollectiveType::reduce_scatter: return rs_;
         default: return nullptr;
@@ -98,9 +99,13 @@ double CommModel::LevelSeconds(CollectiveType type, size_t l, int k, double byte
     if (l == 0) {
         // Measured: nccl-tests busbw = bytes * factor / time at the measured rank count n; k ranks on the same
         // switch move chunks of bytes/k per step, which a measurement on n ranks sees at bytes * n / k.
-        auto measured = [&](const CollectiveCurve* c) { return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / k) * 1e9); };
-        const CollectiveCurve* plain = ar ? ring_ar_ : type == CollectiveType::all_gather ? ag_
-                                                     : type == CollectiveType::reduce_scatter ? rs_ : nullptr;
+        auto measured = [&](const CollectiveCurve* c) {
+            return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / k) * 1e9);
+        };
+        const CollectiveCurve* plain = ar                                       ? ring_ar_
+                                       : type == CollectiveType::all_gather     ? ag_
+                                       : type == CollectiveType::reduce_scatter ? rs_
+                                                                                : nullptr;
         if (plain) t = measured(plain);
         // NCCL's tuner takes NVLink SHARP (NVLS) only where it is faster than ring/tree.
         if (ar && inr_ && lvl.in_network_reduction && nvls_ar_) return std::min(t, measured(nvls_ar_));

@@ -51,7 +51,8 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
-    attn_eff_fwd_ = attn_eff_bwd_ = opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
+    attn_eff_fwd_ = attn_eff_bwd_ =
+        opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
     if (opt.attention_efficiency <= 0 && cal && attn.sq > 0) {
         // The kernel's measured curve at this call's query length (a context-parallel rank runs s/cp-long
         // blocks); the curves sweep 512-16k tokens and are held flat beyond. Decoder attention is causal.
@@ -89,7 +90,8 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
     switch (kind) {
         case OpKind::matmul: {
             const double one = flops / std::max(1.0, groups);
-            if (high_precision && BytesOf(compute_) < 2) return Roofline(flops, attn_peak_, MatmulEfficiency16(one), bytes);
+            if (high_precision && BytesOf(compute_) < 2)
+                return Roofline(flops, attn_peak_, MatmulEfficiency16(one), bytes);
             return Roofline(flops, peak_, MatmulEfficiency(one), bytes);
         }
         case OpKind::attention: return std::max(flops / (attn_peak_ * AttentionEfficiency(forward)), mem);
@@ -120,21 +122,23 @@ double ComputeModel::MaterializedAttentionSeconds(const AttentionShape& a, bool 
     const double v = a.batch * a.sk * a.dv * a.w, o = a.batch * a.sq * a.dv * a.w;
     const double s = scores * a.w;  // one pass over the scores
     auto gemm = [&](double flops, double bytes) { return Roofline(flops, attn_peak_, MatmulEfficiency(flops), bytes); };
-    auto pass = [&](double bytes, double flops_per_score) { return std::max(flops_per_score * scores / vector_, bytes / hbm_); };
+    auto pass = [&](double bytes, double flops_per_score) {
+        return std::max(flops_per_score * scores / vector_, bytes / hbm_);
+    };
     const double mask = dropout ? scores : 0;  // one byte per score
     if (forward) {
-        double t = gemm(qk, q + k + s);                    // S = Q K^T
-        t += pass(2 * s, 5);                               // P = softmax(scale * S + mask)
-        if (dropout) t += pass(2 * s + mask, 2);           // P' = dropout(P)
-        t += gemm(pv, s + v + o);                          // O = P' V
+        double t = gemm(qk, q + k + s);           // S = Q K^T
+        t += pass(2 * s, 5);                      // P = softmax(scale * S + mask)
+        if (dropout) t += pass(2 * s + mask, 2);  // P' = dropout(P)
+        t += gemm(pv, s + v + o);                 // O = P' V
         return t;
     }
-    double t = gemm(pv, o + v + s);                        // dP' = dO V^T
-    t += gemm(pv, s + o + v);                              // dV = P'^T dO
-    if (dropout) t += pass(2 * s + mask, 1);               // dP = dropout'(dP')
-    t += pass(3 * s, 4);                                   // dS = softmax'(P, dP)
-    t += gemm(qk, s + k + q);                              // dQ = dS K
-    t += gemm(qk, s + q + k);                              // dK = dS^T Q
+    double t = gemm(pv, o + v + s);           // dP' = dO V^T
+    t += gemm(pv, s + o + v);                 // dV = P'^T dO
+    if (dropout) t += pass(2 * s + mask, 1);  // dP = dropout'(dP')
+    t += pass(3 * s, 4);                      // dS = softmax'(P, dP)
+    t += gemm(qk, s + k + q);                 // dQ = dS K
+    t += gemm(qk, s + q + k);                 // dK = dS^T Q
     return t;
 }
 

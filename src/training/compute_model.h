@@ -32,7 +32,7 @@ public:
     double Seconds(OpKind kind, double flops, double bytes, bool forward = true, double groups = 1,
                    bool high_precision = false) const;
     double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
-    double MatmulEfficiency(double flops) const;  // fraction of this precision's peak
+    double MatmulEfficiency(double flops) const;    // fraction of this precision's peak
     double MatmulEfficiency16(double flops) const;  // of the 16-bit peak, for high-precision matmuls
     // Megatron-LM's unfused core attention (TrainingOptions::flash_attention = false), forward or backward
     // pass of one call: batched GEMMs over the whole score matrix and the softmax/dropout passes over it in HBM.
@@ -45,16 +45,16 @@ public:
 private:
     double Roofline(double flops, double peak, double efficiency, double bytes) const;
     Precision compute_ = Precision::bf16;
-    double peak_ = 0;         // dense matrix FLOP/s at the compute precision
-    double attn_peak_ = 0;    // attention runs in 16-bit even when GEMMs run in fp8/fp4 (Transformer Engine)
-    double vector_ = 0;       // vector FLOP/s
-    double hbm_ = 0;          // achieved bytes/s
+    double peak_ = 0;       // dense matrix FLOP/s at the compute precision
+    double attn_peak_ = 0;  // attention runs in 16-bit even when GEMMs run in fp8/fp4 (Transformer Engine)
+    double vector_ = 0;     // vector FLOP/s
+    double hbm_ = 0;        // achieved bytes/s
     double attn_eff_fwd_ = 0, attn_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;
     const GemmCurve* gemm16_ = nullptr;  // bf16 (or fp16) curve, for matmuls kept in 16 bits
     double gemm16_peak_ = 0;
-    double gemm_peak_ = 0;    // peak of the curve's own precision, to turn TFLOPS into an efficiency
+    double gemm_peak_ = 0;  // peak of the curve's own precision, to turn TFLOPS into an efficiency
 };
 
 }  // namespace sc

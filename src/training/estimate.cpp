@@ -37,12 +37,12 @@ LayerShape ShapeOf(const Job& job) {
 
 // One block's cost for one microbatch on one rank.
 struct BlockTime {
-    double fwd = 0, bwd = 0, rec = 0;                         // compute seconds
-    double matmul = 0;                                        // of which GEMMs (what TP overlap hides behind)
-    double wgrad = 0;                                         // of bwd: weight-gradient GEMMs (W of zbh1)
+    double fwd = 0, bwd = 0, rec = 0;  // compute seconds
+    double matmul = 0;                 // of which GEMMs (what TP overlap hides behind)
+    double wgrad = 0;                  // of bwd: weight-gradient GEMMs (W of zbh1)
     double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
-    double flops = 0;                                         // executed FLOPs (fwd + bwd + rec)
-    double dense_params = 0, expert_params = 0;               // held by this rank
+    double flops = 0;                            // executed FLOPs (fwd + bwd + rec)
+    double dense_params = 0, expert_params = 0;  // held by this rank
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
 };
 
@@ -51,8 +51,12 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     BlockTime t;
     const Recompute rc = job.par.recompute;
     const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
-    auto slot_of = [](const Op& op) { return op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp; };
-    auto comm_seconds = [&](const Op& op) { return net.Seconds(ToChakra(op.collective), ToGroupKind(op.group), job.V(op.comm_bytes)); };
+    auto slot_of = [](const Op& op) {
+        return op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp;
+    };
+    auto comm_seconds = [&](const Op& op) {
+        return net.Seconds(ToChakra(op.collective), ToGroupKind(op.group), job.V(op.comm_bytes));
+    };
     auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
         if (op.kind == OpKind::collective) {
             comm[slot_of(op)] += comm_seconds(op);
@@ -62,7 +66,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             compute += cm.MaterializedAttentionSeconds(a, forward, opt.dropout);
             t.flops += (forward ? 2 : 4) * a.batch * a.sq * a.sk * (a.dqk + a.dv);
         } else {
-            double s = cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
+            double s =
+                cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
             compute += s;
             if (op.kind == OpKind::matmul) t.matmul += s;
             if (op.weight_grad) t.wgrad += s;
@@ -71,7 +76,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     };
     for (const Op& op : b.forward) {
         run(op, t.fwd, t.fwd_comm, true);
-        if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective))) run(op, t.rec, t.rec_comm, true);
+        if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective)))
+            run(op, t.rec, t.rec_comm, true);
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;
@@ -270,10 +276,12 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
         const bool every_microbatch = p.zero == 2;
         const CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
         const double grads = b.dense_params * g + b.expert_params * g;
-        const double t_red = net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);
-        const double t_ag = p.zero >= 1 ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-                                              net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
-                                        : 0;
+        const double t_red =
+            net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);
+        const double t_ag = p.zero >= 1
+                                ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+                                      net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
+                                : 0;
         const double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
         // ZeRO-2 reduces M times, each behind its microbatch's backward; otherwise once, behind the last. Either
         // way a reduction hides behind one microbatch's backward (b.bwd is per microbatch), and the parameter
@@ -287,7 +295,8 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
         }
     }
     if (job.model.tied_embeddings && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))
-        br.dp_comm += net.Seconds(CollectiveType::all_reduce, GroupKind::embed, job.padded_vocab / p.tp * job.model.hidden * g);
+        br.dp_comm +=
+            net.Seconds(CollectiveType::all_reduce, GroupKind::embed, job.padded_vocab / p.tp * job.model.hidden * g);
 }
 
 // Optimizer (Adam, memory-bound): reads gradient, master weights, m, v; writes master, m, v, weights.
@@ -335,15 +344,16 @@ void FillMemory(const Job& job, const System& sys, const std::vector<StageCost>&
     for (int s = 0; s < p.pp; ++s) {
         StageMemory m = StageMemoryOf(job, s);
         if (legacy != 0 || legacy_working != 0)
-            m.activations += legacy * m.peak_inflight * stages[s].layers / p.active_vstages() + (stages[s].layers > 0 ? legacy_working : 0);
+            m.activations += legacy * m.peak_inflight * stages[s].layers / p.active_vstages() +
+                             (stages[s].layers > 0 ? legacy_working : 0);
         e.memory.push_back(m);
         if (e.memory[s].total() > e.memory[worst].total()) worst = s;
     }
     e.memory_peak = e.memory[worst].total();
     e.fits = e.memory_peak <= e.memory_capacity;
     if (!e.fits)
-        e.memory_message = "does not fit: needs " + GiB(e.memory_peak) + " of " + GiB(e.memory_capacity) + " on stage " +
-                           std::to_string(worst);
+        e.memory_message = "does not fit: needs " + GiB(e.memory_peak) + " of " + GiB(e.memory_capacity) +
+                           " on stage " + std::to_string(worst);
 }
 
 void FillEnergy(const System& sys, const TrainingOptions& opt, int world, TrainingEstimate& e) {

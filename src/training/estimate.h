@@ -15,15 +15,15 @@
 namespace sc {
 
 struct StepBreakdown {
-    double compute = 0;      // forward + backward ops, all microbatches (bottleneck stage)
-    double recompute = 0;    // forward ops re-run for activation recomputation
-    double tp_comm = 0;      // exposed TP/SP collectives
-    double cp_comm = 0;      // exposed context-parallel K/V exchange
-    double ep_comm = 0;      // exposed MoE all-to-all
-    double pp_comm = 0;      // exposed pipeline sends/recvs
-    double bubble = 0;       // pipeline fill and drain
-    double dp_comm = 0;      // exposed gradient reduction and ZeRO parameter gathers
-    double optimizer = 0;    // optimizer step
+    double compute = 0;    // forward + backward ops, all microbatches (bottleneck stage)
+    double recompute = 0;  // forward ops re-run for activation recomputation
+    double tp_comm = 0;    // exposed TP/SP collectives
+    double cp_comm = 0;    // exposed context-parallel K/V exchange
+    double ep_comm = 0;    // exposed MoE all-to-all
+    double pp_comm = 0;    // exposed pipeline sends/recvs
+    double bubble = 0;     // pipeline fill and drain
+    double dp_comm = 0;    // exposed gradient reduction and ZeRO parameter gathers
+    double optimizer = 0;  // optimizer step
     double total() const;
 };
 
@@ -69,12 +69,12 @@ struct TrainingEstimate {
     // differs from `mfu` when the compute precision is not bf16 (fp8 runs are usually quoted against bf16).
     double model_flops_per_gpu_per_s = 0, hardware_flops_per_gpu_per_s = 0;
     double bf16_peak_flops_per_gpu = 0, mfu_bf16 = 0;
-    std::vector<StageMemory> memory;     // per pipeline stage
-    double memory_peak = 0;              // bytes, worst stage
-    double memory_capacity = 0;          // bytes per GPU
+    std::vector<StageMemory> memory;  // per pipeline stage
+    double memory_peak = 0;           // bytes, worst stage
+    double memory_capacity = 0;       // bytes per GPU
     bool fits = true;
-    std::string memory_message;          // "does not fit: needs X GiB of Y GiB on stage s" when !fits
-    double energy_joules_per_step = 0;   // board power x GPUs x step time
+    std::string memory_message;         // "does not fit: needs X GiB of Y GiB on stage s" when !fits
+    double energy_joules_per_step = 0;  // board power x GPUs x step time
     double days_to_train = 0, gpu_hours_to_train = 0, energy_mwh_to_train = 0;  // when tokens_to_train > 0
 };
 

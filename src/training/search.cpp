@@ -30,8 +30,11 @@ bool Listed(const std::vector<T>& listed, T v) {
 
 void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
     if (req.gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " must be a positive integer");
-    if (req.gpus > kMaxRanks) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + "; at most " + std::to_string(kMaxRanks) + " ranks (2^24)");
-    if (req.batch <= 0) throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
+    if (req.gpus > kMaxRanks)
+        throw Error("gpus",
+                    "gpus=" + std::to_string(req.gpus) + "; at most " + std::to_string(kMaxRanks) + " ranks (2^24)");
+    if (req.batch <= 0)
+        throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
     if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
     if (req.shard_count < 1 || req.shard_index < 0 || req.shard_index >= req.shard_count)
         throw Error("shard", "shard " + std::to_string(req.shard_index) + " of " + std::to_string(req.shard_count) +
@@ -81,7 +84,7 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
             if (!Allowed(s.tp, tp)) continue;
             if (m.heads % tp || (!m.is_mla() && m.kv_heads % tp) || m.ffn % tp) continue;
             if (moe && m.moe.shared_experts > 0 && (m.moe.shared_experts * m.moe.expert_ffn) % tp) continue;
-            if (p.sp && tp == 1) continue;        // sequence parallelism without TP changes nothing
+            if (p.sp && tp == 1) continue;         // sequence parallelism without TP changes nothing
             if (moe && tp > 1 && !p.sp) continue;  // Megatron-Core: MoE with TP needs SP
             p.tp = tp;
             for (int cp : gdiv) {
@@ -119,7 +122,8 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                 if (pp == 1) {
                                     // One stage: GPipe and 1F1B are the same run; interleaving needs pp >= 2.
                                     if (schedule == Schedule::interleaved) continue;
-                                    if (schedule == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b)) continue;
+                                    if (schedule == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b))
+                                        continue;
                                     inner();
                                     continue;
                                 }
@@ -159,8 +163,8 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
                            const TrainingOptions& opt, const SearchRequest& req) {
     CheckRequest(m, req);
     if (req.gpus > sys.TotalAccelerators())
-        throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " exceeds the " + std::to_string(sys.TotalAccelerators()) +
-                                " accelerators of system " + sys.id);
+        throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " exceeds the " +
+                                std::to_string(sys.TotalAccelerators()) + " accelerators of system " + sys.id);
     SearchResult result;
     SearchStats& st = result.stats;
     const double capacity = sys.accelerator.MemoryBytes();

@@ -42,7 +42,10 @@ void ParseSweepAxis(const std::string& arg, SweepAxes& axes) {
     if (name == "flops" || name == "hbm_bw" || name == "hbm_capacity" || name == "net_bw") {
         std::vector<double> v;
         for (const std::string& s : values) v.push_back(Factor(name, s));
-        (name == "flops" ? axes.flops : name == "hbm_bw" ? axes.hbm_bw : name == "hbm_capacity" ? axes.hbm_capacity : axes.net_bw) = v;
+        (name == "flops"          ? axes.flops
+         : name == "hbm_bw"       ? axes.hbm_bw
+         : name == "hbm_capacity" ? axes.hbm_capacity
+                                  : axes.net_bw) = v;
     } else if (name == "domain") {
         std::vector<int> v;
         for (const std::string& s : values) {
@@ -159,7 +162,9 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
 
 CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt) {
     CalibrationTable t = base;
-    auto mine = [&](const std::vector<std::string>& ids) { return std::find(ids.begin(), ids.end(), acc) != ids.end(); };
+    auto mine = [&](const std::vector<std::string>& ids) {
+        return std::find(ids.begin(), ids.end(), acc) != ids.end();
+    };
     for (GemmCurve& c : t.gemm)
         if (mine(c.accelerators))
             for (double& y : c.tflops.y) y *= pt.flops;
@@ -196,10 +201,12 @@ System ExtendSystem(const System& base, int gpus) {
         core.size = static_cast<int>((static_cast<long long>(gpus) + pod.size - 1) / pod.size * pod.size);
         core.oversubscription = 1;
         core.provenance.clear();
-        core.provenance["size"] = {"DERIVED", {"--gpus " + std::to_string(gpus)}, "whole pods of " + std::to_string(pod.size), ""};
+        core.provenance["size"] = {
+            "DERIVED", {"--gpus " + std::to_string(gpus)}, "whole pods of " + std::to_string(pod.size), ""};
         core.provenance["oversubscription"] = {"ASSUMED", {}, "non-blocking core tier", ""};
         s.levels.push_back(core);
-        s.name += " (" + std::to_string(core.size / pod.size) + " pods of " + std::to_string(pod.size) + " joined by a core tier)";
+        s.name += " (" + std::to_string(core.size / pod.size) + " pods of " + std::to_string(pod.size) +
+                  " joined by a core tier)";
         return s;
     }
     NetworkLevel& out = s.levels.back();
@@ -209,9 +216,9 @@ System ExtendSystem(const System& base, int gpus) {
     return s;
 }
 
-std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
-                                    const TrainingOptions& opt, const SweepPoint& pt, size_t point_index,
-                                    const SweepRequest& req) {
+std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base,
+                                    const CalibrationTable* cal, const TrainingOptions& opt, const SweepPoint& pt,
+                                    size_t point_index, const SweepRequest& req) {
     const System sys = MakeSweepSystem(base, pt, req.gpus);
     CalibrationTable scaled;
     if (cal) scaled = MakeSweepCalibration(*cal, base.accelerator.id, pt);

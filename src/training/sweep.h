@@ -71,7 +71,8 @@ std::vector<SweepPoint> SweepPoints(const SweepAxes& axes);
 // scale_up level (throws sc::Error("system", ...) otherwise).
 System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus);
 // The calibration table with `accelerator_id`'s curves scaled by the point's factors.
-CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id, const SweepPoint& pt);
+CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id,
+                                      const SweepPoint& pt);
 // `base` with the point's overlap and in-network-reduction switches.
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt);
 // `base` built to hold `gpus`: a leaf-spine pod (two_tier, rail_optimized) keeps its size and whole pods are
@@ -86,13 +87,13 @@ struct SweepModel {
 
 struct SweepRow {
     size_t point_index = 0;
-    SweepPoint point;            // as evaluated: domain is the scale-up size used, never 0
+    SweepPoint point;  // as evaluated: domain is the scale-up size used, never 0
     int model_index = 0;
     std::string model;
     SearchStats stats;
-    bool found = false;          // some layout fits
-    ParallelConfig best;         // when found
-    TrainingEstimate estimate;   // of `best`, when found
+    bool found = false;         // some layout fits
+    ParallelConfig best;        // when found
+    TrainingEstimate estimate;  // of `best`, when found
 };
 
 struct SweepRequest {
@@ -109,8 +110,8 @@ std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const Syst
                                int shard_index = 0, int shard_count = 1);
 
 // One point, every model (what RunSweep does per point).
-std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
-                                    const TrainingOptions& opt, const SweepPoint& pt, size_t point_index,
-                                    const SweepRequest& req);
+std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base,
+                                    const CalibrationTable* cal, const TrainingOptions& opt, const SweepPoint& pt,
+                                    size_t point_index, const SweepRequest& req);
 
 }  // namespace sc

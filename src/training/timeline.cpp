@@ -11,8 +11,8 @@
 
 namespace sc {
 
-std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys, const CalibrationTable* cal,
-                                const TrainingOptions& opt) {
+std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys,
+                                const CalibrationTable* cal, const TrainingOptions& opt) {
     Layout layout(job.par);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     CommModel net(sys, layout, opt.in_network_reduction, cal);
@@ -20,10 +20,13 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
         switch (n.type) {
-            case EtNodeType::comp: t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes), n.role != NodeRole::backward, n.groups, n.high_precision);
+            case EtNodeType::comp:
+                t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes),
+                                  n.role != NodeRole::backward, n.groups, n.high_precision);
                 break;
             case EtNodeType::comm_coll:
-                t[i] = net.Seconds(n.coll, n.group, BufferBytesOf(n.coll, layout.GroupSize(n.group), static_cast<double>(n.comm_bytes)));
+                t[i] = net.Seconds(n.coll, n.group,
+                                   BufferBytesOf(n.coll, layout.GroupSize(n.group), static_cast<double>(n.comm_bytes)));
                 break;
             case EtNodeType::comm_send:
             case EtNodeType::comm_recv: t[i] = net.P2PSeconds(static_cast<double>(n.comm_bytes)); break;
@@ -45,7 +48,9 @@ Stream StreamOf(const ProgNode& n) {
 }
 
 // A message between stages: the receiving stage and the tag (unique per microbatch, edge and direction).
-uint64_t MessageKey(size_t stage, int32_t tag) { return (static_cast<uint64_t>(stage) << 32) | static_cast<uint32_t>(tag); }
+uint64_t MessageKey(size_t stage, int32_t tag) {
+    return (static_cast<uint64_t>(stage) << 32) | static_cast<uint32_t>(tag);
+}
 
 }  // namespace
 
@@ -95,13 +100,15 @@ std::vector<std::vector<TimedNode>> ReplayPipeline(const std::vector<const Stage
     }
     for (size_t s = 0; s < pp; ++s)
         if (cur[s].next < programs[s]->nodes.size())
-            throw Error("schedule", "stage " + std::to_string(s) + " waits forever at node " + std::to_string(cur[s].next) +
-                                        " (" + programs[s]->names[programs[s]->nodes[cur[s].next].name] + ")");
+            throw Error("schedule", "stage " + std::to_string(s) + " waits forever at node " +
+                                        std::to_string(cur[s].next) + " (" +
+                                        programs[s]->names[programs[s]->nodes[cur[s].next].name] + ")");
     return out;
 }
 
 std::vector<std::vector<TimedNode>> ReplayJob(const Job& job, const std::vector<const StageProgram*>& programs,
-                                              const System& sys, const CalibrationTable* cal, const TrainingOptions& opt) {
+                                              const System& sys, const CalibrationTable* cal,
+                                              const TrainingOptions& opt) {
     std::vector<std::vector<double>> seconds;
     for (const StageProgram* p : programs) seconds.push_back(NodeSeconds(job, *p, sys, cal, opt));
     return ReplayPipeline(programs, seconds);
@@ -127,7 +134,9 @@ std::vector<ChromeEvent> ChromeEventsOf(const StageProgram& prog, const std::vec
         e.dur_us = timeline[i].dur_us;
         switch (n.type) {
             case EtNodeType::comp:
-                e.category = n.role == NodeRole::recompute ? "recompute" : n.role == NodeRole::optimizer ? "optimizer" : "compute";
+                e.category = n.role == NodeRole::recompute   ? "recompute"
+                             : n.role == NodeRole::optimizer ? "optimizer"
+                                                             : "compute";
                 e.args = {{"flops", n.flops}, {"bytes", static_cast<int64_t>(n.bytes)}};
                 break;
             case EtNodeType::comm_coll:
@@ -137,7 +146,8 @@ std::vector<ChromeEvent> ChromeEventsOf(const StageProgram& prog, const std::vec
             case EtNodeType::comm_send:
             case EtNodeType::comm_recv:
                 e.category = n.type == EtNodeType::comm_send ? "send" : "recv";
-                e.args = {{"bytes", n.comm_bytes}, {"tag", static_cast<int64_t>(n.tag)},
+                e.args = {{"bytes", n.comm_bytes},
+                          {"tag", static_cast<int64_t>(n.tag)},
                           {"peer", std::string(n.peer > 0 ? "next stage" : "previous stage")}};
                 break;
             default: e.category = "other";

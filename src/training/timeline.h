@@ -18,8 +18,8 @@
 namespace sc {
 
 // Seconds of every node of `prog` (index-aligned).
-std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys, const CalibrationTable* cal,
-                                const TrainingOptions& opt);
+std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys,
+                                const CalibrationTable* cal, const TrainingOptions& opt);
 
 struct TimedNode {
     double start_us = 0, dur_us = 0;
@@ -30,7 +30,8 @@ std::vector<std::vector<TimedNode>> ReplayPipeline(const std::vector<const Stage
                                                    const std::vector<std::vector<double>>& seconds);
 // Every stage of `job` built and replayed on `sys`.
 std::vector<std::vector<TimedNode>> ReplayJob(const Job& job, const std::vector<const StageProgram*>& programs,
-                                              const System& sys, const CalibrationTable* cal, const TrainingOptions& opt);
+                                              const System& sys, const CalibrationTable* cal,
+                                              const TrainingOptions& opt);
 // Fraction of the step [0, last node's end] in which the main stream of a stage does nothing (the bubble,
 // plus any wait for a side-stream result).
 double IdleFraction(const StageProgram& prog, const std::vector<TimedNode>& timeline);

@@ -40,29 +40,61 @@ public:
         if (!drawn.empty()) Fail(std::move(drawn));
         Safe([&] { bridge_.EndFrame(); });
     }
-    std::string lastError() { return Safe([&] { return last_error_; }); }
-    double frameCount() { return Safe([&] { return double(bridge_.FrameCount()); }); }
+    std::string lastError() {
+        return Safe([&] { return last_error_; });
+    }
+    double frameCount() {
+        return Safe([&] { return double(bridge_.FrameCount()); });
+    }
 
     // ---- Input
-    void mousePos(float x, float y) { Safe([&] { bridge_.MousePos(x, y); }); }
-    void mouseLeave() { Safe([&] { bridge_.MouseLeave(); }); }
-    void mouseButton(int button, bool down) { Safe([&] { bridge_.MouseButton(button, down); }); }
-    void mouseWheel(float x, float y) { Safe([&] { bridge_.MouseWheel(x, y); }); }
-    void mouseSource(int source) { Safe([&] { bridge_.MouseSource(source); }); }
+    void mousePos(float x, float y) {
+        Safe([&] { bridge_.MousePos(x, y); });
+    }
+    void mouseLeave() {
+        Safe([&] { bridge_.MouseLeave(); });
+    }
+    void mouseButton(int button, bool down) {
+        Safe([&] { bridge_.MouseButton(button, down); });
+    }
+    void mouseWheel(float x, float y) {
+        Safe([&] { bridge_.MouseWheel(x, y); });
+    }
+    void mouseSource(int source) {
+        Safe([&] { bridge_.MouseSource(source); });
+    }
     bool keyEvent(const std::string& code, const std::string& key, bool down, int mods) {
         return Safe([&] { return bridge_.Key(code, key, down, mods); });
     }
-    void modifiers(int mods) { Safe([&] { bridge_.Modifiers(mods); }); }
-    void focus(bool focused) { Safe([&] { bridge_.Focus(focused); }); }
-    void inputText(const std::string& utf8) { Safe([&] { bridge_.InputUtf8(utf8); }); }
-    void inputUtf16(unsigned code_unit) { Safe([&] { bridge_.InputUtf16(code_unit); }); }
-    void setMacBehaviors(bool mac) { Safe([&] { bridge_.SetMacBehaviors(mac); }); }
+    void modifiers(int mods) {
+        Safe([&] { bridge_.Modifiers(mods); });
+    }
+    void focus(bool focused) {
+        Safe([&] { bridge_.Focus(focused); });
+    }
+    void inputText(const std::string& utf8) {
+        Safe([&] { bridge_.InputUtf8(utf8); });
+    }
+    void inputUtf16(unsigned code_unit) {
+        Safe([&] { bridge_.InputUtf16(code_unit); });
+    }
+    void setMacBehaviors(bool mac) {
+        Safe([&] { bridge_.SetMacBehaviors(mac); });
+    }
 
     // ---- Output of the last frame
-    bool wantTextInput() { return Safe([&] { return bridge_.WantTextInput(); }); }
-    bool wantCaptureMouse() { return Safe([&] { return bridge_.WantCaptureMouse(); }); }
-    bool wantCaptureKeyboard() { return Safe([&] { return bridge_.WantCaptureKeyboard(); }); }
-    int mouseCursor() { return Safe([&] { return bridge_.MouseCursor(); }); }
+    bool wantTextInput() {
+        return Safe([&] { return bridge_.WantTextInput(); });
+    }
+    bool wantCaptureMouse() {
+        return Safe([&] { return bridge_.WantCaptureMouse(); });
+    }
+    bool wantCaptureKeyboard() {
+        return Safe([&] { return bridge_.WantCaptureKeyboard(); });
+    }
+    int mouseCursor() {
+        return Safe([&] { return bridge_.MouseCursor(); });
+    }
     val ime() {
         return Safe([&] {
             val o = val::object();
@@ -92,12 +124,20 @@ public:
             return o;
         });
     }
-    double fontVersion() { return Safe([&] { return double(bridge_.FontVersion()); }); }
+    double fontVersion() {
+        return Safe([&] { return double(bridge_.FontVersion()); });
+    }
 
     // ---- Clipboard
-    std::string getClipboard() { return Safe([&] { return bridge_.Clipboard(); }); }
-    void setClipboard(const std::string& text) { Safe([&] { bridge_.SetClipboard(text); }); }
-    double clipboardSerial() { return Safe([&] { return double(bridge_.ClipboardSerial()); }); }
+    std::string getClipboard() {
+        return Safe([&] { return bridge_.Clipboard(); });
+    }
+    void setClipboard(const std::string& text) {
+        Safe([&] { bridge_.SetClipboard(text); });
+    }
+    double clipboardSerial() {
+        return Safe([&] { return double(bridge_.ClipboardSerial()); });
+    }
 
     // ---- App
     // A model from outside the registered presets (the picker then shows "custom", and no link is made).
@@ -110,22 +150,33 @@ public:
     }
     bool selectPreset(const std::string& file) {
         bool found = false;
-        return Guard([&] { found = sc::app::SelectPreset(*state_, file); return std::string(); }).empty() && found;
+        return Guard([&] {
+                   found = sc::app::SelectPreset(*state_, file);
+                   return std::string();
+               }).empty() &&
+               found;
     }
     // Clusters, calibration and the parallel split (see app.h); each returns "" or the error.
-    std::string addSystem(const std::string& file, const std::string& system_json, const std::string& accelerator_json) {
+    std::string addSystem(const std::string& file, const std::string& system_json,
+                          const std::string& accelerator_json) {
         return Guard([&] { return sc::app::AddSystem(*state_, file, system_json, accelerator_json); });
     }
     bool selectSystem(const std::string& file) {
         bool found = false;
-        return Guard([&] { found = sc::app::SelectSystem(*state_, file); return std::string(); }).empty() && found;
+        return Guard([&] {
+                   found = sc::app::SelectSystem(*state_, file);
+                   return std::string();
+               }).empty() &&
+               found;
     }
     // Serving presets (presets/inference/*.json) for the Serving tab; the first becomes current.
     std::string addServingPreset(const std::string& file, const std::string& json_text) {
         return Guard([&] { return sc::app::AddServingPreset(*state_, file, json_text); });
     }
     // The Serving tab's last simulation as `stagecraft serve` prints it ("" before one ran).
-    std::string servingReport() { return Safe([&] { return state_->inference.report; }); }
+    std::string servingReport() {
+        return Safe([&] { return state_->inference.report; });
+    }
     std::string setCalibration(const std::string& json_text) {
         return Guard([&] { return sc::app::SetCalibration(*state_, json_text); });
     }
@@ -148,13 +199,24 @@ public:
     }
     // A hash the page could not decompress: the defaults, with the message shown.
     std::string rejectLink(const std::string& message) {
-        return Guard([&] { sc::app::RejectLink(*state_, message); return std::string(); });
+        return Guard([&] {
+            sc::app::RejectLink(*state_, message);
+            return std::string();
+        });
     }
-    bool takeCopyLinkRequest() { return Safe([&] { return sc::app::TakeCopyLinkRequest(*state_); }); }
-    void setLinkNote(const std::string& note) { Safe([&] { sc::app::SetLinkNote(*state_, note); }); }
+    bool takeCopyLinkRequest() {
+        return Safe([&] { return sc::app::TakeCopyLinkRequest(*state_); });
+    }
+    void setLinkNote(const std::string& note) {
+        Safe([&] { sc::app::SetLinkNote(*state_, note); });
+    }
 
-    std::string currentModelJson() { return Safe([&] { return sc::app::CurrentModelJson(*state_); }); }
-    std::string currentParallelSpec() { return Safe([&] { return sc::app::CurrentParallelSpec(*state_); }); }
+    std::string currentModelJson() {
+        return Safe([&] { return sc::app::CurrentModelJson(*state_); });
+    }
+    std::string currentParallelSpec() {
+        return Safe([&] { return sc::app::CurrentParallelSpec(*state_); });
+    }
     // Times a trace stream's compute nodes on the current cluster (duration_micros); false when none is chosen.
     bool timeTraceStream(TraceStream& stream) {
         return Safe([&] {
@@ -166,12 +228,18 @@ public:
     }
 
     // Trace-download handshake with the page (DownloadState in app_state.h).
-    bool takeDownloadRequest() { return Safe([&] { return sc::app::TakeDownloadRequest(*state_); }); }
+    bool takeDownloadRequest() {
+        return Safe([&] { return sc::app::TakeDownloadRequest(*state_); });
+    }
     void setDownloadProgress(int done, int total, double bytes, bool running, const std::string& message) {
         Safe([&] { sc::app::SetDownloadProgress(*state_, done, total, bytes, running, message); });
     }
-    bool downloadCancelled() { return Safe([&] { return sc::app::DownloadCancelled(*state_); }); }
-    void setDownloadSupported(bool supported) { Safe([&] { sc::app::SetDownloadSupported(*state_, supported); }); }
+    bool downloadCancelled() {
+        return Safe([&] { return sc::app::DownloadCancelled(*state_); });
+    }
+    void setDownloadSupported(bool supported) {
+        Safe([&] { sc::app::SetDownloadSupported(*state_, supported); });
+    }
 
     // The worker pool's handshake (worker_bindings.cpp); making it only stores the state's address, so it cannot
     // throw, and its own methods go through the guard.

@@ -6,7 +6,6 @@
 
 #include <malloc.h>
 
-
 #include "config/error.h"
 #include "config/overrides.h"
 #include "engine/estimate.h"
@@ -22,7 +21,8 @@ std::vector<std::string> Overrides(const val& array) {
     std::vector<std::string> out;
     if (array.isUndefined() || array.isNull()) return out;
     if (!val::global("Array").call<bool>("isArray", array))
-        throw sc::Error("overrides", "expected an array of \"key=value\" strings, got a " + array.typeOf().as<std::string>());
+        throw sc::Error("overrides",
+                        "expected an array of \"key=value\" strings, got a " + array.typeOf().as<std::string>());
     const unsigned n = array["length"].as<unsigned>();
     if (n > 10000) throw sc::Error("overrides", std::to_string(n) + " entries; at most 10000");
     for (unsigned i = 0; i < n; ++i) out.push_back(scweb::StringArg(array[i], "overrides[]"));

@@ -75,8 +75,8 @@ inline long long IntegerArg(const val& v, const char* field, long long lo, long 
     if (!v.isNumber()) throw sc::Error(field, "expected an integer, got a " + v.typeOf().as<std::string>());
     const double x = v.as<double>();
     if (!std::isfinite(x) || x != std::floor(x) || x < static_cast<double>(lo) || x > static_cast<double>(hi))
-        throw sc::Error(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
-                                   val::global("String")(v).as<std::string>());
+        throw sc::Error(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                   ", got " + val::global("String")(v).as<std::string>());
     return static_cast<long long>(x);
 }
 

@@ -19,7 +19,7 @@ public:
     std::string addShard(int id, const std::string& text);  // "" or the error
     void fail(int id, const std::string& message);
     std::string sweepCsv() const;
-    bool takeCsvRequest();  // "Export CSV" was pressed
+    bool takeCsvRequest();                                                       // "Export CSV" was pressed
     std::string startSweep(const std::string& axis1, const std::string& axis2);  // "" or the error
     emscripten::val sweepStatus() const;
     void startSearch();

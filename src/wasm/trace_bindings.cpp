@@ -63,8 +63,12 @@ std::string TraceStream::commGroups() {
     });
 }
 
-std::string TraceStream::error() { return scweb::Kept(error_, [&] { return error_; }); }
-int TraceStream::world() { return scweb::Kept(error_, [&] { return writer_ ? writer_->world() : 0; }); }
+std::string TraceStream::error() {
+    return scweb::Kept(error_, [&] { return error_; });
+}
+int TraceStream::world() {
+    return scweb::Kept(error_, [&] { return writer_ ? writer_->world() : 0; });
+}
 
 EMSCRIPTEN_BINDINGS(stagecraft_traces) {
     emscripten::class_<TraceStream>("TraceStream")

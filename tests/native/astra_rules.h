@@ -19,7 +19,8 @@ struct AstraRules {
     static std::map<uint32_t, std::vector<int>> ParseGroups(const std::string& json_text) {
         std::map<uint32_t, std::vector<int>> groups;
         const nlohmann::json g = nlohmann::json::parse(json_text);
-        for (auto it = g.begin(); it != g.end(); ++it) groups[static_cast<uint32_t>(std::stoul(it.key()))] = it->get<std::vector<int>>();
+        for (auto it = g.begin(); it != g.end(); ++it)
+            groups[static_cast<uint32_t>(std::stoul(it.key()))] = it->get<std::vector<int>>();
         return groups;
     }
 
@@ -33,20 +34,24 @@ struct AstraRules {
         std::map<uint32_t, std::map<int, std::vector<std::pair<int, int64_t>>>> issued;
         for (int r = 0; r < world; ++r) {
             const sc::EtFile& f = files[r];
-            auto where = [&](const sc::EtNode& n) { return "rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" + n.name + "): "; };
+            auto where = [&](const sc::EtNode& n) {
+                return "rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" + n.name + "): ";
+            };
             if (f.version.empty()) bad << "rank " << r << ": GlobalMetadata has no version\n";
             if (f.nodes.empty()) bad << "rank " << r << ": no nodes\n";
             std::set<uint64_t> ids;
             bool any_free = false;
             for (const sc::EtNode& n : f.nodes) {
                 if (!ids.insert(n.id).second) bad << where(n) << "duplicate id\n";
-                for (uint64_t d : n.data_deps)  // written parents first: a dependency on a later id would be a cycle risk
+                for (uint64_t d :
+                     n.data_deps)  // written parents first: a dependency on a later id would be a cycle risk
                     if (!ids.count(d) || d == n.id) bad << where(n) << "depends on " << d << ", not an earlier node\n";
                 if (!n.ctrl_deps.empty()) bad << where(n) << "ctrl_deps (the legacy feeder ignores them)\n";
                 any_free |= n.data_deps.empty();
                 switch (n.type) {
                     case sc::EtNodeType::comp:
-                        if (n.num_ops < 1) bad << where(n) << "num_ops " << n.num_ops << " (roofline 0/0: the rank hangs)\n";
+                        if (n.num_ops < 1)
+                            bad << where(n) << "num_ops " << n.num_ops << " (roofline 0/0: the rank hangs)\n";
                         if (n.tensor_size == 0) bad << where(n) << "tensor_size 0 (skipped by the roofline)\n";
                         break;
                     case sc::EtNodeType::comm_coll: {
@@ -70,8 +75,10 @@ struct AstraRules {
                     case sc::EtNodeType::comm_recv: {
                         const bool send = n.type == sc::EtNodeType::comm_send;
                         const int src = send ? r : n.comm_src, dst = send ? n.comm_dst : r;
-                        if ((send ? n.comm_src : n.comm_dst) != r) bad << where(n) << "own rank field is not this rank\n";
-                        if (src < 0 || src >= world || dst < 0 || dst >= world || src == dst) bad << where(n) << "peer out of range\n";
+                        if ((send ? n.comm_src : n.comm_dst) != r)
+                            bad << where(n) << "own rank field is not this rank\n";
+                        if (src < 0 || src >= world || dst < 0 || dst >= world || src == dst)
+                            bad << where(n) << "peer out of range\n";
                         if (n.comm_tag < 0 || n.comm_size <= 0) bad << where(n) << "tag or size invalid\n";
                         p2p[{src, dst, n.comm_tag, n.comm_size}] += send ? 1 : -1;
                         break;
@@ -83,8 +90,9 @@ struct AstraRules {
         }
         for (const auto& [key, balance] : p2p)
             if (balance != 0)
-                bad << "send/recv " << std::get<0>(key) << "->" << std::get<1>(key) << " tag " << std::get<2>(key) << " size "
-                    << std::get<3>(key) << ": " << (balance > 0 ? "no matching recv" : "no matching send") << "\n";
+                bad << "send/recv " << std::get<0>(key) << "->" << std::get<1>(key) << " tag " << std::get<2>(key)
+                    << " size " << std::get<3>(key) << ": " << (balance > 0 ? "no matching recv" : "no matching send")
+                    << "\n";
         // Collectives pair by issue order within their group: every member issues the same sequence.
         for (const auto& [id, by_rank] : issued) {
             const auto& members = groups.at(id);

@@ -14,7 +14,8 @@ namespace servetest {
 inline const std::string kRoot = SC_SOURCE_DIR;
 
 inline const sc::CalibrationTable& Calibration() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t =
+        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 

@@ -94,9 +94,10 @@ TEST(App, AnEditWithoutRecomputeShowsTheNewResultAfterTheNextFrame) {
     const std::string model = "--model presets/models/llama3-8b.json";
 
     s->parallel = sc::ParseParallelSpec("tp=4,pp=2,dp=2,batch=32");  // as a panel's widget writes it
-    EXPECT_EQ(sc::app::MirrorText(*s), before);  // nothing recomputed yet: the check below can fail
-    sc::app::Refresh(*s);                         // the next frame
-    EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate " + model + " --system dgx-h100-superpod --parallel "
+    EXPECT_EQ(sc::app::MirrorText(*s), before);                      // nothing recomputed yet: the check below can fail
+    sc::app::Refresh(*s);                                            // the next frame
+    EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate " + model +
+                                           " --system dgx-h100-superpod --parallel "
                                            "tp=4,pp=2,dp=2,batch=32") +
                                            Cli("summary " + model + " --parallel tp=4,pp=2,dp=2,batch=32"));
 

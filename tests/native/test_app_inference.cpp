@@ -26,7 +26,8 @@ struct AppDeleter {
 using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
 
 std::vector<std::string> IndexOf(const std::string& dir) {
-    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json")).get<std::vector<std::string>>();
+    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"))
+        .get<std::vector<std::string>>();
 }
 
 // The page as web/main.js opens it: model and cluster presets, calibration, serving presets, in index order.
@@ -37,7 +38,8 @@ App OpenPage() {
     for (const std::string& f : IndexOf("systems")) {
         const std::string system = sctest::ReadFile(kRoot + "/presets/systems/" + f);
         const std::string acc = nlohmann::json::parse(system).at("accelerator").get<std::string>();
-        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")), "");
+        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")),
+                  "");
     }
     EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
     for (const std::string& f : IndexOf("inference"))
@@ -98,7 +100,8 @@ TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
     for (int frame = 0; frame < 1000 && w.next_shard >= 0; ++frame) sc::app::StepServeSweep(*s, 0.0);
     ASSERT_EQ(w.error, "");
     ASSERT_EQ(w.points_done.size(), 4u);
-    EXPECT_EQ(w.report, Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=400 --rate-sweep 4,8,12,16"));
+    EXPECT_EQ(w.report,
+              Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=400 --rate-sweep 4,8,12,16"));
 }
 
 TEST(AppInference, BadSweepRatesAreAClearError) {

@@ -25,7 +25,8 @@ struct AppDeleter {
 using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
 
 std::vector<std::string> IndexOf(const std::string& dir) {
-    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json")).get<std::vector<std::string>>();
+    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"))
+        .get<std::vector<std::string>>();
 }
 
 // The page exactly as web/main.js opens it with no link: every model and cluster preset in index order (the
@@ -37,7 +38,8 @@ App OpenPageAsTheBrowserDoes() {
     for (const std::string& f : IndexOf("systems")) {
         const std::string system = sctest::ReadFile(kRoot + "/presets/systems/" + f);
         const std::string acc = nlohmann::json::parse(system).at("accelerator").get<std::string>();
-        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")), "");
+        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")),
+                  "");
     }
     EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
     return s;
@@ -136,8 +138,8 @@ TEST(AppPanels, TypingBackToTheAppliedValueIsNotLost) {
     p.Frames(2);
     const int dp = p.app->parallel.dp;  // 32
     p.FocusField("Parallelism and traces", "dp");
-    p.Type("3");      // pending 3
-    p.Type("2");      // pending 32 again: the parse equals the applied value and must still count
+    p.Type("3");  // pending 3
+    p.Type("2");  // pending 32 again: the parse equals the applied value and must still count
     p.Enter();
     EXPECT_EQ(p.app->parallel.dp, dp);
 }
@@ -171,11 +173,13 @@ TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {
     // 16 stages and 2 microbatches: (p-1)/(m+p-1) = 15/17 of the step is fill and drain.
     const std::string split = "pp=16,dp=2,batch=4";
     const sctest::CliResult r = sctest::RunCli(
-        "estimate --model presets/models/llama3-70b.json --system dgx-h100-superpod --allow-oom --parallel " + split, false);
+        "estimate --model presets/models/llama3-70b.json --system dgx-h100-superpod --allow-oom --parallel " + split,
+        false);
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("warning                       the pipeline bubble is"), std::string::npos) << r.out;
     const sctest::CliResult j = sctest::RunCli(
-        "estimate --json --model presets/models/llama3-70b.json --system dgx-h100-superpod --allow-oom --parallel " + split,
+        "estimate --json --model presets/models/llama3-70b.json --system dgx-h100-superpod --allow-oom --parallel " +
+            split,
         false);
     const auto warnings = nlohmann::json::parse(j.out).at("training").at("warnings");
     ASSERT_EQ(warnings.size(), 1u) << j.out;

@@ -10,10 +10,10 @@
 
 #include "config/hardware_config.h"
 #include "parallel/job.h"
-#include "trace/rank_traces.h"
-#include "training/timeline.h"
 #include "test_util.h"
+#include "trace/rank_traces.h"
 #include "trace_test_util.h"
+#include "training/timeline.h"
 
 namespace {
 
@@ -48,9 +48,9 @@ AstraRun RunAstra(const std::string& bin, const std::string& traces, const std::
     fs::remove_all(out);
     fs::create_directories(out);
     std::string cmd = "cd '" + out + "' && '" + bin + "' --workload-configuration='" + traces + "/trace'" +
-                      " --comm-group-configuration='" + traces + "/trace.json' --system-configuration='" + kConfigs + sys +
-                      "' --remote-memory-configuration='" + kConfigs + "mem.json' --network-configuration='" + kConfigs + net +
-                      "' > astra.out 2>&1";
+                      " --comm-group-configuration='" + traces + "/trace.json' --system-configuration='" + kConfigs +
+                      sys + "' --remote-memory-configuration='" + kConfigs + "mem.json' --network-configuration='" +
+                      kConfigs + net + "' > astra.out 2>&1";
     AstraRun r;
     r.exit_code = WEXITSTATUS(std::system(cmd.c_str()));
     r.output = sctest::ReadFile(out + "/astra.out");
@@ -74,7 +74,8 @@ class AstraTest : public ::testing::TestWithParam<AstraCase> {};
 
 TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     const char* bin = std::getenv("SC_ASTRA_BIN");
-    if (!bin || !*bin) GTEST_SKIP() << "SC_ASTRA_BIN is not set: ASTRA-sim's analytical binary is needed to run the traces";
+    if (!bin || !*bin)
+        GTEST_SKIP() << "SC_ASTRA_BIN is not set: ASTRA-sim's analytical binary is needed to run the traces";
     const AstraCase& c = GetParam();
     sc::ModelConfig m = c.moe ? sctest::SmallMoe() : sctest::SmallGpt();
     if (c.fp8) m.precision.compute = sc::Precision::fp8;
@@ -96,7 +97,8 @@ INSTANTIATE_TEST_SUITE_P(
                       AstraCase{"moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml"},
                       AstraCase{"moe_fp8", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml", true},
                       AstraCase{"zero3_cp", false, "cp=2,dp=4,batch=8,zero=3", "net_test_8_2d.yml"},
-                      AstraCase{"zbh1", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1", "net_h100_16_eff.yml"},
+                      AstraCase{"zbh1", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1",
+                                "net_h100_16_eff.yml"},
                       AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
                                 "net_h100_16_eff.yml"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });

@@ -117,7 +117,8 @@ TEST(BadInput, DeepNestingIsAnErrorNotACrash) {
     EXPECT_LT(e.size(), 300u);
     e = ErrorOf([&] { sc::ApplyOverrides(Source(kGpt3), {"layers=" + deep}, "m"); });
     EXPECT_NE(e.find("nests deeper than 64 levels"), std::string::npos) << e.substr(0, 300);
-    e = ErrorOf([&] { sc::ApplyOverrides(Source(kGpt3), {std::string(100000, 'a') + std::string(100000, '.') + "=1"}, "m"); });
+    e = ErrorOf(
+        [&] { sc::ApplyOverrides(Source(kGpt3), {std::string(100000, 'a') + std::string(100000, '.') + "=1"}, "m"); });
     EXPECT_NE(e.find("dotted parts"), std::string::npos) << e.substr(0, 300);
     EXPECT_LT(e.size(), 300u);
     // 64 levels are fine for the parser (the field is then of the wrong type, shown clipped).
@@ -126,14 +127,16 @@ TEST(BadInput, DeepNestingIsAnErrorNotACrash) {
     EXPECT_LT(e.size(), 150u);
 
     Scratch s;
-    CliResult r = RunCli("estimate --model " + s.Write("models/deep.json", "{\"name\": \"x\", \"layers\": " + deep + "}"));
+    CliResult r =
+        RunCli("estimate --model " + s.Write("models/deep.json", "{\"name\": \"x\", \"layers\": " + deep + "}"));
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("nests deeper than 64 levels"), std::string::npos) << r.out.substr(0, 300);
 }
 
 TEST(BadInput, HugeValuesAndKeysAreClippedInMessages) {
     const std::string big(1 << 20, 'x');
-    std::string e = ErrorOf([&] { sc::ParseModelConfig(Replaced(Source(kGpt3), "\"layers\"", "\"" + big + "\": 1, \"layers\"")); });
+    std::string e =
+        ErrorOf([&] { sc::ParseModelConfig(Replaced(Source(kGpt3), "\"layers\"", "\"" + big + "\": 1, \"layers\"")); });
     EXPECT_NE(e.find("unknown field"), std::string::npos) << e.substr(0, 300);
     EXPECT_LT(e.size(), 300u);
     e = ErrorOf([&] { sc::ParseModelConfig(Layers(Source(kGpt3), "\"" + big + "\"")); });
@@ -165,7 +168,8 @@ TEST(BadInput, LongSystemPathIsAClearError) {
 TEST(BadInput, AcceleratorIdMustBeAStringNamingAPresetFile) {
     Scratch s;
     const std::string sys = Source("presets/systems/dgx-h100-superpod.json");
-    const std::string path = s.Write("systems/s.json", Replaced(sys, "\"accelerator\": \"h100-sxm\"", "\"accelerator\": 5"));
+    const std::string path =
+        s.Write("systems/s.json", Replaced(sys, "\"accelerator\": \"h100-sxm\"", "\"accelerator\": 5"));
     CliResult r = RunCli("estimate --model " + kGpt3 + " --parallel tp=8 --system " + path);
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("accelerator: expected an accelerator id (a string), got 5\n"), std::string::npos) << r.out;
@@ -200,7 +204,8 @@ TEST(BadInput, InputMustBeARegularFileOfAtMost16MiB) {
     const std::string big = s.Write("models/big.json", std::string((16 << 20) + 1, ' '));
     r = RunCli("estimate --model " + big);
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out, "stagecraft estimate: error: --model: " + big + ": is 16777217 bytes; input files are limited to 16 MiB\n");
+    EXPECT_EQ(r.out, "stagecraft estimate: error: --model: " + big +
+                         ": is 16777217 bytes; input files are limited to 16 MiB\n");
 }
 
 // ---- 3. Nonsense that exited 0: every number in a spec or flag is checked by the same rule ----
@@ -211,7 +216,8 @@ std::string SpecError(const std::string& spec) {
 
 TEST(BadInput, ParallelSpecRefusesDuplicatesZeroAndOutOfRangeValues) {
     EXPECT_EQ(SpecError("tp=8,tp=2"), "tp: given twice in the parallel spec");
-    EXPECT_EQ(SpecError("mb=2,microbatch=4"), "microbatch: given twice in the parallel spec (mb is microbatch, fsdp=1 is zero=3)");
+    EXPECT_EQ(SpecError("mb=2,microbatch=4"),
+              "microbatch: given twice in the parallel spec (mb is microbatch, fsdp=1 is zero=3)");
     EXPECT_EQ(SpecError("batch=0"), "batch: must be a positive integer, got \"0\"");
     EXPECT_EQ(SpecError("gpus=0"), "gpus: must be a positive integer, got \"0\"");
     EXPECT_EQ(SpecError("gpus=-8"), "gpus: must be a positive integer, got \"-8\"");
@@ -221,28 +227,34 @@ TEST(BadInput, ParallelSpecRefusesDuplicatesZeroAndOutOfRangeValues) {
     EXPECT_EQ(SpecError("bucket_mb=2000000"), "bucket_mb: must be at most 1048576, got \"2000000\"");
     EXPECT_EQ(SpecError("bucket_mb=0x10"), "bucket_mb: expected a number, got \"0x10\"");
     EXPECT_EQ(SpecError("tp=3000000000"), "tp: must be at most 16777216, got \"3000000000\"");
-    EXPECT_EQ(SpecError("batch=99999999999999999999999"), "batch: must be at most 2147483647, got \"99999999999999999999999\"");
+    EXPECT_EQ(SpecError("batch=99999999999999999999999"),
+              "batch: must be at most 2147483647, got \"99999999999999999999999\"");
     EXPECT_EQ(SpecError("zero=5"), "zero: must be at most 3, got \"5\"");
     EXPECT_EQ(SpecError("tp=8,bucket_mb=1,bucket_mb=1024"), "bucket_mb: given twice in the parallel spec");
     EXPECT_EQ(SpecError("tp=8,pp=16,dp=4,microbatch=2,batch=1024,bucket_mb=1048576"), "");
 }
 
 TEST(BadInput, FlagsAreFiniteIntegersInRange) {
-    CliResult r = RunCli("estimate --model " + kGpt3 + " --system dgx-h100-superpod --parallel tp=8,pp=8,dp=16,batch=1024 --tokens inf");
+    CliResult r = RunCli("estimate --model " + kGpt3 +
+                         " --system dgx-h100-superpod --parallel tp=8,pp=8,dp=16,batch=1024 --tokens inf");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "stagecraft estimate: error: --tokens: must be a finite number, got \"inf\"\n");
-    r = RunCli("estimate --model " + kGpt3 + " --system dgx-h100-superpod --parallel tp=8,pp=8,dp=16,batch=1024 --tokens 0");
+    r = RunCli("estimate --model " + kGpt3 +
+               " --system dgx-h100-superpod --parallel tp=8,pp=8,dp=16,batch=1024 --tokens 0");
     EXPECT_EQ(r.out, "stagecraft estimate: error: --tokens: must be greater than 0, got \"0\"\n");
-    r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=2,pp=2,dp=2,batch=8 --out /tmp --format json "
-               "--rank 1e9 --system dgx-h100-superpod");
+    r = RunCli(
+        "trace --model presets/models/llama3-8b.json --parallel tp=2,pp=2,dp=2,batch=8 --out /tmp --format json "
+        "--rank 1e9 --system dgx-h100-superpod");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "stagecraft trace: error: --rank: expected an integer, got \"1e9\"\n");
     r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=2 --out ''");
-    EXPECT_EQ(r.out, "stagecraft trace: error: --out: missing or empty; give the folder to write into, e.g. --out traces/\n");
+    EXPECT_EQ(r.out,
+              "stagecraft trace: error: --out: missing or empty; give the folder to write into, e.g. --out traces/\n");
     r = RunCli("search --model " + kGpt3 + " --system dgx-h100-superpod --gpus 1000000000 --batch 1536");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "stagecraft search: error: --gpus: must be at most 16777216, got \"1000000000\"\n");
-    r = RunCli("sweep --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 64 --axis flops=1e308");
+    r = RunCli(
+        "sweep --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 64 --axis flops=1e308");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "stagecraft sweep: error: flops: must be at most 1000000, got 1e308\n");
 }
@@ -265,8 +277,9 @@ TEST(BadInput, HugeMicrobatchesAndSequencesAreRefusedNotNegative) {
     EXPECT_EQ(r.out, "stagecraft summary: error: microbatch: must be at most 16777216, got \"1000000000\"\n");
     r = RunCli("summary --model " + kGpt3 + " --parallel tp=8,pp=16,microbatch=1000000");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out, "stagecraft summary: error: microbatch: one microbatch of 1000000 x 2048 tokens of GPT-3 175B is "
-                     "2.17e+21 training FLOPs; at most 2^60 = 1.15e+18 (use a smaller microbatch or seq)\n");
+    EXPECT_EQ(r.out,
+              "stagecraft summary: error: microbatch: one microbatch of 1000000 x 2048 tokens of GPT-3 175B is "
+              "2.17e+21 training FLOPs; at most 2^60 = 1.15e+18 (use a smaller microbatch or seq)\n");
     r = RunCli("summary --model presets/models/llama3-8b.json --set seq=16777216");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("seq: one microbatch of 1 x 16777216 tokens"), std::string::npos) << r.out;
@@ -283,8 +296,9 @@ TEST(BadInput, HugeMicrobatchesAndSequencesAreRefusedNotNegative) {
 TEST(BadInput, MicrobatchesPerStepAndRanksHaveALimit) {
     CliResult r = RunCli("summary --model " + kGpt3 + " --parallel batch=1000000000");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out, "stagecraft summary: error: batch: batch=1000000000 is 1000000000 microbatches of microbatch*dp = 1 "
-                     "per step; at most 65536 (raise microbatch)\n");
+    EXPECT_EQ(r.out,
+              "stagecraft summary: error: batch: batch=1000000000 is 1000000000 microbatches of microbatch*dp = 1 "
+              "per step; at most 65536 (raise microbatch)\n");
     sc::ModelConfig m = sc::ParseModelConfig(Source(kGpt3));
     EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, sc::ParseParallelSpec("tp=8,pp=32,dp=131072")); }),
               "gpus: tp*cp*pp*dp = 33554432 ranks; at most 16777216 (2^24)");
@@ -300,7 +314,8 @@ TEST(BadInput, ProgrammaticConfigsMeetTheSameRanges) {
     sc::ModelConfig m = sc::ParseModelConfig(Source(kGpt3));
     sc::ParallelConfig p;
     p.bucket_mb = 0.5;
-    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, p); }), "bucket_mb: bucket_mb=0.500000 must be from 1 to 1048576 MiB");
+    EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, p); }),
+              "bucket_mb: bucket_mb=0.500000 must be from 1 to 1048576 MiB");
     p.bucket_mb = 25;
     p.gpus = -8;
     EXPECT_EQ(ErrorOf([&] { sc::ValidateParallel(m, p); }), "gpus: gpus=-8 must be a positive integer");
@@ -311,7 +326,8 @@ TEST(BadInput, ProgrammaticConfigsMeetTheSameRanges) {
 // `stagecraft <args>` with stdout on /dev/full; stderr is kept apart in `err`.
 int RunToFullStdout(const std::string& args, std::string* err) {
     const fs::path log = fs::temp_directory_path() / ("sc_bad_input_err_" + std::to_string(getpid()));
-    const std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + " >/dev/full 2>" + log.string();
+    const std::string cmd =
+        std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args + " >/dev/full 2>" + log.string();
     const int status = std::system(cmd.c_str());
     *err = sctest::ReadFile(log.string());
     fs::remove(log);
@@ -327,12 +343,14 @@ TEST(BadInput, FullStdoutExitsNonZero) {
 
 TEST(BadInput, SweepTooLargeIsRefusedBeforeItStarts) {
     // 200,000 rows would run for hours and hold every row: refused at once, naming the axes and the limit.
-    CliResult r = RunCli("sweep --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 1024 --batch 1024 "
-                         "--axis flops=1,2,3,4,5,6,7,8,9,10 --axis hbm_bw=1,2,3,4,5,6,7,8,9,10 --axis net_bw=1,2,3,4,5,6,7,8,9,10 "
-                         "--axis hbm_capacity=1,2,3,4,5,6,7,8,9,10 --axis domain=8,16,32,64,72,128,256,512,1024,4 --axis inr=on,off");
+    CliResult r = RunCli(
+        "sweep --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 1024 --batch 1024 "
+        "--axis flops=1,2,3,4,5,6,7,8,9,10 --axis hbm_bw=1,2,3,4,5,6,7,8,9,10 --axis net_bw=1,2,3,4,5,6,7,8,9,10 "
+        "--axis hbm_capacity=1,2,3,4,5,6,7,8,9,10 --axis domain=8,16,32,64,72,128,256,512,1024,4 --axis inr=on,off");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out, "stagecraft sweep: error: --axis: 200000 points x 1 model(s) = 200000 rows; at most 100000 per run: "
-                     "narrow the axes or split the sweep into several runs\n");
+    EXPECT_EQ(r.out,
+              "stagecraft sweep: error: --axis: 200000 points x 1 model(s) = 200000 rows; at most 100000 per run: "
+              "narrow the axes or split the sweep into several runs\n");
 }
 
 }  // namespace

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "astra_rules.h"
 #include "config/error.h"
+#include "test_util.h"
 #include "trace/byte_sink.h"
 #include "trace/chakra_et.h"
 #include "trace/comm_groups.h"
-#include "astra_rules.h"
-#include "test_util.h"
 
 namespace sc {
 namespace {
@@ -80,8 +80,7 @@ std::string WriteOne(const EtNode& node, int32_t rank = 0) {
     return sink.bytes.substr(meta);
 }
 
-EtNode Comp(uint64_t id, std::string name, std::vector<uint64_t> deps, int64_t flops, uint64_t bytes,
-            uint64_t dur) {
+EtNode Comp(uint64_t id, std::string name, std::vector<uint64_t> deps, int64_t flops, uint64_t bytes, uint64_t dur) {
     EtNode n;
     n.id = id;
     n.name = std::move(name);
@@ -93,8 +92,7 @@ EtNode Comp(uint64_t id, std::string name, std::vector<uint64_t> deps, int64_t f
     return n;
 }
 
-EtNode Coll(uint64_t id, std::string name, std::vector<uint64_t> deps, CollectiveType t, int64_t size,
-            uint32_t pg) {
+EtNode Coll(uint64_t id, std::string name, std::vector<uint64_t> deps, CollectiveType t, int64_t size, uint32_t pg) {
     EtNode n;
     n.id = id;
     n.name = std::move(name);
@@ -154,11 +152,10 @@ TEST(ChakraEt, IsCpuOpFalseEncodesAsInTheDoc) {
 
 TEST(ChakraEt, CompNodeBytes) {
     const std::string expect =
-        Bytes({0x08, 0x03, 0x12, 0x01, 'c', 0x18, 0x04}) +
-        Bytes({0x2a, 0x02, 0x01, 0x02}) +  // packed data_deps
-        Bytes({0x38, 0x05}) +              // duration_micros
+        Bytes({0x08, 0x03, 0x12, 0x01, 'c', 0x18, 0x04}) + Bytes({0x2a, 0x02, 0x01, 0x02}) +  // packed data_deps
+        Bytes({0x38, 0x05}) +                                                                 // duration_micros
         Attr(kIsCpuOpFalse) +
-        Attr(Bytes({0x0a, 0x07}) + "num_ops" + Bytes({0x48, 0x00})) +  // int64_val 0 is still written
+        Attr(Bytes({0x0a, 0x07}) + "num_ops" + Bytes({0x48, 0x00})) +           // int64_val 0 is still written
         Attr(Bytes({0x0a, 0x0b}) + "tensor_size" + Bytes({0x68, 0xac, 0x02}));  // uint64_val 300
     EXPECT_EQ(WriteOne(Comp(3, "c", {1, 2}, 0, 300, 5)), Framed(expect));
 }
@@ -262,7 +259,7 @@ TEST(ChakraEt, FramingUsesVarintLengthPrefix) {
     EtWriter w(sink, 0);
     w.WriteMetadata();
     w.WriteNode(Comp(1, "short", {}, 1, 1, 1));
-    w.WriteNode(Comp(2, std::string(300, 'x'), {1}, 1, 1, 1));  // > 127 bytes: two-byte prefix
+    w.WriteNode(Comp(2, std::string(300, 'x'), {1}, 1, 1, 1));    // > 127 bytes: two-byte prefix
     w.WriteNode(Comp(3, std::string(20000, 'y'), {2}, 1, 1, 1));  // > 16 KiB: three-byte prefix
     EXPECT_EQ(w.nodes_written(), 3u);
     EXPECT_EQ(w.bytes_written(), sink.bytes.size());
@@ -358,26 +355,26 @@ TEST(ChakraEt, SendOwnEndIsFilledInFromTheRank) {
 
 TEST(ChakraEt, ReaderAcceptsUnpackedDepsOtherKindsAndSkipsUnknownFields) {
     const std::string node =
-        Bytes({0x08, 0x05}) +                           // id 5 (overridden below: last wins)
-        Bytes({0x78, 0x2a}) +                           // unknown field 15, varint
-        Bytes({0x28, 0x01, 0x28, 0x02}) +               // data_deps 1, 2 unpacked
-        Bytes({0x2a, 0x02, 0x03, 0x04}) +               // data_deps 3, 4 packed, merged with the above
-        Bytes({0x20, 0x09}) +                           // ctrl_deps 9 unpacked
-        Bytes({0x18, 0x07}) +                           // type COMM_COLL
-        Bytes({0x9a, 0x06, 0x02, 'x', 'x'}) +           // unknown field 99, length-delimited
-        Bytes({0xa1, 0x01, 1, 2, 3, 4, 5, 6, 7, 8}) +   // unknown field 20, fixed64
-        Bytes({0x30, 0x63}) +                           // start_time_micros (ignored)
-        Bytes({0x42, 0x03, 0x0a, 0x01, 'v'}) +          // inputs (ignored)
-        Attr(Bytes({0x0a, 0x09}) + "comm_type" + Bytes({0x38, 0x02})) +      // int32_val ALL_GATHER
-        Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x68, 0x64})) +      // uint64_val 100
-        Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x48, 0x07})) +      // duplicate: first wins
+        Bytes({0x08, 0x05}) +                                            // id 5 (overridden below: last wins)
+        Bytes({0x78, 0x2a}) +                                            // unknown field 15, varint
+        Bytes({0x28, 0x01, 0x28, 0x02}) +                                // data_deps 1, 2 unpacked
+        Bytes({0x2a, 0x02, 0x03, 0x04}) +                                // data_deps 3, 4 packed, merged with the above
+        Bytes({0x20, 0x09}) +                                            // ctrl_deps 9 unpacked
+        Bytes({0x18, 0x07}) +                                            // type COMM_COLL
+        Bytes({0x9a, 0x06, 0x02, 'x', 'x'}) +                            // unknown field 99, length-delimited
+        Bytes({0xa1, 0x01, 1, 2, 3, 4, 5, 6, 7, 8}) +                    // unknown field 20, fixed64
+        Bytes({0x30, 0x63}) +                                            // start_time_micros (ignored)
+        Bytes({0x42, 0x03, 0x0a, 0x01, 'v'}) +                           // inputs (ignored)
+        Attr(Bytes({0x0a, 0x09}) + "comm_type" + Bytes({0x38, 0x02})) +  // int32_val ALL_GATHER
+        Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x68, 0x64})) +  // uint64_val 100
+        Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x48, 0x07})) +  // duplicate: first wins
         Attr(Bytes({0x0a, 0x07}) + "pg_name" + Bytes({0xc0, 0x02, 0x01}) +  // unknown attr field 40
              Bytes({0xea, 0x01, 0x01}) + "3") +
         Attr(Bytes({0x0a, 0x07}) + "num_ops" + Bytes({0x48, 0x05, 0x58, 0x07})) +  // oneof: last (uint32 7) wins
         Attr(Bytes({0x0a, 0x08}) + "comm_tag" + Bytes({0x78, 0x03})) +             // sint32_val -2
         Attr(Bytes({0x0a, 0x08}) + "comm_src" + Bytes({0xd8, 0x01, 0x01})) +       // bool_val true -> 1
         Attr(Bytes({0x0a, 0x07}) + "op_type" + Bytes({0x19, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f})) +  // ignored
-        Bytes({0x08, 0x06});                            // id again: 6
+        Bytes({0x08, 0x06});                                                                   // id again: 6
     const std::string meta = Bytes({0x0a, 0x05}) + "0.0.4" + Bytes({0x12, 0x04, 0x0a, 0x02, 'a', 'b'});
     const EtFile f = ReadEt(Framed(meta) + Framed(node));
     EXPECT_EQ(f.version, "0.0.4");
@@ -418,15 +415,15 @@ TEST(ChakraEt, ReaderRejectsBrokenInput) {
     const std::string good = sink.bytes;
     EXPECT_NO_THROW(ReadEt(good));
     EXPECT_THROW(ReadEt(""), Error);
-    EXPECT_THROW(ReadEt(good.substr(0, good.size() - 1)), Error);       // truncated last record
+    EXPECT_THROW(ReadEt(good.substr(0, good.size() - 1)), Error);                     // truncated last record
     EXPECT_THROW(ReadEt(good + Bytes({0x80, 0x80, 0x80, 0x80, 0x80, 0x01})), Error);  // 6-byte length
-    EXPECT_THROW(ReadEt(good + Framed(Bytes({0x08}))), Error);          // field without its value
-    EXPECT_THROW(ReadEt(good + Framed(Bytes({0x00, 0x01}))), Error);    // field number 0
+    EXPECT_THROW(ReadEt(good + Framed(Bytes({0x08}))), Error);                        // field without its value
+    EXPECT_THROW(ReadEt(good + Framed(Bytes({0x00, 0x01}))), Error);                  // field number 0
     const std::string float_size =
         Bytes({0x08, 0x02, 0x18, 0x07}) + Attr(Bytes({0x0a, 0x09}) + "comm_size" + Bytes({0x2d, 0, 0, 0x80, 0x3f}));
-    EXPECT_THROW(ReadEt(good + Framed(float_size)), Error);             // float for an integer attribute
+    EXPECT_THROW(ReadEt(good + Framed(float_size)), Error);  // float for an integer attribute
     const std::string int_pg = Bytes({0x08, 0x02}) + Attr(Bytes({0x0a, 0x07}) + "pg_name" + Bytes({0x38, 0x01}));
-    EXPECT_THROW(ReadEt(good + Framed(int_pg)), Error);                 // pg_name must be a string
+    EXPECT_THROW(ReadEt(good + Framed(int_pg)), Error);  // pg_name must be a string
 }
 
 // ------------------------------------------------------------------------------------------ validation
@@ -572,7 +569,8 @@ void WriteExample(const std::string& dir, int64_t recv_size) {
 std::string OwnRules(const std::string& dir) {
     std::vector<EtFile> files;
     for (int r = 0; r < 4; ++r) files.push_back(ReadEt(sctest::ReadFile(dir + "/ex." + std::to_string(r) + ".et")));
-    std::istringstream all(sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/ex.json"))));
+    std::istringstream all(
+        sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/ex.json"))));
     std::string out, line;
     while (std::getline(all, line))
         if (line.find("ctrl_deps") == std::string::npos) out += line + "\n";

@@ -87,7 +87,15 @@ TEST(ChromeTrace, EscapesStrings) {
 TEST(ChromeTrace, InvalidUtf8BecomesReplacementCharacter) {
     StringSink sink;
     // A lone continuation byte, a truncated sequence, an overlong '/', and a surrogate half.
-    WriteChromeTrace(sink, 0, {{"a\x80" "b\xe2\x82" "c\xc0\xaf" "d\xed\xa0\x80", "compute", 0, 1, {}}});
+    WriteChromeTrace(sink, 0,
+                     {{"a\x80"
+                       "b\xe2\x82"
+                       "c\xc0\xaf"
+                       "d\xed\xa0\x80",
+                       "compute",
+                       0,
+                       1,
+                       {}}});
     const auto xs = Complete(json::parse(sink.bytes));  // nlohmann rejects invalid UTF-8
     ASSERT_EQ(xs.size(), 1u);
     const std::string r = "\xef\xbf\xbd";
@@ -104,8 +112,11 @@ TEST(ChromeTrace, TimesAreMicrosecondsRoundedToNanoseconds) {
 TEST(ChromeTrace, NonFiniteArgsAreNullAndBadTimesThrow) {
     StringSink sink;
     ChromeTraceWriter w(sink, 0);
-    w.Write({"e", "compute", 0, 1, {{"nan", std::nan("")}, {"inf", std::numeric_limits<double>::infinity()},
-                                   {"tiny", 1.25e-7}}});
+    w.Write({"e",
+             "compute",
+             0,
+             1,
+             {{"nan", std::nan("")}, {"inf", std::numeric_limits<double>::infinity()}, {"tiny", 1.25e-7}}});
     EXPECT_THROW(w.Write({"e", "compute", std::nan(""), 1, {}}), Error);
     EXPECT_THROW(w.Write({"e", "compute", 0, -1, {}}), Error);
     EXPECT_THROW(w.Write({"e", "compute", 0, std::numeric_limits<double>::infinity(), {}}), Error);

@@ -48,8 +48,9 @@ TEST(Cli, BadInputIsOneClearError) {
 
 TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
     // 2,048 ranks on a 1,024-GPU preset: the error names --gpus, and --gpus joins two pods with a core tier.
-    const std::string job = "estimate --model presets/models/gpt3-175b.json --system dgx-h100-superpod "
-                            "--parallel tp=8,pp=8,dp=32,batch=1024";
+    const std::string job =
+        "estimate --model presets/models/gpt3-175b.json --system dgx-h100-superpod "
+        "--parallel tp=8,pp=8,dp=32,batch=1024";
     CliResult r = RunCli(job);
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("pass --gpus 2048"), std::string::npos) << r.out;
@@ -61,8 +62,9 @@ TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
 }
 
 TEST(Cli, EstimateThatDoesNotFitExitsNonZeroUnlessAllowed) {
-    const std::string job = "estimate --model presets/models/gpt3-175b.json --system dgx-a100-superpod "
-                            "--parallel tp=8,pp=2,dp=4,batch=64";
+    const std::string job =
+        "estimate --model presets/models/gpt3-175b.json --system dgx-a100-superpod "
+        "--parallel tp=8,pp=2,dp=4,batch=64";
     CliResult r = RunCli(job);
     EXPECT_EQ(r.status, 3);
     EXPECT_NE(r.out.find("step time"), std::string::npos) << r.out;  // the report is still printed
@@ -72,17 +74,21 @@ TEST(Cli, EstimateThatDoesNotFitExitsNonZeroUnlessAllowed) {
 }
 
 TEST(Cli, EstimateReportsTflopsAndMfuUnderEachConvention) {
-    CliResult r = RunCli("estimate --model presets/models/llama3-8b.json --precision fp8 --system dgx-h100-superpod "
-                         "--parallel tp=2,dp=4,batch=64,zero=1,recompute=full");
+    CliResult r = RunCli(
+        "estimate --model presets/models/llama3-8b.json --precision fp8 --system dgx-h100-superpod "
+        "--parallel tp=2,dp=4,batch=64,zero=1,recompute=full");
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("of the fp8 dense peak"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("of the bf16 dense peak"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("model (6N + causal attention)"), std::string::npos) << r.out;
-    r = RunCli("estimate --model presets/models/llama3-8b.json --precision fp8 --system dgx-h100-superpod "
-               "--parallel tp=2,dp=4,batch=64,zero=1,recompute=full --json");
+    r = RunCli(
+        "estimate --model presets/models/llama3-8b.json --precision fp8 --system dgx-h100-superpod "
+        "--parallel tp=2,dp=4,batch=64,zero=1,recompute=full --json");
     EXPECT_EQ(r.status, 0) << r.out;
     // FP8's dense peak is twice BF16's on H100, so MFU against bf16 is twice MFU against fp8.
-    const auto num = [&](const std::string& key) { return std::stod(r.out.substr(r.out.find("\"" + key + "\": ") + key.size() + 4)); };
+    const auto num = [&](const std::string& key) {
+        return std::stod(r.out.substr(r.out.find("\"" + key + "\": ") + key.size() + 4));
+    };
     EXPECT_NEAR(num("mfu_bf16"), 2 * num("mfu"), 1e-9);
     EXPECT_NEAR(num("model_tflops_per_gpu") * 1e12 / (num("mfu") * num("peak_flops_per_gpu")), 1, 1e-9);
 }
@@ -131,8 +137,10 @@ TEST(Cli, TraceTimesJobsLargerThanThePresetCluster) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-large";
     fs::remove_all(dir);
-    CliResult r = RunCli("trace --model presets/models/llama3-8b.json --parallel tp=8,pp=2,dp=128,batch=256 --format json "
-                         "--rank 0 --system dgx-h100-superpod --out " + dir.string());
+    CliResult r = RunCli(
+        "trace --model presets/models/llama3-8b.json --parallel tp=8,pp=2,dp=128,batch=256 --format json "
+        "--rank 0 --system dgx-h100-superpod --out " +
+        dir.string());
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_TRUE(fs::exists(dir / "trace.0.trace.json")) << r.out;
     fs::remove_all(dir);

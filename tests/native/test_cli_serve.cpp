@@ -20,11 +20,13 @@ const std::string kPreset = "serve --preset presets/inference/llama3-8b-h100-poi
 TEST(CliServe, PrintsLatencyThroughputAndSlo) {
     CliResult r = RunCli(kPreset + " --set slo.ttft_ms=200");
     ASSERT_EQ(r.status, 0) << r.out;
-    for (const char* s : {"Serving: Llama-3 8B", "pool           2 replicas x TP1 (2 GPUs)", "completed      200 requests",
-                          "TTFT", "TPOT", "E2E", "goodput", "TTFT <= 200.000 ms", "KV occupancy"})
+    for (const char* s :
+         {"Serving: Llama-3 8B", "pool           2 replicas x TP1 (2 GPUs)", "completed      200 requests", "TTFT",
+          "TPOT", "E2E", "goodput", "TTFT <= 200.000 ms", "KV occupancy"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
     // A preset id works as well as its path.
-    EXPECT_EQ(RunCli("serve --preset llama3-8b-h100-poisson --set workload.requests=200 --set slo.ttft_ms=200").out, r.out);
+    EXPECT_EQ(RunCli("serve --preset llama3-8b-h100-poisson --set workload.requests=200 --set slo.ttft_ms=200").out,
+              r.out);
 }
 
 TEST(CliServe, JsonHasTheNumbersAndTheSeries) {

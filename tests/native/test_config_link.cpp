@@ -44,20 +44,37 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
     // One field at a time, so a field the encoder forgets cannot hide behind another.
     const ConfigLink base = DecodeConfigLink(kMinimal);
     for (auto set : std::initializer_list<void (*)(ConfigLink&)>{
-             [](ConfigLink& l) { l.layers = 1; }, [](ConfigLink& l) { l.hidden = 1 << 24; },
-             [](ConfigLink& l) { l.heads = 7; }, [](ConfigLink& l) { l.kv_heads = 2; },
-             [](ConfigLink& l) { l.ffn = 11008; }, [](ConfigLink& l) { l.vocab = 32000; },
-             [](ConfigLink& l) { l.seq = 2048; }, [](ConfigLink& l) { l.experts = 64; },
-             [](ConfigLink& l) { l.top_k = 2; }, [](ConfigLink& l) { l.expert_ffn = 1408; },
-             [](ConfigLink& l) { l.precision = sc::Precision::fp4; }, [](ConfigLink& l) { l.system = "h100-fullflat"; },
-             [](ConfigLink& l) { l.system = "s", l.levels = {{15, 0.001, std::nullopt, std::nullopt, std::nullopt}}; },
-             [](ConfigLink& l) { l.system = "s", l.levels = {{1, std::nullopt, 1e6, std::nullopt, std::nullopt}}; },
-             [](ConfigLink& l) { l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, 0.05, std::nullopt}}; },
-             [](ConfigLink& l) { l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, std::nullopt, false}}; },
+             [](ConfigLink& l) { l.layers = 1; },
+             [](ConfigLink& l) { l.hidden = 1 << 24; },
+             [](ConfigLink& l) { l.heads = 7; },
+             [](ConfigLink& l) { l.kv_heads = 2; },
+             [](ConfigLink& l) { l.ffn = 11008; },
+             [](ConfigLink& l) { l.vocab = 32000; },
+             [](ConfigLink& l) { l.seq = 2048; },
+             [](ConfigLink& l) { l.experts = 64; },
+             [](ConfigLink& l) { l.top_k = 2; },
+             [](ConfigLink& l) { l.expert_ffn = 1408; },
+             [](ConfigLink& l) { l.precision = sc::Precision::fp4; },
+             [](ConfigLink& l) { l.system = "h100-fullflat"; },
+             [](ConfigLink& l) {
+                 l.system = "s", l.levels = {{15, 0.001, std::nullopt, std::nullopt, std::nullopt}};
+             },
+             [](ConfigLink& l) {
+                 l.system = "s", l.levels = {{1, std::nullopt, 1e6, std::nullopt, std::nullopt}};
+             },
+             [](ConfigLink& l) {
+                 l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, 0.05, std::nullopt}};
+             },
+             [](ConfigLink& l) {
+                 l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, std::nullopt, false}};
+             },
              [](ConfigLink& l) { l.parallel = "pp=4,microbatch=2,bucket_mb=12.5"; },
-             [](ConfigLink& l) { l.overlap_dp = false; }, [](ConfigLink& l) { l.overlap_pp = false; },
-             [](ConfigLink& l) { l.overlap_tp = true; }, [](ConfigLink& l) { l.in_network_reduction = false; },
-             [](ConfigLink& l) { l.tokens = 0.1; }, [](ConfigLink& l) { l.tokens = 1e18; },
+             [](ConfigLink& l) { l.overlap_dp = false; },
+             [](ConfigLink& l) { l.overlap_pp = false; },
+             [](ConfigLink& l) { l.overlap_tp = true; },
+             [](ConfigLink& l) { l.in_network_reduction = false; },
+             [](ConfigLink& l) { l.tokens = 0.1; },
+             [](ConfigLink& l) { l.tokens = 1e18; },
              [](ConfigLink& l) { l.search_gpus = 1 << 24; }}) {
         ConfigLink l = base;
         set(l);
@@ -83,7 +100,8 @@ TEST(ConfigLink, NumbersKeepEveryBit) {
 }
 
 TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
-    const ConfigLink l = DecodeConfigLink(L("v1;parallel=dp=2;search_gpus=64;model=gpt3-175b;net.1.latency=2;system=x"));
+    const ConfigLink l =
+        DecodeConfigLink(L("v1;parallel=dp=2;search_gpus=64;model=gpt3-175b;net.1.latency=2;system=x"));
     EXPECT_EQ(l.model, "gpt3-175b");
     EXPECT_EQ(l.parallel, "dp=2");
     EXPECT_EQ(l.search_gpus, 64);
@@ -102,7 +120,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
     };
     const Case cases[] = {
         {"", "link: must start with the version \"v1;\", got \"\""},
-        {"model=llama3-8b;parallel=tp=8;end", "link: must start with the version \"v1;\", got \"model=llama3-8b;parallel=tp=8;end\""},
+        {"model=llama3-8b;parallel=tp=8;end",
+         "link: must start with the version \"v1;\", got \"model=llama3-8b;parallel=tp=8;end\""},
         {"v2;model=x;parallel=tp=1;end", "link: unknown version \"v2\"; this page reads v1"},
         {"v1;end", "model: missing from the link (the model preset id, \"model=llama3-8b\")"},
         {"v1;model=llama3-8b;end", "parallel: missing from the link (the split, \"parallel=tp=8,dp=4\")"},
@@ -119,11 +138,14 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";layers=1e3"), "layers: expected an integer, got \"1e3\""},
         {L(kHead + ";layers=0"), "layers: must be a positive integer, got \"0\""},
         {L(kHead + ";hidden=16777217"), "hidden: must be at most 16777216, got \"16777217\""},
-        {L(kHead + ";heads=99999999999999999999999"), "heads: must be at most 16777216, got \"99999999999999999999999\""},
+        {L(kHead + ";heads=99999999999999999999999"),
+         "heads: must be at most 16777216, got \"99999999999999999999999\""},
         {L(kHead + ";precision=fp7"), "precision: \"fp7\" is not one of fp32, bf16, fp16, fp8, fp4"},
-        {L(kHead + ";system=../etc"), "system: a preset id holds only letters, digits, '.', '_' and '-', got \"../etc\""},
+        {L(kHead + ";system=../etc"),
+         "system: a preset id holds only letters, digits, '.', '_' and '-', got \"../etc\""},
         {L(kHead + ";system="), "system: must not be empty"},
-        {"v1;model=a b;parallel=tp=1;end", "model: a preset id holds only letters, digits, '.', '_' and '-', got \"a b\""},
+        {"v1;model=a b;parallel=tp=1;end",
+         "model: a preset id holds only letters, digits, '.', '_' and '-', got \"a b\""},
         {"v1;model=llama3-8b;parallel=tp=x;end", "parallel: tp: expected an integer, got \"x\""},
         {"v1;model=llama3-8b;parallel=tp=8,colour=1;end", "parallel: colour: unknown parallel key"},
         {"v1;model=llama3-8b;parallel=;end", "parallel: must not be empty"},
@@ -138,7 +160,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";system=s;net.0.inr=yes"), "net.0.inr: expected 0 or 1, got \"yes\""},
         {L(kHead + ";system=s;net.16.inr=1"), "net.16.inr: must be at most 15, got \"16\""},
         {L(kHead + ";system=s;net.x.inr=1"), "net.x.inr: expected an integer, got \"x\""},
-        {L(kHead + ";system=s;net.0.speed=1"), "net.0.speed: unknown level field \"speed\"; valid: bandwidth latency efficiency inr"},
+        {L(kHead + ";system=s;net.0.speed=1"),
+         "net.0.speed: unknown level field \"speed\"; valid: bandwidth latency efficiency inr"},
         {L(kHead + ";system=s;net.0=1"), "net.0: a level edit is net.<level>.<field>"},
         {L(kHead + ";system=s;net.0.inr=1;net.00.inr=0"), "net.00.inr: given twice in the link (as net.0.inr)"},
         {L(kHead + ";net.1.latency=2"), "net.1: a network-level edit needs a system (\"system=...\")"},
@@ -157,7 +180,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
     // Every cut of a whole link, even one inside a number, fails with a message naming a field.
     for (size_t n = 0; n < full.size(); ++n) {
         const std::string e = ErrorOf([&] { DecodeConfigLink(full.substr(0, n)); });
-        EXPECT_NE(e.find(": "), std::string::npos) << "a link cut to " << n << " bytes was accepted: " << full.substr(0, n);
+        EXPECT_NE(e.find(": "), std::string::npos)
+            << "a link cut to " << n << " bytes was accepted: " << full.substr(0, n);
     }
     // A huge value is echoed clipped, never whole.
     const std::string huge = L("v1;layers=" + std::string(60000, '9'));
@@ -176,7 +200,8 @@ TEST(ConfigLink, EncodeRefusesWhatWouldNotReadBack) {
     l = DecodeConfigLink(kMinimal);
     l.system = "s";
     l.levels = {{2, 1.0, {}, {}, {}}, {1, 1.0, {}, {}, {}}};
-    EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }), "net.1: level edits must be in ascending level order, each level once");
+    EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }),
+              "net.1: level edits must be in ascending level order, each level once");
     l.levels = {{1, {}, {}, {}, {}}};
     EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }), "net.1: a level edit must change at least one field");
     l.levels = {{1, -3.0, {}, {}, {}}};

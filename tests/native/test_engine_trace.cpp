@@ -6,9 +6,9 @@
 #include <string>
 
 #include "engine/trace.h"
+#include "test_util.h"
 #include "trace/byte_sink.h"
 #include "trace/chakra_et.h"
-#include "test_util.h"
 
 namespace {
 

@@ -32,7 +32,9 @@ std::vector<fs::path> Presets(const std::string& dir) {
     return out;
 }
 
-std::string HardwareText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/hardware/" + id + ".json"); }
+std::string HardwareText(const std::string& id) {
+    return sctest::ReadFile(kRoot + "/presets/hardware/" + id + ".json");
+}
 std::string SystemText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json"); }
 
 using sctest::ErrorOf;
@@ -60,10 +62,12 @@ const json* At(const json& j, const std::string& dotted) {
 }
 
 // Every object inside `j` that has key `key`, with its JSON path.
-void Collect(const json& j, const std::string& path, const char* key, std::vector<std::pair<std::string, const json*>>* out) {
+void Collect(const json& j, const std::string& path, const char* key,
+             std::vector<std::pair<std::string, const json*>>* out) {
     if (j.is_object()) {
         if (j.contains(key)) out->push_back({path, &j});
-        for (auto it = j.begin(); it != j.end(); ++it) Collect(*it, path.empty() ? it.key() : path + "." + it.key(), key, out);
+        for (auto it = j.begin(); it != j.end(); ++it)
+            Collect(*it, path.empty() ? it.key() : path + "." + it.key(), key, out);
     } else if (j.is_array()) {
         for (size_t i = 0; i < j.size(); ++i) Collect(j[i], path + "[" + std::to_string(i) + "]", key, out);
     }
@@ -122,10 +126,11 @@ TEST(Hardware, IndexesListEveryPreset) {
 // Values copied from accelerators.json ("from": path) must equal it, and every datasheet number of the
 // record must be used by the preset.
 TEST(Hardware, ValuesEqualAcceleratorsJson) {
-    const char* covered[] = {"peak_tflops_dense.fp32", "peak_tflops_dense.tf32", "peak_tflops_dense.bf16",
-                             "peak_tflops_dense.fp16", "peak_tflops_dense.fp8", "peak_tflops_dense.fp4",
-                             "hbm_capacity_gb", "hbm_bandwidth_tbps", "scale_up.bandwidth_gbps_unidirectional",
-                             "scale_up.domain_size", "scale_out_nic_gbps_per_gpu", "board_power_w"};
+    const char* covered[] = {
+        "peak_tflops_dense.fp32", "peak_tflops_dense.tf32",     "peak_tflops_dense.bf16",
+        "peak_tflops_dense.fp16", "peak_tflops_dense.fp8",      "peak_tflops_dense.fp4",
+        "hbm_capacity_gb",        "hbm_bandwidth_tbps",         "scale_up.bandwidth_gbps_unidirectional",
+        "scale_up.domain_size",   "scale_out_nic_gbps_per_gpu", "board_power_w"};
     for (const fs::path& p : Presets("hardware")) {
         SCOPED_TRACE(p.string());
         json preset = json::parse(sctest::ReadFile(p.string()));
@@ -152,7 +157,8 @@ TEST(Hardware, ValuesEqualAcceleratorsJson) {
         sc::Accelerator a = sc::ParseAccelerator(sctest::ReadFile(p.string()));
         EXPECT_EQ(a.hbm_bandwidth_tbps, rec["hbm_bandwidth_tbps"]["value"].get<double>());
         EXPECT_EQ(a.hbm_capacity_gb_marketing, rec["hbm_capacity_gb"]["value"].get<double>());
-        EXPECT_EQ(a.scale_up_gbps_per_direction, rec["scale_up"]["bandwidth_gbps_unidirectional"]["value"].get<double>());
+        EXPECT_EQ(a.scale_up_gbps_per_direction,
+                  rec["scale_up"]["bandwidth_gbps_unidirectional"]["value"].get<double>());
         EXPECT_EQ(a.scale_up_domain, rec["scale_up"]["domain_size"]["value"].get<int>());
         EXPECT_EQ(a.nic_gbit_per_gpu, rec["scale_out_nic_gbps_per_gpu"]["value"].get<double>());
         const json& bf16 = rec["peak_tflops_dense"]["bf16"]["value"];
@@ -170,7 +176,7 @@ TEST(Hardware, PeakFlops) {
     EXPECT_DOUBLE_EQ(sc::PeakFlops(h100, sc::Precision::bf16), 989.5e12);
     EXPECT_DOUBLE_EQ(sc::PeakFlops(h100, sc::Precision::fp8), 1979e12);
     EXPECT_DOUBLE_EQ(sc::PeakFlops(a100, sc::Precision::fp16), 312e12);
-    EXPECT_DOUBLE_EQ(sc::PeakTflops(a100, sc::Precision::fp32), 19.5);    // no FP32 matrix path: vector rate
+    EXPECT_DOUBLE_EQ(sc::PeakTflops(a100, sc::Precision::fp32), 19.5);     // no FP32 matrix path: vector rate
     EXPECT_DOUBLE_EQ(sc::PeakTflops(mi300x, sc::Precision::fp32), 163.4);  // CDNA3 matrix FP32
     std::string e = ErrorOf([&] { sc::PeakFlops(a100, sc::Precision::fp4); });
     EXPECT_NE(e.find("fp4 is not supported by NVIDIA A100-SXM4-80GB"), std::string::npos) << e;
@@ -240,8 +246,8 @@ sc::System LoadSystem(const std::string& id) {
 }
 
 TEST(HardwareSystems, RequiredPresetsExist) {
-    for (const char* id : {"dgx-a100-superpod", "dgx-h100-superpod", "gb200-nvl72", "mi300x-cluster", "h100-fullflat",
-                           "gb200-fullflat"})
+    for (const char* id :
+         {"dgx-a100-superpod", "dgx-h100-superpod", "gb200-nvl72", "mi300x-cluster", "h100-fullflat", "gb200-fullflat"})
         EXPECT_TRUE(fs::exists(kRoot + "/presets/systems/" + id + ".json")) << id;
 }
 
@@ -257,7 +263,8 @@ TEST(HardwareSystems, EveryPresetParses) {
         for (size_t i = 0; i < s.levels.size(); ++i) {
             const sc::NetworkLevel& l = s.levels[i];
             EXPECT_GT(l.EffectiveGBps(), 0);
-            for (const char* k : {"size", "bandwidth_GBps_per_direction", "latency_us", "efficiency", "in_network_reduction"})
+            for (const char* k :
+                 {"size", "bandwidth_GBps_per_direction", "latency_us", "efficiency", "in_network_reduction"})
                 EXPECT_FALSE(l.provenance.at(k).sources.empty()) << "levels[" << i << "]." << k;
             // A scale-up level is the accelerator's own fabric.
             if (l.kind == sc::LevelKind::scale_up) {
@@ -278,8 +285,8 @@ TEST(HardwareSystems, MegatronClusterShape) {
     EXPECT_EQ(s.levels[0].size, 8);
     EXPECT_EQ(s.levels[0].bandwidth_gbps, 300);
     EXPECT_FALSE(s.levels[0].in_network_reduction);  // no NVLink SHARP on A100
-    EXPECT_EQ(s.levels[1].bandwidth_gbps, 25);        // 200 Gb/s HDR per GPU
-    EXPECT_GE(s.TotalAccelerators(), 3072);           // largest Megatron run in training_measured.json
+    EXPECT_EQ(s.levels[1].bandwidth_gbps, 25);       // 200 Gb/s HDR per GPU
+    EXPECT_GE(s.TotalAccelerators(), 3072);          // largest Megatron run in training_measured.json
     EXPECT_EQ(s.LevelForSpan(8), 0);
     EXPECT_EQ(s.LevelForSpan(9), 1);
     EXPECT_EQ(FieldOf([&] { s.LevelForSpan(s.TotalAccelerators() + 1); }), "span");
@@ -303,7 +310,8 @@ TEST(HardwareSystems, EfficienciesTraceToCalibrationJson) {
                 if (r["series"] != c["series"]) continue;
                 if (c.contains("n_ranks") && r["n_ranks"] != c["n_ranks"]) continue;
                 if (c.contains("message_bytes") && r["message_bytes"] != c["message_bytes"]) continue;
-                if (r["measured"].contains(c["key"]) && r["measured"][c["key"].get<std::string>()] == c["value"]) found = true;
+                if (r["measured"].contains(c["key"]) && r["measured"][c["key"].get<std::string>()] == c["value"])
+                    found = true;
             }
             EXPECT_TRUE(found) << "no record " << c.dump();
             double factor = c.value("factor", 1.0);
@@ -330,7 +338,8 @@ TEST(HardwareSystems, MalformedInputsNameTheField) {
     auto [f2, e2] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["efficiency"]["value"] = 0; });
     EXPECT_EQ(f2, "levels[1].efficiency");
 
-    auto [f3, e3] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["bandwidth_GBps_per_direction"]["value"] = -50; });
+    auto [f3, e3] =
+        BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["bandwidth_GBps_per_direction"]["value"] = -50; });
     EXPECT_EQ(e3, "levels[1].bandwidth_GBps_per_direction: must be positive, got -50 GB/s");
 
     auto [f4, e4] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["size"]["value"] = 8; });
@@ -344,20 +353,26 @@ TEST(HardwareSystems, MalformedInputsNameTheField) {
     EXPECT_EQ(f6, "levels[1].kind");
     EXPECT_NE(e6.find("did you mean \"two_tier\""), std::string::npos) << e6;
 
-    auto [f7, e7] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["latency_ns"] = j["levels"][0]["latency_us"]; });
+    auto [f7, e7] =
+        BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["latency_ns"] = j["levels"][0]["latency_us"]; });
     EXPECT_EQ(e7, "levels[0].latency_ns: unknown field (did you mean \"latency_us\"?)");
 
-    auto [f8, e8] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["oversubscription"] = j["levels"][1]["oversubscription"]; });
+    auto [f8, e8] = BadSystem("dgx-h100-superpod",
+                              [](json& j) { j["levels"][0]["oversubscription"] = j["levels"][1]["oversubscription"]; });
     EXPECT_EQ(f8, "levels[0].oversubscription");
 
     auto [f9, e9] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1].erase("oversubscription"); });
     EXPECT_EQ(e9, "levels[1].oversubscription: missing required field");
 
-    auto [f10, e10] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["bandwidth_GBps_per_direction"]["value"] = 60; });
+    auto [f10, e10] =
+        BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["bandwidth_GBps_per_direction"]["value"] = 60; });
     EXPECT_EQ(f10, "levels[1].bandwidth_GBps_per_direction");  // more than the 400 Gb/s NIC
     EXPECT_NE(e10.find("exceeds the NIC"), std::string::npos) << e10;
 
-    auto [f11, e11] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["size"]["value"] = 16; j["levels"][1]["size"]["value"] = 1024; });
+    auto [f11, e11] = BadSystem("dgx-h100-superpod", [](json& j) {
+        j["levels"][0]["size"]["value"] = 16;
+        j["levels"][1]["size"]["value"] = 1024;
+    });
     EXPECT_EQ(f11, "levels[0].size");  // more than the 8-GPU NVLink domain
 
     auto [f12, e12] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["latency_us"]["value"] = -1; });
@@ -366,7 +381,8 @@ TEST(HardwareSystems, MalformedInputsNameTheField) {
     auto [f13, e13] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"] = json::array(); });
     EXPECT_EQ(f13, "levels");
 
-    auto [f14, e14] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["in_network_reduction"]["value"] = "yes"; });
+    auto [f14, e14] =
+        BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["in_network_reduction"]["value"] = "yes"; });
     EXPECT_EQ(f14, "levels[1].in_network_reduction.value");
 
     // The accelerator preset must be the one the system names.
@@ -377,13 +393,14 @@ TEST(HardwareSystems, MalformedInputsNameTheField) {
 // ---------------------------------------------------------------------------------------------- calibration
 
 const sc::CalibrationTable& Table() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t =
+        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 
 TEST(HardwareCalibration, InterpolationIsLogLinearAndClamped) {
     sc::MeasuredCurve c{{1e3, 1e5, 1e7}, {1.0, 11.0, 5.0}, {}};  // log_x empty: Interpolate computes it
-    EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e4), 6.0);   // halfway in log size
+    EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e4), 6.0);              // halfway in log size
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e6), 8.0);
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 10), 1.0);    // below: first value
     EXPECT_DOUBLE_EQ(sc::Interpolate(c, 1e12), 5.0);  // above: the plateau
@@ -468,7 +485,8 @@ TEST(HardwareCalibration, GemmAndHbmValuesAreMeasured) {
             for (const json& r : CalibrationJson()["gemm"]) {
                 if (r["series"] != g.series) continue;
                 const json& s = r["shape"];
-                double flops = 2.0 * s["batch"].get<double>() * s["m"].get<double>() * s["n"].get<double>() * s["k"].get<double>();
+                double flops =
+                    2.0 * s["batch"].get<double>() * s["m"].get<double>() * s["n"].get<double>() * s["k"].get<double>();
                 if (flops == g.tflops.x[i] && r["measured"]["tflops"].get<double>() == g.tflops.y[i]) found = true;
             }
             EXPECT_TRUE(found) << g.tflops.x[i];
@@ -484,7 +502,9 @@ TEST(HardwareCalibration, GemmAndHbmValuesAreMeasured) {
     for (const sc::GemmMaxAchievable& m : Table().gemm_max_achievable) {
         bool found = false;
         for (const json& r : CalibrationJson()["gemm"])
-            if (r["series"] == m.series && r["hardware"] == m.hardware && r["measured"]["tflops"].get<double>() == m.tflops) found = true;
+            if (r["series"] == m.series && r["hardware"] == m.hardware &&
+                r["measured"]["tflops"].get<double>() == m.tflops)
+                found = true;
         EXPECT_TRUE(found) << m.series << " " << m.hardware;
     }
 }
@@ -499,7 +519,8 @@ TEST(HardwareCalibration, AttentionPointsAreMeasured) {
             for (const json& r : CalibrationJson()["attention"]) {
                 if (r["series"] != c.series || !r["shape"]["seqlen"].is_number()) continue;
                 if (r["shape"]["seqlen"].get<double>() != c.efficiency.x[i]) continue;
-                if (r["derived"]["efficiency"].get<double>() == c.efficiency.y[i] && c.setup.rfind(r["implementation"].get<std::string>() + ",", 0) == 0)
+                if (r["derived"]["efficiency"].get<double>() == c.efficiency.y[i] &&
+                    c.setup.rfind(r["implementation"].get<std::string>() + ",", 0) == 0)
                     found = true;
             }
             EXPECT_TRUE(found) << c.efficiency.x[i];
@@ -537,15 +558,18 @@ TEST(HardwareCalibration, AttentionCurveErrorsNameTheField) {
         t.replace(at, from.size(), to);
         return sctest::ErrorOf([&] { sc::ParseCalibration(t); });
     };
-    EXPECT_NE(broken("\"kernel\": \"flash2\"", "\"kernel\": \"flash9\"").find("attention[0].kernel"), std::string::npos);
-    EXPECT_NE(broken("\"direction\": \"forward\"", "\"direction\": \"sideways\"").find("attention[0].direction"), std::string::npos);
+    EXPECT_NE(broken("\"kernel\": \"flash2\"", "\"kernel\": \"flash9\"").find("attention[0].kernel"),
+              std::string::npos);
+    EXPECT_NE(broken("\"direction\": \"forward\"", "\"direction\": \"sideways\"").find("attention[0].direction"),
+              std::string::npos);
     EXPECT_NE(broken("[512, 0.285]", "[512, 1.5]").find("attention[0].points[0]"), std::string::npos);
     EXPECT_NE(broken("\"causal\": false", "\"causal\": 0").find("attention[0].causal"), std::string::npos);
 }
 
 TEST(HardwareCalibration, Lookups) {
     const sc::CalibrationTable& t = Table();
-    const sc::CollectiveCurve* h100 = sc::FindCollectiveCurve(t, "h100-sxm", sc::CollectiveOp::all_reduce, "scale_up", 8);
+    const sc::CollectiveCurve* h100 =
+        sc::FindCollectiveCurve(t, "h100-sxm", sc::CollectiveOp::all_reduce, "scale_up", 8);
     ASSERT_NE(h100, nullptr);
     EXPECT_EQ(h100->series, "azure-ndv5-h100-allreduce-nvls");
     EXPECT_DOUBLE_EQ(sc::BusBandwidthGBps(*h100, 8589934592.0), 478.87);
@@ -569,19 +593,24 @@ std::string BadCalibration(const std::function<void(json&)>& edit) {
 }
 
 TEST(HardwareCalibration, MalformedInputsNameTheField) {
-    EXPECT_EQ(BadCalibration([](json& j) { std::swap(j["collectives"][0]["points"][0], j["collectives"][0]["points"][1]); }),
-              "collectives[0].points[1]: sizes must be strictly increasing: 1024 follows 2048");
+    EXPECT_EQ(
+        BadCalibration([](json& j) { std::swap(j["collectives"][0]["points"][0], j["collectives"][0]["points"][1]); }),
+        "collectives[0].points[1]: sizes must be strictly increasing: 1024 follows 2048");
     EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["points"][3][1] = -1; }),
               "collectives[0].points[3]: value must be zero or positive, got -1");
     EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["points"][0][0] = 0; }),
               "collectives[0].points[0]: size must be positive, got 0");
     EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][2]["scoep"] = "scale_up"; }),
               "collectives[2].scoep: unknown field (did you mean \"scope\"?)");
-    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["op"] = "allreduce"; }).rfind("collectives[0].op:", 0), 0u);
+    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][0]["op"] = "allreduce"; }).rfind("collectives[0].op:", 0),
+              0u);
     EXPECT_EQ(BadCalibration([](json& j) { j["gemm"][0]["points"][0]["tflops"] = 0; }),
               "gemm[0].points[0].tflops: must be positive, got 0");
     EXPECT_EQ(BadCalibration([](json& j) { j["gemm"][0]["dtype"] = "int8"; }).rfind("gemm[0].dtype:", 0), 0u);
-    EXPECT_EQ(BadCalibration([](json& j) { j["collectives"][1]["id"] = j["collectives"][0]["id"]; }).rfind("collectives[1].id:", 0), 0u);
+    EXPECT_EQ(BadCalibration([](json& j) {
+                  j["collectives"][1]["id"] = j["collectives"][0]["id"];
+              }).rfind("collectives[1].id:", 0),
+              0u);
 }
 
 }  // namespace
@@ -599,6 +628,8 @@ TEST(HardwareConfig, EditedLevelsAreRechecked) {
         sc::ValidateSystemLevels(sys);
         FAIL() << "a zero bandwidth must be refused";
     } catch (const sc::Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind("levels[1] (" + sys.levels[1].name + ").bandwidth: must be positive", 0), 0u) << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind("levels[1] (" + sys.levels[1].name + ").bandwidth: must be positive", 0),
+                  0u)
+            << e.what();
     }
 }

@@ -29,8 +29,9 @@ TEST(ParallelConfig, NamesTheConstraint) {
     EXPECT_EQ(ErrorOf(m, "pp=4,schedule=interleaved,batch=6"),
               "batch: interleaved 1F1B needs the number of microbatches (6) to be a multiple of pp=4");
     EXPECT_EQ(ErrorOf(m, "cp=3"), "cp: cp=3 needs the sequence length 8192 to split into 2*cp=6 equal chunks");
-    EXPECT_EQ(ErrorOf(m, "order=tp-dp-pp"),
-              "order: order=tp-dp-pp must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
+    EXPECT_EQ(
+        ErrorOf(m, "order=tp-dp-pp"),
+        "order: order=tp-dp-pp must list tp, cp, dp and pp once each, fastest-varying first (e.g. order=tp-cp-dp-pp)");
     EXPECT_EQ(ErrorOf(m, "tp=0"), "tp: tp=0 must be a positive integer");
     EXPECT_EQ(ErrorOf(m, "tp=8,pp=8,dp=64,gpus=4096"), "");
     EXPECT_EQ(ErrorOf(m, "pp=7,uneven=1"), "");
@@ -39,7 +40,8 @@ TEST(ParallelConfig, NamesTheConstraint) {
 TEST(ParallelConfig, MoeConstraints) {
     sc::ModelConfig m = sc::ParseModelConfig(sctest::Preset("mixtral-8x7b.json"));
     EXPECT_EQ(ErrorOf(m, "ep=3,dp=3"), "ep: ep=3 does not divide 8 experts");
-    EXPECT_EQ(ErrorOf(m, "ep=4,dp=2"), "ep: ep=4 must divide dp=2 (expert parallelism is carved out of data parallelism)");
+    EXPECT_EQ(ErrorOf(m, "ep=4,dp=2"),
+              "ep: ep=4 must divide dp=2 (expert parallelism is carved out of data parallelism)");
     EXPECT_EQ(ErrorOf(m, "tp=2"), "sp: MoE with tp=2 needs sequence parallelism (sp=1), as Megatron-Core requires");
     EXPECT_EQ(ErrorOf(m, "tp=2,sp=1,ep=8,dp=8"), "");
 }
@@ -48,7 +50,8 @@ TEST(ParallelConfig, SpecParsing) {
     EXPECT_THROW(sc::ParseParallelSpec("tp=8,foo=1"), sc::Error);
     EXPECT_THROW(sc::ParseParallelSpec("tp=eight"), sc::Error);
     EXPECT_THROW(sc::ParseParallelSpec("schedule=zigzag"), sc::Error);
-    sc::ParallelConfig p = sc::ParseParallelSpec("tp=8,pp=16,dp=256,schedule=interleaved,batch=4096,recompute=selective,zero=1");
+    sc::ParallelConfig p =
+        sc::ParseParallelSpec("tp=8,pp=16,dp=256,schedule=interleaved,batch=4096,recompute=selective,zero=1");
     EXPECT_EQ(p.vstages, 2);
     EXPECT_EQ(p.world(), 32768);
     EXPECT_EQ(p.microbatches(), 16);

@@ -15,9 +15,9 @@
 #include "parallel/layout.h"
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
+#include "test_util.h"
 #include "trace_test_util.h"
 #include "training/search.h"
-#include "test_util.h"
 
 namespace {
 
@@ -235,7 +235,9 @@ sc::StageMemory ReferenceStageMemory(const sc::Job& job, int stage) {
     mem.params = dense + expert;
     const double w = sc::BytesOf(prec.compute), g = sc::BytesOf(prec.grad);
     const double opt = (prec.master == prec.compute ? 0 : sc::BytesOf(prec.master)) + 2 * sc::BytesOf(prec.optimizer);
-    auto sharded = [&](double b, bool s) { return s ? b * (dense / dp_group + expert / edp_group) : b * (dense + expert); };
+    auto sharded = [&](double b, bool s) {
+        return s ? b * (dense / dp_group + expert / edp_group) : b * (dense + expert);
+    };
     mem.weights = sharded(w, p.zero >= 3) + (p.zero >= 3 ? 2 * largest * w : 0);
     mem.gradients = sharded(g, p.zero >= 2);
     mem.optimizer = sharded(opt, p.zero >= 1);
@@ -261,11 +263,12 @@ TEST(FastPaths, StageMemoryEqualsTheScheduleWalk) {
     dense.layers = 24;
     int checked = 0;
     for (const sc::ModelConfig& m : {dense, moe})
-        for (const char* spec : {"pp=4,dp=2,batch=64,schedule=interleaved,vstages=3", "pp=4,dp=2,batch=8,schedule=interleaved,vstages=2",
-                                 "pp=2,dp=4,batch=32,schedule=interleaved,vstages=6", "pp=4,dp=1,batch=4,schedule=1f1b",
-                                 "pp=4,dp=1,batch=32,schedule=1f1b,recompute=full", "pp=3,dp=2,batch=24,schedule=gpipe,zero=3",
-                                 "pp=1,dp=4,batch=64,recompute=selective", "pp=5,dp=1,batch=10,uneven=1,schedule=1f1b",
-                                 "pp=4,dp=2,batch=48,schedule=interleaved,vstages=2,microbatch=2,zero=1,uneven=1"}) {
+        for (const char* spec :
+             {"pp=4,dp=2,batch=64,schedule=interleaved,vstages=3", "pp=4,dp=2,batch=8,schedule=interleaved,vstages=2",
+              "pp=2,dp=4,batch=32,schedule=interleaved,vstages=6", "pp=4,dp=1,batch=4,schedule=1f1b",
+              "pp=4,dp=1,batch=32,schedule=1f1b,recompute=full", "pp=3,dp=2,batch=24,schedule=gpipe,zero=3",
+              "pp=1,dp=4,batch=64,recompute=selective", "pp=5,dp=1,batch=10,uneven=1,schedule=1f1b",
+              "pp=4,dp=2,batch=48,schedule=interleaved,vstages=2,microbatch=2,zero=1,uneven=1"}) {
             sc::ParallelConfig p = sc::ParseParallelSpec(spec);
             if (m.is_moe()) p.ep = 2, p.dp = std::max(p.dp, 2), p.batch = std::max(p.batch, 2 * p.microbatch * p.pp);
             if (p.schedule == sc::Schedule::interleaved && p.microbatches() % p.pp) continue;
@@ -308,8 +311,10 @@ TEST(FastPaths, InterleavedPeakEqualsTheWalkForUnevenChunks) {
                         sc::Job job = sc::MakeJob(m, p);
                         for (int st = 0; st < pp; ++st) {
                             sc::StageMemory a = sc::StageMemoryOf(job, st), b = ReferenceStageMemory(job, st);
-                            EXPECT_DOUBLE_EQ(a.activations, b.activations) << layers << " " << sc::ParallelSpecString(p) << " stage " << st;
-                            EXPECT_EQ(a.peak_inflight, b.peak_inflight) << layers << " " << sc::ParallelSpecString(p) << " stage " << st;
+                            EXPECT_DOUBLE_EQ(a.activations, b.activations)
+                                << layers << " " << sc::ParallelSpecString(p) << " stage " << st;
+                            EXPECT_EQ(a.peak_inflight, b.peak_inflight)
+                                << layers << " " << sc::ParallelSpecString(p) << " stage " << st;
                             ++checked;
                         }
                     }
@@ -358,8 +363,10 @@ TEST(FastPaths, GroupMembersAreAscendingAndComplete) {
                 EXPECT_EQ(members, expect) << spec << " " << sc::NameOf(kind) << " group " << g;
                 for (long long lo : {0LL, 3LL, 5LL, 8LL, 17LL})
                     for (long long span : {1LL, 2LL, 4LL, 6LL, 16LL, 100LL}) {
-                        long long n = std::count_if(members.begin(), members.end(), [&](int r) { return r >= lo && r < lo + span; });
-                        EXPECT_EQ(L.MembersInRange(kind, g, lo, lo + span), n) << spec << " " << sc::NameOf(kind) << " [" << lo << ", +" << span << ")";
+                        long long n = std::count_if(members.begin(), members.end(),
+                                                    [&](int r) { return r >= lo && r < lo + span; });
+                        EXPECT_EQ(L.MembersInRange(kind, g, lo, lo + span), n)
+                            << spec << " " << sc::NameOf(kind) << " [" << lo << ", +" << span << ")";
                     }
             }
         }
@@ -372,29 +379,34 @@ using sctest::CliResult;
 using sctest::RunCli;
 
 TEST(SearchCli, RanksLayoutsAndThreadsDoNotChangeTheAnswer) {
-    const std::string base = "search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "
-                             "--tp 1,2,4,8 --pp 1,2,4 --cp 1 --top 5 --json";
+    const std::string base =
+        "search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "
+        "--tp 1,2,4,8 --pp 1,2,4 --cp 1 --top 5 --json";
     CliResult one = RunCli(base + " --threads 1", false), three = RunCli(base + " --threads 3", false);
     ASSERT_EQ(one.status, 0) << one.out;
     EXPECT_EQ(one.out, three.out);
     EXPECT_NE(one.out.find("\"rank\": 5"), std::string::npos) << one.out;
-    CliResult text = RunCli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "
-                         "--tp 8 --pp 1 --top 3");
+    CliResult text = RunCli(
+        "search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 64 --batch 128 "
+        "--tp 8 --pp 1 --top 3");
     EXPECT_EQ(text.status, 0) << text.out;
     EXPECT_NE(text.out.find("layouts evaluated in"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("best: tp=8,pp=1"), std::string::npos) << text.out;
 }
 
 TEST(SearchCli, ClearErrors) {
-    CliResult r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 4096 --batch 1536");
+    CliResult r =
+        RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 4096 --batch 1536");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out,
-              "stagecraft search: error: --gpus: 4096 GPUs exceed the 1024 accelerators of dgx-h100-superpod; pass --extend "
-              "to build it at that size (pods joined by a core tier beyond ndr-ib-fat-tree), or pick a larger system\n");
+    EXPECT_EQ(
+        r.out,
+        "stagecraft search: error: --gpus: 4096 GPUs exceed the 1024 accelerators of dgx-h100-superpod; pass --extend "
+        "to build it at that size (pods joined by a core tier beyond ndr-ib-fat-tree), or pick a larger system\n");
     r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--batch: missing"), std::string::npos) << r.out;
-    r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --schedule 2f2b");
+    r = RunCli(
+        "search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --schedule 2f2b");
     EXPECT_NE(r.out.find("--schedule: \"2f2b\" is not one of gpipe, 1f1b, interleaved"), std::string::npos) << r.out;
 }
 

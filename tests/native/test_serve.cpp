@@ -91,7 +91,8 @@ TEST(Serve, LowLoadLatencyIsTheServiceTime) {
 }
 
 TEST(Serve, LittlesLawHoldsOnTheSimulatedQueue) {
-    for (ArrivalKind a : {ArrivalKind::poisson, ArrivalKind::offline, ArrivalKind::closed_loop, ArrivalKind::fixed_rate}) {
+    for (ArrivalKind a :
+         {ArrivalKind::poisson, ArrivalKind::offline, ArrivalKind::closed_loop, ArrivalKind::fixed_rate}) {
         ServingConfig c = Base("llama3-8b", 2, 200, 100, 3000);
         c.workload.input = LengthDist::Uniform(50, 800);
         c.workload.output = LengthDist::Uniform(1, 300);
@@ -125,7 +126,8 @@ TEST(Serve, KvCapacityIsTheMemoryComputation) {
     const double weights = L * layer * 1 + (2 * V / tp * h + h) * 2;  // fp8 layers; 16-bit embedding, head, final norm
     EXPECT_NEAR(ServingWeightBytesPerRank(c.model, c.precision, 8), weights, 1e-9 * weights);
     const double T = c.engine.max_tokens;
-    const double workspace = T * (2 * h + 3 * f / tp) * 2 + std::min(c.engine.max_seqs, c.engine.max_tokens) * V / tp * 4;
+    const double workspace =
+        T * (2 * h + 3 * f / tp) * 2 + std::min(c.engine.max_seqs, c.engine.max_tokens) * V / tp * 4;
     EXPECT_NEAR(ActivationWorkspaceBytes(c.model, c.precision, 8, T, c.engine.max_seqs), workspace, 1e-9 * workspace);
     const auto& acc = System("dgx-h100-superpod").accelerator;
     const double per_token = L * 2 * (kv / tp) * d * 1;
@@ -133,8 +135,8 @@ TEST(Serve, KvCapacityIsTheMemoryComputation) {
         c.engine.memory_policy = pol;
         KvCapacity k = ComputeKvCapacity(c.model, c.precision, 8, acc, c.engine);
         const double mem = acc.MemoryBytes();
-        const double kv_bytes = pol == KvMemoryPolicy::total_fraction ? 0.9 * mem - weights - workspace
-                                                                       : 0.9 * (mem - weights - workspace);
+        const double kv_bytes =
+            pol == KvMemoryPolicy::total_fraction ? 0.9 * mem - weights - workspace : 0.9 * (mem - weights - workspace);
         EXPECT_EQ(k.kv_bytes_per_token, per_token);
         EXPECT_EQ(k.blocks, static_cast<long long>(std::floor(kv_bytes / (per_token * 16))));
         EXPECT_EQ(k.tokens(), k.blocks * 16);
@@ -143,8 +145,9 @@ TEST(Serve, KvCapacityIsTheMemoryComputation) {
     }
     // Nothing left: 70B in bf16 on one GPU.
     c.precision = ServingPrecision{};
-    EXPECT_NE(sctest::ErrorOf([&] { ComputeKvCapacity(c.model, c.precision, 1, acc, c.engine); })
-                  .find("engine.kv_memory_fraction: no memory left for the KV cache"),
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  ComputeKvCapacity(c.model, c.precision, 1, acc, c.engine);
+              }).find("engine.kv_memory_fraction: no memory left for the KV cache"),
               std::string::npos);
 }
 
@@ -225,17 +228,24 @@ TEST(Serve, BadInputNamesTheField) {
               "workload.rate: must be in (0, 1e9] requests/s for poisson arrivals, got 0.000000");
     c.workload.arrival = ArrivalKind::offline;
     c.workload.output.max = 0;
-    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }), "workload.output.max: must be at least min (10), got 0");
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
+              "workload.output.max: must be at least min (10), got 0");
     // A request longer than the cache can ever hold.
     ServingConfig d = Base("llama3-8b", 1, 100, 100, 1);
     IterationCost cost(d.model, d.precision, 1, System("dgx-h100-superpod"), &Calibration(), 100, 8192);
     EXPECT_EQ(sctest::ErrorOf([&] { Simulate(d, cost, 12); }),
               "engine.kv_blocks: a request of 100 + 100 tokens needs 13 KV blocks but the cache holds 12; use more "
               "memory, more GPUs per replica or shorter requests");
-    EXPECT_NE(sctest::ErrorOf([&] { ParseServingDescription(R"({"model":"x","system":"y","workload":{"requests":1,
-        "input":{"tokens":5},"output":{"tokens":5}},"engin":{}})"); }).find("engin"), std::string::npos);
-    EXPECT_NE(sctest::ErrorOf([&] { ParseServingDescription(R"({"model":"x","system":"y","workload":{"requests":1,
-        "arrival":"burst","input":{"tokens":5},"output":{"tokens":5}}})"); }).find("workload.arrival"), std::string::npos);
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  ParseServingDescription(R"({"model":"x","system":"y","workload":{"requests":1,
+        "input":{"tokens":5},"output":{"tokens":5}},"engin":{}})");
+              }).find("engin"),
+              std::string::npos);
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  ParseServingDescription(R"({"model":"x","system":"y","workload":{"requests":1,
+        "arrival":"burst","input":{"tokens":5},"output":{"tokens":5}}})");
+              }).find("workload.arrival"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -32,12 +32,12 @@ using servetest::kRoot;
 constexpr double kTarget = 0.10;
 
 struct Row {
-    int index = 0;          // record index in the file
-    std::string what;       // the measured quantity
-    std::string setup;      // model / hardware / split / workload, short
+    int index = 0;      // record index in the file
+    std::string what;   // the measured quantity
+    std::string setup;  // model / hardware / split / workload, short
     double measured = 0, predicted = 0;
     bool expressible = true;
-    std::string reason;     // not expressible: why; outside 10%: the named cause
+    std::string reason;  // not expressible: why; outside 10%: the named cause
     double error() const { return predicted / measured - 1; }
 };
 
@@ -46,7 +46,8 @@ Row Make(int index, const std::string& what, const std::string& setup, double me
     r.index = index, r.what = what, r.setup = setup, r.measured = measured, r.predicted = predicted;
     return r;
 }
-Row NotPredicted(int index, const std::string& what, const std::string& setup, double measured, const std::string& why) {
+Row NotPredicted(int index, const std::string& what, const std::string& setup, double measured,
+                 const std::string& why) {
     Row r = Make(index, what, setup, measured, 0);
     r.expressible = false;
     r.reason = why;
@@ -97,8 +98,8 @@ int TpOf(const json& r) {
 // finetune_setting): KV requests that fit 95% of (device memory x GPUs - parameters x bytes), at ISL + OSL
 // tokens each, capped at 4096, rounded up; max_num_tokens = that batch x (1 + ISL/OSL), capped at 32768, at
 // least 2048, rounded up. The tool's own arithmetic, reproduced, not fitted.
-std::pair<int, int> TrtllmBenchSettings(const ModelConfig& m, const ServingPrecision& prec, int tp, const Accelerator& acc,
-                                        int isl, int osl) {
+std::pair<int, int> TrtllmBenchSettings(const ModelConfig& m, const ServingPrecision& prec, int tp,
+                                        const Accelerator& acc, int isl, int osl) {
     ServingPrecision ones;
     ones.weights = ones.embeddings = Precision::fp8;  // 1 byte each: bytes = parameters
     const double params_g = ServingWeightBytesPerRank(m, ones, 1) / 1e9;
@@ -108,10 +109,10 @@ std::pair<int, int> TrtllmBenchSettings(const ModelConfig& m, const ServingPreci
     const double requests = available * 0.95 / per_token_g / (isl + osl);
     const double raw_bs = std::min(requests, 4096.0);
     const double raw_token = std::min(raw_bs * (1 + static_cast<double>(isl) / osl), 32768.0);
-    int bs = raw_bs < 256 ? std::max(64, 32 * static_cast<int>(std::ceil(raw_bs / 32)))
+    int bs = raw_bs < 256    ? std::max(64, 32 * static_cast<int>(std::ceil(raw_bs / 32)))
              : raw_bs < 1024 ? 128 * static_cast<int>(std::ceil(raw_bs / 128))
                              : 256 * static_cast<int>(std::ceil(raw_bs / 256));
-    int tok = raw_token < 4096 ? std::max(2048, 256 * static_cast<int>(std::ceil(raw_token / 256)))
+    int tok = raw_token < 4096   ? std::max(2048, 256 * static_cast<int>(std::ceil(raw_token / 256)))
               : raw_token < 8192 ? 512 * static_cast<int>(std::ceil(raw_token / 512))
                                  : 1024 * static_cast<int>(std::ceil(raw_token / 1024));
     return {bs, tok};
@@ -120,7 +121,7 @@ std::pair<int, int> TrtllmBenchSettings(const ModelConfig& m, const ServingPreci
 // perf-overview v0.14 "Preparing a Dataset": requests per ISL/OSL pair.
 long long TrtllmRequests(int isl, int osl) {
     static const std::map<std::pair<int, int>, long long> n = {
-        {{128, 128}, 30000}, {{128, 2048}, 3000}, {{128, 4096}, 1500}, {{2048, 128}, 3000}, {{2048, 2048}, 1500},
+        {{128, 128}, 30000}, {{128, 2048}, 3000},  {{128, 4096}, 1500}, {{2048, 128}, 3000},  {{2048, 2048}, 1500},
         {{5000, 500}, 1500}, {{1000, 1000}, 3000}, {{500, 2000}, 3000}, {{20000, 2000}, 1000}};
     auto it = n.find({isl, osl});
     return it == n.end() ? 1000 : it->second;
@@ -131,7 +132,8 @@ std::string Setup(const json& r) {
     std::string s = r["model"].get<std::string>() + ", " + r["hardware"].get<std::string>() + " " +
                     r["parallel"].get<std::string>() + " " + r["precision"].get<std::string>();
     if (w.contains("input_len")) s += ", " + w["input_len"].dump() + "/" + w["output_len"].dump();
-    if (w.contains("batch")) s += ", batch " + (w["batch"].is_string() ? w["batch"].get<std::string>() : w["batch"].dump());
+    if (w.contains("batch"))
+        s += ", batch " + (w["batch"].is_string() ? w["batch"].get<std::string>() : w["batch"].dump());
     return s;
 }
 
@@ -147,11 +149,12 @@ std::string ThroughputCause(const Row& row, const ServingRun& run, int concurren
     const double t = b.total(), kv_gib = run.kv.kv_bytes / 1073741824.0;
     char buf[600];
     if (kv_gib < 16) {
-        std::snprintf(buf, sizeof buf,
-                      "KV cache of only %.1f GiB/GPU left beside %.1f GiB of weights: what the memory model omits (CUDA "
-                      "context, the runtime's activation arena and sampling buffers) is a large share of it, so fewer "
-                      "than the predicted %d sequences run at once",
-                      kv_gib, run.kv.weight_bytes / 1073741824.0, concurrent);
+        std::snprintf(
+            buf, sizeof buf,
+            "KV cache of only %.1f GiB/GPU left beside %.1f GiB of weights: what the memory model omits (CUDA "
+            "context, the runtime's activation arena and sampling buffers) is a large share of it, so fewer "
+            "than the predicted %d sequences run at once",
+            kv_gib, run.kv.weight_bytes / 1073741824.0, concurrent);
     } else if (row.error() > 0) {
         std::snprintf(buf, sizeof buf,
                       "over: %s of the predicted time is attention over the caches (read at STREAM-copy bandwidth; no "
@@ -247,8 +250,9 @@ Row StaticThroughput(int i, const json& r) {
             if (r["framework"].get<std::string>().find("0.5.0") != std::string::npos)
                 row.reason = "TensorRT-LLM 0.5.0 (its first release, 2023): " + row.reason;
         }
-        if (fit < batch) row.reason += (row.reason.empty() ? "" : "; ") + std::string("the memory model fits ") +
-                                       std::to_string(fit) + " of the " + std::to_string(batch) + " sequences";
+        if (fit < batch)
+            row.reason += (row.reason.empty() ? "" : "; ") + std::string("the memory model fits ") +
+                          std::to_string(fit) + " of the " + std::to_string(batch) + " sequences";
     } catch (const Error& e) {
         row.expressible = false;
         row.reason = std::string("the memory model says it does not fit: ") + e.what();
@@ -284,16 +288,18 @@ Row FirstTokenLatency(int i, const json& r) {
         const double peak = PeakFlops(sys.accelerator, prec.compute) * TpOf(r);
         char buf[400];
         if (isl < 1024)
-            std::snprintf(buf, sizeof buf,
-                          "a %d-token prefill is latency-bound: measured %.1fx the time to read a rank's weights at peak "
-                          "bandwidth (%.1f ms); the roofline has no per-kernel launch latency (80 layers x ~12 kernels)",
-                          isl, row.measured / weights_ms, weights_ms);
+            std::snprintf(
+                buf, sizeof buf,
+                "a %d-token prefill is latency-bound: measured %.1fx the time to read a rank's weights at peak "
+                "bandwidth (%.1f ms); the roofline has no per-kernel launch latency (80 layers x ~12 kernels)",
+                isl, row.measured / weights_ms, weights_ms);
         else
-            std::snprintf(buf, sizeof buf,
-                          "a compute-bound %d-token prefill: measured at %s of the GPUs' %s peak on its 2 N tokens FLOPs, "
-                          "the model at %s (the square-shape GEMM curve, no per-kernel latency)",
-                          isl, Pct(flops / (row.measured * 1e-3) / peak).c_str(), NameOf(prec.compute),
-                          Pct(flops / (row.predicted * 1e-3) / peak).c_str());
+            std::snprintf(
+                buf, sizeof buf,
+                "a compute-bound %d-token prefill: measured at %s of the GPUs' %s peak on its 2 N tokens FLOPs, "
+                "the model at %s (the square-shape GEMM curve, no per-kernel latency)",
+                isl, Pct(flops / (row.measured * 1e-3) / peak).c_str(), NameOf(prec.compute),
+                Pct(flops / (row.predicted * 1e-3) / peak).c_str());
         row.reason = buf;
     }
     return row;
@@ -329,13 +335,16 @@ std::vector<Row> Splitwise(int i, const json& r) {
                   "curve%s",
                   Pct(2 * params * b * isl / (ttft.measured * 1e-3) / peak).c_str(), static_cast<int>(tp),
                   Pct(2 * params * b * isl / (ttft.predicted * 1e-3) / peak).c_str(),
-                  b * isl <= 1024 ? ", and its prompt time does not shrink below ~53 ms for short prompts (records 108, 109)" : "");
+                  b * isl <= 1024
+                      ? ", and its prompt time does not shrink below ~53 ms for short prompts (records 108, 109)"
+                      : "");
     if (std::fabs(ttft.error()) > kTarget) ttft.reason = buf;
     const double weights_ms = params * 2 / tp / (sys.accelerator.hbm_bandwidth_tbps * 1e12) * 1e3;
-    std::snprintf(buf, sizeof buf,
-                  "the measured step is %.1fx the time to read a rank's fp16 weights at peak bandwidth (%.1f ms), the "
-                  "model's %.1fx: a per-step overhead of the profiled framework (UNVERIFIED) that no per-op term covers",
-                  tpot.measured / weights_ms, weights_ms, tpot.predicted / weights_ms);
+    std::snprintf(
+        buf, sizeof buf,
+        "the measured step is %.1fx the time to read a rank's fp16 weights at peak bandwidth (%.1f ms), the "
+        "model's %.1fx: a per-step overhead of the profiled framework (UNVERIFIED) that no per-op term covers",
+        tpot.measured / weights_ms, weights_ms, tpot.predicted / weights_ms);
     if (std::fabs(tpot.error()) > kTarget) tpot.reason = buf;
     return {ttft, tpot};
 }
@@ -363,23 +372,26 @@ std::vector<Row> Vidur(int i, const json& r) {
         const double n[4] = {(64 + 2 * 8) * d / 8, h, 2 * f / 8, h}, kk[4] = {h, 64 * d / 8, h, f / 8};
         const double peak = PeakFlops(servetest::System("dgx-h100-superpod").accelerator, Precision::fp16);
         if (T < 256)
-            std::snprintf(buf, sizeof buf,
-                          "%s: at %.0f tokens the GEMM is a weight read; Vidur's kernel moves the %.0f MB shard at %.2f "
-                          "TB/s, the model at STREAM copy's %.2f TB/s with no per-kernel latency",
-                          rows[k].error() < 0 ? "under" : "over", T, weights[k] / 1e6,
-                          weights[k] / (rows[k].measured * 1e-3) / 1e12, copy);
+            std::snprintf(
+                buf, sizeof buf,
+                "%s: at %.0f tokens the GEMM is a weight read; Vidur's kernel moves the %.0f MB shard at %.2f "
+                "TB/s, the model at STREAM copy's %.2f TB/s with no per-kernel latency",
+                rows[k].error() < 0 ? "under" : "over", T, weights[k] / 1e6,
+                weights[k] / (rows[k].measured * 1e-3) / 1e12, copy);
         else
-            std::snprintf(buf, sizeof buf,
-                          "%s: the %.0f x %.0f x %.0f GEMM ran at %s of the fp16 peak in Vidur's profile, the square-shape "
-                          "curve (by FLOP count) gives %s; narrow shapes run below it",
-                          rows[k].error() < 0 ? "under" : "over", T, n[k], kk[k],
-                          Pct(2 * T * n[k] * kk[k] / (rows[k].measured * 1e-3) / peak).c_str(),
-                          Pct(2 * T * n[k] * kk[k] / (rows[k].predicted * 1e-3) / peak).c_str());
+            std::snprintf(
+                buf, sizeof buf,
+                "%s: the %.0f x %.0f x %.0f GEMM ran at %s of the fp16 peak in Vidur's profile, the square-shape "
+                "curve (by FLOP count) gives %s; narrow shapes run below it",
+                rows[k].error() < 0 ? "under" : "over", T, n[k], kk[k],
+                Pct(2 * T * n[k] * kk[k] / (rows[k].measured * 1e-3) / peak).c_str(),
+                Pct(2 * T * n[k] * kk[k] / (rows[k].predicted * 1e-3) / peak).c_str());
         rows[k].reason = buf;
     }
     if (std::fabs(rows[4].error()) > kTarget)
-        rows[4].reason = "Vidur profiled vLLM's all-reduce (its custom kernel or NCCL as vLLM configures it); the model "
-                         "reads the nccl-tests NVLS curve at this size: the two differ below ~1 MB";
+        rows[4].reason =
+            "Vidur profiled vLLM's all-reduce (its custom kernel or NCCL as vLLM configures it); the model "
+            "reads the nccl-tests NVLS curve at this size: the two differ below ~1 MB";
     return rows;
 }
 
@@ -450,9 +462,10 @@ std::string Fmt(double v) {
 }
 
 std::string Markdown() {
-    std::string md = "<!-- generated by tests/native/test_serve_validation.cpp (ServeValidation.WritesTheTable); do not edit "
-                     "by hand -->\n\n| record | setup | measured | predicted | error | cause when outside 10% |\n"
-                     "|---|---|---|---|---|---|\n";
+    std::string md =
+        "<!-- generated by tests/native/test_serve_validation.cpp (ServeValidation.WritesTheTable); do not edit "
+        "by hand -->\n\n| record | setup | measured | predicted | error | cause when outside 10% |\n"
+        "|---|---|---|---|---|---|\n";
     std::map<std::string, std::vector<double>> by;  // errors per kind of measurement
     std::vector<double> all;
     int within = 0, skipped = 0;
@@ -507,9 +520,7 @@ TEST(ServeValidation, EveryRecordIsMappedOrSaysWhyNot) {
     for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "record " << i;
 }
 
-TEST(ServeValidation, WritesTheTable) {
-    std::ofstream(BuildDir() + "/serving_validation.md") << Markdown();
-}
+TEST(ServeValidation, WritesTheTable) { std::ofstream(BuildDir() + "/serving_validation.md") << Markdown(); }
 
 TEST(ServeValidation, DocsAreCurrent) {
     const std::string docs = sctest::ReadFile(kRoot + "/docs/serving.md");

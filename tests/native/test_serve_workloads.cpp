@@ -45,7 +45,8 @@ TEST(ServeDisaggregated, AddsExactlyTheKvTransferTime) {
     const ServingResult mixed = Simulate(c, cost, 100000);
     c.decode_pool = PoolConfig{1, 1};
     // Two GPUs of one DGX: the KV crosses NVLink, level 0, at its effective bandwidth plus one hop's latency.
-    const KvTransferModel link = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), cost.KvBytesPerToken());
+    const KvTransferModel link =
+        KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), cost.KvBytesPerToken());
     const NetworkLevel& nvlink = sys.levels[0];
     EXPECT_DOUBLE_EQ(link.latency, nvlink.latency_us * 1e-6);
     EXPECT_DOUBLE_EQ(link.seconds_per_token, cost.KvBytesPerToken() / (nvlink.EffectiveGBps() * 1e9));
@@ -60,11 +61,13 @@ TEST(ServeDisaggregated, AddsExactlyTheKvTransferTime) {
     // Each pool's cache must hold what it keeps: the prefill pool a prompt (900 tokens = 57 blocks of 16), the
     // decode pool the prompt and the output (940 = 59 blocks).
     EXPECT_EQ(Simulate(c, PoolModel{&cost, 57}, PoolModel{&cost, 59}, link).completed, 1);
-    EXPECT_NE(sctest::ErrorOf([&] { Simulate(c, PoolModel{&cost, 56}, PoolModel{&cost, 59}, link); })
-                  .find("engine.kv_blocks: a request of 900 + 40 tokens needs 57 KV blocks"),
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  Simulate(c, PoolModel{&cost, 56}, PoolModel{&cost, 59}, link);
+              }).find("engine.kv_blocks: a request of 900 + 40 tokens needs 57 KV blocks"),
               std::string::npos);
-    EXPECT_NE(sctest::ErrorOf([&] { Simulate(c, PoolModel{&cost, 57}, PoolModel{&cost, 58}, link); })
-                  .find("decode_pool.kv_blocks: a request of 900 + 40 tokens needs 59 KV blocks"),
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  Simulate(c, PoolModel{&cost, 57}, PoolModel{&cost, 58}, link);
+              }).find("decode_pool.kv_blocks: a request of 900 + 40 tokens needs 59 KV blocks"),
               std::string::npos);
     // Across nodes (8 prefill GPUs + 8 decode GPUs span two DGX): the InfiniBand level, slower than NVLink.
     const KvTransferModel ib = KvTransferOn(sys, PoolConfig{8, 1}, PoolConfig{8, 1}, 1000, 1000);
@@ -161,7 +164,8 @@ TEST(ServeWorkload, TraceReplaysArrivalsAndLengths) {
     EXPECT_NEAR(r.duration, 1000 + AloneE2e(cost, 300, 5), 1e-9);
     EXPECT_NEAR(r.sum_e2e, AloneE2e(cost, 700, 20) + AloneE2e(cost, 300, 5), 1e-9);
     EXPECT_NE(sctest::ErrorOf([] { ParseTraceCsv("0,10,5\n2,10\n"); }).find("trace line 2"), std::string::npos);
-    EXPECT_NE(sctest::ErrorOf([] { ParseTraceCsv("5,10,5\n2,10,5\n"); }).find("must not go back in time"), std::string::npos);
+    EXPECT_NE(sctest::ErrorOf([] { ParseTraceCsv("5,10,5\n2,10,5\n"); }).find("must not go back in time"),
+              std::string::npos);
     EXPECT_NE(sctest::ErrorOf([] { ParseTraceCsv("0,0,5\n"); }).find("input_tokens"), std::string::npos);
 }
 

@@ -13,9 +13,9 @@
 
 #include "config/error.h"
 #include "report/search_report.h"
+#include "test_util.h"
 #include "trace_test_util.h"
 #include "training/sweep.h"
-#include "test_util.h"
 
 namespace {
 
@@ -74,9 +74,11 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     EXPECT_EQ(AxisError("domain=8,x"), "domain: expected a scale-up domain size in accelerators (1 to 16M), got \"x\"");
     EXPECT_EQ(AxisError("topology=torus"), "topology: \"torus\" is not one of two_tier, fullflat");
     EXPECT_EQ(AxisError("overlap=maybe"), "overlap: expected on or off, got \"maybe\"");
-    EXPECT_EQ(AxisError("flop=2"), "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr");
-    EXPECT_EQ(AxisError("flops"), "axis: expected name=v1,v2,... (e.g. flops=1,2,4), got \"flops\"; axes: flops hbm_bw "
-                              "hbm_capacity domain net_bw topology overlap inr");
+    EXPECT_EQ(AxisError("flop=2"),
+              "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr");
+    EXPECT_EQ(AxisError("flops"),
+              "axis: expected name=v1,v2,... (e.g. flops=1,2,4), got \"flops\"; axes: flops hbm_bw "
+              "hbm_capacity domain net_bw topology overlap inr");
 }
 
 TEST(Sweep, SystemIsModifiedAsDocumented) {
@@ -84,7 +86,8 @@ TEST(Sweep, SystemIsModifiedAsDocumented) {
     sc::SweepPoint pt;
     pt.flops = 2, pt.hbm_bw = 3, pt.hbm_capacity = 1.5, pt.domain = 16, pt.net_bw = 4;
     sc::System s = sc::MakeSweepSystem(base, pt, 100);
-    EXPECT_DOUBLE_EQ(sc::PeakFlops(s.accelerator, sc::Precision::bf16), 2 * sc::PeakFlops(base.accelerator, sc::Precision::bf16));
+    EXPECT_DOUBLE_EQ(sc::PeakFlops(s.accelerator, sc::Precision::bf16),
+                     2 * sc::PeakFlops(base.accelerator, sc::Precision::bf16));
     EXPECT_DOUBLE_EQ(s.accelerator.hbm_bandwidth_tbps, 3 * base.accelerator.hbm_bandwidth_tbps);
     EXPECT_DOUBLE_EQ(s.accelerator.MemoryBytes(), 1.5 * base.accelerator.MemoryBytes());
     ASSERT_EQ(s.levels.size(), 2u);
@@ -175,17 +178,29 @@ TEST(Sweep, MoreHardwareIsNeverSlower) {
     a.hbm_capacity = {0.25, 1};
     std::vector<sc::SweepRow> rows = Rows(H100(), a);
     ASSERT_EQ(rows.size(), 3u * 2 * 2 * 2 * 2);
-    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.flops > y.flops && (x.flops = y.flops, Same(x, y)); }, "flops");
-    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.hbm_bw > y.hbm_bw && (x.hbm_bw = y.hbm_bw, Same(x, y)); }, "hbm_bw");
-    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.net_bw > y.net_bw && (x.net_bw = y.net_bw, Same(x, y)); }, "net_bw");
-    ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) {
-        return x.hbm_capacity > y.hbm_capacity && (x.hbm_capacity = y.hbm_capacity, Same(x, y));
-    }, "hbm_capacity");
+    ExpectNoSlower(
+        rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.flops > y.flops && (x.flops = y.flops, Same(x, y)); },
+        "flops");
+    ExpectNoSlower(
+        rows,
+        [](sc::SweepPoint x, sc::SweepPoint y) { return x.hbm_bw > y.hbm_bw && (x.hbm_bw = y.hbm_bw, Same(x, y)); },
+        "hbm_bw");
+    ExpectNoSlower(
+        rows,
+        [](sc::SweepPoint x, sc::SweepPoint y) { return x.net_bw > y.net_bw && (x.net_bw = y.net_bw, Same(x, y)); },
+        "net_bw");
+    ExpectNoSlower(
+        rows,
+        [](sc::SweepPoint x, sc::SweepPoint y) {
+            return x.hbm_capacity > y.hbm_capacity && (x.hbm_capacity = y.hbm_capacity, Same(x, y));
+        },
+        "hbm_capacity");
     // Twice the FLOPS is really faster for the compute-bound small models (not only "not slower").
     for (const sc::SweepRow& x : rows)
         for (const sc::SweepRow& y : rows)
-            if (x.model_index == y.model_index && x.point.flops == 2 * y.point.flops && x.point.hbm_bw == y.point.hbm_bw &&
-                x.point.net_bw == y.point.net_bw && x.point.hbm_capacity == y.point.hbm_capacity) {
+            if (x.model_index == y.model_index && x.point.flops == 2 * y.point.flops &&
+                x.point.hbm_bw == y.point.hbm_bw && x.point.net_bw == y.point.net_bw &&
+                x.point.hbm_capacity == y.point.hbm_capacity) {
                 EXPECT_LT(x.estimate.step_seconds, y.estimate.step_seconds);
             }
 }
@@ -198,11 +213,22 @@ TEST(Sweep, FullFlatOverlapAndInNetworkReductionAreNeverSlower) {
         a.overlap = {0, 1};
         a.inr = {0, 1};
         std::vector<sc::SweepRow> rows = Rows(*b, a);
-        ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) {
-            return x.topology == sc::Topology::fullflat && y.topology == sc::Topology::two_tier && (x.topology = y.topology, Same(x, y));
-        }, "fullflat");
-        ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.overlap && !y.overlap && (x.overlap = false, Same(x, y)); }, "overlap");
-        ExpectNoSlower(rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.inr && !y.inr && (x.inr = false, Same(x, y)); }, "inr");
+        ExpectNoSlower(
+            rows,
+            [](sc::SweepPoint x, sc::SweepPoint y) {
+                return x.topology == sc::Topology::fullflat && y.topology == sc::Topology::two_tier &&
+                       (x.topology = y.topology, Same(x, y));
+            },
+            "fullflat");
+        ExpectNoSlower(
+            rows,
+            [](sc::SweepPoint x, sc::SweepPoint y) {
+                return x.overlap && !y.overlap && (x.overlap = false, Same(x, y));
+            },
+            "overlap");
+        ExpectNoSlower(
+            rows, [](sc::SweepPoint x, sc::SweepPoint y) { return x.inr && !y.inr && (x.inr = false, Same(x, y)); },
+            "inr");
     }
 }
 
@@ -214,7 +240,8 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedRows) {
     std::vector<sc::SweepRow> whole = Rows(H100(), a);
     std::vector<std::tuple<size_t, int, std::string>> merged;
     for (int s = 0; s < 3; ++s)
-        for (const sc::SweepRow& r : sc::RunSweep(Models(), H100().sys, &H100().cal, sc::TrainingOptions{}, a, req, s, 3))
+        for (const sc::SweepRow& r :
+             sc::RunSweep(Models(), H100().sys, &H100().cal, sc::TrainingOptions{}, a, req, s, 3))
             merged.emplace_back(r.point_index, r.model_index, sc::SweepRowText(r, req, sc::SweepFormat::csv));
     std::sort(merged.begin(), merged.end());
     ASSERT_EQ(merged.size(), whole.size());
@@ -231,9 +258,10 @@ using sctest::CliResult;
 CliResult RunCli(const std::string& args) { return sctest::RunCli(args, false); }
 
 TEST(SweepCli, CsvAndJsonDoNotDependOnThreads) {
-    const std::string base = "sweep --model presets/models/llama3-8b.json --model presets/models/mixtral-8x7b.json "
-                             "--system dgx-h100-superpod --gpus 32 --batch 64 --tp 1,2,4 --pp 1,2 --cp 1 --zero 1 "
-                             "--axis flops=1,2 --axis topology=two_tier,fullflat";
+    const std::string base =
+        "sweep --model presets/models/llama3-8b.json --model presets/models/mixtral-8x7b.json "
+        "--system dgx-h100-superpod --gpus 32 --batch 64 --tp 1,2,4 --pp 1,2 --cp 1 --zero 1 "
+        "--axis flops=1,2 --axis topology=two_tier,fullflat";
     CliResult one = RunCli(base + " --threads 1"), three = RunCli(base + " --threads 3");
     ASSERT_EQ(one.status, 0) << one.out;
     EXPECT_EQ(one.out, three.out);

@@ -59,9 +59,9 @@ TEST(ClusterSize, ACoreTaperSlowsTheGradientReduction) {
 
 TEST(SystemEdits, ChangeTheNamedFieldAndRecordIt) {
     sc::System s = Preset("dgx-h100-superpod");
-    sc::ApplySystemEdits(s, {"1.bandwidth=25", "ndr-ib-fat-tree.oversubscription=2", "0.efficiency=0.5",
-                             "1.in_network_reduction=off", "accelerator.hbm_tbps=2.4", "accelerator.memory_gb=96",
-                             "accelerator.bf16_tflops=835", "1.latency=5"});
+    sc::ApplySystemEdits(
+        s, {"1.bandwidth=25", "ndr-ib-fat-tree.oversubscription=2", "0.efficiency=0.5", "1.in_network_reduction=off",
+            "accelerator.hbm_tbps=2.4", "accelerator.memory_gb=96", "accelerator.bf16_tflops=835", "1.latency=5"});
     EXPECT_EQ(s.levels[1].bandwidth_gbps, 25);
     EXPECT_EQ(s.levels[1].oversubscription, 2);
     EXPECT_EQ(s.levels[0].efficiency, 0.5);

@@ -12,14 +12,14 @@
 #include "graph/model_stats.h"
 #include "parallel/job.h"
 #include "parallel/memory.h"
+#include "parallel/schedule.h"
+#include "test_util.h"
 #include "trace/chakra_et.h"
 #include "trace/rank_traces.h"
 #include "trace/summary.h"
-#include "parallel/schedule.h"
+#include "trace_test_util.h"
 #include "training/estimate.h"
 #include "training/timeline.h"
-#include "test_util.h"
-#include "trace_test_util.h"
 
 namespace {
 
@@ -27,7 +27,9 @@ using sc::CollectiveType;
 using sc::EtNodeType;
 using sc::GroupKind;
 
-sc::Job MakeJob(const sc::ModelConfig& m, const std::string& spec) { return sc::MakeJob(m, sc::ParseParallelSpec(spec)); }
+sc::Job MakeJob(const sc::ModelConfig& m, const std::string& spec) {
+    return sc::MakeJob(m, sc::ParseParallelSpec(spec));
+}
 sc::ModelConfig Preset(const std::string& name) { return sc::ParseModelConfig(sctest::Preset(name)); }
 
 sc::System LoadSystem(const std::string& id) {
@@ -179,7 +181,8 @@ TEST(TraceMegatron, GradientBucketsAreTheStatedSize) {
         const double bucket = mb * 1024 * 1024;
         std::vector<double> sizes;
         for (const sc::ProgNode& n : p.nodes)
-            if (n.type == EtNodeType::comm_coll && n.group == GroupKind::dp) sizes.push_back(static_cast<double>(n.comm_bytes));
+            if (n.type == EtNodeType::comm_coll && n.group == GroupKind::dp)
+                sizes.push_back(static_cast<double>(n.comm_bytes));
         const double grads = sc::StageMemoryOf(job, 3).gradients;
         ASSERT_FALSE(sizes.empty());
         EXPECT_EQ(sizes.size(), static_cast<size_t>(std::ceil(grads / bucket))) << mb;
@@ -210,10 +213,13 @@ TEST(TraceMegatron, ZeroThreeGathersArePrefetchedOneBlockAhead) {
         }
         // The first forward op of layer l: the latest gather issued is layer l+1's (or the head's for the last).
         // (Layer(l, op) rather than "L" + ...: GCC 12 warns falsely (-Wrestrict) on a literal plus a string.)
-        const auto layer = [](int l, const char* op) { return std::string(1, 'L').append(std::to_string(l)).append(op); };
+        const auto layer = [](int l, const char* op) {
+            return std::string(1, 'L').append(std::to_string(l)).append(op);
+        };
         for (int l = 0; l < 4; ++l) {
             if (name != layer(l, ".attn.norm") || n.role != sc::NodeRole::forward) continue;
-            EXPECT_EQ(last_gather, l < 3 ? layer(l + 1, ".zero3.gather") : std::string("zero3.gather")) << "layer " << l;
+            EXPECT_EQ(last_gather, l < 3 ? layer(l + 1, ".zero3.gather") : std::string("zero3.gather"))
+                << "layer " << l;
             // ...and this op waits for layer l's own gather (a dependency on a gather node).
             bool waits = false;
             for (uint32_t d = 0; d < n.dep_count; ++d) {
@@ -238,7 +244,8 @@ TEST(TraceMegatron, EveryComputeNodeHasWorkAndADuration) {
         m.layers = 8, m.moe.dense_layers = std::min(m.moe.dense_layers, 1);
         sc::Job job = MakeJob(m, spec);
         sc::TrainingOptions opt;
-        sc::RankTraceWriter w(job, [&](const sc::StageProgram& p) { return sc::NodeSeconds(job, p, sys, nullptr, opt); });
+        sc::RankTraceWriter w(job,
+                              [&](const sc::StageProgram& p) { return sc::NodeSeconds(job, p, sys, nullptr, opt); });
         sc::EtFile f = sc::ReadEt(std::string(w.RankFile(0)));
         std::vector<double> secs = sc::NodeSeconds(job, w.Program(0), sys, nullptr, opt);
         int comp = 0;
@@ -254,7 +261,8 @@ TEST(TraceMegatron, EveryComputeNodeHasWorkAndADuration) {
 }
 
 // Every stage's program of `job` (into `progs`) replayed together on `sys`.
-std::vector<std::vector<sc::TimedNode>> ReplayEveryStage(const sc::Job& job, const sc::System& sys, const sc::TrainingOptions& opt,
+std::vector<std::vector<sc::TimedNode>> ReplayEveryStage(const sc::Job& job, const sc::System& sys,
+                                                         const sc::TrainingOptions& opt,
                                                          std::vector<sc::StageProgram>& progs) {
     for (int s = 0; s < job.par.pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
     std::vector<const sc::StageProgram*> ptrs;
@@ -277,7 +285,11 @@ TEST(TraceMegatron, OneRankViewShowsTheOneFOneBBubble) {
         EXPECT_NEAR(idle, expect, 0.03) << spec;
         std::printf("%s: rank 0 idle %.3f, (p-1)/(m+p-1) = %.3f\n", spec, idle, expect);
         // Stages finish their last backward in reverse order: stage 0 last.
-        auto end = [&](int s) { double e = 0; for (const auto& t : tl[s]) e = std::max(e, t.start_us + t.dur_us); return e; };
+        auto end = [&](int s) {
+            double e = 0;
+            for (const auto& t : tl[s]) e = std::max(e, t.start_us + t.dur_us);
+            return e;
+        };
         EXPECT_GE(end(0), end(static_cast<int>(p) - 1)) << spec;
     }
 }

@@ -2,13 +2,13 @@
 // Chakra checker on several layouts, and the compact summary against totals read back from the files.
 #include <gtest/gtest.h>
 
+#include "astra_rules.h"
 #include "config/error.h"
 #include "graph/model_stats.h"
 #include "parallel/job.h"
+#include "test_util.h"
 #include "trace/chakra_et.h"
 #include "trace/summary.h"
-#include "astra_rules.h"
-#include "test_util.h"
 #include "trace_test_util.h"
 
 namespace {
@@ -16,7 +16,9 @@ namespace {
 using sc::CollectiveType;
 using sc::GroupKind;
 
-sc::Job MakeJob(const sc::ModelConfig& m, const std::string& spec) { return sc::MakeJob(m, sc::ParseParallelSpec(spec)); }
+sc::Job MakeJob(const sc::ModelConfig& m, const std::string& spec) {
+    return sc::MakeJob(m, sc::ParseParallelSpec(spec));
+}
 
 // Sum over every rank of the summary's model FLOPs (matmul + attention).
 double ModelFlopsAllRanks(const sc::TraceSummary& s) {
@@ -61,7 +63,8 @@ TEST(Traces, StepFlopsMatchTheModelStatsOfEveryPreset) {
     // The same graph feeds both: per-token FLOPs times tokens equals the traces' total (dense presets,
     // where nothing is replicated across TP ranks).
     // GPT-3's vocabulary (50257) is padded to a multiple of tp in the traces, so it runs with tp=1.
-    for (auto [preset, spec] : {std::pair{"gpt3-175b.json", "pp=4,dp=2,batch=16"}, {"llama3-8b.json", "tp=8,pp=4,dp=2,batch=16"}}) {
+    for (auto [preset, spec] :
+         {std::pair{"gpt3-175b.json", "pp=4,dp=2,batch=16"}, {"llama3-8b.json", "tp=8,pp=4,dp=2,batch=16"}}) {
         sc::ModelConfig m = sc::ParseModelConfig(sctest::Preset(preset));
         sc::ModelStats st = sc::ComputeModelStats(m);
         sc::TraceSummary sum = sc::SummarizeJob(MakeJob(m, spec));
@@ -191,8 +194,10 @@ TEST_P(CheckerTest, TracesObeyAstraSimRulesAndMatchTheSummary) {
 
     // ASTRA-sim's rules, checked with our own reader (docs/chakra_et.md).
     std::vector<sc::EtFile> files;
-    for (int r = 0; r < job.par.world(); ++r) files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
-    EXPECT_EQ(sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json"))), "");
+    for (int r = 0; r < job.par.world(); ++r)
+        files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
+    EXPECT_EQ(sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json"))),
+              "");
 
     // Totals read back from every file equal the class summary the ranks belong to.
     sc::TraceSummary sum = sc::SummarizeJob(job);
@@ -229,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Layout{"tp2_pp2_dp2_1f1b", false, "tp=2,pp=2,dp=2,batch=8"},
                       Layout{"interleaved", false, "tp=2,pp=2,dp=2,schedule=interleaved,vstages=2,batch=8,zero=1"},
                       Layout{"gpipe_zero3_full", false, "pp=4,dp=2,schedule=gpipe,batch=8,zero=3,recompute=full"},
-                      Layout{"cp_sp_selective", false, "tp=2,cp=2,dp=2,sp=1,batch=4,recompute=selective,order=dp-tp-cp-pp"},
+                      Layout{"cp_sp_selective", false,
+                             "tp=2,cp=2,dp=2,sp=1,batch=4,recompute=selective,order=dp-tp-cp-pp"},
                       Layout{"moe_ep", true, "tp=2,sp=1,ep=2,dp=4,pp=2,batch=8,zero=2"},
                       Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"},
                       Layout{"moe_expert_tp", true, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4,zero=1"},
@@ -318,8 +324,10 @@ TEST(Traces, CheckerCatchesABrokenTrace) {
         for (const sc::EtNode& n : f.nodes) w.WriteNode(n);
     }
     std::vector<sc::EtFile> files;
-    for (int r = 0; r < 2; ++r) files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
-    const std::string own = sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json")));
+    for (int r = 0; r < 2; ++r)
+        files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
+    const std::string own =
+        sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json")));
     EXPECT_NE(own.find("no matching recv"), std::string::npos) << own;
     EXPECT_NE(own.find("no matching send"), std::string::npos) << own;
     if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::NoCheckerReason();
@@ -350,11 +358,18 @@ TEST(Traces, OwnAstraRulesCatchWhatAstraSimRejects) {
             if (n.type == t) return n;
         throw std::runtime_error("no such node");
     };
-    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comp).num_ops = 0; }).find("num_ops 0"), std::string::npos);
-    EXPECT_NE(broken([&](auto& f) { first(f[1], sc::EtNodeType::comm_recv).comm_size += 2; }).find("no matching"), std::string::npos);
-    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comm_coll).comm_size += 2; }).find("different sequence"), std::string::npos);
-    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comm_coll).pg = 999; }).find("not in the comm-group file"), std::string::npos);
-    EXPECT_NE(broken([&](auto& f) { f[0].nodes[3].data_deps = {f[0].nodes[3].id + 1}; }).find("not an earlier node"), std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { first(f[0], sc::EtNodeType::comp).num_ops = 0; }).find("num_ops 0"),
+              std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { first(f[1], sc::EtNodeType::comm_recv).comm_size += 2; }).find("no matching"),
+              std::string::npos);
+    EXPECT_NE(
+        broken([&](auto& f) { first(f[0], sc::EtNodeType::comm_coll).comm_size += 2; }).find("different sequence"),
+        std::string::npos);
+    EXPECT_NE(
+        broken([&](auto& f) { first(f[0], sc::EtNodeType::comm_coll).pg = 999; }).find("not in the comm-group file"),
+        std::string::npos);
+    EXPECT_NE(broken([&](auto& f) { f[0].nodes[3].data_deps = {f[0].nodes[3].id + 1}; }).find("not an earlier node"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -16,11 +16,11 @@
 #include "graph/model_stats.h"
 #include "parallel/job.h"
 #include "parallel/layout.h"
+#include "test_util.h"
+#include "trace/stage_program.h"
 #include "training/comm_model.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
-#include "trace/stage_program.h"
-#include "test_util.h"
 
 namespace {
 
@@ -29,15 +29,19 @@ const std::string kRoot = SC_SOURCE_DIR;
 
 sc::System LoadSystem(const std::string& id) {
     std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
-    return sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + json::parse(text)["accelerator"].get<std::string>() + ".json"));
+    return sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" +
+                                                  json::parse(text)["accelerator"].get<std::string>() + ".json"));
 }
 
 const sc::CalibrationTable& Cal() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t =
+        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 
-sc::ModelConfig Model(const std::string& file) { return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file)); }
+sc::ModelConfig Model(const std::string& file) {
+    return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file));
+}
 
 struct Case {
     std::string name, model, system, spec;
@@ -50,7 +54,8 @@ const std::vector<Case>& Cases() {
          "tp=8,pp=8,dp=24,batch=1536,schedule=interleaved,vstages=3,recompute=full"},
         {"gpt3 1f1b selective sp zero1", "gpt3-175b.json", "dgx-h100-superpod",
          "tp=8,pp=8,dp=8,sp=1,batch=512,recompute=selective,zero=1"},
-        {"llama70b cp", "llama3-70b.json", "dgx-h100-superpod", "tp=8,pp=4,dp=4,cp=2,sp=1,batch=128,schedule=interleaved,vstages=5"},
+        {"llama70b cp", "llama3-70b.json", "dgx-h100-superpod",
+         "tp=8,pp=4,dp=4,cp=2,sp=1,batch=128,schedule=interleaved,vstages=5"},
         {"llama8b dp zero3", "llama3-8b.json", "dgx-h100-superpod", "tp=1,pp=1,dp=64,microbatch=1,batch=256,zero=3"},
         {"llama8b dp only", "llama3-8b.json", "dgx-a100-superpod", "tp=1,pp=1,dp=64,microbatch=1,batch=64"},
         {"mixtral ep", "mixtral-8x7b.json", "dgx-h100-superpod", "tp=2,pp=4,dp=16,ep=8,sp=1,batch=256,recompute=full"},
@@ -59,7 +64,8 @@ const std::vector<Case>& Cases() {
     return cases;
 }
 
-sc::TrainingEstimate Estimate(const Case& c, const sc::System& sys, const sc::TrainingOptions& opt, bool calibrated = true) {
+sc::TrainingEstimate Estimate(const Case& c, const sc::System& sys, const sc::TrainingOptions& opt,
+                              bool calibrated = true) {
     sc::Job job = sc::MakeJob(Model(c.model), sc::ParseParallelSpec(c.spec));
     return sc::EstimateTraining(job, sys, calibrated ? &Cal() : nullptr, opt);
 }
@@ -85,10 +91,12 @@ TEST(TrainingModel, BreakdownSumsToTheStepTime) {
                 SCOPED_TRACE(c.name + (cal ? " calibrated" : " alpha-beta"));
                 sc::TrainingEstimate e = Estimate(c, LoadSystem(c.system), opt, cal);
                 const sc::StepBreakdown& b = e.step;
-                for (double part : {b.compute, b.recompute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.bubble, b.dp_comm, b.optimizer})
+                for (double part : {b.compute, b.recompute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.bubble,
+                                    b.dp_comm, b.optimizer})
                     EXPECT_GE(part, 0);
                 EXPECT_GT(b.compute, 0);
-                EXPECT_NEAR(b.compute + b.recompute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.bubble + b.dp_comm + b.optimizer,
+                EXPECT_NEAR(b.compute + b.recompute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.bubble +
+                                b.dp_comm + b.optimizer,
                             e.step_seconds, 1e-12 * e.step_seconds);
             }
 }
@@ -121,9 +129,10 @@ TEST(TrainingModel, InNetworkReductionHelpsAllReduceBoundLayouts) {
     on.overlap_dp = off.overlap_dp = false;
     off.in_network_reduction = false;
     for (bool cal : {true, false}) {
-        sc::TrainingEstimate a = Estimate(c, LoadSystem(c.system), on, cal), b = Estimate(c, LoadSystem(c.system), off, cal);
-        EXPECT_GT(b.step.dp_comm, 0.05 * b.step_seconds);   // the layout is all-reduce heavy
-        EXPECT_LT(a.step.dp_comm, 0.8 * b.step.dp_comm);     // SHARP sends the buffer once instead of 2(k-1)/k
+        sc::TrainingEstimate a = Estimate(c, LoadSystem(c.system), on, cal),
+                             b = Estimate(c, LoadSystem(c.system), off, cal);
+        EXPECT_GT(b.step.dp_comm, 0.05 * b.step_seconds);  // the layout is all-reduce heavy
+        EXPECT_LT(a.step.dp_comm, 0.8 * b.step.dp_comm);   // SHARP sends the buffer once instead of 2(k-1)/k
         EXPECT_LT(a.step_seconds, b.step_seconds);
     }
     // And it never hurts any layout.
@@ -131,7 +140,9 @@ TEST(TrainingModel, InNetworkReductionHelpsAllReduceBoundLayouts) {
         for (const sc::TrainingOptions& opt : OptionSets()) {
             sc::TrainingOptions no = opt;
             no.in_network_reduction = false;
-            EXPECT_LE(Estimate(k, LoadSystem(k.system), opt).step_seconds, Estimate(k, LoadSystem(k.system), no).step_seconds * (1 + 1e-12)) << k.name;
+            EXPECT_LE(Estimate(k, LoadSystem(k.system), opt).step_seconds,
+                      Estimate(k, LoadSystem(k.system), no).step_seconds * (1 + 1e-12))
+                << k.name;
         }
 }
 
@@ -168,7 +179,8 @@ TEST(TrainingModel, DoesNotFitMessageNamesNeedCapacityAndStage) {
     sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), {});
     ASSERT_FALSE(e.fits);
     std::smatch m;
-    ASSERT_TRUE(std::regex_match(e.memory_message, m, std::regex(R"(does not fit: needs ([0-9.]+) GiB of ([0-9.]+) GiB on stage ([0-9]+))")))
+    ASSERT_TRUE(std::regex_match(e.memory_message, m,
+                                 std::regex(R"(does not fit: needs ([0-9.]+) GiB of ([0-9.]+) GiB on stage ([0-9]+))")))
         << e.memory_message;
     const double gib = 1024.0 * 1024 * 1024;
     EXPECT_NEAR(std::stod(m[1]), e.memory_peak / gib, 0.05);
@@ -188,7 +200,8 @@ TEST(TrainingModel, Zero3DividesTheModelStateByDp) {
     sc::System sys = LoadSystem("dgx-h100-superpod");
     sc::ModelConfig m = Model("llama3-8b.json");
     auto state = [&](int zero, double* largest_block_w) {
-        sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,pp=1,dp=" + std::to_string(dp) + ",zero=" + std::to_string(zero)));
+        sc::Job job = sc::MakeJob(
+            m, sc::ParseParallelSpec("tp=1,pp=1,dp=" + std::to_string(dp) + ",zero=" + std::to_string(zero)));
         const sc::StageMemory s = sc::EstimateTraining(job, sys, &Cal(), {}).memory[0];
         if (largest_block_w) *largest_block_w = s.weights - s.params * 2 / dp;  // ZeRO-3's gathered blocks
         return s.weights + s.gradients + s.optimizer;
@@ -265,7 +278,8 @@ TEST(TrainingModel, ScaleUpCollectivesFollowTheMeasuredCurve) {
     EXPECT_EQ(curve->n_ranks, 8);
     const double size = 134217728;
     const double busbw = sc::BusBandwidthGBps(*curve, size);
-    EXPECT_NEAR(net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::tp, size), size * 2 * 7 / 8 / (busbw * 1e9), 1e-12);
+    EXPECT_NEAR(net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::tp, size), size * 2 * 7 / 8 / (busbw * 1e9),
+                1e-12);
     // Smaller messages reach a lower bus bandwidth than the plateau the alpha-beta fit uses.
     sc::CommModel fit(sys, layout, true, nullptr);
     EXPECT_GT(net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::tp, 16 << 20),
@@ -285,7 +299,8 @@ TEST(TrainingModel, UnfusedAttentionCostsTimeAndScoreMemory) {
     sc::TrainingOptions fused, legacy;
     legacy.flash_attention = false;
     legacy.dropout = true;
-    sc::TrainingEstimate a = sc::EstimateTraining(job, sys, &Cal(), fused), b = sc::EstimateTraining(job, sys, &Cal(), legacy);
+    sc::TrainingEstimate a = sc::EstimateTraining(job, sys, &Cal(), fused),
+                         b = sc::EstimateTraining(job, sys, &Cal(), legacy);
     const double s = m.seq, h = m.hidden, heads = m.heads / 8.0;
     const double per_layer = 5 * heads * s * s + 2 * s * h - 4 * s * heads;
     EXPECT_NEAR(b.memory[0].activations - a.memory[0].activations, m.layers * per_layer, 1e-6 * m.layers * per_layer);
@@ -339,8 +354,10 @@ TEST(TrainingModel, Fp8CastsAreOpsAndTheHeadStaysSixteenBit) {
     const double T = 1.0 * m.seq, h = m.hidden, q = 1.0 * m.heads * m.head_dim;
     auto op = [](const sc::Job& j, sc::BlockKind k, const std::string& name) -> const sc::Op& {
         const sc::Block& b = *j.graph.Find(k);
-        for (const sc::Op& o : b.forward) if (o.name == name) return o;
-        for (const sc::Op& o : b.backward) if (o.name == name) return o;
+        for (const sc::Op& o : b.forward)
+            if (o.name == name) return o;
+        for (const sc::Op& o : b.backward)
+            if (o.name == name) return o;
         throw std::runtime_error("no op " + name);
     };
     using sc::BlockKind;
@@ -362,9 +379,11 @@ TEST(TrainingModel, Fp8CastsAreOpsAndTheHeadStaysSixteenBit) {
     // The head's GEMM in the fp8 model runs at the bf16 model's speed.
     const sc::System sys = LoadSystem("dgx-h100-superpod");
     sc::TrainingOptions opt;
-    sc::ComputeModel c8(sys.accelerator, sc::Precision::fp8, &Cal(), opt), c16(sys.accelerator, sc::Precision::bf16, &Cal(), opt);
+    sc::ComputeModel c8(sys.accelerator, sc::Precision::fp8, &Cal(), opt),
+        c16(sys.accelerator, sc::Precision::bf16, &Cal(), opt);
     const sc::Op& head = op(fp8, BlockKind::head, "head.logits");
     EXPECT_DOUBLE_EQ(c8.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes), true, 1, true),
                      c16.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)));
-    EXPECT_LT(c8.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)), c16.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)));
+    EXPECT_LT(c8.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)),
+              c16.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)));
 }

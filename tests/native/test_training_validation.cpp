@@ -97,7 +97,8 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
     // One GPT-style Megatron row with every legacy option, one Llama-style NeMo row, a MoE row, a 2,048-GPU row
     // (the cluster grown with --gpus) and a row with another attention kernel.
     const std::set<std::string> keys = {"korthikanti2022_t5_gpt3-175B_full_recompute", "nemo2407_LLAMA3-70B_64gpu",
-                                        "mcore_moe_readme_mixtral-8x7b_v0.8_64xh100", "dgxc_85380ff_llama-3.1-70b_bf16_2048xh100",
+                                        "mcore_moe_readme_mixtral-8x7b_v0.8_64xh100",
+                                        "dgxc_85380ff_llama-3.1-70b_bf16_2048xh100",
                                         "llmfoundry_mpt-7b_amp_bf16_seq8192_8xh100_80gb"};
     int ran = 0;
     for (const Row& r : AllRows()) {
@@ -138,4 +139,3 @@ TEST(TrainingValidation, DocsAreCurrent) {
 }
 
 }  // namespace
-

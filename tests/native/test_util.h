@@ -1,15 +1,15 @@
 // Shared by the native tests: reading a file, running the stagecraft command line as a user would.
 #pragma once
+#include <sys/wait.h>
 #include <array>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <stdexcept>
 #include <string>
-#include <sys/wait.h>
 
 #include "config/error.h"
 

@@ -71,8 +71,8 @@ inline std::string WriteTraces(const sc::Job& job, const std::string& name) {
 }
 
 inline int RunChecker(const std::string& dir, const std::string& extra = "") {
-    std::string cmd = "python3 '" + ChakraCheckerPath() + "' --strict " + extra +
-                      " " + dir + " > " + dir + ".check.log 2>&1";
+    std::string cmd =
+        "python3 '" + ChakraCheckerPath() + "' --strict " + extra + " " + dir + " > " + dir + ".check.log 2>&1";
     int rc = std::system(cmd.c_str());
     return WEXITSTATUS(rc);
 }

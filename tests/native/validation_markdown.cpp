@@ -39,7 +39,10 @@ std::string Value(double v) {
 std::string CliCommand(const Row& r) {
     const sc::ModelConfig& m = r.model;
     const bool llama = m.mlp == sc::MlpKind::swiglu;
-    const char* base = m.is_mla() ? "deepseek-v3.json" : m.is_moe() ? "mixtral-8x7b.json" : llama ? "llama3-70b.json" : "gpt3-175b.json";
+    const char* base = m.is_mla()   ? "deepseek-v3.json"
+                       : m.is_moe() ? "mixtral-8x7b.json"
+                       : llama      ? "llama3-70b.json"
+                                    : "gpt3-175b.json";
     std::string c = std::string("./build/stagecraft estimate --model presets/models/") + base;
     auto set = [&](const std::string& k, const std::string& v) { c += " --set " + k + "=" + v; };
     if (m.is_moe()) {
@@ -100,11 +103,13 @@ std::string Markdown() {
     o += "Error = predicted / measured iteration time - 1 (positive: the model is slower than the run). Throughputs "
          "are converted to seconds with the source's own FLOP formula; the predicted column is the model's time "
          "converted back to the published unit.\n\n";
-    o += "| record | system | layout | measured | published value | predicted | time measured (s) | time predicted (s) | error | tolerance |\n";
+    o +=
+        "| record | system | layout | measured | published value | predicted | time measured (s) | time predicted (s) | error | tolerance |\n";
     o += "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const Row& r : AllRows()) {
         if (!r.comparable || !r.evaluation_error.empty()) {
-            const std::string why = !r.comparable ? "not comparable: " + r.not_comparable_reason : "cannot be expressed: " + r.evaluation_error;
+            const std::string why = !r.comparable ? "not comparable: " + r.not_comparable_reason
+                                                  : "cannot be expressed: " + r.evaluation_error;
             o += "| " + r.key + " | " + r.system + " | | " + why + " | | | | | | |\n";
             continue;
         }
@@ -113,28 +118,34 @@ std::string Markdown() {
         else if (!r.cause.empty() && std::fabs(r.error) > r.tolerance) tol += ", outside (" + letter(r.cause) + ")";
         o += "| " + r.key + " | " + r.system + " | " + Layout(r.par) + " | " + r.measured_what + " | " +
              Value(r.measured_value) + " | " + Value(r.to_unit(r.predicted_seconds)) + " | " +
-             Value(r.measured_seconds) + " | " + Value(r.predicted_seconds) + " | " + FormatNumber("%+.1f%%", 100 * r.error) +
-             " | " + tol + " |\n";
+             Value(r.measured_seconds) + " | " + Value(r.predicted_seconds) + " | " +
+             FormatNumber("%+.1f%%", 100 * r.error) + " | " + tol + " |\n";
     }
     auto summary = [&](const char* set, const std::string& label) {
         double sum = 0, worst = 0;
         int n = 0, within = 0, out = 0;
         for (const Row& r : AllRows()) {
             if (r.set != set) continue;
-            if (!r.comparable || !r.evaluation_error.empty()) { ++out; continue; }
+            if (!r.comparable || !r.evaluation_error.empty()) {
+                ++out;
+                continue;
+            }
             sum += std::fabs(r.error), worst = std::max(worst, std::fabs(r.error)), ++n;
             within += std::fabs(r.error) <= kDefaultTolerance;
         }
-        std::string line = label + ": " + std::to_string(n) + " comparisons; mean |error| " + FormatNumber("%.1f%%", 100 * sum / std::max(n, 1)) +
-                           ", worst " + FormatNumber("%.1f%%", 100 * worst) + ", " + std::to_string(within) + " of " + std::to_string(n) +
-                           " within 10%";
+        std::string line = label + ": " + std::to_string(n) + " comparisons; mean |error| " +
+                           FormatNumber("%.1f%%", 100 * sum / std::max(n, 1)) + ", worst " +
+                           FormatNumber("%.1f%%", 100 * worst) + ", " + std::to_string(within) + " of " +
+                           std::to_string(n) + " within 10%";
         if (out) line += "; " + std::to_string(out) + " records not expressible (reason in the row)";
         return line + ".\n";
     };
     o += '\n' + summary("more", "data/training_measured_more.json");
-    o += summary("first", "data/training_measured.json") ;
-    o += "\nWider tolerances (first set) and causes of rows outside the target (second set, whose tolerance stays 10%):\n\n";
-    for (size_t i = 0; i < reasons.size(); ++i) o += std::string("- (") + static_cast<char>('a' + i) + ") " + reasons[i] + ".\n";
+    o += summary("first", "data/training_measured.json");
+    o +=
+        "\nWider tolerances (first set) and causes of rows outside the target (second set, whose tolerance stays 10%):\n\n";
+    for (size_t i = 0; i < reasons.size(); ++i)
+        o += std::string("- (") + static_cast<char>('a' + i) + ") " + reasons[i] + ".\n";
 
     o += "\n## Where the predicted time goes\n\n";
     o += "| record | compute | recompute | TP comm | CP comm | PP p2p | bubble | DP comm | optimizer | MFU | fits |\n";
@@ -154,16 +165,22 @@ std::string Markdown() {
     o += "| --- | --- | ---: | ---: | ---: | ---: |\n";
     for (const Row& r : AllRows())
         for (const MemoryCheck& m : r.memory)
-            o += "| " + r.key + " | " + m.what + " | " + FormatNumber("%.2f", m.measured_gib) + (m.what == "peak per GPU" ? " GB" : " GiB") +
-                 " | " + FormatNumber("%.2f", m.predicted_gib) + " | " + FormatNumber("%+.1f%%", 100 * (m.predicted_gib / m.measured_gib - 1)) +
-                 " | " + (m.lower_bound ? "-" : "") + FormatNumber("%.0f%%", 100 * m.tolerance) + (m.lower_bound ? ", one-sided" : "") + " |\n";
+            o += "| " + r.key + " | " + m.what + " | " + FormatNumber("%.2f", m.measured_gib) +
+                 (m.what == "peak per GPU" ? " GB" : " GiB") + " | " + FormatNumber("%.2f", m.predicted_gib) + " | " +
+                 FormatNumber("%+.1f%%", 100 * (m.predicted_gib / m.measured_gib - 1)) + " | " +
+                 (m.lower_bound ? "-" : "") + FormatNumber("%.0f%%", 100 * m.tolerance) +
+                 (m.lower_bound ? ", one-sided" : "") + " |\n";
 
     o += "\n## One row from the command line\n\n";
-    o += "Every row is the library call the test makes; the same prediction from the CLI (`--json` gives `step_seconds`):\n\n";
+    o +=
+        "Every row is the library call the test makes; the same prediction from the CLI (`--json` gives `step_seconds`):\n\n";
     for (const Row& r : AllRows())
         if (r.comparable && r.evaluation_error.empty())
             o += "- " + r.key + ": `" + CliCommand(r) + "`" +
-                 (r.accelerator.empty() && r.hbm_tbps == 0 ? "" : " (the row's accelerator variant is not expressible on the command line)") + "\n";
+                 (r.accelerator.empty() && r.hbm_tbps == 0
+                      ? ""
+                      : " (the row's accelerator variant is not expressible on the command line)") +
+                 "\n";
 
     o += "\n## Assumptions per record\n\n";
     for (const Row& r : AllRows()) {
@@ -177,7 +194,6 @@ std::string Markdown() {
             if (!m.note.empty()) o += "- **" + r.key + "** memory: " + m.note + ".\n";
     return o;
 }
-
 
 std::string BuildDir() { return std::filesystem::path(SC_CLI_PATH).parent_path().string(); }
 

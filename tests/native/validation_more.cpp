@@ -48,7 +48,8 @@ double MegatronFlops(const sc::ModelConfig& m, double B) {
     const double gated = m.mlp == sc::MlpKind::swiglu ? 1.5 : 1.0;
     const double f = m.is_moe() ? m.moe.expert_ffn : m.ffn;
     const double k = m.is_moe() ? m.moe.top_k : 1;
-    return 12 * B * s * l * h * h * ((1 + 1.0 * m.kv_heads / m.heads + s / h) * q + f / h * k * gated + V / (2 * l * h));
+    return 12 * B * s * l * h * h *
+           ((1 + 1.0 * m.kv_heads / m.heads + s / h) * q + f / h * k * gated + V / (2 * l * h));
 }
 
 // NeMo nemo/utils/flops_formulas.py llama2 / llama3 (NeMo 24.03-25.04, the long-sequence tables):
@@ -93,7 +94,8 @@ Built ModelOf(const json& r) {
     Built b;
     if (Starts(name, "LLAMA3") || Starts(name, "Llama 3")) {
         b.model = Llama(m, 128256);
-        if (m["vocab"].is_null()) b.assumptions.push_back("vocabulary 128256 (the Llama 3 tokenizer; NeMo LLM_VOCAB_SIZE_MAP llama3)");
+        if (m["vocab"].is_null())
+            b.assumptions.push_back("vocabulary 128256 (the Llama 3 tokenizer; NeMo LLM_VOCAB_SIZE_MAP llama3)");
     } else if (Starts(name, "LLAMA2")) {
         b.model = Llama(m, 32000);
         b.assumptions.push_back("vocabulary 32000 (the Llama 2 tokenizer; NeMo LLM_VOCAB_SIZE_MAP llama2)");
@@ -108,8 +110,10 @@ Built ModelOf(const json& r) {
         b.model.tied_embeddings = true;
         b.model.bias = Starts(name, "GPT-style");
         b.model.position = Starts(name, "GPT-style") ? sc::PositionKind::learned : sc::PositionKind::rotary;
-        if (m["ffn"].is_null()) b.assumptions.push_back("FFN 4h, GeLU, multi-head attention (Megatron-LM GPT defaults; not in the table)");
-        if (Starts(name, "MPT")) b.assumptions.push_back("MPT: no biases, ALiBi modelled as rotary (neither has position parameters)");
+        if (m["ffn"].is_null())
+            b.assumptions.push_back("FFN 4h, GeLU, multi-head attention (Megatron-LM GPT defaults; not in the table)");
+        if (Starts(name, "MPT"))
+            b.assumptions.push_back("MPT: no biases, ALiBi modelled as rotary (neither has position parameters)");
     } else if (Starts(name, "Nemotron-4 340B")) {
         // Nemotron-4 340B (NVIDIA 2024 tech report; NeMo Nemotron4Config340B): 96 heads, 8 KV groups,
         // squared-ReLU MLP (not gated: same FLOPs and parameters as the GeLU one), LayerNorm, RoPE, untied.
@@ -119,7 +123,8 @@ Built ModelOf(const json& r) {
         b.model = Llama(mm, 256000);
         b.model.mlp = sc::MlpKind::gelu;
         b.model.norm = sc::NormKind::layernorm;
-        b.assumptions.push_back("96 heads, 8 KV groups, squared-ReLU MLP as a non-gated one (NeMo Nemotron4Config340B)");
+        b.assumptions.push_back(
+            "96 heads, 8 KV groups, squared-ReLU MLP as a non-gated one (NeMo Nemotron4Config340B)");
     } else if (Starts(name, "Grok-1")) {
         // xai-org/grok-1 README: "Mixture of 8 Experts (MoE)", "2 experts utilized per token", 48 query and 8
         // KV heads; the DGXC README's "mlp flops = 18 ..." is a gated (three-matrix) expert MLP.
@@ -129,7 +134,8 @@ Built ModelOf(const json& r) {
         b.model.moe.experts = 8;
         b.model.moe.top_k = 2;
         b.model.moe.expert_ffn = m["expert_ffn"];
-        b.assumptions.push_back("8 experts, top-2, gated expert MLPs (xai-org/grok-1 README; the record leaves the count out)");
+        b.assumptions.push_back(
+            "8 experts, top-2, gated expert MLPs (xai-org/grok-1 README; the record leaves the count out)");
     } else if (Starts(name, "DeepSeek V3")) {
         b.model = FromPreset("deepseek-v3.json");
     } else if (Starts(name, "Mixtral 8x7B")) {
@@ -142,7 +148,8 @@ Built ModelOf(const json& r) {
         b.model.moe.expert_ffn = m["expert_ffn"];
         b.model.moe.shared_experts = IntOr(m["shared_experts"], 0);
         if (Starts(name, "GPT-OSS"))
-            b.assumptions.push_back("GPT-OSS: every layer full causal attention (the model alternates 128-token sliding windows; not modelled), biases and attention sinks left out");
+            b.assumptions.push_back(
+                "GPT-OSS: every layer full causal attention (the model alternates 128-token sliding windows; not modelled), biases and attention sinks left out");
     } else {
         b.unexpressible = "model dimensions not published in the record (" + name + ")";
         return b;
@@ -165,10 +172,13 @@ ClusterChoice ClusterOf(const json& r) {
     const std::string gpu = r["system"]["gpu"].is_string() ? r["system"]["gpu"].get<std::string>() : "";
     if (Starts(gpu, "GB200")) return {"gb200-nvl72", "", ""};
     if (Starts(gpu, "B200")) return {"dgx-b200-superpod", "", ""};
-    if (Has(gpu, "A100-SXM4-40GB")) return {"dgx-a100-superpod", "a100-40gb", "DGX A100 SuperPOD network with 40 GB A100s"};
+    if (Has(gpu, "A100-SXM4-40GB"))
+        return {"dgx-a100-superpod", "a100-40gb", "DGX A100 SuperPOD network with 40 GB A100s"};
     if (Starts(gpu, "A100")) return {"dgx-a100-superpod", "", ""};
     if (Has(gpu, "Grand Teton"))
-        return {"dgx-h100-superpod", "", "Meta Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W): HBM and capacity from the record; NVLink 8-GPU hosts and 400 Gb/s per GPU as a DGX H100 pod"};
+        return {
+            "dgx-h100-superpod", "",
+            "Meta Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W): HBM and capacity from the record; NVLink 8-GPU hosts and 400 Gb/s per GPU as a DGX H100 pod"};
     if (Starts(gpu, "H100")) return {"dgx-h100-superpod", "", ""};
     return {"", "", ""};
 }
@@ -189,12 +199,14 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     q.etp = IntOr(p["etp"], 1);
     if (q.world() != gpus && Starts(key, "nemolongseq_")) {
         q.dp = gpus / (q.tp * q.pp * q.cp);
-        row.assumptions.push_back("dp=" + std::to_string(q.dp) + " from the GPU count (the table's TPxPPxDPxCP does not multiply to its GPUs)");
+        row.assumptions.push_back("dp=" + std::to_string(q.dp) +
+                                  " from the GPU count (the table's TPxPPxDPxCP does not multiply to its GPUs)");
     }
     q.microbatch = IntOr(p["microbatch"], 1);
     if (!p["microbatch"].is_number()) row.assumptions.push_back("microbatch 1 (not published)");
     const std::string prec = p["precision"].is_string() ? p["precision"].get<std::string>() : "";
-    const bool fsdp = p["zero"].is_string() && (Has(p["zero"], "FSDP2") || Has(p["zero"], "FULL_SHARD") || Has(p["zero"], "Fully Sharded"));
+    const bool fsdp = p["zero"].is_string() &&
+                      (Has(p["zero"], "FSDP2") || Has(p["zero"], "FULL_SHARD") || Has(p["zero"], "Fully Sharded"));
     const bool torchtitan = Starts(key, "torchtitan_");
     if (torchtitan && q.pp > 1) {
         // torchtitan splits the local batch into one microbatch per pipeline stage (pipeline_parallel_microbatches
@@ -204,8 +216,10 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
         row.assumptions.push_back("local batch " + std::to_string(local) + " in " + std::to_string(q.pp) +
                                   " pipeline microbatches (torchtitan's default: one per stage)");
     }
-    q.batch = p["global_batch"].is_number() ? p["global_batch"].get<int>() : q.microbatch * q.dp * (torchtitan && q.pp > 1 ? q.pp : 1);
-    if (!p["global_batch"].is_number()) row.assumptions.push_back("global batch = local batch x dp (one step of the table)");
+    q.batch = p["global_batch"].is_number() ? p["global_batch"].get<int>()
+                                            : q.microbatch * q.dp * (torchtitan && q.pp > 1 ? q.pp : 1);
+    if (!p["global_batch"].is_number())
+        row.assumptions.push_back("global batch = local batch x dp (one step of the table)");
     const std::string sched = p["pipeline_schedule"].is_string() ? p["pipeline_schedule"].get<std::string>() : "";
     const int vp = IntOr(p["vp"], 1);
     if (q.pp > 1 && (vp > 1 || Has(sched, "nterleaved"))) {
@@ -215,10 +229,13 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     }
     if (q.pp > 1 && row.model.layers % (q.pp * q.active_vstages()) != 0) {
         q.uneven = true;
-        row.assumptions.push_back("layers not divisible by the pipeline's chunks: uneven stages, as Megatron's account-for-embedding/loss split");
+        row.assumptions.push_back(
+            "layers not divisible by the pipeline's chunks: uneven stages, as Megatron's account-for-embedding/loss split");
     }
     const std::string rc = p["recompute"].is_string() ? p["recompute"].get<std::string>() : "";
-    q.recompute = Starts(rc, "full") ? sc::Recompute::full : Starts(rc, "selective") ? sc::Recompute::selective : sc::Recompute::none;
+    q.recompute = Starts(rc, "full")        ? sc::Recompute::full
+                  : Starts(rc, "selective") ? sc::Recompute::selective
+                                            : sc::Recompute::none;
     row.recompute_stated = !rc.empty();
     q.sp = q.tp > 1;  // Megatron/NeMo recipes and torchtitan's TP plan shard the norms' sequence when tp > 1
     if (fsdp) {
@@ -240,7 +257,6 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     if (pc.compute == sc::Precision::bf16) pc.grad = sc::Precision::fp32;
     if (pc.compute == sc::Precision::bf16 && !Has(prec, "BF16") && !Has(prec, "bf16"))
         row.assumptions.push_back("bf16 (precision not stated; the MFU column matches the bf16 peak)");
-
 }
 
 sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
@@ -248,7 +264,8 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     sc::TrainingOptions o;
     // Megatron-Core / NeMo recipes overlap TP communication with GEMMs (--tp-comm-overlap; the Megatron-LM
     // README names it); torchtitan only with AsyncTP.
-    const bool megatron = Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") || Starts(key, "mcore_");
+    const bool megatron =
+        Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") || Starts(key, "mcore_");
     o.overlap_tp = q.tp > 1 && (megatron || Has(key, "asynctp"));
     // Attention kernels: Transformer Engine's cuDNN attention in Megatron-Core, NeMo and AutoModel ("TE"); PyTorch
     // SDPA's FlashAttention-2 backend in torchtitan; llm-foundry's attn_impl "flash" (FlashAttention-2).
@@ -274,13 +291,15 @@ std::string MeasurementOf(const json& r, Row& row) {
         // query-key pair: non-causal), which checks that convention too.
         if (me["tokens_per_s_per_gpu"].is_number()) {
             EXPECT_NEAR(tokens / (row.measured_seconds * gpus), me["tokens_per_s_per_gpu"].get<double>(),
-                        0.005 * me["tokens_per_s_per_gpu"].get<double>()) << key;
+                        0.005 * me["tokens_per_s_per_gpu"].get<double>())
+                << key;
         }
         if (Starts(key, "llmfoundry_")) {
             const json& m = r["model"];
             const double N = m["params"], s = m["seq"], l = m["layers"], h = m["hidden"];
             const double F = 3 * (2 * N * s + 4 * l * h * s * s) * row.par.global_batch();
-            EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, me["tflops_per_gpu"].get<double>(), 0.01 * me["tflops_per_gpu"].get<double>())
+            EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, me["tflops_per_gpu"].get<double>(),
+                        0.01 * me["tflops_per_gpu"].get<double>())
                 << key << ": llm-foundry's FLOP formula does not reproduce its TFLOP/s";
         }
         return "";
@@ -347,7 +366,8 @@ std::string CauseOf(const std::string& key, const Row& row) {
     if (row.model.is_moe() && (Has(key, "deepseek") || Has(key, "qwen3") || Has(key, "gptoss") || Has(key, "mixtral")))
         return std::string(kMoeCause) + "; and: " + kGenerationCause;
     const bool small = row.model.hidden <= 4096 && row.par.tp <= 2;
-    if (small && (Starts(key, "megatronlm_") || Starts(key, "llmfoundry_") || Starts(key, "automodel_"))) return kSmallModelCause;
+    if (small && (Starts(key, "megatronlm_") || Starts(key, "llmfoundry_") || Starts(key, "automodel_")))
+        return kSmallModelCause;
     return kGenerationCause;
 }
 

@@ -16,8 +16,8 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "parallel/job.h"
-#include "training/sweep.h"
 #include "test_util.h"
+#include "training/sweep.h"
 
 namespace validation {
 
@@ -46,7 +46,8 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 const sc::CalibrationTable& Calibration() {
-    static const sc::CalibrationTable t = sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    static const sc::CalibrationTable t =
+        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
     return t;
 }
 
@@ -151,8 +152,8 @@ struct Table1Config {
     bool torch_ddp;
 };
 const std::map<int, Table1Config> kTable1 = {
-    {24, {16, 0, true}},  {30, {16, 0, true}}, {36, {16, 0, true}},  {40, {8, 0, true}},  {48, {4, 0, false}},
-    {60, {2, 5, false}},  {80, {2, 5, false}}, {96, {1, 3, false}},  {105, {1, 1, false}}, {128, {1, 0, false}},
+    {24, {16, 0, true}}, {30, {16, 0, true}}, {36, {16, 0, true}}, {40, {8, 0, true}},   {48, {4, 0, false}},
+    {60, {2, 5, false}}, {80, {2, 5, false}}, {96, {1, 3, false}}, {105, {1, 1, false}}, {128, {1, 0, false}},
 };
 
 Row Narayanan(const json& r) {
@@ -177,13 +178,15 @@ Row Narayanan(const json& r) {
         row.model.precision.grad = sc::Precision::fp16;
         row.opt.grad_accumulation_fusion = true;
     }
-    row.assumptions.push_back("microbatch " + std::to_string(c.mbs) +
-                              (c.layers_per_virtual_stage ? ", " + std::to_string(row.par.vstages) + " model chunks per stage"
-                                                          : std::string(", no interleaving")) +
-                              " and " + (c.torch_ddp ? "PyTorch DDP (overlapped)" : "Megatron local DDP (not overlapped)") +
-                              " from Megatron-LM examples/sc21/run_table_1.sh");
-    row.assumptions.push_back(c.torch_ddp ? "fp16 weights and gradients (PyTorch DDP)"
-                                          : "fp16 with fp32 main gradients (18 B/param, as Korthikanti et al. 2022 Fig. 1 of the same code)");
+    row.assumptions.push_back(
+        "microbatch " + std::to_string(c.mbs) +
+        (c.layers_per_virtual_stage ? ", " + std::to_string(row.par.vstages) + " model chunks per stage"
+                                    : std::string(", no interleaving")) +
+        " and " + (c.torch_ddp ? "PyTorch DDP (overlapped)" : "Megatron local DDP (not overlapped)") +
+        " from Megatron-LM examples/sc21/run_table_1.sh");
+    row.assumptions.push_back(
+        c.torch_ddp ? "fp16 weights and gradients (PyTorch DDP)"
+                    : "fp16 with fp32 main gradients (18 B/param, as Korthikanti et al. 2022 Fig. 1 of the same code)");
     const double B = row.par.batch, s = m["seq"], l = m["layers"], h = m["hidden"], V = m["vocab"];
     ConvertTflops(row, r["measured"]["tflops_per_gpu"], Eq3Flops(B, s, l, h, V), r["system"]["count"]);
     const char* const pp1_cause =
@@ -237,9 +240,11 @@ Row KorthikantiTable5(const json& r) {
     const json& mem = r["measured"]["memory_gb"];
     row.memory.push_back({"params + grads + optimizer (Fig. 1)", mem["params_grads_optimizer_GiB_fig1"], 0, 0.05, ""});
     if (row.par.recompute == sc::Recompute::full)
-        row.memory.push_back({"activations, no recompute, no SP (Fig. 1)", mem["activations_GiB_fig1_no_recompute_no_sp"], 0, 0.10, ""});
+        row.memory.push_back(
+            {"activations, no recompute, no SP (Fig. 1)", mem["activations_GiB_fig1_no_recompute_no_sp"], 0, 0.10, ""});
     else
-        row.memory.push_back({"activations, SP + selective (Fig. 1)", mem["activations_GiB_fig1_sp_plus_selective"], 0, 0.10, ""});
+        row.memory.push_back(
+            {"activations, SP + selective (Fig. 1)", mem["activations_GiB_fig1_sp_plus_selective"], 0, 0.10, ""});
     // The MFU of the record is this formula over the published time: checks the formula.
     const double F = ModelFlops72(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
     EXPECT_NEAR(F / (row.measured_seconds * gpus * 312e12), r["measured"]["mfu"].get<double>(), 1e-3) << row.key;
@@ -263,10 +268,12 @@ std::vector<Row> KorthikantiAbstract(const json& r) {
         row.par.sp = selective;
         row.opt = Megatron2021Options();
         row.opt.overlap_dp = false;
-        row.assumptions.push_back("global batch not stated: 2240 = 8 replicas x the 280-sequence batch of the paper's "
-                                  "530B config (Table 3: microbatch 1, 3 model chunks per stage), which the record's "
-                                  "TP8/PP35/DP8 split also takes from Table 3");
-        const double mfu = selective ? r["measured"]["mfu"].get<double>() : r["measured"]["mfu_full_recompute"].get<double>();
+        row.assumptions.push_back(
+            "global batch not stated: 2240 = 8 replicas x the 280-sequence batch of the paper's "
+            "530B config (Table 3: microbatch 1, 3 model chunks per stage), which the record's "
+            "TP8/PP35/DP8 split also takes from Table 3");
+        const double mfu =
+            selective ? r["measured"]["mfu"].get<double>() : r["measured"]["mfu_full_recompute"].get<double>();
         const double F = ModelFlops72(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
         const int gpus = r["system"]["count"];
         row.measured_what = "MFU (72-factor model FLOPs)";
@@ -304,9 +311,11 @@ Row MtNlg(const json& r) {
     row.opt = Megatron2021Options();
     row.opt.overlap_dp = false;
     row.assumptions.push_back("microbatch 1 (not stated)");
-    row.assumptions.push_back("full recomputation: the published TFLOP/s equal Eq. 3 (4 passes) over the published times");
-    row.assumptions.push_back("ZeRO stage 1 data parallelism (DeepSpeed's pipeline engine supports no higher stage), "
-                              "gradient reduction after the pipeline flush, non-interleaved 1F1B");
+    row.assumptions.push_back(
+        "full recomputation: the published TFLOP/s equal Eq. 3 (4 passes) over the published times");
+    row.assumptions.push_back(
+        "ZeRO stage 1 data parallelism (DeepSpeed's pipeline engine supports no higher stage), "
+        "gradient reduction after the pipeline flush, non-interleaved 1F1B");
     row.assumptions.push_back("bf16 (paper) with fp32 gradient accumulation (as DeepSpeed's BF16 optimizer)");
     row.measured_what = "iteration time (s)";
     row.measured_value = r["measured"]["iter_time_s"];
@@ -338,9 +347,11 @@ Row Bloom(const json& r) {
     row.par.uneven = true;  // README: pp rank 0 [embed | 5 blocks], 1..10 [6 blocks], 11 [5 blocks | embed]
     row.opt = Megatron2021Options();
     row.opt.overlap_dp = false;
-    row.assumptions.push_back("TP4/PP12/DP8, microbatch 2, --checkpoint-activations, bf16, ZeRO-1 (BF16_Optimizer) "
-                              "from tr11-176B-ml.slurm / README");
-    row.assumptions.push_back("ALiBi modelled as learned positions (+29M parameters, one add); embedding LayerNorm not modelled");
+    row.assumptions.push_back(
+        "TP4/PP12/DP8, microbatch 2, --checkpoint-activations, bf16, ZeRO-1 (BF16_Optimizer) "
+        "from tr11-176B-ml.slurm / README");
+    row.assumptions.push_back(
+        "ALiBi modelled as learned positions (+29M parameters, one add); embedding LayerNorm not modelled");
     row.assumptions.push_back("vocabulary padded to 250880 (--pad-vocab-size-to)");
     const double B = row.par.batch, s = m["seq"], l = m["layers"], h = m["hidden"];
     const double F = Eq3Flops(B, s, l, h, 250880);
@@ -381,8 +392,9 @@ Row Nemo(const json& r) {
     row.opt = sc::TrainingOptions{};
     row.opt.overlap_tp = row.par.tp > 1;
     row.assumptions.push_back("no activation recomputation (record: null)");
-    row.assumptions.push_back("Megatron-Core defaults of the NeMo recipes: fused attention, distributed optimizer, "
-                              "overlapped gradient reduction, p2p and TP communication");
+    row.assumptions.push_back(
+        "Megatron-Core defaults of the NeMo recipes: fused attention, distributed optimizer, "
+        "overlapped gradient reduction, p2p and TP communication");
     const int gpus = r["system"]["count"];
     const double tokens = 1.0 * row.par.batch * row.model.seq;
     const double tok = r["measured"]["tokens_per_s_per_gpu"];
@@ -390,7 +402,8 @@ Row Nemo(const json& r) {
     row.measured_value = tok;
     row.measured_seconds = tokens / (tok * gpus);
     row.to_unit = [tokens, gpus](double t) { return tokens / (t * gpus); };
-    EXPECT_NEAR(row.measured_seconds, r["measured"]["iter_time_s"].get<double>(), 0.01 * row.measured_seconds) << row.key;
+    EXPECT_NEAR(row.measured_seconds, r["measured"]["iter_time_s"].get<double>(), 0.01 * row.measured_seconds)
+        << row.key;
     row.tolerance = 0.40;
     row.tolerance_reason =
         "FP8 on H100: the model runs the GEMMs at the cuBLASLt FP8 microbenchmark rate (0.6-0.7 of the FP8 peak), keeps "

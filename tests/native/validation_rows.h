@@ -27,21 +27,21 @@ struct MemoryCheck {
 };
 
 struct Row {
-    std::string key;      // record key (plus a variant for records with two measurements)
-    std::string source;   // short citation
-    std::string system;   // preset id
-    std::string set = "first";  // "first": data/training_measured.json; "more": data/training_measured_more.json
-    std::string accelerator;    // accelerator preset replacing the system's ("" keeps it)
+    std::string key;                  // record key (plus a variant for records with two measurements)
+    std::string source;               // short citation
+    std::string system;               // preset id
+    std::string set = "first";        // "first": data/training_measured.json; "more": data/training_measured_more.json
+    std::string accelerator;          // accelerator preset replacing the system's ("" keeps it)
     double hbm_tbps = 0, hbm_gb = 0;  // a variant of the accelerator the record describes (0: as the preset)
     sc::ModelConfig model;
     sc::ParallelConfig par;
     sc::TrainingOptions opt;
     std::vector<std::string> assumptions;
     // The measurement as published and its conversion to an iteration time.
-    std::string measured_what;                 // "iteration time (s)", "TFLOP/s/GPU (Eq. 3)", ...
+    std::string measured_what;  // "iteration time (s)", "TFLOP/s/GPU (Eq. 3)", ...
     double measured_value = 0;
     double measured_seconds = 0;
-    std::function<double(double)> to_unit;     // seconds -> the published unit, for the predicted column
+    std::function<double(double)> to_unit;  // seconds -> the published unit, for the predicted column
     double tolerance = kDefaultTolerance;
     std::string tolerance_reason;
     // Second set: why the row is outside the 10% target when it is (the tolerance stays 10%; the cause is
@@ -50,13 +50,12 @@ struct Row {
     bool recompute_stated = true;  // false: the record does not say; full recomputation if the run needs it to fit
     bool comparable = true;
     std::string not_comparable_reason;
-    std::vector<MemoryCheck> memory;           // filled from the record, predicted by Evaluate
+    std::vector<MemoryCheck> memory;  // filled from the record, predicted by Evaluate
     // Set by Evaluate.
     sc::TrainingEstimate est;
     double predicted_seconds = 0, error = 0;
     std::string evaluation_error;
 };
-
 
 // The records as published.
 const nlohmann::json& Records();
