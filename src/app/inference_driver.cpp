@@ -58,20 +58,9 @@ engine::ServeRequest CurrentServeRequest(const AppState& s) {
     return r;
 }
 
-std::string RunKey(const AppState& s) {
-    std::string key = ModelConfigToJson(s.model);
-    if (const System* sys = CurrentSystem(s)) {
-        key += sys->id;
-        for (const NetworkLevel& l : sys->levels)
-            key += ";" + std::to_string(l.bandwidth_gbps) + "," + std::to_string(l.latency_us) + "," +
-                   std::to_string(l.efficiency) + "," + std::to_string(l.in_network_reduction);
-    }
-    return key;
-}
-
 void RunInference(AppState& s) {
     InferenceState& q = s.inference;
-    q.ran_for = RunKey(s);
+    q.ran_for = InputsKey(s);
     q.has_result = false;
     q.report.clear();
     q.error.clear();

@@ -27,7 +27,8 @@ struct InferenceState {
 
     // One simulation ("Simulate"): results and the report `stagecraft serve` prints for the same request.
     bool has_result = false;
-    std::string ran_for;  // RunKey of the state the result is for: the tab reruns when the model or cluster changed
+    std::string
+        ran_for;  // InputsKey (app_state.h) of the state it ran on: the tab reruns when the model or cluster changed
     engine::ServeResult result;
     std::string report;
     std::string error;
@@ -54,8 +55,6 @@ bool SelectServingPreset(AppState& s, const std::string& file);
 engine::ServeRequest CurrentServeRequest(const AppState& s);
 // Runs one simulation; errors are kept in inference.error, never thrown.
 void RunInference(AppState& s);
-// What a result depends on outside the Serving tab: the page's model and its cluster (with edited levels).
-std::string RunKey(const AppState& s);
 
 // The rates a sweep visits: `points` rates evenly spaced from `from` to `to` (both > 0, from < to, points >= 2).
 std::vector<double> SweepRates(double from, double to, int points);

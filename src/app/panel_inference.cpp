@@ -224,12 +224,15 @@ void DrawInferenceTab(AppState& s) {
     if (!ImGui::BeginTable("serving_layout", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) return;
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
+    // "Simulate" first: the fields below may scroll in a short window.
+    const bool pressed = ImGui::Button("Simulate");
+    ImGui::SameLine();
     ImGui::Text("serving %s on %s", s.model.name.c_str(), CurrentSystem(s)->accelerator.name.c_str());
     const bool edited = DrawDescription(s);
     // A simulation runs when the tab first shows, after an edit here (applied on Enter or a pause, so not at
     // every keystroke), when the page's model or cluster changed since the last one, and on "Simulate".
-    const bool stale = q.ran_for != RunKey(s);
-    if (ImGui::Button("Simulate") || edited || stale) RunInference(s);
+    const bool stale = q.ran_for != InputsKey(s);
+    if (pressed || edited || stale) RunInference(s);
     if (!q.error.empty()) ErrorText(q.error);
     ImGui::Separator();
     DrawSweep(s);

@@ -194,6 +194,15 @@ export async function itemRect(page, window, label) {
 }
 
 // Server + browser, and open() for pages. close() tears everything down.
+// Moves to the item first and lets a frame pass, as a hand would: ImGui's tab items react to a press only over
+// an item hovered in the previous frame.
+export async function clickItem(page, window, label) {
+  const r = await itemRect(page, window, label);
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await waitFrames(page, 2);
+  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
+}
+
 export async function startSession(options = {}) {
   const server = await serveDir(options.dist ?? DIST);
   let browser;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { itemRect, screenshotPath, startSession, waitFrames } from './harness.mjs';
+import { itemRect, screenshotPath, startSession, waitFrames, clickItem } from './harness.mjs';
 
 let session;
 before(async () => {
@@ -38,14 +38,6 @@ async function hashHolds(page, link, timeout = 5000) {
   assert.equal(seen, link, 'the URL hash did not come to hold the link');
 }
 
-// Moves to the item first and lets a frame pass, as a hand would (ImGui reacts to a press over an item
-// hovered in the previous frame).
-async function clickItem(page, window, label) {
-  const r = await itemRect(page, window, label);
-  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
-  await waitFrames(page, 2);
-  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
-}
 
 // Types `text` into a field and waits until the state's link holds `expect`.
 async function typeInto(page, window, label, text, expect) {

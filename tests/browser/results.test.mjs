@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, itemRect, screenshotPath, startSession, waitFrames } from './harness.mjs';
+import { ROOT, itemRect, screenshotPath, startSession, waitFrames, clickItem } from './harness.mjs';
 
 const CLI = path.join(ROOT, 'build', 'stagecraft');
 const cli = (...args) => execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8' });
@@ -24,14 +24,6 @@ after(async () => {
 
 const mirror = (page) => page.evaluate(() => document.getElementById('results').textContent);
 
-// Moves to the item first and lets a frame pass, as a hand would: ImGui's tab items react to a press
-// only over an item hovered in the previous frame.
-async function clickItem(page, window, label) {
-  const r = await itemRect(page, window, label);
-  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
-  await waitFrames(page, 2);
-  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
-}
 
 test('the DOM mirror shows exactly what the CLI prints for the same model, cluster and split', async () => {
   const split = 'tp=2,pp=2,dp=4,batch=32';

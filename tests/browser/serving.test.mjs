@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, itemRect, screenshotPath, startSession, waitFrames } from './harness.mjs';
+import { ROOT, itemRect, screenshotPath, startSession, waitFrames, clickItem } from './harness.mjs';
 
 const CLI = path.join(ROOT, 'build', 'stagecraft');
 const cli = (...args) => execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8' });
@@ -18,12 +18,6 @@ after(async () => {
   await session?.close();
 });
 
-async function clickItem(page, window, label) {
-  const r = await itemRect(page, window, label);
-  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
-  await waitFrames(page, 2);
-  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
-}
 
 test('the Serving tab shows what `stagecraft serve --preset` prints and draws its charts', async () => {
   const { page, errors } = await session.open({});

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, itemRect, startSession, waitFrames } from './harness.mjs';
+import { ROOT, itemRect, startSession, waitFrames, clickItem } from './harness.mjs';
 
 const { unzipSync } = createRequire(path.join(ROOT, 'web', 'package.json'))('fflate');
 const CLI = path.join(ROOT, 'build', 'stagecraft');
@@ -27,12 +27,6 @@ after(async () => {
   await session?.close();
 });
 
-async function clickItem(page, window, label) {
-  const r = await itemRect(page, window, label);
-  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
-  await waitFrames(page, 2);
-  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
-}
 
 test('without File System Access the traces download as a zip of the CLI trace bytes', { timeout: 120000 }, async () => {
   const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-a100-superpod&parallel=${split}`, initScript: noFolders });

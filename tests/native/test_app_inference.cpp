@@ -13,39 +13,17 @@
 #include "app/app_state.h"
 #include "app/imgui_bridge.h"
 #include "app/inference_driver.h"
+#include "page_driver.h"
 #include "report/serve_report.h"
 #include "test_util.h"
 
 namespace {
 
-const std::string kRoot = SC_SOURCE_DIR;
-
-struct AppDeleter {
-    void operator()(sc::app::AppState* s) const { sc::app::DestroyAppState(s); }
-};
-using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
-
-std::vector<std::string> IndexOf(const std::string& dir) {
-    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"))
-        .get<std::vector<std::string>>();
-}
-
-// The page as web/main.js opens it: model and cluster presets, calibration, serving presets, in index order.
-App OpenPage() {
-    App s(sc::app::CreateAppState());
-    for (const std::string& m : IndexOf("models"))
-        EXPECT_EQ(sc::app::AddPreset(*s, m, sctest::ReadFile(kRoot + "/presets/models/" + m)), "");
-    for (const std::string& f : IndexOf("systems")) {
-        const std::string system = sctest::ReadFile(kRoot + "/presets/systems/" + f);
-        const std::string acc = nlohmann::json::parse(system).at("accelerator").get<std::string>();
-        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")),
-                  "");
-    }
-    EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
-    for (const std::string& f : IndexOf("inference"))
-        EXPECT_EQ(sc::app::AddServingPreset(*s, f, sctest::ReadFile(kRoot + "/presets/inference/" + f)), "");
-    return s;
-}
+using pagetest::App;
+using pagetest::IndexOf;
+using pagetest::kRoot;
+using pagetest::OpenPage;
+using pagetest::Page;
 
 std::string Cli(const std::string& args) {
     const sctest::CliResult r = sctest::RunCli(args, false);
@@ -115,70 +93,29 @@ TEST(AppInference, BadSweepRatesAreAClearError) {
 }
 
 TEST(AppInference, TheServingTabDrawsItsResultAndCharts) {
-    App s = OpenPage();
-    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
-    s->inference.config.workload.requests = 300;
-    sc::app::RunInference(*s);
-    ASSERT_TRUE(s->inference.has_result) << s->inference.error;
-    EXPECT_FALSE(s->inference.result.result.series.empty());
-    sc::app::ImGuiBridge ui;
-    double now = 0;
-    auto frames = [&](int n) {
-        for (int i = 0; i < n; ++i) {
-            ui.BeginFrame(1280, 900, 1, now += 1.0 / 60);
-            sc::app::DrawUI(*s);
-            ui.EndFrame();
-        }
-    };
-    sc::app::Rect tab = ui.ItemRect("Training on a cluster", "Serving");
-    frames(2);
-    tab = ui.ItemRect("Training on a cluster", "Serving");
-    ASSERT_TRUE(tab.found);
-    ui.MousePos(tab.x + tab.w / 2, tab.y + tab.h / 2);
-    frames(1);
-    ui.MouseButton(0, true);
-    frames(1);
-    ui.MouseButton(0, false);
-    frames(3);
-    EXPECT_TRUE(ui.ItemRect("Training on a cluster", "Simulate").found);
-    EXPECT_TRUE(ui.ItemRect("Training on a cluster", "##kv").found) << "no KV occupancy chart";
-    EXPECT_TRUE(ui.ItemRect("Training on a cluster", "##queue").found) << "no running/waiting chart";
+    Page p;
+    p.width = 1280, p.height = 900;  // the whole tab on screen (at 1024x768 the lower part scrolls)
+    ASSERT_TRUE(sc::app::SelectServingPreset(*p.app, "llama3-8b-h100-poisson.json"));
+    p.app->inference.config.workload.requests = 300;
+    p.Click("Training on a cluster", "Serving");  // opening the tab simulates
+    ASSERT_TRUE(p.app->inference.has_result) << p.app->inference.error;
+    EXPECT_FALSE(p.app->inference.result.result.series.empty());
+    EXPECT_TRUE(p.Find("Training on a cluster", "Simulate").found);
+    EXPECT_TRUE(p.Find("Training on a cluster", "##kv").found) << "no KV occupancy chart";
+    EXPECT_TRUE(p.Find("Training on a cluster", "##queue").found) << "no running/waiting chart";
 }
 
-}  // namespace
-
-namespace {
-
-TEST(AppInference, TheTabSimulatesByItselfAndAgainWhenTheModelChanges) {
-    App s = OpenPage();
-    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
-    s->inference.config.workload.requests = 200;
-    sc::app::ImGuiBridge ui;
-    double now = 0;
-    auto frames = [&](int n) {
-        for (int i = 0; i < n; ++i) {
-            ui.BeginFrame(1280, 900, 1, now += 1.0 / 60);
-            sc::app::DrawUI(*s);
-            ui.EndFrame();
-        }
-    };
-    sc::app::Rect tab = ui.ItemRect("Training on a cluster", "Serving");
-    frames(2);
-    tab = ui.ItemRect("Training on a cluster", "Serving");
-    ASSERT_TRUE(tab.found);
-    ui.MousePos(tab.x + tab.w / 2, tab.y + tab.h / 2);
-    frames(1);
-    ui.MouseButton(0, true);
-    frames(1);
-    ui.MouseButton(0, false);
-    frames(2);
-    ASSERT_TRUE(s->inference.has_result) << s->inference.error;
-    const std::string before = s->inference.report;
-    s->model.layers = 16;  // an edit in the Model panel
-    sc::app::Recompute(*s);
-    frames(2);
-    ASSERT_TRUE(s->inference.has_result) << s->inference.error;
-    EXPECT_NE(s->inference.report, before) << "the Serving tab kept the result of the old model";
+TEST(AppInference, TheTabSimulatesAgainWhenTheModelChanges) {
+    Page p;
+    ASSERT_TRUE(sc::app::SelectServingPreset(*p.app, "llama3-8b-h100-poisson.json"));
+    p.app->inference.config.workload.requests = 200;
+    p.Click("Training on a cluster", "Serving");
+    ASSERT_TRUE(p.app->inference.has_result) << p.app->inference.error;
+    const std::string before = p.app->inference.report;
+    p.app->model.layers = 16;  // an edit of the Model panel's model, made on the state as a link would
+    p.Frames(2);
+    ASSERT_TRUE(p.app->inference.has_result) << p.app->inference.error;
+    EXPECT_NE(p.app->inference.report, before) << "the Serving tab kept the result of the old model";
 }
 
 }  // namespace

@@ -12,86 +12,17 @@
 #include "app/app.h"
 #include "app/app_state.h"
 #include "app/imgui_bridge.h"
+#include "page_driver.h"
 #include "report/layout_warnings.h"
 #include "test_util.h"
 
 namespace {
 
-const std::string kRoot = SC_SOURCE_DIR;
-
-struct AppDeleter {
-    void operator()(sc::app::AppState* s) const { sc::app::DestroyAppState(s); }
-};
-using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
-
-std::vector<std::string> IndexOf(const std::string& dir) {
-    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"))
-        .get<std::vector<std::string>>();
-}
-
-// The page exactly as web/main.js opens it with no link: every model and cluster preset in index order (the
-// first of each becomes current), and the calibration.
-App OpenPageAsTheBrowserDoes() {
-    App s(sc::app::CreateAppState());
-    for (const std::string& m : IndexOf("models"))
-        EXPECT_EQ(sc::app::AddPreset(*s, m, sctest::ReadFile(kRoot + "/presets/models/" + m)), "");
-    for (const std::string& f : IndexOf("systems")) {
-        const std::string system = sctest::ReadFile(kRoot + "/presets/systems/" + f);
-        const std::string acc = nlohmann::json::parse(system).at("accelerator").get<std::string>();
-        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")),
-                  "");
-    }
-    EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
-    return s;
-}
-
-// Frames of the page at 1280x720, advancing the clock by `dt` seconds each.
-struct Page {
-    App app = OpenPageAsTheBrowserDoes();
-    sc::app::ImGuiBridge ui;
-    double now = 0;
-
-    void Frames(int n, double dt = 1.0 / 60) {
-        for (int i = 0; i < n; ++i) {
-            now += dt;
-            ui.BeginFrame(1024, 768, 1, now);
-            sc::app::DrawUI(*app);
-            ui.EndFrame();
-        }
-    }
-    // Clicks into the field `label` of `window` and selects its text.
-    void FocusField(const std::string& window, const std::string& label) {
-        sc::app::Rect r = ui.ItemRect(window, label);
-        Frames(2);
-        r = ui.ItemRect(window, label);
-        ASSERT_TRUE(r.found) << label;
-        ui.MousePos(r.x + r.w / 2, r.y + r.h / 2);
-        Frames(1);
-        ui.MouseButton(0, true);
-        Frames(1);
-        ui.MouseButton(0, false);
-        Frames(1);
-        ui.Key("KeyA", "a", true, 1);
-        Frames(1);
-        ui.Key("KeyA", "a", false, 0);
-        Frames(1);
-    }
-    void Type(const std::string& text) {
-        for (char c : text) {
-            ui.InputUtf8(std::string(1, c));
-            Frames(1);
-        }
-    }
-    void Enter() {
-        ui.Key("Enter", "Enter", true, 0);
-        Frames(1);
-        ui.Key("Enter", "Enter", false, 0);
-        Frames(1);
-    }
-};
+using pagetest::App;
+using pagetest::Page;
 
 TEST(AppPanels, TheFirstScreenIsLlama3_8bOnDgxH100AndFits) {
-    App s = OpenPageAsTheBrowserDoes();
+    App s = pagetest::OpenPage();
     EXPECT_EQ(s->model.name, "Llama-3 8B");
     ASSERT_GE(s->system_index, 0);
     EXPECT_EQ(s->systems[s->system_index].file, "dgx-h100-superpod.json");
@@ -154,16 +85,8 @@ TEST(AppPanels, AnEditedNetworkLevelIsMarkedAndResetRestoresThePreset) {
     p.Enter();
     EXPECT_EQ(sys.system.levels[0].bandwidth_gbps, 1);
     p.Frames(2);
-    sc::app::Rect reset = p.ui.ItemRect("Training on a cluster", "reset");
-    p.Frames(2);
-    reset = p.ui.ItemRect("Training on a cluster", "reset");
-    ASSERT_TRUE(reset.found) << "no reset button beside the edited level";
-    p.ui.MousePos(reset.x + reset.w / 2, reset.y + reset.h / 2);
-    p.Frames(1);
-    p.ui.MouseButton(0, true);
-    p.Frames(1);
-    p.ui.MouseButton(0, false);
-    p.Frames(2);
+    ASSERT_TRUE(p.Find("Training on a cluster", "reset").found) << "no reset button beside the edited level";
+    p.Click("Training on a cluster", "reset");
     EXPECT_EQ(sys.system.levels[0].bandwidth_gbps, preset_bw);
     p.Frames(2);
     EXPECT_FALSE(p.ui.ItemRect("Training on a cluster", "reset").found) << "reset shown on an unedited level";
@@ -198,29 +121,16 @@ TEST(LayoutWarnings, NoneForABalancedLayout) {
 
 namespace {
 
-void Click(Page& p, const std::string& window, const std::string& label) {
-    sc::app::Rect r = p.ui.ItemRect(window, label);
-    p.Frames(2);
-    r = p.ui.ItemRect(window, label);
-    ASSERT_TRUE(r.found) << label;
-    p.ui.MousePos(r.x + r.w / 2, r.y + r.h / 2);
-    p.Frames(1);
-    p.ui.MouseButton(0, true);
-    p.Frames(1);
-    p.ui.MouseButton(0, false);
-    p.Frames(2);
-}
-
 TEST(AppPanels, TheAppliedSearchRowSaysInUse) {
     Page p;
     ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=8,dp=2,batch=64"), "");
     p.Frames(2);
-    Click(p, "Training on a cluster", "Best layout");
-    Click(p, "Training on a cluster", "Find the best layouts");
+    p.Click("Training on a cluster", "Best layout");
+    p.Click("Training on a cluster", "Find the best layouts");
     for (int i = 0; i < 200 && !p.app->search.has_result; ++i) p.Frames(1);
     ASSERT_TRUE(p.app->search.has_result) << p.app->search.error;
     const std::string best = sc::ParallelSpecString(p.app->search.result.top[0].par);
-    Click(p, "Training on a cluster", "use");
+    p.Click("Training on a cluster", "use");
     EXPECT_EQ(sc::ParallelSpecString(p.app->parallel), best);
     // The first row now holds the layout in use: it has no "use" button any more, the second row has one.
     p.Frames(3);

@@ -1,0 +1,107 @@
+// The page for native tests: opened as web/main.js opens it (every preset of each index.json in order, the
+// calibration), and driven through the same ImGui bridge the browser drives (src/app/imgui_bridge.h): frames
+// on a clock the test advances, clicks, typing, Enter.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/app.h"
+#include "app/app_state.h"
+#include "app/imgui_bridge.h"
+#include "app/inference_driver.h"
+#include "test_util.h"
+
+namespace pagetest {
+
+inline const std::string kRoot = SC_SOURCE_DIR;
+
+struct AppDeleter {
+    void operator()(sc::app::AppState* s) const { sc::app::DestroyAppState(s); }
+};
+using App = std::unique_ptr<sc::app::AppState, AppDeleter>;
+
+inline std::vector<std::string> IndexOf(const std::string& dir) {
+    return nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/" + dir + "/index.json"))
+        .get<std::vector<std::string>>();
+}
+
+// Models, clusters (with their accelerators), calibration and serving presets, in index order: the first model
+// and cluster become current, as on a page opened without a link.
+inline App OpenPage() {
+    App s(sc::app::CreateAppState());
+    for (const std::string& m : IndexOf("models"))
+        EXPECT_EQ(sc::app::AddPreset(*s, m, sctest::ReadFile(kRoot + "/presets/models/" + m)), "");
+    for (const std::string& f : IndexOf("systems")) {
+        const std::string system = sctest::ReadFile(kRoot + "/presets/systems/" + f);
+        const std::string acc = nlohmann::json::parse(system).at("accelerator").get<std::string>();
+        EXPECT_EQ(sc::app::AddSystem(*s, f, system, sctest::ReadFile(kRoot + "/presets/hardware/" + acc + ".json")),
+                  "");
+    }
+    EXPECT_EQ(sc::app::SetCalibration(*s, sctest::ReadFile(kRoot + "/presets/calibration/measured.json")), "");
+    for (const std::string& f : IndexOf("inference"))
+        EXPECT_EQ(sc::app::AddServingPreset(*s, f, sctest::ReadFile(kRoot + "/presets/inference/" + f)), "");
+    return s;
+}
+
+// Frames of the page at the browser tests' default viewport (1024x768, or as set), the clock advancing `dt` s
+// each.
+struct Page {
+    App app = OpenPage();
+    sc::app::ImGuiBridge ui;
+    double now = 0;
+    float width = 1024, height = 768;
+
+    void Frames(int n, double dt = 1.0 / 60) {
+        for (int i = 0; i < n; ++i) {
+            now += dt;
+            ui.BeginFrame(width, height, 1, now);
+            sc::app::DrawUI(*app);
+            ui.EndFrame();
+        }
+    }
+    // The rect of an item (recorded from the frame after the first request, so two frames are drawn).
+    sc::app::Rect Find(const std::string& window, const std::string& label) {
+        ui.ItemRect(window, label);
+        Frames(2);
+        return ui.ItemRect(window, label);
+    }
+    // Moves to the item, lets a frame pass (ImGui reacts to a press over an item hovered the frame before),
+    // presses and releases.
+    void Click(const std::string& window, const std::string& label) {
+        const sc::app::Rect r = Find(window, label);
+        ASSERT_TRUE(r.found) << label;
+        ui.MousePos(r.x + r.w / 2, r.y + r.h / 2);
+        Frames(1);
+        ui.MouseButton(0, true);
+        Frames(1);
+        ui.MouseButton(0, false);
+        Frames(2);
+    }
+    // Clicks into the field `label` of `window` and selects its text.
+    void FocusField(const std::string& window, const std::string& label) {
+        Click(window, label);
+        ui.Key("KeyA", "a", true, 1);
+        Frames(1);
+        ui.Key("KeyA", "a", false, 0);
+        Frames(1);
+    }
+    void Type(const std::string& text) {
+        for (char c : text) {
+            ui.InputUtf8(std::string(1, c));
+            Frames(1);
+        }
+    }
+    void Enter() {
+        ui.Key("Enter", "Enter", true, 0);
+        Frames(1);
+        ui.Key("Enter", "Enter", false, 0);
+        Frames(1);
+    }
+};
+
+}  // namespace pagetest
