@@ -25,16 +25,11 @@ constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kOrange = IM_COL32(230, 159,
                 kGreen = IM_COL32(0, 158, 115, 255), kVermillion = IM_COL32(213, 94, 0, 255),
                 kSky = IM_COL32(86, 180, 233, 255);
 
-template <typename E>
-bool EnumCombo(const char* label, E* v, std::initializer_list<E> all) {
-    bool changed = false;
-    ImGui::SetNextItemWidth(ImGui::CalcTextSize("fixed_rate").x + ImGui::GetFrameHeight() + 12);  // widest name
-    if (ImGui::BeginCombo(label, NameOf(*v))) {
-        for (E e : all)
-            if (ImGui::Selectable(NameOf(e), e == *v)) *v = e, changed = true;
-        ImGui::EndCombo();
-    }
-    return changed;
+// The description's combos, each as wide as the longest choice of any ("fixed_rate").
+template <typename Enum>
+bool Combo(const char* label, Enum* v, std::initializer_list<Enum> all) {
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("fixed_rate").x + ImGui::GetFrameHeight() + 12);
+    return EnumCombo(label, v, all);
 }
 
 bool Milliseconds(const char* label, double* seconds, const char* help) {
@@ -82,16 +77,16 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("max tokens", &c.engine.max_tokens, "tokens in one iteration (vLLM max_num_batched_tokens)");
     changed |= ImGui::Checkbox("chunked prefill", &c.engine.chunked_prefill);
     ImGui::SameLine();
-    changed |= EnumCombo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
-    changed |= EnumCombo("weights", &c.precision.weights, {Precision::bf16, Precision::fp8});
+    changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
+    changed |= Combo("weights", &c.precision.weights, {Precision::bf16, Precision::fp8});
     ImGui::SameLine();
-    changed |= EnumCombo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
+    changed |= Combo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
     if (changed && c.precision.weights == Precision::fp8) c.precision.compute = Precision::fp8;
     if (changed && c.precision.weights != Precision::fp8) c.precision.compute = c.precision.weights;
     Workload& w = c.workload;
-    changed |= EnumCombo("arrivals", &w.arrival,
-                         {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate, ArrivalKind::closed_loop,
-                          ArrivalKind::offline});
+    changed |= Combo("arrivals", &w.arrival,
+                     {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate, ArrivalKind::closed_loop,
+                      ArrivalKind::offline});
     if (w.arrival == ArrivalKind::poisson || w.arrival == ArrivalKind::gamma || w.arrival == ArrivalKind::fixed_rate) {
         ImGui::SameLine();
         changed |= DoubleField("req/s", &w.rate, "%.2f", "mean arrival rate");

@@ -9,17 +9,6 @@
 
 namespace sc::app {
 
-template <typename E>
-static bool EnumCombo(const char* label, E* v, std::initializer_list<E> all) {
-    bool changed = false;
-    if (ImGui::BeginCombo(label, NameOf(*v))) {
-        for (E e : all)
-            if (ImGui::Selectable(NameOf(e), e == *v)) *v = e, changed = true;
-        ImGui::EndCombo();
-    }
-    return changed;
-}
-
 static void DrawSplitFields(AppState& s) {
     ParallelConfig& p = s.parallel;
     bool changed = false;

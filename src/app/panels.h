@@ -1,6 +1,9 @@
 // One function per panel, each in its own panel_*.cpp, plus the small widgets they share.
 #pragma once
+#include <initializer_list>
 #include <string>
+
+#include "imgui.h"
 
 namespace sc::app {
 
@@ -20,6 +23,18 @@ bool IntField(const char* label, int* v, const char* help);
 bool DoubleField(const char* label, double* v, const char* format, const char* help);
 void TableRow(const char* label, const std::string& value);
 void ErrorText(const std::string& message);
+
+// A combo over the values of an enum that has NameOf; true when the user picked another value.
+template <typename Enum>
+bool EnumCombo(const char* label, Enum* v, std::initializer_list<Enum> all) {
+    bool changed = false;
+    if (ImGui::BeginCombo(label, NameOf(*v))) {
+        for (Enum e : all)
+            if (ImGui::Selectable(NameOf(e), e == *v)) *v = e, changed = true;
+        ImGui::EndCombo();
+    }
+    return changed;
+}
 void WarningText(const std::string& message);
 
 }  // namespace sc::app

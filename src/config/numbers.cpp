@@ -78,4 +78,10 @@ double ParseNumberIn(const std::string& field, std::string_view text, double lo,
     return CheckNumber(field, v, Quoted(text), lo, hi, lo_open);
 }
 
+void RequirePositiveCount(const char* key, long long value, std::string_view note) {
+    if (value <= 0)
+        throw Error(key,
+                    std::string(key) + "=" + std::to_string(value) + " must be a positive integer" + std::string(note));
+}
+
 }  // namespace sc

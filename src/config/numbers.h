@@ -28,6 +28,10 @@ long long IntegerIn(const std::string& field, double value, std::string_view sho
 double NumberIn(const std::string& field, double value, std::string_view shown, double lo, double hi,
                 bool lo_open = false);
 
+// A count given as key=value (a --parallel spec, a search or sweep request) that must be at least 1: throws
+// Error(key, "key=<value> must be a positive integer<note>").
+void RequirePositiveCount(const char* key, long long value, std::string_view note = {});
+
 // The same rules for text: an optional sign and decimal digits only ("1e3", "8x", "" are not integers).
 long long ParseIntegerIn(const std::string& field, std::string_view text, long long lo, long long hi);
 // A decimal number as strtod reads it, the whole text, finite and in range.

@@ -119,10 +119,10 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         fl = attn_fl;
         // Experts split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP): each rank holds
         // 1/tp of every expert; T*k routed rows; each expert hit reads its weights once.
-        const double E = m_.moe.experts, k = m_.moe.top_k, routed = T * k;
-        const double hit = std::max(1.0, ExpectedExpertsHit(E, k, T));
-        moe_linear = attn_linear + gemm(T, E, h, 1, 1, true);
-        moe_vec = attn_vec + vec(T * E, 3, 1) + vec(T * k * h, 2, 2);
+        const double experts = m_.moe.experts, k = m_.moe.top_k, routed = T * k;
+        const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, T));
+        moe_linear = attn_linear + gemm(T, experts, h, 1, 1, true);
+        moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(T * k * h, 2, 2);
         moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) / tp_, hit, hit, &moe_vec);
         if (m_.moe.shared_experts > 0)
             moe_linear += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec);

@@ -131,17 +131,14 @@ std::string ParallelSpecString(const ParallelConfig& p) {
 static std::string S(int v) { return std::to_string(v); }
 
 void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
-    auto positive = [](const char* k, int v) {
-        if (v <= 0) throw Error(k, std::string(k) + "=" + S(v) + " must be a positive integer");
-    };
-    positive("tp", p.tp);
-    positive("pp", p.pp);
-    positive("dp", p.dp);
-    positive("cp", p.cp);
-    positive("ep", p.ep);
-    positive("microbatch", p.microbatch);
-    positive("vstages", p.vstages);
-    if (p.batch < 0) throw Error("batch", "batch=" + S(p.batch) + " must be a positive integer");
+    RequirePositiveCount("tp", p.tp);
+    RequirePositiveCount("pp", p.pp);
+    RequirePositiveCount("dp", p.dp);
+    RequirePositiveCount("cp", p.cp);
+    RequirePositiveCount("ep", p.ep);
+    RequirePositiveCount("microbatch", p.microbatch);
+    RequirePositiveCount("vstages", p.vstages);
+    if (p.batch != 0) RequirePositiveCount("batch", p.batch);  // 0: not given, microbatch * dp
     if (!(p.bucket_mb >= 1 && p.bucket_mb <= kMaxBucketMb))
         throw Error("bucket_mb", "bucket_mb=" + std::to_string(p.bucket_mb) + " must be from 1 to 1048576 MiB");
     if (p.zero < 0 || p.zero > 3) throw Error("zero", "zero=" + S(p.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
@@ -150,7 +147,7 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (world > kMaxRanks)
         throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " ranks; at most " + std::to_string(kMaxRanks) +
                                 " (2^24)");
-    if (p.gpus < 0) throw Error("gpus", "gpus=" + S(p.gpus) + " must be a positive integer");
+    if (p.gpus != 0) RequirePositiveCount("gpus", p.gpus);  // 0: not given
     if (p.gpus > 0 && world != p.gpus)
         throw Error("gpus", "tp*cp*pp*dp = " + std::to_string(world) + " but " + S(p.gpus) + " GPUs were given");
 

@@ -29,20 +29,18 @@ bool Listed(const std::vector<T>& listed, T v) {
 }
 
 void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
-    if (req.gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(req.gpus) + " must be a positive integer");
+    RequirePositiveCount("gpus", req.gpus);
     if (req.gpus > kMaxRanks)
         throw Error("gpus",
                     "gpus=" + std::to_string(req.gpus) + "; at most " + std::to_string(kMaxRanks) + " ranks (2^24)");
-    if (req.batch <= 0)
-        throw Error("batch", "batch=" + std::to_string(req.batch) + " must be a positive integer (sequences per step)");
+    RequirePositiveCount("batch", req.batch, " (sequences per step)");
     if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
     if (req.shard_count < 1 || req.shard_index < 0 || req.shard_index >= req.shard_count)
         throw Error("shard", "shard " + std::to_string(req.shard_index) + " of " + std::to_string(req.shard_count) +
                                  " is not one of 0 .. count-1");
     const SearchSpace& s = req.space;
     auto positive = [](const char* key, const std::vector<int>& v) {
-        for (int x : v)
-            if (x <= 0) throw Error(key, std::string(key) + "=" + std::to_string(x) + " must be a positive integer");
+        for (int x : v) RequirePositiveCount(key, x);
     };
     positive("tp", s.tp);
     positive("pp", s.pp);

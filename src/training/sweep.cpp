@@ -119,7 +119,7 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
         throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
                                   " has no scale_up first level (use a preset like dgx-h100-superpod or gb200-nvl72)");
-    if (gpus <= 0) throw Error("gpus", "gpus=" + std::to_string(gpus) + " must be a positive integer");
+    RequirePositiveCount("gpus", gpus);
     System s = base;
     Accelerator& a = s.accelerator;
     for (std::optional<double>* v : {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8,
