@@ -4,6 +4,7 @@
 
 #include "config/error.h"
 #include "config/json_fields.h"
+#include "config/numbers.h"
 
 namespace sc {
 
@@ -73,7 +74,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
 }
 
 void DeriveHeadDim(ModelConfig& m) {
-    if (m.heads <= 0) throw Error("heads", "must be a positive integer, got " + std::to_string(m.heads));
+    IntegerIn("heads", m.heads, std::to_string(m.heads), 1, kMaxModelDim);
     if (m.hidden % m.heads != 0)
         throw Error("heads", std::to_string(m.heads) + " attention heads do not divide hidden size " +
                                  std::to_string(m.hidden) + " (give head_dim explicitly, or pick heads dividing " +
