@@ -7,6 +7,7 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
+#include "inference/serving_config.h"
 #include "test_util.h"
 
 namespace servetest {
@@ -35,6 +36,18 @@ inline const sc::System& System(const std::string& id, const std::string& accele
     if (!accelerator.empty())
         s.accelerator = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + accelerator + ".json"));
     return cache[key] = s;
+}
+
+// One pool of `tp` GPUs serving `requests` requests of fixed input and output lengths (the rest as
+// ServingConfig's defaults).
+inline sc::ServingConfig Base(const std::string& model, int tp, int input, int output, long long requests) {
+    sc::ServingConfig c;
+    c.model = Model(model);
+    c.pool.tp = tp;
+    c.workload.requests = requests;
+    c.workload.input.min = c.workload.input.max = input;
+    c.workload.output.min = c.workload.output.max = output;
+    return c;
 }
 
 }  // namespace servetest

@@ -18,19 +18,10 @@
 namespace {
 
 using namespace sc;
+using servetest::Base;
 using servetest::Calibration;
 using servetest::Model;
 using servetest::System;
-
-ServingConfig Base(const std::string& model, int tp, int input, int output, long long requests) {
-    ServingConfig c;
-    c.model = Model(model);
-    c.pool.tp = tp;
-    c.workload.requests = requests;
-    c.workload.input.min = c.workload.input.max = input;
-    c.workload.output.min = c.workload.output.max = output;
-    return c;
-}
 
 TEST(Serve, OneRequestTtftAndTpotAreThePrefillAndDecodeTimes) {
     for (int tp : {1, 4}) {

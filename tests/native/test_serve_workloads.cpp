@@ -17,19 +17,10 @@
 namespace {
 
 using namespace sc;
+using servetest::Base;
 using servetest::Calibration;
 using servetest::Model;
 using servetest::System;
-
-ServingConfig Base(const std::string& model, int tp, int input, int output, long long requests) {
-    ServingConfig c;
-    c.model = Model(model);
-    c.pool.tp = tp;
-    c.workload.requests = requests;
-    c.workload.input.min = c.workload.input.max = input;
-    c.workload.output.min = c.workload.output.max = output;
-    return c;
-}
 
 // Seconds of one request alone from arrival to its last token: its prefill, then a decode per later token.
 double AloneE2e(const IterationCost& cost, int input, int output) {
