@@ -11,6 +11,7 @@ import { Input } from './input.js';
 import { downloadSupported, downloadTraces } from './download.js';
 import { decodeLink, encodeLink } from './link.js';
 import { createJobs, workersAvailable } from './jobs.js';
+import { saveBlob } from './zip.js';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
@@ -334,16 +335,9 @@ function showFallback(reason) {
   updateMirror();
 }
 
-// Saves text as a download (the Sweeps view's CSV): a Blob behind a temporary link, in every browser.
+// Saves text as a download (the Sweeps view's CSV), as the zip is saved.
 function saveText(name, text, type = 'text/plain') {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
+  saveBlob(name, new Blob([text], { type }));
 }
 
 function loadScript(src) {

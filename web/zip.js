@@ -91,7 +91,8 @@ export async function downloadZip(Module, app, prefix = 'trace', save = saveBlob
   }
 }
 
-function saveBlob(name, blob) {
+// Saves a Blob as a download: a temporary link, in every browser (the zip, the Sweeps view's CSV).
+export function saveBlob(name, blob) {
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;

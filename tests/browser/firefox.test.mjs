@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, serveDir } from './harness.mjs';
+import { ROOT, assertFilesEqualCliTrace, serveDir } from './harness.mjs';
 
 const FIREFOX = process.env.SC_FIREFOX ?? '/usr/bin/firefox-esr';
 const CLI = path.join(ROOT, 'build', 'stagecraft');
@@ -86,12 +86,7 @@ test('Firefox: "Download traces" gives a zip of the CLI trace bytes', { skip: mi
     assert.equal(zip.name, 'stagecraft-trace.zip');
     const { unzipSync } = require('fflate');
     const files = unzipSync(new Uint8Array(Buffer.from(zip.base64, 'base64')));
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-ffzip-'));
-    cli('trace', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod', '--parallel', split, '--out', dir);
-    const names = fs.readdirSync(dir).sort();
-    assert.deepEqual(Object.keys(files).sort(), names);
-    for (const n of names) assert.ok(Buffer.from(files[n]).equals(fs.readFileSync(path.join(dir, n))), `${n}: same bytes as the CLI`);
-    fs.rmSync(dir, { recursive: true, force: true });
+    assertFilesEqualCliTrace(assert, files, split);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

@@ -9,10 +9,11 @@
 //   await page.close(); await s.close();
 //
 // Environment: SC_DIST (default <repo>/dist), SC_CHROMIUM (default /usr/bin/chromium).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -194,6 +195,22 @@ export async function itemRect(page, window, label) {
 }
 
 // Server + browser, and open() for pages. close() tears everything down.
+// Asserts that `files` (a zip's entries, name -> bytes) are exactly the files `stagecraft trace` writes for
+// Llama 3 8B on dgx-a100-superpod with `split`: the same names, the same bytes.
+export function assertFilesEqualCliTrace(assert, files, split) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-zip-'));
+  try {
+    execFileSync(path.join(ROOT, 'build', 'stagecraft'),
+      ['trace', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod', '--parallel', split, '--out', dir],
+      { cwd: ROOT });
+    const names = fs.readdirSync(dir).sort();
+    assert.deepEqual(Object.keys(files).sort(), names);
+    for (const n of names) assert.ok(Buffer.from(files[n]).equals(fs.readFileSync(path.join(dir, n))), `${n}: same bytes as the CLI`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // Moves to the item first and lets a frame pass, as a hand would: ImGui's tab items react to a press only over
 // an item hovered in the previous frame.
 export async function clickItem(page, window, label) {

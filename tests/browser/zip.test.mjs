@@ -1,17 +1,14 @@
 // "Download traces" in a browser without the File System Access API (as Firefox and Safari are): the traces
 // come as one zip whose files hold exactly the bytes `stagecraft trace` writes; a cancel saves nothing.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, itemRect, startSession, waitFrames, clickItem } from './harness.mjs';
+import { ROOT, itemRect, startSession, waitFrames, clickItem, assertFilesEqualCliTrace } from './harness.mjs';
 
 const { unzipSync } = createRequire(path.join(ROOT, 'web', 'package.json'))('fflate');
-const CLI = path.join(ROOT, 'build', 'stagecraft');
 const split = 'tp=2,pp=2,dp=2,batch=8';
 
 // The page as a browser without showDirectoryPicker sees it.
@@ -39,12 +36,7 @@ test('without File System Access the traces download as a zip of the CLI trace b
     assert.equal(d.suggestedFilename(), 'stagecraft-trace.zip');
     const files = unzipSync(new Uint8Array(fs.readFileSync(await d.path())));
 
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-zip-'));
-    execFileSync(CLI, ['trace', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod', '--parallel', split, '--out', dir], { cwd: ROOT });
-    const names = fs.readdirSync(dir).sort();
-    assert.deepEqual(Object.keys(files).sort(), names);
-    for (const n of names) assert.ok(Buffer.from(files[n]).equals(fs.readFileSync(path.join(dir, n))), `${n}: same bytes as the CLI`);
-    fs.rmSync(dir, { recursive: true, force: true });
+    assertFilesEqualCliTrace(assert, files, split);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
