@@ -2,6 +2,7 @@
 #include "app/app.h"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "app/app_state.h"
 #include "app/panels.h"
@@ -9,6 +10,7 @@
 #include "engine/estimate.h"
 #include "imgui.h"
 #include "report/engine_report.h"
+#include "report/markdown.h"
 
 namespace sc::app {
 
@@ -55,6 +57,7 @@ void Recompute(AppState& s) {
     const engine::Request request = CurrentRequest(s);
     if (ev.model_error.empty()) ev = engine::Evaluate(request);
     s.report = PageReportText(request, ev);
+    s.report_json = PageReportJson(request, ev);
     s.error = ev.model_error;
     s.parallel_error = ev.parallel_error;
     s.training_error = ev.training_error;
@@ -145,6 +148,9 @@ std::string LoadModelJson(AppState& s, const std::string& json_text) {
     } catch (const Error& e) {
         s.error = e.what();
         s.report = "error: " + s.error + "\n";
+        nlohmann::ordered_json j;
+        j["errors"].push_back({{"stage", "model"}, {"message", s.error}});
+        s.report_json = j.dump(2) + "\n";
         return s.error;
     }
 }
@@ -270,6 +276,7 @@ bool TakeDownloadRequest(AppState& s) {
 }
 
 void SetDownloadProgress(AppState& s, int done, int total, double bytes, bool running, const std::string& message) {
+    if (running && done == 0) s.download.started = Now();
     s.download.done = done;
     s.download.total = total;
     s.download.bytes = bytes;
@@ -278,6 +285,12 @@ void SetDownloadProgress(AppState& s, int done, int total, double bytes, bool ru
 }
 
 bool DownloadCancelled(const AppState& s) { return s.download.cancel; }
+
+int TakeTimelineRequest(AppState& s) {
+    if (!s.download.timeline_requested) return -1;
+    s.download.timeline_requested = false;
+    return s.download.timeline_rank;
+}
 void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = supported; }
 
 void DrawUI(AppState& s) {
@@ -292,5 +305,7 @@ void DrawUI(AppState& s) {
 }
 
 std::string MirrorText(const AppState& s) { return s.report; }
+std::string ResultJson(const AppState& s) { return s.report_json; }
+std::string ResultMarkdown(const AppState& s) { return ReportMarkdown(s.report); }
 
 }  // namespace sc::app

@@ -55,6 +55,8 @@ const TrainingOptions& CurrentOptions(const AppState& state);
 bool TakeDownloadRequest(AppState& state);
 void SetDownloadProgress(AppState& state, int done, int total, double bytes, bool running, const std::string& message);
 bool DownloadCancelled(const AppState& state);
+// "Perfetto JSON" handshake: the rank whose timeline the button asked for, once; -1 when none was asked.
+int TakeTimelineRequest(AppState& state);
 void SetDownloadSupported(AppState& state, bool supported);
 
 // The current configuration as link text (src/link/config_link.h); throws sc::Error naming the field when it
@@ -81,5 +83,9 @@ void DrawUI(AppState& state);
 // Identical to what `stagecraft estimate` (and, below it, `stagecraft summary`) print for the same inputs: both
 // are composed by report/engine_report.h from the engine's results (tests/native/test_app.cpp checks the bytes).
 std::string MirrorText(const AppState& state);
+// The same results as JSON (report/engine_report.h PageReportJson: `estimate --json` and `summary --json`) and as
+// Markdown (report/markdown.h, converted from the text), for the DOM results panel's copy buttons.
+std::string ResultJson(const AppState& state);
+std::string ResultMarkdown(const AppState& state);
 
 }  // namespace sc::app

@@ -42,6 +42,10 @@ struct DownloadState {
     double bytes = 0;
     std::string message;    // last outcome or error ("" while idle)
     bool supported = true;  // the page can save (a folder through File System Access, else a zip; set by JS)
+    double started = 0;     // Now() when the running download reported rank 0, for its ETA
+    // "Perfetto JSON": one rank's timeline as Chrome trace events, saved by the page's JS.
+    int timeline_rank = 0;
+    bool timeline_requested = false;
 };
 
 struct AppState {
@@ -100,7 +104,8 @@ struct AppState {
 
     float ui_scale = 1.0f;  // text size of the whole page (the Model panel's "UI scale"; applied by DrawUI)
 
-    std::string report;  // the DOM mirror's text: what `stagecraft estimate` and `summary` print
+    std::string report_json;  // the same results as JSON (PageReportJson), for "Copy JSON"
+    std::string report;       // the DOM mirror's text: what `stagecraft estimate` and `summary` print
 
     // The inputs the results above were computed from (InputsKey at the last Recompute): Refresh, every frame,
     // recomputes when the live inputs differ, so an edit shows its result whether or not it called Recompute.

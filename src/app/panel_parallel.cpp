@@ -1,7 +1,9 @@
 // The Parallelism panel: the split (degrees, schedule, recomputation, ZeRO), the compact summary of
 // the per-rank traces as a table (one row per class of identical ranks), and "Download traces".
 #include <cstdio>
+#include <string>
 
+#include "app/app.h"
 #include "app/app_state.h"
 #include "app/panels.h"
 #include "imgui.h"
@@ -104,11 +106,41 @@ static void DrawSummaryTable(const AppState& s) {
     ImGui::EndTable();
 }
 
+// The download's ETA from the ranks written so far (-1 before the first).
+static double DownloadEta(const DownloadState& d) {
+    if (d.done <= 0 || d.total <= d.done) return -1;
+    return (Now() - d.started) / d.done * (d.total - d.done);
+}
+
+static void DrawTimelineButton(AppState& s) {
+    DownloadState& d = s.download;
+    const int world = s.job ? s.parallel.world() : 1;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    ImGui::InputInt("##timeline-rank", &d.timeline_rank, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the rank whose timeline \"Perfetto JSON\" saves (0..%d)", world - 1);
+    const bool rank_ok = d.timeline_rank >= 0 && d.timeline_rank < world;
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!s.job || !CurrentSystem(s) || !rank_ok);
+    if (ImGui::Button("Perfetto JSON")) d.timeline_requested = true;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(CurrentSystem(s) ? "this rank's timeline, every stage replayed together on the cluster, as "
+                                             "Chrome trace events: open it in ui.perfetto.dev (the bytes of "
+                                             "`stagecraft trace --format json --rank R`)"
+                                           : "choose a cluster to time the ops first");
+    if (!rank_ok) ErrorText("rank " + std::to_string(d.timeline_rank) + " is outside 0.." + std::to_string(world - 1));
+}
+
 static void DrawDownload(AppState& s) {
     DownloadState& d = s.download;
     if (d.running) {
-        char label[96];
-        std::snprintf(label, sizeof label, "rank %d / %d, %s", d.done, d.total, FormatBytes(d.bytes).c_str());
+        char label[128];
+        const double eta = DownloadEta(d);
+        if (eta >= 0)
+            std::snprintf(label, sizeof label, "rank %d / %d, %s, ETA %.0f s", d.done, d.total,
+                          FormatBytes(d.bytes).c_str(), eta);
+        else std::snprintf(label, sizeof label, "rank %d / %d, %s", d.done, d.total, FormatBytes(d.bytes).c_str());
         ImGui::ProgressBar(d.total > 0 ? static_cast<float>(d.done) / d.total : 0.f, ImVec2(-90, 0), label);
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) d.cancel = true;
@@ -122,10 +154,8 @@ static void DrawDownload(AppState& s) {
                               ? "every rank's Chakra ET file and the communicator groups: into a folder you pick "
                                 "where the browser can (File System Access), otherwise streamed as one .zip"
                               : "this page cannot save files");
-    if (!d.message.empty()) {
-        ImGui::SameLine();
-        ImGui::TextWrapped("%s", d.message.c_str());
-    }
+    DrawTimelineButton(s);
+    if (!d.message.empty()) ImGui::TextWrapped("%s", d.message.c_str());
 }
 
 void DrawParallelPanel(AppState& s) {

@@ -36,5 +36,7 @@ bool EnumCombo(const char* label, Enum* v, std::initializer_list<Enum> all) {
     return changed;
 }
 void WarningText(const std::string& message);
+// Monotonic seconds, for progress ETAs (search, sweep, trace download).
+double Now();
 
 }  // namespace sc::app

@@ -6,6 +6,7 @@
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/panels.h"
 #include "app/pool_jobs.h"
 #include "config/error.h"
 #include "parallel/job.h"
@@ -15,8 +16,6 @@
 namespace sc::app {
 
 namespace {
-
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void FinishSearch(AppState& s) {
     auto& q = s.search;

@@ -2,11 +2,11 @@
 // page's request, run by the pool of web workers when there is one (pool_jobs.h), else a few points per frame.
 // Rows are merged in SweepKey order, as the CLI's threads and the MPI ranks are, so the CSV is the CLI's.
 #include <algorithm>
-#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/panels.h"
 #include "app/pool_jobs.h"
 #include "config/error.h"
 #include "report/search_report.h"
@@ -14,8 +14,6 @@
 namespace sc::app {
 
 namespace {
-
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void FinishSweep(AppState& s) {
     auto& w = s.sweep;

@@ -1,4 +1,5 @@
 // Small widgets shared by the panels.
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 
@@ -6,6 +7,8 @@
 #include "imgui.h"
 
 namespace sc::app {
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // A numeric field's edit is applied when the user presses Enter, leaves the field (click, Tab) or stops
 // typing for kApplyPause seconds: not at every keystroke, so typing "16" into dp never computes dp=1 first.

@@ -26,10 +26,9 @@ int TraceJson(const Job& job, const Args& a, const std::string& dir, const std::
     request.options = LoadTrainingOptions(a);
     const engine::TraceSnapshot snap = engine::SnapshotTrace(request, job);
     const std::unique_ptr<RankTraceWriter> writer = engine::MakeTraceWriter(snap);
-    const engine::RankTimeline tl = engine::RunRankTimeline(snap, *writer, rank);
     std::string path = dir + "/" + prefix + "." + std::to_string(rank) + ".trace.json";
     FileSink f(path);
-    WriteChromeTrace(f, rank, ChromeEventsOf(*tl.program, tl.nodes));
+    const engine::RankTimeline tl = engine::WriteRankTimelineJson(snap, *writer, rank, f);
     f.Close();
     std::printf("wrote rank %d's timeline (%zu events, %.1f ms, %.1f%% idle) to %s\n", rank, tl.nodes.size(),
                 tl.end_us / 1000, 100 * tl.idle_fraction, path.c_str());

@@ -4,6 +4,7 @@
 
 #include "config/error.h"
 #include "parallel/layout.h"
+#include "trace/chrome_trace.h"
 #include "training/sweep.h"
 
 namespace sc::engine {
@@ -42,6 +43,12 @@ RankTimeline RunRankTimeline(const TraceSnapshot& snap, RankTraceWriter& writer,
     for (const TimedNode& t : out.nodes) out.end_us = std::max(out.end_us, t.start_us + t.dur_us);
     out.idle_fraction = IdleFraction(*out.program, out.nodes);
     return out;
+}
+
+RankTimeline WriteRankTimelineJson(const TraceSnapshot& snap, RankTraceWriter& writer, int rank, ByteSink& out) {
+    RankTimeline tl = RunRankTimeline(snap, writer, rank);
+    WriteChromeTrace(out, rank, ChromeEventsOf(*tl.program, tl.nodes));
+    return tl;
 }
 
 }  // namespace sc::engine

@@ -11,6 +11,7 @@
 
 #include "engine/request.h"
 #include "parallel/job.h"
+#include "trace/byte_sink.h"
 #include "trace/rank_traces.h"
 #include "training/timeline.h"
 
@@ -42,5 +43,8 @@ struct RankTimeline {
 // Rank `rank`'s timeline, every stage replayed together on the snapshot's cluster so its receives wait for their
 // senders. Throws sc::Error("system") when the snapshot has no cluster, ("rank") outside [0, world).
 RankTimeline RunRankTimeline(const TraceSnapshot& snap, RankTraceWriter& writer, int rank);
+// The same timeline written to `out` as Chrome trace-event JSON (Perfetto, chrome://tracing): the bytes of
+// `stagecraft trace --format json --rank R` and of the page's "Perfetto JSON" button.
+RankTimeline WriteRankTimelineJson(const TraceSnapshot& snap, RankTraceWriter& writer, int rank, ByteSink& out);
 
 }  // namespace sc::engine

@@ -1,5 +1,7 @@
 #include "report/engine_report.h"
 
+#include <nlohmann/json.hpp>
+
 #include "report/model_report.h"
 #include "report/search_report.h"
 #include "report/summary_report.h"
@@ -13,10 +15,16 @@ std::string EstimateReportText(const engine::Request& r, const engine::EstimateR
     return out;
 }
 
+// `stagecraft estimate --json`: the model alone, or the model and its training estimate.
+static std::string EstimateJson(const engine::Request& r, const ModelStats& stats, const Job* job,
+                                const TrainingEstimate* training) {
+    if (!training) return ModelReportJson(r.model, stats);
+    return "{\"model\": " + ModelReportJson(r.model, stats) +
+           ", \"training\": " + TrainingReportJson(*job, *r.system, *training) + "}\n";
+}
+
 std::string EstimateReportJson(const engine::Request& r, const engine::EstimateResult& e) {
-    if (!e.training) return ModelReportJson(r.model, e.stats);
-    return "{\"model\": " + ModelReportJson(r.model, e.stats) +
-           ", \"training\": " + TrainingReportJson(*e.job, *r.system, *e.training) + "}\n";
+    return EstimateJson(r, e.stats, e.job ? &*e.job : nullptr, e.training ? &*e.training : nullptr);
 }
 
 std::string SummaryReportText(const engine::SummaryResult& s) { return SummaryReportText(s.job, s.summary); }
@@ -37,6 +45,24 @@ std::string PageReportText(const engine::Request& r, const engine::Evaluation& e
     if (!ev.training_error.empty()) out += "training error: " + ev.training_error + "\n";
     if (ev.summary) out += SummaryReportText(*ev.job, *ev.summary);
     return out;
+}
+
+std::string PageReportJson(const engine::Request& r, const engine::Evaluation& ev) {
+    using Json = nlohmann::ordered_json;
+    Json j = Json::object();
+    auto error = [&](const char* stage, const std::string& message) {
+        j["errors"].push_back({{"stage", stage}, {"message", message}});
+    };
+    if (!ev.model_error.empty()) {
+        error("model", ev.model_error);
+        return j.dump(2) + "\n";
+    }
+    const TrainingEstimate* training = ev.training ? &*ev.training : nullptr;
+    j["estimate"] = Json::parse(EstimateJson(r, ev.stats, ev.job ? &*ev.job : nullptr, training));
+    if (!ev.parallel_error.empty()) error("parallel", ev.parallel_error);
+    if (!ev.training_error.empty()) error("training", ev.training_error);
+    if (ev.summary) j["summary"] = Json::parse(SummaryReportJson(*ev.job, *ev.summary));
+    return j.dump(2) + "\n";
 }
 
 }  // namespace sc

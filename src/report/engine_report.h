@@ -26,5 +26,8 @@ std::string SearchReportJson(const engine::SearchSnapshot& snap, const SearchRes
 // `stagecraft estimate` then `stagecraft summary` print); a stage that failed is one line "<stage> error: ..."
 // where its report would be, and the stages after it are left out as Evaluate leaves them out.
 std::string PageReportText(const engine::Request& request, const engine::Evaluation& ev);
+// The same as JSON (the page's "Copy JSON"): {"estimate": what `stagecraft estimate --json` prints, "summary":
+// what `stagecraft summary --json` prints}, and "errors": [{"stage", "message"}] for a stage that failed.
+std::string PageReportJson(const engine::Request& request, const engine::Evaluation& ev);
 
 }  // namespace sc

@@ -262,6 +262,35 @@ public:
         });
     }
 
+    // The results as JSON and Markdown, for the DOM results panel's copy buttons (app.h ResultJson/ResultMarkdown).
+    std::string resultJson() {
+        return Safe([&] { return sc::app::ResultJson(*state_); });
+    }
+    std::string resultMarkdown() {
+        return Safe([&] { return sc::app::ResultMarkdown(*state_); });
+    }
+    // "Perfetto JSON" handshake: the rank the button asked for, once; -1 when none.
+    int takeTimelineRequest() {
+        return Safe([&] { return sc::app::TakeTimelineRequest(*state_); });
+    }
+    // What the page without WebGPU offers in its pickers: {models: [{file, name}], systems: [{file, name}],
+    // model: current preset file ("" when custom), system: current cluster file ("" when none)}.
+    val choices() {
+        return Safe([&] {
+            const sc::app::AppState& s = *state_;
+            val models = val::array();
+            for (const auto& p : s.presets) models.call<void>("push", Choice(p.file, p.name));
+            val systems = val::array();
+            for (const auto& sys : s.systems) systems.call<void>("push", Choice(sys.file, sys.system.name));
+            val out = val::object();
+            out.set("models", models);
+            out.set("systems", systems);
+            out.set("model", s.preset_index >= 0 ? s.presets[s.preset_index].file : std::string());
+            out.set("system", s.system_index >= 0 ? s.systems[s.system_index].file : std::string());
+            return out;
+        });
+    }
+
     // ---- Debug / test helpers (CSS px, last frame)
     val windowRect(const std::string& name) {
         return Safe([&] { return WindowRect(name); });
@@ -321,6 +350,13 @@ private:
     void Fail(std::string message) {
         last_error_ = std::move(message);
         bridge_.RecoverFromException();
+    }
+
+    static val Choice(const std::string& file, const std::string& name) {
+        val c = val::object();
+        c.set("file", file);
+        c.set("name", name);
+        return c;
     }
 
     sc::app::ImGuiBridge bridge_;  // first: the ImGui context exists before the app state
@@ -385,6 +421,10 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("pool", &WebApp::pool)
         .function("mirrorText", &WebApp::mirrorText)
         .function("mirrorVersion", &WebApp::mirrorVersion)
+        .function("resultJson", &WebApp::resultJson)
+        .function("resultMarkdown", &WebApp::resultMarkdown)
+        .function("takeTimelineRequest", &WebApp::takeTimelineRequest)
+        .function("choices", &WebApp::choices)
         .function("windowRect", &WebApp::windowRect)
         .function("itemRect", &WebApp::itemRect)
         .function("styleColor", &WebApp::styleColor);

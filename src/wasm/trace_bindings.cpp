@@ -63,6 +63,16 @@ std::string TraceStream::commGroups() {
     });
 }
 
+std::string TraceStream::rankTimelineJson(val rank_arg) {
+    if (!writer_) return "";
+    return scweb::Kept(error_, [&] {
+        const int rank = static_cast<int>(scweb::IntegerArg(rank_arg, "rank", 0, writer_->world() - 1));
+        sc::StringSink s;
+        sc::engine::WriteRankTimelineJson(*snap_, *writer_, rank, s);
+        return s.bytes;
+    });
+}
+
 std::string TraceStream::error() {
     return scweb::Kept(error_, [&] { return error_; });
 }
@@ -76,5 +86,6 @@ EMSCRIPTEN_BINDINGS(stagecraft_traces) {
         .function("error", &TraceStream::error)
         .function("world", &TraceStream::world)
         .function("writeRank", &TraceStream::writeRank)
-        .function("commGroups", &TraceStream::commGroups);
+        .function("commGroups", &TraceStream::commGroups)
+        .function("rankTimelineJson", &TraceStream::rankTimelineJson);
 }

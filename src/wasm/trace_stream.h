@@ -27,6 +27,9 @@ public:
     // rank: an integer in [0, world); anything else is an error (null, and error() says why).
     emscripten::val writeRank(emscripten::val rank);
     std::string commGroups();
+    // Rank `rank`'s timeline as Chrome trace JSON (Perfetto), every stage replayed together on the cluster the
+    // stream was timed on (what `stagecraft trace --format json` writes); "" and error() without a cluster.
+    std::string rankTimelineJson(emscripten::val rank);
 
 private:
     std::unique_ptr<sc::engine::TraceSnapshot> snap_;  // null when the model or split was refused
