@@ -136,8 +136,17 @@ export class Input {
     this.app.mouseWheel(-e.deltaX * scale, -e.deltaY * scale);
   }
 
+  // Focus is on the page's DOM controls (the results panel, the fallback's pickers): their keys are theirs.
+  focusOutside() {
+    const a = document.activeElement;
+    return a !== null && a !== document.body && a !== this.canvas && a !== this.textInput;
+  }
+
   onKeyDown(e) {
     if (this.composing || e.isComposing || e.keyCode === 229) return; // the IME owns the key
+    if (this.focusOutside()) return;
+    // Tab moves between ImGui's fields while one is edited; otherwise it leaves the canvas (to the results panel).
+    if (e.code === 'Tab' && !this.app.wantTextInput()) return;
     const mods = modsOf(e);
     this.mods = mods;
     // AltGr on Windows reports Ctrl+Alt: that is typing, not a shortcut.
@@ -166,6 +175,7 @@ export class Input {
   }
 
   onKeyUp(e) {
+    if (!this.downKeys.has(e.code) && this.focusOutside()) return; // a key pressed in the DOM controls
     const mods = modsOf(e);
     this.mods = mods;
     const key = this.downKeys.get(e.code) ?? e.key;
@@ -196,7 +206,9 @@ export class Input {
   afterFrame() {
     const app = this.app;
     const t = this.textInput;
-    if (app.wantTextInput()) {
+    if (this.focusOutside()) {
+      // the user moved to the DOM controls: an ImGui field still active keeps its text, not the focus
+    } else if (app.wantTextInput()) {
       const ime = app.ime();
       if (ime.visible) {
         const k = `${ime.x}|${ime.y}|${ime.lineHeight}`;

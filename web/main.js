@@ -12,11 +12,12 @@ import { downloadSupported, downloadTraces } from './download.js';
 import { decodeLink, encodeLink } from './link.js';
 import { createJobs, workersAvailable } from './jobs.js';
 import { saveBlob } from './zip.js';
+import { ResultsPanel, copyText } from './results_panel.js';
+import { FallbackControls } from './fallback.js';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('canvas');
 const textInput = $('text-input');
-const results = $('results');
 const fallback = $('fallback');
 const statusLine = $('status');
 
@@ -55,16 +56,10 @@ function setStatus(text) {
   statusLine.hidden = !text;
 }
 
-// ---- Results mirror (aria-live): touch the DOM only when the text changed.
-let mirrorVersion = -1;
+// ---- Results as DOM text (results_panel.js: aria-live, selectable, copy as text/JSON/Markdown).
+let resultsPanel = null;
 function updateMirror() {
-  const app = stagecraft.app;
-  if (!app) return;
-  const v = app.mirrorVersion();
-  if (v !== mirrorVersion) {
-    mirrorVersion = v;
-    results.textContent = app.mirrorText();
-  }
+  resultsPanel?.update();
 }
 
 // ---- Presets: models (presets/models), clusters (presets/systems + their accelerator in
@@ -198,22 +193,29 @@ function trackLink() {
   linkTimer = setTimeout(() => writeHash(link), 300);
 }
 
-// "Copy link": the hash brought up to date at once, then the whole URL to the clipboard.
-async function copyLink() {
-  const app = stagecraft.app;
+// The hash brought up to date at once (after an edit on the page without WebGPU, and before "Copy link").
+function linkNow() {
   const link = currentLink();
-  if (link === null) {
-    app.setLinkNote(`no link: ${app.linkState().error}`);
-    return;
-  }
+  if (link === null) return false;
+  if (stagecraft.linkError && statusLine.textContent === stagecraft.linkError) setStatus('');
+  stagecraft.linkError = '';
   lastLink = link;
   writeHash(link);
-  try {
-    await navigator.clipboard.writeText(location.href);
-    app.setLinkNote('copied');
-  } catch (e) {
-    app.setLinkNote(`could not copy (${e?.message ?? e}); the address bar holds the link`);
+  return true;
+}
+
+// "Copy link": the hash brought up to date at once, then the whole URL to the clipboard. Resolves to the note the
+// button shows (also set on the app, beside its ImGui button).
+async function copyLink() {
+  const app = stagecraft.app;
+  let note;
+  if (!linkNow()) {
+    note = `no link: ${app.linkState().error}`;
+  } else {
+    note = (await copyText(location.href)) ? 'copied' : 'could not copy; the address bar holds the link';
   }
+  app.setLinkNote(note);
+  return note;
 }
 
 const fetchPreset = (name) => fetchText(`presets/models/${name}`);
@@ -317,22 +319,46 @@ function syncCanvasSize() {
   return { cssW, cssH, dpr };
 }
 
-// ---- Fallback without WebGPU
+// ---- Fallback without WebGPU: HTML controls over the same state, the results panel open, the link kept.
+let fallbackControls = null;
 function showFallback(reason) {
   document.body.classList.add('no-gpu');
   fallback.hidden = false;
   $('fallback-reason').textContent = reason;
-  const select = $('fallback-model');
-  if (modelList && select.options.length === 0) {
-    for (const name of modelList) select.add(new Option(name.replace(/\.json$/, ''), name));
-    select.value = stagecraft.model ?? modelList[0];
-    select.addEventListener('change', () => {
-      const p = hashParams();
-      p.set('model', select.value.replace(/\.json$/, ''));
-      location.hash = p.toString(); // hashchange loads it
+  const app = stagecraft.app;
+  if (app) {
+    resultsPanel.setOpen(true);
+    fallbackControls ??= new FallbackControls({
+      app,
+      onEdit: () => {
+        updateMirror();
+        linkNow();
+      },
+      copyLink,
     });
+    fallbackControls.sync();
   }
   updateMirror();
+}
+
+// "Perfetto JSON": one rank's timeline (every stage replayed on the page's cluster) saved as
+// trace.<rank>.trace.json, the bytes `stagecraft trace --format json --rank <rank>` writes.
+function saveTimeline(module, app, rank) {
+  const message = (text) => app.setDownloadProgress(0, 0, 0, false, text);
+  const stream = new module.TraceStream(app.currentModelJson(), app.currentParallelSpec());
+  try {
+    let text = '';
+    if (!stream.error() && app.timeTraceStream(stream)) text = stream.rankTimelineJson(rank);
+    if (!text) {
+      message(`No timeline: ${stream.error() || 'choose a cluster to time the ops'}`);
+      return;
+    }
+    const name = `trace.${rank}.trace.json`;
+    saveBlob(name, new Blob([text], { type: 'application/json' }));
+    message(`Saved ${name} (${(text.length / 1e6).toFixed(1)} MB): open it in ui.perfetto.dev.`);
+  } finally {
+    stream.delete();
+  }
 }
 
 // Saves text as a download (the Sweeps view's CSV), as the zip is saved.
@@ -384,6 +410,8 @@ async function main() {
   performance.mark('stagecraft:module');
   stagecraft.module = module;
   stagecraft.app = app;
+  resultsPanel = new ResultsPanel(app);
+  stagecraft.resultsPanel = resultsPanel;
 
   app.setDownloadSupported(downloadSupported());
   // The trace download as the button starts it (also on the page without WebGPU, which has no button yet).
@@ -419,10 +447,11 @@ async function main() {
   window.addEventListener('hashchange', async () => {
     if (hashIsLink()) {
       applyHashLink();
-      return;
+    } else {
+      await loadModel(modelFromHash(modelList));
+      applyHashExtras();
     }
-    await loadModel(modelFromHash(modelList));
-    applyHashExtras();
+    fallbackControls?.sync();
   });
 
   const gpu = await gpuP;
@@ -480,6 +509,8 @@ async function main() {
       input.afterFrame();
       updateMirror();
       if (app.takeDownloadRequest()) downloadTraces(module, app); // async; progress shows in the panel
+      const timelineRank = app.takeTimelineRequest();
+      if (timelineRank >= 0) saveTimeline(module, app, timelineRank);
       if (jobs) jobs.tick();
       else if (pagePool.takeCsvRequest()) saveText('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
       trackLink();

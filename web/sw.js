@@ -3,14 +3,14 @@
 // afterwards every request goes to the network first (so a new build is picked up at once) and falls back to
 // the cache when the network fails (server gone, no connection). What the network returns is cached too.
 // CACHE changes with the files the page needs, so an older cache is dropped on activation.
-const CACHE = 'stagecraft-v1';
+const CACHE = 'stagecraft-v2';
 const SHELL = [
   './', 'index.html', 'main.js', 'renderer.js', 'input.js', 'link.js', 'download.js', 'zip.js', 'pool.js', 'jobs.js',
-  'worker.js', 'stagecraft.js', 'stagecraft.wasm', 'vendor/fflate.js', 'shaders/imgui.wgsl', 'manifest.json',
+  'worker.js', 'results_panel.js', 'fallback.js', 'stagecraft.js', 'stagecraft.wasm', 'vendor/fflate.js', 'shaders/imgui.wgsl', 'manifest.json',
   'icon.svg', 'presets/models/index.json', 'presets/systems/index.json', 'presets/hardware/index.json',
-  'presets/calibration/measured.json',
+  'presets/inference/index.json', 'presets/calibration/measured.json',
 ];
-const INDEXES = ['presets/models/', 'presets/systems/', 'presets/hardware/'];
+const INDEXES = ['presets/models/', 'presets/systems/', 'presets/hardware/', 'presets/inference/'];
 
 async function listed(cache, dir) {
   const r = await cache.match(`${dir}index.json`);

@@ -92,3 +92,44 @@ test('Firefox: "Download traces" gives a zip of the CLI trace bytes', { skip: mi
     await page.close();
   }
 });
+
+test('Firefox: the page without WebGPU edits the model, cluster and layout, keeps them in the link, and the link restores them', { skip: missing || false, timeout: 180000 }, async () => {
+  const { page, errors } = await open(`#model=llama3-8b&system=dgx-h100-superpod&parallel=${split}`);
+  let again = null;
+  try {
+    const layout = 'tp=4,pp=2,dp=1,batch=8';
+    await page.select('#fallback-model', 'llama3-70b.json');
+    await page.select('#fallback-system', 'dgx-a100-superpod.json');
+    await page.click('#fallback-layout', { count: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#fallback-layout', layout);
+    await page.keyboard.press('Enter');
+    const text = () => page.evaluate(() => document.getElementById('results').textContent);
+    const m70 = ['--model', 'presets/models/llama3-70b.json'];
+    const expected = cli('estimate', ...m70, '--system', 'dgx-a100-superpod', '--parallel', layout, '--allow-oom').toString() +
+      cli('summary', ...m70, '--parallel', layout).toString();
+    assert.equal(await text(), expected);
+    const hash = await page.evaluate(() => location.hash);
+    assert.ok(hash.length > 2 && !hash.includes('='), `the hash is a link: ${hash}`);
+
+    // A bad layout: its error beside the field, and the results say it.
+    await page.click('#fallback-layout', { count: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#fallback-layout', 'tp=3,batch=8');
+    await page.keyboard.press('Enter');
+    assert.match(await page.evaluate(() => document.getElementById('fallback-note').textContent), /^Layout: tp/);
+    assert.match(await text(), /parallel error: tp/);
+
+    ({ page: again } = await open(hash));
+    assert.equal(await again.evaluate(() => document.getElementById('results').textContent), expected);
+    const controls = await again.evaluate(() => ({
+      model: document.getElementById('fallback-model').value,
+      system: document.getElementById('fallback-system').value,
+    }));
+    assert.deepEqual(controls, { model: 'llama3-70b.json', system: 'dgx-a100-superpod.json' });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await again?.close();
+  }
+});
