@@ -310,13 +310,17 @@ function syncCanvasSize() {
     cssW = canvas.clientWidth;
     cssH = canvas.clientHeight;
   }
-  // The observer's device-pixel size is exact, but only for the ratio it was measured at.
-  const exact = size.exact && size.dpr === dpr;
+  // The observer's device-pixel size is exact (it snaps fractional ratios), but only for the ratio it was measured
+  // at, and only when it agrees with that ratio: an emulated ratio (a browser started with a device scale factor,
+  // as tests and some kiosks do) leaves it at the CSS size, which drew a 2x interface into a 1x canvas, clipped.
+  const near = (px, css) => Math.abs(px - css * dpr) <= 1;
+  const exact = size.exact && size.dpr === dpr && near(size.pxW, cssW) && near(size.pxH, cssH);
   const pxW = Math.max(1, exact ? size.pxW : Math.round(cssW * dpr));
   const pxH = Math.max(1, exact ? size.pxH : Math.round(cssH * dpr));
   if (canvas.width !== pxW) canvas.width = pxW;
   if (canvas.height !== pxH) canvas.height = pxH;
-  return { cssW, cssH, dpr };
+  // ImGui's framebuffer scale is the canvas's own, so its scissor rectangles always match the backing store.
+  return { cssW, cssH, dpr: cssW > 0 ? pxW / cssW : dpr };
 }
 
 // ---- Fallback without WebGPU: HTML controls over the same state, the results panel open, the link kept.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app_state.h"
+#include "app/imgui_bridge.h"
 #include "app/panels.h"
 #include "config/error.h"
 #include "engine/estimate.h"
@@ -294,7 +295,11 @@ int TakeTimelineRequest(AppState& s) {
 void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = supported; }
 
 void DrawUI(AppState& s) {
-    ImGui::GetIO().FontGlobalScale = s.ui_scale;
+    // The atlas is rasterised at the device pixel ratio (imgui_bridge.cpp): laid out at kFontCssPx CSS px times the
+    // UI scale whatever ratio that is (setting the UI scale alone drew text dpr times too large).
+    ImGuiIO& io = ImGui::GetIO();
+    const float atlas_px = io.Fonts->Fonts.empty() ? kFontCssPx : io.Fonts->Fonts[0]->FontSize;
+    io.FontGlobalScale = s.ui_scale * kFontCssPx / atlas_px;
     Refresh(s);                    // edits made outside the panels (a link, the page's JS) since the last frame
     StepJobs(s, kJobFrameBudget);  // a search or sweep on the page's thread moves on even with its panel closed
     DrawModelPanel(s);

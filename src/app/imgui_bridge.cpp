@@ -154,9 +154,9 @@ void ImGuiBridge::BuildFonts(float scale) {
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
     ImFontConfig cfg;
-    cfg.SizePixels = 13.0f * scale;  // ProggyClean's native size, rasterised for the device pixels
+    cfg.SizePixels = kFontCssPx * scale;  // rasterised for the device pixels
     io.Fonts->AddFontDefault(&cfg);
-    io.FontGlobalScale = 1.0f / scale;  // ... and laid out at 13 CSS px
+    io.FontGlobalScale = 1.0f / scale;  // ... and laid out at kFontCssPx CSS px (DrawUI applies the UI scale too)
     unsigned char* pixels = nullptr;
     int w = 0, h = 0;
     io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);

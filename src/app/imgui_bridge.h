@@ -47,6 +47,10 @@ constexpr int kCmdWords = 8;
 
 constexpr uint32_t kFontTextureId = 1;  // ImTextureID of the font atlas
 
+// The font's layout size in CSS px: the atlas is rasterised at this times the device pixel ratio (crisp text), and
+// io.FontGlobalScale brings it back to this size times the page's UI scale (app.cpp DrawUI).
+inline constexpr float kFontCssPx = 13.0f;  // ProggyClean's native size
+
 struct Rect {
     bool found = false;
     float x = 0, y = 0, w = 0, h = 0;  // CSS px

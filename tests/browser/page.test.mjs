@@ -229,6 +229,7 @@ test('high-DPI: devicePixelRatio 2 doubles the backing store and keeps the layou
   try {
     await waitFrames(page, 3);
     const before = await page.evaluate(() => ({ win: window.stagecraft.windowRect('Model'), font: window.stagecraft.app.fontVersion() }));
+    before.item = await itemRect(page, 'Model', 'layers');
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1024, height: 768, deviceScaleFactor: 2, mobile: false });
     await page.waitForFunction(
@@ -243,8 +244,12 @@ test('high-DPI: devicePixelRatio 2 doubles the backing store and keeps the layou
     const after = await page.evaluate(() => {
       const d = window.stagecraft.app.drawData();
       const f = new Float32Array(d.buffer, d.byteOffset, 12);
-      return { win: window.stagecraft.windowRect('Model'), font: window.stagecraft.app.fontVersion(), scale: [f[8], f[9]], size: [f[6], f[7]] };
+      return {
+        win: window.stagecraft.windowRect('Model'), font: window.stagecraft.app.fontVersion(), scale: [f[8], f[9]], size: [f[6], f[7]],
+      };
     });
+    after.item = await itemRect(page, 'Model', 'layers');
+    assert.deepEqual(after.item, before.item, 'text and fields keep their CSS size');
     assert.deepEqual(after.scale, [2, 2], 'DisplayFramebufferScale');
     assert.deepEqual(after.size, [1024, 768], 'DisplaySize stays in CSS px');
     assert.deepEqual([after.win.x, after.win.y, after.win.w, after.win.h], [before.win.x, before.win.y, before.win.w, before.win.h]);
@@ -262,6 +267,31 @@ test('high-DPI: devicePixelRatio 2 doubles the backing store and keeps the layou
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
+  }
+});
+
+test('high-DPI at launch: a browser started at devicePixelRatio 2 draws the same layout into a 2x canvas', async () => {
+  const { page: one } = await session.open();
+  let hi = null;
+  try {
+    await waitFrames(one, 3);
+    const expected = await itemRect(one, 'Model', 'layers');
+    hi = await startSession({ deviceScaleFactor: 2 });
+    const { page, errors } = await hi.open();
+    await waitFrames(page, 3);
+    const got = await page.evaluate(() => ({
+      dpr: window.devicePixelRatio, canvas: [document.getElementById('canvas').width, document.getElementById('canvas').height],
+      css: [innerWidth, innerHeight],
+    }));
+    got.item = await itemRect(page, 'Model', 'layers');
+    assert.equal(got.dpr, 2);
+    assert.deepEqual(got.canvas, got.css.map((v) => 2 * v), 'the backing store is 2x the CSS size (it was 1x, and clipped)');
+    assert.deepEqual(got.item, expected, 'the same CSS layout as at ratio 1');
+    await checkModelWindowPixels(page);
+    assert.deepEqual(errors, []);
+  } finally {
+    await one.close();
+    await hi?.close();
   }
 });
 
@@ -309,7 +339,7 @@ for (const { name, initScript, reason, hash } of [
         assert.ok(options.length >= 2, 'no model list in the fallback');
         await page.selectOption('#fallback-model', options[1]);
         await page.waitForFunction((t) => document.getElementById('results').textContent !== t, text, { timeout: 5000 });
-        assert.equal(await page.evaluate(() => window.stagecraft.model), options[1]);
+        assert.equal(await page.evaluate(() => window.stagecraft.app.choices().model), options[1]);
       }
       assert.deepEqual(errors, []);
     } finally {

@@ -55,11 +55,12 @@ struct Page {
     sc::app::ImGuiBridge ui;
     double now = 0;
     float width = 1024, height = 768;
+    float dpr = 1;  // the device pixel ratio
 
     void Frames(int n, double dt = 1.0 / 60) {
         for (int i = 0; i < n; ++i) {
             now += dt;
-            ui.BeginFrame(width, height, 1, now);
+            ui.BeginFrame(width, height, dpr, now);
             sc::app::DrawUI(*app);
             ui.EndFrame();
         }

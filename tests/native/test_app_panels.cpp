@@ -139,3 +139,27 @@ TEST(AppPanels, TheAppliedSearchRowSaysInUse) {
 }
 
 }  // namespace
+
+namespace {
+
+// An item's rect in CSS px at a device pixel ratio and UI scale.
+sc::app::Rect ItemAt(float dpr, float ui_scale) {
+    Page p;
+    p.dpr = dpr;
+    p.app->ui_scale = ui_scale;
+    p.Frames(2);
+    return p.Find("Model", "layers");
+}
+
+// The font is rasterised at the device pixel ratio but laid out in CSS px: the same item has the same CSS size at
+// ratio 1 and 2 (the UI scale once overwrote the layout scale, and text at ratio 2 was drawn twice as large); the
+// UI scale alone enlarges it.
+TEST(AppPanels, TextHasTheSameCssSizeAtEveryPixelRatioAndTheUiScaleEnlargesIt) {
+    const sc::app::Rect one = ItemAt(1, 1), two = ItemAt(2, 1), big = ItemAt(1, 1.5f);
+    ASSERT_TRUE(one.found && two.found && big.found);
+    EXPECT_NEAR(two.h, one.h, 0.5);
+    EXPECT_NEAR(two.y, one.y, 0.5);
+    EXPECT_GT(big.h, one.h * 1.3);
+}
+
+}  // namespace
