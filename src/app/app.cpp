@@ -306,7 +306,8 @@ void DrawUI(AppState& s) {
     DrawParallelPanel(s);
     DrawTrainingPanel(s);
     DrawSweepPanel(s);
-    Refresh(s);  // this frame's edits, so the mirror and the next frame show their results
+    s.apply_views = false;  // both panels have opened what a link named
+    Refresh(s);             // this frame's edits, so the mirror and the next frame show their results
 }
 
 std::string MirrorText(const AppState& s) { return s.report; }

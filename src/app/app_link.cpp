@@ -111,6 +111,8 @@ std::string LinkState(const AppState& s) {
     l.in_network_reduction = s.options.in_network_reduction;
     l.tokens = s.options.tokens_to_train;
     l.search_gpus = s.search.gpus;
+    l.view = s.view == View::search ? "search" : s.view == View::serving ? "serving" : "estimate";
+    l.sweeps = s.sweeps_open;
     return EncodeConfigLink(l);
 }
 
@@ -157,6 +159,9 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     s.options.in_network_reduction = l.in_network_reduction;
     s.options.tokens_to_train = l.tokens;
     s.search.gpus = l.search_gpus;
+    s.view = l.view == "search" ? View::search : l.view == "serving" ? View::serving : View::estimate;
+    s.sweeps_open = l.sweeps;
+    s.apply_views = true;
     Recompute(s);
     return "";
 }

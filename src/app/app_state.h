@@ -48,6 +48,9 @@ struct DownloadState {
     bool timeline_requested = false;
 };
 
+// The open views, which a link carries: the Training panel's tab and the Sweeps window.
+enum class View { estimate, search, serving };
+
 struct AppState {
     std::vector<Preset> presets;
     int preset_index = -1;
@@ -102,7 +105,10 @@ struct AppState {
     bool copy_link_requested = false;  // "Copy link" was pressed; the page's JS takes it (it knows the URL)
     std::string link_note;             // the outcome of the last copy, shown beside the button
 
-    float ui_scale = 1.0f;  // text size of the whole page (the Model panel's "UI scale"; applied by DrawUI)
+    float ui_scale = 1.0f;       // text size of the whole page (the Model panel's "UI scale"; applied by DrawUI)
+    View view = View::estimate;  // the Training panel's tab, as last drawn
+    bool sweeps_open = false;    // the Sweeps window expanded, as last drawn
+    bool apply_views = false;    // a link set the two above: the panels open them on the next frame
 
     std::string report_json;  // the same results as JSON (PageReportJson), for "Copy JSON"
     std::string report;       // the DOM mirror's text: what `stagecraft estimate` and `summary` print

@@ -222,8 +222,11 @@ void DrawSweepPanel(AppState& s) {
     ImGui::SetNextWindowPos(ImVec2(d.x * 0.45f, d.y * 0.62f + 5), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowSize(ImVec2(d.x * 0.55f - 10, d.y * 0.38f - 15), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowCollapsed(true, ImGuiCond_FirstUseEver);
+    if (s.apply_views) ImGui::SetNextWindowCollapsed(!s.sweeps_open, ImGuiCond_Always);  // a link opened it
     ImGui::SetNextWindowBgAlpha(1.0f);  // it opens over the Training window: its text must not show through
-    if (!ImGui::Begin("Sweeps")) {
+    const bool drawn = ImGui::Begin("Sweeps");
+    s.sweeps_open = !ImGui::IsWindowCollapsed();
+    if (!drawn) {
         ImGui::End();
         return;
     }

@@ -255,19 +255,18 @@ void DrawTrainingPanel(AppState& s) {
     ImGui::SetNextWindowPos(ImVec2(10, d.y * 0.62f + 5), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowSize(ImVec2(d.x - 20, d.y * 0.38f - 15), ImGuiCond_FirstUseEver);
     ImGui::Begin("Training on a cluster");
+    // A link opens its tab (ImGui selects it on the next frame); otherwise the tab drawn is the view a link names.
+    auto tab = [&s](const char* label, View view, void (*draw)(AppState&)) {
+        const ImGuiTabItemFlags flags = s.apply_views && s.view == view ? ImGuiTabItemFlags_SetSelected : 0;
+        if (!ImGui::BeginTabItem(label, nullptr, flags)) return;
+        if (!s.apply_views) s.view = view;
+        draw(s);
+        ImGui::EndTabItem();
+    };
     if (ImGui::BeginTabBar("training_tabs")) {
-        if (ImGui::BeginTabItem("Estimate")) {
-            DrawEstimateTab(s);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Best layout")) {
-            DrawSearchTab(s);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Serving")) {
-            DrawInferenceTab(s);
-            ImGui::EndTabItem();
-        }
+        tab("Estimate", View::estimate, DrawEstimateTab);
+        tab("Best layout", View::search, DrawSearchTab);
+        tab("Serving", View::serving, DrawInferenceTab);
         ImGui::EndTabBar();
     }
     ImGui::End();

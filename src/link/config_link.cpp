@@ -49,7 +49,7 @@ std::vector<std::string> KnownKeys() {
     for (const IntKey& m : kModelKeys) k.push_back(m.key);
     k.insert(k.end(), {"precision", "system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
-    k.insert(k.end(), {"tokens", "search_gpus"});
+    k.insert(k.end(), {"tokens", "search_gpus", "view", "sweeps"});
     return k;
 }
 
@@ -164,6 +164,16 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
         return;
     }
+    if (key == "view") {
+        if (v != "estimate" && v != "search" && v != "serving")
+            throw Error(key, Quoted(v) + " is not one of estimate, search, serving");
+        link.view = std::string(v);
+        return;
+    }
+    if (key == "sweeps") {
+        link.sweeps = ParseBool(key, v);
+        return;
+    }
     for (const IntKey& m : kModelKeys)
         if (key == m.key) {
             link.*m.member = ParseInt(key, v, 1, kMaxModelDim);
@@ -221,6 +231,8 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");
     put("tokens", Number(link.tokens));
     put("search_gpus", std::to_string(link.search_gpus));
+    if (link.view != "estimate") put("view", link.view);
+    if (link.sweeps) put("sweeps", "1");
     t += ';';
     t += kEnd;
     // The decoder is the one statement of what is valid: a value it refuses is refused here, by the same message.

@@ -7,6 +7,7 @@
 // then ";end" (so a link cut short, even inside a number, is refused rather than read as another link):
 //   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
+//   (+ view=search|serving and sweeps=1 when those views are open)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only
 // when they differ from the preset, so a link names what the user changed; the options always appear, so a
 // later change of their defaults does not change what an old link means. Values never contain ';'.
@@ -61,6 +62,10 @@ struct ConfigLink {
     double tokens = TrainingOptions{}.tokens_to_train;  // 0: no time-to-train
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
+
+    // The open views (written only when not the defaults): the Training panel's tab and the Sweeps window.
+    std::string view = "estimate";  // "estimate", "search" (Best layout) or "serving"
+    bool sweeps = false;            // the Sweeps window expanded
 
     bool operator==(const ConfigLink&) const = default;
 };

@@ -163,3 +163,29 @@ TEST(AppPanels, TextHasTheSameCssSizeAtEveryPixelRatioAndTheUiScaleEnlargesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// The open views are part of the link: a link opens its tab and the Sweeps window, and the user's choice of tab
+// changes the link.
+TEST(AppPanels, ALinkOpensItsTabAndTheSweepsWindowAndTheTabChosenIsInTheLink) {
+    Page p;
+    p.Frames(2);
+    EXPECT_EQ(p.app->view, sc::app::View::estimate);
+    EXPECT_FALSE(p.app->sweeps_open);
+    EXPECT_EQ(sc::app::LinkState(*p.app).find("view="), std::string::npos);  // defaults are not written
+    std::string link = sc::app::LinkState(*p.app);
+    link.replace(link.rfind(";end"), 4, ";view=serving;sweeps=1;end");
+    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
+    p.Frames(3);
+    EXPECT_EQ(p.app->view, sc::app::View::serving);
+    EXPECT_TRUE(p.app->sweeps_open);
+    EXPECT_TRUE(p.Find("Training on a cluster", "Simulate").found) << "the Serving tab is drawn";
+    EXPECT_NE(sc::app::LinkState(*p.app).find(";view=serving;sweeps=1;end"), std::string::npos);
+
+    p.Click("Training on a cluster", "Best layout");
+    EXPECT_EQ(p.app->view, sc::app::View::search);
+    EXPECT_NE(sc::app::LinkState(*p.app).find(";view=search;"), std::string::npos);
+}
+
+}  // namespace

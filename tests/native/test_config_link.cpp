@@ -75,7 +75,10 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.in_network_reduction = false; },
              [](ConfigLink& l) { l.tokens = 0.1; },
              [](ConfigLink& l) { l.tokens = 1e18; },
-             [](ConfigLink& l) { l.search_gpus = 1 << 24; }}) {
+             [](ConfigLink& l) { l.search_gpus = 1 << 24; },
+             [](ConfigLink& l) { l.view = "search"; },
+             [](ConfigLink& l) { l.view = "serving"; },
+             [](ConfigLink& l) { l.sweeps = true; }}) {
         ConfigLink l = base;
         set(l);
         ASSERT_NE(l, base);
@@ -170,6 +173,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";tokens=2e18"), "tokens: must be at most 1e+18, got \"2e18\""},
         {L(kHead + ";search_gpus=16777217"), "search_gpus: must be at most 16777216, got \"16777217\""},
         {L(kHead + ";search_gpus=-1"), "search_gpus: must be zero or a positive integer, got \"-1\""},
+        {L(kHead + ";view=plot"), "view: \"plot\" is not one of estimate, search, serving"},
+        {L(kHead + ";sweeps=2"), "sweeps: expected 0 or 1, got \"2\""},
         {full.substr(0, full.size() - 5), "link: does not end with \";end\""},  // cut inside search_gpus=1024
         {std::string(sc::kMaxLinkBytes + 1, 'v'), "link: is 65537 bytes, at most 65536 are read"},
     };
