@@ -3,11 +3,17 @@
 // intervals the page keeps while each runs (after a one-point warm-up that starts the pool's workers) (the page draws every animation frame; its work per frame is the
 // ImGui frame plus, without workers, a 30 ms sweep slice).
 // Usage: xvfb-run -a -s "-screen 0 1280x1024x24" node bench/browser/pool_bench.mjs [axis1] [axis2]
-//   default axes: flops=0.5,1,2,4 x hbm_bw=0.5,1,2,4 (16 points) of Llama 3 8B on 64 A100s, batch 64.
+//        xvfb-run -a -s "-screen 0 1280x1024x24" node bench/browser/pool_bench.mjs --points N
+//   default axes: flops=0.5,1,2,4 x hbm_bw=0.5,1,2,4 (16 points) of Llama 3 8B on 64 A100s, batch 64;
+//   --points N: flops x hbm_bw, each with ceil(sqrt(N)) values evenly from 0.5 to 4 (the issue's target: 10^5).
 import { startSession } from '../../tests/browser/harness.mjs';
 
 const HASH = '#model=llama3-8b&system=dgx-a100-superpod&parallel=tp=8,dp=8,batch=64';
-const axes = [process.argv[2] ?? 'flops=0.5,1,2,4', process.argv[3] ?? 'hbm_bw=0.5,1,2,4'];
+// n values evenly from 0.5 to 4, as "name=v1,v2,...".
+const evenly = (name, n) => `${name}=${Array.from({ length: n }, (_, i) => (0.5 + (3.5 * i) / (n - 1)).toPrecision(6)).join(',')}`;
+const side = process.argv[2] === '--points' ? Math.ceil(Math.sqrt(Number(process.argv[3]))) : 0;
+const axes = side > 1 ? [evenly('flops', side), evenly('hbm_bw', side)]
+  : [process.argv[2] ?? 'flops=0.5,1,2,4', process.argv[3] ?? 'hbm_bw=0.5,1,2,4'];
 
 function stats(intervals) {
   const s = [...intervals].sort((a, b) => a - b);
@@ -72,7 +78,8 @@ try {
     console.log(`${name.padEnd(22)} ${String(r.rows).padStart(6)} rows  ${(r.wall / 1000).toFixed(2).padStart(7)} s   ` +
       `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, max ${f.max.toFixed(1)} ms (${f.frames} frames)`);
   };
-  console.log(`sweep ${axes.join(' x ')}, Llama 3 8B, 64 GPUs, batch 64; ${pool.workers} workers (hardwareConcurrency); ` +
+  const shown = axes.map((a) => (a.length > 40 ? `${a.split('=')[0]} (${a.split(',').length} values)` : a));
+  console.log(`sweep ${shown.join(' x ')}, Llama 3 8B, 64 GPUs, batch 64; ${pool.workers} workers (hardwareConcurrency); ` +
     `load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, intervals: pool.idle });
   row('page thread (slices)', one);
