@@ -44,6 +44,7 @@ async function run(session, query) {
       };
       requestAnimationFrame(tick);
     });
+    const idleWork = sc.frameWork().slice(-idle.length);
     // Warm-up: one point, so the pool's workers have started and compiled their module before the clock runs.
     sc.pagePool.startSweep('flops=1', '');
     await finish();
@@ -57,12 +58,14 @@ async function run(session, query) {
     };
     requestAnimationFrame(tick);
     const t0 = performance.now();
+    const framesAtStart = sc.frames;
     const err = sc.pagePool.startSweep(ax[0], ax[1]);
     if (err) throw new Error(err);
     await finish();
+    const work = sc.frameWork().slice(-Math.min(1024, sc.frames - framesAtStart));
     on = false;
     const s = sc.pagePool.sweepStatus();
-    return { wall: performance.now() - t0, rows: s.rows, error: s.error, intervals, idle, workers: sc.jobs?.size ?? 0 };
+    return { wall: performance.now() - t0, rows: s.rows, error: s.error, intervals, idle, work, idleWork, workers: sc.jobs?.size ?? 0 };
   }, axes);
   await page.close();
   if (r.error) throw new Error(r.error);
@@ -73,17 +76,21 @@ const session = await startSession();
 try {
   const one = await run(session, '?workers=0');
   const pool = await run(session, '');
-  const row = (name, r) => {
+  // Frame interval: between animation frames (includes the browser's compositing, under xvfb SwiftShader's
+  // software rasteriser). Frame work: the page's own JS + wasm per frame (main.js stagecraft.frameWork).
+  const row = (name, r, work) => {
     const f = stats(r.intervals.slice(1));
+    const w = stats(work);
     console.log(`${name.padEnd(22)} ${String(r.rows).padStart(6)} rows  ${(r.wall / 1000).toFixed(2).padStart(7)} s   ` +
-      `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, max ${f.max.toFixed(1)} ms (${f.frames} frames)`);
+      `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms (${f.frames} frames); ` +
+      `frame work median ${w.median.toFixed(1)} ms, p95 ${w.p95.toFixed(1)} ms, max ${w.max.toFixed(1)} ms`);
   };
   const shown = axes.map((a) => (a.length > 40 ? `${a.split('=')[0]} (${a.split(',').length} values)` : a));
   console.log(`sweep ${shown.join(' x ')}, Llama 3 8B, 64 GPUs, batch 64; ${pool.workers} workers (hardwareConcurrency); ` +
     `load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, intervals: pool.idle });
-  row('page thread (slices)', one);
-  row(`pool of ${pool.workers} workers`, pool);
+  row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, intervals: pool.idle }, pool.idleWork);
+  row('page thread (slices)', one, one.work);
+  row(`pool of ${pool.workers} workers`, pool, pool.work);
   console.log(`speed-up ${(one.wall / pool.wall).toFixed(2)}x`);
 } finally {
   await session.close();

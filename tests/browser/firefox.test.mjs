@@ -133,3 +133,45 @@ test('Firefox: the page without WebGPU edits the model, cluster and layout, keep
     await again?.close();
   }
 });
+
+test('Firefox: a damaged link shows its message on the defaults, and the next edit clears it', { skip: missing || false, timeout: 180000 }, async () => {
+  const { page: plain } = await open('');
+  const defaults = await plain.evaluate(() => document.getElementById('results').textContent);
+  await plain.close();
+  const { page, errors } = await open('#zzz');
+  try {
+    const status = () => page.evaluate(() => document.getElementById('status').textContent);
+    const message = 'link: unknown format "z" (its first character); this page reads links starting with "d"';
+    assert.ok((await status()).startsWith(message), await status());
+    assert.equal(await page.evaluate(() => document.getElementById('results').textContent), defaults);
+    await page.select('#fallback-system', 'dgx-a100-superpod.json');
+    assert.equal(await status(), '');
+    assert.ok(!(await page.evaluate(() => location.hash)).startsWith('#zzz'), 'the hash is the edited state');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('Firefox: after one visit the page without WebGPU loads and computes with the server stopped', { skip: missing || false, timeout: 180000 }, async () => {
+  const own = await serveDir(); // its own server, so stopping it leaves the other tests theirs
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await page.goto(`${own.url}index.html#model=llama3-8b&parallel=tp=8,dp=8,batch=64`);
+    await page.waitForFunction(() => window.stagecraft?.app && window.stagecraft.ready, { timeout: 60000 });
+    assert.equal(await page.evaluate(() => window.stagecraft.offline), true, 'the service worker is active');
+    const text = () => page.evaluate(() => document.getElementById('results').textContent);
+    const online = await text();
+    assert.match(online, /MFU/);
+    await own.close();
+    await page.reload();
+    await page.waitForFunction(() => /MFU/.test(document.getElementById('results')?.textContent ?? ''), { timeout: 60000 });
+    assert.equal(await text(), online, 'offline, the page computes the same results');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await own.close().catch(() => {});
+  }
+});
