@@ -41,6 +41,7 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
           console.warn(`stagecraft: no web worker could start (${message}); computing on the page`);
           pagePool.setWorkers(0);
           if (job.kind === 'search') pagePool.startSearch();
+          else if (job.kind === 'serve-sweep') pagePool.startServeSweep();
           else pagePool.startSweep(job.axes[0] ?? '', job.axes[1] ?? '');
         },
       });

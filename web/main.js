@@ -430,7 +430,8 @@ async function main() {
     const error = sys instanceof Error ? sys.message : app.addSystem(sys.file, sys.system, sys.accelerator);
     if (error) console.warn(`stagecraft: cluster ${sys.file ?? ''}: ${error}`);
   }
-  for (const preset of await servingP) {
+  const servingPresets = await servingP;
+  for (const preset of servingPresets) {
     const error = preset instanceof Error ? preset.message : app.addServingPreset(preset.file, preset.json);
     if (error) console.warn(`stagecraft: serving preset ${preset.file ?? ''}: ${error}`);
   }
@@ -443,6 +444,7 @@ async function main() {
     presets: modelList.map((file, i) => ({ file, json: texts[i] })).filter((p) => typeof p.json === 'string'),
     systems: systems.filter((sys) => !(sys instanceof Error)),
     calibration: calibration instanceof Error ? null : calibration,
+    serving: servingPresets.filter((p) => !(p instanceof Error)),
   };
   if (hashIsLink()) applyHashLink();
   else applyHashExtras();

@@ -2,8 +2,9 @@
 // shards of the layout search and of the co-design sweep (src/wasm/worker_bindings.cpp, WorkerCore). A shard's
 // request is the page's configuration as link text, so the worker builds the same engine request as the page.
 //
-// Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration}
-//               {type: 'task', job, kind: 'search'|'sweep', link, axes, shard, count}
+// Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration,
+//                serving: [{file, json}]}
+//               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep', link, axes, shard, count}
 // Messages out: {type: 'ready'} | {type: 'init-error', error}
 //               {type: 'result', job, shard, ok, text | error, ms}
 /* global createStagecraft */
@@ -28,13 +29,19 @@ async function init(m) {
     const r = core.addPreset(p.file, p.json);
     if (!r.ok) errors.push(r.error);
   }
+  for (const p of m.serving ?? []) {
+    const r = core.addServingPreset(p.file, p.json);
+    if (!r.ok) errors.push(r.error);
+  }
   // A preset the page refused is refused here too; the page already reported it, and a link never names it.
   return errors;
 }
 
 function run(m) {
   const t0 = performance.now();
-  const r = m.kind === 'search' ? core.searchShard(m.link, m.shard, m.count) : core.sweepShard(m.link, m.axes, m.shard, m.count);
+  const r = m.kind === 'search' ? core.searchShard(m.link, m.shard, m.count)
+    : m.kind === 'serve-sweep' ? core.serveSweepShard(m.link, m.axes, m.shard, m.count)
+    : core.sweepShard(m.link, m.axes, m.shard, m.count);
   const ms = performance.now() - t0;
   postMessage(r.ok ? { type: 'result', job: m.job, shard: m.shard, ok: true, text: r.text, ms }
                    : { type: 'result', job: m.job, shard: m.shard, ok: false, error: r.error, ms });

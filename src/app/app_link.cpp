@@ -6,6 +6,7 @@
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/serve_link.h"
 #include "config/error.h"
 #include "link/config_link.h"
 #include "parallel/parallel_config.h"
@@ -41,6 +42,7 @@ std::optional<T> IfEdited(const T& now, const T& preset) {
 // the reset to defaults).
 struct Resolved {
     int preset = -1, system = -1;
+    int serving = -1;  // the serving preset (-1: the page has none)
     ParallelConfig parallel;
 };
 
@@ -62,6 +64,13 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
                 throw Error("net." + std::to_string(e.level), "\"" + l.system + "\" has " + std::to_string(n) +
                                                                   " network levels, net.0 to net." +
                                                                   std::to_string(n - 1));
+    }
+    const auto& serving = s.inference.presets;
+    r.serving = serving.empty() ? -1 : 0;
+    if (!l.serve.empty()) {
+        r.serving = IndexOf(serving, l.serve);
+        if (r.serving < 0)
+            throw Error("serve", "no serving preset \"" + l.serve + "\" on this page; it has " + Ids(serving));
     }
     r.parallel = ParseParallelSpec(l.parallel);
     return r;
@@ -111,6 +120,12 @@ std::string LinkState(const AppState& s) {
     l.in_network_reduction = s.options.in_network_reduction;
     l.tokens = s.options.tokens_to_train;
     l.search_gpus = s.search.gpus;
+    // The Serving tab: named when it is not the first serving preset unedited.
+    const InferenceState& q = s.inference;
+    if (q.base_index >= 0 && q.has_config) {
+        l.serve_edits = ServeEditsOf(q.presets[q.base_index].description.config, q.config);
+        if (q.base_index != 0 || l.serve_edits != LinkServeEdits{}) l.serve = IdOf(q.presets[q.base_index].file);
+    }
     l.view = s.view == View::search ? "search" : s.view == View::serving ? "serving" : "estimate";
     l.sweeps = s.sweeps_open;
     return EncodeConfigLink(l);
@@ -159,6 +174,11 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     s.options.in_network_reduction = l.in_network_reduction;
     s.options.tokens_to_train = l.tokens;
     s.search.gpus = l.search_gpus;
+    if (r.serving >= 0) {
+        SetServingDescription(s, r.serving);
+        ApplyServeEdits(l.serve_edits, s.inference.config);
+        if (l.serve_edits != LinkServeEdits{}) s.inference.preset_index = -1;  // "edited", as the tab shows it
+    }
     s.view = l.view == "search" ? View::search : l.view == "serving" ? View::serving : View::estimate;
     s.sweeps_open = l.sweeps;
     s.apply_views = true;

@@ -2,10 +2,13 @@
 #include "app/inference_driver.h"
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "app/app.h"
 #include "app/app_state.h"
 #include "config/error.h"
+#include "config/numbers.h"
+#include "link/serve_keys.h"
 #include "report/serve_report.h"
 
 namespace sc::app {
@@ -19,12 +22,21 @@ std::string AddServingPreset(AppState& s, const std::string& file, const std::st
     }
     InferenceState& q = s.inference;
     q.presets.push_back(std::move(p));
-    if (!q.has_config) {
-        q.preset_index = static_cast<int>(q.presets.size()) - 1;
-        q.config = q.presets.back().description.config;
-        q.has_config = true;
-    }
+    if (!q.has_config) SetServingDescription(s, static_cast<int>(q.presets.size()) - 1);
     return "";
+}
+
+void SetServingDescription(AppState& s, int index) {
+    InferenceState& q = s.inference;
+    q.preset_index = q.base_index = index;
+    q.config = q.presets[static_cast<size_t>(index)].description.config;
+    q.has_config = true;
+    q.has_result = false;
+    q.ran_for.clear();  // the Serving tab simulates the new description when it next draws
+    q.error.clear();
+    CancelServeSweep(s);
+    q.sweep.points_done.clear();
+    q.sweep.from = q.sweep.to = 0;
 }
 
 bool SelectServingPreset(AppState& s, const std::string& file) {
@@ -32,15 +44,7 @@ bool SelectServingPreset(AppState& s, const std::string& file) {
     for (size_t i = 0; i < q.presets.size(); ++i) {
         const ServingDescription& d = q.presets[i].description;
         if (q.presets[i].file != file && q.presets[i].file != file + ".json") continue;
-        q.preset_index = static_cast<int>(i);
-        q.config = d.config;
-        q.has_config = true;
-        q.has_result = false;
-        q.ran_for.clear();  // the Serving tab simulates the new description when it next draws
-        q.error.clear();
-        CancelServeSweep(s);
-        q.sweep.points_done.clear();
-        q.sweep.from = q.sweep.to = 0;
+        SetServingDescription(s, static_cast<int>(i));
         // Its model and cluster become the page's, as `stagecraft serve` reads them from the preset.
         if (!SelectPreset(s, d.model_id)) q.error = "model: the page has no preset \"" + d.model_id + "\"";
         else if (!SelectSystem(s, d.system_id)) q.error = "system: the page has no cluster \"" + d.system_id + "\"";
@@ -93,6 +97,89 @@ void CancelServeSweep(AppState& s) {
     w.next_shard = -1;
     w.snapshot.reset();
     w.parts.clear();
+    s.pool.serve_sweep_id = 0;
+    if (s.pool.waiting.kind == "serve-sweep") s.pool.waiting = {};
+}
+
+bool ServeSweepRunning(const AppState& s) { return s.inference.sweep.snapshot != nullptr; }
+int ServeSweepShardsDone(const AppState& s) { return static_cast<int>(s.inference.sweep.parts.size()); }
+
+std::vector<double> ServeSweepJobRates(const std::vector<std::string>& args) {
+    if (args.size() != 3) throw Error("sweep", "a serve-sweep job carries from, to and points");
+    return SweepRates(ParseNumberIn("sweep.from", args[0], 0, 1e9), ParseNumberIn("sweep.to", args[1], 0, 1e9),
+                      static_cast<int>(ParseIntegerIn("sweep.points", args[2], 2, 64)));
+}
+
+namespace {
+
+nlohmann::json SummaryJson(const LatencySummary& l) { return {l.mean, l.p50, l.p90, l.p99, l.min, l.max}; }
+LatencySummary SummaryOf(const nlohmann::json& j) {
+    return {j.at(0).get<double>(), j.at(1).get<double>(), j.at(2).get<double>(),
+            j.at(3).get<double>(), j.at(4).get<double>(), j.at(5).get<double>()};
+}
+
+// A finished sweep: its points in rate order and their report.
+void FinishServeSweep(AppState& s) {
+    auto& w = s.inference.sweep;
+    w.points_done = engine::MergeServeSweep(std::move(w.parts));
+    w.report = ServeSweepReportText(*w.snapshot, w.points_done);
+    CancelServeSweep(s);
+}
+
+}  // namespace
+
+std::string EncodeServeSweepShard(const std::vector<engine::ServeSweepPoint>& points) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const engine::ServeSweepPoint& p : points) {
+        const ServingResult& r = p.run.result;
+        // nlohmann writes doubles with max_digits10: they read back bit for bit.
+        out.push_back({{"index", p.index},
+                       {"rate", p.rate},
+                       {"requests_per_s", r.requests_per_s},
+                       {"output_tokens_per_s", r.output_tokens_per_s},
+                       {"goodput_requests_per_s", r.goodput_requests_per_s},
+                       {"slo_attainment", r.slo_attainment},
+                       {"ttft", SummaryJson(r.ttft)},
+                       {"tpot", SummaryJson(r.tpot)},
+                       {"e2e", SummaryJson(r.e2e)}});
+    }
+    return out.dump();
+}
+
+std::vector<engine::ServeSweepPoint> DecodeServeSweepShard(const std::string& text) {
+    std::vector<engine::ServeSweepPoint> points;
+    try {
+        for (const nlohmann::json& j : nlohmann::json::parse(text)) {
+            engine::ServeSweepPoint p;
+            p.index = j.at("index").get<size_t>();
+            p.rate = j.at("rate").get<double>();
+            ServingResult& r = p.run.result;
+            r.requests_per_s = j.at("requests_per_s").get<double>();
+            r.output_tokens_per_s = j.at("output_tokens_per_s").get<double>();
+            r.goodput_requests_per_s = j.at("goodput_requests_per_s").get<double>();
+            r.slo_attainment = j.at("slo_attainment").get<double>();
+            r.ttft = SummaryOf(j.at("ttft"));
+            r.tpot = SummaryOf(j.at("tpot"));
+            r.e2e = SummaryOf(j.at("e2e"));
+            points.push_back(std::move(p));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw Error("serve-sweep shard", std::string("malformed: ") + e.what());
+    }
+    return points;
+}
+
+std::string AddServeSweepShard(AppState& s, const std::string& text) {
+    auto& w = s.inference.sweep;
+    try {
+        w.parts.push_back(DecodeServeSweepShard(text));
+    } catch (const Error& e) {
+        CancelServeSweep(s);
+        w.error = e.what();
+        return e.what();
+    }
+    if (static_cast<int>(w.parts.size()) == kServeSweepShards) FinishServeSweep(s);
+    return "";
 }
 
 void StartServeSweep(AppState& s) {
@@ -109,10 +196,29 @@ void StartServeSweep(AppState& s) {
         if (w.to <= 0) w.to = 2 * rate;
         request.sweep_rates = SweepRates(w.from, w.to, w.points);
         w.snapshot = std::make_unique<const engine::ServeSweepSnapshot>(engine::SnapshotServeSweep(request));
-        w.next_shard = 0;
     } catch (const Error& e) {
         w.error = e.what();
+        return;
     }
+    std::string link;
+    if (s.pool.workers > 0) {
+        try {
+            link = LinkState(s);
+        } catch (const Error&) {
+            link.clear();  // not expressible as a link (a custom model): frame slices
+        }
+    }
+    if (link.empty()) {
+        w.next_shard = 0;
+        return;
+    }
+    // The workers rebuild the same request from the link (its serve.* keys carry the tab's description).
+    s.pool.waiting = {++s.pool.last_id,
+                      "serve-sweep",
+                      link,
+                      {LinkNumber(w.from), LinkNumber(w.to), std::to_string(w.points)},
+                      kServeSweepShards};
+    s.pool.serve_sweep_id = s.pool.waiting.id;
 }
 
 void StepServeSweep(AppState& s, double budget_seconds) {
@@ -125,8 +231,8 @@ void StepServeSweep(AppState& s, double budget_seconds) {
         } while (w.next_shard < kServeSweepShards &&
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < budget_seconds);
         if (w.next_shard < kServeSweepShards) return;
-        w.points_done = engine::MergeServeSweep(std::move(w.parts));
-        w.report = ServeSweepReportText(*w.snapshot, w.points_done);
+        FinishServeSweep(s);
+        return;
     } catch (const Error& e) {
         w.error = e.what();
     }

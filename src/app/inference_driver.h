@@ -21,8 +21,9 @@ struct ServingPreset {
 
 struct InferenceState {
     std::vector<ServingPreset> presets;
-    int preset_index = -1;
-    ServingConfig config;  // as edited; its model is replaced by the page's model when a run starts
+    int preset_index = -1;  // -1 once the description is edited
+    int base_index = -1;    // the preset the description started from (kept through edits; a link names it)
+    ServingConfig config;   // as edited; its model is replaced by the page's model when a run starts
     bool has_config = false;
 
     // One simulation ("Simulate"): results and the report `stagecraft serve` prints for the same request.
@@ -50,6 +51,8 @@ struct InferenceState {
 std::string AddServingPreset(AppState& s, const std::string& file, const std::string& json_text);
 // Makes the preset current: its description, and its model and cluster selected in the other panels.
 bool SelectServingPreset(AppState& s, const std::string& file);
+// Makes preset `index`'s description current without touching the model or cluster (a link sets those itself).
+void SetServingDescription(AppState& s, int index);
 
 // The request of the current state: the edited description with the page's model, cluster and calibration.
 engine::ServeRequest CurrentServeRequest(const AppState& s);
@@ -59,7 +62,20 @@ void RunInference(AppState& s);
 // The rates a sweep visits: `points` rates evenly spaced from `from` to `to` (both > 0, from < to, points >= 2).
 std::vector<double> SweepRates(double from, double to, int points);
 constexpr int kServeSweepShards = 8;
+// Starts the rate sweep of the current description: in the page's worker pool when it has one (a "serve-sweep"
+// job carrying the page's link and the rates), else in frame slices (StepServeSweep).
 void StartServeSweep(AppState& s);
+// The rates of a serve-sweep job's arguments {from, to, points} (what StartServeSweep puts in the job).
+std::vector<double> ServeSweepJobRates(const std::vector<std::string>& args);
+// A shard's points as text (worker -> page) and back: the rate and what the sweep's report and chart read of each
+// point's result (rates, throughputs, SLO attainment, goodput, the TTFT/TPOT/E2E summaries), every double exact.
+std::string EncodeServeSweepShard(const std::vector<engine::ServeSweepPoint>& points);
+std::vector<engine::ServeSweepPoint> DecodeServeSweepShard(const std::string& text);
+// A pool shard of the running rate sweep (what AddPoolShard calls for a serve-sweep job).
+std::string AddServeSweepShard(AppState& s, const std::string& text);
+// True while a rate sweep runs (frame slices or pool), and the shards back so far.
+bool ServeSweepRunning(const AppState& s);
+int ServeSweepShardsDone(const AppState& s);
 // Runs shards until `budget_seconds` have passed (at least one) and merges after the last.
 void StepServeSweep(AppState& s, double budget_seconds);
 void CancelServeSweep(AppState& s);

@@ -18,8 +18,6 @@ namespace sc::app {
 
 namespace {
 
-constexpr double kSweepFrameBudget = 0.030;  // seconds of simulation per frame while a sweep runs
-
 // Okabe & Ito's palette, as the Training panel's bars.
 constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kOrange = IM_COL32(230, 159, 0, 255),
                 kGreen = IM_COL32(0, 158, 115, 255), kVermillion = IM_COL32(213, 94, 0, 255),
@@ -176,13 +174,10 @@ void DrawSweep(AppState& s) {
     IntField("points", &w.points, "rates between from and to, evenly spaced");
     ImGui::PopItemWidth();
     ImGui::SameLine();
-    if (w.next_shard >= 0) {
-        StepServeSweep(s, kSweepFrameBudget);
-        if (w.next_shard >= 0) {
-            ImGui::ProgressBar(static_cast<float>(w.next_shard) / kServeSweepShards, ImVec2(120, 0));
-            ImGui::SameLine();
-            if (ImGui::Button("Cancel")) CancelServeSweep(s);
-        }
+    if (ServeSweepRunning(s)) {  // in the pool, or in frame slices (StepJobs, every frame)
+        ImGui::ProgressBar(static_cast<float>(ServeSweepShardsDone(s)) / kServeSweepShards, ImVec2(120, 0));
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) CancelServeSweep(s);
     } else if (ImGui::Button("Rate sweep")) {
         StartServeSweep(s);
     }

@@ -45,9 +45,9 @@ std::vector<SweepCell> DecodeSweepShard(const std::string& text);
 // ---- The job the page raises (the JS side takes it once and runs it; see web/main.js).
 struct PoolJob {
     int id = 0;                     // 0: none waiting
-    std::string kind;               // "search" or "sweep"
+    std::string kind;               // "search", "sweep" or "serve-sweep"
     std::string link;               // the configuration (LinkState)
-    std::vector<std::string> axes;  // sweep only: ParseSweepAxis arguments ("flops=1,2,4")
+    std::vector<std::string> axes;  // sweep: ParseSweepAxis arguments ("flops=1,2,4"); serve-sweep: from, to, points
     int shards = 0;                 // run shards 0 .. shards-1 of this count
 };
 
@@ -58,6 +58,7 @@ struct PoolState {
     PoolJob waiting;            // raised, not yet taken by the JS (id 0: none)
     int search_id = 0;          // the pool job running the search (0: none, or it runs in frame slices)
     int sweep_id = 0;           // likewise for the sweep
+    int serve_sweep_id = 0;     // likewise for the Serving tab's rate sweep (inference_driver.cpp)
     double search_started = 0;  // steady-clock seconds when the search started (its ETA)
 };
 

@@ -130,7 +130,9 @@ PoolJob TakePoolJob(AppState& s) {
     return j;
 }
 
-bool PoolJobWanted(const AppState& s, int id) { return id != 0 && (id == s.pool.search_id || id == s.pool.sweep_id); }
+bool PoolJobWanted(const AppState& s, int id) {
+    return id != 0 && (id == s.pool.search_id || id == s.pool.sweep_id || id == s.pool.serve_sweep_id);
+}
 
 void FailPoolJob(AppState& s, int id, const std::string& message) {
     if (id == 0) return;
@@ -140,12 +142,16 @@ void FailPoolJob(AppState& s, int id, const std::string& message) {
     } else if (id == s.pool.sweep_id) {
         CancelSweep(s);
         s.sweep.error = message;
+    } else if (id == s.pool.serve_sweep_id) {
+        CancelServeSweep(s);
+        s.inference.sweep.error = message;
     }
 }
 
 std::string AddPoolShard(AppState& s, int id, const std::string& text) {
     if (!PoolJobWanted(s, id)) return "";
     if (id == s.pool.sweep_id) return AddSweepShard(s, text);
+    if (id == s.pool.serve_sweep_id) return AddServeSweepShard(s, text);
     auto& q = s.search;
     try {
         q.parts.push_back(DecodeSearchShard(*q.snapshot, text));

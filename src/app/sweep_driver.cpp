@@ -147,6 +147,7 @@ std::string AddSweepShard(AppState& s, const std::string& text) {
 void StepJobs(AppState& s, double budget_seconds) {
     StepSearch(s, budget_seconds);
     StepSweep(s, budget_seconds);
+    StepServeSweep(s, budget_seconds);  // the Serving tab's rate sweep moves on with its tab closed too
 }
 
 std::string SweepCsv(const AppState& s) {

@@ -7,6 +7,7 @@
 #include "config/error.h"
 #include "config/json_fields.h"
 #include "config/numbers.h"
+#include "link/serve_keys.h"
 #include "parallel/parallel_config.h"
 
 namespace sc {
@@ -49,7 +50,9 @@ std::vector<std::string> KnownKeys() {
     for (const IntKey& m : kModelKeys) k.push_back(m.key);
     k.insert(k.end(), {"precision", "system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
-    k.insert(k.end(), {"tokens", "search_gpus", "view", "sweeps"});
+    k.insert(k.end(), {"tokens", "search_gpus", "serve"});
+    for (const std::string& s : ServeKeys()) k.push_back(s);
+    k.insert(k.end(), {"view", "sweeps"});
     return k;
 }
 
@@ -94,14 +97,6 @@ bool ParseBool(const std::string& field, std::string_view v) {
 
 int ParseInt(const std::string& field, std::string_view v, long long lo, long long hi) {
     return static_cast<int>(ParseIntegerIn(field, v, lo, hi));
-}
-
-// The shortest of %.15g and %.17g that reads back as the same double.
-std::string Number(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.15g", v);
-    if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
 }
 
 LinkLevelEdit& LevelOf(ConfigLink& link, int level) {
@@ -164,6 +159,11 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
         return;
     }
+    if (key == "serve") {
+        link.serve = CheckId(key, v);
+        return;
+    }
+    if (key.rfind("serve.", 0) == 0) return SetServeKey(link.serve_edits, key, v);
     if (key == "view") {
         if (v != "estimate" && v != "search" && v != "serving")
             throw Error(key, Quoted(v) + " is not one of estimate, search, serving");
@@ -222,15 +222,17 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     if (!link.system.empty()) put("system", link.system);
     for (const LinkLevelEdit& e : link.levels) {
         const std::string p = "net." + std::to_string(e.level) + ".";
-        if (e.bandwidth_gbps) put(p + "bandwidth", Number(*e.bandwidth_gbps));
-        if (e.latency_us) put(p + "latency", Number(*e.latency_us));
-        if (e.efficiency) put(p + "efficiency", Number(*e.efficiency));
+        if (e.bandwidth_gbps) put(p + "bandwidth", LinkNumber(*e.bandwidth_gbps));
+        if (e.latency_us) put(p + "latency", LinkNumber(*e.latency_us));
+        if (e.efficiency) put(p + "efficiency", LinkNumber(*e.efficiency));
         if (e.in_network_reduction) put(p + "inr", *e.in_network_reduction ? "1" : "0");
     }
     put("parallel", link.parallel);
     for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");
-    put("tokens", Number(link.tokens));
+    put("tokens", LinkNumber(link.tokens));
     put("search_gpus", std::to_string(link.search_gpus));
+    if (!link.serve.empty()) put("serve", link.serve);
+    PutServeKeys(link.serve_edits, put);
     if (link.view != "estimate") put("view", link.view);
     if (link.sweeps) put("sweeps", "1");
     t += ';';
@@ -281,6 +283,8 @@ ConfigLink DecodeConfigLink(std::string_view text) {
     if (!ended) throw Error("link", "does not end with \";end\": it was cut short (copy the whole link)");
     if (link.model.empty()) throw Error("model", "missing from the link (the model preset id, \"model=llama3-8b\")");
     if (link.parallel.empty()) throw Error("parallel", "missing from the link (the split, \"parallel=tp=8,dp=4\")");
+    if (link.serve.empty() && link.serve_edits != LinkServeEdits{})
+        throw Error("serve", "serving edits (serve.<field>) need the serving preset they edit (\"serve=...\")");
     if (link.system.empty() && !link.levels.empty())
         throw Error("net." + std::to_string(link.levels[0].level),
                     "a network-level edit needs a system (\"system=...\")");

@@ -7,7 +7,8 @@
 // then ";end" (so a link cut short, even inside a number, is refused rather than read as another link):
 //   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
-//   (+ view=search|serving and sweeps=1 when those views are open)
+//   (+ serve=<serving preset>;serve.<field>=... for the Serving tab, link/serve_keys.h, and view=search|serving
+//    and sweeps=1 when those views are open)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only
 // when they differ from the preset, so a link names what the user changed; the options always appear, so a
 // later change of their defaults does not change what an old link means. Values never contain ';'.
@@ -43,6 +44,24 @@ struct LinkLevelEdit {
     bool operator==(const LinkLevelEdit&) const = default;
 };
 
+// The Serving tab's description: the serving preset it started from and the fields edited since, as the tab
+// edits them (unset: the preset's value). Names are checked here; what they mean together is checked when the tab
+// simulates (inference/serving_config.h ValidateServingConfig), as for a preset file.
+struct LinkServeEdits {
+    std::optional<int> tp, replicas;                // the (prefill) pool
+    std::optional<bool> decode;                     // a separate decode pool (1) or none (0)
+    std::optional<int> decode_tp, decode_replicas;  // with decode=1 or a preset that has one
+    std::optional<int> max_seqs, max_tokens;        // the engine's budgets
+    std::optional<bool> chunked;                    // chunked prefill
+    std::optional<std::string> preemption;          // recompute, swap
+    std::optional<Precision> weights, kv;           // bf16, fp8
+    std::optional<std::string> arrivals;            // poisson, gamma, fixed_rate, closed_loop, offline
+    std::optional<double> rate, cv;                 // requests/s; gaps' coefficient of variation
+    std::optional<int> clients, requests;           // closed-loop concurrency; requests in the run
+    std::optional<double> ttft_s, tpot_s;           // SLO targets in seconds (0: none)
+    bool operator==(const LinkServeEdits&) const = default;
+};
+
 struct ConfigLink {
     std::string model;  // model preset id: the file name without ".json" ("llama3-8b")
     // The model fields the page edits, set when they differ from the preset.
@@ -62,6 +81,10 @@ struct ConfigLink {
     double tokens = TrainingOptions{}.tokens_to_train;  // 0: no time-to-train
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
+
+    // The Serving tab (written only when it is not the page's first serving preset, unedited).
+    std::string serve;  // serving preset id ("llama3-8b-h100-poisson"); "" for that default
+    LinkServeEdits serve_edits;
 
     // The open views (written only when not the defaults): the Training panel's tab and the Sweeps window.
     std::string view = "estimate";  // "estimate", "search" (Best layout) or "serving"

@@ -24,6 +24,9 @@ public:
     emscripten::val sweepStatus() const;
     void startSearch();
     emscripten::val searchStatus() const;
+    // The Serving tab's rate sweep (in the pool when the page has one): {running, done, hasResult, error, pool, text}.
+    void startServeSweep();
+    emscripten::val serveSweepStatus() const;
     // What the last call threw ("" when none did): every method runs behind scweb::Kept (guard.h), so an
     // exception never reaches JS; it returns the type's empty value and is kept here.
     std::string lastError() const { return error_; }

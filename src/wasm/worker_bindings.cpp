@@ -15,6 +15,7 @@
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/inference_driver.h"
 #include "app/pool_jobs.h"
 #include "config/error.h"
 #include "engine/search.h"
@@ -56,6 +57,13 @@ public:
         return scweb::Guard([&] {
             Checked(sc::app::AddSystem(*state_, scweb::StringArg(file, "file"), scweb::StringArg(system_json, "system"),
                                        scweb::StringArg(accelerator_json, "accelerator")));
+            return Text("");
+        });
+    }
+    // The page's serving presets: a link may name one (its Serving tab), and the worker must accept that link.
+    val addServingPreset(val file, val json) {
+        return scweb::Guard([&] {
+            Checked(sc::app::AddServingPreset(*state_, scweb::StringArg(file, "file"), scweb::StringArg(json, "json")));
             return Text("");
         });
     }
@@ -109,6 +117,32 @@ public:
         });
     }
 
+    // serveSweepShard(link, [from, to, points], shard, count) -> {ok, text}: one shard of the Serving tab's rate
+    // sweep of the link's page (its serve.* keys carry the tab's description).
+    val serveSweepShard(val link, val args, val shard, val count) {
+        return scweb::Guard([&] {
+            const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
+            const int i = static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1));
+            if (!val::global("Array").call<bool>("isArray", args))
+                throw sc::Error("args", "expected [from, to, points] as strings");
+            std::vector<std::string> rates;
+            for (unsigned k = 0, len = args["length"].as<unsigned>(); k < len; ++k)
+                rates.push_back(scweb::StringArg(args[k], "args[]"));
+            std::string key = scweb::StringArg(link, "link");
+            for (const std::string& r : rates) key += "\n" + r;
+            if (!serve_sweep_ || serve_sweep_key_ != key) {
+                serve_sweep_.reset();
+                Apply(scweb::StringArg(link, "link"));
+                sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*state_);
+                r.sweep_rates = sc::app::ServeSweepJobRates(rates);
+                serve_sweep_ =
+                    std::make_unique<const sc::engine::ServeSweepSnapshot>(sc::engine::SnapshotServeSweep(r));
+                serve_sweep_key_ = key;
+            }
+            return Text(sc::app::EncodeServeSweepShard(sc::engine::RunServeSweepShard(*serve_sweep_, i, n)));
+        });
+    }
+
 private:
     void Apply(const std::string& link) {
         const std::string error = sc::app::ApplyLink(*state_, link);
@@ -120,6 +154,8 @@ private:
     std::string search_key_;
     std::unique_ptr<const sc::engine::SweepSnapshot> sweep_;
     std::string sweep_key_;
+    std::unique_ptr<const sc::engine::ServeSweepSnapshot> serve_sweep_;
+    std::string serve_sweep_key_;
 };
 
 }  // namespace
@@ -215,6 +251,24 @@ val PagePool::SearchStatusObject() const {
     return o;
 }
 
+void PagePool::startServeSweep() {
+    scweb::Kept(error_, [&] { sc::app::StartServeSweep(*state_); });
+}
+
+val PagePool::serveSweepStatus() const {
+    return scweb::Kept(error_, [&] {
+        const auto& w = state_->inference.sweep;
+        val o = val::object();
+        o.set("running", sc::app::ServeSweepRunning(*state_));
+        o.set("done", sc::app::ServeSweepShardsDone(*state_));
+        o.set("hasResult", !w.points_done.empty());
+        o.set("error", w.error);
+        o.set("pool", state_->pool.serve_sweep_id != 0);
+        o.set("text", w.report);
+        return o;
+    });
+}
+
 void PagePool::startSearch() {
     scweb::Kept(error_, [&] { sc::app::StartSearch(*state_); });
 }
@@ -225,8 +279,10 @@ EMSCRIPTEN_BINDINGS(stagecraft_workers) {
         .function("addPreset", &WorkerCore::addPreset)
         .function("addSystem", &WorkerCore::addSystem)
         .function("setCalibration", &WorkerCore::setCalibration)
+        .function("addServingPreset", &WorkerCore::addServingPreset)
         .function("searchShard", &WorkerCore::searchShard)
-        .function("sweepShard", &WorkerCore::sweepShard);
+        .function("sweepShard", &WorkerCore::sweepShard)
+        .function("serveSweepShard", &WorkerCore::serveSweepShard);
     emscripten::class_<PagePool>("PagePool")
         .function("setWorkers", &PagePool::setWorkers)
         .function("takeJob", &PagePool::takeJob)
@@ -239,5 +295,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_workers) {
         .function("sweepStatus", &PagePool::sweepStatus)
         .function("startSearch", &PagePool::startSearch)
         .function("searchStatus", &PagePool::searchStatus)
+        .function("startServeSweep", &PagePool::startServeSweep)
+        .function("serveSweepStatus", &PagePool::serveSweepStatus)
         .function("lastError", &PagePool::lastError);
 }

@@ -109,6 +109,50 @@ test('the sweep in workers equals the CLI sweep and the single-thread sweep', { 
   await onPage.page.close();
 });
 
+test('the Serving tab\'s rate sweep in workers equals the CLI\'s --rate-sweep and the single-thread sweep', { timeout: 400000 }, async () => {
+  // The serving preset at 400 requests per point, through the link's serve keys (as a shared link would set it),
+  // on the preset's own cluster (the link names the page's cluster; `serve --preset` takes the preset's).
+  const serving = (page) => page.evaluate(() => {
+    const app = window.stagecraft.app;
+    const link = app.linkState().link.replace('system=dgx-a100-superpod', 'system=dgx-h100-superpod')
+      .replace(/;end$/, ';serve=llama3-8b-h100-poisson;serve.requests=400;end');
+    return app.applyLink(link);
+  });
+  const preset = JSON.parse(fs.readFileSync(path.join(ROOT, 'presets/inference/llama3-8b-h100-poisson.json'), 'utf8'));
+  const rate = preset.workload.rate;
+  // The tab's default: 8 rates from a quarter to twice the workload's, as inference_driver.cpp spaces them.
+  const from = rate / 4;
+  const to = 2 * rate;
+  const rates = Array.from({ length: 8 }, (_, i) => from + ((to - from) * i) / 7);
+  const run = async (page) => {
+    assert.equal(await serving(page), '');
+    await page.evaluate(() => window.stagecraft.pagePool.startServeSweep());
+    const started = await page.evaluate(() => window.stagecraft.pagePool.serveSweepStatus());
+    await page.waitForFunction(() => {
+      const st = window.stagecraft.pagePool.serveSweepStatus();
+      return st.hasResult || st.error;
+    }, null, { timeout: 300000, polling: 200 });
+    return { started, done: await page.evaluate(() => window.stagecraft.pagePool.serveSweepStatus()) };
+  };
+  const expected = cli(['serve', '--preset', 'llama3-8b-h100-poisson', '--set', 'workload.requests=400', '--rate-sweep', rates.join(',')]);
+
+  const inWorkers = await open();
+  const w = await run(inWorkers.page);
+  assert.equal(w.started.pool, true, 'the rate sweep runs in the pool');
+  assert.equal(w.done.error, '');
+  assert.equal(w.done.text, expected, 'the rate sweep in workers equals `stagecraft serve --rate-sweep`');
+  assert.ok(await inWorkers.page.evaluate(() => window.stagecraft.jobs.stats.shards) >= 8, 'its shards ran in workers');
+
+  const onPage = await open('?workers=0');
+  const p = await run(onPage.page);
+  assert.equal(p.started.pool, false);
+  assert.equal(p.done.text, expected, 'the single-thread rate sweep equals it too');
+  assert.deepEqual(inWorkers.errors, []);
+  assert.deepEqual(onPage.errors, []);
+  await inWorkers.page.close();
+  await onPage.page.close();
+});
+
 test('a bad sweep axis is refused with a message naming it', { timeout: 120000 }, async () => {
   const { page } = await open();
   const e = await page.evaluate(() => window.stagecraft.pagePool.startSweep('speed=1,2', ''));

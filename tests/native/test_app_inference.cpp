@@ -82,6 +82,46 @@ TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
               Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=400 --rate-sweep 4,8,12,16"));
 }
 
+// The rate sweep as the page's worker pool runs it: a "serve-sweep" job carrying the page's link, each shard run by
+// a worker that rebuilds the request from that link (as worker_bindings.cpp does) and sent back as text; the
+// merged report equals the CLI's, as the frame slices' does. A worker's bad shard text ends the sweep with its error.
+TEST(AppInference, TheRateSweepInWorkersEqualsTheCliSweep) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    s->inference.config.workload.requests = 400;
+    auto& w = s->inference.sweep;
+    w.from = 4;
+    w.to = 16;
+    w.points = 4;
+    sc::app::SetPoolWorkers(*s, 2);
+    sc::app::StartServeSweep(*s);
+    ASSERT_EQ(w.error, "");
+    const sc::app::PoolJob job = sc::app::TakePoolJob(*s);
+    ASSERT_EQ(job.kind, "serve-sweep");
+    EXPECT_EQ(w.next_shard, -1) << "not also in frame slices";
+    App worker = OpenPage();  // a worker: the same presets, nothing else of the page's state
+    ASSERT_EQ(sc::app::ApplyLink(*worker, job.link), "");
+    sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*worker);
+    r.sweep_rates = sc::app::ServeSweepJobRates(job.axes);
+    const sc::engine::ServeSweepSnapshot snap = sc::engine::SnapshotServeSweep(r);
+    for (int shard = job.shards - 1; shard >= 0; --shard) {  // any order
+        EXPECT_TRUE(sc::app::PoolJobWanted(*s, job.id));
+        const std::string text =
+            sc::app::EncodeServeSweepShard(sc::engine::RunServeSweepShard(snap, shard, job.shards));
+        ASSERT_EQ(sc::app::AddPoolShard(*s, job.id, text), "");
+    }
+    EXPECT_FALSE(sc::app::PoolJobWanted(*s, job.id));
+    ASSERT_EQ(w.points_done.size(), 4u);
+    EXPECT_EQ(w.report,
+              Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=400 --rate-sweep 4,8,12,16"));
+
+    sc::app::StartServeSweep(*s);
+    const sc::app::PoolJob again = sc::app::TakePoolJob(*s);
+    EXPECT_NE(sc::app::AddPoolShard(*s, again.id, "[{\"index\": 0}]"), "");
+    EXPECT_NE(w.error.find("serve-sweep shard"), std::string::npos) << w.error;
+    EXPECT_FALSE(sc::app::ServeSweepRunning(*s));
+}
+
 TEST(AppInference, BadSweepRatesAreAClearError) {
     App s = OpenPage();
     auto& w = s->inference.sweep;

@@ -189,3 +189,48 @@ TEST(AppPanels, ALinkOpensItsTabAndTheSweepsWindowAndTheTabChosenIsInTheLink) {
 }
 
 }  // namespace
+
+namespace {
+
+// The Serving tab's description travels in the link: another page opened on it serves the same description and
+// prints the same report; the first preset unedited writes nothing.
+TEST(AppPanels, TheServingTabsEditsAreInTheLinkAndRestoreTheSameReport) {
+    Page p;
+    p.Frames(2);
+    EXPECT_EQ(sc::app::LinkState(*p.app).find("serve"), std::string::npos);
+    sc::app::InferenceState& q = p.app->inference;
+    ASSERT_GE(q.presets.size(), 2u);
+    ASSERT_TRUE(sc::app::SelectServingPreset(*p.app, q.presets[1].file));
+    q.config.pool.replicas += 1;
+    q.config.decode_pool = q.config.pool;
+    q.config.decode_pool->tp = 2;
+    q.config.engine.max_tokens = 4096;
+    q.config.engine.chunked_prefill = !q.config.engine.chunked_prefill;
+    q.config.engine.preemption = sc::Preemption::swap;
+    q.config.precision.weights = q.config.precision.compute = sc::Precision::fp8;
+    q.config.workload.arrival = sc::ArrivalKind::gamma;
+    q.config.workload.rate = 3.3;
+    q.config.workload.cv = 2.5;
+    q.config.workload.requests = 300;
+    q.config.slo.ttft = 0.2;
+    q.config.slo.tpot = 0.05;
+    q.preset_index = -1;
+    sc::app::RunInference(*p.app);
+    ASSERT_EQ(q.error, "");
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";serve=" + q.presets[1].file.substr(0, q.presets[1].file.size() - 5) + ";"), std::string::npos)
+        << link;
+
+    Page other;
+    other.Frames(2);
+    ASSERT_EQ(sc::app::ApplyLink(*other.app, link), "");
+    sc::app::RunInference(*other.app);
+    const sc::app::InferenceState& r = other.app->inference;
+    EXPECT_EQ(r.error, "");
+    EXPECT_EQ(r.preset_index, -1) << "shown as edited";
+    EXPECT_EQ(r.base_index, 1);
+    EXPECT_EQ(r.report, q.report);
+    EXPECT_EQ(sc::app::LinkState(*other.app), link);
+}
+
+}  // namespace

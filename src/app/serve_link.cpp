@@ -1,0 +1,74 @@
+#include "app/serve_link.h"
+
+#include <string>
+
+namespace sc::app {
+
+namespace {
+
+template <typename T>
+std::optional<T> IfChanged(const T& now, const T& was) {
+    return now == was ? std::nullopt : std::optional<T>(now);
+}
+
+// The decode pool a link's decode_tp/decode_replicas are relative to: the preset's, or the prefill pool the tab
+// copies when "disaggregated" is ticked.
+PoolConfig DecodeBase(const ServingConfig& base, const PoolConfig& pool) { return base.decode_pool.value_or(pool); }
+
+}  // namespace
+
+LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now) {
+    LinkServeEdits e;
+    e.tp = IfChanged(now.pool.tp, base.pool.tp);
+    e.replicas = IfChanged(now.pool.replicas, base.pool.replicas);
+    e.decode = IfChanged(now.decode_pool.has_value(), base.decode_pool.has_value());
+    if (now.decode_pool) {
+        const PoolConfig ref = DecodeBase(base, now.pool);
+        e.decode_tp = IfChanged(now.decode_pool->tp, ref.tp);
+        e.decode_replicas = IfChanged(now.decode_pool->replicas, ref.replicas);
+    }
+    e.max_seqs = IfChanged(now.engine.max_seqs, base.engine.max_seqs);
+    e.max_tokens = IfChanged(now.engine.max_tokens, base.engine.max_tokens);
+    e.chunked = IfChanged(now.engine.chunked_prefill, base.engine.chunked_prefill);
+    if (now.engine.preemption != base.engine.preemption) e.preemption = NameOf(now.engine.preemption);
+    e.weights = IfChanged(now.precision.weights, base.precision.weights);
+    e.kv = IfChanged(now.precision.kv_cache, base.precision.kv_cache);
+    if (now.workload.arrival != base.workload.arrival) e.arrivals = NameOf(now.workload.arrival);
+    e.rate = IfChanged(now.workload.rate, base.workload.rate);
+    e.cv = IfChanged(now.workload.cv, base.workload.cv);
+    e.clients = IfChanged(now.workload.concurrency, base.workload.concurrency);
+    if (now.workload.requests != base.workload.requests) e.requests = static_cast<int>(now.workload.requests);
+    e.ttft_s = IfChanged(now.slo.ttft, base.slo.ttft);
+    e.tpot_s = IfChanged(now.slo.tpot, base.slo.tpot);
+    return e;
+}
+
+void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
+    if (e.tp) c.pool.tp = *e.tp;
+    if (e.replicas) c.pool.replicas = *e.replicas;
+    if (e.decode) {
+        if (!*e.decode) c.decode_pool.reset();
+        else if (!c.decode_pool) c.decode_pool = c.pool;
+    }
+    if (c.decode_pool && e.decode_tp) c.decode_pool->tp = *e.decode_tp;
+    if (c.decode_pool && e.decode_replicas) c.decode_pool->replicas = *e.decode_replicas;
+    if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
+    if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
+    if (e.chunked) c.engine.chunked_prefill = *e.chunked;
+    if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
+    if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
+    if (e.kv) c.precision.kv_cache = *e.kv;
+    if (e.arrivals) {
+        for (ArrivalKind k : {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate,
+                              ArrivalKind::closed_loop, ArrivalKind::offline})
+            if (*e.arrivals == NameOf(k)) c.workload.arrival = k;
+    }
+    if (e.rate) c.workload.rate = *e.rate;
+    if (e.cv) c.workload.cv = *e.cv;
+    if (e.clients) c.workload.concurrency = *e.clients;
+    if (e.requests) c.workload.requests = *e.requests;
+    if (e.ttft_s) c.slo.ttft = *e.ttft_s;
+    if (e.tpot_s) c.slo.tpot = *e.tpot_s;
+}
+
+}  // namespace sc::app

@@ -1,0 +1,16 @@
+// The Serving tab's description in a link (link/config_link.h LinkServeEdits): what the tab's fields changed
+// from the serving preset it started from, and those changes applied again to that preset.
+#pragma once
+#include "inference/serving_config.h"
+#include "link/config_link.h"
+
+namespace sc::app {
+
+// The fields of `now` that differ from `base`, as the tab edits them; ApplyServeEdits(ServeEditsOf(b, n), b') with
+// b' == b gives back n on every field the tab edits.
+LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now);
+// Sets the edited fields of `c` (a copy of the preset's description), the compute format following the weights
+// as the tab sets it.
+void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c);
+
+}  // namespace sc::app

@@ -1,0 +1,129 @@
+#include "link/serve_keys.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <variant>
+
+#include "config/error.h"
+#include "config/numbers.h"
+
+namespace sc {
+
+namespace {
+
+using Edits = LinkServeEdits;
+
+// One field: its key, where it lives, and what it accepts (the ranges of a serving preset, serving_parse.cpp).
+struct IntField {
+    std::optional<int> Edits::*member;
+    long long lo, hi;
+};
+struct NumberField {
+    std::optional<double> Edits::*member;
+    double hi;
+};
+struct BoolField {
+    std::optional<bool> Edits::*member;
+};
+struct ChoiceField {
+    std::optional<std::string> Edits::*member;
+    std::vector<std::string> choices;
+};
+struct PrecisionField {
+    std::optional<Precision> Edits::*member;
+};
+struct Key {
+    const char* name;
+    std::variant<IntField, NumberField, BoolField, ChoiceField, PrecisionField> field;
+};
+
+const std::vector<Key>& Keys() {
+    static const std::vector<Key> keys = {
+        {"serve.tp", IntField{&Edits::tp, 1, 1 << 24}},
+        {"serve.replicas", IntField{&Edits::replicas, 1, 1 << 24}},
+        {"serve.decode", BoolField{&Edits::decode}},
+        {"serve.decode_tp", IntField{&Edits::decode_tp, 1, 1 << 24}},
+        {"serve.decode_replicas", IntField{&Edits::decode_replicas, 1, 1 << 24}},
+        {"serve.max_seqs", IntField{&Edits::max_seqs, 1, 1 << 24}},
+        {"serve.max_tokens", IntField{&Edits::max_tokens, 1, 1 << 24}},
+        {"serve.chunked", BoolField{&Edits::chunked}},
+        {"serve.preemption", ChoiceField{&Edits::preemption, {"recompute", "swap"}}},
+        {"serve.weights", PrecisionField{&Edits::weights}},
+        {"serve.kv", PrecisionField{&Edits::kv}},
+        {"serve.arrivals", ChoiceField{&Edits::arrivals, {"poisson", "gamma", "fixed_rate", "closed_loop", "offline"}}},
+        {"serve.rate", NumberField{&Edits::rate, 1e9}},
+        {"serve.cv", NumberField{&Edits::cv, 1e9}},
+        {"serve.clients", IntField{&Edits::clients, 1, 1 << 24}},
+        {"serve.requests", IntField{&Edits::requests, 1, 2147483647}},
+        {"serve.ttft_s", NumberField{&Edits::ttft_s, 1e6}},
+        {"serve.tpot_s", NumberField{&Edits::tpot_s, 1e6}},
+    };
+    return keys;
+}
+
+std::string Quote(std::string_view v) { return "\"" + Clip(v) + "\""; }
+
+std::string Joined(const std::vector<std::string>& v, const char* sep = ", ") {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+    return s;
+}
+
+}  // namespace
+
+std::string LinkNumber(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+std::vector<std::string> ServeKeys() {
+    std::vector<std::string> k;
+    for (const Key& key : Keys()) k.push_back(key.name);
+    return k;
+}
+
+void SetServeKey(Edits& e, const std::string& key, std::string_view v) {
+    for (const Key& k : Keys()) {
+        if (key != k.name) continue;
+        if (const auto* f = std::get_if<IntField>(&k.field)) {
+            e.*f->member = static_cast<int>(ParseIntegerIn(key, v, f->lo, f->hi));
+        } else if (const auto* f = std::get_if<NumberField>(&k.field)) {
+            e.*f->member = ParseNumberIn(key, v, 0, f->hi);
+        } else if (const auto* f = std::get_if<BoolField>(&k.field)) {
+            if (v != "0" && v != "1") throw Error(key, "expected 0 or 1, got " + Quote(v));
+            e.*f->member = v == "1";
+        } else if (const auto* f = std::get_if<ChoiceField>(&k.field)) {
+            for (const std::string& c : f->choices)
+                if (v == c) {
+                    e.*f->member = c;
+                    return;
+                }
+            throw Error(key, Quote(v) + " is not one of " + Joined(f->choices));
+        } else if (const auto* f = std::get_if<PrecisionField>(&k.field)) {
+            if (v != "bf16" && v != "fp8") throw Error(key, Quote(v) + " is not one of bf16, fp8");
+            e.*f->member = v == "fp8" ? Precision::fp8 : Precision::bf16;
+        }
+        return;
+    }
+    throw Error(Clip(key), "unknown serving field; valid: " + Joined(ServeKeys(), " "));
+}
+
+void PutServeKeys(const Edits& e, const std::function<void(std::string_view, const std::string&)>& put) {
+    for (const Key& k : Keys()) {
+        if (const auto* f = std::get_if<IntField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, std::to_string(*v));
+        } else if (const auto* f = std::get_if<NumberField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, LinkNumber(*v));
+        } else if (const auto* f = std::get_if<BoolField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, *v ? "1" : "0");
+        } else if (const auto* f = std::get_if<ChoiceField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, *v);
+        } else if (const auto* f = std::get_if<PrecisionField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, NameOf(*v));
+        }
+    }
+}
+
+}  // namespace sc
