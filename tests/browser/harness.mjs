@@ -185,10 +185,11 @@ export async function waitFrames(page, n = 3, timeout = 10000) {
 }
 
 // The CSS-pixel rect of the item labelled `label` in ImGui window `window` (item rects are recorded
-// from the frame after the first request, so this polls).
-export async function itemRect(page, window, label) {
+// from the frame after the first request, so this polls). `timeout`: longer for an item that appears only when
+// a computation ends (a search's rows), so a loaded machine does not fail a test that measures no speed.
+export async function itemRect(page, window, label, timeout = 5000) {
   const handle = await page.waitForFunction(([w, l]) => window.stagecraft.itemRect(w, l), [window, label], {
-    timeout: 5000,
+    timeout,
     polling: 'raf',
   });
   return handle.jsonValue();

@@ -168,7 +168,7 @@ test('"Find the best layouts" lists fitting layouts and "use" applies one', asyn
     await waitFrames(page, 2);
     await clickItem(page, 'Training on a cluster', 'Best layout');
     await clickItem(page, 'Training on a cluster', 'Find the best layouts');
-    await itemRect(page, 'Training on a cluster', 'use'); // the first row's button: results are listed
+    await itemRect(page, 'Training on a cluster', 'use', 120000); // the first row's button: results are listed
     await page.screenshot({ path: screenshotPath('best-layouts.png') });
     const before = await mirror(page);
     await clickItem(page, 'Training on a cluster', 'use');
