@@ -174,8 +174,9 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
         const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
         const double eb = BytesOf(prec_.embeddings);
         const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
-        r.head = Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
-                 Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true);
+        r.head =
+            Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
+            Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true);
         if (tp_ > 1) r.tp_comm += net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
     }
     return r;

@@ -21,10 +21,10 @@
 namespace sc {
 
 struct KernelFloor {
-    double alpha_s = 0;        // seconds one kernel costs beyond its bytes at HBM bandwidth; 0 = not measured
-    double gemm_flops = 0;     // the GEMM it was measured on (2 m n k) ...
-    double gemm_seconds = 0;   // ... and its measured time
-    std::string series;        // its calibration series
+    double alpha_s = 0;       // seconds one kernel costs beyond its bytes at HBM bandwidth; 0 = not measured
+    double gemm_flops = 0;    // the GEMM it was measured on (2 m n k) ...
+    double gemm_seconds = 0;  // ... and its measured time
+    std::string series;       // its calibration series
 };
 
 // A point is a floor measurement when roofline time <= kFloorRooflineShare x measured time.

@@ -70,7 +70,7 @@ TEST(ServeKernelFloor, AWeightReadGemmPaysAlphaPlusItsBytes) {
     ServingPrecision p;
     p.weights = p.compute = p.kv_cache = p.activations = p.embeddings = Precision::fp16;
     const double h = m.hidden, n = (m.heads / 8.0 + 2) * m.head_dim;  // 8 query heads, 1 K and 1 V head per rank
-    const double bytes = h * 2 + n * h * 2 + n * 2;                // input row, weight shard, output row
+    const double bytes = h * 2 + n * h * 2 + n * 2;                   // input row, weight shard, output row
     for (const char* sys_id : {"dgx-h100-superpod", "dgx-a100-superpod"}) {
         const System& sys = servetest::System(sys_id);
         IterationCost cost(m, p, 8, sys, &Calibration(), 1024, 8);
@@ -78,10 +78,9 @@ TEST(ServeKernelFloor, AWeightReadGemmPaysAlphaPlusItsBytes) {
         const double expected = cost.kernel_floor().alpha_s + bytes / cm.memory_bytes_per_s();
         EXPECT_NEAR(cost.LayerLinear(1).qkv, expected, 1e-12) << sys_id;
     }
-    EXPECT_GT(IterationCost(m, p, 8, servetest::System("dgx-h100-superpod"), &Calibration(), 1024, 8)
-                  .kernel_floor()
-                  .alpha_s,
-              0);
+    EXPECT_GT(
+        IterationCost(m, p, 8, servetest::System("dgx-h100-superpod"), &Calibration(), 1024, 8).kernel_floor().alpha_s,
+        0);
 }
 
 }  // namespace

@@ -280,8 +280,7 @@ Row StaticThroughput(int i, const json& r) {
         row.predicted = run.result.output_tokens_per_s;
         const long long fit = run.kv.blocks / static_cast<long long>(std::ceil((isl + osl) / 64.0));
         if (std::fabs(row.error()) > kTarget) {
-            row.reason =
-                ThroughputCause(row, run, static_cast<int>(std::min<long long>(fit, batch)), c, sys, isl, osl);
+            row.reason = ThroughputCause(row, run, static_cast<int>(std::min<long long>(fit, batch)), c, sys, isl, osl);
             if (r["framework"].get<std::string>().find("0.5.0") != std::string::npos)
                 row.reason = "TensorRT-LLM 0.5.0 (its first release, 2023): " + row.reason;
         }
