@@ -44,6 +44,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     layout_ = std::make_unique<Layout>(p);
     sys_ = sys;
     net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal);
+    floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
 }
 
@@ -65,12 +66,18 @@ double IterationCost::AllReduceSeconds(double bytes) const {
     return net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
 }
 
+double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision) const {
+    const double roofline = cm_->Seconds(kind, flops, bytes, true, groups, high_precision);
+    if (floor_.alpha_s <= 0 || (flops <= 0 && bytes <= 0)) return roofline;
+    return std::max(roofline, floor_.alpha_s + bytes / cm_->memory_bytes_per_s());
+}
+
 LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
     const double wb = BytesOf(prec_.weights), out = BytesOf(prec_.activations);
     auto gemm = [&](double rows, double n, double k) {
-        return cm_->Seconds(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out);
+        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out);
     };
     LayerLinearTimes t;
     t.qkv = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h);
@@ -94,11 +101,11 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
         if (rows <= 0) return 0.0;
         fl += 2 * rows * n * k;
-        return cm_->Seconds(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a,
-                            true, groups, high);
+        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
+                      high);
     };
     auto vec = [&](double elems, double fpe, double reads) {
-        return elems > 0 ? cm_->Seconds(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
+        return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
     };
     const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;  // the training graph's FLOPs per element
     // Attention block, common to dense and MoE layers.
@@ -133,7 +140,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     c.linear = Ld * dense_linear + Lm * moe_linear;
     c.linear_flops = Ld * dense_fl + Lm * moe_fl;
     // Embedding lookup: one op per element written (the training graph's convention).
-    c.elementwise = Ld * dense_vec + Lm * moe_vec + (T > 0 ? cm_->Seconds(OpKind::gather, T * h, (T * h + T) * a) : 0);
+    c.elementwise = Ld * dense_vec + Lm * moe_vec + (T > 0 ? Kernel(OpKind::gather, T * h, (T * h + T) * a) : 0);
     c.comm = m_.layers * 2 * ar;
     return c;
 }
@@ -152,13 +159,13 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
         const double flops = PrefillAttentionFlops(b);
         const double bytes = b.prefill_tokens * heads_rank_ * d * 2 * a + b.prefill_keys * kv_elems * kvb +
                              b.prefill_tokens * kv_elems * kvb;  // Q, O; cached and new K, V read; new K, V written
-        attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
+        attn += Kernel(OpKind::attention, flops, bytes);
     }
     if (b.decodes > 0) {
         const double flops = DecodeAttentionFlops(b);
         const double bytes =
             b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
-        attn += cm_->Seconds(OpKind::attention, flops, bytes, true);
+        attn += Kernel(OpKind::attention, flops, bytes);
     }
     r.attention = m_.layers * attn;
     if (b.logits > 0) {
@@ -167,9 +174,9 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
         const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
         const double eb = BytesOf(prec_.embeddings);
         const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
-        r.head = cm_->Seconds(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
-                 cm_->Seconds(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a,
-                              true, 1, true);
+        r.head =
+            Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
+            Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true);
         if (tp_ > 1) r.tp_comm += net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
     }
     return r;

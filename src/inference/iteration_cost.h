@@ -20,6 +20,8 @@
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
+#include "graph/graph.h"
+#include "inference/kernel_floor.h"
 #include "inference/serving_config.h"
 
 namespace sc {
@@ -83,6 +85,9 @@ public:
     // KV cache bytes of one token on one rank: layers x 2 (K, V) x KV heads on the rank x head dim x bytes.
     double KvBytesPerToken() const { return kv_bytes_per_token_; }
     int tp() const { return tp_; }
+    // The measured fixed cost of one kernel every op pays on its memory side (kernel_floor.h); alpha_s = 0
+    // when the accelerator's calibration has no measurement of it.
+    const KernelFloor& kernel_floor() const { return floor_; }
 
 private:
     struct PerT {
@@ -90,6 +95,8 @@ private:
     };
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
+    // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
+    double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false) const;
     double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
     double DecodeAttentionFlops(const BatchShape& b) const;   // cached for integral T <= max_tokens
 
@@ -101,6 +108,7 @@ private:
     std::unique_ptr<ComputeModel> cm_;
     std::unique_ptr<Layout> layout_;
     std::unique_ptr<CommModel> net_;
+    KernelFloor floor_;
     mutable std::vector<PerT> cache_;
     mutable PerT scratch_;
 };

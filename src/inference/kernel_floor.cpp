@@ -1,0 +1,40 @@
+#include "inference/kernel_floor.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/error.h"
+
+namespace sc {
+
+KernelFloor MeasuredKernelFloor(const CalibrationTable* cal, const Accelerator& acc, double hbm_bytes_per_s) {
+    KernelFloor best;
+    if (!cal || hbm_bytes_per_s <= 0) return best;
+    for (const GemmCurve& g : cal->gemm) {
+        if (std::find(g.accelerators.begin(), g.accelerators.end(), acc.id) == g.accelerators.end()) continue;
+        double peak = 0;
+        try {
+            peak = PeakFlops(acc, g.dtype);
+        } catch (const Error&) {
+            continue;  // a curve at a precision the preset has no peak for cannot be judged
+        }
+        for (size_t i = 0; i < g.tflops.x.size(); ++i) {
+            const double flops = g.tflops.x[i], measured = flops / (g.tflops.y[i] * 1e12);
+            if (!(g.tflops.y[i] > 0)) continue;
+            const double side = std::cbrt(flops / 2);  // the curve is over square shapes: m = n = k
+            const double bytes = 3 * side * side * BytesOf(g.dtype);
+            const double roofline = std::max(peak > 0 ? flops / peak : 0.0, bytes / hbm_bytes_per_s);
+            if (roofline > kFloorRooflineShare * measured) continue;
+            const double alpha = measured - bytes / hbm_bytes_per_s;
+            if (best.alpha_s == 0 || alpha < best.alpha_s) {
+                best.alpha_s = alpha;
+                best.gemm_flops = flops;
+                best.gemm_seconds = measured;
+                best.series = g.series;
+            }
+        }
+    }
+    return best;
+}
+
+}  // namespace sc

@@ -1,0 +1,86 @@
+// The measured per-kernel fixed cost (inference/kernel_floor.h): which calibration point it comes from, its
+// value by hand, and that every memory-bound kernel of an iteration pays exactly alpha + bytes / bandwidth.
+#include <gtest/gtest.h>
+
+#include "inference/iteration_cost.h"
+#include "inference/kernel_floor.h"
+#include "serve_test_util.h"
+#include "training/compute_model.h"
+
+namespace {
+
+using namespace sc;
+using servetest::Calibration;
+
+// H100: the XLA sm_90 matmul table's 256 x 256 x 256 bf16 GEMM (6.45 TFLOPS, data/calibration.json) is the
+// only H100 point whose roofline is under a tenth of its time; alpha is its time minus its three 256 x 256
+// bf16 operands at STREAM copy's 2.90 TB/s.
+TEST(ServeKernelFloor, H100FloorIsTheXlaTinyGemmByHand) {
+    const Accelerator& acc = servetest::System("dgx-h100-superpod").accelerator;
+    const KernelFloor f = MeasuredKernelFloor(&Calibration(), acc, 2.90e12);
+    const double flops = 2.0 * 256 * 256 * 256, bytes = 3.0 * 256 * 256 * 2;
+    EXPECT_EQ(f.series, "xla-sm90-bf16");
+    EXPECT_DOUBLE_EQ(f.gemm_flops, flops);
+    EXPECT_NEAR(f.gemm_seconds, flops / 6.45e12, 1e-15);
+    EXPECT_NEAR(f.alpha_s, flops / 6.45e12 - bytes / 2.90e12, 1e-15);
+    EXPECT_NEAR(f.alpha_s * 1e6, 5.07, 0.01);
+}
+
+// A100: its GEMM calibration starts at 1024^3 (cuBLASLt fp16, 119 TFLOPS), a GEMM whose roofline is 39% of its
+// time: no floor measurement, so no floor term and the roofline stands.
+TEST(ServeKernelFloor, A100HasNoFloorMeasurement) {
+    const Accelerator& acc = servetest::System("dgx-a100-superpod").accelerator;
+    EXPECT_EQ(MeasuredKernelFloor(&Calibration(), acc, 1.61e12).alpha_s, 0);
+    EXPECT_EQ(MeasuredKernelFloor(nullptr, acc, 1.61e12).alpha_s, 0);
+}
+
+// The rule on a made-up table: a point counts only when its roofline is at most a tenth of its time, and the
+// smallest alpha over the counted points wins.
+TEST(ServeKernelFloor, OnlyOverheadDominatedPointsCount) {
+    const Accelerator& acc = servetest::System("dgx-h100-superpod").accelerator;
+    const double hbm = 2.9e12, peak = PeakFlops(acc, Precision::bf16);
+    auto point_tflops = [](double flops, double seconds) { return flops / seconds / 1e12; };
+    CalibrationTable t;
+    GemmCurve g;
+    g.accelerators = {acc.id};
+    g.dtype = Precision::bf16;
+    g.series = "made-up";
+    const double small = 2.0 * 128 * 128 * 128, big = 2.0 * 8192 * 8192 * 8192;
+    const double small_bytes = 3.0 * 128 * 128 * 2;
+    g.tflops.x = {small, big};
+    g.tflops.y = {point_tflops(small, 8e-6), point_tflops(big, 1.2 * big / peak)};
+    t.gemm.push_back(g);
+    KernelFloor f = MeasuredKernelFloor(&t, acc, hbm);
+    EXPECT_DOUBLE_EQ(f.gemm_flops, small);
+    EXPECT_NEAR(f.alpha_s, 8e-6 - small_bytes / hbm, 1e-15);
+    // The same small GEMM measured fast enough that its roofline is 11% of its time: not a floor measurement.
+    const double roofline = std::max(small / peak, small_bytes / hbm);
+    t.gemm[0].tflops.y[0] = point_tflops(small, roofline / 0.11);
+    EXPECT_EQ(MeasuredKernelFloor(&t, acc, hbm).alpha_s, 0);
+    // Another accelerator's curve never counts.
+    t.gemm[0].tflops.y[0] = point_tflops(small, 8e-6);
+    t.gemm[0].accelerators = {"a100-80gb"};
+    EXPECT_EQ(MeasuredKernelFloor(&t, acc, hbm).alpha_s, 0);
+}
+
+// One decode token on H100 TP8: the QKV GEMM reads its weight shard, so it takes exactly alpha + its bytes at
+// the achieved bandwidth; on A100 (no floor) exactly its bytes at the bandwidth.
+TEST(ServeKernelFloor, AWeightReadGemmPaysAlphaPlusItsBytes) {
+    const ModelConfig m = servetest::Model("llama3-70b");
+    ServingPrecision p;
+    p.weights = p.compute = p.kv_cache = p.activations = p.embeddings = Precision::fp16;
+    const double h = m.hidden, n = (m.heads / 8.0 + 2) * m.head_dim;  // 8 query heads, 1 K and 1 V head per rank
+    const double bytes = h * 2 + n * h * 2 + n * 2;                   // input row, weight shard, output row
+    for (const char* sys_id : {"dgx-h100-superpod", "dgx-a100-superpod"}) {
+        const System& sys = servetest::System(sys_id);
+        IterationCost cost(m, p, 8, sys, &Calibration(), 1024, 8);
+        ComputeModel cm(sys.accelerator, Precision::fp16, &Calibration(), TrainingOptions{});
+        const double expected = cost.kernel_floor().alpha_s + bytes / cm.memory_bytes_per_s();
+        EXPECT_NEAR(cost.LayerLinear(1).qkv, expected, 1e-12) << sys_id;
+    }
+    EXPECT_GT(
+        IterationCost(m, p, 8, servetest::System("dgx-h100-superpod"), &Calibration(), 1024, 8).kernel_floor().alpha_s,
+        0);
+}
+
+}  // namespace
