@@ -77,13 +77,13 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         } else {
             double s =
                 cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
-            compute += s;
-            if (op.kind == OpKind::matmul) t.matmul += s;
+            if (op.kind == OpKind::matmul) t.matmul += s;  // the GEMMs' own time: what TP traffic can hide behind
             if (const UserbufferOverlap* o = ub ? UserbufferOverlapOf(op, *ub) : nullptr) {
                 const double lost = CommSmSeconds(s, tp_collective, *o, cm.sm_count());
-                compute += lost;
                 t.sm_loss += lost;
+                s += lost;  // a weight-gradient GEMM deferred by a zero-bubble schedule keeps its loss
             }
+            compute += s;
             if (op.weight_grad) t.wgrad += s;
             t.flops += job.V(op.flops);
         }
