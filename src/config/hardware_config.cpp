@@ -203,6 +203,8 @@ Accelerator ParseAccelerator(std::string_view json_text) {
                  "scale_out_nic_Gbps_per_gpu", "Gb/s");
     a.board_power_w =
         PositiveOrNull(quantity(*r.Get("board_power_W", true), "board_power_W", "W", true), "board_power_W", "W");
+    if (r.Has("sm_count"))
+        a.sm_count = PositiveInteger(quantity(*r.Get("sm_count", true), "sm_count", "SMs", false), "sm_count");
     r.RejectUnknown();
     return a;
 }

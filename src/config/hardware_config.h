@@ -60,6 +60,9 @@ struct Accelerator {
     int scale_up_domain = 0;                 // accelerators in one scale-up domain
     double nic_gbit_per_gpu = 0;             // scale-out NIC Gb/s per accelerator
     std::optional<double> board_power_w;
+    // Streaming multiprocessors (NVIDIA) the kernels of one GPU share; 0 = not published in the preset. Needed
+    // where communication kernels take SMs from overlapped compute (training/comm_sms.h).
+    int sm_count = 0;
     std::map<std::string, Provenance> provenance;
 
     // Memory capacity the memory model must fit into, in bytes: usable GiB * 2^30 (or marketing GB * 1e9

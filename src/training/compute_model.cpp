@@ -24,6 +24,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
                            const TrainingOptions& opt, const AttentionShape& attn) {
     compute_ = compute;
     peak_ = PeakFlops(acc, compute);
+    sms_ = acc.sm_count;
     // FP8/FP4 training (Transformer Engine) runs only the GEMMs in the narrow format; attention kernels run
     // in bf16 (Micikevicius et al. 2022, "FP8 Formats for Deep Learning", Sec. 4: softmax and attention kept
     // in higher precision).

@@ -41,6 +41,7 @@ public:
     static double MaterializedBytesPerScore(bool forward, bool dropout, double w);
     double peak_flops() const { return peak_; }
     double memory_bytes_per_s() const { return hbm_; }
+    int sm_count() const { return sms_; }  // 0: the preset publishes none
 
 private:
     double Roofline(double flops, double peak, double efficiency, double bytes) const;
@@ -49,6 +50,7 @@ private:
     double attn_peak_ = 0;  // attention runs in 16-bit even when GEMMs run in fp8/fp4 (Transformer Engine)
     double vector_ = 0;     // vector FLOP/s
     double hbm_ = 0;        // achieved bytes/s
+    int sms_ = 0;
     double attn_eff_fwd_ = 0, attn_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;

@@ -7,6 +7,7 @@
 #include "parallel/schedule.h"
 #include "trace/stage_program.h"
 #include "training/comm_model.h"
+#include "training/comm_sms.h"
 #include "training/compute_model.h"
 
 namespace sc {
@@ -39,6 +40,7 @@ LayerShape ShapeOf(const Job& job) {
 struct BlockTime {
     double fwd = 0, bwd = 0, rec = 0;  // compute seconds
     double matmul = 0;                 // of which GEMMs (what TP overlap hides behind)
+    double sm_loss = 0;                // of fwd + bwd + rec: GEMM time lost to TP-overlap kernels' SMs
     double wgrad = 0;                  // of bwd: weight-gradient GEMMs (W of zbh1)
     double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
     double flops = 0;                            // executed FLOPs (fwd + bwd + rec)
@@ -46,8 +48,9 @@ struct BlockTime {
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
 };
 
+// `ub`: the userbuffers configuration when the TP overlap runs on Transformer Engine's userbuffers, else nullptr.
 BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net,
-                    const TrainingOptions& opt, const LayerShape& shape) {
+                    const TrainingOptions& opt, const LayerShape& shape, const UserbufferConfig* ub) {
     BlockTime t;
     const Recompute rc = job.par.recompute;
     const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
@@ -57,6 +60,12 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     auto comm_seconds = [&](const Op& op) {
         return net.Seconds(ToChakra(op.collective), ToGroupKind(op.group), job.V(op.comm_bytes));
     };
+    // Userbuffers runs some of its kernels on SMs beside the GEMMs; without the SM margin they share them for one
+    // TP collective's time (a layer's TP collectives are all of one size, T x h).
+    double tp_collective = 0;
+    for (const Op& op : b.forward)
+        if (op.kind == OpKind::collective && op.group == Group::tp)
+            tp_collective = std::max(tp_collective, comm_seconds(op));
     auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
         if (op.kind == OpKind::collective) {
             comm[slot_of(op)] += comm_seconds(op);
@@ -68,8 +77,13 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         } else {
             double s =
                 cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
+            if (op.kind == OpKind::matmul) t.matmul += s;  // the GEMMs' own time: what TP traffic can hide behind
+            if (const UserbufferOverlap* o = ub ? UserbufferOverlapOf(op, *ub) : nullptr) {
+                const double lost = CommSmSeconds(s, tp_collective, *o, cm.sm_count());
+                t.sm_loss += lost;
+                s += lost;  // a weight-gradient GEMM deferred by a zero-bubble schedule keeps its loss
+            }
             compute += s;
-            if (op.kind == OpKind::matmul) t.matmul += s;
             if (op.weight_grad) t.wgrad += s;
             t.flops += job.V(op.flops);
         }
@@ -136,12 +150,13 @@ struct BlockKindTimes {
 };
 
 BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const TrainingOptions& opt,
-                              const LayerShape& shape) {
+                              const LayerShape& shape, const UserbufferConfig* ub) {
     BlockKindTimes t;
-    t.embedding = TimeBlock(job, *job.graph.Find(BlockKind::embedding), cm, net, opt, shape);
-    t.dense = TimeBlock(job, *job.graph.Find(BlockKind::dense_layer), cm, net, opt, shape);
-    if (const Block* moe = job.graph.Find(BlockKind::moe_layer)) t.moe = TimeBlock(job, *moe, cm, net, opt, shape);
-    t.head = TimeBlock(job, *job.graph.Find(BlockKind::head), cm, net, opt, shape);
+    auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, opt, shape, ub); };
+    t.embedding = time(BlockKind::embedding);
+    t.dense = time(BlockKind::dense_layer);
+    if (job.graph.Find(BlockKind::moe_layer)) t.moe = time(BlockKind::moe_layer);
+    t.head = time(BlockKind::head);
     return t;
 }
 
@@ -171,6 +186,7 @@ double Zero3Exposed(const BlockTime& b, const Job& job, const CommModel& net, co
 
 struct StageCost {
     double fwd = 0, bwd = 0, rec = 0, wgrad = 0, comm[kSlots] = {}, flops = 0;
+    double sm_loss = 0;  // of fwd + bwd + rec
     double dense_params = 0, expert_params = 0;
     double zero3_exposed = 0;  // per microbatch
     int layers = 0;
@@ -181,6 +197,7 @@ struct StageCost {
 void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, double zero3, int n) {
     if (n <= 0) return;
     c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
+    c.sm_loss += n * b.sm_loss;
     c.comm[kSlotTp] += n * tp_exposed;
     c.comm[kSlotCp] += n * b.comm(kSlotCp);
     c.comm[kSlotEp] += n * b.comm(kSlotEp);
@@ -231,6 +248,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
     const StageCost& b = stages[bneck];
     br.compute = M * (b.fwd + b.bwd);
     br.recompute = M * b.rec;
+    br.comm_sms = M * b.sm_loss;
     br.tp_comm = M * b.comm[kSlotTp];
     br.cp_comm = M * b.comm[kSlotCp];
     br.ep_comm = M * b.comm[kSlotEp];
@@ -370,13 +388,18 @@ void FillEnergy(const System& sys, const TrainingOptions& opt, int world, Traini
 }  // namespace
 
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt) {
+                                  const TrainingOptions& opt, const TpOverlapKernels& kernels) {
     Layout layout(job.par);
     const LayerShape shape = ShapeOf(job);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, shape.attn);
     CommModel net(sys, layout, opt.in_network_reduction, cal);
+    // Userbuffers overlaps TP collectives only under sequence parallelism (Megatron-Core requires SP for
+    // --tp-comm-overlap); its SMs count only where the preset gives the GPU's SM count.
+    const bool userbuffers = opt.overlap_tp && kernels.kind == TpOverlapKind::userbuffers && job.par.tp > 1 &&
+                             job.par.sp && cm.sm_count() > 0;
 
-    const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, opt, shape);
+    const BlockKindTimes blocks =
+        TimeBlockKinds(job, cm, net, opt, shape, userbuffers ? &kernels.userbuffers : nullptr);
     const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);

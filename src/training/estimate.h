@@ -10,6 +10,7 @@
 #include "config/hardware_config.h"
 #include "parallel/job.h"
 #include "parallel/memory.h"
+#include "training/comm_sms.h"
 #include "training/training_options.h"
 
 namespace sc {
@@ -24,6 +25,9 @@ struct StepBreakdown {
     double bubble = 0;     // pipeline fill and drain
     double dp_comm = 0;    // exposed gradient reduction and ZeRO parameter gathers
     double optimizer = 0;  // optimizer step
+    // Of compute + recompute (not a part of its own, so not in kBreakdownParts): GEMM time lost to the SMs that
+    // overlapped TP communication kernels hold (Transformer Engine userbuffers; training/comm_sms.h).
+    double comm_sms = 0;
     double total() const;
 };
 
@@ -78,7 +82,8 @@ struct TrainingEstimate {
     double days_to_train = 0, gpu_hours_to_train = 0, energy_mwh_to_train = 0;  // when tokens_to_train > 0
 };
 
+// `kernels`: how the TP overlap runs (opt.overlap_tp), for the SMs its kernels hold (training/comm_sms.h).
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt);
+                                  const TrainingOptions& opt, const TpOverlapKernels& kernels = {});
 
 }  // namespace sc

@@ -124,6 +124,7 @@ std::string Markdown() {
     auto summary = [&](const char* set, const std::string& label) {
         double sum = 0, worst = 0;
         int n = 0, within = 0, out = 0;
+        std::vector<double> errors;
         for (const Row& r : AllRows()) {
             if (r.set != set) continue;
             if (!r.comparable || !r.evaluation_error.empty()) {
@@ -132,11 +133,15 @@ std::string Markdown() {
             }
             sum += std::fabs(r.error), worst = std::max(worst, std::fabs(r.error)), ++n;
             within += std::fabs(r.error) <= kDefaultTolerance;
+            errors.push_back(std::fabs(r.error));
         }
+        std::sort(errors.begin(), errors.end());
+        const size_t k = errors.size();
+        const double median = k == 0 ? 0 : k % 2 ? errors[k / 2] : (errors[k / 2 - 1] + errors[k / 2]) / 2;
         std::string line = label + ": " + std::to_string(n) + " comparisons; mean |error| " +
-                           FormatNumber("%.1f%%", 100 * sum / std::max(n, 1)) + ", worst " +
-                           FormatNumber("%.1f%%", 100 * worst) + ", " + std::to_string(within) + " of " +
-                           std::to_string(n) + " within 10%";
+                           FormatNumber("%.1f%%", 100 * sum / std::max(n, 1)) + ", median " +
+                           FormatNumber("%.1f%%", 100 * median) + ", worst " + FormatNumber("%.1f%%", 100 * worst) +
+                           ", " + std::to_string(within) + " of " + std::to_string(n) + " within 10%";
         if (out) line += "; " + std::to_string(out) + " records not expressible (reason in the row)";
         return line + ".\n";
     };
@@ -148,15 +153,19 @@ std::string Markdown() {
         o += std::string("- (") + static_cast<char>('a' + i) + ") " + reasons[i] + ".\n";
 
     o += "\n## Where the predicted time goes\n\n";
-    o += "| record | compute | recompute | TP comm | CP comm | PP p2p | bubble | DP comm | optimizer | MFU | fits |\n";
-    o += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    o += "The comm SMs column is part of compute and recompute: GEMM time lost to the SMs that overlapped TP "
+         "communication kernels hold (src/training/comm_sms.h).\n\n";
+    o +=
+        "| record | compute | recompute | comm SMs | TP comm | CP comm | PP p2p | bubble | DP comm | optimizer | MFU | "
+        "fits |\n";
+    o += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
     for (const Row& r : AllRows()) {
         if (!r.comparable || !r.evaluation_error.empty()) continue;
         const sc::StepBreakdown& b = r.est.step;
         auto pct = [&](double x) { return FormatNumber("%.1f%%", 100 * x / r.est.step_seconds); };
-        o += "| " + r.key + " | " + pct(b.compute) + " | " + pct(b.recompute) + " | " + pct(b.tp_comm) + " | " +
-             pct(b.cp_comm) + " | " + pct(b.pp_comm) + " | " + pct(b.bubble) + " | " + pct(b.dp_comm) + " | " +
-             pct(b.optimizer) + " | " + FormatNumber("%.1f%%", 100 * r.est.mfu) + " | " +
+        o += "| " + r.key + " | " + pct(b.compute) + " | " + pct(b.recompute) + " | " + pct(b.comm_sms) + " | " +
+             pct(b.tp_comm) + " | " + pct(b.cp_comm) + " | " + pct(b.pp_comm) + " | " + pct(b.bubble) + " | " +
+             pct(b.dp_comm) + " | " + pct(b.optimizer) + " | " + FormatNumber("%.1f%%", 100 * r.est.mfu) + " | " +
              (r.est.fits ? "yes" : "no: " + r.est.memory_message) + " |\n";
     }
 

@@ -1,0 +1,38 @@
+#include "training/comm_sms.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "config/error.h"
+
+namespace sc {
+
+const UserbufferOverlap* UserbufferOverlapOf(const Op& op, const UserbufferConfig& cfg) {
+    if (op.kind != OpKind::matmul) return nullptr;
+    const std::string_view n = op.name;
+    if (op.pass == Pass::forward) {
+        if (n == "attn.out") return &cfg.proj_fprop;
+        if (n == "mlp.fc2") return &cfg.fc2_fprop;
+        return nullptr;
+    }
+    if (n == "attn.qkv.dgrad") return &cfg.qkv_dgrad;
+    if (n == "attn.qkv.wgrad") return &cfg.qkv_wgrad;
+    if (n == "mlp.fc1.dgrad" || n == "mlp.gate_up.dgrad") return &cfg.fc1_dgrad;
+    if (n == "mlp.fc1.wgrad" || n == "mlp.gate_up.wgrad") return &cfg.fc1_wgrad;
+    return nullptr;
+}
+
+double CommSmSeconds(double gemm, double comm, const UserbufferOverlap& o, int sms) {
+    if (sms <= 0 || o.num_sm <= 0 || gemm <= 0) return 0;
+    if (o.num_sm >= sms)
+        throw Error("userbuffers.num_sm", std::to_string(o.num_sm) + " SMs for a communication kernel leave none of " +
+                                              std::to_string(sms) + " for the GEMM; valid: 0 to " +
+                                              std::to_string(sms - 1));
+    const int n = o.num_sm;
+    const double margin_loss = gemm * n / (sms - n);
+    if (o.sm_margin) return margin_loss;
+    return std::min(std::max(0.0, comm) * n / sms, margin_loss);
+}
+
+}  // namespace sc
