@@ -200,16 +200,9 @@ void StartServeSweep(AppState& s) {
         w.error = e.what();
         return;
     }
-    std::string link;
-    if (s.pool.workers > 0) {
-        try {
-            link = LinkState(s);
-        } catch (const Error&) {
-            link.clear();  // not expressible as a link (a custom model): frame slices
-        }
-    }
+    const std::string link = PoolLink(s);
     if (link.empty()) {
-        w.next_shard = 0;
+        w.next_shard = 0;  // frame slices
         return;
     }
     // The workers rebuild the same request from the link (its serve.* keys carry the tab's description).

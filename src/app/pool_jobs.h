@@ -87,6 +87,9 @@ inline constexpr const char* kSweepAxes[] = {"flops",  "hbm_bw",   "hbm_capacity
 
 // The pool's size, set by the page's JS (0: no workers; jobs run in frame slices).
 void SetPoolWorkers(AppState& s, int workers);
+// The link a pool job carries: the state's link when the page has workers and the state can be a link, else ""
+// (the job runs in frame slices: no pool, or a model loaded from outside the presets).
+std::string PoolLink(const AppState& s);
 // The job raised since the last call (id 0 when none); the state now waits for its shards.
 PoolJob TakePoolJob(AppState& s);
 // Whether job `id` still wants shards (false once cancelled, replaced or finished): the JS drops the rest.

@@ -48,13 +48,8 @@ void StartSearch(AppState& s) {
     }
     q.next_shard = 0;
     s.pool.search_started = Now();
-    if (s.pool.workers <= 0) return;
-    std::string link;
-    try {
-        link = LinkState(s);
-    } catch (const Error&) {
-        return;  // not expressible as a link (a custom model): frame slices
-    }
+    const std::string link = PoolLink(s);
+    if (link.empty()) return;  // frame slices
     s.pool.waiting = {++s.pool.last_id, "search", link, {}, kSearchShards};
     s.pool.search_id = s.pool.waiting.id;
     q.seconds = -Now();  // wall time, completed when the last shard is merged
@@ -123,6 +118,15 @@ SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::st
 
 // ---- The pool's jobs (the sweep's side is in sweep_driver.cpp)
 void SetPoolWorkers(AppState& s, int workers) { s.pool.workers = workers < 0 ? 0 : workers; }
+
+std::string PoolLink(const AppState& s) {
+    if (s.pool.workers <= 0) return "";
+    try {
+        return LinkState(s);
+    } catch (const Error&) {
+        return "";  // not expressible as a link (a custom model)
+    }
+}
 
 PoolJob TakePoolJob(AppState& s) {
     PoolJob j = std::move(s.pool.waiting);

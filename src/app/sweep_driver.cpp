@@ -98,16 +98,9 @@ void StartSweep(AppState& s) {
     }
     w.started = Now();
     w.done = 0;
-    std::string link;
-    if (s.pool.workers > 0) {
-        try {
-            link = LinkState(s);
-        } catch (const Error&) {
-            link.clear();  // not expressible as a link (a custom model): frame slices
-        }
-    }
+    const std::string link = PoolLink(s);
     if (link.empty()) {
-        w.next_shard = 0;
+        w.next_shard = 0;  // frame slices
         return;
     }
     s.pool.waiting = {++s.pool.last_id, "sweep", link, w.args, w.shards};

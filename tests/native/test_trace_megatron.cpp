@@ -13,6 +13,7 @@
 #include "parallel/job.h"
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
+#include "preset_files.h"
 #include "test_util.h"
 #include "trace/chakra_et.h"
 #include "trace/rank_traces.h"
@@ -32,12 +33,7 @@ sc::Job MakeJob(const sc::ModelConfig& m, const std::string& spec) {
 }
 sc::ModelConfig Preset(const std::string& name) { return sc::ParseModelConfig(sctest::Preset(name)); }
 
-sc::System LoadSystem(const std::string& id) {
-    const std::string root = SC_SOURCE_DIR;
-    std::string text = sctest::ReadFile(root + "/presets/systems/" + id + ".json");
-    std::string acc = nlohmann::json::parse(text)["accelerator"];
-    return sc::ParseSystem(text, sctest::ReadFile(root + "/presets/hardware/" + acc + ".json"));
-}
+sc::System LoadSystem(const std::string& id) { return sctest::LoadSystemPreset(id); }
 
 const sc::CollectiveTotal* Find(const sc::RankClass& c, CollectiveType t, GroupKind g) {
     for (const sc::CollectiveTotal& x : c.collectives)

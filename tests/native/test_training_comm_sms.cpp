@@ -8,6 +8,7 @@
 #include "config/hardware_config.h"
 #include "config/model_config.h"
 #include "parallel/job.h"
+#include "preset_files.h"
 #include "test_util.h"
 #include "training/comm_model.h"
 #include "training/comm_sms.h"
@@ -19,17 +20,8 @@ namespace {
 using nlohmann::json;
 const std::string kRoot = SC_SOURCE_DIR;
 
-sc::System LoadSystem(const std::string& id) {
-    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
-    return sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" +
-                                                  json::parse(text)["accelerator"].get<std::string>() + ".json"));
-}
-
-const sc::CalibrationTable& Cal() {
-    static const sc::CalibrationTable t =
-        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
-    return t;
-}
+sc::System LoadSystem(const std::string& id) { return sctest::LoadSystemPreset(id); }
+const sc::CalibrationTable& Cal() { return sctest::MeasuredCalibration(); }
 
 sc::Op Matmul(const std::string& name, sc::Pass pass) {
     sc::Op op;

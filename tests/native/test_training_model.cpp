@@ -16,6 +16,7 @@
 #include "graph/model_stats.h"
 #include "parallel/job.h"
 #include "parallel/layout.h"
+#include "preset_files.h"
 #include "test_util.h"
 #include "trace/stage_program.h"
 #include "training/comm_model.h"
@@ -27,17 +28,8 @@ namespace {
 using nlohmann::json;
 const std::string kRoot = SC_SOURCE_DIR;
 
-sc::System LoadSystem(const std::string& id) {
-    std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
-    return sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" +
-                                                  json::parse(text)["accelerator"].get<std::string>() + ".json"));
-}
-
-const sc::CalibrationTable& Cal() {
-    static const sc::CalibrationTable t =
-        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
-    return t;
-}
+sc::System LoadSystem(const std::string& id) { return sctest::LoadSystemPreset(id); }
+const sc::CalibrationTable& Cal() { return sctest::MeasuredCalibration(); }
 
 sc::ModelConfig Model(const std::string& file) {
     return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file));

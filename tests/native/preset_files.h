@@ -1,0 +1,29 @@
+// The repository's presets as the tests load them: a system preset with its accelerator, and the measured
+// calibration tables (one definition for every test file that needs them).
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "test_util.h"
+
+namespace sctest {
+
+// presets/systems/<id>.json with the presets/hardware file its "accelerator" names.
+inline sc::System LoadSystemPreset(const std::string& id) {
+    const std::string root = SC_SOURCE_DIR;
+    const std::string text = ReadFile(root + "/presets/systems/" + id + ".json");
+    const std::string acc = nlohmann::json::parse(text).at("accelerator").get<std::string>();
+    return sc::ParseSystem(text, ReadFile(root + "/presets/hardware/" + acc + ".json"));
+}
+
+// presets/calibration/measured.json, parsed once.
+inline const sc::CalibrationTable& MeasuredCalibration() {
+    static const sc::CalibrationTable t =
+        sc::ParseCalibration(ReadFile(std::string(SC_SOURCE_DIR) + "/presets/calibration/measured.json"));
+    return t;
+}
+
+}  // namespace sctest
