@@ -34,6 +34,31 @@ val Text(const std::string& text) {
     return r;
 }
 
+// A task's shard `shard` of `count`, both checked.
+struct ShardArgs {
+    int index = 0, count = 1;
+};
+ShardArgs ShardOf(val shard, val count) {
+    const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
+    return {static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1)), n};
+}
+
+// An array of strings from JS (`what` says what it must hold, for the error).
+std::vector<std::string> StringsOf(val array, const char* name, const char* what) {
+    if (!val::global("Array").call<bool>("isArray", array)) throw sc::Error(name, std::string("expected ") + what);
+    std::vector<std::string> out;
+    for (unsigned k = 0, len = array["length"].as<unsigned>(); k < len; ++k)
+        out.push_back(scweb::StringArg(array[k], (std::string(name) + "[]").c_str()));
+    return out;
+}
+
+// The cache key of a snapshot: the link and the job's arguments.
+std::string KeyOf(const std::string& link, const std::vector<std::string>& args) {
+    std::string key = link;
+    for (const std::string& a : args) key += "\n" + a;
+    return key;
+}
+
 std::string Checked(const std::string& error) {
     if (!error.empty()) throw sc::Error("preset", error);
     return error;
@@ -77,8 +102,7 @@ public:
     // searchShard(link, shard, count) -> {ok, text}: one shard of the "Best layout" search of the link's page.
     val searchShard(val link, val shard, val count) {
         return scweb::Guard([&] {
-            const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
-            const int i = static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1));
+            const ShardArgs sh = ShardOf(shard, count);
             const std::string key = scweb::StringArg(link, "link");
             if (!search_ || search_key_ != key) {
                 search_.reset();
@@ -87,31 +111,26 @@ public:
                     sc::engine::SnapshotSearch(sc::app::CurrentRequest(*state_)));
                 search_key_ = key;
             }
-            return Text(sc::app::EncodeSearchShard(sc::engine::RunSearchShard(*search_, i, n)));
+            return Text(sc::app::EncodeSearchShard(sc::engine::RunSearchShard(*search_, sh.index, sh.count)));
         });
     }
 
     // sweepShard(link, ["flops=1,2", ...], shard, count) -> {ok, text}: one shard of the sweep of the link's page.
     val sweepShard(val link, val axes, val shard, val count) {
         return scweb::Guard([&] {
-            const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
-            const int i = static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1));
-            if (!val::global("Array").call<bool>("isArray", axes))
-                throw sc::Error("axes", "expected an array of \"name=v1,v2\" strings");
-            std::string key = scweb::StringArg(link, "link");
-            std::vector<std::string> args;
-            for (unsigned k = 0, len = axes["length"].as<unsigned>(); k < len; ++k)
-                args.push_back(scweb::StringArg(axes[k], "axes[]")), key += "\n" + args.back();
+            const ShardArgs sh = ShardOf(shard, count);
+            const std::vector<std::string> args = StringsOf(axes, "axes", "an array of \"name=v1,v2\" strings");
+            const std::string page = scweb::StringArg(link, "link"), key = KeyOf(page, args);
             if (!sweep_ || sweep_key_ != key) {
                 sweep_.reset();
-                Apply(scweb::StringArg(link, "link"));
+                Apply(page);
                 sc::engine::Request r = sc::app::CurrentRequest(*state_);
                 for (const std::string& a : args) sc::ParseSweepAxis(a, r.sweep.axes);
                 sweep_ = std::make_unique<const sc::engine::SweepSnapshot>(sc::engine::SnapshotSweep(r));
                 sweep_key_ = key;
             }
             std::vector<sc::app::SweepCell> cells;
-            for (const sc::SweepRow& row : sc::engine::RunSweepShard(*sweep_, i, n))
+            for (const sc::SweepRow& row : sc::engine::RunSweepShard(*sweep_, sh.index, sh.count))
                 cells.push_back(sc::app::CellOf(row, sweep_->request));
             return Text(sc::app::EncodeSweepShard(cells));
         });
@@ -121,25 +140,20 @@ public:
     // sweep of the link's page (its serve.* keys carry the tab's description).
     val serveSweepShard(val link, val args, val shard, val count) {
         return scweb::Guard([&] {
-            const int n = static_cast<int>(scweb::IntegerArg(count, "count", 1, 1 << 20));
-            const int i = static_cast<int>(scweb::IntegerArg(shard, "shard", 0, n - 1));
-            if (!val::global("Array").call<bool>("isArray", args))
-                throw sc::Error("args", "expected [from, to, points] as strings");
-            std::vector<std::string> rates;
-            for (unsigned k = 0, len = args["length"].as<unsigned>(); k < len; ++k)
-                rates.push_back(scweb::StringArg(args[k], "args[]"));
-            std::string key = scweb::StringArg(link, "link");
-            for (const std::string& r : rates) key += "\n" + r;
+            const ShardArgs sh = ShardOf(shard, count);
+            const std::vector<std::string> rates = StringsOf(args, "args", "[from, to, points] as strings");
+            const std::string page = scweb::StringArg(link, "link"), key = KeyOf(page, rates);
             if (!serve_sweep_ || serve_sweep_key_ != key) {
                 serve_sweep_.reset();
-                Apply(scweb::StringArg(link, "link"));
+                Apply(page);
                 sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*state_);
                 r.sweep_rates = sc::app::ServeSweepJobRates(rates);
                 serve_sweep_ =
                     std::make_unique<const sc::engine::ServeSweepSnapshot>(sc::engine::SnapshotServeSweep(r));
                 serve_sweep_key_ = key;
             }
-            return Text(sc::app::EncodeServeSweepShard(sc::engine::RunServeSweepShard(*serve_sweep_, i, n)));
+            return Text(
+                sc::app::EncodeServeSweepShard(sc::engine::RunServeSweepShard(*serve_sweep_, sh.index, sh.count)));
         });
     }
 
