@@ -175,3 +175,33 @@ test('Firefox: after one visit the page without WebGPU loads and computes with t
     await own.close().catch(() => {});
   }
 });
+
+test('Firefox: the results panel copies the text, JSON and Markdown of the page without WebGPU', { skip: missing || false, timeout: 180000 }, async () => {
+  const { page, errors } = await open(`#model=llama3-8b&system=dgx-h100-superpod&parallel=${split}`);
+  try {
+    // What the page hands to the clipboard, kept as well (Firefox lets a page write the clipboard on a click but
+    // not read it back without asking the user).
+    await page.evaluate(() => {
+      window.__copied = [];
+      const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+      navigator.clipboard.writeText = (t) => {
+        window.__copied.push(t);
+        return write(t);
+      };
+    });
+    const model = ['--model', 'presets/models/llama3-8b.json'];
+    const text = cli('estimate', ...model, '--system', 'dgx-h100-superpod', '--parallel', split).toString() +
+      cli('summary', ...model, '--parallel', split).toString();
+    for (const id of ['copy-text', 'copy-json', 'copy-markdown']) await page.click(`#${id}`);
+    await page.waitForFunction(() => window.__copied.length === 3, { timeout: 10000 });
+    const [asText, asJson, asMarkdown] = await page.evaluate(() => window.__copied);
+    assert.equal(asText, text);
+    assert.deepEqual(JSON.parse(asJson).estimate,
+      JSON.parse(cli('estimate', '--json', ...model, '--system', 'dgx-h100-superpod', '--parallel', split).toString()));
+    assert.ok(asMarkdown.includes(`| step time | ${text.match(/^step time +(.+)$/m)[1]} |`), asMarkdown);
+    assert.equal(await page.evaluate(() => document.getElementById('results-note').textContent), 'Copied as Markdown.');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
