@@ -8,17 +8,14 @@
 #include "config/hardware_config.h"
 #include "config/model_config.h"
 #include "inference/serving_config.h"
+#include "preset_files.h"
 #include "test_util.h"
 
 namespace servetest {
 
 inline const std::string kRoot = SC_SOURCE_DIR;
 
-inline const sc::CalibrationTable& Calibration() {
-    static const sc::CalibrationTable t =
-        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
-    return t;
-}
+inline const sc::CalibrationTable& Calibration() { return sctest::MeasuredCalibration(); }
 
 inline sc::ModelConfig Model(const std::string& id) {
     return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + id + ".json"));
@@ -30,9 +27,7 @@ inline const sc::System& System(const std::string& id, const std::string& accele
     const std::string key = id + "/" + accelerator;
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
-    const std::string text = sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json");
-    const std::string acc_id = nlohmann::json::parse(text)["accelerator"].get<std::string>();
-    sc::System s = sc::ParseSystem(text, sctest::ReadFile(kRoot + "/presets/hardware/" + acc_id + ".json"));
+    sc::System s = sctest::LoadSystemPreset(id);
     if (!accelerator.empty())
         s.accelerator = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + accelerator + ".json"));
     return cache[key] = s;
