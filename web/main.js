@@ -46,6 +46,7 @@ const stagecraft = {
   styleColor: (name) => stagecraft.app?.styleColor(name) ?? null,
   loadModel: (name) => loadModel(name),
   linkState: () => stagecraft.app?.linkState() ?? null,
+  updateReady: false, // a newer build is installed and waits for the page's reload
   linkError: '', // why the link in the hash was refused ("" when it was applied or there was none)
 };
 stagecraft.ready.catch(() => {}); // failures are reported on the page and the console
@@ -96,7 +97,8 @@ async function fetchModelList() {
   return ['gpt3-175b.json'];
 }
 
-// Resolves to [{ file, system, accelerator } or Error] in index order.
+// Resolves to one promise per cluster of the index, in index order, each resolving to { file, system,
+// accelerator } or an Error: the first cluster can be registered before the others have arrived.
 async function fetchSystems() {
   let list;
   try {
@@ -105,18 +107,16 @@ async function fetchSystems() {
     console.warn(`stagecraft: no cluster presets: ${e.message}`);
     return [];
   }
-  return Promise.all(
-    list.map(async (file) => {
-      try {
-        const system = await fetchText(`presets/systems/${file}`);
-        const acc = JSON.parse(system).accelerator;
-        if (typeof acc !== 'string' || !SAFE_NAME.test(acc)) throw new Error(`presets/systems/${file}: no valid "accelerator"`);
-        return { file, system, accelerator: await fetchText(`presets/hardware/${withJson(acc)}`) };
-      } catch (e) {
-        return e;
-      }
-    }),
-  );
+  return list.map(async (file) => {
+    try {
+      const system = await fetchText(`presets/systems/${file}`);
+      const acc = JSON.parse(system).accelerator;
+      if (typeof acc !== 'string' || !SAFE_NAME.test(acc)) throw new Error(`presets/systems/${file}: no valid "accelerator"`);
+      return { file, system, accelerator: await fetchText(`presets/hardware/${withJson(acc)}`) };
+    } catch (e) {
+      return e;
+    }
+  });
 }
 
 function modelFromHash(list) {
@@ -242,25 +242,26 @@ function reportModel(name, error) {
   return error;
 }
 
-// Registers every preset of the index with the app (its picker), in index order, then makes
-// `wanted` (the first, or the one named in the URL hash) current.
-async function loadPresets(list, textsP, wanted) {
+// Registers the presets list[from..] with the app (its picker), in index order. The first preset registered
+// becomes current as it is added (and is computed then); `wanted` (the first, or the one named in the URL hash)
+// is selected, and computed, again only when it is another one. Returns the model error ("" when none).
+function addPresets(list, texts, from, wanted) {
   const app = stagecraft.app;
-  const texts = await textsP;
   let firstError = '';
-  let added = 0;
-  list.forEach((name, i) => {
+  let first = '';
+  for (let i = from; i < list.length; i++) {
     const text = texts[i];
-    const error = text instanceof Error ? text.message : app.addPreset(name, text);
+    const error = text instanceof Error ? text.message : app.addPreset(list[i], text);
     if (error) {
-      console.warn(`stagecraft: preset ${name}: ${error}`);
+      console.warn(`stagecraft: preset ${list[i]}: ${error}`);
       firstError ||= error;
     } else {
-      added++;
+      first ||= list[i];
     }
-  });
-  if (added === 0) return reportModel(list[0], firstError || 'no presets');
-  if (!app.selectPreset(wanted)) return loadModel(wanted);
+  }
+  if (wanted === null) return '';
+  if (!first) return reportModel(list[0], firstError || 'no presets');
+  if (first !== wanted && !app.selectPreset(wanted)) return loadModel(wanted);
   return reportModel(wanted, '');
 }
 
@@ -382,16 +383,41 @@ function loadScript(src) {
 
 // Offline and installable: sw.js caches the page, the module and the presets on this first visit.
 // stagecraft.offline resolves once the worker is active (its install filled the cache), false without one.
+// A newer build's worker waits (sw.js: the page keeps running on the files of its own build); the page then
+// offers a reload, which activates it.
 function registerServiceWorker() {
   if (!('serviceWorker' in navigator) || new URLSearchParams(location.search).get('sw') === '0') return Promise.resolve(false);
   return navigator.serviceWorker
     .register('sw.js')
-    .then(() => navigator.serviceWorker.ready)
+    .then((registration) => {
+      watchForUpdate(registration);
+      return navigator.serviceWorker.ready;
+    })
     .then(() => true)
     .catch((e) => {
       console.warn(`stagecraft: no offline copy (${e?.message ?? e})`);
       return false;
     });
+}
+
+function watchForUpdate(registration) {
+  const offer = (worker) => {
+    if (!navigator.serviceWorker.controller) return; // the first install takes over by itself
+    stagecraft.updateReady = true;
+    const notice = $('update');
+    notice.hidden = false;
+    $('update-reload').onclick = () => {
+      navigator.serviceWorker.addEventListener('controllerchange', () => location.reload(), { once: true });
+      worker.postMessage({ type: 'activate' });
+    };
+  };
+  if (registration.waiting) offer(registration.waiting);
+  registration.addEventListener('updatefound', () => {
+    const worker = registration.installing;
+    worker?.addEventListener('statechange', () => {
+      if (worker.state === 'installed') offer(worker);
+    });
+  });
 }
 
 async function main() {
@@ -421,31 +447,63 @@ async function main() {
   // The trace download as the button starts it (also on the page without WebGPU, which has no button yet).
   stagecraft.downloadTraces = (saveZip) => downloadTraces(module, app, 'trace', saveZip);
 
-  // Calibration and clusters first: they recompute nothing until a model is loaded.
+  // What the first frame needs first: the calibration, the first cluster and the current model (registering a
+  // model computes it; the calibration and the clusters recompute nothing before). The rest of the presets (the
+  // other clusters and models, the serving descriptions) only fill pickers: without a hash they are registered
+  // after the first frame is drawn, and `stagecraft.ready` resolves once they are. A hash may name any of them,
+  // so with one everything is registered first.
   const calibration = await calibrationP;
   const calibrationError = calibration instanceof Error ? calibration.message : app.setCalibration(calibration);
   if (calibrationError) console.warn(`stagecraft: ${calibrationError}`);
-  const systems = await systemsP;
-  for (const sys of systems) {
+  const addSystem = (sys) => {
     const error = sys instanceof Error ? sys.message : app.addSystem(sys.file, sys.system, sys.accelerator);
     if (error) console.warn(`stagecraft: cluster ${sys.file ?? ''}: ${error}`);
-  }
-  const servingPresets = await servingP;
-  for (const preset of servingPresets) {
-    const error = preset instanceof Error ? preset.message : app.addServingPreset(preset.file, preset.json);
-    if (error) console.warn(`stagecraft: serving preset ${preset.file ?? ''}: ${error}`);
-  }
+  };
+  const systemPs = await systemsP;
+  const systems = [];
+  const everything = hashText() !== '';
+  const firstSystems = everything ? systemPs.length : Math.min(1, systemPs.length);
+  for (let i = 0; i < firstSystems; i++) addSystem((systems[i] = await systemPs[i]));
   modelList = await listP;
   stagecraft.models = modelList;
-  await loadPresets(modelList, textsP, modelFromHash(modelList));
-  // What every worker of the pool registers, as the page did: the same presets build the same requests.
   const texts = await textsP;
+  const wantedModel = modelFromHash(modelList);
+  let firstPresets = everything ? modelList.length : 1;
+  if ((await addPresets(modelList.slice(0, firstPresets), texts, 0, wantedModel)) && !everything) {
+    // The first preset failed: the first of the others that loads becomes current, as with everything at once.
+    await addPresets(modelList, texts, 1, wantedModel);
+    firstPresets = modelList.length;
+  }
+  // What every worker of the pool registers, as the page did: the same presets build the same requests
+  // (filled in by addRest; the page hands jobs to the pool only after that).
   const poolInit = {
-    presets: modelList.map((file, i) => ({ file, json: texts[i] })).filter((p) => typeof p.json === 'string'),
-    systems: systems.filter((sys) => !(sys instanceof Error)),
+    presets: [],
+    systems: [],
     calibration: calibration instanceof Error ? null : calibration,
-    serving: servingPresets.filter((p) => !(p instanceof Error)),
+    serving: [],
   };
+  function fillPoolInit() {
+    poolInit.presets = modelList.map((file, i) => ({ file, json: texts[i] })).filter((p) => typeof p.json === 'string');
+    poolInit.systems = systems.filter((sys) => !(sys instanceof Error));
+    poolInit.serving = servingPresets.filter((p) => !(p instanceof Error));
+  }
+  const servingPresets = [];
+  const addRest = async () => {
+    for (let i = firstSystems; i < systemPs.length; i++) addSystem((systems[i] = await systemPs[i]));
+    for (const preset of await servingP) {
+      const error = preset instanceof Error ? preset.message : app.addServingPreset(preset.file, preset.json);
+      if (error) console.warn(`stagecraft: serving preset ${preset.file ?? ''}: ${error}`);
+      servingPresets.push(preset);
+    }
+    addPresets(modelList, texts, firstPresets, null);
+    fillPoolInit();
+    updateMirror();
+  };
+  let restDone = false;
+  if (everything) {
+    await addRest();
+    restDone = true;
+  }
   if (hashIsLink()) applyHashLink();
   else applyHashExtras();
   lastLink = currentLink();
@@ -465,6 +523,7 @@ async function main() {
   if (gpu instanceof Error) {
     if (!(gpu instanceof GpuUnavailableError)) throw gpu;
     stagecraft.gpuError = gpu.message;
+    if (!restDone) await addRest();
     showFallback(gpu.message);
     resolveReady(stagecraft);
     return;
@@ -520,7 +579,7 @@ async function main() {
       if (app.takeDownloadRequest()) downloadTraces(module, app); // async; progress shows in the panel
       const timelineRank = app.takeTimelineRequest();
       if (timelineRank >= 0) saveTimeline(module, app, timelineRank);
-      if (jobs) jobs.tick();
+      if (jobs && restDone) jobs.tick();
       else if (pagePool.takeCsvRequest()) saveText('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
       trackLink();
       if (app.takeCopyLinkRequest()) copyLink(); // async; the outcome shows beside the button
@@ -531,7 +590,16 @@ async function main() {
       if (stagecraft.firstFrameMs === null) {
         stagecraft.firstFrameMs = performance.now();
         performance.mark('stagecraft:first-frame');
-        resolveReady(stagecraft);
+        if (restDone) resolveReady(stagecraft);
+        else {
+          // The pickers' other presets, after this frame is on screen (see above).
+          setTimeout(() =>
+            addRest().then(() => {
+              restDone = true;
+              resolveReady(stagecraft);
+            }, rejectReady),
+          );
+        }
       }
     } catch (e) {
       stop = true;

@@ -1,9 +1,19 @@
-// Service worker: the page works offline after one visit, and installs as an app (manifest.json).
-// On install it caches the page, its scripts, the wasm module, the shader and every preset the indexes list;
-// afterwards every request goes to the network first (so a new build is picked up at once) and falls back to
-// the cache when the network fails (server gone, no connection). What the network returns is cached too.
-// CACHE changes with the files the page needs, so an older cache is dropped on activation.
-const CACHE = 'stagecraft-v2';
+// Service worker: the page works offline after one visit, installs as an app (manifest.json), and opens from
+// its cache without waiting for the network.
+//
+// One cache per build: BUILD is replaced at install (CMakeLists.txt: a hash of every installed file), so a
+// new build is a new sw.js, which the browser notices on the next visit. On install it caches the page, its
+// scripts, the wasm module, the shader and every preset the indexes list, all from that one build.
+// Requests are answered cache-first from that cache: the page, its module and its presets always belong to
+// the same build, and a visit does not wait for (or re-write) the 1.6 MB module. A file not cached is fetched
+// and kept.
+//
+// Updates: the first install takes over at once (nothing to be consistent with). A later build's worker
+// waits until the page asks for it ({type: 'activate'}, sent when the user accepts "Reload" in the page's
+// update notice, main.js) or until every tab of the old build is closed, so a running page never mixes its
+// files with a newer build's (its web workers load the same build as it).
+const BUILD = 'dev';
+const CACHE = `stagecraft-${BUILD}`;
 const SHELL = [
   './', 'index.html', 'main.js', 'renderer.js', 'input.js', 'link.js', 'download.js', 'zip.js', 'pool.js', 'jobs.js',
   'worker.js', 'results_panel.js', 'fallback.js', 'stagecraft.js', 'stagecraft.wasm', 'vendor/fflate.js', 'shaders/imgui.wgsl', 'manifest.json',
@@ -40,9 +50,13 @@ self.addEventListener('install', (event) => {
       await addAll(cache, SHELL);
       const presets = (await Promise.all(INDEXES.map((d) => listed(cache, d)))).flat();
       await addAll(cache, presets);
-      await self.skipWaiting();
+      if (!self.registration.active) await self.skipWaiting();
     })(),
   );
+});
+
+self.addEventListener('message', (event) => {
+  if (event.data?.type === 'activate') self.skipWaiting();
 });
 
 self.addEventListener('activate', (event) => {
@@ -60,16 +74,12 @@ self.addEventListener('fetch', (event) => {
   event.respondWith(
     (async () => {
       const cache = await caches.open(CACHE);
-      try {
-        const r = await fetch(req);
-        if (r.ok && r.type === 'basic') await cache.put(req, r.clone());
-        return r;
-      } catch (e) {
-        // The page opened with ?workers=0 or a hash is still index.html.
-        const hit = await cache.match(req, { ignoreSearch: req.mode === 'navigate' });
-        if (hit) return hit;
-        throw e;
-      }
+      // The page opened with ?workers=0 or ?sw=0 is still index.html.
+      const hit = await cache.match(req, { ignoreSearch: req.mode === 'navigate' });
+      if (hit) return hit;
+      const r = await fetch(req);
+      if (r.ok && r.type === 'basic') cache.put(req, r.clone()).catch(() => {});
+      return r;
     })(),
   );
 });

@@ -15,8 +15,21 @@ try {
     const r = await waitReady(page, 60000);
     const offline = await page.evaluate(() => window.stagecraft.offline);
     const controlled = await page.evaluate(() => !!navigator.serviceWorker.controller);
+    // Where the time went: the page's marks (main.js) and when the big files arrived.
+    const parts = await page.evaluate(() => {
+      const at = {};
+      const nav = performance.getEntriesByType('navigation')[0];
+      at['html'] = nav.responseEnd;
+      at['dom-ready'] = nav.domContentLoadedEventStart;
+      for (const r of performance.getEntriesByType('resource')) {
+        const name = r.name.split('/').pop();
+        if (name === 'stagecraft.wasm' || name === 'stagecraft.js' || name === 'main.js') at[name] = r.responseEnd;
+      }
+      for (const m of performance.getEntriesByType('mark')) at[m.name.replace('stagecraft:', '')] = m.startTime;
+      return at;
+    });
     await page.close();
-    return { ms: r.firstFrameMs, offline, controlled };
+    return { ms: r.firstFrameMs, offline, controlled, parts };
   };
   const first = await visit();
   const later = [];
@@ -26,6 +39,10 @@ try {
   console.log(`first visit: first frame ${first.ms.toFixed(0)} ms (service worker active after it: ${first.offline})`);
   console.log(`later visits (controlled by the service worker: ${later.every((v) => v.controlled)}): median ` +
     `${ms[2].toFixed(0)} ms, min ${ms[0].toFixed(0)} ms, max ${ms[4].toFixed(0)} ms`);
+  const names = Object.keys(later[0].parts).sort((a, b) => later[0].parts[a] - later[0].parts[b]);
+  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  console.log('later visits, median ms since navigation start: ' +
+    names.map((n) => `${n} ${median(later.map((v) => v.parts[n] ?? NaN)).toFixed(0)}`).join(', '));
 } finally {
   await session.close();
 }

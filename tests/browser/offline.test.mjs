@@ -1,9 +1,12 @@
 // Offline and installable: after one visit the service worker (web/sw.js) has cached the page, the wasm module
 // and the presets, so with the server stopped a reload still opens the page and computes; the manifest is there.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { launchBrowser, serveDir, waitReady } from './harness.mjs';
+import { DIST, launchBrowser, serveDir, waitReady } from './harness.mjs';
 
 let browser;
 let server;
@@ -63,4 +66,50 @@ test('after one visit the page loads and computes with the server stopped', { ti
   assert.match(changed, /MFU/);
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+// A new build (a new sw.js, CMakeLists.txt names its cache by a hash of the installed files) is installed in the
+// background but does not take over a page of the old build: the page keeps the old build's files and offers a
+// reload, which switches to the new build's files, all of them.
+test('a new build waits for the reload the page offers, then serves its own files', { timeout: 180000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-sw-'));
+  let copy = null;
+  try {
+    fs.cpSync(DIST, dir, { recursive: true });
+    copy = await serveDir(dir);
+    const title = (page) => page.evaluate(() => document.title);
+    const caches = (page) => page.evaluate(() => caches.keys());
+    const page = await browser.context.newPage();
+    await page.goto(`${copy.url}index.html`);
+    await page.bringToFront();
+    await waitReady(page, 60000);
+    assert.equal(await page.evaluate(() => window.stagecraft.offline), true);
+    const [oldCache] = await caches(page);
+    assert.match(oldCache, /^stagecraft-[0-9a-f]{16}$/, 'the installed sw.js names its cache by the build');
+    assert.equal(await page.evaluate(() => window.stagecraft.updateReady), false);
+
+    // The next build: another sw.js and another page title.
+    const sw = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8');
+    fs.writeFileSync(path.join(dir, 'sw.js'), sw.replace(/const BUILD = '[^']*';/, "const BUILD = 'next-build';"));
+    const html = fs.readFileSync(path.join(dir, 'index.html'), 'utf8');
+    fs.writeFileSync(path.join(dir, 'index.html'), html.replace('<title>Stagecraft</title>', '<title>Stagecraft next</title>'));
+
+    await page.reload();
+    await waitReady(page, 60000);
+    assert.equal(await title(page), 'Stagecraft', 'the open page keeps its build');
+    await page.waitForFunction(() => window.stagecraft.updateReady, null, { timeout: 60000 });
+    assert.equal(await page.isVisible('#update'), true, 'the page offers the new build');
+    assert.equal(await title(page), 'Stagecraft');
+
+    await Promise.all([page.waitForNavigation(), page.click('#update-reload')]);
+    await waitReady(page, 60000);
+    assert.equal(await title(page), 'Stagecraft next', 'after the reload the page is the new build');
+    assert.deepEqual(await caches(page), ['stagecraft-next-build'], 'the old build is dropped');
+    assert.equal(await page.isVisible('#update'), false);
+    assert.match(await mirror(page), /MFU/);
+    await page.close();
+  } finally {
+    await copy?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
