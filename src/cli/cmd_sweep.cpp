@@ -57,6 +57,7 @@ int Sweep(int argc, char** argv) {
     for (const std::string& f : SearchSpaceFlags()) flags.push_back(f);
     flags.push_back("axis");
     flags.push_back("csv");
+    flags.push_back("layout");
     std::vector<std::string> bools = {"json", "help"};
     for (const std::string& f : SystemBoolFlags()) bools.push_back(f);
     Args a = ParseArgs(argc, argv, flags, bools);
@@ -66,8 +67,11 @@ int Sweep(int argc, char** argv) {
             std::fprintf(a.Has("help") ? stdout : stderr,
                          "usage: stagecraft sweep --model M [--model M2 ...] --system S --gpus N --batch B\n"
                          "                        [--axis NAME=V1,V2,...]... [--csv FILE | --json]\n"
+                         "       stagecraft sweep --model M ... --system S --layout SPEC [--axis ...]...\n"
                          "  the best layout of each model at every point of the cartesian product of the axes\n"
                          "  (co-design study of arXiv 2506.15006); rows as CSV (stdout or FILE) or JSON\n"
+                         "  --layout SPEC   no search: this layout (as --parallel writes it, e.g.\n"
+                         "                  tp=8,dp=8,batch=64) at every point; its GPUs and batch are the sweep's\n"
                          "  axes (each optional; default the system as it is):\n"
                          "    flops=1,2,4          factor on the accelerator's peak FLOPS\n"
                          "    hbm_bw=1,2           factor on HBM bandwidth\n"
@@ -96,8 +100,16 @@ int Sweep(int argc, char** argv) {
     request.system = &ls.system;
     request.calibration = ls.calibration.get();
     request.options = LoadTrainingOptions(a);
-    const SearchRequest sr = LoadSearchRequest(a);
-    request.search = {sr.gpus, sr.batch, sr.top_k, sr.space};
+    if (a.Has("layout")) {
+        for (const std::string& f : SearchSpaceFlags())
+            if (f != "threads" && a.Has(f))
+                throw Error("--" + f, "restricts a search; --layout fixes the layout: give one or the other");
+        request.parallel = ParseParallelSpec(a.Get("layout"));
+        request.sweep.fixed_layout = true;
+    } else {
+        const SearchRequest sr = LoadSearchRequest(a);
+        request.search = {sr.gpus, sr.batch, sr.top_k, sr.space};
+    }
     for (const std::string& ax : a.All("axis")) ParseSweepAxis(ax, request.sweep.axes);
     const size_t points = SweepPoints(request.sweep.axes).size();
     // Every row is kept until the merge: a stated limit instead of a run that never ends or eats the memory.
@@ -106,7 +118,7 @@ int Sweep(int argc, char** argv) {
         throw Error("--axis", std::to_string(points) + " points x " + std::to_string(models) + " model(s) = " +
                                   std::to_string(points * models) + " rows; at most " + std::to_string(kMaxRows) +
                                   " per run: narrow the axes or split the sweep into several runs");
-    if (pg.root() && points * models >= 1000)
+    if (pg.root() && points * models >= 1000 && !request.sweep.fixed_layout)
         std::fprintf(stderr, "sweep: %zu points x %zu model(s), each a full layout search; this takes a while\n",
                      points, models);
     // Fails early, on every rank, on an unusable system.

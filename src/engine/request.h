@@ -25,10 +25,13 @@ struct SearchAsk {
 };
 
 // What the co-design sweep (`stagecraft sweep`) is asked for; its GPU count, batch and layout space are the
-// search's (Request::search; top_k is not used: a sweep keeps the best layout of each point and model).
+// search's (Request::search; top_k is not used: a sweep keeps the best layout of each point and model), or,
+// with fixed_layout, the layout's own.
 struct SweepAsk {
     std::vector<SweepModel> models;  // empty: the request's model alone, named by its name
     SweepAxes axes;
+    // true: Request::parallel at every point (its GPU count and batch), no search (SweepRequest::layout).
+    bool fixed_layout = false;
 };
 
 struct Request {

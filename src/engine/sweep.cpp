@@ -19,6 +19,11 @@ SweepSnapshot SnapshotSweep(const Request& r) {
     s.request.gpus = r.search.gpus;
     s.request.batch = r.search.batch;
     s.request.space = r.search.space;
+    if (r.sweep.fixed_layout) {
+        s.request.layout = r.parallel;
+        s.request.gpus = r.parallel.world();
+        s.request.batch = r.parallel.global_batch();
+    }
     MakeSweepSystem(s.base, SweepPoint{}, s.request.gpus);  // throws for a base system that cannot be swept
     return s;
 }

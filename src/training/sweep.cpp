@@ -7,6 +7,7 @@
 #include "config/error.h"
 #include "config/numbers.h"
 #include "config/split_list.h"
+#include "parallel/job.h"
 
 namespace sc {
 
@@ -216,6 +217,31 @@ System ExtendSystem(const System& base, int gpus) {
     return s;
 }
 
+namespace {
+
+// The fixed layout as a search of one candidate would count it: valid when its job can be made for the model,
+// in the result when it fits.
+SearchResult EstimateOneLayout(const ModelConfig& m, const ParallelConfig& p, const System& sys,
+                               const CalibrationTable* cal, const TrainingOptions& o) {
+    SearchResult r;
+    r.stats.candidates = 1;
+    Job job;
+    try {
+        job = MakeJob(m, p);
+    } catch (const Error&) {
+        return r;  // not a valid layout of this model
+    }
+    ++r.stats.valid;
+    ++r.stats.estimated;
+    TrainingEstimate e = EstimateTraining(job, sys, cal, o);
+    if (!e.fits) return r;
+    ++r.stats.fitting;
+    r.top.push_back({0, p, std::move(e)});
+    return r;
+}
+
+}  // namespace
+
 std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base,
                                     const CalibrationTable* cal, const TrainingOptions& opt, const SweepPoint& pt,
                                     size_t point_index, const SweepRequest& req) {
@@ -230,7 +256,8 @@ std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const
     sr.space = req.space;
     std::vector<SweepRow> rows;
     for (size_t i = 0; i < models.size(); ++i) {
-        SearchResult r = SearchLayouts(models[i].config, sys, cal ? &scaled : nullptr, o, sr);
+        SearchResult r = req.layout ? EstimateOneLayout(models[i].config, *req.layout, sys, cal ? &scaled : nullptr, o)
+                                    : SearchLayouts(models[i].config, sys, cal ? &scaled : nullptr, o, sr);
         SweepRow row;
         row.point_index = point_index;
         row.point = pt;
@@ -255,6 +282,11 @@ std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const Syst
         throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
                                  " is not one of 0 .. count-1");
     if (models.empty()) throw Error("model", "the sweep needs at least one model");
+    if (req.layout && (req.layout->world() != req.gpus || req.layout->global_batch() != req.batch))
+        throw Error("layout", ParallelSpecString(*req.layout) + " runs on " + std::to_string(req.layout->world()) +
+                                  " GPUs with batch " + std::to_string(req.layout->global_batch()) +
+                                  "; the sweep is of " + std::to_string(req.gpus) + " GPUs with batch " +
+                                  std::to_string(req.batch));
     const std::vector<SweepPoint> points = SweepPoints(axes);
     std::vector<SweepRow> rows;
     for (size_t i = static_cast<size_t>(shard_index); i < points.size(); i += static_cast<size_t>(shard_count)) {

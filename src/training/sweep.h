@@ -2,7 +2,8 @@
 // Language Models" (Tithi et al., arXiv 2506.15006): vary the accelerator's FLOPS, HBM bandwidth and
 // capacity, the scale-up domain, the scale-out bandwidth, the topology (two-tier vs FullFlat), overlap of
 // communication with computation and in-network collectives; at every point of the cartesian product find
-// the best layout (SearchLayouts) of each model and report its step time and MFU.
+// the best layout (SearchLayouts) of each model and report its step time and MFU. Or, with a fixed layout
+// (SweepRequest::layout), that one layout's step time and MFU at every point.
 //
 // How a point changes the base system (MakeSweepSystem), all per accelerator:
 //   flops         factor on every matrix and vector peak (all precisions)
@@ -24,6 +25,7 @@
 // presets have two). Total accelerators: the GPU count rounded up to whole scale-up domains.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,9 @@ struct SweepRequest {
     int gpus = 0;
     int batch = 0;
     SearchSpace space;  // layouts searched at every point
+    // Set: this layout at every point instead of a search (how one deployment responds to the hardware): its
+    // estimate is the row's, found when it is valid and fits. Its GPU count and batch must be gpus and batch.
+    std::optional<ParallelConfig> layout;
 };
 
 // Runs the points whose index i satisfies i % shard_count == shard_index (all of them by default), every

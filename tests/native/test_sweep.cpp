@@ -253,6 +253,69 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedRows) {
     EXPECT_EQ(sc::AssembleSweep(a_rows, sc::SweepFormat::csv), sc::AssembleSweep(b_rows, sc::SweepFormat::csv));
 }
 
+// A fixed layout: at every point its row is that layout's own estimate on the point's system, calibration and
+// options; a search restricted to exactly that layout finds the same; past the memory it is not found; its GPU
+// count and batch must be the sweep's.
+TEST(Sweep, FixedLayoutIsThatLayoutsEstimateAtEveryPoint) {
+    const Base& b = H100();
+    sc::SweepAxes a;
+    a.flops = {0.5, 2};
+    a.hbm_bw = {1, 3};
+    a.topology = {sc::Topology::two_tier, sc::Topology::fullflat};
+    a.hbm_capacity = {1e-4, 1};  // 8 MB: these models do not fit
+    const sc::ParallelConfig p = sc::ParseParallelSpec("tp=2,pp=2,dp=4,sp=1,microbatch=2,batch=32,zero=1");
+    sc::SweepRequest req = Request();
+    req.layout = p;
+    const std::vector<sc::SweepModel> models = Models();
+    const std::vector<sc::SweepRow> rows = sc::RunSweep(models, b.sys, &b.cal, sc::TrainingOptions{}, a, req);
+    ASSERT_EQ(rows.size(), 2u * 2 * 2 * 2 * models.size());
+    int found = 0;
+    for (const sc::SweepRow& row : rows) {
+        const sc::SweepPoint& pt = row.point;
+        const sc::System sys = sc::MakeSweepSystem(b.sys, pt, req.gpus);
+        const sc::CalibrationTable cal = sc::MakeSweepCalibration(b.cal, b.sys.accelerator.id, pt);
+        const sc::TrainingOptions o = sc::MakeSweepOptions(sc::TrainingOptions{}, pt);
+        const sc::TrainingEstimate e =
+            sc::EstimateTraining(sc::MakeJob(models[row.model_index].config, p), sys, &cal, o);
+        EXPECT_EQ(row.stats.candidates, 1u);
+        EXPECT_EQ(row.stats.valid, 1u);
+        EXPECT_EQ(row.found, e.fits) << "point " << row.point_index;
+        EXPECT_EQ(row.found, pt.hbm_capacity == 1) << "point " << row.point_index;
+        if (!row.found) continue;
+        ++found;
+        EXPECT_EQ(sc::ParallelSpecString(row.best), sc::ParallelSpecString(p));
+        EXPECT_EQ(row.estimate.step_seconds, e.step_seconds);
+        EXPECT_EQ(row.estimate.mfu, e.mfu);
+        // The same layout as the only candidate of a search.
+        sc::SearchRequest one;
+        one.gpus = req.gpus;
+        one.batch = req.batch;
+        one.top_k = 1;
+        one.space.tp = {2};
+        one.space.pp = {2};
+        one.space.cp = {1};
+        one.space.ep = {1};
+        one.space.microbatch = {2};
+        one.space.schedules = {p.schedule};
+        one.space.recompute = {p.recompute};
+        one.space.zero = {1};
+        one.space.sp = {1};
+        const sc::SearchResult r = sc::SearchLayouts(models[row.model_index].config, sys, &cal, o, one);
+        ASSERT_EQ(r.top.size(), 1u);
+        EXPECT_EQ(r.top[0].estimate.step_seconds, row.estimate.step_seconds);
+    }
+    EXPECT_EQ(found, 8 * static_cast<int>(models.size()));
+
+    req.gpus = 32;
+    try {
+        sc::RunSweep(models, b.sys, &b.cal, sc::TrainingOptions{}, a, req);
+        ADD_FAILURE() << "a layout of 16 GPUs in a sweep of 32 was accepted";
+    } catch (const sc::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("layout"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("16 GPUs"), std::string::npos) << e.what();
+    }
+}
+
 using sctest::CliResult;
 // stdout only: the CSV and JSON are compared byte for byte.
 CliResult RunCli(const std::string& args) { return sctest::RunCli(args, false); }
@@ -271,6 +334,31 @@ TEST(SweepCli, CsvAndJsonDoNotDependOnThreads) {
     ASSERT_EQ(json.status, 0);
     EXPECT_EQ(json.out.front(), '[');
     EXPECT_NE(json.out.find("\"topology\":\"fullflat\""), std::string::npos) << json.out;
+}
+
+// --layout: the fixed layout's rows, its GPU count and batch in every row; a search flag beside it is refused.
+TEST(SweepCli, FixedLayoutRows) {
+    const std::string base =
+        "sweep --model presets/models/llama3-8b.json --system dgx-a100-superpod --layout tp=8,dp=8,batch=64 "
+        "--axis flops=1,2 --axis overlap=on,off";
+    CliResult r = RunCli(base);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 2 * 2) << r.out;
+    std::istringstream lines(r.out);
+    std::string line;
+    std::getline(lines, line);
+    int rows = 0;
+    while (std::getline(lines, line)) {
+        ++rows;
+        // gpus, batch, found, ... tp, pp, dp: the layout as given.
+        EXPECT_NE(line.find(",64,64,1,"), std::string::npos) << line;
+        EXPECT_NE(line.find(",8,1,8,1,1,0,1,1f1b,1,none,0,"), std::string::npos) << line;
+    }
+    EXPECT_EQ(rows, 4);
+    CliResult bad = sctest::RunCli(base + " --tp 4", true);
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.out.find("--tp"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("--layout"), std::string::npos) << bad.out;
 }
 
 }  // namespace
