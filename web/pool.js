@@ -83,7 +83,7 @@ export class WorkerPool {
     j.onError(message);
   }
 
-  // job: {id, kind, link, axes, shards} (PagePool.takeJob()).
+  // job: {id, kind, link, axes, shards, fixedLayout} (PagePool.takeJob()).
   run(job, { onShard, onError }) {
     if (this.failed) {
       onError(`no web worker could start: ${this.failed}`);
@@ -113,7 +113,7 @@ export class WorkerPool {
       const t = this.queue.shift();
       const { job } = this.jobs.get(t.job);
       w.task = t;
-      w.worker.postMessage({ type: 'task', job: job.id, kind: job.kind, link: job.link, axes: job.axes, shard: t.shard, count: job.shards });
+      w.worker.postMessage({ type: 'task', job: job.id, kind: job.kind, link: job.link, axes: job.axes, fixedLayout: job.fixedLayout ?? false, shard: t.shard, count: job.shards });
     }
   }
 

@@ -4,7 +4,7 @@
 //
 // Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration,
 //                serving: [{file, json}]}
-//               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep', link, axes, shard, count}
+//               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep', link, axes, fixedLayout, shard, count}
 // Messages out: {type: 'ready'} | {type: 'init-error', error}
 //               {type: 'result', job, shard, ok, text | error, ms}
 /* global createStagecraft */
@@ -41,7 +41,7 @@ function run(m) {
   const t0 = performance.now();
   const r = m.kind === 'search' ? core.searchShard(m.link, m.shard, m.count)
     : m.kind === 'serve-sweep' ? core.serveSweepShard(m.link, m.axes, m.shard, m.count)
-    : core.sweepShard(m.link, m.axes, m.shard, m.count);
+    : core.sweepShard(m.link, m.axes, m.shard, m.count, m.fixedLayout ?? false);
   const ms = performance.now() - t0;
   postMessage(r.ok ? { type: 'result', job: m.job, shard: m.shard, ok: true, text: r.text, ms }
                    : { type: 'result', job: m.job, shard: m.shard, ok: false, error: r.error, ms });

@@ -5,7 +5,10 @@
 // Usage: xvfb-run -a -s "-screen 0 1280x1024x24" node bench/browser/pool_bench.mjs [axis1] [axis2]
 //        xvfb-run -a -s "-screen 0 1280x1024x24" node bench/browser/pool_bench.mjs --points N
 //   default axes: flops=0.5,1,2,4 x hbm_bw=0.5,1,2,4 (16 points) of Llama 3 8B on 64 A100s, batch 64;
-//   --points N: flops x hbm_bw, each with ceil(sqrt(N)) values evenly from 0.5 to 4 (the issue's target: 10^5).
+//   --points N: flops x hbm_bw, a x b = N values evenly from 0.5 to 4 (the issue's target: 10^5).
+//   --fixed: the sweep of the page's layout at every point ("only the current layout"), no search per point.
+//   Runs the sweep three ways: on the page's thread in frame slices (?workers=0), in a pool of one worker
+//   (?workers=1: one thread, off the page) and in the pool (one worker per core).
 //   SC_VIEWPORT=320x240: a small page, so that SwiftShader (the software WebGPU of a machine without a GPU)
 //   rasterises little and leaves the cores to the workers; a GPU does that work off the CPU.
 import { startSession } from '../../tests/browser/harness.mjs';
@@ -13,9 +16,16 @@ import { startSession } from '../../tests/browser/harness.mjs';
 const HASH = '#model=llama3-8b&system=dgx-a100-superpod&parallel=tp=8,dp=8,batch=64';
 // n values evenly from 0.5 to 4, as "name=v1,v2,...".
 const evenly = (name, n) => `${name}=${Array.from({ length: n }, (_, i) => (0.5 + (3.5 * i) / (n - 1)).toPrecision(6)).join(',')}`;
-const side = process.argv[2] === '--points' ? Math.ceil(Math.sqrt(Number(process.argv[3]))) : 0;
-const axes = side > 1 ? [evenly('flops', side), evenly('hbm_bw', side)]
-  : [process.argv[2] ?? 'flops=0.5,1,2,4', process.argv[3] ?? 'hbm_bw=0.5,1,2,4'];
+// --fixed: "only the current layout" (one estimate per point instead of a layout search), which makes 10^5 points
+// a run of minutes rather than hours.
+const fixed = process.argv.includes('--fixed');
+const argv = process.argv.slice(2).filter((a) => a !== '--fixed');
+// --points N: flops x hbm_bw with a x b = N values (a the largest divisor of N not above its square root).
+const points = argv[0] === '--points' ? Number(argv[1]) : 0;
+let side = Math.floor(Math.sqrt(points));
+while (side > 1 && points % side !== 0) side--;
+const axes = points > 1 ? [evenly('flops', side), evenly('hbm_bw', points / side)]
+  : [argv[0] ?? 'flops=0.5,1,2,4', argv[1] ?? 'hbm_bw=0.5,1,2,4'];
 
 function stats(intervals) {
   const s = [...intervals].sort((a, b) => a - b);
@@ -28,8 +38,9 @@ async function run(session, query) {
   await page.goto(`${session.url}index.html${query}${HASH}`);
   await page.bringToFront();
   await page.waitForFunction(() => window.stagecraft?.firstFrameMs !== null && window.stagecraft?.pagePool, null, { timeout: 60000 });
-  const r = await page.evaluate(async (ax) => {
+  const r = await page.evaluate(async ([ax, fixedLayout]) => {
     const sc = window.stagecraft;
+    sc.pagePool.setSweepFixedLayout(fixedLayout);
     const finish = async () => {
       while (!sc.pagePool.sweepStatus().hasResult && !sc.pagePool.sweepStatus().error) await new Promise((r) => setTimeout(r, 20));
     };
@@ -68,7 +79,7 @@ async function run(session, query) {
     on = false;
     const s = sc.pagePool.sweepStatus();
     return { wall: performance.now() - t0, rows: s.rows, error: s.error, intervals, idle, work, idleWork, workers: sc.jobs?.size ?? 0 };
-  }, axes);
+  }, [axes, fixed]);
   await page.close();
   if (r.error) throw new Error(r.error);
   return r;
@@ -78,6 +89,7 @@ const [vw, vh] = (process.env.SC_VIEWPORT ?? '1024x768').split('x').map(Number);
 const session = await startSession({ viewport: { width: vw, height: vh } });
 try {
   const one = await run(session, '?workers=0');
+  const single = await run(session, '?workers=1');
   const pool = await run(session, '');
   // Frame interval: between animation frames (includes the browser's compositing, under xvfb SwiftShader's
   // software rasteriser). Frame work: the page's own JS + wasm per frame (main.js stagecraft.frameWork).
@@ -89,12 +101,15 @@ try {
       `frame work median ${w.median.toFixed(1)} ms, p95 ${w.p95.toFixed(1)} ms, max ${w.max.toFixed(1)} ms`);
   };
   const shown = axes.map((a) => (a.length > 40 ? `${a.split('=')[0]} (${a.split(',').length} values)` : a));
-  console.log(`sweep ${shown.join(' x ')}, Llama 3 8B, 64 GPUs, batch 64; ${pool.workers} workers (hardwareConcurrency); ` +
+  console.log(`sweep ${shown.join(' x ')}${fixed ? ' of the fixed layout tp=8,dp=8' : ''}, Llama 3 8B, 64 GPUs, batch 64; ` +
+    `${pool.workers} workers (hardwareConcurrency); ` +
     `load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, intervals: pool.idle }, pool.idleWork);
   row('page thread (slices)', one, one.work);
+  row('pool of 1 worker', single, single.work);
   row(`pool of ${pool.workers} workers`, pool, pool.work);
-  console.log(`speed-up ${(one.wall / pool.wall).toFixed(2)}x`);
+  console.log(`speed-up of the pool over the page's thread ${(one.wall / pool.wall).toFixed(2)}x, ` +
+    `over one worker ${(single.wall / pool.wall).toFixed(2)}x`);
 } finally {
   await session.close();
 }

@@ -233,8 +233,20 @@ void DrawSweepPanel(AppState& s) {
     AxisPicker(s, 0);
     AxisPicker(s, 1);
     const engine::Request r = CurrentRequest(s);
-    ImGui::Text("%s on %d GPUs, batch %d (the Best layout tab's)", s.model.name.c_str(), r.search.gpus, r.search.batch);
     const bool running = w.snapshot != nullptr;
+    ImGui::BeginDisabled(running);
+    ImGui::Checkbox("only the current layout", &w.fixed_layout);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(
+            "on: the Parallelism panel's layout at every point (one estimate each: how this deployment\n"
+            "responds to the hardware); off: the best layout at each point (a layout search each)");
+    ImGui::SameLine();
+    if (w.fixed_layout)
+        ImGui::Text("%s, %s (the Parallelism panel's)", s.model.name.c_str(), ParallelSpecString(s.parallel).c_str());
+    else
+        ImGui::Text("%s on %d GPUs, batch %d (the Best layout tab's)", s.model.name.c_str(), r.search.gpus,
+                    r.search.batch);
     if (running) {
         const float f = w.shards ? static_cast<float>(w.done) / w.shards : 0;
         const double now =

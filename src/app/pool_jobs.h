@@ -49,6 +49,7 @@ struct PoolJob {
     std::string link;               // the configuration (LinkState)
     std::vector<std::string> axes;  // sweep: ParseSweepAxis arguments ("flops=1,2,4"); serve-sweep: from, to, points
     int shards = 0;                 // run shards 0 .. shards-1 of this count
+    bool fixed_layout = false;      // sweep: the link's layout at every point (engine::SweepAsk::fixed_layout)
 };
 
 // What the state keeps about the pool (AppState::pool).
@@ -80,6 +81,7 @@ struct SweepState {
     SweepRequest request;        // gpus, batch of the last sweep (for the CSV rows)
     SweepAxes axes;              // of the last sweep: where each point sits on the chart
     bool show_step = false;      // chart step time instead of MFU
+    bool fixed_layout = false;   // the Parallelism panel's layout at every point instead of the best one there
     bool csv_requested = false;  // "Export CSV" pressed; the page's JS takes it and downloads
 };
 inline constexpr const char* kSweepAxes[] = {"flops",  "hbm_bw",   "hbm_capacity", "domain",

@@ -81,6 +81,7 @@ void StartSweep(AppState& s) {
         engine::Request r = CurrentRequest(s);
         w.args = SweepAxisArgs(s);
         for (const std::string& a : w.args) ParseSweepAxis(a, r.sweep.axes);
+        r.sweep.fixed_layout = w.fixed_layout;
         const size_t points = SweepPoints(r.sweep.axes).size();
         if (points > kMaxSweepPoints)
             throw Error("axes", std::to_string(points) + " points; at most " + std::to_string(kMaxSweepPoints) +
@@ -103,7 +104,7 @@ void StartSweep(AppState& s) {
         w.next_shard = 0;  // frame slices
         return;
     }
-    s.pool.waiting = {++s.pool.last_id, "sweep", link, w.args, w.shards};
+    s.pool.waiting = {++s.pool.last_id, "sweep", link, w.args, w.shards, w.fixed_layout};
     s.pool.sweep_id = s.pool.waiting.id;
 }
 

@@ -21,6 +21,8 @@ public:
     std::string sweepCsv() const;
     bool takeCsvRequest();                                                       // "Export CSV" was pressed
     std::string startSweep(const std::string& axis1, const std::string& axis2);  // "" or the error
+    // The next sweeps: the page's layout at every point (true) or the best layout at each (false, the default).
+    void setSweepFixedLayout(bool fixed);
     emscripten::val sweepStatus() const;
     void startSearch();
     emscripten::val searchStatus() const;

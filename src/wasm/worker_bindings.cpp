@@ -115,17 +115,22 @@ public:
         });
     }
 
-    // sweepShard(link, ["flops=1,2", ...], shard, count) -> {ok, text}: one shard of the sweep of the link's page.
-    val sweepShard(val link, val axes, val shard, val count) {
+    // sweepShard(link, ["flops=1,2", ...], shard, count, fixedLayout) -> {ok, text}: one shard of the sweep of the
+    // link's page; fixedLayout true: the link's layout at every point instead of a search.
+    val sweepShard(val link, val axes, val shard, val count, val fixed_layout) {
         return scweb::Guard([&] {
             const ShardArgs sh = ShardOf(shard, count);
             const std::vector<std::string> args = StringsOf(axes, "axes", "an array of \"name=v1,v2\" strings");
-            const std::string page = scweb::StringArg(link, "link"), key = KeyOf(page, args);
+            if (!fixed_layout.isTrue() && !fixed_layout.isFalse())
+                throw sc::Error("fixedLayout", "expected true or false");
+            const bool fixed = fixed_layout.isTrue();
+            const std::string page = scweb::StringArg(link, "link"), key = KeyOf(page, args) + (fixed ? "|fixed" : "");
             if (!sweep_ || sweep_key_ != key) {
                 sweep_.reset();
                 Apply(page);
                 sc::engine::Request r = sc::app::CurrentRequest(*state_);
                 for (const std::string& a : args) sc::ParseSweepAxis(a, r.sweep.axes);
+                r.sweep.fixed_layout = fixed;
                 sweep_ = std::make_unique<const sc::engine::SweepSnapshot>(sc::engine::SnapshotSweep(r));
                 sweep_key_ = key;
             }
@@ -194,6 +199,7 @@ val PagePool::TakeJobObject() {
     for (const std::string& a : j.axes) axes.call<void>("push", a);
     o.set("axes", axes);
     o.set("shards", j.shards);
+    o.set("fixedLayout", j.fixed_layout);
     return o;
 }
 
@@ -221,6 +227,10 @@ bool PagePool::takeCsvRequest() {
         state_->sweep.csv_requested = false;
         return r;
     });
+}
+
+void PagePool::setSweepFixedLayout(bool fixed) {
+    scweb::Kept(error_, [&] { state_->sweep.fixed_layout = fixed; });
 }
 
 std::string PagePool::startSweep(const std::string& axis1, const std::string& axis2) {
@@ -306,6 +316,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_workers) {
         .function("sweepCsv", &PagePool::sweepCsv)
         .function("takeCsvRequest", &PagePool::takeCsvRequest)
         .function("startSweep", &PagePool::startSweep)
+        .function("setSweepFixedLayout", &PagePool::setSweepFixedLayout)
         .function("sweepStatus", &PagePool::sweepStatus)
         .function("startSearch", &PagePool::startSearch)
         .function("searchStatus", &PagePool::searchStatus)

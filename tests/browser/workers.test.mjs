@@ -98,6 +98,20 @@ test('the sweep in workers equals the CLI sweep and the single-thread sweep', { 
   const csvWorkers = await inWorkers.page.evaluate(() => window.stagecraft.pagePool.sweepCsv());
   assert.equal(csvWorkers, expected, 'the page sweep in workers equals `stagecraft sweep`');
 
+  // "only the current layout": the workers get the flag with the job and estimate the page's layout at every point.
+  const fixedAxes = ['flops=0.5,1,2,4', 'hbm_bw=1,2,3'];
+  const fixedExpected = cli(['sweep', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod',
+    '--layout', 'tp=8,dp=8,batch=64', ...fixedAxes.flatMap((a) => ['--axis', a])]);
+  const shardsBefore = await inWorkers.page.evaluate(() => window.stagecraft.jobs.stats.shards);
+  assert.equal(await inWorkers.page.evaluate((axes) => {
+    window.stagecraft.pagePool.setSweepFixedLayout(true);
+    return window.stagecraft.pagePool.startSweep(axes[0], axes[1]);
+  }, fixedAxes), '');
+  await inWorkers.page.waitForFunction(() => window.stagecraft.pagePool.sweepStatus().hasResult || window.stagecraft.pagePool.sweepStatus().error, null, { timeout: 300000, polling: 200 });
+  assert.equal(await inWorkers.page.evaluate(() => window.stagecraft.pagePool.sweepCsv()), fixedExpected,
+    'the fixed-layout sweep in workers equals `stagecraft sweep --layout`');
+  assert.equal(await inWorkers.page.evaluate(() => window.stagecraft.jobs.stats.shards), shardsBefore + 12, 'its 12 shards ran in workers');
+
   const onPage = await open('?workers=0');
   assert.equal(await onPage.page.evaluate(start, AXES), '');
   await onPage.page.waitForFunction(() => window.stagecraft.pagePool.sweepStatus().hasResult || window.stagecraft.pagePool.sweepStatus().error, null, { timeout: 300000, polling: 200 });

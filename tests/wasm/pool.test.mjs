@@ -48,7 +48,7 @@ function runJob(pool, workers) {
   const results = [];
   for (let shard = 0; shard < job.shards; shard++) {
     const w = workers[shard % workers.length];
-    const r = job.kind === 'search' ? w.searchShard(job.link, shard, job.shards) : w.sweepShard(job.link, job.axes, shard, job.shards);
+    const r = job.kind === 'search' ? w.searchShard(job.link, shard, job.shards) : w.sweepShard(job.link, job.axes, shard, job.shards, job.fixedLayout);
     assert.ok(r.ok, r.error);
     results.push(r.text);
   }
@@ -98,6 +98,32 @@ test('a sweep run by worker cores equals `stagecraft sweep`', () => {
   }
 });
 
+// "only the current layout": the page's layout at every point, one estimate each; the CSV is `sweep --layout`'s,
+// in worker cores and in the page's frame slices alike.
+test('a fixed-layout sweep run by worker cores equals `stagecraft sweep --layout`', () => {
+  const csvs = [];
+  for (const workers of [3, 0]) {
+    const app = page(SPLIT);
+    const pool = app.pool();
+    pool.setWorkers(workers);
+    pool.setSweepFixedLayout(true);
+    assert.equal(pool.startSweep('flops=0.5,1,2', 'hbm_bw=1,2'), '');
+    if (workers) runJob(pool, [worker(), worker(), worker()]);
+    else for (let i = 0; i < 1000 && !pool.sweepStatus().hasResult && !pool.sweepStatus().error; i++) app.frame(1280, 800, 1, i / 60);
+    const s = pool.sweepStatus();
+    assert.equal(s.error, '');
+    assert.equal(s.rows, 6);
+    csvs.push(pool.sweepCsv());
+  }
+  assert.equal(csvs[0], csvs[1], 'workers and frame slices give the same rows');
+  assert.match(csvs[0].split('\n')[1], /,64,64,1,/, 'the layout\'s GPUs and batch');
+  if (fs.existsSync(CLI)) {
+    const cli = execFileSync(CLI, ['sweep', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod',
+      '--layout', SPLIT, '--axis', 'flops=0.5,1,2', '--axis', 'hbm_bw=1,2'], { cwd: root, encoding: 'utf8' });
+    assert.equal(csvs[0], cli);
+  }
+});
+
 test('bad requests to a worker core are errors naming the field', () => {
   const w = worker();
   assert.match(w.searchShard('v1;model=nope;parallel=tp=1;end', 0, 1).error, /link.*model/);
@@ -106,8 +132,9 @@ test('bad requests to a worker core are errors naming the field', () => {
   const link = app.linkState().link;
   assert.match(w.searchShard(link, 5, 4).error, /shard/);
   assert.match(w.searchShard(link, 0, 0).error, /count/);
-  assert.match(w.sweepShard(link, 'flops=1', 0, 1).error, /axes/);
-  assert.match(w.sweepShard(link, ['speed=2'], 0, 1).error, /speed/);
+  assert.match(w.sweepShard(link, 'flops=1', 0, 1, false).error, /axes/);
+  assert.match(w.sweepShard(link, ['speed=2'], 0, 1, false).error, /speed/);
+  assert.match(w.sweepShard(link, ['flops=1'], 0, 1, 'yes').error, /fixedLayout/);
   assert.match(app.pool().addShard(12345, 'x'), /^$/, 'a shard of a job nobody wants is ignored');
 });
 
