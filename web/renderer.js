@@ -143,6 +143,50 @@ export class Renderer {
     this.cmds = new Uint32Array(0);
     this.cmdsF = new Float32Array(0);
     this.layoutChecked = false; // prepare() checks the module's draw-data layout on the first frame
+    // A frame identical to the one on the canvas is not drawn again (the canvas keeps showing it): the ImGui
+    // frame still runs every animation frame, so a change is drawn in the frame it happens, but a still
+    // interface (or one whose only change is a progress bar every few frames) costs the GPU (or a software
+    // rasteriser on the CPU, beside the web workers) nothing.
+    this.last = new Uint32Array(0); // the prepared frame's words: command table, vertices, indices
+    this.lastWords = -1;
+    this.unchanged = false; // prepare() found the frame equal to the last one
+    this.drawn = { width: 0, height: 0, textures: -1 }; // what the canvas shows
+    this.textureVersion = 0; // counts setTexture calls
+    this.framesDrawn = 0; // for tests/diagnostics
+    this.framesSkipped = 0;
+  }
+
+  // Whether the frame of `dd` equals the last one prepared, word for word: header (display rectangle), list and
+  // command tables, every list's vertices and indices. Keeps this frame's words for the next comparison.
+  sameAsLast(dd, heapU8, listCount, tableWords) {
+    let words = tableWords;
+    for (let n = 0; n < listCount; n++) {
+      const l = HEADER_WORDS + n * LIST_WORDS;
+      if (dd[l] % 4 !== 0 || dd[l + 2] % 4 !== 0) return false; // not word-aligned: always drawn
+      words += (dd[l + 1] * VERTEX_SIZE) / 4 + align4(dd[l + 3] * INDEX_SIZE) / 4;
+    }
+    if (this.last.length < words) this.last = new Uint32Array(Math.max(words, 2 * this.last.length));
+    const last = this.last;
+    const heap32 = new Uint32Array(heapU8.buffer, heapU8.byteOffset, heapU8.byteLength >> 2);
+    let same = this.lastWords === words;
+    let k = 0;
+    const take = (src, from, count) => {
+      for (let i = 0; i < count; i++, k++) {
+        const v = src[from + i];
+        if (last[k] !== v) {
+          same = false;
+          last[k] = v;
+        }
+      }
+    };
+    take(dd, 0, tableWords);
+    for (let n = 0; n < listCount; n++) {
+      const l = HEADER_WORDS + n * LIST_WORDS;
+      take(heap32, dd[l] / 4, (dd[l + 1] * VERTEX_SIZE) / 4);
+      take(heap32, dd[l + 2] / 4, align4(dd[l + 3] * INDEX_SIZE) / 4);
+    }
+    this.lastWords = words;
+    return same;
   }
 
   // Uploads an RGBA8 texture from wasm memory and binds it to `id`.
@@ -155,6 +199,7 @@ export class Renderer {
       format: 'rgba8unorm',
       usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
     });
+    this.textureVersion++;
     this.device.queue.writeTexture(
       { texture },
       heapU8.subarray(ptr, ptr + width * height * 4),
@@ -205,6 +250,9 @@ export class Renderer {
     const listCount = dd[0];
     const cmdCount = dd[1];
     const [posX, posY, dispW, dispH] = [f[4], f[5], f[6], f[7]];
+    const cmdStart = HEADER_WORDS + listCount * LIST_WORDS;
+    this.unchanged = this.sameAsLast(dd, heapU8, listCount, cmdStart + cmdCount * CMD_WORDS);
+    if (this.unchanged) return; // the buffers, lists and commands already hold this frame
 
     let vertexBytes = 0;
     let indexBytes = 0;
@@ -229,7 +277,6 @@ export class Renderer {
       vOff += vBytes;
       iOff += iBytes;
     }
-    const cmdStart = HEADER_WORDS + listCount * LIST_WORDS;
     this.cmds = dd.slice(cmdStart, cmdStart + cmdCount * CMD_WORDS);
     this.cmdsF = new Float32Array(this.cmds.buffer);
 
@@ -297,12 +344,22 @@ export class Renderer {
     pass.end();
   }
 
-  // Draws the last prepared frame to the canvas.
+  // Draws the last prepared frame to the canvas, unless the canvas already shows it (same frame, same canvas size,
+  // same textures). Returns whether it drew.
   render() {
+    const d = this.drawn;
+    const { width, height } = this.canvas;
+    if (this.unchanged && d.width === width && d.height === height && d.textures === this.textureVersion) {
+      this.framesSkipped++;
+      return false;
+    }
+    Object.assign(d, { width, height, textures: this.textureVersion });
+    this.framesDrawn++;
     const texture = this.context.getCurrentTexture();
     const encoder = this.device.createCommandEncoder({ label: 'imgui frame' });
     this.encode(encoder, texture.createView(), texture.width, texture.height);
     this.device.queue.submit([encoder.finish()]);
+    return true;
   }
 
   // Debug/test hook: renders the last prepared frame into an offscreen texture of the canvas size and

@@ -154,6 +154,34 @@ test('the ImGui frame is really drawn: screenshot and GPU read-back show the Mod
   }
 });
 
+// A frame identical to the one on the canvas is not drawn again (renderer.js): a still page costs the GPU nothing,
+// while the ImGui frame runs every animation frame, so a change shows in the frame it happens, on screen.
+test('a still page is not redrawn; a change is drawn in its frame and reaches the screen', async () => {
+  const { page, errors } = await session.open();
+  try {
+    const count = () => page.evaluate(() => ({ frames: window.stagecraft.frames, drawn: window.stagecraft.renderer.framesDrawn }));
+    await waitFrames(page, 10);
+    const a = await count();
+    await waitFrames(page, 20);
+    const b = await count();
+    assert.ok(b.frames - a.frames >= 20, 'the ImGui frame runs every animation frame');
+    assert.equal(b.drawn, a.drawn, 'nothing changed, so nothing was drawn');
+    const before = await page.screenshot();
+    await page.evaluate(() => window.stagecraft.app.setParallel('tp=4,dp=16,batch=64'));
+    await waitFrames(page, 3);
+    const c = await count();
+    assert.ok(c.drawn > b.drawn, 'the edit changed the results, and they were drawn');
+    const after = await page.screenshot();
+    assert.notDeepEqual(after, before, 'the change reached the screen');
+    await waitFrames(page, 10);
+    assert.equal((await count()).drawn, c.drawn, 'and then the page is still again');
+    await checkModelWindowPixels(page); // the read-back (offscreen) still renders the last frame
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('clicking the "layers" field of the Model window and typing a value changes the results mirror', async () => {
   const { page, errors } = await session.open();
   try {
