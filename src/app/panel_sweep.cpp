@@ -5,6 +5,7 @@
 // (sweep_driver.cpp).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -87,6 +88,22 @@ void Tooltip(const SweepCell& c, const std::string& where) {
     ImGui::EndTooltip();
 }
 
+// Every `LabelStride`-th of `n` labels, so that labels `width` apart never overlap (a 400-value axis shows some).
+size_t LabelStride(const std::vector<std::string>& labels, float spacing) {
+    float widest = 0;
+    for (const std::string& l : labels) widest = std::max(widest, ImGui::CalcTextSize(l.c_str()).x);
+    return spacing <= 0 ? labels.size() : std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 6) / spacing)));
+}
+
+// More values than pixels: the values fall into `bins` bins of whole pixels, and the chart draws one cell per
+// bin, the first of it (what a pixel can show); the tooltip still names the exact cell under the mouse.
+// The first value of bin b is ceil(b * n / bins).
+size_t Bins(size_t n, float pixels) { return std::clamp<size_t>(static_cast<size_t>(pixels), 1, n); }
+bool FirstOfBin(size_t i, size_t n, size_t bins) {
+    const size_t b = i * bins / n;
+    return i == (b * n + bins - 1) / bins;
+}
+
 // The chart's frame: plot rectangle [a, b], one column per value of axis 1 and one row per value of axis 2.
 struct Chart {
     const AppState* s;
@@ -110,15 +127,18 @@ void DrawLine(Chart& k) {
     k.dl->AddText(ImVec2(k.p0.x, k.b.y - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), "0");
     ImVec2 prev;
     bool has_prev = false;
+    const size_t n = k.l1.size(), bins = Bins(n, k.b.x - k.a.x);
     for (const SweepCell& c : w.cells) {
         const size_t i = Digit(w.axes, c.key.point, k.ax1);
         const ImVec2 pt(k.a.x + (i + 0.5f) * k.cw, k.b.y - static_cast<float>(Value(*k.s, c) / k.hi) * (k.b.y - k.a.y));
-        if (!c.found) {
-            k.dl->AddText(ImVec2(pt.x - 12, k.b.y - 18), ImGui::GetColorU32(ImGuiCol_TextDisabled), "n/f");
+        const bool drawn = FirstOfBin(i, n, bins);  // one point per pixel column
+        if (drawn && !c.found) {
+            if (k.cw >= 24)
+                k.dl->AddText(ImVec2(pt.x - 12, k.b.y - 18), ImGui::GetColorU32(ImGuiCol_TextDisabled), "n/f");
             has_prev = false;
-        } else {
+        } else if (drawn) {
             if (has_prev) k.dl->AddLine(prev, pt, Ramp(0.5), 2);
-            k.dl->AddCircleFilled(pt, 4, Ramp(0.5));
+            if (k.cw >= 8) k.dl->AddCircleFilled(pt, 4, Ramp(0.5));
             prev = pt, has_prev = true;
         }
         if (k.hovered && k.mouse.x >= k.a.x + i * k.cw && k.mouse.x < k.a.x + (i + 1) * k.cw) {
@@ -131,21 +151,32 @@ void DrawLine(Chart& k) {
 void DrawHeatmap(Chart& k) {
     const auto& w = k.s->sweep;
     k.dl->AddText(ImVec2(k.p0.x, k.p0.y - 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[k.ax2]);
-    for (size_t j = 0; j < k.l2.size(); ++j)
-        k.dl->AddText(ImVec2(k.p0.x, k.a.y + (j + 0.5f) * k.ch - ImGui::GetTextLineHeight() / 2),
-                      ImGui::GetColorU32(ImGuiCol_Text), k.l2[j].c_str());
+    const float line = ImGui::GetTextLineHeight();
+    const size_t stride2 = std::max<size_t>(1, static_cast<size_t>(std::ceil(line / std::max(k.ch, 1e-3f))));
+    for (size_t j = 0; j < k.l2.size(); j += stride2)
+        k.dl->AddText(ImVec2(k.p0.x, k.a.y + (j + 0.5f) * k.ch - line / 2), ImGui::GetColorU32(ImGuiCol_Text),
+                      k.l2[j].c_str());
+    const size_t n1 = k.l1.size(), n2 = k.l2.size();
+    const size_t bins1 = Bins(n1, k.b.x - k.a.x), bins2 = Bins(n2, k.b.y - k.a.y);
+    const float bw = (k.b.x - k.a.x) / bins1, bh = (k.b.y - k.a.y) / bins2;
+    const bool room_for_text = k.cw >= 24 && k.ch >= line;
     for (const SweepCell& c : w.cells) {
         const size_t i = Digit(w.axes, c.key.point, k.ax1), j = Digit(w.axes, c.key.point, k.ax2);
         const ImVec2 c0(k.a.x + i * k.cw, k.a.y + j * k.ch), c1(k.a.x + (i + 1) * k.cw, k.a.y + (j + 1) * k.ch);
-        // Colours span the range seen, so small differences show; the printed values say how large they are.
-        const double t = k.hi > k.lo ? (Value(*k.s, c) - k.lo) / (k.hi - k.lo) : 1;
-        const double shade = w.show_step ? 1 - t : t;  // bright is good: high MFU, short step
-        k.dl->AddRectFilled(c0, c1, c.found ? Ramp(shade) : ImGui::GetColorU32(ImGuiCol_FrameBg));
-        const std::string text = ValueText(*k.s, c);
-        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-        if (ts.x < k.cw - 4 && ts.y < k.ch)
-            k.dl->AddText(ImVec2((c0.x + c1.x - ts.x) / 2, (c0.y + c1.y - ts.y) / 2),
-                          c.found && shade > 0.6 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), text.c_str());
+        if (FirstOfBin(i, n1, bins1) && FirstOfBin(j, n2, bins2)) {
+            // Colours span the range seen, so small differences show; the printed values say how large they are.
+            const double t = k.hi > k.lo ? (Value(*k.s, c) - k.lo) / (k.hi - k.lo) : 1;
+            const double shade = w.show_step ? 1 - t : t;  // bright is good: high MFU, short step
+            const size_t x = i * bins1 / n1, y = j * bins2 / n2;
+            const ImVec2 r0(k.a.x + x * bw, k.a.y + y * bh), r1(k.a.x + (x + 1) * bw, k.a.y + (y + 1) * bh);
+            k.dl->AddRectFilled(r0, r1, c.found ? Ramp(shade) : ImGui::GetColorU32(ImGuiCol_FrameBg));
+            const std::string text = room_for_text ? ValueText(*k.s, c) : std::string();
+            const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+            if (room_for_text && ts.x < k.cw - 4 && ts.y < k.ch)
+                k.dl->AddText(ImVec2((c0.x + c1.x - ts.x) / 2, (c0.y + c1.y - ts.y) / 2),
+                              c.found && shade > 0.6 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255),
+                              text.c_str());
+        }
         if (k.hovered && k.mouse.x >= c0.x && k.mouse.x < c1.x && k.mouse.y >= c0.y && k.mouse.y < c1.y) {
             k.hover = &c;
             k.where = std::string(kSweepAxes[k.ax1]) + " = " + (i < k.l1.size() ? k.l1[i] : "?") + ", " +
@@ -181,7 +212,7 @@ void DrawChart(const AppState& s) {
     k.cw = (k.b.x - k.a.x) / k.l1.size();
     k.ch = (k.b.y - k.a.y) / k.l2.size();
     k.dl->AddRect(k.a, k.b, ImGui::GetColorU32(ImGuiCol_Border));
-    for (size_t i = 0; i < k.l1.size(); ++i)
+    for (size_t i = 0, stride = LabelStride(k.l1, k.cw); i < k.l1.size(); i += stride)
         k.dl->AddText(ImVec2(k.a.x + (i + 0.5f) * k.cw - ImGui::CalcTextSize(k.l1[i].c_str()).x / 2, k.b.y + 3),
                       ImGui::GetColorU32(ImGuiCol_Text), k.l1[i].c_str());
     k.dl->AddText(ImVec2(k.p0.x, k.b.y + 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSweepAxes[k.ax1]);

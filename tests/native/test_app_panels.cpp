@@ -3,6 +3,8 @@
 // keystroke), the memory and layout warnings, and the network table's "modified" mark and reset.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -231,6 +233,42 @@ TEST(AppPanels, TheServingTabsEditsAreInTheLinkAndRestoreTheSameReport) {
     EXPECT_EQ(r.base_index, 1);
     EXPECT_EQ(r.report, q.report);
     EXPECT_EQ(sc::app::LinkState(*other.app), link);
+}
+
+}  // namespace
+
+namespace {
+
+// A sweep with more values than the chart has pixels (2,000 x 10 points of the fixed layout) draws one cell per
+// pixel bin and a label where one fits: its draw data is a few pixels' worth, not 20,000 rectangles and 2,000
+// labels; the tooltip still names the exact point under the mouse.
+TEST(AppPanels, AHeatmapWiderThanItsPixelsDrawsOneCellPerBin) {
+    Page p;
+    p.Frames(2);
+    ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=8,dp=8,batch=64"), "");
+    std::string flops = "flops=";
+    for (int i = 0; i < 2000; ++i) {
+        char v[32];
+        std::snprintf(v, sizeof v, i ? ",%.3f" : "%.3f", 0.5 + i * 0.001);
+        flops += v;
+    }
+    p.app->sweeps_open = true;
+    p.app->apply_views = true;
+    p.app->sweep.fixed_layout = true;
+    sc::app::SetSweepAxes(*p.app, flops, "hbm_bw=1,1.5,2,2.5,3,3.5,4,4.5,5,5.5");
+    sc::app::StartSweep(*p.app);
+    ASSERT_EQ(p.app->sweep.error, "");
+    for (int f = 0; f < 10000 && !p.app->sweep.has_result; ++f) sc::app::StepSweep(*p.app, 1.0);
+    ASSERT_TRUE(p.app->sweep.has_result);
+    ASSERT_EQ(p.app->sweep.cells.size(), 20000u);
+    p.Frames(3);
+    const std::vector<uint32_t>& dd = p.ui.DrawData();
+    uint64_t vertices = 0;
+    for (uint32_t n = 0; n < dd[sc::app::drawdata::kListCount]; ++n)
+        vertices += dd[sc::app::drawdata::kHeaderWords + n * sc::app::drawdata::kListWords + 1];
+    // The chart is at most 1024 px wide: 1024 x 10 bins of 4 vertices, plus the windows around it.
+    EXPECT_LT(vertices, 1024u * 10 * 4 + 30000) << "vertices of a 20,000-point heatmap";
+    EXPECT_GT(vertices, 2000u);
 }
 
 }  // namespace
