@@ -420,6 +420,34 @@ function watchForUpdate(registration) {
   });
 }
 
+// Emscripten's instantiateWasm hook: instantiates an already compiled module with the glue's imports.
+function instantiateWith(wasm) {
+  return (imports, receive) => {
+    WebAssembly.instantiate(wasm, imports).then(
+      (instance) => receive(instance, wasm),
+      (e) => {
+        setStatus(`Stagecraft could not start: ${e?.message ?? e}`);
+        rejectReady(e);
+      },
+    );
+    return {}; // the exports arrive through `receive`
+  };
+}
+
+// The compiled module, or null when it cannot be compiled here (the glue then fetches and compiles it itself).
+async function compileWasm(url) {
+  try {
+    return await WebAssembly.compileStreaming(fetch(url));
+  } catch {
+    try {
+      const r = await fetch(url);
+      return r.ok ? await WebAssembly.compile(await r.arrayBuffer()) : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
 async function main() {
   stagecraft.offline = registerServiceWorker();
   // Everything independent starts at once: wasm module, GPU device, shader, preset index.
@@ -434,8 +462,13 @@ async function main() {
   const systemsP = fetchSystems();
   const calibrationP = fetchText('presets/calibration/measured.json').catch((e) => e);
   const servingP = fetchServingPresets();
+  // The page compiles the wasm module itself, so that its web workers can be handed the compiled module
+  // (structured clone shares the code, with whatever the engine has optimised since) instead of each fetching
+  // and compiling its own copy on the CPU they are meant to compute on.
+  const wasmP = compileWasm('stagecraft.wasm');
   if (typeof window.createStagecraft !== 'function') await loadScript('stagecraft.js');
-  const module = await window.createStagecraft();
+  const wasm = await wasmP;
+  const module = await window.createStagecraft(wasm ? { instantiateWasm: instantiateWith(wasm) } : {});
   const app = new module.WebApp();
   performance.mark('stagecraft:module');
   stagecraft.module = module;
@@ -481,6 +514,7 @@ async function main() {
     systems: [],
     calibration: calibration instanceof Error ? null : calibration,
     serving: [],
+    wasm, // the compiled module (null: each worker compiles its own)
   };
   function fillPoolInit() {
     poolInit.presets = modelList.map((file, i) => ({ file, json: texts[i] })).filter((p) => typeof p.json === 'string');

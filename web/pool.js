@@ -57,6 +57,7 @@ export class WorkerPool {
   #message(w, m) {
     if (m.type === 'ready') {
       w.ready = true;
+      w.shared = m.shared === true; // runs the page's compiled module (tests read it)
     } else if (m.type === 'init-error') {
       this.#die(w, m.error);
       return;

@@ -3,9 +3,9 @@
 // request is the page's configuration as link text, so the worker builds the same engine request as the page.
 //
 // Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration,
-//                serving: [{file, json}]}
+//                serving: [{file, json}], wasm: the page's compiled WebAssembly.Module, or null}
 //               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep', link, axes, fixedLayout, shard, count}
-// Messages out: {type: 'ready'} | {type: 'init-error', error}
+// Messages out: {type: 'ready', shared: whether it runs the page's compiled module} | {type: 'init-error', error}
 //               {type: 'result', job, shard, ok, text | error, ms}
 /* global createStagecraft */
 importScripts('stagecraft.js');
@@ -14,7 +14,20 @@ let core = null;
 let started = null;
 
 async function init(m) {
-  const module = await createStagecraft();
+  // The page's compiled module when it sent one: its code is shared, not compiled again on this core.
+  const module = await createStagecraft(
+    m.wasm instanceof WebAssembly.Module
+      ? {
+          instantiateWasm: (imports, receive) => {
+            WebAssembly.instantiate(m.wasm, imports).then(
+              (instance) => receive(instance, m.wasm),
+              (e) => postMessage({ type: 'init-error', error: String(e?.message ?? e) }),
+            );
+            return {};
+          },
+        }
+      : {},
+  );
   core = new module.WorkerCore();
   const errors = [];
   if (m.calibration) {
@@ -51,7 +64,7 @@ onmessage = (e) => {
   const m = e.data;
   if (m.type === 'init') {
     started = init(m).then(
-      () => postMessage({ type: 'ready' }),
+      () => postMessage({ type: 'ready', shared: m.wasm instanceof WebAssembly.Module }),
       (err) => {
         postMessage({ type: 'init-error', error: String(err?.message ?? err) });
         throw err;

@@ -65,6 +65,8 @@ test('the search in workers equals the one on the page thread and the CLI', { ti
   assert.ok(w.pool === false && w.text.length > 0);
   const shards = await inWorkers.page.evaluate(() => window.stagecraft.jobs.stats.shards);
   assert.equal(shards, 64, 'every shard of the search ran in a worker');
+  assert.equal(await inWorkers.page.evaluate(() => window.stagecraft.jobs.pool.workers.every((w) => w.ready && w.shared)), true,
+    'every worker runs the module the page compiled, none compiled its own');
   assert.ok(w.frames > 0, 'the page drew frames while the workers searched');
 
   const onPage = await open('?workers=0');
