@@ -3,8 +3,13 @@
 // shard: an idle worker takes the next shard of the oldest job; every result goes to the job's onShard. The
 // page's thread only posts messages and merges results, so the interface keeps drawing at full rate.
 //
-// Cancel: the job's queued shards are dropped and the results of shards already running are ignored (a shard
-// is a small part of a job, so a worker is free again soon; terminating it would cost a new wasm instance).
+// Cancel: the job's queued shards are dropped and the results of shards already handed out (at most IN_FLIGHT per
+// worker) are ignored (a shard is a small part of a job, so a worker is free again soon; terminating it would
+// cost a new wasm instance).
+
+// Tasks handed to a worker at once: the next one waits in its message queue while it computes, so it never sits
+// idle while its last result crosses to the page and is merged there.
+const IN_FLIGHT = 2;
 
 export function poolSize() {
   const cores = Number(navigator.hardwareConcurrency) || 2;
@@ -28,11 +33,11 @@ export class WorkerPool {
     try {
       worker = new Worker(script);
     } catch (e) {
-      this.workers.push({ worker: null, ready: false, task: null, dead: true });
+      this.workers.push({ worker: null, ready: false, tasks: [], dead: true });
       this.failed ||= String(e?.message ?? e);
       return;
     }
-    const w = { worker, ready: false, task: null, dead: false };
+    const w = { worker, ready: false, tasks: [], dead: false };
     w.worker.onmessage = (e) => this.#message(w, e.data);
     w.worker.onerror = (e) => {
       e.preventDefault?.();
@@ -44,9 +49,9 @@ export class WorkerPool {
 
   #die(w, message) {
     w.dead = true;
-    const task = w.task;
-    w.task = null;
-    if (task) this.#fail(task.job, message);
+    const tasks = w.tasks;
+    w.tasks = [];
+    for (const t of tasks) this.#fail(t.job, message);
     if (this.workers.every((x) => x.dead)) {
       this.failed = message;
       for (const id of [...this.jobs.keys()]) this.#fail(id, `no web worker could start: ${message}`);
@@ -62,7 +67,9 @@ export class WorkerPool {
       this.#die(w, m.error);
       return;
     } else if (m.type === 'result') {
-      w.task = null;
+      w.tasks = w.tasks.filter((t) => t.job !== m.job || t.shard !== m.shard);
+      // The worker's next task first, then the page's merge of this result: the worker never waits for it.
+      this.#dispatch();
       const j = this.jobs.get(m.job);
       if (j) {
         if (!m.ok) {
@@ -105,16 +112,17 @@ export class WorkerPool {
   }
 
   busy() {
-    return this.workers.filter((w) => w.task).length;
+    return this.workers.filter((w) => w.tasks.length > 0).length;
   }
 
   #dispatch() {
     for (const w of this.workers) {
-      if (!w.ready || w.dead || w.task || this.queue.length === 0) continue;
-      const t = this.queue.shift();
-      const { job } = this.jobs.get(t.job);
-      w.task = t;
-      w.worker.postMessage({ type: 'task', job: job.id, kind: job.kind, link: job.link, axes: job.axes, fixedLayout: job.fixedLayout ?? false, shard: t.shard, count: job.shards });
+      while (w.ready && !w.dead && w.tasks.length < IN_FLIGHT && this.queue.length > 0) {
+        const t = this.queue.shift();
+        const { job } = this.jobs.get(t.job);
+        w.tasks.push(t);
+        w.worker.postMessage({ type: 'task', job: job.id, kind: job.kind, link: job.link, axes: job.axes, fixedLayout: job.fixedLayout ?? false, shard: t.shard, count: job.shards });
+      }
     }
   }
 
