@@ -15,6 +15,31 @@ namespace sc::app {
 
 namespace {
 
+// The Sweeps view's first axis as it opens (SweepState's defaults).
+constexpr const char* kDefaultSweepAxis = "flops=0.5,1,2,4";
+
+// The Sweeps view's axes for the link: each one that parses and differs from the view's default. A half-typed
+// value is left out rather than written into a link that could not be opened.
+void SweepAxesOf(const AppState& s, ConfigLink& l) {
+    std::vector<std::string> args;
+    try {
+        args = SweepAxisArgs(s);
+    } catch (const Error&) {
+        return;  // the same axis twice: not a sweep yet
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+        SweepAxes probe;
+        try {
+            ParseSweepAxis(args[i], probe);
+        } catch (const Error&) {
+            continue;
+        }
+        if (args[i].find(';') != std::string::npos) continue;
+        if (i == 0 && args[i] != kDefaultSweepAxis) l.sweep_axis1 = args[i];
+        if (i == 1) l.sweep_axis2 = args[i];
+    }
+}
+
 std::string IdOf(const std::string& file) {
     return file.size() > 5 && file.ends_with(".json") ? file.substr(0, file.size() - 5) : file;
 }
@@ -128,6 +153,8 @@ std::string LinkState(const AppState& s) {
     }
     l.view = s.view == View::search ? "search" : s.view == View::serving ? "serving" : "estimate";
     l.sweeps = s.sweeps_open;
+    SweepAxesOf(s, l);
+    l.sweep_fixed = s.sweep.fixed_layout;
     return EncodeConfigLink(l);
 }
 
@@ -181,6 +208,8 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     }
     s.view = l.view == "search" ? View::search : l.view == "serving" ? View::serving : View::estimate;
     s.sweeps_open = l.sweeps;
+    SetSweepAxes(s, l.sweep_axis1.empty() ? kDefaultSweepAxis : l.sweep_axis1, l.sweep_axis2);
+    s.sweep.fixed_layout = l.sweep_fixed;
     s.apply_views = true;
     Recompute(s);
     return "";

@@ -9,6 +9,7 @@
 #include "config/numbers.h"
 #include "link/serve_keys.h"
 #include "parallel/parallel_config.h"
+#include "training/sweep.h"
 
 namespace sc {
 
@@ -52,7 +53,7 @@ std::vector<std::string> KnownKeys() {
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     k.insert(k.end(), {"tokens", "search_gpus", "serve"});
     for (const std::string& s : ServeKeys()) k.push_back(s);
-    k.insert(k.end(), {"view", "sweeps"});
+    k.insert(k.end(), {"view", "sweeps", "sweep.axis1", "sweep.axis2", "sweep.fixed"});
     return k;
 }
 
@@ -174,6 +175,20 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.sweeps = ParseBool(key, v);
         return;
     }
+    if (key == "sweep.axis1" || key == "sweep.axis2") {
+        SweepAxes axes;
+        try {
+            ParseSweepAxis(std::string(v), axes);  // names the axis and the bad value
+        } catch (const Error& e) {
+            throw Error(key, e.what());
+        }
+        (key == "sweep.axis1" ? link.sweep_axis1 : link.sweep_axis2) = std::string(v);
+        return;
+    }
+    if (key == "sweep.fixed") {
+        link.sweep_fixed = ParseBool(key, v);
+        return;
+    }
     for (const IntKey& m : kModelKeys)
         if (key == m.key) {
             link.*m.member = ParseInt(key, v, 1, kMaxModelDim);
@@ -192,7 +207,9 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
 void CheckEncodable(const ConfigLink& link) {
     for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"model", &link.model},
                                        {"system", &link.system},
-                                       {"parallel", &link.parallel}})
+                                       {"parallel", &link.parallel},
+                                       {"sweep.axis1", &link.sweep_axis1},
+                                       {"sweep.axis2", &link.sweep_axis2}})
         if (value->find(';') != std::string::npos) throw Error(field, "must not contain ';', got " + Quoted(*value));
     for (size_t i = 0; i < link.levels.size(); ++i) {
         const LinkLevelEdit& e = link.levels[i];
@@ -235,6 +252,9 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     PutServeKeys(link.serve_edits, put);
     if (link.view != "estimate") put("view", link.view);
     if (link.sweeps) put("sweeps", "1");
+    if (!link.sweep_axis1.empty()) put("sweep.axis1", link.sweep_axis1);
+    if (!link.sweep_axis2.empty()) put("sweep.axis2", link.sweep_axis2);
+    if (link.sweep_fixed) put("sweep.fixed", "1");
     t += ';';
     t += kEnd;
     // The decoder is the one statement of what is valid: a value it refuses is refused here, by the same message.

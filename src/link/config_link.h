@@ -8,7 +8,7 @@
 //   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
 //   (+ serve=<serving preset>;serve.<field>=... for the Serving tab, link/serve_keys.h, and view=search|serving
-//    and sweeps=1 when those views are open)
+//    and sweeps=1 when those views are open; sweep.axis1=, sweep.axis2=, sweep.fixed=1 for the Sweeps view)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only
 // when they differ from the preset, so a link names what the user changed; the options always appear, so a
 // later change of their defaults does not change what an old link means. Values never contain ';'.
@@ -89,6 +89,10 @@ struct ConfigLink {
     // The open views (written only when not the defaults): the Training panel's tab and the Sweeps window.
     std::string view = "estimate";  // "estimate", "search" (Best layout) or "serving"
     bool sweeps = false;            // the Sweeps window expanded
+    // The Sweeps view's axes as `stagecraft sweep --axis` writes them ("flops=0.5,1,2"); "" for the view's
+    // default (axis 1 flops=0.5,1,2,4; no axis 2), and its "only the current layout" switch.
+    std::string sweep_axis1, sweep_axis2;
+    bool sweep_fixed = false;
 
     bool operator==(const ConfigLink&) const = default;
 };

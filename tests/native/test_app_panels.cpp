@@ -272,3 +272,36 @@ TEST(AppPanels, AHeatmapWiderThanItsPixelsDrawsOneCellPerBin) {
 }
 
 }  // namespace
+
+namespace {
+
+// The Sweeps view's axes and its "only the current layout" switch travel in the link; the defaults write
+// nothing, and a half-typed value is left out rather than making a link that cannot be opened.
+TEST(AppPanels, TheSweepsAxesAndFixedLayoutAreInTheLink) {
+    Page p;
+    p.Frames(2);
+    EXPECT_EQ(sc::app::LinkState(*p.app).find("sweep."), std::string::npos) << sc::app::LinkState(*p.app);
+    sc::app::SetSweepAxes(*p.app, "net_bw=0.5,1,4", "domain=8,72");
+    p.app->sweep.fixed_layout = true;
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";sweep.axis1=net_bw=0.5,1,4;sweep.axis2=domain=8,72;sweep.fixed=1;"), std::string::npos)
+        << link;
+
+    Page q;
+    q.Frames(2);
+    ASSERT_EQ(sc::app::ApplyLink(*q.app, link), "");
+    EXPECT_EQ(sc::app::SweepAxisArgs(*q.app), (std::vector<std::string>{"net_bw=0.5,1,4", "domain=8,72"}));
+    EXPECT_TRUE(q.app->sweep.fixed_layout);
+    EXPECT_EQ(sc::app::LinkState(*q.app), link);
+
+    p.app->sweep.values[1] = "8,7";  // being typed: "8,72"
+    p.app->sweep.values[0] = "0.5,1,";
+    const std::string typing = sc::app::LinkState(*p.app);
+    EXPECT_EQ(typing.find("sweep.axis1"), std::string::npos) << typing;
+    EXPECT_NE(typing.find(";sweep.axis2=domain=8,7;"), std::string::npos) << typing;
+    Page r;
+    r.Frames(2);
+    EXPECT_EQ(sc::app::ApplyLink(*r.app, typing), "");
+}
+
+}  // namespace

@@ -97,7 +97,10 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.tpot_s = 1.0 / 3; },
              [](ConfigLink& l) { l.view = "search"; },
              [](ConfigLink& l) { l.view = "serving"; },
-             [](ConfigLink& l) { l.sweeps = true; }}) {
+             [](ConfigLink& l) { l.sweeps = true; },
+             [](ConfigLink& l) { l.sweep_axis1 = "hbm_bw=0.5,1,2"; },
+             [](ConfigLink& l) { l.sweep_axis2 = "topology=two_tier,fullflat"; },
+             [](ConfigLink& l) { l.sweep_fixed = true; }}) {
         ConfigLink l = base;
         set(l);
         ASSERT_NE(l, base);
@@ -157,6 +160,9 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";colour=red"), "colour: unknown key in the link; valid keys: model layers"},
         {L(kHead + ";layers=4;layers=5"), "layers: given twice in the link"},
         {L(kHead + ";layers=4x"), "layers: expected an integer, got \"4x\""},
+        {L(kHead + ";sweep.axis1=speed=2"), "sweep.axis1: "},
+        {L(kHead + ";sweep.axis2=flops=-1"), "sweep.axis2: flops"},
+        {L(kHead + ";sweep.fixed=maybe"), "sweep.fixed: "},
         {L(kHead + ";layers=1e3"), "layers: expected an integer, got \"1e3\""},
         {L(kHead + ";layers=0"), "layers: must be a positive integer, got \"0\""},
         {L(kHead + ";hidden=16777217"), "hidden: must be at most 16777216, got \"16777217\""},
