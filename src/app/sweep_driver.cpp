@@ -2,7 +2,6 @@
 // page's request, run by the pool of web workers when there is one (pool_jobs.h), else a few points per frame.
 // Rows are merged in SweepKey order, as the CLI's threads and the MPI ranks are, so the CSV is the CLI's.
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "app/app.h"
 #include "app/app_state.h"
@@ -167,47 +166,6 @@ SweepCell CellOf(const SweepRow& row, const SweepRequest& req) {
     return c;
 }
 
-std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const SweepCell& c : cells) {
-        const SweepPoint& p = c.point;
-        a.push_back(
-            {c.key.point,
-             c.key.model,
-             c.found,
-             c.step_seconds,
-             c.mfu,
-             c.best,
-             c.valid,
-             c.csv,
-             {p.flops, p.hbm_bw, p.hbm_capacity, p.domain, p.net_bw, static_cast<int>(p.topology), p.overlap, p.inr}});
-    }
-    return a.dump();
-}
-
-std::vector<SweepCell> DecodeSweepShard(const std::string& text) {
-    std::vector<SweepCell> cells;
-    try {
-        for (const auto& r : nlohmann::json::parse(text)) {
-            SweepCell c;
-            c.key = {r.at(0).get<size_t>(), r.at(1).get<int>()};
-            c.found = r.at(2).get<bool>();
-            c.step_seconds = r.at(3).get<double>();
-            c.mfu = r.at(4).get<double>();
-            c.best = r.at(5).get<std::string>();
-            c.valid = r.at(6).get<uint64_t>();
-            c.csv = r.at(7).get<std::string>();
-            const auto& p = r.at(8);
-            c.point = {p.at(0).get<double>(), p.at(1).get<double>(),
-                       p.at(2).get<double>(), p.at(3).get<int>(),
-                       p.at(4).get<double>(), p.at(5).get<int>() == 1 ? Topology::fullflat : Topology::two_tier,
-                       p.at(6).get<bool>(),   p.at(7).get<bool>()};
-            cells.push_back(std::move(c));
-        }
-    } catch (const nlohmann::json::exception& e) {
-        throw Error("sweep shard", std::string("malformed result from a worker: ") + e.what());
-    }
-    return cells;
-}
+// EncodeSweepShard and DecodeSweepShard: sweep_shard_text.cpp.
 
 }  // namespace sc::app
