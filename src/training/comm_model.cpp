@@ -33,6 +33,32 @@ const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string&
     return best;
 }
 
+// Groups scanned for the worst placement: beyond this many, the first ones stand for the rest (the placement
+// repeats with the rank layout's period in all the layouts seen; this keeps an estimate's cost bounded).
+constexpr int kGroupsScanned = 256;
+
+// Members of one group of `kind` sharing a domain of each level, counted (not listed: a dp group at 32K ranks
+// has thousands of members and this runs once per estimate) for the group and member that see the fewest
+// peers close by: every group runs at once and the step waits for the slowest. A group need not line up with
+// the domains (64 consecutive ranks of a folded expert group on 72-GPU NVLink racks: one rank in eight of
+// those groups shares its rack with only 8 of its peers), so for each group the domains of its lowest and its
+// highest member are counted, and the fewest members in the innermost level wins (then the next level).
+std::vector<int> WorstPlacedGroup(const System& sys, const Layout& layout, GroupKind kind) {
+    std::vector<int> worst, here(sys.levels.size());
+    const int groups = std::min(layout.GroupCount(kind), kGroupsScanned);
+    for (int g = 0; g < groups; ++g) {
+        const auto [lo, hi] = layout.MemberBounds(kind, g);
+        for (long long member : {lo, hi}) {
+            for (size_t l = 0; l < sys.levels.size(); ++l) {
+                const long long size = sys.levels[l].size, start = member / size * size;
+                here[l] = layout.MembersInRange(kind, g, start, start + size);
+            }
+            if (worst.empty() || here < worst) worst = here;
+        }
+    }
+    return worst;
+}
+
 }  // namespace
 
 CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal)
@@ -45,9 +71,7 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         GroupKind kind = static_cast<GroupKind>(k);
         size_[k] = layout.GroupSize(kind);
         if (size_[k] <= 1) continue;
-        // Group 0 holds rank 0, so its first domain of each level is [0, size): counted, not listed (a dp
-        // group at 32K ranks has thousands of members and this runs once per estimate).
-        for (const NetworkLevel& lvl : sys.levels) per_level_[k].push_back(layout.MembersInRange(kind, 0, 0, lvl.size));
+        per_level_[k] = WorstPlacedGroup(sys, layout, kind);
     }
     // Pipeline neighbours: rank 0 and the rank one stage on.
     if (layout.world() > 1) {
