@@ -19,8 +19,7 @@ const char* NameOf(GroupKind k) {
     return "?";
 }
 
-Layout::Layout(const ParallelConfig& p)
-    : world_(p.world()), pp_(p.pp), ep_(p.ep), experts_split_by_tp_(p.etp > 1) {
+Layout::Layout(const ParallelConfig& p) : world_(p.world()), pp_(p.pp), ep_(p.ep), experts_split_by_tp_(p.etp > 1) {
     size_[kTp] = p.tp;
     size_[kCp] = p.cp;
     size_[kDp] = p.dp;

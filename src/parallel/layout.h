@@ -79,8 +79,8 @@ private:
     int world_ = 1;
     int pp_ = 1;
     int ep_ = 1;
-    int expert_ranks_ = 1;  // expert indices per stage (per TP position when etp = tp)
-    bool experts_split_by_tp_ = false;  // etp > 1
+    int expert_ranks_ = 1;               // expert indices per stage (per TP position when etp = tp)
+    bool experts_split_by_tp_ = false;   // etp > 1
     int fold_dims_[3] = {}, nfold_ = 0;  // the sub-dimensions of the expert index, smallest stride first
 };
 

@@ -182,8 +182,9 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     // Expert parallelism folds over the ranks of a stage (Megatron-Core MoE parallel folding).
     if (ExpertFoldRanks(p) % p.ep) {
         if (p.etp > 1)
-            throw Error("ep", "ep=" + S(p.ep) + " must divide cp*dp = " + S(p.cp) + "*" + S(p.dp) +
-                                  " (with etp=tp, expert-parallel groups fold over the cp x dp ranks of a TP position)");
+            throw Error("ep",
+                        "ep=" + S(p.ep) + " must divide cp*dp = " + S(p.cp) + "*" + S(p.dp) +
+                            " (with etp=tp, expert-parallel groups fold over the cp x dp ranks of a TP position)");
         throw Error("ep", "ep=" + S(p.ep) + " must divide tp*cp*dp = " + S(p.tp) + "*" + S(p.cp) + "*" + S(p.dp) +
                               " (expert-parallel groups fold over the ranks of a pipeline stage)");
     }
@@ -202,8 +203,8 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) +
                                    ", vstages=" + S(p.vstages) + ")");
     if (p.schedule == Schedule::dualpipe && (p.pp < 2 || p.pp % 2))
-        throw Error("pp", "DualPipe needs an even pp >= 2 (each rank holds stages i and pp-1-i; got pp=" + S(p.pp) +
-                              ")");
+        throw Error("pp",
+                    "DualPipe needs an even pp >= 2 (each rank holds stages i and pp-1-i; got pp=" + S(p.pp) + ")");
     if (!p.uneven && m.layers % stages) {
         if (p.schedule != Schedule::interleaved)
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");

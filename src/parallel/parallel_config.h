@@ -33,8 +33,8 @@ struct ParallelConfig {
     int pp = 1;          // pipeline stages
     int dp = 1;          // data parallel replicas
     int cp = 1;          // context parallel (sequence split for attention, ring exchange of K/V)
-    int ep = 1;   // expert parallel: folded over the stage's tp x cp x dp ranks (cp x dp when etp = tp)
-    int etp = 1;  // expert tensor parallel: 1 (experts whole) or tp (each expert split over the TP group)
+    int ep = 1;          // expert parallel: folded over the stage's tp x cp x dp ranks (cp x dp when etp = tp)
+    int etp = 1;         // expert tensor parallel: 1 (experts whole) or tp (each expert split over the TP group)
     bool sp = false;     // sequence parallel beside TP (Korthikanti et al. 2022)
     int microbatch = 1;  // sequences per microbatch
     int batch = 0;       // global batch in sequences; 0 means microbatch * dp (one microbatch)

@@ -32,11 +32,11 @@ void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function
         f(queued.front());
         queued.pop_front();
     };
-    for (int i = 0; i < 2 * (N - h - 1); ++i) F(0, false);  // 1: nF0
-    for (int i = 0; i < h + 1; ++i) F(0, false), F(1, false);  // 2: nF0F1
+    for (int i = 0; i < 2 * (N - h - 1); ++i) F(0, false);             // 1: nF0
+    for (int i = 0; i < h + 1; ++i) F(0, false), F(1, false);          // 2: nF0F1
     for (int i = 0; i < N - h - 1; ++i) B(1, true), W(), F(1, false);  // 3: nB1W1F1
     for (int i = 0; i < C - p.pp + h + 1; ++i) {  // 4: nF0B1F1B0, the steady state of overlapped pairs
-        const bool pair = !(i == 0 && middle);  // the middle ranks run their first pair apart (less bubble)
+        const bool pair = !(i == 0 && middle);    // the middle ranks run their first pair apart (less bubble)
         F(0, pair), B(1, false);
         F(1, true), B(0, false);
     }
@@ -49,7 +49,7 @@ void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function
         B(0, zb);
     }
     for (int i = 0; i < N - h - 1; ++i) W(), B(0, true);  // 7: nWB0
-    while (!queued.empty()) W();                           // 8: nW
+    while (!queued.empty()) W();                          // 8: nW
 }
 
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {

@@ -28,8 +28,8 @@ sc::ModelConfig Preset(const std::string& name) { return sc::ParseModelConfig(sc
 // from rank 0, chunk 1 the second half, fed from rank pp-1; forwards and backwards of a chunk go in microbatch
 // order (the repository's FIFO chunk ids).
 void CheckOrder(int pp, int M) {
-    sc::ParallelConfig p = sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" + std::to_string(M) +
-                                                 ",schedule=dualpipe");
+    sc::ParallelConfig p =
+        sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" + std::to_string(M) + ",schedule=dualpipe");
     ASSERT_EQ(p.microbatches(), M);
     const int C = M / 2;
     int max_peak = 0;
@@ -157,8 +157,8 @@ TEST(DualPipe, ReplayedBubbleIsThePapersFormula) {
     m.vocab = 256, m.seq = 2048, m.layers = 32;
     for (int pp : {4, 8}) {
         const int M = 2 * pp;
-        sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" +
-                                                            std::to_string(M) + ",schedule=dualpipe"));
+        sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" + std::to_string(M) +
+                                                           ",schedule=dualpipe"));
         std::vector<sc::StageProgram> progs;
         for (int s = 0; s < pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
         std::vector<const sc::StageProgram*> ptrs;
@@ -188,8 +188,8 @@ TEST(DualPipe, EstimateBubbleIsThePapersFormulaAndPairsHideTheAllToAll) {
     m.vocab = 256, m.layers = 32;
     // A dense model has no all-to-all: DualPipe runs the same work as 1F1B in (pp/2-1)(F&B + B - 3W) of bubble
     // instead of (pp-1)(F + B + W); pp = 2 has none.
-    sc::TrainingEstimate one = sc::EstimateTraining(sc::MakeJob(m, sc::ParseParallelSpec("pp=8,batch=16")), sys,
-                                                    nullptr, opt);
+    sc::TrainingEstimate one =
+        sc::EstimateTraining(sc::MakeJob(m, sc::ParseParallelSpec("pp=8,batch=16")), sys, nullptr, opt);
     sc::TrainingEstimate dual = sc::EstimateTraining(
         sc::MakeJob(m, sc::ParseParallelSpec("pp=8,batch=16,schedule=dualpipe")), sys, nullptr, opt);
     // (The same work: rank 0 holds the embedding and the LM head, 1F1B's bottleneck the head alone.)
@@ -211,17 +211,17 @@ TEST(DualPipe, EstimateBubbleIsThePapersFormulaAndPairsHideTheAllToAll) {
     moe.layers = 16, moe.moe.dense_layers = 1;
     // 32 microbatches: 27 of each rank's 32 forwards run paired (the rest fill and drain the pipeline).
     const std::string split = "tp=1,pp=4,dp=8,ep=8,batch=256";
-    sc::TrainingEstimate moe1 =
-        sc::EstimateTraining(sc::MakeJob(moe, sc::ParseParallelSpec(split)), sys, nullptr, opt);
+    sc::TrainingEstimate moe1 = sc::EstimateTraining(sc::MakeJob(moe, sc::ParseParallelSpec(split)), sys, nullptr, opt);
     sc::TrainingEstimate moed =
         sc::EstimateTraining(sc::MakeJob(moe, sc::ParseParallelSpec(split + ",schedule=dualpipe")), sys, nullptr, opt);
     ASSERT_GT(moe1.step.ep_comm, 0);
     EXPECT_LT(moed.step.ep_comm, 0.5 * moe1.step.ep_comm);
     EXPECT_GT(moed.step.comm_sms, moe1.step.comm_sms);  // the communication kernels' 20 SMs
-    std::printf("deepseek-v3 16 layers pp4 ep8: 1f1b step %.3f s (ep %.3f, bubble %.3f), dualpipe %.3f s (ep %.3f, "
-                "bubble %.3f, comm SMs %.3f)\n",
-                moe1.step_seconds, moe1.step.ep_comm, moe1.step.bubble, moed.step_seconds, moed.step.ep_comm,
-                moed.step.bubble, moed.step.comm_sms);
+    std::printf(
+        "deepseek-v3 16 layers pp4 ep8: 1f1b step %.3f s (ep %.3f, bubble %.3f), dualpipe %.3f s (ep %.3f, "
+        "bubble %.3f, comm SMs %.3f)\n",
+        moe1.step_seconds, moe1.step.ep_comm, moe1.step.bubble, moed.step_seconds, moed.step.ep_comm, moed.step.bubble,
+        moed.step.comm_sms);
 }
 
 }  // namespace

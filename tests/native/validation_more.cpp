@@ -200,8 +200,8 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     // A Megatron-family MoE record that does not give the expert-tensor size ran Megatron-Core's default: experts
     // split over the TP group (megatron/core/parallel_state.py: "if expert_tensor_parallel_size is None:
     // expert_tensor_parallel_size = tensor_model_parallel_size"; before MCore 0.10 experts were always TP-split).
-    const bool megatron_family = Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") ||
-                                 Starts(key, "mcore_");
+    const bool megatron_family =
+        Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") || Starts(key, "mcore_");
     if (q.ep > 1 && q.tp > 1 && !p["etp"].is_number() && megatron_family) {
         q.etp = q.tp;
         row.assumptions.push_back("etp=tp (Megatron-Core's default when expert_tensor_parallel_size is not given)");
