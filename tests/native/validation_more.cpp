@@ -379,7 +379,7 @@ const char* const kFoldedDeepSeekCause =
     "group spans 8 nodes and 7/8 of its traffic crosses InfiniBand. On GB200 the ranks fill 72-GPU racks in order, "
     "so most groups cross a rack boundary and the worst-placed rank has 8 of its 32 or 64 peers in its own rack: "
     "the rows depend on that placement, which the records do not give; with 64 GPUs per rack (--system-set "
-    "0.size=64) every group stays in its rack and both predict 8.1-8.3 s (-76%), so the 512-GPU row's -7.7% is "
+    "0.size=64) every group stays in its rack and both predict 8.1-8.3 s (-76%), so the 512-GPU row's -7.9% is "
     "not evidence that the rest of the step is right";
 const char* const kRackPlacementCause =
     "GB200 NVL72 with ranks filling 72-GPU racks in order: the expert groups (8 ranks 4 apart, etp=4) and "
