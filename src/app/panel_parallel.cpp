@@ -22,7 +22,7 @@ static void DrawSplitFields(AppState& s) {
     changed |= IntField("dp", &p.dp, "data-parallel replicas");
     changed |= IntField("cp", &p.cp, "context parallel: the sequence split for attention (ring)");
     ImGui::SameLine();
-    changed |= IntField("ep", &p.ep, "expert parallel (inside dp)");
+    changed |= IntField("ep", &p.ep, "expert parallel, folded over the stage's tp x cp x dp ranks (Megatron-Core)");
     ImGui::SameLine();
     changed |= ImGui::Checkbox("sp", &p.sp);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("sequence parallelism beside TP (Korthikanti et al. 2022)");
@@ -30,8 +30,9 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     int batch = p.global_batch();
     if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
-    changed |= EnumCombo("schedule", &p.schedule,
-                         {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1});
+    changed |=
+        EnumCombo("schedule", &p.schedule,
+                  {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1, Schedule::dualpipe});
     if (p.schedule == Schedule::interleaved) {
         ImGui::SameLine();
         changed |= IntField("vstages", &p.vstages, "model chunks per pipeline rank");

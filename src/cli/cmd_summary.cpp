@@ -17,7 +17,7 @@ int Summary(int argc, char** argv) {
             "usage: stagecraft summary --model FILE --parallel tp=8,pp=16,dp=256,... [--set key=value]... [--json]\n"
             "  one entry per class of ranks with identical traces: node counts, FLOPs, bytes per collective and\n"
             "  group, pipeline traffic, peak memory. Parallel keys: tp pp dp cp ep sp microbatch batch schedule\n"
-            "  (gpipe|1f1b|interleaved|zbh1) vstages recompute (none|selective|full) zero (0-3) fsdp order gpus uneven bucket_mb");
+            "  (gpipe|1f1b|interleaved|zbh1|dualpipe) vstages recompute (none|selective|full) zero (0-3) fsdp order gpus uneven bucket_mb");
         return 0;
     }
     engine::Request request;

@@ -27,8 +27,8 @@ struct Job {
     BlockSums sums[4];                 // by BlockKind, for the current values
 
     double V(Expr e) const { return values[e.id]; }
-    // Virtual stages of the whole pipeline (pp x active_vstages), numbered g = chunk * pp + stage.
-    int total_vstages() const { return par.pp * par.active_vstages(); }
+    // Layer ranges the pipeline is cut into (pp x vstages interleaved, pp otherwise), numbered by PositionOf.
+    int total_vstages() const { return par.pipeline_positions(); }
 };
 
 // Validates model and split (throws sc::Error naming the constraint) and evaluates the graph.

@@ -55,7 +55,7 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     double dense = 0, expert = 0, largest_block = 0, recompute_working = 0;
     for (int c = 0; c < p.active_vstages(); ++c) {
         chunk_act[c] = 0;
-        StageBlockCounts n = BlockCountsOfVstage(job, c * p.pp + stage);
+        StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, c, stage));
         auto add = [&](BlockKind k, int times) {
             if (times <= 0) return;
             const KindCost& kc = cost(k);

@@ -17,6 +17,7 @@ const char* NameOf(Schedule s) {
         case Schedule::one_f_one_b: return "1f1b";
         case Schedule::interleaved: return "interleaved";
         case Schedule::zbh1: return "zbh1";
+        case Schedule::dualpipe: return "dualpipe";
     }
     return "?";
 }
@@ -46,7 +47,8 @@ Schedule ParseSchedule(const std::string& field, const std::string& v) {
     if (v == "1f1b") return Schedule::one_f_one_b;
     if (v == "interleaved") return Schedule::interleaved;
     if (v == "zbh1") return Schedule::zbh1;
-    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1");
+    if (v == "dualpipe") return Schedule::dualpipe;
+    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe");
 }
 
 Recompute ParseRecompute(const std::string& field, const std::string& v) {
@@ -169,17 +171,23 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("sp", "sequence parallelism splits " + std::to_string(tokens) +
                               " tokens per microbatch over tp=" + S(p.tp) + ", which does not divide them");
 
-    // Expert parallelism lives inside data parallelism.
+    // Expert parallelism: MoE only, whole experts per rank.
     if (p.ep > 1 && !m.is_moe())
         throw Error("ep", "ep=" + S(p.ep) + " needs a mixture-of-experts model; " + m.name + " is dense");
     if (m.is_moe() && m.moe.experts % p.ep)
         throw Error("ep", "ep=" + S(p.ep) + " does not divide " + S(m.moe.experts) + " experts");
-    if (p.dp % p.ep)
-        throw Error("ep", "ep=" + S(p.ep) + " must divide dp=" + S(p.dp) +
-                              " (expert parallelism is carved out of data parallelism)");
     if (p.etp != 1 && p.etp != p.tp)
         throw Error("etp", "etp=" + S(p.etp) + " must be 1 (whole experts) or tp=" + S(p.tp) +
                                " (experts split over the TP group)");
+    // Expert parallelism folds over the ranks of a stage (Megatron-Core MoE parallel folding).
+    if (ExpertFoldRanks(p) % p.ep) {
+        if (p.etp > 1)
+            throw Error("ep",
+                        "ep=" + S(p.ep) + " must divide cp*dp = " + S(p.cp) + "*" + S(p.dp) +
+                            " (with etp=tp, expert-parallel groups fold over the cp x dp ranks of a TP position)");
+        throw Error("ep", "ep=" + S(p.ep) + " must divide tp*cp*dp = " + S(p.tp) + "*" + S(p.cp) + "*" + S(p.dp) +
+                              " (expert-parallel groups fold over the ranks of a pipeline stage)");
+    }
     if (p.etp > 1 && !m.is_moe())
         throw Error("etp", "etp=" + S(p.etp) + " needs a mixture-of-experts model; " + m.name + " is dense");
     if (p.etp > 1 && m.moe.expert_ffn % p.etp)
@@ -188,14 +196,17 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("sp", "MoE with tp=" + S(p.tp) + " needs sequence parallelism (sp=1), as Megatron-Core requires");
 
     // Pipeline: layers per (virtual) stage.
-    int stages = p.pp * p.active_vstages();
+    int stages = p.pipeline_positions();
     if (p.schedule != Schedule::interleaved && p.vstages != 1)
         throw Error("vstages", "vstages=" + S(p.vstages) + " needs schedule=interleaved");
     if (p.schedule == Schedule::interleaved && (p.vstages < 2 || p.pp < 2))
         throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) +
                                    ", vstages=" + S(p.vstages) + ")");
+    if (p.schedule == Schedule::dualpipe && (p.pp < 2 || p.pp % 2))
+        throw Error("pp",
+                    "DualPipe needs an even pp >= 2 (each rank holds stages i and pp-1-i; got pp=" + S(p.pp) + ")");
     if (!p.uneven && m.layers % stages) {
-        if (p.active_vstages() == 1)
+        if (p.schedule != Schedule::interleaved)
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
@@ -216,6 +227,12 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.global_batch() % per_step)
         throw Error("batch", "batch=" + S(p.global_batch()) + " is not a multiple of microbatch*dp = " +
                                  S(p.microbatch) + "*" + S(p.dp) + " = " + std::to_string(per_step));
+    // DualPipe feeds half the microbatches from each end and its steady phase needs at least pp of them per
+    // direction (deepseek-ai/DualPipe asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2).
+    if (p.schedule == Schedule::dualpipe && (p.microbatches() % 2 || p.microbatches() < 2 * p.pp))
+        throw Error("batch", "DualPipe needs an even number of microbatches, at least 2*pp = " + S(2 * p.pp) +
+                                 " (half enter from each end); batch=" + S(p.global_batch()) + " gives " +
+                                 S(p.microbatches()));
     if (p.schedule == Schedule::interleaved && p.microbatches() % p.pp)
         throw Error("batch", "interleaved 1F1B needs the number of microbatches (" + S(p.microbatches()) +
                                  ") to be a multiple of pp=" + S(p.pp));

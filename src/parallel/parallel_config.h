@@ -13,7 +13,13 @@ namespace sc {
 // each backward split into the input gradient (B) and the weight gradient (W), stage i running its W i steps
 // late, so every stage holds at most pp microbatches (1F1B's first-stage peak) and the deferred W's fill the
 // drain: bubble (pp-1)(F + B - W) against 1F1B's (pp-1)(F + B + W).
-enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1 };
+// dualpipe: DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (arXiv:2412.19437) Sec. 3.2.1 and the public
+// deepseek-ai/DualPipe schedule (dualpipe/dualpipe.py): the layers split into pp stages and rank i holds two of
+// them, stage i (microbatches fed from rank 0) and stage pp-1-i (microbatches fed from rank pp-1), so every
+// stage's parameters are held twice; half the microbatches run each way, and a forward of one chunk is paired
+// with a backward of the other to overlap one's communication with the other's compute. Bubble
+// (pp/2-1)(F&B + B - 3W) (Table 2). Needs pp even and an even number of microbatches, at least 2*pp.
+enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe };
 enum class Recompute { none, selective, full };
 
 const char* NameOf(Schedule s);
@@ -27,7 +33,7 @@ struct ParallelConfig {
     int pp = 1;          // pipeline stages
     int dp = 1;          // data parallel replicas
     int cp = 1;          // context parallel (sequence split for attention, ring exchange of K/V)
-    int ep = 1;          // expert parallel, carved out of dp (Megatron-Core): ep divides dp
+    int ep = 1;          // expert parallel: folded over the stage's tp x cp x dp ranks (cp x dp when etp = tp)
     int etp = 1;         // expert tensor parallel: 1 (experts whole) or tp (each expert split over the TP group)
     bool sp = false;     // sequence parallel beside TP (Korthikanti et al. 2022)
     int microbatch = 1;  // sequences per microbatch
@@ -44,15 +50,26 @@ struct ParallelConfig {
     int world() const { return tp * cp * dp * pp; }
     int global_batch() const { return batch > 0 ? batch : microbatch * dp; }
     int microbatches() const { return global_batch() / (microbatch * dp); }
-    // Virtual stages each pipeline rank runs: vstages under the interleaved schedule, 1 under the others.
-    int active_vstages() const { return schedule == Schedule::interleaved ? vstages : 1; }
+    // Model chunks each pipeline rank runs: vstages under the interleaved schedule, 2 under DualPipe (one per
+    // direction), 1 under the others.
+    int active_vstages() const {
+        return schedule == Schedule::interleaved ? vstages : schedule == Schedule::dualpipe ? 2 : 1;
+    }
+    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, pp otherwise (DualPipe's two
+    // chunks per rank are two of the pp stages, each stage held by two ranks).
+    int pipeline_positions() const { return pp * (schedule == Schedule::interleaved ? vstages : 1); }
 };
 
-// Members of one data-parallel group of dense weights (dp x cp) and of expert weights: (dp/ep) x cp, times
-// tp when experts are not split over TP (etp = 1), since then every TP rank holds the same experts
-// (Megatron-Core's expert-data-parallel group). Layout::GroupSize(dp / edp) gives the same.
+// Members of one data-parallel group of dense weights (dp x cp) and of expert weights. Expert layers fold
+// the stage's tp x cp x dp ranks into etp x ep x edp (Megatron-Core "MoE parallel folding", Liu et al. 2025
+// arXiv:2504.14960; megatron/core/parallel_state.py: expert_data_parallel_size = world_size /
+// (expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size)), so
+// edp = tp x cp x dp / (etp x ep). ep need not divide dp: DeepSeek-V3 ran ep=64 over tp=2 x dp=32.
+// Layout::GroupSize(dp / edp) gives the same.
 inline int DataParallelSize(const ParallelConfig& p) { return p.dp * p.cp; }
-inline int ExpertDataParallelSize(const ParallelConfig& p) { return (p.etp > 1 ? 1 : p.tp) * (p.dp / p.ep) * p.cp; }
+// The stage's ranks an expert-parallel group is carved from (per TP position when experts are split over TP).
+inline int ExpertFoldRanks(const ParallelConfig& p) { return (p.etp > 1 ? 1 : p.tp) * p.cp * p.dp; }
+inline int ExpertDataParallelSize(const ParallelConfig& p) { return ExpertFoldRanks(p) / p.ep; }
 
 // Parses "key=value,key=value". Unknown keys and malformed values throw sc::Error naming the key.
 ParallelConfig ParseParallelSpec(std::string_view spec);

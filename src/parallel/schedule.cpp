@@ -1,8 +1,56 @@
 #include "parallel/schedule.h"
 
 #include <algorithm>
+#include <deque>
 
 namespace sc {
+
+// DualPipe, phase by phase as deepseek-ai/DualPipe's DualPipe.step issues them. The repository's "phase 0" is the
+// direction fed from rank 0 on the first half of the ranks and the other one on the second half (phase ^=
+// is_in_second_half); here chunk 0 is always the direction fed from rank 0. A zero-bubble backward (enable_zb)
+// runs the input half and queues the weight half; a "weight chunk" pops the oldest queued one (FIFO).
+void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f) {
+    const int N = p.pp / 2, h = std::min(stage, p.pp - 1 - stage), C = p.microbatches() / 2;
+    const int second = stage >= N ? 1 : 0;
+    const bool middle = stage == N - 1 || stage == N;
+    int fw[2] = {0, 0}, bw[2] = {0, 0};
+    std::deque<PipelineStep> queued;  // deferred weight halves, oldest first
+    auto F = [&](int phase, bool paired) {
+        const int c = phase ^ second;
+        PipelineStep st{true, c * C + fw[c]++, c};
+        st.paired = paired;
+        f(st);
+    };
+    auto B = [&](int phase, bool zb) {
+        const int c = phase ^ second;
+        PipelineStep st{false, c * C + bw[c]++, c};
+        st.split = zb;
+        f(st);
+        if (zb) queued.push_back(PipelineStep{false, st.microbatch, c, true});
+    };
+    auto W = [&] {
+        f(queued.front());
+        queued.pop_front();
+    };
+    for (int i = 0; i < 2 * (N - h - 1); ++i) F(0, false);             // 1: nF0
+    for (int i = 0; i < h + 1; ++i) F(0, false), F(1, false);          // 2: nF0F1
+    for (int i = 0; i < N - h - 1; ++i) B(1, true), W(), F(1, false);  // 3: nB1W1F1
+    for (int i = 0; i < C - p.pp + h + 1; ++i) {  // 4: nF0B1F1B0, the steady state of overlapped pairs
+        const bool pair = !(i == 0 && middle);    // the middle ranks run their first pair apart (less bubble)
+        F(0, pair), B(1, false);
+        F(1, true), B(0, false);
+    }
+    for (int i = 0; i < N - h - 1; ++i) B(1, false), F(1, true), B(0, false);  // 5: nB1F1B0
+    bool zb = false;
+    for (int i = 0; i < h + 1; ++i) {  // 6: nB1B0, the second half zero-bubble
+        if (i == (h + 1) / 2 && h % 2 == 1) zb = true;
+        B(1, zb);
+        if (i == (h + 1) / 2 && h % 2 == 0) zb = true;
+        B(0, zb);
+    }
+    for (int i = 0; i < N - h - 1; ++i) W(), B(0, true);  // 7: nWB0
+    while (!queued.empty()) W();                          // 8: nW
+}
 
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
     std::vector<PipelineStep> steps;
@@ -14,6 +62,18 @@ std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act) {
     const int M = p.microbatches();
     InFlightPeak peak;
+    if (p.schedule == Schedule::dualpipe) {
+        // Walked step by step (O(microbatches)): a forward's activations live until its whole backward or,
+        // split, its weight half (counted whole, as for ZB-H1).
+        double alive = 0;
+        int n = 0;
+        ForEachDualPipeStep(p, stage, [&](const PipelineStep& st) {
+            if (st.forward) alive += chunk_act[st.chunk], ++n;
+            else if (st.weight || !st.split) alive -= chunk_act[st.chunk], --n;
+            if (alive > peak.bytes) peak.bytes = alive, peak.inflight = n;
+        });
+        return peak;
+    }
     if (p.active_vstages() == 1) {
         // GPipe over stages: all forwards first. 1F1B (and any schedule on one stage, plain gradient
         // accumulation): pp-stage-1 warm-up forwards, then each steady-state forward tops it up to pp-stage.
@@ -60,7 +120,7 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
 }
 
 LayerRange LayersOfVirtualStage(const ParallelConfig& p, int layers, int g) {
-    const int S = p.pp * p.active_vstages();
+    const int S = p.pipeline_positions();
     const int base = layers / S, rem = layers % S;
     // Which virtual stages get one extra layer: 1, 2, ... (middle first), then 0 and S-1 if needed.
     auto extra = [&](int i) {

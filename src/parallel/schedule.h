@@ -2,6 +2,7 @@
 // layers over (virtual) stages.
 #pragma once
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "parallel/parallel_config.h"
@@ -11,12 +12,34 @@ namespace sc {
 struct PipelineStep {
     bool forward;
     int microbatch;
-    int chunk;  // model chunk on this stage (interleaved 1F1B); 0 otherwise
-    // Backward steps of a split schedule (zbh1): `weight` is the weight-gradient half (W); a backward step
-    // without it is then the input-gradient half (B). Other schedules run the whole backward in one step.
+    int chunk;  // model chunk on this stage (interleaved 1F1B; DualPipe: 0 fed from rank 0, 1 from rank pp-1)
+    // Backward steps of a split schedule (zbh1, part of DualPipe's): `weight` is the weight-gradient half (W);
+    // a backward step with `split` is the input-gradient half (B) whose W comes later as a step of its own.
+    // Otherwise a backward step runs the whole backward.
     bool weight = false;
+    bool split = false;
+    // DualPipe: this forward and the backward step after it run as one overlapped pair (F&B), each chunk's
+    // all-to-all and pipeline traffic beside the other's compute.
+    bool paired = false;
 };
 inline bool SplitsBackward(const ParallelConfig& p) { return p.schedule == Schedule::zbh1 && p.pp > 1; }
+
+// The layer range (pipeline position, 0 .. pipeline_positions()-1) that chunk `chunk` of `stage` runs:
+// chunk * pp + stage when interleaved; DualPipe's chunk 1 is stage pp-1-stage of the pipeline fed from the
+// last rank.
+inline int PositionOf(const ParallelConfig& p, int chunk, int stage) {
+    if (p.schedule == Schedule::dualpipe) return chunk == 0 ? stage : p.pp - 1 - stage;
+    return chunk * p.pp + stage;
+}
+// The neighbour (+1 next rank, -1 previous rank) a chunk's forward activations go to; its gradients come back
+// from there.
+inline int ForwardPeer(const ParallelConfig& p, int chunk) {
+    return p.schedule == Schedule::dualpipe && chunk == 1 ? -1 : +1;
+}
+
+// DualPipe's order on `stage` (deepseek-ai/DualPipe, DualPipe.step, its eight phases), handed to f one step at
+// a time; defined in schedule.cpp.
+void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
 
 // GPipe (Huang et al. 2019): all forwards, then all backwards. 1F1B (PipeDream-Flush, Narayanan et al.
 // 2021): pp-stage-1 warm-up forwards, then one forward one backward. Interleaved 1F1B: Megatron-LM's
@@ -27,6 +50,10 @@ std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage);
 template <class F>
 void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
     const int M = p.microbatches();
+    if (p.schedule == Schedule::dualpipe) {
+        ForEachDualPipeStep(p, stage, f);
+        return;
+    }
     // One stage (pp = 1) is plain gradient accumulation whatever the schedule: each microbatch's forward
     // then its backward, one microbatch's activations alive at a time (the 1F1B branch with no warm-up).
     if (p.schedule == Schedule::gpipe && p.pp > 1) {
@@ -40,7 +67,7 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
         const int warmup = std::min(p.pp - stage - 1, M), lag = stage;
         int fw = 0, bw = 0, ww = 0;
         auto backward = [&] {
-            f(PipelineStep{false, bw++, 0, false});
+            f(PipelineStep{false, bw++, 0, false, true});
             if (bw - ww > lag) f(PipelineStep{false, ww++, 0, true});
         };
         for (; fw < warmup; ++fw) f(PipelineStep{true, fw, 0});
@@ -93,7 +120,7 @@ struct InFlightPeak {
 };
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act);
 
-// Layers [first, first + count) of virtual stage g = chunk * pp + stage (0 .. pp*vstages-1).
+// Layers [first, first + count) of pipeline position g (0 .. pipeline_positions()-1; PositionOf).
 // Even split when it divides; with uneven=1 the remaining layers go to the middle stages first, so the
 // first stage (embedding) and last stage (head and loss) carry fewer layers.
 struct LayerRange {

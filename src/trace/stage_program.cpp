@@ -224,28 +224,31 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                       std::round(p.bucket_mb * 1024 * 1024)};
 
     std::vector<std::vector<StageBlock>> blocks(p.active_vstages());
-    for (int c = 0; c < p.active_vstages(); ++c) blocks[c] = BlocksOfVstage(job, c * p.pp + stage);
+    for (int c = 0; c < p.active_vstages(); ++c) blocks[c] = BlocksOfVstage(job, PositionOf(p, c, stage));
 
     // A block's gradients once its backward (or, split, its weight half) has run: ZeRO-3 / FSDP reduce-scatter
     // them at once on the side stream; otherwise they fill the buckets of the step's last microbatch (every
-    // microbatch's under ZeRO-2).
-    auto sync_grads = [&](const StageBlock& sb, int microbatch) {
+    // microbatch's under ZeRO-2). Under DualPipe a chunk sees only its direction's microbatches (chunk c runs
+    // c*M/2 .. (c+1)*M/2-1), so its last is the last of those.
+    auto sync_grads = [&](const StageBlock& sb, const PipelineStep& step) {
+        const int last = p.schedule == Schedule::dualpipe ? (step.chunk + 1) * (M / 2) - 1 : M - 1;
         const std::string pre = B.Prefix(sb);
         if (zero3) {
             B.EmitColl(pre + "zero3.grad_scatter", NodeRole::grad_sync, CollectiveType::reduce_scatter, GroupKind::dp,
                        B.WeightBytes(*sb.block, false, gbytes), false, B.chain);
             B.EmitColl(pre + "zero3.grad_scatter_experts", NodeRole::grad_sync, CollectiveType::reduce_scatter,
                        GroupKind::edp, B.WeightBytes(*sb.block, true, gbytes), false, B.chain);
-        } else if (reduce_every_microbatch || microbatch == M - 1) {
+        } else if (reduce_every_microbatch || step.microbatch == last) {
             grads.Add(B.WeightBytes(*sb.block, false, gbytes), B.WeightBytes(*sb.block, true, gbytes));
         }
     };
     for (const PipelineStep& step : PipelineSchedule(p, stage)) {
-        const int g = step.chunk * p.pp + stage;
+        const int g = PositionOf(p, step.chunk, stage);
+        const int next = ForwardPeer(p, step.chunk);  // the rank of position g + 1 (DualPipe's chunk 1: g - 1)
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
         if (step.forward) {
-            if (g > 0) B.EmitP2P(false, -1, step.microbatch, g - 1, false, act_bytes, B.chain);
+            if (g > 0) B.EmitP2P(false, -next, step.microbatch, g - 1, false, act_bytes, B.chain);
             int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
             for (int j = 0; j < n; ++j) {
                 const StageBlock& sb = bl[j];
@@ -254,7 +257,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 std::string pre = B.Prefix(sb);
                 for (const Op& op : sb.block->forward) B.EmitOp(op, NodeRole::forward, pre);
             }
-            if (g < S - 1) B.EmitP2P(true, +1, step.microbatch, g, false, act_bytes, B.chain);
+            if (g < S - 1) B.EmitP2P(true, next, step.microbatch, g, false, act_bytes, B.chain);
         } else if (step.weight) {
             // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the
             // synchronisation of those gradients, which exist only now.
@@ -263,12 +266,12 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 std::string pre = B.Prefix(sb);
                 for (const Op& op : sb.block->backward)
                     if (op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
-                sync_grads(sb, step.microbatch);
+                sync_grads(sb, step);
             }
             if (reduce_every_microbatch) grads.Flush();
         } else {
-            if (g < S - 1) B.EmitP2P(false, +1, step.microbatch, g, true, act_bytes, B.chain);
-            const bool split = SplitsBackward(p);
+            if (g < S - 1) B.EmitP2P(false, next, step.microbatch, g, true, act_bytes, B.chain);
+            const bool split = step.split;
             int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
             for (int j = n - 1; j >= 0; --j) {
                 const StageBlock& sb = bl[j];
@@ -281,10 +284,10 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                             B.EmitOp(op, NodeRole::recompute, pre + "recompute.");
                 for (const Op& op : sb.block->backward)
                     if (!split || !op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
-                if (!split) sync_grads(sb, step.microbatch);
+                if (!split) sync_grads(sb, step);
             }
             if (reduce_every_microbatch && !split) grads.Flush();
-            if (g > 0) B.EmitP2P(true, -1, step.microbatch, g - 1, true, act_bytes, B.chain);
+            if (g > 0) B.EmitP2P(true, -next, step.microbatch, g - 1, true, act_bytes, B.chain);
         }
     }
     grads.Flush();

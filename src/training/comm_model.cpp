@@ -33,6 +33,36 @@ const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string&
     return best;
 }
 
+// Expert groups scanned for the worst placement: beyond this many, the first ones stand for the rest (64-rank
+// groups on 72-GPU racks repeat every 9 groups). Dense groups (tp, cp, dp, embed) read group 0 only, a
+// simplification where their groups cross a domain boundary unevenly (Llama 3.1 405B on GB200: 4-8 points):
+// the layout search builds a CommModel per candidate, and scanning every kind made a 64-GPU search 2.5x slower.
+constexpr int kExpertGroupsScanned = 16;
+
+// Members of one group of `kind` sharing a domain of each level, counted (not listed: a dp group at 32K ranks
+// has thousands of members and this runs once per estimate) for the group and member that see the fewest
+// peers close by: every group runs at once and the step waits for the slowest. A group need not line up with
+// the domains (64 consecutive ranks of a folded expert group on 72-GPU NVLink racks: one rank in eight of
+// those groups shares its rack with only 8 of its peers; a data-parallel group whose last members sit in a
+// partly used pod), so for each group scanned the domains of its lowest and its highest member are counted,
+// and the fewest members in the innermost level wins (then the next level).
+std::vector<int> WorstPlacedGroup(const System& sys, const Layout& layout, GroupKind kind) {
+    std::vector<int> worst, here(sys.levels.size());
+    const bool expert = kind == GroupKind::ep || kind == GroupKind::edp;
+    const int groups = expert ? std::min(layout.GroupCount(kind), kExpertGroupsScanned) : 1;
+    for (int g = 0; g < groups; ++g) {
+        const auto [lo, hi] = layout.MemberBounds(kind, g);
+        for (long long member : {lo, hi}) {
+            for (size_t l = 0; l < sys.levels.size(); ++l) {
+                const long long size = sys.levels[l].size, start = member / size * size;
+                here[l] = layout.MembersInRange(kind, g, start, start + size);
+            }
+            if (worst.empty() || here < worst) worst = here;
+        }
+    }
+    return worst;
+}
+
 }  // namespace
 
 CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal)
@@ -45,9 +75,7 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         GroupKind kind = static_cast<GroupKind>(k);
         size_[k] = layout.GroupSize(kind);
         if (size_[k] <= 1) continue;
-        // Group 0 holds rank 0, so its first domain of each level is [0, size): counted, not listed (a dp
-        // group at 32K ranks has thousands of members and this runs once per estimate).
-        for (const NetworkLevel& lvl : sys.levels) per_level_[k].push_back(layout.MembersInRange(kind, 0, 0, lvl.size));
+        per_level_[k] = WorstPlacedGroup(sys, layout, kind);
     }
     // Pipeline neighbours: rank 0 and the rank one stage on.
     if (layout.world() > 1) {

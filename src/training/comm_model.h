@@ -1,7 +1,10 @@
 // Time of a collective on a multi-level network. A group's members are spread over the levels by the
 // rank order (rank r runs on accelerator r): the hierarchy is read off the members themselves, k_l of
 // them sharing each level-l domain, and the collective runs hierarchically (NCCL-style): reduce-scatter
-// inside the inner domain, the outer level on the 1/k share, all-gather back.
+// inside the inner domain, the outer level on the 1/k share, all-gather back. Groups of one kind need not
+// sit alike (a folded expert group of 64 consecutive ranks on 72-GPU racks): for expert groups k_l is read off
+// the group and member with the fewest peers in their domain, since every group runs at once and the step waits
+// for it; dense kinds read group 0's first and last member.
 // Ring volumes per rank (Thakur et al. 2005; nccl-tests' bus bandwidth): all-reduce 2(k-1)/k of the
 // buffer, all-gather and reduce-scatter (k-1)/k, all-to-all (k-1)/k. In-network reduction (SHARP,
 // NVLink SHARP) sends an all-reduce buffer once: factor 1.

@@ -220,7 +220,7 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
         for (int ch = 0; ch < p.active_vstages(); ++ch) {
-            const StageBlockCounts n = BlockCountsOfVstage(job, ch * p.pp + s);
+            const StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, ch, s));
             AddBlocks(c, emb.time, emb.tp_exposed, emb.zero3, n.embedding ? 1 : 0);
             AddBlocks(c, dense.time, dense.tp_exposed, dense.zero3, n.dense);
             AddBlocks(c, moe.time, moe.tp_exposed, moe.zero3, n.moe);
@@ -241,18 +241,53 @@ int BottleneckStage(const std::vector<StageCost>& stages) {
 
 // ---- Phase 3: pipeline terms: M microbatches at the pace of the slowest stage, plus fill and drain. ----
 
+// How often a rank runs all of its chunks in a step (a StageCost holds one microbatch through each chunk):
+// every microbatch passes through every chunk of a rank, except under DualPipe, where each microbatch passes
+// through one of a rank's two chunks (the one of its direction).
+double RoundsPerStep(const ParallelConfig& p) {
+    return p.schedule == Schedule::dualpipe ? p.microbatches() / 2.0 : p.microbatches();
+}
+
+// DualPipe's overlapped pairs (DeepSeek-V3 report Sec. 3.2.1): in a pair of a forward chunk and a backward chunk
+// the MoE all-to-all of each runs beside the compute of the other, so it is hidden up to that compute ("both
+// all-to-all and PP communication can be fully hidden"). The communication kernels run on SMs of their own:
+// 20 of H800's 132 (Sec. 3.2.2, "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink"),
+// which the compute beside them loses while they run (CommSmSeconds without margin).
+struct PairOverlap {
+    double ep_hidden = 0;  // per step
+    double sm_loss = 0;    // per step
+};
+constexpr int kDualPipeCommSms = 20;
+
+PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int stage, int sm_count) {
+    PairOverlap o;
+    if (p.schedule != Schedule::dualpipe) return o;
+    int paired = 0;  // forwards run as half of an F&B pair on this stage
+    ForEachDualPipeStep(p, stage, [&](const PipelineStep& st) { paired += st.paired ? 1 : 0; });
+    // b holds one forward and one backward of each of the two chunks: two pairs' worth.
+    const double ep = b.comm[kSlotEp] / 2, compute = (b.fwd + b.bwd + b.rec) / 2;
+    const double hidden = std::min(ep, compute);
+    o.ep_hidden = paired * hidden;
+    o.sm_loss = paired * CommSmSeconds(compute, hidden, UserbufferOverlap{kDualPipeCommSms, false}, sm_count);
+    return o;
+}
+
 void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int bneck, const CommModel& net,
-                      const TrainingOptions& opt, StepBreakdown& br) {
+                      const TrainingOptions& opt, int sm_count, StepBreakdown& br) {
     const ParallelConfig& p = job.par;
-    const int M = p.microbatches(), V = p.active_vstages();
+    const int V = p.active_vstages();
+    const double R = RoundsPerStep(p);
     const StageCost& b = stages[bneck];
-    br.compute = M * (b.fwd + b.bwd);
-    br.recompute = M * b.rec;
-    br.comm_sms = M * b.sm_loss;
-    br.tp_comm = M * b.comm[kSlotTp];
-    br.cp_comm = M * b.comm[kSlotCp];
-    br.ep_comm = M * b.comm[kSlotEp];
-    br.dp_comm = M * b.zero3_exposed;
+    br.compute = R * (b.fwd + b.bwd);
+    br.recompute = R * b.rec;
+    br.comm_sms = R * b.sm_loss;
+    br.tp_comm = R * b.comm[kSlotTp];
+    br.cp_comm = R * b.comm[kSlotCp];
+    br.ep_comm = R * b.comm[kSlotEp];
+    br.dp_comm = R * b.zero3_exposed;
+    const PairOverlap pair = DualPipeOverlap(p, b, bneck, sm_count);
+    br.ep_comm -= pair.ep_hidden;
+    br.comm_sms += pair.sm_loss;
     // Bubble (Narayanan et al. 2021: (pp-1)/v of one microbatch's work for 1F1B and GPipe alike): the first
     // microbatch's forward and the last one's backward cross every stage once, so fill plus drain is the
     // sum over stages of one microbatch's work less the bottleneck's own, over the v chunks. For equal stages
@@ -268,6 +303,15 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
             if (s != bneck) w_others += stages[s].wgrad;
         br.bubble = std::max(0.0, br.bubble - 2 * w_others);
     }
+    if (p.schedule == Schedule::dualpipe) {
+        // DeepSeek-V3 report Table 2: (pp/2 - 1)(F&B + B - 3W), F&B an overlapped forward-backward pair, B a
+        // chunk's input-gradient backward, W its weight-gradient backward; per chunk of the bottleneck rank
+        // (b holds its two chunks).
+        const double compute = b.fwd + b.bwd + b.rec, ep_exposed = std::max(0.0, b.comm[kSlotEp] - compute);
+        const double fb = (b.work_with_zero3() - b.comm[kSlotEp] + ep_exposed) / 2;
+        const double w = b.wgrad / 2, input = (b.bwd + b.rec) / 2 - w;
+        br.bubble = std::max(0.0, (p.pp / 2 - 1) * (fb + input - 3 * w));
+    }
     if (p.pp > 1) {
         double act = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
         double t = net.P2PSeconds(act);
@@ -275,7 +319,8 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
             t = net.P2PSeconds(act / p.tp) + net.Seconds(CollectiveType::all_gather, GroupKind::tp, act);
         // Overlapped: only the transfers of fill and drain wait. Blocking: each of the M*v forward and
         // backward exchanges of the steady state as well.
-        br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * (M * V + p.pp - 1) * t;
+        const double passes = R * V;  // chunk passes per rank: each sends activations and gradients once
+        br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * (passes + p.pp - 1) * t;
     }
 }
 
@@ -339,7 +384,7 @@ void FillThroughput(const Job& job, const System& sys, const std::vector<StageCo
     e.tokens_per_second = e.tokens_per_step / e.step_seconds;
     e.model_flops_per_step = e.tokens_per_step * job.model_flops_per_token;
     double hw = 0;
-    for (const StageCost& c : stages) hw += c.flops * p.microbatches() * (world / p.pp);
+    for (const StageCost& c : stages) hw += c.flops * RoundsPerStep(p) * (world / p.pp);
     e.hardware_flops_per_step = hw;
     e.peak_flops_per_gpu = cm.peak_flops();
     e.mfu = e.model_flops_per_step / (e.step_seconds * world * e.peak_flops_per_gpu);
@@ -404,7 +449,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
     const StageCost& bneck = stages[e.bottleneck_stage];
-    AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, e.step);
+    AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, cm.sm_count(), e.step);
     AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, e.step);
     e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
 

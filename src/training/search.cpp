@@ -90,7 +90,7 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                 if (cp > 1 && m.seq % (2 * cp)) continue;
                 p.cp = cp;
                 for (int ep : gdiv) {
-                    if ((G / tp / cp) % ep || !Allowed(s.ep, ep)) continue;
+                    if (G % ep || !Allowed(s.ep, ep)) continue;
                     if (moe ? m.moe.experts % ep != 0 : ep != 1) continue;
                     p.ep = ep;
                     for (int mb : bdiv) {
@@ -101,7 +101,8 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                             if ((G / tp / cp) % pp || !Allowed(s.pp, pp)) continue;
                             if (pp > m.layers || m.layers % pp) continue;
                             const int dp = G / tp / cp / pp;
-                            if (dp % ep || B % (1LL * dp * mb)) continue;
+                            // Experts fold over the stage's tp x cp x dp ranks (etp = 1: ExpertFoldRanks).
+                            if ((G / pp) % ep || B % (1LL * dp * mb)) continue;
                             p.pp = pp;
                             p.dp = dp;
                             const int M = B / (dp * mb);
@@ -118,13 +119,16 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                 p.schedule = schedule;
                                 p.vstages = 1;
                                 if (pp == 1) {
-                                    // One stage: GPipe and 1F1B are the same run; interleaving needs pp >= 2.
-                                    if (schedule == Schedule::interleaved) continue;
+                                    // One stage: GPipe and 1F1B are the same run; interleaving and DualPipe
+                                    // need pp >= 2.
+                                    if (schedule == Schedule::interleaved || schedule == Schedule::dualpipe) continue;
                                     if (schedule == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b))
                                         continue;
                                     inner();
                                     continue;
                                 }
+                                // DualPipe: pp even, an even number of microbatches, at least 2*pp.
+                                if (schedule == Schedule::dualpipe && (pp % 2 || M % 2 || M < 2 * pp)) continue;
                                 if (schedule != Schedule::interleaved) {
                                     inner();
                                     continue;

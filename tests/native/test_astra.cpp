@@ -93,14 +93,18 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
 
 INSTANTIATE_TEST_SUITE_P(
     Jobs, AstraTest,
-    ::testing::Values(AstraCase{"dense", false, "tp=2,pp=2,dp=2,sp=1,batch=8,zero=1", "net_test_8_2d.yml"},
-                      AstraCase{"moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml"},
-                      AstraCase{"moe_fp8", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml", true},
-                      AstraCase{"zero3_cp", false, "cp=2,dp=4,batch=8,zero=3", "net_test_8_2d.yml"},
-                      AstraCase{"zbh1", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1",
-                                "net_h100_16_eff.yml"},
-                      AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
-                                "net_h100_16_eff.yml"}),
+    ::testing::Values(
+        AstraCase{"dense", false, "tp=2,pp=2,dp=2,sp=1,batch=8,zero=1", "net_test_8_2d.yml"},
+        AstraCase{"moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml"},
+        AstraCase{"moe_fp8", true, "tp=2,sp=1,ep=2,dp=4,batch=8", "net_test_8_2d.yml", true},
+        AstraCase{"zero3_cp", false, "cp=2,dp=4,batch=8,zero=3", "net_test_8_2d.yml"},
+        AstraCase{"zbh1", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1", "net_h100_16_eff.yml"},
+        AstraCase{"dualpipe", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipe,zero=1", "net_h100_16_eff.yml"},
+        AstraCase{"moe_folded", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml"},
+        AstraCase{"moe_folded_dualpipe", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,schedule=dualpipe",
+                  "net_test_8_2d.yml"},
+        AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
+                  "net_h100_16_eff.yml"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

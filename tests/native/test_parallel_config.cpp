@@ -41,7 +41,13 @@ TEST(ParallelConfig, MoeConstraints) {
     sc::ModelConfig m = sc::ParseModelConfig(sctest::Preset("mixtral-8x7b.json"));
     EXPECT_EQ(ErrorOf(m, "ep=3,dp=3"), "ep: ep=3 does not divide 8 experts");
     EXPECT_EQ(ErrorOf(m, "ep=4,dp=2"),
-              "ep: ep=4 must divide dp=2 (expert parallelism is carved out of data parallelism)");
+              "ep: ep=4 must divide tp*cp*dp = 1*1*2 (expert-parallel groups fold over the ranks of a pipeline stage)");
+    // Folding (Megatron-Core): ep may exceed dp when the stage's tp x cp x dp ranks hold it; not with etp=tp.
+    EXPECT_EQ(ErrorOf(m, "tp=2,sp=1,ep=4,dp=2"), "");
+    EXPECT_EQ(ErrorOf(m, "tp=2,sp=1,cp=2,ep=8,dp=2"), "");
+    EXPECT_EQ(ErrorOf(m, "tp=2,sp=1,etp=2,ep=4,dp=2"),
+              "ep: ep=4 must divide cp*dp = 1*2 (with etp=tp, expert-parallel groups fold over the cp x dp ranks of a "
+              "TP position)");
     EXPECT_EQ(ErrorOf(m, "tp=2"), "sp: MoE with tp=2 needs sequence parallelism (sp=1), as Megatron-Core requires");
     EXPECT_EQ(ErrorOf(m, "tp=2,sp=1,ep=8,dp=8"), "");
 }

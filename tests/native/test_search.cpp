@@ -54,7 +54,7 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
             for (int cp = 1; cp <= gpus; ++cp) {
                 if (1LL * tp * pp * cp > gpus || gpus % (tp * pp * cp)) continue;
                 const int dp = gpus / (tp * pp * cp);
-                for (int ep = 1; ep <= dp; ++ep)
+                for (int ep = 1; ep <= tp * cp * dp; ++ep)  // experts fold over a stage's tp x cp x dp ranks
                     for (int mb = 1; mb <= batch; ++mb)
                         for (auto sched : {sc::Schedule::gpipe, sc::Schedule::one_f_one_b, sc::Schedule::interleaved})
                             for (int v = 1; v <= m.layers; ++v)
@@ -64,7 +64,8 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
                                             if (sp && tp == 1) continue;
                                             if (sched == sc::Schedule::gpipe && pp == 1) continue;
                                             if (v > 1 && sched != sc::Schedule::interleaved) continue;
-                                            if (dp % ep || batch % (mb * dp)) continue;  // ValidateParallel says so too
+                                            // ValidateParallel says so too:
+                                            if ((tp * cp * dp) % ep || batch % (mb * dp)) continue;
                                             sc::ParallelConfig p;
                                             p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.ep = ep, p.sp = sp;
                                             p.microbatch = mb, p.batch = batch, p.schedule = sched, p.vstages = v;
@@ -348,7 +349,11 @@ TEST(FastPaths, BlockCountsMatchTheBlockList) {
 
 TEST(FastPaths, GroupMembersAreAscendingAndComplete) {
     for (const char* spec : {"tp=2,cp=2,dp=4,ep=2,pp=3", "tp=4,cp=1,dp=6,ep=3,pp=2,order=pp-dp-tp-cp",
-                             "tp=2,cp=3,dp=2,pp=2,order=dp-pp-cp-tp"}) {
+                             "tp=2,cp=3,dp=2,pp=2,order=dp-pp-cp-tp",
+                             // Expert parallelism folded over TP and DP ranks (ep does not divide dp), with
+                             // pp in the middle of the order, and experts split over TP.
+                             "tp=2,cp=1,dp=3,ep=6,pp=2", "tp=2,cp=2,dp=3,ep=4,pp=2,order=tp-pp-dp-cp",
+                             "tp=2,cp=2,dp=3,ep=3,etp=2,pp=2,order=cp-dp-tp-pp"}) {
         sc::ParallelConfig p = sc::ParseParallelSpec(spec);
         sc::Layout L(p);
         std::vector<int> members;
@@ -361,6 +366,9 @@ TEST(FastPaths, GroupMembersAreAscendingAndComplete) {
                 for (int r = 0; r < L.world(); ++r)
                     if (L.GroupId(kind, r) == L.FirstId(kind) + static_cast<uint32_t>(g)) expect.push_back(r);
                 EXPECT_EQ(members, expect) << spec << " " << sc::NameOf(kind) << " group " << g;
+                const auto [lo_rank, hi_rank] = L.MemberBounds(kind, g);
+                EXPECT_EQ(lo_rank, members.front()) << spec << " " << sc::NameOf(kind) << " group " << g;
+                EXPECT_EQ(hi_rank, members.back()) << spec << " " << sc::NameOf(kind) << " group " << g;
                 for (long long lo : {0LL, 3LL, 5LL, 8LL, 17LL})
                     for (long long span : {1LL, 2LL, 4LL, 6LL, 16LL, 100LL}) {
                         long long n = std::count_if(members.begin(), members.end(),

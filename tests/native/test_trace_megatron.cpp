@@ -98,8 +98,10 @@ TEST(TraceMegatron, SequenceParallelReGatherCostsTpTimeInTheEstimateToo) {
 }
 
 TEST(TraceMegatron, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
-    // etp = 1, tp = 2: both TP ranks hold the same whole experts and route different tokens, so expert
-    // gradients reduce over tp x dp/ep ranks (Megatron-Core's expert-data-parallel group).
+    // etp = 1, tp = 2: experts are whole, so Megatron-Core folds the stage's tp x dp = 8 ranks into ep x edp
+    // (megatron/core/parallel_state.py, the expert RankGenerator: tp=etp=1, ep, dp=edp, same order): the EP
+    // group is ep consecutive ranks of the stage, TP partners included, and expert gradients reduce over
+    // the ranks 8/ep apart in it that hold the same experts.
     sc::ModelConfig m = Preset("mixtral-8x7b.json");
     m.seq = 4096;
     for (int ep : {4, 2}) {
@@ -109,22 +111,67 @@ TEST(TraceMegatron, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
         EXPECT_EQ(layout.GroupSize(GroupKind::edp), edp) << "ep=" << ep;
         EXPECT_EQ(sc::ExpertDataParallelSize(job.par), edp);
         std::vector<int> members;
+        layout.Members(GroupKind::ep, 0, members);
+        std::vector<int> expect_ep;
+        for (int r = 0; r < ep; ++r) expect_ep.push_back(r);
+        EXPECT_EQ(members, expect_ep) << "ep=" << ep;
         layout.Members(GroupKind::edp, 0, members);
         ASSERT_EQ(static_cast<int>(members.size()), edp);
         // Every member of the group holds the same experts: same EP position, same pipeline stage.
-        for (int r : members) {
-            EXPECT_EQ(layout.CoordOf(r)[sc::kE], layout.CoordOf(members[0])[sc::kE]) << "rank " << r;
-            EXPECT_EQ(layout.Stage(r), 0);
+        for (int i = 0; i < edp; ++i) {
+            EXPECT_EQ(members[i], i * ep) << "ep=" << ep;
+            EXPECT_EQ(layout.ExpertCoordOf(members[i]).ep, 0) << "rank " << members[i];
+            EXPECT_EQ(layout.Stage(members[i]), 0);
         }
-        EXPECT_EQ(members[1], 1);  // rank 0's TP partner
         // The expert gradients of stage 0 (16 MoE layers, 8/ep experts of 3*h*ffn) are all-reduced over it.
         const sc::RankClass c = sc::SummarizeJob(job).classes[0];
         const sc::CollectiveTotal* ar = Find(c, CollectiveType::all_reduce, GroupKind::edp);
         ASSERT_TRUE(ar) << "ep=" << ep;
         EXPECT_DOUBLE_EQ(ar->bytes, 16.0 * (8 / ep) * 3 * m.hidden * m.moe.expert_ffn * 2);
     }
-    // With experts split over TP (etp = tp) each TP rank holds its own slice: no TP in the group.
-    EXPECT_EQ(sc::Layout(MakeJob(m, "tp=2,sp=1,etp=2,ep=2,dp=4,pp=2").par).GroupSize(GroupKind::edp), 2);
+    // With experts split over TP (etp = tp) each TP rank holds its own slice: the EP group steps over TP
+    // positions (ranks 0, 2) and the edp group holds no TP partner.
+    sc::Layout split(MakeJob(m, "tp=2,sp=1,etp=2,ep=2,dp=4,pp=2").par);
+    EXPECT_EQ(split.GroupSize(GroupKind::edp), 2);
+    std::vector<int> members;
+    split.Members(GroupKind::ep, 0, members);
+    EXPECT_EQ(members, (std::vector<int>{0, 2}));
+    split.Members(GroupKind::edp, 0, members);
+    EXPECT_EQ(members, (std::vector<int>{0, 4}));
+}
+
+TEST(TraceMegatron, ExpertParallelismFoldsOverTensorAndDataParallelRanks) {
+    // DGX Cloud's DeepSeek-V3 on 1024 H100 (dgxc-benchmarking deepseek_v3, tp=2 pp=16 dp=32 ep=64 etp=1):
+    // ep=64 is larger than dp=32, so the expert group spans both TP ranks of 32 data-parallel replicas, the
+    // whole stage of 64 ranks; every rank keeps 256/64 = 4 experts and there is no expert-data parallelism.
+    sc::ModelConfig m = Preset("deepseek-v3.json");
+    sc::ParallelConfig p = sc::ParseParallelSpec("tp=2,sp=1,pp=16,dp=32,ep=64,batch=512,uneven=1");
+    sc::Job job = sc::MakeJob(m, p);
+    sc::Layout layout(job.par);
+    EXPECT_EQ(layout.GroupSize(GroupKind::ep), 64);
+    EXPECT_EQ(layout.GroupSize(GroupKind::edp), 1);
+    EXPECT_EQ(layout.GroupCount(GroupKind::ep), 16);
+    std::vector<int> members;
+    for (int stage = 0; stage < 16; ++stage) {
+        layout.Members(GroupKind::ep, stage, members);
+        ASSERT_EQ(members.size(), 64u);
+        EXPECT_EQ(members.front(), stage * 64);
+        EXPECT_EQ(members.back(), stage * 64 + 63);
+    }
+    // Expert weights per rank: 4 of the 256 experts of each MoE layer (3 * h * expert_ffn each).
+    const sc::Block* moe = job.graph.Find(sc::BlockKind::moe_layer);
+    double expert = 0;
+    for (const sc::Weight& w : moe->weights)
+        if (w.expert) expert += job.V(w.numel_per_rank);
+    EXPECT_DOUBLE_EQ(expert, 4.0 * 3 * m.hidden * m.moe.expert_ffn);
+    // No expert gradient reduction: each rank's experts exist once per stage.
+    const sc::RankClass c = sc::SummarizeJob(job).classes[1];
+    EXPECT_FALSE(Find(c, CollectiveType::all_reduce, GroupKind::edp));
+    EXPECT_TRUE(Find(c, CollectiveType::all_to_all, GroupKind::ep));
+    // A degree that does not fold over the stage is refused, naming what it must divide.
+    sc::ParallelConfig bad = sc::ParseParallelSpec("tp=2,sp=1,pp=16,dp=32,ep=128,batch=512,uneven=1");
+    const std::string err = sctest::ErrorOf([&] { sc::ValidateParallel(m, bad); });
+    EXPECT_NE(err.find("ep=128 must divide tp*cp*dp = 2*1*32"), std::string::npos) << err;
 }
 
 TEST(TraceMegatron, ExpertOptimizerStateShardsOverTheWholeExpertGroup) {

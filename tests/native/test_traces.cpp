@@ -240,6 +240,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Layout{"uneven", false, "pp=3,dp=2,batch=6,uneven=1"},
                       Layout{"moe_expert_tp", true, "tp=2,sp=1,etp=2,ep=2,dp=2,batch=4,zero=1"},
                       Layout{"moe_etp1_tp2_zero1", true, "tp=2,sp=1,ep=2,dp=4,batch=8,zero=1"},
+                      // Expert parallelism folded over TP and DP ranks (ep=4 > dp=2), and with pp inside the
+                      // rank order and context parallelism among the folded ranks.
+                      Layout{"moe_folded", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1"},
+                      Layout{"dualpipe", false, "tp=2,pp=4,dp=1,batch=8,schedule=dualpipe,zero=1"},
+                      Layout{"moe_dualpipe_zero2", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,schedule=dualpipe,zero=2"},
+                      Layout{"moe_folded_cp_pp_mid", true, "tp=2,cp=2,sp=1,ep=8,dp=2,pp=2,batch=4,order=tp-pp-dp-cp"},
                       Layout{"zero2_tp2", false, "tp=2,pp=2,dp=2,batch=8,zero=2"},
                       Layout{"zero3_cp", false, "cp=2,dp=2,batch=4,zero=3,recompute=selective"}),
     [](const ::testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });

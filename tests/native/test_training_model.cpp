@@ -379,3 +379,37 @@ TEST(TrainingModel, Fp8CastsAreOpsAndTheHeadStaysSixteenBit) {
     EXPECT_LT(c8.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)),
               c16.Seconds(head.kind, fp8.V(head.flops), bf16.V(head.bytes)));
 }
+
+namespace {
+
+// Meta's 24K-GPU RoCE cluster (Llama 3 paper Sec. 3.3.1): 8-GPU NVLink servers, non-blocking pods of 3,072
+// GPUs, 1:7 above them. Llama 3 405B's 16K-GPU layout (TP8 PP16 DP128) with DP outermost crosses pods: its
+// data-parallel groups have 24 members in each full pod but only 8 in the sixth, of which the job holds 1,024
+// GPUs (16,384 = 5 1/3 pods): the worst-placed member reaches 8 peers in its pod and the rest at 1/7 of the rate.
+TEST(MetaRoceCluster, DataParallelGroupsCrossPodsAtOneSeventh) {
+    sc::System meta = LoadSystem("meta-h100-roce-24k");
+    ASSERT_EQ(meta.levels.size(), 3u);
+    EXPECT_EQ(meta.levels[1].size, 3072);
+    EXPECT_EQ(meta.TotalAccelerators(), 24576);
+    EXPECT_DOUBLE_EQ(meta.levels[2].oversubscription, 7);
+    EXPECT_DOUBLE_EQ(meta.levels[2].EffectiveGBps(), meta.levels[1].EffectiveGBps() / 7);
+    sc::ParallelConfig p = sc::ParseParallelSpec("tp=8,pp=16,dp=128,order=tp-cp-pp-dp");
+    sc::Layout layout(p);
+    sc::CommModel net(meta, layout, true);
+    EXPECT_EQ(net.MembersPerLevel(sc::GroupKind::dp), (std::vector<int>{1, 8, 128}));
+    // The same cluster without the taper: only the outer level's time changes.
+    sc::System flat = meta;
+    flat.levels[2].oversubscription = 1;
+    sc::CommModel flat_net(flat, layout, true);
+    const double bytes = 1e9;
+    const double tapered = net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::dp, bytes);
+    const double open = flat_net.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::dp, bytes);
+    // Outer level: a ring all-reduce over k = 128/8 = 16 shares of bytes/8, 2(k-1)/k of a share per rank, at 1/7
+    // of the rate instead of all of it: 6 times the untapered bandwidth term more.
+    const double k = 16, share = bytes / 8, bw = meta.levels[2].bandwidth_gbps * 1e9 * meta.levels[2].efficiency;
+    EXPECT_NEAR(tapered - open, 2 * (k - 1) / k * share / bw * 6, 1e-6 * tapered);
+    // Tensor groups stay inside a server either way.
+    EXPECT_EQ(net.MembersPerLevel(sc::GroupKind::tp), (std::vector<int>{8, 8, 8}));
+}
+
+}  // namespace
