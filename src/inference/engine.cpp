@@ -10,6 +10,7 @@
 
 #include "config/error.h"
 #include "inference/latency_histogram.h"
+#include "inference/request_timeline.h"
 #include "inference/wait_queue.h"
 #include "inference/workload_gen.h"
 
@@ -55,7 +56,7 @@ long long BlocksFor(long long tokens, int block_size) { return (tokens + block_s
 class Engine {
 public:
     Engine(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
-        : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed) {
+        : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed), timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
         const bool disagg = decode.has_value();
@@ -168,6 +169,7 @@ private:
             if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
         }
         q.client = client;
+        q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
         return q;
     }
 
@@ -175,6 +177,7 @@ private:
         size_t& next = next_replica_[pool];
         Replica& r = replicas_[first_of_pool_[pool] + next];
         next = (next + 1) % count_of_pool_[pool];
+        timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
         r.waiting.PushBack(std::move(q));
     }
 
@@ -214,14 +217,21 @@ private:
         }
     }
 
+    int IndexOf(const Replica& r) const { return static_cast<int>(&r - replicas_.data()); }
+    ServedRequest NewLazy(Replica& r) {
+        ServedRequest q = NewRequest(0.0, -1);
+        timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
+        return q;
+    }
+
     bool HasWaiting(const Replica& r) const { return !r.waiting.Empty() || r.lazy > 0; }
     // Offline requests arrived at time 0 behind everything queued; they are created when first looked at
     // under FCFS, and all at once under priority scheduling (their order needs their classes).
     ServedRequest& FrontWaiting(Replica& r) {
         if (r.waiting.Prioritized()) {
-            for (; r.lazy > 0; --r.lazy) r.waiting.PushBack(NewRequest(0.0, -1));
+            for (; r.lazy > 0; --r.lazy) r.waiting.PushBack(NewLazy(r));
         } else if (r.waiting.Empty()) {
-            r.waiting.PushBack(NewRequest(0.0, -1));
+            r.waiting.PushBack(NewLazy(r));
             --r.lazy;
         }
         return r.waiting.Front();
@@ -253,6 +263,7 @@ private:
         r.free_blocks += q.blocks;
         used_blocks_ -= q.blocks;
         q.blocks = 0;
+        timelines_.Wait(q.timeline, SpanKind::preempted, IndexOf(r));
         r.waiting.PushFront(std::move(q));
         r.preempted_this_iteration = true;
         return true;
@@ -308,7 +319,8 @@ private:
             const long long need = reserve ? ReservedBlocks(r, q) : BlocksFor(q.ctx + tokens, e_.block_size);
             if (!TakeBlocks(r, q, need)) break;
             if (q.swapped) {  // its cache comes back from the host before it runs
-                r.swap_seconds += SwapSeconds(r, BlocksFor(q.ctx, e_.block_size));
+                q.swap_in = SwapSeconds(r, BlocksFor(q.ctx, e_.block_size));
+                r.swap_seconds += q.swap_in;
                 swapped_bytes_ += static_cast<double>(BlocksFor(q.ctx, e_.block_size)) * e_.block_size *
                                   pools_[r.pool].cost->KvBytesPerToken();
                 q.swapped = false;
@@ -343,12 +355,29 @@ private:
         parts_.linear += parts.linear, parts_.attention += parts.attention, parts_.elementwise += parts.elementwise;
         parts_.tp_comm += parts.tp_comm, parts_.head += parts.head;
         r.busy_until = now_ + dt;
+        RecordIteration(r);
         ++iterations_;
         batch_tokens_ += b.tokens();
         running_sum_ += static_cast<double>(r.running.size());
     }
 
+    // The sampled requests' spans of the iteration just started: what each running request does in it.
+    void RecordIteration(Replica& r) {
+        for (const Scheduled& s : r.batch) {
+            ServedRequest& q = r.running[s.index];
+            q.scheduled_in = iterations_;
+            const SpanKind kind = q.decoding() ? SpanKind::decode : SpanKind::prefill;
+            const int tokens = kind == SpanKind::decode ? 1 : s.tokens;
+            timelines_.Run(q.timeline, kind, now_, r.busy_until, IndexOf(r), tokens, q.swap_in);
+            q.swap_in = 0;
+        }
+        for (ServedRequest& q : r.running)
+            if (q.timeline >= 0 && q.scheduled_in != iterations_)
+                timelines_.Run(q.timeline, SpanKind::stalled, now_, r.busy_until, IndexOf(r), 0);
+    }
+
     void Complete(ServedRequest& q) {
+        timelines_.Complete(q.timeline, now_);
         const double e2e = now_ - q.arrival, ttft = q.first_token - q.arrival;
         e2e_.Add(e2e);
         sum_e2e_ += e2e;
@@ -377,6 +406,7 @@ private:
                 ++q.generated;
                 if (q.first_token < 0) {
                     q.first_token = now_;
+                    timelines_.FirstToken(q.timeline, now_);
                     ttft_.Add(now_ - q.arrival);
                 }
             }
@@ -399,8 +429,9 @@ private:
                 continue;
             }
             q.prefill_done = now_;
-            transfers_.push({now_ + transfer_.Seconds(q.ctx), transfer_seq_++, std::move(q),
-                             static_cast<size_t>(&r - replicas_.data())});
+            const double arrives = now_ + transfer_.Seconds(q.ctx);
+            timelines_.Transfer(q.timeline, now_, arrives, IndexOf(r));
+            transfers_.push({arrives, transfer_seq_++, std::move(q), static_cast<size_t>(IndexOf(r))});
         }
         r.running.resize(kept);
         r.batch.clear();
@@ -457,6 +488,9 @@ private:
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
         s.series = series_.Points(s.duration);
+        s.timelines = timelines_.Take();
+        std::sort(s.timelines.begin(), s.timelines.end(),
+                  [](const RequestTimeline& a, const RequestTimeline& b) { return a.id < b.id; });
         return s;
     }
 
@@ -480,6 +514,7 @@ private:
     LatencyHistogram ttft_, tpot_, e2e_;
     IterationBreakdown parts_;
     SeriesRecorder series_;
+    TimelineRecorder timelines_;
 };
 
 }  // namespace

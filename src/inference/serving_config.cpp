@@ -127,6 +127,10 @@ void ValidateServingConfig(const ServingConfig& c) {
         throw Error("slo.ttft_ms", "must be >= 0, got " + Shown(c.slo.ttft * 1e3));
     if (!(std::isfinite(c.slo.tpot) && c.slo.tpot >= 0))
         throw Error("slo.tpot_ms", "must be >= 0, got " + Shown(c.slo.tpot * 1e3));
+    if (c.timelines < 0 || c.timelines > kMaxTimelines)
+        throw Error("timelines", "must be 0.." + std::to_string(kMaxTimelines) +
+                                     " (requests whose timelines the result keeps), got " +
+                                     std::to_string(c.timelines));
     const Workload& w = c.workload;
     AtLeast("workload.requests", w.requests, 1, "requests in the run");
     if (w.requests > (1LL << 40))

@@ -140,7 +140,12 @@ struct ServingConfig {
     EngineConfig engine;
     Workload workload;
     SloTargets slo;
+    // Requests whose per-request timelines the result keeps: the first N by arrival (request_timeline.h).
+    // A bounded, deterministic sample: memory does not grow with the run. 0 keeps none.
+    int timelines = 8;
 };
+
+constexpr int kMaxTimelines = 100000;  // timelines one result may keep (each holds a few spans)
 
 // Checks every field (sc::Error naming the field, the value and what is valid). The model is checked by
 // ValidateModelConfig; tp must divide the attention heads.

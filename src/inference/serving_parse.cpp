@@ -80,6 +80,7 @@ ServingDescription ParseServingDescription(std::string_view text) {
     d.model_id = top.String("model");
     d.system_id = top.String("system");
     ServingConfig& c = d.config;
+    c.timelines = static_cast<int>(top.NonNegativeInt("timelines", c.timelines, kMaxTimelines));
     if (const nlohmann::json* p = top.Object("precision")) {
         JsonFields f(*p, "precision");
         c.precision.weights = PrecisionField(f, "weights", Precision::bf16);

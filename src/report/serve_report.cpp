@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/serve_timeline_json.h"
 
 namespace sc {
 
@@ -193,6 +194,9 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
          " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system\n";
+    if (!r.timelines.empty())
+        o += "timelines      first " + std::to_string(r.timelines.size()) +
+             " requests by arrival, span by span (JSON result.timelines; --timeline-json FILE for Perfetto)\n";
     const double busy = r.busy.total();
     if (busy > 0) {
         o += "busy time      ";
@@ -216,6 +220,7 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
                             {"seconds_per_token", run.transfer->seconds_per_token}};
     j["result"] = ResultJson(run.result, true);
+    j["result"]["timelines"] = TimelinesJson(run.result.timelines);
     return j.dump(2) + "\n";
 }
 
