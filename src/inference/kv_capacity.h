@@ -2,6 +2,8 @@
 // and the activation workspace of one forward pass over the token budget, the KV share of the rest, divided
 // by the KV bytes of one block of tokens.
 #pragma once
+#include <vector>
+
 #include "config/hardware_config.h"
 #include "inference/serving_config.h"
 
@@ -22,6 +24,10 @@ struct KvCapacity {
 // LM head at the embedding precision. Counted on the training graph's weights (graph/transformer_graph.h),
 // so training and serving agree on the parameters.
 double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp);
+// The same for each pipeline stage's ranks (StageLayers): its layers, the embedding on the first stage, the LM
+// head (a tied head's copy of the embedding when pp > 1, as vLLM loads it) on the last. pp = 1: one entry equal
+// to ServingWeightBytesPerRank. Expert parallelism moves experts between the tp ranks, not bytes.
+std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp);
 
 // Activation peak of one forward over `tokens` tokens (vLLM's profile_run measures the same thing by running
 // one forward of max_num_batched_tokens dummy tokens): the residual stream and the normed input (2 T h), the
@@ -33,5 +39,10 @@ double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& pr
 // workspace do not fit), with the numbers.
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, const Accelerator& acc,
                              const EngineConfig& e);
+// A pipelined replica: every stage's ranks computed as above with their own weights and layers; the replica
+// holds the blocks of the stage with the fewest (vLLM takes the minimum over its workers), reported with that
+// stage's numbers. The engine gives each of the pp in-flight schedulers 1/pp of them.
+KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
+                             const Accelerator& acc, const EngineConfig& e);
 
 }  // namespace sc

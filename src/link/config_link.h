@@ -59,6 +59,8 @@ struct LinkServeEdits {
     std::optional<double> rate, cv;                 // requests/s; gaps' coefficient of variation
     std::optional<int> clients, requests;           // closed-loop concurrency; requests in the run
     std::optional<double> ttft_s, tpot_s;           // SLO targets in seconds (0: none)
+    std::optional<int> pp, ep, decode_pp, decode_ep;  // pipeline stages and expert groups per replica
+    std::optional<int> timelines;                     // requests whose timelines the result keeps
     bool operator==(const LinkServeEdits&) const = default;
 };
 

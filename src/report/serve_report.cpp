@@ -15,8 +15,15 @@ using Json = nlohmann::ordered_json;
 std::string Fmt(const char* f, double v) { return FormatNumber(f, v); }
 
 std::string PoolText(const PoolConfig& p) {
-    return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x TP" + std::to_string(p.tp) +
-           " (" + std::to_string(p.replicas * p.tp) + (p.replicas * p.tp == 1 ? " GPU)" : " GPUs)");
+    std::string split = "TP" + std::to_string(p.tp);
+    if (p.pp > 1) split += " x PP" + std::to_string(p.pp);
+    if (p.ep > 1) split += ", EP" + std::to_string(p.ep);
+    return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
+           std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
+}
+
+Json PoolJson(const PoolConfig& p) {
+    return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}};
 }
 
 std::string LengthText(const LengthDist& d) {
@@ -113,7 +120,8 @@ Json ResultJson(const ServingResult& r, bool series) {
                 {"attention", r.busy.attention},
                 {"elementwise", r.busy.elementwise},
                 {"tp_comm", r.busy.tp_comm},
-                {"head", r.busy.head}}}};
+                {"head", r.busy.head},
+                {"pp_comm", r.busy.pp_comm}}}};
     if (series) {
         Json pts = Json::array();
         for (const SeriesPoint& p : r.series)
@@ -132,8 +140,8 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
     Json j = {{"model", c.model.name},
               {"system", sys.name},
               {"accelerator", sys.accelerator.name},
-              {"pool", {{"tp", c.pool.tp}, {"replicas", c.pool.replicas}}}};
-    if (c.decode_pool) j["decode_pool"] = {{"tp", c.decode_pool->tp}, {"replicas", c.decode_pool->replicas}};
+              {"pool", PoolJson(c.pool)}};
+    if (c.decode_pool) j["decode_pool"] = PoolJson(*c.decode_pool);
     j["precision"] = {{"weights", NameOf(c.precision.weights)},
                       {"compute", NameOf(c.precision.compute)},
                       {"kv_cache", NameOf(c.precision.kv_cache)}};
@@ -208,6 +216,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         part("elementwise", r.busy.elementwise);
         part("TP comm", r.busy.tp_comm);
         part("LM head", r.busy.head);
+        if (r.busy.pp_comm > 0) part("PP sends", r.busy.pp_comm);
         o.back() = '\n';
     }
     return o;

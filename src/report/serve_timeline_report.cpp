@@ -11,11 +11,17 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Which pool a replica index belongs to (the pool's replicas first, then the decode pool's) and its name.
-std::string ReplicaName(const ServingConfig& c, int replica) {
-    if (!c.decode_pool) return "replica " + std::to_string(replica);
-    if (replica < c.pool.replicas) return "prefill replica " + std::to_string(replica);
-    return "decode replica " + std::to_string(replica - c.pool.replicas);
+// The name of a scheduler index (the pool's first, then the decode pool's): its pool, its replica and, in a
+// pipelined replica (pp schedulers, one batch in flight each), which of them.
+std::string ReplicaName(const ServingConfig& c, int index) {
+    const int first = c.pool.replicas * c.pool.pp;
+    const bool decode = index >= first;
+    const PoolConfig& p = decode ? *c.decode_pool : c.pool;
+    const int local = decode ? index - first : index;
+    std::string name = !c.decode_pool ? "replica " : decode ? "decode replica " : "prefill replica ";
+    name += std::to_string(local / p.pp);
+    if (p.pp > 1) name += ", pipeline batch " + std::to_string(local % p.pp);
+    return name;
 }
 
 Json Meta(const char* what, int pid, long long tid, const std::string& name) {
@@ -57,7 +63,7 @@ Json TimelinesJson(const std::vector<RequestTimeline>& timelines) {
 
 std::string ServeTimelineChromeJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
     const ServingConfig& c = q.config;
-    const int replicas = c.pool.replicas + (c.decode_pool ? c.decode_pool->replicas : 0);
+    const int replicas = c.pool.replicas * c.pool.pp + (c.decode_pool ? c.decode_pool->replicas * c.decode_pool->pp : 0);
     Json events = Json::array();
     std::vector<std::vector<long long>> named(static_cast<size_t>(replicas));  // request rows announced per replica
     for (int p = 0; p < replicas; ++p) {
