@@ -97,8 +97,8 @@ public:
     double DecodeSeconds(int context) const;
     LayerLinearTimes LayerLinear(double tokens) const;
 
-    // KV cache bytes of one token on one rank: layers x 2 (K, V) x KV heads on the rank x head dim x bytes,
-    // the layers of the stage with the most of them.
+    // KV cache bytes of one token on one rank: layers x KvElementsPerTokenLayer x bytes, the layers of the
+    // stage with the most of them.
     double KvBytesPerToken() const { return kv_bytes_per_token_; }
     int tp() const { return tp_; }
     int pp() const { return static_cast<int>(stage_layers_.size()); }
@@ -119,6 +119,8 @@ private:
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
     double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false) const;
     double AttentionPerLayer(const BatchShape& b) const;
+    double MlaAttentionPerLayer(const BatchShape& b) const;
+    double MlaUpSeconds(const BatchShape& b, double* flops) const;  // per layer; 0 without MLA
     double HeadSeconds(const BatchShape& b, double* gather) const;  // final norm + LM head; the logits gather
     double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
     double DecodeAttentionFlops(const BatchShape& b) const;   // cached for integral T <= max_tokens

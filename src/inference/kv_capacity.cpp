@@ -45,11 +45,19 @@ double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& p
     return StageWeightBytesPerRank(m, prec, tp, 1).front();
 }
 
+double KvElementsPerTokenLayer(const ModelConfig& m, int tp) {
+    if (m.is_mla()) return static_cast<double>(m.mla.kv_lora_rank) + m.mla.qk_rope_head_dim;
+    return 2.0 * std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp)) * m.head_dim;
+}
+
 double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& prec, int tp, double tokens,
                                 double seqs) {
     const double a = BytesOf(prec.activations), h = m.hidden;
     const double kv_rank = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
-    const double qkv = (static_cast<double>(m.heads) / tp + 2 * kv_rank) * m.head_dim;
+    // MLA: the queries and the up-projected keys and values of a prefill.
+    const double qkv = m.is_mla() ? static_cast<double>(m.heads) / tp *
+                                        (2.0 * m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
+                                  : (static_cast<double>(m.heads) / tp + 2 * kv_rank) * m.head_dim;
     const double ff =
         m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k / tp : static_cast<double>(m.ffn) / tp;
     const double mlp = (m.mlp == MlpKind::swiglu ? 3 : 2) * ff;  // up projection output and the activation
@@ -68,8 +76,7 @@ KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int
     c.memory_bytes = acc.MemoryBytes();
     c.weight_bytes = weights;
     c.workspace_bytes = ActivationWorkspaceBytes(m, prec, tp, e.max_tokens, std::min(e.max_seqs, e.max_tokens));
-    const double kv_rank = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
-    c.kv_bytes_per_token = layers * 2.0 * kv_rank * m.head_dim * BytesOf(prec.kv_cache);
+    c.kv_bytes_per_token = layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
     const double left = c.memory_bytes - c.weight_bytes - c.workspace_bytes;
     c.kv_bytes = e.memory_policy == KvMemoryPolicy::free_fraction
                      ? left * e.kv_memory_fraction

@@ -20,6 +20,14 @@ struct KvCapacity {
     long long tokens() const { return blocks * block_size; }
 };
 
+// Cache elements of one token in one layer on one TP rank. Grouped-query attention: K and V of the rank's KV
+// heads, 2 x max(1, kv_heads / tp) x head_dim (KV heads are replicated when tp exceeds them). Multi-head latent
+// attention: the compressed latent c_KV and the shared rotary key k_R, kv_lora_rank + qk_rope_head_dim
+// (DeepSeek-V2, arXiv:2405.04434 sec. 2.1, Table 1: (d_c + d_h^R) l elements per token), on every rank: the
+// latent is not split by heads, so each TP rank caches all of it (TPLA, arXiv:2508.15881: under TP "each
+// device must load the full cache").
+double KvElementsPerTokenLayer(const ModelConfig& m, int tp);
+
 // Parameters one TP rank holds and their bytes: decoder layers at the weight precision, the embedding and the
 // LM head at the embedding precision. Counted on the training graph's weights (graph/transformer_graph.h),
 // so training and serving agree on the parameters.
