@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
-#include "cli/file_sink.h"
 #include "cli/commands.h"
+#include "cli/file_sink.h"
 #include "cli/search_args.h"
 #include "cli/shards.h"
 #include "cli/system_args.h"
@@ -79,8 +79,8 @@ std::vector<double> SweepRates(const std::string& list) {
 }  // namespace
 
 int Serve(int argc, char** argv) {
-    std::vector<std::string> flags = {"preset",  "set",    "trace",      "rate-sweep",   "threads",
-                                      "system",  "system-set", "timelines", "timeline-json"};
+    std::vector<std::string> flags = {"preset", "set",        "trace",     "rate-sweep",   "threads",
+                                      "system", "system-set", "timelines", "timeline-json"};
     Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
     if (a.Has("help") || !a.Has("preset")) {
         std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
@@ -100,7 +100,8 @@ int Serve(int argc, char** argv) {
     request.config = d.config;
     request.config.model = LoadModelById(preset, d.model_id);
     if (a.Has("timelines"))
-        request.config.timelines = static_cast<int>(ParseIntegerIn("--timelines", a.Get("timelines"), 0, kMaxTimelines));
+        request.config.timelines =
+            static_cast<int>(ParseIntegerIn("--timelines", a.Get("timelines"), 0, kMaxTimelines));
     if (a.Has("trace")) {
         Workload& w = request.config.workload;
         try {

@@ -539,8 +539,8 @@ private:
     Rng rng_;
     std::vector<Replica> replicas_;
     std::array<size_t, 2> first_of_pool_{0, 0}, count_of_pool_{0, 0}, next_replica_{0, 0};
-    std::array<size_t, 2> per_group_{1, 1};       // schedulers per replica of each pool (its pp)
-    std::vector<std::vector<double>> pipelines_;  // per pipelined replica: when each stage is next free
+    std::array<size_t, 2> per_group_{1, 1};               // schedulers per replica of each pool (its pp)
+    std::vector<std::vector<double>> pipelines_;          // per pipelined replica: when each stage is next free
     std::vector<std::pair<double, int>> closed_pending_;  // (time, client): at most `concurrency` entries
     std::priority_queue<InTransfer, std::vector<InTransfer>, std::greater<InTransfer>> transfers_;
     long long transfer_seq_ = 0, transfer_count_ = 0;

@@ -36,9 +36,10 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
         throw Error("pool.tp",
                     "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
     if (split.ep < 1 || (split.ep > 1 && (!m.is_moe() || tp % split.ep != 0 || m.moe.experts % split.ep != 0)))
-        throw Error("pool.ep", "ep=" + std::to_string(split.ep) +
-                                   " must divide tp and the experts of a mixture-of-experts model (ValidateServingConfig "
-                                   "lists the valid values)");
+        throw Error("pool.ep",
+                    "ep=" + std::to_string(split.ep) +
+                        " must divide tp and the experts of a mixture-of-experts model (ValidateServingConfig "
+                        "lists the valid values)");
     stage_layers_ = StageLayers(m.layers, split.pp);
     // Stages hold consecutive layers; the dense ones come first (ModelConfig: MoE's leading dense layers).
     int first = 0;
@@ -245,8 +246,7 @@ double IterationCost::MlaAttentionPerLayer(const BatchShape& b) const {
         attn += Kernel(OpKind::attention, PrefillAttentionFlops(b), bytes);
     }
     if (b.decodes > 0) {
-        const double bytes =
-            b.decodes * hr * (latent + kvl) * a + (b.decode_keys + b.decodes) * latent * kvb;
+        const double bytes = b.decodes * hr * (latent + kvl) * a + (b.decode_keys + b.decodes) * latent * kvb;
         attn += Kernel(OpKind::attention, DecodeAttentionFlops(b), bytes);
     }
     return attn;
@@ -340,8 +340,7 @@ double IterationCost::PrefillAttentionFlops(const BatchShape& b) const {
     return 2 * b.prefill_pairs * 2 * m_.head_dim * heads_rank_;
 }
 double IterationCost::DecodeAttentionFlops(const BatchShape& b) const {
-    if (m_.is_mla())
-        return 2 * b.decode_keys * heads_rank_ * (2.0 * m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim);
+    if (m_.is_mla()) return 2 * b.decode_keys * heads_rank_ * (2.0 * m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim);
     return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_;
 }
 

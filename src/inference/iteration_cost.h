@@ -122,13 +122,13 @@ private:
     double MlaAttentionPerLayer(const BatchShape& b) const;
     double MlaUpSeconds(const BatchShape& b, double* flops) const;  // per layer; 0 without MLA
     double HeadSeconds(const BatchShape& b, double* gather) const;  // final norm + LM head; the logits gather
-    double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
-    double DecodeAttentionFlops(const BatchShape& b) const;   // cached for integral T <= max_tokens
+    double PrefillAttentionFlops(const BatchShape& b) const;        // one layer
+    double DecodeAttentionFlops(const BatchShape& b) const;         // cached for integral T <= max_tokens
 
     ModelConfig m_;
     ServingPrecision prec_;
     int tp_ = 1, ep_ = 1;
-    std::vector<int> stage_layers_, stage_dense_;  // layers, and dense (non-MoE) layers, of each stage
+    std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage
     std::vector<double> send_latency_, send_bytes_per_s_;  // per stage boundary
     double kv_heads_rank_ = 1, heads_rank_ = 1, kv_bytes_per_token_ = 0;
     System sys_;  // CommModel keeps a reference to it

@@ -48,8 +48,7 @@ void TimelineRecorder::Push(Open& o, const TimelineSpan& s) {
     o.mark = s.end;
 }
 
-void TimelineRecorder::Run(int slot, SpanKind kind, double start, double end, int replica, int tokens,
-                           double swap_in) {
+void TimelineRecorder::Run(int slot, SpanKind kind, double start, double end, int replica, int tokens, double swap_in) {
     if (slot < 0) return;
     Open& o = open_[static_cast<std::size_t>(slot)];
     if (start > o.mark) Push(o, {o.wait, o.mark, start, o.wait_replica, 0, 0});

@@ -73,7 +73,7 @@ private:
     };
     void Push(Open& o, const TimelineSpan& s);
     long long keep_;
-    std::vector<Open> open_;            // slot -> the request's timeline while it is in the system
+    std::vector<Open> open_;             // slot -> the request's timeline while it is in the system
     std::vector<RequestTimeline> done_;  // in completion order
 };
 

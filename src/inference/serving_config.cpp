@@ -128,8 +128,9 @@ void CheckTrace(const std::vector<TraceRequest>& t) {
 }  // namespace
 
 std::vector<int> StageLayers(int layers, int pp) {
-    if (pp < 1 || pp > layers) throw Error("pool.pp", "pp=" + std::to_string(pp) + " for " + std::to_string(layers) +
-                                                          " layers; valid: 1.." + std::to_string(layers));
+    if (pp < 1 || pp > layers)
+        throw Error("pool.pp", "pp=" + std::to_string(pp) + " for " + std::to_string(layers) + " layers; valid: 1.." +
+                                   std::to_string(layers));
     std::vector<int> v(static_cast<size_t>(pp), layers / pp);
     for (int i = 2; i < layers % pp + 2; ++i) v[static_cast<size_t>(pp - i)] += 1;
     return v;

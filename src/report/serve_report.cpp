@@ -22,9 +22,7 @@ std::string PoolText(const PoolConfig& p) {
            std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
 
-Json PoolJson(const PoolConfig& p) {
-    return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}};
-}
+Json PoolJson(const PoolConfig& p) { return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}}; }
 
 std::string LengthText(const LengthDist& d) {
     switch (d.kind) {

@@ -63,7 +63,8 @@ Json TimelinesJson(const std::vector<RequestTimeline>& timelines) {
 
 std::string ServeTimelineChromeJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
     const ServingConfig& c = q.config;
-    const int replicas = c.pool.replicas * c.pool.pp + (c.decode_pool ? c.decode_pool->replicas * c.decode_pool->pp : 0);
+    const int replicas =
+        c.pool.replicas * c.pool.pp + (c.decode_pool ? c.decode_pool->replicas * c.decode_pool->pp : 0);
     Json events = Json::array();
     std::vector<std::vector<long long>> named(static_cast<size_t>(replicas));  // request rows announced per replica
     for (int p = 0; p < replicas; ++p) {
@@ -95,12 +96,20 @@ std::string ServeTimelineChromeJson(const engine::ServeRequest& q, const engine:
         // First and last token as instants on the rows where they happened.
         for (const TimelineSpan& s : t.spans) {
             if (s.end != t.first_token || (s.kind != SpanKind::prefill && s.kind != SpanKind::decode)) continue;
-            events.push_back({{"name", "first token"}, {"ph", "i"}, {"s", "t"}, {"pid", s.replica},
-                              {"tid", t.id}, {"ts", us(t.first_token)}});
+            events.push_back({{"name", "first token"},
+                              {"ph", "i"},
+                              {"s", "t"},
+                              {"pid", s.replica},
+                              {"tid", t.id},
+                              {"ts", us(t.first_token)}});
             break;
         }
-        events.push_back({{"name", "last token"}, {"ph", "i"}, {"s", "t"}, {"pid", t.spans.back().replica},
-                          {"tid", t.id}, {"ts", us(t.completion)}});
+        events.push_back({{"name", "last token"},
+                          {"ph", "i"},
+                          {"s", "t"},
+                          {"pid", t.spans.back().replica},
+                          {"tid", t.id},
+                          {"ts", us(t.completion)}});
     }
     Json j = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
     return j.dump() + "\n";

@@ -86,8 +86,7 @@ TEST(AppInference, PipelineAndExpertSplitsTravelInTheLink) {
     s->inference.config.decode_pool.reset();
     sc::app::RunInference(*s);
     ASSERT_EQ(s->inference.error, "");
-    EXPECT_EQ(s->inference.report,
-              Cli("serve --preset llama3-8b-h100-poisson --set pool.pp=2 --timelines 3"));
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set pool.pp=2 --timelines 3"));
     s->inference.config.pool.ep = 2;  // a dense model has no experts to split
     sc::app::RunInference(*s);
     EXPECT_NE(s->inference.error.find("pool.ep: ep=2 splits experts"), std::string::npos) << s->inference.error;
