@@ -55,6 +55,9 @@ bool DrawDescription(AppState& s) {
     ImGui::SameLine();
     changed |=
         IntField("replicas", &c.pool.replicas, "independent copies of the model; requests are dealt round-robin");
+    changed |= IntField("pp", &c.pool.pp, "pipeline stages of one replica (layers split; pp batches in flight)");
+    ImGui::SameLine();
+    changed |= IntField("ep", &c.pool.ep, "expert-parallel groups of a stage's tp ranks (MoE models; divides tp)");
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -69,6 +72,9 @@ bool DrawDescription(AppState& s) {
         changed |= IntField("decode tp", &c.decode_pool->tp, "tensor-parallel GPUs of one decode replica");
         ImGui::SameLine();
         changed |= IntField("decode replicas", &c.decode_pool->replicas, "decode replicas");
+        changed |= IntField("decode pp", &c.decode_pool->pp, "pipeline stages of one decode replica");
+        ImGui::SameLine();
+        changed |= IntField("decode ep", &c.decode_pool->ep, "expert-parallel groups of a decode stage");
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");
     ImGui::SameLine();

@@ -21,11 +21,15 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     LinkServeEdits e;
     e.tp = IfChanged(now.pool.tp, base.pool.tp);
     e.replicas = IfChanged(now.pool.replicas, base.pool.replicas);
+    e.pp = IfChanged(now.pool.pp, base.pool.pp);
+    e.ep = IfChanged(now.pool.ep, base.pool.ep);
     e.decode = IfChanged(now.decode_pool.has_value(), base.decode_pool.has_value());
     if (now.decode_pool) {
         const PoolConfig ref = DecodeBase(base, now.pool);
         e.decode_tp = IfChanged(now.decode_pool->tp, ref.tp);
         e.decode_replicas = IfChanged(now.decode_pool->replicas, ref.replicas);
+        e.decode_pp = IfChanged(now.decode_pool->pp, ref.pp);
+        e.decode_ep = IfChanged(now.decode_pool->ep, ref.ep);
     }
     e.max_seqs = IfChanged(now.engine.max_seqs, base.engine.max_seqs);
     e.max_tokens = IfChanged(now.engine.max_tokens, base.engine.max_tokens);
@@ -40,18 +44,23 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     if (now.workload.requests != base.workload.requests) e.requests = static_cast<int>(now.workload.requests);
     e.ttft_s = IfChanged(now.slo.ttft, base.slo.ttft);
     e.tpot_s = IfChanged(now.slo.tpot, base.slo.tpot);
+    e.timelines = IfChanged(now.timelines, base.timelines);
     return e;
 }
 
 void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.tp) c.pool.tp = *e.tp;
     if (e.replicas) c.pool.replicas = *e.replicas;
+    if (e.pp) c.pool.pp = *e.pp;
+    if (e.ep) c.pool.ep = *e.ep;
     if (e.decode) {
         if (!*e.decode) c.decode_pool.reset();
         else if (!c.decode_pool) c.decode_pool = c.pool;
     }
     if (c.decode_pool && e.decode_tp) c.decode_pool->tp = *e.decode_tp;
     if (c.decode_pool && e.decode_replicas) c.decode_pool->replicas = *e.decode_replicas;
+    if (c.decode_pool && e.decode_pp) c.decode_pool->pp = *e.decode_pp;
+    if (c.decode_pool && e.decode_ep) c.decode_pool->ep = *e.decode_ep;
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;
@@ -69,6 +78,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.requests) c.workload.requests = *e.requests;
     if (e.ttft_s) c.slo.ttft = *e.ttft_s;
     if (e.tpot_s) c.slo.tpot = *e.tpot_s;
+    if (e.timelines) c.timelines = *e.timelines;
 }
 
 }  // namespace sc::app

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/file_sink.h"
 #include "cli/search_args.h"
 #include "cli/shards.h"
 #include "cli/system_args.h"
@@ -27,6 +28,7 @@ namespace {
 
 const char* kServeUsage =
     "usage: stagecraft serve --preset FILE|ID [--set key=value]... [--trace FILE] [--rate-sweep R1,R2,...]\n"
+    "                        [--timelines N] [--timeline-json FILE]\n"
     "                        [--system SYSTEM] [--system-set k=v]... [--threads N] [--json]\n"
     "  --preset      a serving description (presets/inference/*.json, or its id): model, system, precision,\n"
     "                pool(s), engine, workload, SLO (format in docs/serving.md)\n"
@@ -35,6 +37,11 @@ const char* kServeUsage =
     "  --trace       replay a request trace: lines arrival_s,input_tokens,output_tokens[,priority]\n"
     "  --rate-sweep  simulate the workload at each of these arrival rates (requests/s; poisson, gamma or\n"
     "                fixed_rate arrivals) and print the throughput-latency curve\n"
+    "  --timelines N keep the timelines of the first N requests by arrival (default 8; 0: none): every\n"
+    "                span from arrival to last token (queued, prefill chunks, decode, preempted, KV transfer),\n"
+    "                in the JSON report's result.timelines\n"
+    "  --timeline-json FILE  write those timelines as a Chrome trace (open in Perfetto / chrome://tracing):\n"
+    "                one process per replica, one row per request\n"
     "  --threads N   threads for a rate sweep (default: the machine's); results do not depend on it\n"
     "  --system      run on this cluster instead of the description's; --system-set, --no-calibration as for\n"
     "                estimate\n"
@@ -72,7 +79,8 @@ std::vector<double> SweepRates(const std::string& list) {
 }  // namespace
 
 int Serve(int argc, char** argv) {
-    std::vector<std::string> flags = {"preset", "set", "trace", "rate-sweep", "threads", "system", "system-set"};
+    std::vector<std::string> flags = {"preset", "set",        "trace",     "rate-sweep",   "threads",
+                                      "system", "system-set", "timelines", "timeline-json"};
     Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
     if (a.Has("help") || !a.Has("preset")) {
         std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
@@ -91,6 +99,9 @@ int Serve(int argc, char** argv) {
     engine::ServeRequest request;
     request.config = d.config;
     request.config.model = LoadModelById(preset, d.model_id);
+    if (a.Has("timelines"))
+        request.config.timelines =
+            static_cast<int>(ParseIntegerIn("--timelines", a.Get("timelines"), 0, kMaxTimelines));
     if (a.Has("trace")) {
         Workload& w = request.config.workload;
         try {
@@ -109,6 +120,8 @@ int Serve(int argc, char** argv) {
     const bool json = a.Has("json");
     std::string out;
     if (a.Has("rate-sweep")) {
+        if (a.Has("timeline-json"))
+            throw Error("--timeline-json", "a rate sweep keeps no timelines; simulate one rate without --rate-sweep");
         request.sweep_rates = SweepRates(a.Get("rate-sweep"));
         const engine::ServeSweepSnapshot snap = engine::SnapshotServeSweep(request);
         const int threads = std::min<int>(LoadThreads(a), static_cast<int>(snap.rates.size()));
@@ -120,6 +133,11 @@ int Serve(int argc, char** argv) {
         if (a.Has("threads")) throw Error("--threads", "only a rate sweep runs on threads; add --rate-sweep");
         const engine::ServeResult r = engine::RunServe(request);
         out = json ? ServeReportJson(request, r) : ServeReportText(request, r);
+        if (a.Has("timeline-json")) {
+            FileSink f(a.Get("timeline-json"));
+            f.Write(ServeTimelineChromeJson(request, r));
+            f.Close();
+        }
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;

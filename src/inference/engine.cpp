@@ -10,6 +10,7 @@
 
 #include "config/error.h"
 #include "inference/latency_histogram.h"
+#include "inference/request_timeline.h"
 #include "inference/wait_queue.h"
 #include "inference/workload_gen.h"
 
@@ -38,6 +39,7 @@ struct Replica {
     std::vector<Scheduled> batch;
     long long free_blocks = 0, total_blocks = 0;
     double busy_until = kNever;  // end of the running iteration
+    int pipeline = -1;           // pipelined replica (pp > 1): index into Engine::pipelines_ of its stages
     bool preempted_this_iteration = false;
     double swap_seconds = 0;  // host-link copies this iteration waits for
 };
@@ -55,20 +57,19 @@ long long BlocksFor(long long tokens, int block_size) { return (tokens + block_s
 class Engine {
 public:
     Engine(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
-        : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed) {
+        : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed), timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
         const bool disagg = decode.has_value();
-        for (int i = 0; i < c.pool.replicas; ++i) AddReplica(disagg ? Role::prefill : Role::mixed, 0);
-        if (disagg)
-            for (int i = 0; i < c.decode_pool->replicas; ++i) AddReplica(Role::decode, 1);
-        first_of_pool_[1] = static_cast<size_t>(c.pool.replicas);
-        count_of_pool_[0] = static_cast<size_t>(c.pool.replicas);
-        count_of_pool_[1] = disagg ? static_cast<size_t>(c.decode_pool->replicas) : 0;
+        AddPool(c.pool, disagg ? Role::prefill : Role::mixed, 0);
+        first_of_pool_[1] = replicas_.size();
+        count_of_pool_[0] = replicas_.size();
+        if (disagg) AddPool(*c.decode_pool, Role::decode, 1);
+        count_of_pool_[1] = replicas_.size() - first_of_pool_[1];
         for (const Replica& r : replicas_) all_blocks_ += static_cast<double>(r.total_blocks);
         CheckFits();
         if (w_.arrival == ArrivalKind::offline) {
-            const long long n = c.pool.replicas;
+            const long long n = static_cast<long long>(count_of_pool_[0]);  // every scheduler of the first pool
             for (long long i = 0; i < n; ++i) replicas_[i].lazy = w_.requests / n + (i < w_.requests % n);
             arrived_ = w_.requests;
         } else if (w_.arrival == ArrivalKind::closed_loop) {
@@ -99,13 +100,22 @@ public:
     }
 
 private:
-    void AddReplica(Role role, int pool) {
-        Replica r;
-        r.role = role;
-        r.pool = pool;
-        r.waiting = WaitQueue(e_.scheduling == SchedulingPolicy::priority);
-        r.free_blocks = r.total_blocks = pools_[pool].kv_blocks;
-        replicas_.push_back(std::move(r));
+    // A replica of pp > 1 stages runs pp schedulers, each its own batch in flight through the shared stages
+    // with 1/pp of the KV blocks (vLLM's virtual engines); the engine holds one Replica per scheduler.
+    void AddPool(const PoolConfig& p, Role role, int pool) {
+        per_group_[pool] = static_cast<size_t>(p.pp);
+        for (int g = 0; g < p.replicas; ++g) {
+            if (p.pp > 1) pipelines_.push_back(std::vector<double>(static_cast<size_t>(p.pp), 0.0));
+            for (int v = 0; v < p.pp; ++v) {
+                Replica r;
+                r.role = role;
+                r.pool = pool;
+                r.waiting = WaitQueue(e_.scheduling == SchedulingPolicy::priority);
+                r.free_blocks = r.total_blocks = pools_[pool].kv_blocks / p.pp;
+                r.pipeline = p.pp > 1 ? static_cast<int>(pipelines_.size()) - 1 : -1;
+                replicas_.push_back(std::move(r));
+            }
+        }
     }
 
     // Tokens a request of this role must hold in one replica's cache at most.
@@ -168,13 +178,21 @@ private:
             if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
         }
         q.client = client;
+        q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
         return q;
     }
 
     void Enqueue(ServedRequest q, int pool) {
+        // Round-robin over the pool's replicas; within a pipelined one, the scheduler with the fewest unfinished
+        // requests (vLLM's add_request), the first on ties.
         size_t& next = next_replica_[pool];
-        Replica& r = replicas_[first_of_pool_[pool] + next];
-        next = (next + 1) % count_of_pool_[pool];
+        const size_t per = per_group_[pool], first = first_of_pool_[pool] + next * per;
+        next = (next + 1) % (count_of_pool_[pool] / per);
+        size_t pick = first;
+        for (size_t v = first + 1; v < first + per; ++v)
+            if (Unfinished(replicas_[v]) < Unfinished(replicas_[pick])) pick = v;
+        Replica& r = replicas_[pick];
+        timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
         r.waiting.PushBack(std::move(q));
     }
 
@@ -214,14 +232,24 @@ private:
         }
     }
 
+    static long long Unfinished(const Replica& r) {
+        return static_cast<long long>(r.waiting.Size() + r.running.size()) + r.lazy;
+    }
+    int IndexOf(const Replica& r) const { return static_cast<int>(&r - replicas_.data()); }
+    ServedRequest NewLazy(Replica& r) {
+        ServedRequest q = NewRequest(0.0, -1);
+        timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
+        return q;
+    }
+
     bool HasWaiting(const Replica& r) const { return !r.waiting.Empty() || r.lazy > 0; }
     // Offline requests arrived at time 0 behind everything queued; they are created when first looked at
     // under FCFS, and all at once under priority scheduling (their order needs their classes).
     ServedRequest& FrontWaiting(Replica& r) {
         if (r.waiting.Prioritized()) {
-            for (; r.lazy > 0; --r.lazy) r.waiting.PushBack(NewRequest(0.0, -1));
+            for (; r.lazy > 0; --r.lazy) r.waiting.PushBack(NewLazy(r));
         } else if (r.waiting.Empty()) {
-            r.waiting.PushBack(NewRequest(0.0, -1));
+            r.waiting.PushBack(NewLazy(r));
             --r.lazy;
         }
         return r.waiting.Front();
@@ -253,6 +281,7 @@ private:
         r.free_blocks += q.blocks;
         used_blocks_ -= q.blocks;
         q.blocks = 0;
+        timelines_.Wait(q.timeline, SpanKind::preempted, IndexOf(r));
         r.waiting.PushFront(std::move(q));
         r.preempted_this_iteration = true;
         return true;
@@ -308,7 +337,8 @@ private:
             const long long need = reserve ? ReservedBlocks(r, q) : BlocksFor(q.ctx + tokens, e_.block_size);
             if (!TakeBlocks(r, q, need)) break;
             if (q.swapped) {  // its cache comes back from the host before it runs
-                r.swap_seconds += SwapSeconds(r, BlocksFor(q.ctx, e_.block_size));
+                q.swap_in = SwapSeconds(r, BlocksFor(q.ctx, e_.block_size));
+                r.swap_seconds += q.swap_in;
                 swapped_bytes_ += static_cast<double>(BlocksFor(q.ctx, e_.block_size)) * e_.block_size *
                                   pools_[r.pool].cost->KvBytesPerToken();
                 q.swapped = false;
@@ -338,17 +368,53 @@ private:
             }
             if (q.ctx + s.tokens == q.input + q.generated) b.logits += 1;
         }
-        const IterationBreakdown parts = pools_[r.pool].cost->Breakdown(b);
-        const double dt = parts.total() + r.swap_seconds;
-        parts_.linear += parts.linear, parts_.attention += parts.attention, parts_.elementwise += parts.elementwise;
-        parts_.tp_comm += parts.tp_comm, parts_.head += parts.head;
-        r.busy_until = now_ + dt;
+        const IterationCost& cost = *pools_[r.pool].cost;
+        const IterationBreakdown parts = cost.Breakdown(b);
+        // Busy time per GPU: a pipelined replica's stages each do about 1/pp of the pass.
+        const double share = 1.0 / cost.pp();
+        parts_.linear += share * parts.linear, parts_.attention += share * parts.attention;
+        parts_.elementwise += share * parts.elementwise, parts_.tp_comm += share * parts.tp_comm;
+        parts_.head += share * parts.head, parts_.pp_comm += share * parts.pp_comm;
+        r.busy_until = r.pipeline < 0 ? now_ + parts.total() + r.swap_seconds : ThroughStages(r, b);
+        RecordIteration(r);
         ++iterations_;
         batch_tokens_ += b.tokens();
         running_sum_ += static_cast<double>(r.running.size());
     }
 
+    // A pipelined replica's batch enters stage 0 when its swaps are done and the stage is free, and each next
+    // stage when its activations have arrived and the stage has finished the batches that entered before it:
+    // every stage serves batches in the order they started (a permutation flow shop), so reserving each stage
+    // when the iteration starts is exact. With pp batches in flight the slowest stage sets the throughput.
+    double ThroughStages(Replica& r, const BatchShape& b) {
+        const PipelineTimes p = pools_[r.pool].cost->Pipeline(b);
+        std::vector<double>& free_at = pipelines_[static_cast<size_t>(r.pipeline)];
+        double t = now_ + r.swap_seconds;
+        for (size_t s = 0; s < p.stage.size(); ++s) {
+            t = std::max(t, free_at[s]) + p.stage[s];
+            free_at[s] = t;
+            if (s < p.send.size()) t += p.send[s];
+        }
+        return t;
+    }
+
+    // The sampled requests' spans of the iteration just started: what each running request does in it.
+    void RecordIteration(Replica& r) {
+        for (const Scheduled& s : r.batch) {
+            ServedRequest& q = r.running[s.index];
+            q.scheduled_in = iterations_;
+            const SpanKind kind = q.decoding() ? SpanKind::decode : SpanKind::prefill;
+            const int tokens = kind == SpanKind::decode ? 1 : s.tokens;
+            timelines_.Run(q.timeline, kind, now_, r.busy_until, IndexOf(r), tokens, q.swap_in);
+            q.swap_in = 0;
+        }
+        for (ServedRequest& q : r.running)
+            if (q.timeline >= 0 && q.scheduled_in != iterations_)
+                timelines_.Run(q.timeline, SpanKind::stalled, now_, r.busy_until, IndexOf(r), 0);
+    }
+
     void Complete(ServedRequest& q) {
+        timelines_.Complete(q.timeline, now_);
         const double e2e = now_ - q.arrival, ttft = q.first_token - q.arrival;
         e2e_.Add(e2e);
         sum_e2e_ += e2e;
@@ -377,6 +443,7 @@ private:
                 ++q.generated;
                 if (q.first_token < 0) {
                     q.first_token = now_;
+                    timelines_.FirstToken(q.timeline, now_);
                     ttft_.Add(now_ - q.arrival);
                 }
             }
@@ -399,8 +466,9 @@ private:
                 continue;
             }
             q.prefill_done = now_;
-            transfers_.push({now_ + transfer_.Seconds(q.ctx), transfer_seq_++, std::move(q),
-                             static_cast<size_t>(&r - replicas_.data())});
+            const double arrives = now_ + transfer_.Seconds(q.ctx);
+            timelines_.Transfer(q.timeline, now_, arrives, IndexOf(r));
+            transfers_.push({arrives, transfer_seq_++, std::move(q), static_cast<size_t>(IndexOf(r))});
         }
         r.running.resize(kept);
         r.batch.clear();
@@ -428,7 +496,7 @@ private:
             return LatencySummary{h.mean(), h.Quantile(0.5), h.Quantile(0.9), h.Quantile(0.99), h.min(), h.max()};
         };
         s.completed = completed_;
-        s.gpus = c_.pool.tp * c_.pool.replicas + (c_.decode_pool ? c_.decode_pool->tp * c_.decode_pool->replicas : 0);
+        s.gpus = c_.pool.gpus() + (c_.decode_pool ? c_.decode_pool->gpus() : 0);
         s.duration = last_completion_;
         s.ttft = sum(ttft_), s.tpot = sum(tpot_), s.e2e = sum(e2e_);
         if (s.duration > 0) {
@@ -457,6 +525,9 @@ private:
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
         s.series = series_.Points(s.duration);
+        s.timelines = timelines_.Take();
+        std::sort(s.timelines.begin(), s.timelines.end(),
+                  [](const RequestTimeline& a, const RequestTimeline& b) { return a.id < b.id; });
         return s;
     }
 
@@ -468,6 +539,8 @@ private:
     Rng rng_;
     std::vector<Replica> replicas_;
     std::array<size_t, 2> first_of_pool_{0, 0}, count_of_pool_{0, 0}, next_replica_{0, 0};
+    std::array<size_t, 2> per_group_{1, 1};               // schedulers per replica of each pool (its pp)
+    std::vector<std::vector<double>> pipelines_;          // per pipelined replica: when each stage is next free
     std::vector<std::pair<double, int>> closed_pending_;  // (time, client): at most `concurrency` entries
     std::priority_queue<InTransfer, std::vector<InTransfer>, std::greater<InTransfer>> transfers_;
     long long transfer_seq_ = 0, transfer_count_ = 0;
@@ -480,6 +553,7 @@ private:
     LatencyHistogram ttft_, tpot_, e2e_;
     IterationBreakdown parts_;
     SeriesRecorder series_;
+    TimelineRecorder timelines_;
 };
 
 }  // namespace
@@ -497,17 +571,22 @@ ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<Poo
     if (c.decode_pool.has_value() != decode.has_value())
         throw Error("decode_pool",
                     "the decode pool's cost must be given exactly when the description has a decode pool");
-    if (pool.kv_blocks < 1)
-        throw Error("engine.kv_blocks", "must be at least 1, got " + std::to_string(pool.kv_blocks));
-    if (decode && decode->kv_blocks < 1)
-        throw Error("decode_pool.kv_blocks", "must be at least 1, got " + std::to_string(decode->kv_blocks));
+    if (pool.cost->pp() != c.pool.pp || (decode && decode->cost->pp() != c.decode_pool->pp))
+        throw Error("pool.pp", "the iteration cost was built for another number of pipeline stages than the pool's");
+    if (pool.kv_blocks < c.pool.pp)
+        throw Error("engine.kv_blocks", "must be at least 1 per pipeline stage (" + std::to_string(c.pool.pp) +
+                                            "), got " + std::to_string(pool.kv_blocks));
+    if (decode && decode->kv_blocks < c.decode_pool->pp)
+        throw Error("decode_pool.kv_blocks", "must be at least 1 per pipeline stage (" +
+                                                 std::to_string(c.decode_pool->pp) + "), got " +
+                                                 std::to_string(decode->kv_blocks));
     Engine engine(c, pool, decode, transfer);
     return engine.Run();
 }
 
 KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const PoolConfig& decode,
                              double prefill_bytes, double decode_bytes) {
-    const int span = prefill.tp * prefill.replicas + decode.tp * decode.replicas;
+    const int span = prefill.gpus() + decode.gpus();
     if (span > sys.TotalAccelerators())
         throw Error("decode_pool.replicas", "the two pools need " + std::to_string(span) + " GPUs; " + sys.name +
                                                 " has " + std::to_string(sys.TotalAccelerators()));
@@ -537,14 +616,14 @@ ServingRun SimulateServing(const ServingConfig& c, const System& sys, const Cali
     ServingRun run;
     // The context-attention kernel's efficiency is looked up at the mean prompt (a chunk when prompts are chunked).
     const double typical_prompt = TypicalPrompt(c);
-    run.kv = ComputeKvCapacity(c.model, c.precision, c.pool.tp, sys.accelerator, c.engine);
-    IterationCost cost(c.model, c.precision, c.pool.tp, sys, cal, typical_prompt, c.engine.max_tokens);
+    run.kv = ComputeKvCapacity(c.model, c.precision, c.pool, sys.accelerator, c.engine);
+    IterationCost cost(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
     if (!c.decode_pool) {
         run.result = Simulate(c, PoolModel{&cost, run.kv.blocks}, std::nullopt, {});
         return run;
     }
-    run.decode_kv = ComputeKvCapacity(c.model, c.precision, c.decode_pool->tp, sys.accelerator, c.engine);
-    IterationCost decode_cost(c.model, c.precision, c.decode_pool->tp, sys, cal, typical_prompt, c.engine.max_tokens);
+    run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, sys.accelerator, c.engine);
+    IterationCost decode_cost(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
     run.result =
         Simulate(c, PoolModel{&cost, run.kv.blocks}, PoolModel{&decode_cost, run.decode_kv->blocks}, *run.transfer);

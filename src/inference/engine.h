@@ -18,6 +18,7 @@
 #include "config/hardware_config.h"
 #include "inference/iteration_cost.h"
 #include "inference/kv_capacity.h"
+#include "inference/request_timeline.h"
 #include "inference/serving_config.h"
 #include "inference/time_series.h"
 
@@ -60,6 +61,8 @@ struct ServingResult {
     std::vector<SeriesPoint> series;
     // Where the replicas' busy time went, summed over every iteration (s).
     IterationBreakdown busy;
+    // The first ServingConfig::timelines requests by arrival, span by span (request_timeline.h), in id order.
+    std::vector<RequestTimeline> timelines;
 };
 
 // One pool's replicas: their iteration time and the KV blocks each holds.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "config/error.h"
+#include "inference/kv_capacity.h"
 #include "parallel/layout.h"
 #include "trace/chakra_et.h"
 #include "training/comm_model.h"
@@ -16,27 +17,61 @@ double ExpectedExpertsHit(double experts, double top_k, double tokens) {
     return experts * (1 - std::pow(1 - top_k / experts, tokens));
 }
 
-IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec, int tp, const System& sys,
-                             const CalibrationTable* cal, double typical_prefill, int max_tokens)
-    : m_(m), prec_(prec), tp_(tp) {
-    if (m.is_mla())
-        throw Error("model.mla",
-                    "multi-head latent attention is not modelled by the serving simulator yet (its "
-                    "decode reads the compressed latent cache); use a grouped-query attention model");
+namespace {
+
+// The innermost level whose aligned domains hold both GPUs (levels' sizes each divide the next).
+size_t LevelJoining(const System& sys, int a, int b) {
+    size_t l = 0;
+    while (l + 1 < sys.levels.size() && a / sys.levels[l].size != b / sys.levels[l].size) ++l;
+    return l;
+}
+
+}  // namespace
+
+IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
+                             const System& sys, const CalibrationTable* cal, double typical_prefill, int max_tokens)
+    : m_(m), prec_(prec), tp_(split.tp), ep_(split.ep) {
+    const int tp = split.tp;
     if (tp < 1 || m.heads % tp != 0)
         throw Error("pool.tp",
                     "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
+    if (split.ep < 1 || (split.ep > 1 && (!m.is_moe() || tp % split.ep != 0 || m.moe.experts % split.ep != 0)))
+        throw Error("pool.ep",
+                    "ep=" + std::to_string(split.ep) +
+                        " must divide tp and the experts of a mixture-of-experts model (ValidateServingConfig "
+                        "lists the valid values)");
+    stage_layers_ = StageLayers(m.layers, split.pp);
+    // Stages hold consecutive layers; the dense ones come first (ModelConfig: MoE's leading dense layers).
+    int first = 0;
+    for (int n : stage_layers_) {
+        stage_dense_.push_back(std::clamp(m.dense_layers() - first, 0, n));
+        first += n;
+    }
+    // Stage i's rank r (GPU i * tp + r of the replica) sends to rank r of stage i + 1: the slowest of those
+    // pairs' links is the send's (replicas are placed side by side, so replica 0 stands for every one).
+    for (int i = 0; i + 1 < split.pp; ++i) {
+        size_t level = 0;
+        for (int r = 0; r < tp; ++r) level = std::max(level, LevelJoining(sys, i * tp + r, (i + 1) * tp + r));
+        const NetworkLevel& l = sys.levels[level];
+        send_latency_.push_back(l.latency_us * 1e-6);
+        send_bytes_per_s_.push_back(l.EffectiveGBps() * 1e9);
+    }
     heads_rank_ = static_cast<double>(m.heads) / tp;
     // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
     // KV heads so every rank holds at least one; trtllm-bench's memory estimate uses max(tp, kv_heads)).
     kv_heads_rank_ = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
-    kv_bytes_per_token_ = m.layers * 2.0 * kv_heads_rank_ * m.head_dim * BytesOf(prec.kv_cache);
+    const int most_layers = *std::max_element(stage_layers_.begin(), stage_layers_.end());
+    kv_bytes_per_token_ = most_layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
 
     TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
     AttentionShape shape;
     shape.batch = heads_rank_;
     shape.sq = shape.sk = std::max(1.0, typical_prefill);
     shape.dqk = shape.dv = m.head_dim;
+    if (m.is_mla()) {  // prefill attends over the up-projected keys and values (MlaUpSeconds)
+        shape.dqk = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+        shape.dv = m.mla.v_head_dim;
+    }
     shape.w = 2;
     cm_ = std::make_unique<ComputeModel>(sys.accelerator, prec.compute, cal, opt, shape);
     ParallelConfig p;
@@ -109,10 +144,27 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     };
     const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;  // the training graph's FLOPs per element
     // Attention block, common to dense and MoE layers.
-    double attn_linear = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h) + gemm(T, h, heads_rank_ * d);
+    double attn_linear = 0, attn_vec = 2 * vec(T * h, norm_fpe, 1) + 2 * vec(T * h, 1, 2);  // norms, residuals
+    if (m_.is_mla()) {
+        // DeepSeek-V2 MLA (arXiv:2405.04434 sec. 2.1): q through its low-rank pair (or one projection), the
+        // token's latent c_KV and rotary key k_R (kv_down, replicated on every rank as in the training graph),
+        // the output projection. The up-projections of the cache depend on the batch (MlaUpSeconds).
+        const MlaConfig& a = m_.mla;
+        const double dqk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+        if (a.q_lora_rank > 0) {
+            attn_linear += gemm(T, a.q_lora_rank, h) + gemm(T, heads_rank_ * dqk, a.q_lora_rank);
+            attn_vec += vec(T * a.q_lora_rank, 5, 1);
+        } else {
+            attn_linear += gemm(T, heads_rank_ * dqk, h);
+        }
+        attn_linear += gemm(T, a.kv_lora_rank + a.qk_rope_head_dim, h) + gemm(T, h, heads_rank_ * a.v_head_dim);
+        attn_vec += vec(T * a.kv_lora_rank, 5, 1);
+        if (m_.position == PositionKind::rotary) attn_vec += vec(T * (heads_rank_ + 1) * a.qk_rope_head_dim, 3, 1);
+    } else {
+        attn_linear = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h) + gemm(T, h, heads_rank_ * d);
+        if (m_.position == PositionKind::rotary) attn_vec += vec(T * (heads_rank_ + kv_heads_rank_) * d, 3, 1);
+    }
     const double attn_fl = fl;
-    double attn_vec = 2 * vec(T * h, norm_fpe, 1) + 2 * vec(T * h, 1, 2);  // two norms, two residual adds
-    if (m_.position == PositionKind::rotary) attn_vec += vec(T * (heads_rank_ + kv_heads_rank_) * d, 3, 1);
     auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out) {
         double t = gemm(rows, (swiglu ? 2 : 1) * ff, h, groups, weight_sets) + gemm(rows, h, ff, groups, weight_sets);
         *vec_out += swiglu ? vec(rows * ff, 4, 2) : vec(rows * ff, 8, 1);
@@ -124,13 +176,17 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     double moe_linear = 0, moe_vec = 0, moe_fl = 0;
     if (m_.is_moe()) {
         fl = attn_fl;
-        // Experts split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP): each rank holds
-        // 1/tp of every expert; T*k routed rows; each expert hit reads its weights once.
-        const double experts = m_.moe.experts, k = m_.moe.top_k, routed = T * k;
-        const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, T));
+        // Experts split over ep groups of the TP ranks, each expert over the tp/ep ranks of its group (ep = 1:
+        // every rank holds 1/tp of every expert, vLLM's and TensorRT-LLM's default for MoE under TP). The
+        // activations are on every rank after the attention's all-reduce, so a rank picks the rows routed to
+        // its E/ep experts (T*k/ep with uniform routing) and the layer's all-reduce combines the partial sums
+        // (TensorRT-LLM docs/source/advanced/expert-parallelism.md; no all-to-all inside a TP group). Each
+        // local expert hit reads its weights once: E/ep (1 - (1 - k/E)^T) of them on a rank.
+        const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_, routed = T * k / ep;
+        const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, T) / ep);
         moe_linear = attn_linear + gemm(T, experts, h, 1, 1, true);
-        moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(T * k * h, 2, 2);
-        moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) / tp_, hit, hit, &moe_vec);
+        moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(routed * h, 2, 2);
+        moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &moe_vec);
         if (m_.moe.shared_experts > 0)
             moe_linear += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec);
         moe_fl = fl;
@@ -140,18 +196,65 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     c.linear = Ld * dense_linear + Lm * moe_linear;
     c.linear_flops = Ld * dense_fl + Lm * moe_fl;
     // Embedding lookup: one op per element written (the training graph's convention).
-    c.elementwise = Ld * dense_vec + Lm * moe_vec + (T > 0 ? Kernel(OpKind::gather, T * h, (T * h + T) * a) : 0);
+    c.embedding = T > 0 ? Kernel(OpKind::gather, T * h, (T * h + T) * a) : 0;
+    c.elementwise = Ld * dense_vec + Lm * moe_vec + c.embedding;
     c.comm = m_.layers * 2 * ar;
+    c.dense_layer = dense_linear + dense_vec + 2 * ar;
+    c.moe_layer = moe_linear + moe_vec + 2 * ar;
     return c;
 }
 
-IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
-    IterationBreakdown r;
-    const double T = b.tokens();
-    const PerT& c = TokenCosts(T);
-    r.linear = c.linear;
-    r.elementwise = c.elementwise;
-    r.tp_comm = c.comm;
+// MLA's batch-dependent GEMMs of one layer on one rank (DeepSeek-V2 sec. 2.1.2-2.1.3; vLLM's MLA backends,
+// vllm/v1/attention/backends/mla/common.py): a prefill chunk up-projects the latents of every key it attends to
+// (its own and the cached context's) into per-head k_nope and v (kv_up); a decode instead absorbs W_UK into its
+// query and W_UV into its output (two per-head batched GEMMs, which vLLM keeps in 16 bits), so its attention
+// runs in the latent space. *flops: their FLOPs.
+double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
+    *flops = 0;
+    if (!m_.is_mla()) return 0;
+    const MlaConfig& m = m_.mla;
+    const double hr = heads_rank_, a = BytesOf(prec_.activations), in = BytesOf(prec_.compute) < 2 ? 1 : a;
+    const double wb = BytesOf(prec_.weights), kvl = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+    double t = 0;
+    if (b.prefill_tokens > 0) {
+        const double rows = b.prefill_keys, n = hr * (dn + dv);
+        *flops += 2 * rows * n * kvl;
+        t += Kernel(OpKind::matmul, 2 * rows * n * kvl, rows * kvl * in + kvl * n * wb + rows * n * a);
+    }
+    if (b.decodes > 0) {
+        const double D = b.decodes;
+        *flops += 2 * D * hr * dn * kvl + 2 * D * hr * kvl * dv;
+        t += Kernel(OpKind::matmul, 2 * D * hr * dn * kvl, (D * hr * dn + hr * dn * kvl + D * hr * kvl) * a, hr, true);
+        t += Kernel(OpKind::matmul, 2 * D * hr * kvl * dv, (D * hr * kvl + hr * kvl * dv + D * hr * dv) * a, hr, true);
+    }
+    return t;
+}
+
+// MLA attention of one layer on one rank. Prefill: ordinary causal attention over the up-projected keys
+// (d_nope + d_rope wide) and values, reading and writing the latent cache. Decode: every head's absorbed query
+// (kv_lora_rank + d_rope) against the one shared latent per key, values in the latent space: 2 (kvl + dr) +
+// 2 kvl FLOPs per pair and head, the latent read once for all heads (as multi-query attention).
+double IterationCost::MlaAttentionPerLayer(const BatchShape& b) const {
+    const MlaConfig& m = m_.mla;
+    const double hr = heads_rank_, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
+    const double kvl = m.kv_lora_rank, dr = m.qk_rope_head_dim, dqk = m.qk_nope_head_dim + dr, dv = m.v_head_dim;
+    const double latent = kvl + dr;
+    double attn = 0;
+    if (b.prefill_tokens > 0) {
+        const double bytes = (b.prefill_tokens * hr * (dqk + dv) + b.prefill_keys * hr * (dqk + dv)) * a +
+                             (b.prefill_keys + b.prefill_tokens) * latent * kvb;
+        attn += Kernel(OpKind::attention, PrefillAttentionFlops(b), bytes);
+    }
+    if (b.decodes > 0) {
+        const double bytes = b.decodes * hr * (latent + kvl) * a + (b.decode_keys + b.decodes) * latent * kvb;
+        attn += Kernel(OpKind::attention, DecodeAttentionFlops(b), bytes);
+    }
+    return attn;
+}
+
+// Context and generation attention of one layer on one rank.
+double IterationCost::AttentionPerLayer(const BatchShape& b) const {
+    if (m_.is_mla()) return MlaAttentionPerLayer(b);
     const double d = m_.head_dim, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
     const double kv_elems = 2 * kv_heads_rank_ * d;  // K and V of one token on one rank, one layer
     double attn = 0;
@@ -167,34 +270,85 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
             b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
         attn += Kernel(OpKind::attention, flops, bytes);
     }
-    r.attention = m_.layers * attn;
-    if (b.logits > 0) {
-        // Final norm and the vocabulary-parallel LM head (16-bit weights, see ServingPrecision) on the tokens
-        // whose next token is sampled; TensorRT-LLM's ColumnLinear(gather_output=True) all-gathers the logits.
-        const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
-        const double eb = BytesOf(prec_.embeddings);
-        const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
-        r.head =
-            Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
-            Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true);
-        if (tp_ > 1) r.tp_comm += net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
-    }
+    return attn;
+}
+
+// Final norm and the vocabulary-parallel LM head (16-bit weights, see ServingPrecision) on the tokens whose next
+// token is sampled; TensorRT-LLM's ColumnLinear(gather_output=True) all-gathers the logits (*gather).
+double IterationCost::HeadSeconds(const BatchShape& b, double* gather) const {
+    *gather = 0;
+    if (b.logits <= 0) return 0;
+    const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
+    const double a = BytesOf(prec_.activations), eb = BytesOf(prec_.embeddings);
+    const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
+    if (tp_ > 1) *gather = net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
+    return Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
+           Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true);
+}
+
+// vLLM sends a stage's hidden states and residual (IntermediateTensors {"hidden_states", "residual"} of its
+// decoder models): 2 T h activations from every TP rank to its peer, all pairs at once.
+double IterationCost::SendSeconds(int i, double tokens) const {
+    const double bytes = 2 * tokens * m_.hidden * BytesOf(prec_.activations);
+    return send_latency_[static_cast<size_t>(i)] + bytes / send_bytes_per_s_[static_cast<size_t>(i)];
+}
+
+IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
+    IterationBreakdown r;
+    const double T = b.tokens();
+    const PerT& c = TokenCosts(T);
+    r.linear = c.linear;
+    r.elementwise = c.elementwise;
+    r.tp_comm = c.comm;
+    r.attention = m_.layers * AttentionPerLayer(b);
+    double up_flops = 0;
+    r.linear += m_.layers * MlaUpSeconds(b, &up_flops);
+    double gather = 0;
+    r.head = HeadSeconds(b, &gather);
+    r.tp_comm += gather;
+    for (int i = 0; i + 1 < pp(); ++i) r.pp_comm += SendSeconds(i, T);
     return r;
+}
+
+PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
+    PipelineTimes p;
+    const double T = b.tokens();
+    const PerT& c = TokenCosts(T);
+    double up_flops = 0;
+    const double attn = AttentionPerLayer(b) + MlaUpSeconds(b, &up_flops);
+    double gather = 0;
+    const double head = HeadSeconds(b, &gather);
+    for (int i = 0; i < pp(); ++i) {
+        const double dense = stage_dense_[static_cast<size_t>(i)], all = stage_layers_[static_cast<size_t>(i)];
+        double t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * attn;
+        if (i == 0) t += c.embedding;
+        if (i + 1 == pp()) t += head + gather;
+        p.stage.push_back(t);
+        if (i + 1 < pp()) p.send.push_back(SendSeconds(i, T));
+    }
+    return p;
 }
 
 double IterationCost::Seconds(const BatchShape& b) const { return Breakdown(b).total(); }
 
-// QK^T and AV: 2 d FLOPs each per query-key pair and head (the training graph's causal-attention convention).
+// QK^T and AV: 2 d FLOPs each per query-key pair and head (the training graph's causal-attention convention;
+// MLA's prefill: d_nope + d_rope for QK^T, d_v for AV; its absorbed decode: kvl + d_rope and kvl).
 double IterationCost::PrefillAttentionFlops(const BatchShape& b) const {
+    if (m_.is_mla())
+        return 2 * b.prefill_pairs * heads_rank_ *
+               (m_.mla.qk_nope_head_dim + m_.mla.qk_rope_head_dim + m_.mla.v_head_dim);
     return 2 * b.prefill_pairs * 2 * m_.head_dim * heads_rank_;
 }
 double IterationCost::DecodeAttentionFlops(const BatchShape& b) const {
+    if (m_.is_mla()) return 2 * b.decode_keys * heads_rank_ * (2.0 * m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim);
     return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_;
 }
 
 IterationWork IterationCost::Work(const BatchShape& b) const {
     IterationWork w;
-    w.linear_flops = TokenCosts(b.tokens()).linear_flops;
+    double up_flops = 0;
+    MlaUpSeconds(b, &up_flops);
+    w.linear_flops = TokenCosts(b.tokens()).linear_flops + m_.layers * up_flops;
     w.attention_flops = m_.layers * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
     return w;
 }

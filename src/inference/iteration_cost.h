@@ -48,7 +48,8 @@ struct IterationBreakdown {
     double elementwise = 0;  // norms, rotary, activation, residual adds, embedding lookup
     double tp_comm = 0;      // TP all-reduces (2 per layer) and the logits all-gather
     double head = 0;         // final norm and LM head GEMM
-    double total() const { return linear + attention + elementwise + tp_comm + head; }
+    double pp_comm = 0;      // activations sent between pipeline stages (pp - 1 sends)
+    double total() const { return linear + attention + elementwise + tp_comm + head + pp_comm; }
 };
 
 // The FLOPs one rank computes in an iteration, every layer (the LM head apart), for checks against the training
@@ -62,18 +63,32 @@ struct LayerLinearTimes {
     double qkv = 0, out = 0, mlp_up = 0, mlp_down = 0, all_reduce = 0;  // all_reduce: one call
 };
 
+// One iteration of a pipelined replica: every stage's compute time (its layers, the embedding on the first,
+// the final norm, LM head and logits gather on the last) and every send of the activations to the next stage.
+struct PipelineTimes {
+    std::vector<double> stage;  // s, pp entries
+    std::vector<double> send;   // s, pp - 1 entries: stage i to stage i + 1
+};
+
 class IterationCost {
 public:
     // `typical_prefill`: the prompt length the context-attention kernel's measured efficiency is looked up at
-    // (its curves are by sequence length). `max_tokens`: largest T the per-T cache covers.
-    IterationCost(const ModelConfig& m, const ServingPrecision& prec, int tp, const System& sys,
+    // (its curves are by sequence length). `max_tokens`: largest T the per-T cache covers. `split`: the
+    // replica's tp, pp and ep (its replicas are not read).
+    IterationCost(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split, const System& sys,
                   const CalibrationTable* cal, double typical_prefill, int max_tokens);
+    IterationCost(const ModelConfig& m, const ServingPrecision& prec, int tp, const System& sys,
+                  const CalibrationTable* cal, double typical_prefill, int max_tokens)
+        : IterationCost(m, prec, PoolConfig{tp, 1}, sys, cal, typical_prefill, max_tokens) {}
     ~IterationCost();
     IterationCost(const IterationCost&) = delete;
     IterationCost& operator=(const IterationCost&) = delete;
 
+    // One batch alone through the replica: every stage and every send in turn (pp = 1: the one stage).
     double Seconds(const BatchShape& b) const;
+    // Summed over the stages (a pipelined replica's GPUs each do 1/pp of it on average).
     IterationBreakdown Breakdown(const BatchShape& b) const;
+    PipelineTimes Pipeline(const BatchShape& b) const;
     IterationWork Work(const BatchShape& b) const;
 
     // One request alone: the prefill of `prompt` tokens (TTFT without queueing), and one decode step of a
@@ -82,27 +97,39 @@ public:
     double DecodeSeconds(int context) const;
     LayerLinearTimes LayerLinear(double tokens) const;
 
-    // KV cache bytes of one token on one rank: layers x 2 (K, V) x KV heads on the rank x head dim x bytes.
+    // KV cache bytes of one token on one rank: layers x KvElementsPerTokenLayer x bytes, the layers of the
+    // stage with the most of them.
     double KvBytesPerToken() const { return kv_bytes_per_token_; }
     int tp() const { return tp_; }
+    int pp() const { return static_cast<int>(stage_layers_.size()); }
+    // Seconds to send the activations of T tokens from stage `i` to stage i + 1.
+    double SendSeconds(int i, double tokens) const;
     // The measured fixed cost of one kernel every op pays on its memory side (kernel_floor.h); alpha_s = 0
     // when the accelerator's calibration has no measurement of it.
     const KernelFloor& kernel_floor() const { return floor_; }
 
 private:
+    // One layer of each kind (linear, elementwise, TP all-reduces), the embedding, for T tokens.
     struct PerT {
-        double linear = -1, elementwise = 0, comm = 0, linear_flops = 0;
+        double linear = -1, elementwise = 0, comm = 0, linear_flops = 0;  // every layer and the embedding
+        double dense_layer = 0, moe_layer = 0, embedding = 0;             // one layer's linear + vector + comm
     };
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
     double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false) const;
-    double PrefillAttentionFlops(const BatchShape& b) const;  // one layer
-    double DecodeAttentionFlops(const BatchShape& b) const;   // cached for integral T <= max_tokens
+    double AttentionPerLayer(const BatchShape& b) const;
+    double MlaAttentionPerLayer(const BatchShape& b) const;
+    double MlaUpSeconds(const BatchShape& b, double* flops) const;  // per layer; 0 without MLA
+    double HeadSeconds(const BatchShape& b, double* gather) const;  // final norm + LM head; the logits gather
+    double PrefillAttentionFlops(const BatchShape& b) const;        // one layer
+    double DecodeAttentionFlops(const BatchShape& b) const;         // cached for integral T <= max_tokens
 
     ModelConfig m_;
     ServingPrecision prec_;
-    int tp_ = 1;
+    int tp_ = 1, ep_ = 1;
+    std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage
+    std::vector<double> send_latency_, send_bytes_per_s_;  // per stage boundary
     double kv_heads_rank_ = 1, heads_rank_ = 1, kv_bytes_per_token_ = 0;
     System sys_;  // CommModel keeps a reference to it
     std::unique_ptr<ComputeModel> cm_;

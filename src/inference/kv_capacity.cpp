@@ -9,27 +9,55 @@
 
 namespace sc {
 
-double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp) {
+std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp) {
     ParallelConfig p;
     p.tp = tp;
+    // Training's rule that MoE under TP needs sequence parallelism (Megatron-Core) is no serving rule; SP moves
+    // activations, not weights, so the graph is built with it to count the same parameters.
+    p.sp = tp > 1 && m.is_moe();
+    // Every expert split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP); under ep the
+    // rank holds whole experts instead, the same bytes: experts x expert size / tp either way.
+    p.etp = m.is_moe() ? tp : 1;
     const Job job = MakeJob(m, p);  // validates tp against the model
     auto params = [&](BlockKind k) {
         const BlockSums& s = job.sums[static_cast<int>(k)];
         return s.dense + s.expert + s.tied_dense + s.tied_expert;
     };
-    // A tied LM head shares the embedding's table: counted once (BlockSums keeps the tied copy apart).
-    const double head = m.tied_embeddings ? 0 : params(BlockKind::head);
     const double emb = job.sums[static_cast<int>(BlockKind::embedding)].dense;
-    return (emb + head) * BytesOf(prec.embeddings) +
-           (m.dense_layers() * params(BlockKind::dense_layer) + m.moe_layers() * params(BlockKind::moe_layer)) *
-               BytesOf(prec.weights);
+    // A tied LM head shares the embedding's table: counted once on one stage (BlockSums keeps the tied copy
+    // apart); a last stage without the embedding loads its own copy.
+    const double head = !m.tied_embeddings ? params(BlockKind::head) : pp > 1 ? emb : 0;
+    std::vector<double> out;
+    int first = 0;
+    for (int n : StageLayers(m.layers, pp)) {
+        const int dense = std::clamp(m.dense_layers() - first, 0, n);
+        double b = (dense * params(BlockKind::dense_layer) + (n - dense) * params(BlockKind::moe_layer)) *
+                   BytesOf(prec.weights);
+        if (first == 0) b += emb * BytesOf(prec.embeddings);
+        first += n;
+        if (first == m.layers) b += head * BytesOf(prec.embeddings);
+        out.push_back(b);
+    }
+    return out;
+}
+
+double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp) {
+    return StageWeightBytesPerRank(m, prec, tp, 1).front();
+}
+
+double KvElementsPerTokenLayer(const ModelConfig& m, int tp) {
+    if (m.is_mla()) return static_cast<double>(m.mla.kv_lora_rank) + m.mla.qk_rope_head_dim;
+    return 2.0 * std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp)) * m.head_dim;
 }
 
 double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& prec, int tp, double tokens,
                                 double seqs) {
     const double a = BytesOf(prec.activations), h = m.hidden;
     const double kv_rank = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
-    const double qkv = (static_cast<double>(m.heads) / tp + 2 * kv_rank) * m.head_dim;
+    // MLA: the queries and the up-projected keys and values of a prefill.
+    const double qkv = m.is_mla() ? static_cast<double>(m.heads) / tp *
+                                        (2.0 * m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
+                                  : (static_cast<double>(m.heads) / tp + 2 * kv_rank) * m.head_dim;
     const double ff =
         m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k / tp : static_cast<double>(m.ffn) / tp;
     const double mlp = (m.mlp == MlpKind::swiglu ? 3 : 2) * ff;  // up projection output and the activation
@@ -38,15 +66,17 @@ double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& pr
     return tokens * per_token * a + seqs * vocab_rank * 4;
 }
 
-KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, const Accelerator& acc,
-                             const EngineConfig& e) {
+namespace {
+
+// One stage's ranks: `layers` layers' cache and `weights` bytes of weights.
+KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, int layers, double weights,
+                         const Accelerator& acc, const EngineConfig& e) {
     KvCapacity c;
     c.block_size = e.block_size;
     c.memory_bytes = acc.MemoryBytes();
-    c.weight_bytes = ServingWeightBytesPerRank(m, prec, tp);
+    c.weight_bytes = weights;
     c.workspace_bytes = ActivationWorkspaceBytes(m, prec, tp, e.max_tokens, std::min(e.max_seqs, e.max_tokens));
-    const double kv_rank = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
-    c.kv_bytes_per_token = m.layers * 2.0 * kv_rank * m.head_dim * BytesOf(prec.kv_cache);
+    c.kv_bytes_per_token = layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
     const double left = c.memory_bytes - c.weight_bytes - c.workspace_bytes;
     c.kv_bytes = e.memory_policy == KvMemoryPolicy::free_fraction
                      ? left * e.kv_memory_fraction
@@ -67,6 +97,25 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
     }
     c.blocks = static_cast<long long>(std::floor(c.kv_bytes / block_bytes));
     return c;
+}
+
+}  // namespace
+
+KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, const Accelerator& acc,
+                             const EngineConfig& e) {
+    return ComputeKvCapacity(m, prec, PoolConfig{tp, 1}, acc, e);
+}
+
+KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
+                             const Accelerator& acc, const EngineConfig& e) {
+    const std::vector<double> weights = StageWeightBytesPerRank(m, prec, split.tp, split.pp);
+    const std::vector<int> layers = StageLayers(m.layers, split.pp);
+    KvCapacity fewest;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const KvCapacity c = StageCapacity(m, prec, split.tp, layers[i], weights[i], acc, e);
+        if (i == 0 || c.blocks < fewest.blocks) fewest = c;
+    }
+    return fewest;
 }
 
 }  // namespace sc

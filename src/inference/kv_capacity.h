@@ -2,6 +2,8 @@
 // and the activation workspace of one forward pass over the token budget, the KV share of the rest, divided
 // by the KV bytes of one block of tokens.
 #pragma once
+#include <vector>
+
 #include "config/hardware_config.h"
 #include "inference/serving_config.h"
 
@@ -18,10 +20,22 @@ struct KvCapacity {
     long long tokens() const { return blocks * block_size; }
 };
 
+// Cache elements of one token in one layer on one TP rank. Grouped-query attention: K and V of the rank's KV
+// heads, 2 x max(1, kv_heads / tp) x head_dim (KV heads are replicated when tp exceeds them). Multi-head latent
+// attention: the compressed latent c_KV and the shared rotary key k_R, kv_lora_rank + qk_rope_head_dim
+// (DeepSeek-V2, arXiv:2405.04434 sec. 2.1, Table 1: (d_c + d_h^R) l elements per token), on every rank: the
+// latent is not split by heads, so each TP rank caches all of it (TPLA, arXiv:2508.15881: under TP "each
+// device must load the full cache").
+double KvElementsPerTokenLayer(const ModelConfig& m, int tp);
+
 // Parameters one TP rank holds and their bytes: decoder layers at the weight precision, the embedding and the
 // LM head at the embedding precision. Counted on the training graph's weights (graph/transformer_graph.h),
 // so training and serving agree on the parameters.
 double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp);
+// The same for each pipeline stage's ranks (StageLayers): its layers, the embedding on the first stage, the LM
+// head (a tied head's copy of the embedding when pp > 1, as vLLM loads it) on the last. pp = 1: one entry equal
+// to ServingWeightBytesPerRank. Expert parallelism moves experts between the tp ranks, not bytes.
+std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp);
 
 // Activation peak of one forward over `tokens` tokens (vLLM's profile_run measures the same thing by running
 // one forward of max_num_batched_tokens dummy tokens): the residual stream and the normed input (2 T h), the
@@ -33,5 +47,10 @@ double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& pr
 // workspace do not fit), with the numbers.
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, const Accelerator& acc,
                              const EngineConfig& e);
+// A pipelined replica: every stage's ranks computed as above with their own weights and layers; the replica
+// holds the blocks of the stage with the fewest (vLLM takes the minimum over its workers), reported with that
+// stage's numbers. The engine gives each of the pp in-flight schedulers 1/pp of them.
+KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
+                             const Accelerator& acc, const EngineConfig& e);
 
 }  // namespace sc

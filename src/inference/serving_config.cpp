@@ -80,12 +80,32 @@ void CheckLengths(const std::string& field, const LengthDist& d) {
         }
     }
 }
+std::string Divisors(int n) {
+    std::string s;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0) s += (s.empty() ? "" : ", ") + std::to_string(d);
+    return s;
+}
+int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
 void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
-    AtLeast((field + ".tp").c_str(), p.tp, 1, "GPUs per replica");
+    AtLeast((field + ".tp").c_str(), p.tp, 1, "GPUs per pipeline stage");
     if (m.heads % p.tp != 0)
         throw Error(field + ".tp",
                     "tp=" + std::to_string(p.tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
     AtLeast((field + ".replicas").c_str(), p.replicas, 1, "copies of the model");
+    if (p.pp < 1 || p.pp > m.layers)
+        throw Error(field + ".pp", "pp=" + std::to_string(p.pp) + " pipeline stages for " + std::to_string(m.layers) +
+                                       " layers; valid: 1.." + std::to_string(m.layers) +
+                                       " (every stage holds at least one layer)");
+    if (p.ep == 1) return;
+    if (!m.is_moe())
+        throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " splits experts, but " + m.name +
+                                       " has no mixture-of-experts layers; valid: 1");
+    const int g = Gcd(p.tp, m.moe.experts);
+    if (p.ep < 1 || p.tp % p.ep != 0 || m.moe.experts % p.ep != 0)
+        throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " must divide tp=" + std::to_string(p.tp) +
+                                       " (the experts are split over ep groups of a stage's tp ranks) and the " +
+                                       std::to_string(m.moe.experts) + " experts; valid: " + Divisors(g));
 }
 void CheckTrace(const std::vector<TraceRequest>& t) {
     if (t.empty()) throw Error("workload.trace", "a trace workload needs at least one request");
@@ -107,6 +127,15 @@ void CheckTrace(const std::vector<TraceRequest>& t) {
 }
 }  // namespace
 
+std::vector<int> StageLayers(int layers, int pp) {
+    if (pp < 1 || pp > layers)
+        throw Error("pool.pp", "pp=" + std::to_string(pp) + " for " + std::to_string(layers) + " layers; valid: 1.." +
+                                   std::to_string(layers));
+    std::vector<int> v(static_cast<size_t>(pp), layers / pp);
+    for (int i = 2; i < layers % pp + 2; ++i) v[static_cast<size_t>(pp - i)] += 1;
+    return v;
+}
+
 void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
     CheckPool("pool", c.pool, c.model);
@@ -127,6 +156,10 @@ void ValidateServingConfig(const ServingConfig& c) {
         throw Error("slo.ttft_ms", "must be >= 0, got " + Shown(c.slo.ttft * 1e3));
     if (!(std::isfinite(c.slo.tpot) && c.slo.tpot >= 0))
         throw Error("slo.tpot_ms", "must be >= 0, got " + Shown(c.slo.tpot * 1e3));
+    if (c.timelines < 0 || c.timelines > kMaxTimelines)
+        throw Error("timelines", "must be 0.." + std::to_string(kMaxTimelines) +
+                                     " (requests whose timelines the result keeps), got " +
+                                     std::to_string(c.timelines));
     const Workload& w = c.workload;
     AtLeast("workload.requests", w.requests, 1, "requests in the run");
     if (w.requests > (1LL << 40))

@@ -70,10 +70,27 @@ struct EngineConfig {
     double swap_gbps = 0;
 };
 
+// One pool's replicas. A replica is pp pipeline stages of tp GPUs each (tp x pp GPUs).
+//   pp: the layers split into consecutive stages as vLLM's get_pp_indices splits them (StageLayers). The
+//       replica runs pp batches in flight, one per scheduler ("virtual engine", vLLM's V0 LLMEngine builds
+//       pipeline_parallel_size Schedulers), each with 1/pp of the KV blocks (vllm/core/scheduler.py:
+//       num_gpu_blocks //= pipeline_parallel_size); a batch passes the stages in turn.
+//   ep: MoE layers split the experts over ep groups of a stage's tp ranks, each expert sharded over the tp/ep
+//       ranks of its group (TensorRT-LLM's moe_ep_size x moe_tp_size = tp_size, docs/source/advanced/
+//       expert-parallelism.md). Attention stays tensor parallel.
+// Fields after tp keep the order {tp, replicas} of older code that builds a PoolConfig by position.
 struct PoolConfig {
-    int tp = 1;        // tensor parallel ranks of one replica (one scale-up domain)
+    int tp = 1;        // tensor parallel ranks of one pipeline stage (one scale-up domain)
     int replicas = 1;  // independent copies; requests are dealt round-robin
+    int pp = 1;        // pipeline stages of one replica
+    int ep = 1;        // expert-parallel groups among a stage's tp ranks (MoE layers only)
+    int gpus() const { return tp * pp * replicas; }
 };
+
+// Layers of each of `pp` stages: vLLM's get_pp_indices (vllm/distributed/utils.py): layers / pp each, the
+// remainder one apiece to the stages before the last, from the second-to-last backwards (the last stage also
+// runs the final norm and the LM head).
+std::vector<int> StageLayers(int layers, int pp);
 
 // poisson: exponential gaps at `rate`. gamma: gamma-distributed gaps at mean 1/rate with coefficient of
 // variation `cv` (cv = 1 is Poisson; cv > 1 bursty, as in the DistServe and Vidur workload generators).
@@ -140,7 +157,12 @@ struct ServingConfig {
     EngineConfig engine;
     Workload workload;
     SloTargets slo;
+    // Requests whose per-request timelines the result keeps: the first N by arrival (request_timeline.h).
+    // A bounded, deterministic sample: memory does not grow with the run. 0 keeps none.
+    int timelines = 8;
 };
+
+constexpr int kMaxTimelines = 100000;  // timelines one result may keep (each holds a few spans)
 
 // Checks every field (sc::Error naming the field, the value and what is valid). The model is checked by
 // ValidateModelConfig; tp must divide the attention heads.

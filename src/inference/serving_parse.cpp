@@ -35,6 +35,15 @@ std::vector<std::pair<int, double>> WeightMap(const nlohmann::json& obj, const s
     return out;
 }
 
+PoolConfig Pool(JsonFields& f) {
+    PoolConfig p;
+    p.tp = f.PositiveInt("tp", 1, 1 << 24);
+    p.pp = f.PositiveInt("pp", 1, 1 << 24);
+    p.ep = f.PositiveInt("ep", 1, 1 << 24);
+    p.replicas = f.PositiveInt("replicas", 1, 1 << 24);
+    return p;
+}
+
 LengthDist Lengths(const nlohmann::json* obj, const std::string& path) {
     if (!obj) throw Error(path, "missing required field");
     JsonFields f(*obj, path);
@@ -80,6 +89,7 @@ ServingDescription ParseServingDescription(std::string_view text) {
     d.model_id = top.String("model");
     d.system_id = top.String("system");
     ServingConfig& c = d.config;
+    c.timelines = static_cast<int>(top.NonNegativeInt("timelines", c.timelines, kMaxTimelines));
     if (const nlohmann::json* p = top.Object("precision")) {
         JsonFields f(*p, "precision");
         c.precision.weights = PrecisionField(f, "weights", Precision::bf16);
@@ -91,13 +101,12 @@ ServingDescription ParseServingDescription(std::string_view text) {
     }
     if (const nlohmann::json* p = top.Object("pool")) {
         JsonFields f(*p, "pool");
-        c.pool.tp = f.PositiveInt("tp", 1, 1 << 24);
-        c.pool.replicas = f.PositiveInt("replicas", 1, 1 << 24);
+        c.pool = Pool(f);
         f.RejectUnknown();
     }
     if (const nlohmann::json* p = top.Object("decode_pool")) {
         JsonFields f(*p, "decode_pool");
-        c.decode_pool = PoolConfig{f.PositiveInt("tp", 1, 1 << 24), f.PositiveInt("replicas", 1, 1 << 24)};
+        c.decode_pool = Pool(f);
         f.RejectUnknown();
     }
     if (const nlohmann::json* p = top.Object("slo")) {

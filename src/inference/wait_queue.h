@@ -19,6 +19,9 @@ struct ServedRequest {
     long long blocks = 0;                                 // KV blocks held
     int client = -1;                                      // closed-loop client that sent it
     bool swapped = false;                                 // its cache is on the host (swap preemption)
+    int timeline = -1;                                    // its TimelineRecorder slot; -1: outside the sample
+    long long scheduled_in = -1;                          // the last iteration (engine count) it ran in
+    double swap_in = 0;                                   // s its cache takes to come back, this iteration
     int feed() const { return input + generated - ctx; }  // tokens to run through the model before the next sample
     bool decoding() const { return generated > 0 && feed() == 1; }
 };

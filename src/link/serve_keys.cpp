@@ -57,6 +57,11 @@ const std::vector<Key>& Keys() {
         {"serve.requests", IntField{&Edits::requests, 1, 2147483647}},
         {"serve.ttft_s", NumberField{&Edits::ttft_s, 1e6}},
         {"serve.tpot_s", NumberField{&Edits::tpot_s, 1e6}},
+        {"serve.pp", IntField{&Edits::pp, 1, 1 << 24}},
+        {"serve.ep", IntField{&Edits::ep, 1, 1 << 24}},
+        {"serve.decode_pp", IntField{&Edits::decode_pp, 1, 1 << 24}},
+        {"serve.decode_ep", IntField{&Edits::decode_ep, 1, 1 << 24}},
+        {"serve.timelines", IntField{&Edits::timelines, 0, 1 << 24}},  // checked when simulated (kMaxTimelines)
     };
     return keys;
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/serve_timeline_json.h"
 
 namespace sc {
 
@@ -14,9 +15,14 @@ using Json = nlohmann::ordered_json;
 std::string Fmt(const char* f, double v) { return FormatNumber(f, v); }
 
 std::string PoolText(const PoolConfig& p) {
-    return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x TP" + std::to_string(p.tp) +
-           " (" + std::to_string(p.replicas * p.tp) + (p.replicas * p.tp == 1 ? " GPU)" : " GPUs)");
+    std::string split = "TP" + std::to_string(p.tp);
+    if (p.pp > 1) split += " x PP" + std::to_string(p.pp);
+    if (p.ep > 1) split += ", EP" + std::to_string(p.ep);
+    return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
+           std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
+
+Json PoolJson(const PoolConfig& p) { return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}}; }
 
 std::string LengthText(const LengthDist& d) {
     switch (d.kind) {
@@ -112,7 +118,8 @@ Json ResultJson(const ServingResult& r, bool series) {
                 {"attention", r.busy.attention},
                 {"elementwise", r.busy.elementwise},
                 {"tp_comm", r.busy.tp_comm},
-                {"head", r.busy.head}}}};
+                {"head", r.busy.head},
+                {"pp_comm", r.busy.pp_comm}}}};
     if (series) {
         Json pts = Json::array();
         for (const SeriesPoint& p : r.series)
@@ -131,8 +138,8 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
     Json j = {{"model", c.model.name},
               {"system", sys.name},
               {"accelerator", sys.accelerator.name},
-              {"pool", {{"tp", c.pool.tp}, {"replicas", c.pool.replicas}}}};
-    if (c.decode_pool) j["decode_pool"] = {{"tp", c.decode_pool->tp}, {"replicas", c.decode_pool->replicas}};
+              {"pool", PoolJson(c.pool)}};
+    if (c.decode_pool) j["decode_pool"] = PoolJson(*c.decode_pool);
     j["precision"] = {{"weights", NameOf(c.precision.weights)},
                       {"compute", NameOf(c.precision.compute)},
                       {"kv_cache", NameOf(c.precision.kv_cache)}};
@@ -193,6 +200,9 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
          " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system\n";
+    if (!r.timelines.empty())
+        o += "timelines      first " + std::to_string(r.timelines.size()) +
+             " requests by arrival, span by span (JSON result.timelines; --timeline-json FILE for Perfetto)\n";
     const double busy = r.busy.total();
     if (busy > 0) {
         o += "busy time      ";
@@ -204,6 +214,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         part("elementwise", r.busy.elementwise);
         part("TP comm", r.busy.tp_comm);
         part("LM head", r.busy.head);
+        if (r.busy.pp_comm > 0) part("PP sends", r.busy.pp_comm);
         o.back() = '\n';
     }
     return o;
@@ -216,6 +227,7 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
                             {"seconds_per_token", run.transfer->seconds_per_token}};
     j["result"] = ResultJson(run.result, true);
+    j["result"]["timelines"] = TimelinesJson(run.result.timelines);
     return j.dump(2) + "\n";
 }
 

@@ -13,6 +13,11 @@ namespace sc {
 std::string ServeReportText(const engine::ServeRequest& request, const engine::ServeResult& result);
 std::string ServeReportJson(const engine::ServeRequest& request, const engine::ServeResult& result);
 
+// The result's per-request timelines (ServingResult::timelines) as Chrome trace-event JSON, which Perfetto and
+// chrome://tracing open: one process per replica, one thread (row) per request, one complete event per span
+// (queued, prefill chunk, decode, stalled, preempted, KV transfer), instant events at first and last token.
+std::string ServeTimelineChromeJson(const engine::ServeRequest& request, const engine::ServeResult& result);
+
 // A rate sweep: one row per offered rate (throughput, goodput, TTFT / TPOT / E2E p50 and p99).
 std::string ServeSweepReportText(const engine::ServeSweepSnapshot& snap,
                                  const std::vector<engine::ServeSweepPoint>& points);

@@ -13,6 +13,7 @@
 #include "app/app_state.h"
 #include "app/imgui_bridge.h"
 #include "app/inference_driver.h"
+#include "app/pool_jobs.h"
 #include "page_driver.h"
 #include "report/serve_report.h"
 #include "test_util.h"
@@ -63,6 +64,32 @@ TEST(AppInference, AnEditedFieldIsSimulatedAsTheCliSetsIt) {
     ASSERT_EQ(s->inference.error, "");
     EXPECT_EQ(s->inference.report,
               Cli("serve --preset llama3-8b-h100-poisson --set workload.rate=8 --set pool.replicas=1"));
+}
+
+// Pipeline stages, expert groups and the timeline sample travel in the page's link (serve.pp, serve.ep,
+// serve.decode_pp, serve.decode_ep, serve.timelines) and are simulated as the CLI's --set simulates them.
+TEST(AppInference, PipelineAndExpertSplitsTravelInTheLink) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*s, 2);  // PoolLink gives the page's link only when it has workers
+    s->inference.config.pool.pp = 2;
+    s->inference.config.timelines = 3;
+    s->inference.config.decode_pool = s->inference.config.pool;
+    s->inference.config.decode_pool->pp = 4;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    const sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*other);
+    EXPECT_EQ(r.config.pool.pp, 2);
+    EXPECT_EQ(r.config.timelines, 3);
+    ASSERT_TRUE(r.config.decode_pool.has_value());
+    EXPECT_EQ(r.config.decode_pool->pp, 4);
+    s->inference.config.decode_pool.reset();
+    sc::app::RunInference(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set pool.pp=2 --timelines 3"));
+    s->inference.config.pool.ep = 2;  // a dense model has no experts to split
+    sc::app::RunInference(*s);
+    EXPECT_NE(s->inference.error.find("pool.ep: ep=2 splits experts"), std::string::npos) << s->inference.error;
 }
 
 TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
