@@ -290,6 +290,20 @@ bool AppliesTo(const std::vector<std::string>& ids, std::string_view id) {
 }
 }  // namespace
 
+CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view accelerator_id) {
+    CalibrationTable out;
+    auto keep = [&](const auto& rows, auto& into) {
+        for (const auto& row : rows)
+            if (AppliesTo(row.accelerators, accelerator_id)) into.push_back(row);
+    };
+    keep(table.collectives, out.collectives);
+    keep(table.gemm, out.gemm);
+    keep(table.gemm_max_achievable, out.gemm_max_achievable);
+    keep(table.memory_bandwidth, out.memory_bandwidth);
+    keep(table.attention, out.attention);
+    return out;
+}
+
 const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::string_view accelerator_id,
                                            CollectiveOp op, std::string_view scope, int n_ranks) {
     const CollectiveCurve* best = nullptr;

@@ -100,6 +100,10 @@ struct CalibrationTable {
 // bandwidths ... throw sc::Error naming the field).
 CalibrationTable ParseCalibration(std::string_view json_text);
 
+// The rows of `table` that apply to `accelerator_id`, in their order: every lookup below answers the same from
+// it for that accelerator (each filters by accelerator id and keeps the first of equals).
+CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view accelerator_id);
+
 // busbw in GB/s at `message_bytes` (interpolated, clamped).
 double BusBandwidthGBps(const CollectiveCurve& curve, double message_bytes);
 // Achieved TFLOPS for an m x n x k GEMM (batch of `batch`), by its FLOP count on the square-shape curve.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "config/error.h"
 #include "config/numbers.h"
@@ -219,35 +220,58 @@ System ExtendSystem(const System& base, int gpus) {
 
 namespace {
 
-// The fixed layout as a search of one candidate would count it: valid when its job can be made for the model,
-// in the result when it fits.
-SearchResult EstimateOneLayout(const ModelConfig& m, const ParallelConfig& p, const System& sys,
-                               const CalibrationTable* cal, const TrainingOptions& o) {
+// What every point of one RunSweep call shares, made once instead of at every point (a fixed-layout point is
+// one estimate, so rebuilding these dominated it):
+//  - the calibration rows that apply to the base accelerator: every lookup is by accelerator id
+//    (config/calibration.h) and a point keeps the base's id, so the other rows never answer one; each point
+//    copies and scales only these;
+//  - for a fixed layout, each model's job: the graph and its values depend on the model and the split, not on
+//    the hardware a point changes. Empty when the layout is not valid for that model.
+struct SweepShared {
+    std::optional<CalibrationTable> cal;
+    std::vector<std::optional<Job>> jobs;  // per model, fixed layout only
+};
+
+SweepShared ShareSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                       const SweepRequest& req) {
+    SweepShared sh;
+    if (cal) sh.cal = CalibrationFor(*cal, base.accelerator.id);
+    if (req.layout) {
+        for (const SweepModel& m : models) {
+            try {
+                sh.jobs.emplace_back(MakeJob(m.config, *req.layout));
+            } catch (const Error&) {
+                sh.jobs.emplace_back();  // not a valid layout of this model
+            }
+        }
+    }
+    return sh;
+}
+
+// The fixed layout as a search of one candidate would count it: valid when its job could be made for the
+// model, in the result when it fits.
+SearchResult EstimateOneLayout(const std::optional<Job>& job, const System& sys, const CalibrationTable* cal,
+                               const TrainingOptions& o) {
     SearchResult r;
     r.stats.candidates = 1;
-    Job job;
-    try {
-        job = MakeJob(m, p);
-    } catch (const Error&) {
-        return r;  // not a valid layout of this model
-    }
+    if (!job) return r;
     ++r.stats.valid;
     ++r.stats.estimated;
-    TrainingEstimate e = EstimateTraining(job, sys, cal, o);
+    TrainingEstimate e = EstimateTraining(*job, sys, cal, o);
     if (!e.fits) return r;
     ++r.stats.fitting;
-    r.top.push_back({0, p, std::move(e)});
+    r.top.push_back({0, job->par, std::move(e)});
     return r;
 }
 
-}  // namespace
-
+// One point, every model.
 std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base,
-                                    const CalibrationTable* cal, const TrainingOptions& opt, const SweepPoint& pt,
+                                    const SweepShared& shared, const TrainingOptions& opt, const SweepPoint& pt,
                                     size_t point_index, const SweepRequest& req) {
     const System sys = MakeSweepSystem(base, pt, req.gpus);
     CalibrationTable scaled;
-    if (cal) scaled = MakeSweepCalibration(*cal, base.accelerator.id, pt);
+    if (shared.cal) scaled = MakeSweepCalibration(*shared.cal, base.accelerator.id, pt);
+    const CalibrationTable* cal = shared.cal ? &scaled : nullptr;
     const TrainingOptions o = MakeSweepOptions(opt, pt);
     SearchRequest sr;
     sr.gpus = req.gpus;
@@ -256,8 +280,8 @@ std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const
     sr.space = req.space;
     std::vector<SweepRow> rows;
     for (size_t i = 0; i < models.size(); ++i) {
-        SearchResult r = req.layout ? EstimateOneLayout(models[i].config, *req.layout, sys, cal ? &scaled : nullptr, o)
-                                    : SearchLayouts(models[i].config, sys, cal ? &scaled : nullptr, o, sr);
+        SearchResult r = req.layout ? EstimateOneLayout(shared.jobs[i], sys, cal, o)
+                                    : SearchLayouts(models[i].config, sys, cal, o, sr);
         SweepRow row;
         row.point_index = point_index;
         row.point = pt;
@@ -275,6 +299,8 @@ std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const
     return rows;
 }
 
+}  // namespace
+
 std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
                                const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
                                int shard_index, int shard_count) {
@@ -288,9 +314,10 @@ std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const Syst
                                   "; the sweep is of " + std::to_string(req.gpus) + " GPUs with batch " +
                                   std::to_string(req.batch));
     const std::vector<SweepPoint> points = SweepPoints(axes);
+    const SweepShared shared = ShareSweep(models, base, cal, req);
     std::vector<SweepRow> rows;
     for (size_t i = static_cast<size_t>(shard_index); i < points.size(); i += static_cast<size_t>(shard_count)) {
-        std::vector<SweepRow> r = RunSweepPoint(models, base, cal, opt, points[i], i, req);
+        std::vector<SweepRow> r = RunSweepPoint(models, base, shared, opt, points[i], i, req);
         for (SweepRow& row : r) rows.push_back(std::move(row));
     }
     return rows;

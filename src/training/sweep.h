@@ -114,9 +114,4 @@ std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const Syst
                                const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
                                int shard_index = 0, int shard_count = 1);
 
-// One point, every model (what RunSweep does per point).
-std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base,
-                                    const CalibrationTable* cal, const TrainingOptions& opt, const SweepPoint& pt,
-                                    size_t point_index, const SweepRequest& req);
-
 }  // namespace sc

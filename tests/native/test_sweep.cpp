@@ -362,3 +362,60 @@ TEST(SweepCli, FixedLayoutRows) {
 }
 
 }  // namespace
+
+// A sweep copies only the base accelerator's calibration rows to each point (CalibrationFor): every lookup must
+// answer from them exactly what it answers from the whole table, for every accelerator the table measures, and
+// no row of another accelerator may remain.
+TEST(SweepCalibration, TheAcceleratorsRowsAnswerEveryLookupAsTheWholeTable) {
+    const sc::CalibrationTable& all = H100().cal;
+    std::vector<std::string> ids;
+    for (const auto& g : all.gemm) ids.insert(ids.end(), g.accelerators.begin(), g.accelerators.end());
+    for (const auto& c : all.collectives) ids.insert(ids.end(), c.accelerators.begin(), c.accelerators.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    ASSERT_GE(ids.size(), 3u);
+    ids.push_back("no-such-accelerator");
+    const auto applies = [](const auto& rows, const std::string& id) {
+        return std::all_of(rows.begin(), rows.end(), [&](const auto& r) {
+            return std::find(r.accelerators.begin(), r.accelerators.end(), id) != r.accelerators.end();
+        });
+    };
+    size_t rows_kept = 0;
+    for (const std::string& id : ids) {
+        SCOPED_TRACE(id);
+        const sc::CalibrationTable mine = sc::CalibrationFor(all, id);
+        EXPECT_TRUE(applies(mine.gemm, id) && applies(mine.collectives, id) && applies(mine.attention, id) &&
+                    applies(mine.memory_bandwidth, id) && applies(mine.gemm_max_achievable, id));
+        rows_kept += mine.gemm.size() + mine.collectives.size();
+        for (sc::Precision p :
+             {sc::Precision::fp32, sc::Precision::bf16, sc::Precision::fp16, sc::Precision::fp8, sc::Precision::fp4}) {
+            const sc::GemmCurve* a = sc::FindGemmCurve(all, id, p);
+            const sc::GemmCurve* b = sc::FindGemmCurve(mine, id, p);
+            ASSERT_EQ(a == nullptr, b == nullptr);
+            if (a) {
+                EXPECT_EQ(a->tflops.y, b->tflops.y);
+            }
+        }
+        for (sc::CollectiveOp op : {sc::CollectiveOp::all_reduce, sc::CollectiveOp::all_gather,
+                                    sc::CollectiveOp::reduce_scatter, sc::CollectiveOp::all_to_all})
+            for (const char* scope : {"scale_up", "scale_out"})
+                for (int n : {2, 8, 64, 1024}) {
+                    const sc::CollectiveCurve* a = sc::FindCollectiveCurve(all, id, op, scope, n);
+                    const sc::CollectiveCurve* b = sc::FindCollectiveCurve(mine, id, op, scope, n);
+                    ASSERT_EQ(a == nullptr, b == nullptr);
+                    if (a) {
+                        EXPECT_EQ(a->busbw.y, b->busbw.y);
+                    }
+                }
+        for (sc::AttentionKernel k :
+             {sc::AttentionKernel::flash2, sc::AttentionKernel::flash3, sc::AttentionKernel::cudnn})
+            for (bool fwd : {true, false}) {
+                const sc::AttentionCurve* a = sc::FindAttentionCurve(all, id, k, fwd, true, 128);
+                const sc::AttentionCurve* b = sc::FindAttentionCurve(mine, id, k, fwd, true, 128);
+                ASSERT_EQ(a == nullptr, b == nullptr);
+            }
+        EXPECT_EQ(sc::AchievedHbmTBps(all, id, "Copy"), sc::AchievedHbmTBps(mine, id, "Copy"));
+    }
+    EXPECT_GT(rows_kept, 0u);
+    EXPECT_EQ(sc::CalibrationFor(all, "no-such-accelerator").gemm.size(), 0u);
+}
