@@ -117,6 +117,30 @@ std::vector<SweepPoint> SweepPoints(const SweepAxes& a) {
     return out;
 }
 
+size_t SweepPointCount(const SweepAxes& a) {
+    return a.flops.size() * a.hbm_bw.size() * a.hbm_capacity.size() * a.domain.size() * a.net_bw.size() *
+           a.topology.size() * a.overlap.size() * a.inr.size();
+}
+
+SweepPoint SweepPointAt(const SweepAxes& a, size_t index) {
+    // Mixed radix, innermost axis (inr) the fastest digit, as SweepPoints nests its loops.
+    auto digit = [&index](const auto& axis) {
+        const auto& v = axis[index % axis.size()];
+        index /= axis.size();
+        return v;
+    };
+    SweepPoint p;
+    p.inr = digit(a.inr) == 1;
+    p.overlap = digit(a.overlap) == 1;
+    p.topology = digit(a.topology);
+    p.net_bw = digit(a.net_bw);
+    p.domain = digit(a.domain);
+    p.hbm_capacity = digit(a.hbm_capacity);
+    p.hbm_bw = digit(a.hbm_bw);
+    p.flops = digit(a.flops);
+    return p;
+}
+
 System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
         throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
@@ -228,6 +252,7 @@ namespace {
 //  - for a fixed layout, each model's job: the graph and its values depend on the model and the split, not on
 //    the hardware a point changes. Empty when the layout is not valid for that model.
 struct SweepShared {
+    System base;  // without its provenance and sources, which no estimate reads and every point would copy
     std::optional<CalibrationTable> cal;
     std::vector<std::optional<Job>> jobs;  // per model, fixed layout only
 };
@@ -235,6 +260,11 @@ struct SweepShared {
 SweepShared ShareSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
                        const SweepRequest& req) {
     SweepShared sh;
+    sh.base = base;
+    sh.base.sources.clear();
+    sh.base.description.clear();
+    sh.base.accelerator.provenance.clear();
+    for (NetworkLevel& level : sh.base.levels) level.provenance.clear();
     if (cal) sh.cal = CalibrationFor(*cal, base.accelerator.id);
     if (req.layout) {
         for (const SweepModel& m : models) {
@@ -265,12 +295,12 @@ SearchResult EstimateOneLayout(const std::optional<Job>& job, const System& sys,
 }
 
 // One point, every model.
-std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const System& base,
-                                    const SweepShared& shared, const TrainingOptions& opt, const SweepPoint& pt,
-                                    size_t point_index, const SweepRequest& req) {
-    const System sys = MakeSweepSystem(base, pt, req.gpus);
+std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const SweepShared& shared,
+                                    const TrainingOptions& opt, const SweepPoint& pt, size_t point_index,
+                                    const SweepRequest& req) {
+    const System sys = MakeSweepSystem(shared.base, pt, req.gpus);
     CalibrationTable scaled;
-    if (shared.cal) scaled = MakeSweepCalibration(*shared.cal, base.accelerator.id, pt);
+    if (shared.cal) scaled = MakeSweepCalibration(*shared.cal, shared.base.accelerator.id, pt);
     const CalibrationTable* cal = shared.cal ? &scaled : nullptr;
     const TrainingOptions o = MakeSweepOptions(opt, pt);
     SearchRequest sr;
@@ -313,11 +343,12 @@ std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const Syst
                                   " GPUs with batch " + std::to_string(req.layout->global_batch()) +
                                   "; the sweep is of " + std::to_string(req.gpus) + " GPUs with batch " +
                                   std::to_string(req.batch));
-    const std::vector<SweepPoint> points = SweepPoints(axes);
+    ValidateSweepAxes(axes);
+    const size_t points = SweepPointCount(axes);
     const SweepShared shared = ShareSweep(models, base, cal, req);
     std::vector<SweepRow> rows;
-    for (size_t i = static_cast<size_t>(shard_index); i < points.size(); i += static_cast<size_t>(shard_count)) {
-        std::vector<SweepRow> r = RunSweepPoint(models, base, shared, opt, points[i], i, req);
+    for (size_t i = static_cast<size_t>(shard_index); i < points; i += static_cast<size_t>(shard_count)) {
+        std::vector<SweepRow> r = RunSweepPoint(models, shared, opt, SweepPointAt(axes, i), i, req);
         for (SweepRow& row : r) rows.push_back(std::move(row));
     }
     return rows;

@@ -68,6 +68,10 @@ void ValidateSweepAxes(const SweepAxes& axes);
 
 // Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr.
 std::vector<SweepPoint> SweepPoints(const SweepAxes& axes);
+// How many points, and point `index` of that order, without listing the others (a shard of a 10^5-point
+// sweep reads only its own). The axes must be valid (ValidateSweepAxes) and index < SweepPointCount.
+size_t SweepPointCount(const SweepAxes& axes);
+SweepPoint SweepPointAt(const SweepAxes& axes, size_t index);
 
 // The base system changed as `pt` says, with room for `gpus` accelerators. The base's first level must be a
 // scale_up level (throws sc::Error("system", ...) otherwise).

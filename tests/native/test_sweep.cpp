@@ -68,6 +68,29 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     EXPECT_EQ(pts.back().flops, 4);
     EXPECT_EQ(pts[1].overlap, false);
     EXPECT_EQ(pts[2].topology, sc::Topology::fullflat);
+    // A shard reads its points one by one: the same points in the same order.
+    ASSERT_EQ(sc::SweepPointCount(a), pts.size());
+    for (size_t i = 0; i < pts.size(); ++i) {
+        const sc::SweepPoint p = sc::SweepPointAt(a, i);
+        EXPECT_TRUE(p.flops == pts[i].flops && p.hbm_bw == pts[i].hbm_bw && p.hbm_capacity == pts[i].hbm_capacity &&
+                    p.domain == pts[i].domain && p.net_bw == pts[i].net_bw && p.topology == pts[i].topology &&
+                    p.overlap == pts[i].overlap && p.inr == pts[i].inr)
+            << "point " << i;
+    }
+    sc::SweepAxes every;  // every axis with two values: the digits of all eight
+    for (const char* arg : {"flops=1,2", "hbm_bw=1,3", "hbm_capacity=1,1.5", "domain=8,72", "net_bw=1,4",
+                            "topology=two_tier,fullflat", "overlap=on,off", "inr=on,off"})
+        sc::ParseSweepAxis(arg, every);
+    const std::vector<sc::SweepPoint> all = sc::SweepPoints(every);
+    ASSERT_EQ(sc::SweepPointCount(every), 256u);
+    ASSERT_EQ(all.size(), 256u);
+    for (size_t i = 0; i < all.size(); ++i) {
+        const sc::SweepPoint p = sc::SweepPointAt(every, i);
+        EXPECT_TRUE(p.flops == all[i].flops && p.hbm_bw == all[i].hbm_bw && p.hbm_capacity == all[i].hbm_capacity &&
+                    p.domain == all[i].domain && p.net_bw == all[i].net_bw && p.topology == all[i].topology &&
+                    p.overlap == all[i].overlap && p.inr == all[i].inr)
+            << "point " << i;
+    }
 
     EXPECT_EQ(AxisError("flops=1,0"), "flops: expected a positive factor (e.g. 0.5, 1, 2), got \"0\"");
     EXPECT_EQ(AxisError("flops=1,,2"), "flops: expected a positive factor (e.g. 0.5, 1, 2), got \"\"");
