@@ -63,6 +63,17 @@ struct PoolState {
     double search_started = 0;  // steady-clock seconds when the search started (its ETA)
 };
 
+// Where the page's own thread is in a sweep it runs in frame slices (no pool): point by point in order, each
+// model's layout search in kSweepSearchPieces pieces (a point's whole search takes longer than a frame).
+struct SweepSlices {
+    SweepContext context;
+    size_t next_point = 0;                  // the point being evaluated, or the next one
+    std::optional<SweepPointInputs> point;  // made ready (null: next_point not started)
+    int model = 0, piece = 0;               // at that point: the model and the piece of its search next
+    std::vector<SearchResult> parts;        // that model's pieces so far
+};
+inline constexpr int kSweepSearchPieces = 32;
+
 // The Sweeps view (panel_sweep.cpp) and its sweep (sweep_driver.cpp): one or two axes of `stagecraft sweep`
 // over the page's model and cluster, the GPU count and batch of the "Best layout" search.
 struct SweepState {
@@ -72,8 +83,9 @@ struct SweepState {
     int ran[2] = {-1, -1};          // and their axes (the chart's, while the pickers may change)
     std::unique_ptr<const engine::SweepSnapshot> snapshot;  // of the running sweep (null: none runs)
     int shards = 0, done = 0;                               // shards of the running sweep and how many came back
-    int next_shard = -1;           // frame slices: the next shard to run (-1: not running that way)
-    std::vector<SweepCell> cells;  // every row so far; in SweepKey order once finished
+    int next_shard = -1;                  // 0: runs in frame slices (then shards counts points), -1: not that way
+    std::unique_ptr<SweepSlices> slices;  // frame slices: where they are
+    std::vector<SweepCell> cells;         // every row so far; in SweepKey order once finished
     bool has_result = false;
     std::string error;
     double started = 0;          // steady-clock seconds at the start (for the ETA)

@@ -21,6 +21,7 @@ void FinishSweep(AppState& s) {
     w.seconds = Now() - w.started;
     w.has_result = true;
     w.snapshot.reset();
+    w.slices.reset();
     w.next_shard = -1;
     s.pool.sweep_id = 0;
 }
@@ -64,6 +65,7 @@ void SetSweepAxes(AppState& s, const std::string& axis1, const std::string& axis
 void CancelSweep(AppState& s) {
     auto& w = s.sweep;
     w.snapshot.reset();
+    w.slices.reset();
     w.next_shard = -1;
     w.shards = w.done = 0;
     s.pool.sweep_id = 0;
@@ -81,7 +83,8 @@ void StartSweep(AppState& s) {
         w.args = SweepAxisArgs(s);
         for (const std::string& a : w.args) ParseSweepAxis(a, r.sweep.axes);
         r.sweep.fixed_layout = w.fixed_layout;
-        const size_t points = SweepPoints(r.sweep.axes).size();
+        ValidateSweepAxes(r.sweep.axes);
+        const size_t points = SweepPointCount(r.sweep.axes);
         if (points > kMaxSweepPoints)
             throw Error("axes", std::to_string(points) + " points; at most " + std::to_string(kMaxSweepPoints) +
                                     " per sweep: narrow the axes");
@@ -99,8 +102,19 @@ void StartSweep(AppState& s) {
     w.started = Now();
     w.done = 0;
     const std::string link = PoolLink(s);
-    if (link.empty()) {
-        w.next_shard = 0;  // frame slices
+    if (link.empty()) {  // frame slices: progress counts points
+        const engine::SweepSnapshot& snap = *w.snapshot;
+        try {
+            w.slices = std::make_unique<SweepSlices>();
+            w.slices->context =
+                MakeSweepContext(snap.models, snap.base, snap.calibration.get(), snap.options, snap.axes, snap.request);
+        } catch (const Error& e) {
+            CancelSweep(s);
+            w.error = e.what();
+            return;
+        }
+        w.shards = static_cast<int>(w.slices->context.points);
+        w.next_shard = 0;
         return;
     }
     s.pool.waiting = {++s.pool.last_id, "sweep", link, w.args, w.shards, w.fixed_layout};
@@ -109,20 +123,35 @@ void StartSweep(AppState& s) {
 
 void StepSweep(AppState& s, double budget_seconds) {
     auto& w = s.sweep;
-    if (w.next_shard < 0 || !w.snapshot) return;
+    if (w.next_shard < 0 || !w.slices) return;
+    SweepSlices& sl = *w.slices;
+    const SweepContext& c = sl.context;
+    const int pieces = c.request.layout ? 1 : kSweepSearchPieces;  // a fixed layout's point is one estimate
     const double t0 = Now();
     try {
         do {
-            for (const SweepRow& row : engine::RunSweepShard(*w.snapshot, w.next_shard++, w.shards))
-                w.cells.push_back(CellOf(row, w.request));
+            if (!sl.point) {
+                sl.point = PrepareSweepPoint(c, sl.next_point);
+                sl.model = sl.piece = 0;
+                sl.parts.clear();
+            }
+            sl.parts.push_back(EvaluateSweepPoint(c, *sl.point, sl.model, sl.piece, pieces));
+            if (++sl.piece < pieces) continue;
+            SearchResult merged = MergeSearchResults(std::move(sl.parts), 1);
+            w.cells.push_back(CellOf(SweepRowOf(c, *sl.point, sl.model, std::move(merged)), w.request));
+            sl.parts.clear();
+            sl.piece = 0;
+            if (++sl.model < static_cast<int>(c.models.size())) continue;
+            sl.point.reset();
+            ++sl.next_point;
             ++w.done;
-        } while (w.next_shard < w.shards && Now() - t0 < budget_seconds);
+        } while (sl.next_point < c.points && Now() - t0 < budget_seconds);
     } catch (const Error& e) {
         CancelSweep(s);
         w.error = e.what();
         return;
     }
-    if (w.done == w.shards) FinishSweep(s);
+    if (sl.next_point == c.points) FinishSweep(s);
 }
 
 std::string AddSweepShard(AppState& s, const std::string& text) {

@@ -244,40 +244,6 @@ System ExtendSystem(const System& base, int gpus) {
 
 namespace {
 
-// What every point of one RunSweep call shares, made once instead of at every point (a fixed-layout point is
-// one estimate, so rebuilding these dominated it):
-//  - the calibration rows that apply to the base accelerator: every lookup is by accelerator id
-//    (config/calibration.h) and a point keeps the base's id, so the other rows never answer one; each point
-//    copies and scales only these;
-//  - for a fixed layout, each model's job: the graph and its values depend on the model and the split, not on
-//    the hardware a point changes. Empty when the layout is not valid for that model.
-struct SweepShared {
-    System base;  // without its provenance and sources, which no estimate reads and every point would copy
-    std::optional<CalibrationTable> cal;
-    std::vector<std::optional<Job>> jobs;  // per model, fixed layout only
-};
-
-SweepShared ShareSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
-                       const SweepRequest& req) {
-    SweepShared sh;
-    sh.base = base;
-    sh.base.sources.clear();
-    sh.base.description.clear();
-    sh.base.accelerator.provenance.clear();
-    for (NetworkLevel& level : sh.base.levels) level.provenance.clear();
-    if (cal) sh.cal = CalibrationFor(*cal, base.accelerator.id);
-    if (req.layout) {
-        for (const SweepModel& m : models) {
-            try {
-                sh.jobs.emplace_back(MakeJob(m.config, *req.layout));
-            } catch (const Error&) {
-                sh.jobs.emplace_back();  // not a valid layout of this model
-            }
-        }
-    }
-    return sh;
-}
-
 // The fixed layout as a search of one candidate would count it: valid when its job could be made for the
 // model, in the result when it fits.
 SearchResult EstimateOneLayout(const std::optional<Job>& job, const System& sys, const CalibrationTable* cal,
@@ -294,49 +260,10 @@ SearchResult EstimateOneLayout(const std::optional<Job>& job, const System& sys,
     return r;
 }
 
-// One point, every model.
-std::vector<SweepRow> RunSweepPoint(const std::vector<SweepModel>& models, const SweepShared& shared,
-                                    const TrainingOptions& opt, const SweepPoint& pt, size_t point_index,
-                                    const SweepRequest& req) {
-    const System sys = MakeSweepSystem(shared.base, pt, req.gpus);
-    CalibrationTable scaled;
-    if (shared.cal) scaled = MakeSweepCalibration(*shared.cal, shared.base.accelerator.id, pt);
-    const CalibrationTable* cal = shared.cal ? &scaled : nullptr;
-    const TrainingOptions o = MakeSweepOptions(opt, pt);
-    SearchRequest sr;
-    sr.gpus = req.gpus;
-    sr.batch = req.batch;
-    sr.top_k = 1;
-    sr.space = req.space;
-    std::vector<SweepRow> rows;
-    for (size_t i = 0; i < models.size(); ++i) {
-        SearchResult r = req.layout ? EstimateOneLayout(shared.jobs[i], sys, cal, o)
-                                    : SearchLayouts(models[i].config, sys, cal, o, sr);
-        SweepRow row;
-        row.point_index = point_index;
-        row.point = pt;
-        row.point.domain = sys.levels[0].size;  // the domain used (0 on the axis means the base system's)
-        row.model_index = static_cast<int>(i);
-        row.model = models[i].name;
-        row.stats = r.stats;
-        row.found = !r.top.empty();
-        if (row.found) {
-            row.best = r.top[0].par;
-            row.estimate = std::move(r.top[0].estimate);
-        }
-        rows.push_back(std::move(row));
-    }
-    return rows;
-}
-
 }  // namespace
 
-std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
-                               const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
-                               int shard_index, int shard_count) {
-    if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
-        throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
-                                 " is not one of 0 .. count-1");
+SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                              const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req) {
     if (models.empty()) throw Error("model", "the sweep needs at least one model");
     if (req.layout && (req.layout->world() != req.gpus || req.layout->global_batch() != req.batch))
         throw Error("layout", ParallelSpecString(*req.layout) + " runs on " + std::to_string(req.layout->world()) +
@@ -344,12 +271,90 @@ std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const Syst
                                   "; the sweep is of " + std::to_string(req.gpus) + " GPUs with batch " +
                                   std::to_string(req.batch));
     ValidateSweepAxes(axes);
-    const size_t points = SweepPointCount(axes);
-    const SweepShared shared = ShareSweep(models, base, cal, req);
+    SweepContext c;
+    c.models = models;
+    c.base = base;
+    c.base.sources.clear();
+    c.base.description.clear();
+    c.base.accelerator.provenance.clear();
+    for (NetworkLevel& level : c.base.levels) level.provenance.clear();
+    if (cal) c.cal = CalibrationFor(*cal, base.accelerator.id);
+    c.options = opt;
+    c.axes = axes;
+    c.request = req;
+    c.points = SweepPointCount(axes);
+    if (req.layout) {
+        for (const SweepModel& m : models) {
+            try {
+                c.jobs.emplace_back(MakeJob(m.config, *req.layout));
+            } catch (const Error&) {
+                c.jobs.emplace_back();  // not a valid layout of this model
+            }
+        }
+    }
+    return c;
+}
+
+SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index) {
+    if (index >= c.points)
+        throw Error("point",
+                    std::to_string(index) + " is not one of the sweep's " + std::to_string(c.points) + " points");
+    SweepPointInputs in;
+    in.index = index;
+    in.point = SweepPointAt(c.axes, index);
+    in.system = MakeSweepSystem(c.base, in.point, c.request.gpus);
+    if (c.cal) in.cal = MakeSweepCalibration(*c.cal, c.base.accelerator.id, in.point);
+    in.options = MakeSweepOptions(c.options, in.point);
+    in.search.gpus = c.request.gpus;
+    in.search.batch = c.request.batch;
+    in.search.top_k = 1;
+    in.search.space = c.request.space;
+    return in;
+}
+
+SearchResult EvaluateSweepPoint(const SweepContext& c, const SweepPointInputs& in, int model, int piece, int pieces) {
+    if (model < 0 || model >= static_cast<int>(c.models.size()))
+        throw Error("model", std::to_string(model) + " is not one of the sweep's " + std::to_string(c.models.size()) +
+                                 " models");
+    if (pieces < 1 || piece < 0 || piece >= pieces)
+        throw Error("piece", std::to_string(piece) + " of " + std::to_string(pieces) + " is not one of 0 .. count-1");
+    const CalibrationTable* cal = in.cal ? &*in.cal : nullptr;
+    if (c.request.layout)
+        return piece == 0 ? EstimateOneLayout(c.jobs[model], in.system, cal, in.options) : SearchResult{};
+    SearchRequest sr = in.search;
+    sr.shard_index = piece;
+    sr.shard_count = pieces;
+    return SearchLayouts(c.models[model].config, in.system, cal, in.options, sr);
+}
+
+SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model, SearchResult r) {
+    SweepRow row;
+    row.point_index = in.index;
+    row.point = in.point;
+    row.point.domain = in.system.levels[0].size;  // the domain used (0 on the axis means the base system's)
+    row.model_index = model;
+    row.model = c.models[model].name;
+    row.stats = r.stats;
+    row.found = !r.top.empty();
+    if (row.found) {
+        row.best = r.top[0].par;
+        row.estimate = std::move(r.top[0].estimate);
+    }
+    return row;
+}
+
+std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                               const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
+                               int shard_index, int shard_count) {
+    if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
+        throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
+                                 " is not one of 0 .. count-1");
+    const SweepContext c = MakeSweepContext(models, base, cal, opt, axes, req);
     std::vector<SweepRow> rows;
-    for (size_t i = static_cast<size_t>(shard_index); i < points; i += static_cast<size_t>(shard_count)) {
-        std::vector<SweepRow> r = RunSweepPoint(models, shared, opt, SweepPointAt(axes, i), i, req);
-        for (SweepRow& row : r) rows.push_back(std::move(row));
+    for (size_t i = static_cast<size_t>(shard_index); i < c.points; i += static_cast<size_t>(shard_count)) {
+        const SweepPointInputs in = PrepareSweepPoint(c, i);
+        for (int m = 0; m < static_cast<int>(models.size()); ++m)
+            rows.push_back(SweepRowOf(c, in, m, EvaluateSweepPoint(c, in, m)));
     }
     return rows;
 }

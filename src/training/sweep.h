@@ -32,6 +32,7 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
+#include "parallel/job.h"
 #include "training/search.h"
 #include "training/training_options.h"
 
@@ -110,6 +111,49 @@ struct SweepRequest {
     // estimate is the row's, found when it is valid and fits. Its GPU count and batch must be gpus and batch.
     std::optional<ParallelConfig> layout;
 };
+
+// ---- One sweep in pieces. RunSweep is made of these; a driver that must not spend a whole point at once (the
+// page's thread without web workers: one point's layout search takes 0.1 s or more, several frames) calls them
+// itself, a point's search in pieces (SearchLayouts' shards) joined by MergeSearchResults(pieces, 1).
+
+// What every point of a sweep shares, made once instead of at every point (a fixed-layout point is one
+// estimate, so rebuilding these dominated it):
+//  - the base system without its provenance and sources, which no estimate reads and every point would copy;
+//  - the calibration rows that apply to the base accelerator (CalibrationFor): every lookup is by accelerator
+//    id and a point keeps the base's id, so each point copies and scales only these;
+//  - for a fixed layout, each model's job: the graph and its values depend on the model and the split, not on
+//    the hardware a point changes (empty when the layout is not valid for that model).
+struct SweepContext {
+    std::vector<SweepModel> models;
+    System base;
+    std::optional<CalibrationTable> cal;
+    TrainingOptions options;
+    SweepAxes axes;
+    SweepRequest request;
+    size_t points = 0;
+    std::vector<std::optional<Job>> jobs;  // per model, fixed layout only
+};
+// Throws sc::Error as RunSweep does (no model, a layout of other GPUs or batch, invalid axes).
+SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
+                              const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req);
+
+// Point `index` made ready: its system, calibration and options, and the search request of its layout search.
+struct SweepPointInputs {
+    size_t index = 0;
+    SweepPoint point;
+    System system;
+    std::optional<CalibrationTable> cal;
+    TrainingOptions options;
+    SearchRequest search;  // top_k 1
+};
+SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index);
+
+// Model `model` at the point: piece `piece` of `pieces` of its layout search; with a fixed layout, its one
+// estimate (piece 0; the other pieces are empty). MergeSearchResults(all pieces, 1) is the point's result.
+SearchResult EvaluateSweepPoint(const SweepContext& c, const SweepPointInputs& in, int model, int piece = 0,
+                                int pieces = 1);
+// The row of model `model` at the point from its (merged) result.
+SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model, SearchResult result);
 
 // Runs the points whose index i satisfies i % shard_count == shard_index (all of them by default), every
 // model at each, rows ordered by (point index, model index). Concatenating the shards' rows and sorting them

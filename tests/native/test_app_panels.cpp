@@ -14,6 +14,8 @@
 #include "app/app.h"
 #include "app/app_state.h"
 #include "app/imgui_bridge.h"
+#include "app/pool_jobs.h"
+#include "engine/sweep.h"
 #include "page_driver.h"
 #include "report/layout_warnings.h"
 #include "test_util.h"
@@ -269,6 +271,45 @@ TEST(AppPanels, AHeatmapWiderThanItsPixelsDrawsOneCellPerBin) {
     // The chart is at most 1024 px wide: 1024 x 10 bins of 4 vertices, plus the windows around it.
     EXPECT_LT(vertices, 1024u * 10 * 4 + 30000) << "vertices of a 20,000-point heatmap";
     EXPECT_GT(vertices, 2000u);
+}
+
+}  // namespace
+
+namespace {
+
+// Without web workers the page's thread runs a search sweep in frame slices: one point's layout search (0.1 s
+// or more) is split into kSweepSearchPieces pieces, so a slice never has to run a whole search. With no time
+// budget every slice runs exactly one piece; the rows equal the engine's unsharded sweep.
+TEST(AppPanels, ASearchSweepOnThePagesThreadRunsEachPointsSearchInPieces) {
+    Page p;
+    p.Frames(2);
+    sc::app::SetPoolWorkers(*p.app, 0);
+    sc::app::SetSweepAxes(*p.app, "flops=1,2", "");
+    p.app->sweep.fixed_layout = false;
+    sc::app::StartSweep(*p.app);
+    ASSERT_EQ(p.app->sweep.error, "");
+    ASSERT_NE(p.app->sweep.slices, nullptr) << "runs in frame slices";
+    int slices = 0;
+    while (!p.app->sweep.has_result && slices < 1000) {
+        sc::app::StepSweep(*p.app, 0.0);
+        ++slices;
+        if (slices < sc::app::kSweepSearchPieces) {
+            EXPECT_TRUE(p.app->sweep.cells.empty()) << "slice " << slices;
+        }
+        ASSERT_EQ(p.app->sweep.error, "");
+    }
+    ASSERT_TRUE(p.app->sweep.has_result);
+    EXPECT_EQ(slices, 2 * sc::app::kSweepSearchPieces) << "two points, one model";
+
+    sc::engine::Request r = sc::app::CurrentRequest(*p.app);
+    sc::ParseSweepAxis("flops=1,2", r.sweep.axes);
+    const sc::engine::SweepSnapshot snap = sc::engine::SnapshotSweep(r);
+    const std::vector<sc::SweepRow> rows = sc::engine::RunSweepShard(snap, 0, 1);
+    ASSERT_EQ(rows.size(), p.app->sweep.cells.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        ASSERT_TRUE(rows[i].found);
+        EXPECT_EQ(sc::app::CellOf(rows[i], snap.request).csv, p.app->sweep.cells[i].csv) << "point " << i;
+    }
 }
 
 }  // namespace
