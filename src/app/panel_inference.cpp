@@ -56,8 +56,9 @@ bool WeightsCombo(ServingPrecision& p) {
         ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); the "
-                          "GEMMs dequantize them and run at 16 bits");
+        ImGui::SetTooltip(
+            "int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); the "
+            "GEMMs dequantize them and run at 16 bits");
     return changed;
 }
 

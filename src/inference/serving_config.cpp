@@ -132,7 +132,8 @@ std::vector<std::pair<const char*, long long>> GemmInputsPerRank(const ModelConf
     if (m.is_moe()) {
         in.push_back({"expert_ffn x ep/tp", static_cast<long long>(m.moe.expert_ffn) * p.ep / p.tp});
         if (m.moe.shared_experts > 0)
-            in.push_back({"shared experts' ffn/tp", static_cast<long long>(m.moe.shared_experts) * m.moe.expert_ffn / p.tp});
+            in.push_back(
+                {"shared experts' ffn/tp", static_cast<long long>(m.moe.shared_experts) * m.moe.expert_ffn / p.tp});
     }
     return in;
 }

@@ -170,8 +170,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     const ServingConfig& c = q.config;
     const ServingResult& r = run.result;
     std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + q.system->name + ")\n";
-    o += "precision      " + WeightFormatName(c.precision) + " weights, " + NameOf(c.precision.compute) +
-         " GEMMs, " + NameOf(c.precision.kv_cache) + " KV cache\n";
+    o += "precision      " + WeightFormatName(c.precision) + " weights, " + NameOf(c.precision.compute) + " GEMMs, " +
+         NameOf(c.precision.kv_cache) + " KV cache\n";
     if (c.decode_pool) {
         o += "prefill pool   " + PoolText(c.pool) + "\n";
         o += "decode pool    " + PoolText(*c.decode_pool) + "\n";
