@@ -4,6 +4,7 @@
 // throughput-latency curve. The numbers are those `stagecraft serve` prints for the same request (report
 // composed once in src/report/serve_report.cpp).
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "app/app.h"
@@ -35,6 +36,30 @@ bool Milliseconds(const char* label, double* seconds, const char* help) {
     if (!DoubleField(label, &ms, "%.0f", help)) return false;
     *seconds = ms / 1e3;
     return true;
+}
+
+// The decoder weights' format: bf16, fp8, or int4 in AWQ/GPTQ's groups of 128 (W4A16: the GEMMs run at the
+// activations' precision). Returns true when changed.
+bool WeightsCombo(ServingPrecision& p) {
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("fixed_rate").x + ImGui::GetFrameHeight() + 12);
+    const std::string now = WeightFormatName(p);
+    bool changed = false;
+    if (ImGui::BeginCombo("weights", now.c_str())) {
+        for (Precision x : {Precision::bf16, Precision::fp8})
+            if (ImGui::Selectable(NameOf(x), !p.int4 && p.weights == x)) {
+                p.int4.reset(), p.weights = x, changed = true;
+            }
+        if (ImGui::Selectable("int4 g128", p.int4.has_value())) {
+            p.int4 = p.int4.value_or(Int4Weights{});
+            p.weights = p.activations, changed = true;
+        }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); the "
+            "GEMMs dequantize them and run at 16 bits");
+    return changed;
 }
 
 // Returns true when something was edited.
@@ -82,7 +107,7 @@ bool DrawDescription(AppState& s) {
     changed |= ImGui::Checkbox("chunked prefill", &c.engine.chunked_prefill);
     ImGui::SameLine();
     changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
-    changed |= Combo("weights", &c.precision.weights, {Precision::bf16, Precision::fp8});
+    changed |= WeightsCombo(c.precision);
     ImGui::SameLine();
     changed |= Combo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
     if (changed && c.precision.weights == Precision::fp8) c.precision.compute = Precision::fp8;

@@ -37,6 +37,8 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     if (now.engine.preemption != base.engine.preemption) e.preemption = NameOf(now.engine.preemption);
     e.weights = IfChanged(now.precision.weights, base.precision.weights);
     e.kv = IfChanged(now.precision.kv_cache, base.precision.kv_cache);
+    auto group = [](const ServingConfig& x) { return x.precision.int4 ? x.precision.int4->group_size : 0; };
+    e.int4_group = IfChanged(group(now), group(base));
     if (now.workload.arrival != base.workload.arrival) e.arrivals = NameOf(now.workload.arrival);
     e.rate = IfChanged(now.workload.rate, base.workload.rate);
     e.cv = IfChanged(now.workload.cv, base.workload.cv);
@@ -67,6 +69,13 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
     if (e.kv) c.precision.kv_cache = *e.kv;
+    if (e.int4_group && *e.int4_group == 0) c.precision.int4.reset();
+    if (e.int4_group && *e.int4_group > 0) {  // W4A16: the GEMMs run at the activations' precision
+        Int4Weights w = c.precision.int4.value_or(Int4Weights{});
+        w.group_size = *e.int4_group;
+        c.precision.int4 = w;
+        c.precision.weights = c.precision.compute = c.precision.activations;
+    }
     if (e.arrivals) {
         for (ArrivalKind k : {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate,
                               ArrivalKind::closed_loop, ArrivalKind::offline})

@@ -110,7 +110,7 @@ double IterationCost::Kernel(OpKind kind, double flops, double bytes, double gro
 LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
-    const double wb = BytesOf(prec_.weights), out = BytesOf(prec_.activations);
+    const double wb = WeightBytesPerElement(prec_), out = BytesOf(prec_.activations);
     auto gemm = [&](double rows, double n, double k) {
         return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out);
     };
@@ -130,7 +130,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     if (cacheable && c.linear >= 0) return c;
     const double h = m_.hidden, d = m_.head_dim;
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
-    const double wb = BytesOf(prec_.weights), a = BytesOf(prec_.activations);
+    const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
     const bool swiglu = m_.mlp == MlpKind::swiglu;
     double fl = 0;  // GEMM FLOPs of the layer being built
     auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
@@ -214,7 +214,7 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
     if (!m_.is_mla()) return 0;
     const MlaConfig& m = m_.mla;
     const double hr = heads_rank_, a = BytesOf(prec_.activations), in = BytesOf(prec_.compute) < 2 ? 1 : a;
-    const double wb = BytesOf(prec_.weights), kvl = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+    const double wb = WeightBytesPerElement(prec_), kvl = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
     double t = 0;
     if (b.prefill_tokens > 0) {
         const double rows = b.prefill_keys, n = hr * (dn + dv);

@@ -32,7 +32,7 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     for (int n : StageLayers(m.layers, pp)) {
         const int dense = std::clamp(m.dense_layers() - first, 0, n);
         double b = (dense * params(BlockKind::dense_layer) + (n - dense) * params(BlockKind::moe_layer)) *
-                   BytesOf(prec.weights);
+                   WeightBytesPerElement(prec);
         if (first == 0) b += emb * BytesOf(prec.embeddings);
         first += n;
         if (first == m.layers) b += head * BytesOf(prec.embeddings);

@@ -34,6 +34,17 @@ const char* NameOf(LengthDist::Kind k) {
     return "?";
 }
 
+double WeightBytesPerElement(const ServingPrecision& p) {
+    if (!p.int4) return BytesOf(p.weights);
+    const double g = p.int4->group_size;
+    return 0.5 + 2.0 / g + (p.int4->zero_points ? 0.5 / g : 0.0);
+}
+
+std::string WeightFormatName(const ServingPrecision& p) {
+    if (!p.int4) return NameOf(p.weights);
+    return "int4 g" + std::to_string(p.int4->group_size) + (p.int4->zero_points ? "" : ", no zeros");
+}
+
 namespace {
 std::string Shown(double v) {
     char buf[32];
@@ -107,6 +118,40 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
                                        " (the experts are split over ep groups of a stage's tp ranks) and the " +
                                        std::to_string(m.moe.experts) + " experts; valid: " + Divisors(g));
 }
+// The input dimension of every decoder GEMM on one rank of a pool's split (row-parallel layers see 1/tp of it).
+std::vector<std::pair<const char*, long long>> GemmInputsPerRank(const ModelConfig& m, const PoolConfig& p) {
+    std::vector<std::pair<const char*, long long>> in = {{"hidden", m.hidden}};
+    if (m.is_mla()) {
+        if (m.mla.q_lora_rank > 0) in.push_back({"q_lora_rank", m.mla.q_lora_rank});
+        in.push_back({"kv_lora_rank", m.mla.kv_lora_rank});
+        in.push_back({"heads/tp x v_head_dim", static_cast<long long>(m.heads / p.tp) * m.mla.v_head_dim});
+    } else {
+        in.push_back({"heads/tp x head_dim", static_cast<long long>(m.heads / p.tp) * m.head_dim});
+    }
+    if (m.dense_layers() > 0) in.push_back({"ffn/tp", m.ffn / p.tp});
+    if (m.is_moe()) {
+        in.push_back({"expert_ffn x ep/tp", static_cast<long long>(m.moe.expert_ffn) * p.ep / p.tp});
+        if (m.moe.shared_experts > 0)
+            in.push_back(
+                {"shared experts' ffn/tp", static_cast<long long>(m.moe.shared_experts) * m.moe.expert_ffn / p.tp});
+    }
+    return in;
+}
+// int4 groups run along a GEMM's input dimension and may not straddle a TP shard: vLLM's AWQ and GPTQ linear
+// methods refuse an input size per partition that the group size does not divide.
+void CheckInt4(const ServingPrecision& prec, const ModelConfig& m, const std::string& pool_field, const PoolConfig& p) {
+    if (!prec.int4) return;
+    const int g = prec.int4->group_size;
+    if (g < 1 || g > 65536)
+        throw Error("precision.group_size", "must be 1..65536 weights per scale, got " + std::to_string(g));
+    for (const auto& [name, dim] : GemmInputsPerRank(m, p))
+        if (dim % g != 0)
+            throw Error("precision.group_size",
+                        "group_size=" + std::to_string(g) + " does not divide " + name + " = " + std::to_string(dim) +
+                            " at " + pool_field + ".tp=" + std::to_string(p.tp) +
+                            " (a group may not straddle a GEMM's input shard); valid: a divisor of every GEMM input "
+                            "per rank, e.g. 32, 64, 128");
+}
 void CheckTrace(const std::vector<TraceRequest>& t) {
     if (t.empty()) throw Error("workload.trace", "a trace workload needs at least one request");
     double last = 0;
@@ -140,6 +185,14 @@ void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
     CheckPool("pool", c.pool, c.model);
     if (c.decode_pool) CheckPool("decode_pool", *c.decode_pool, c.model);
+    if (c.precision.int4) {
+        const Precision k = c.precision.compute;
+        if (k != Precision::bf16 && k != Precision::fp16 && k != Precision::fp8)
+            throw Error("precision.compute", std::string("int4 weights are dequantized into the GEMM's math; got ") +
+                                                 NameOf(k) + ", valid: bf16, fp16 (W4A16), fp8 (W4A8)");
+        CheckInt4(c.precision, c.model, "pool", c.pool);
+        if (c.decode_pool) CheckInt4(c.precision, c.model, "decode_pool", *c.decode_pool);
+    }
     AtLeast("engine.max_seqs", c.engine.max_seqs, 1, "sequences per iteration");
     AtLeast("engine.max_tokens", c.engine.max_tokens, 1, "tokens per iteration");
     AtLeast("engine.block_size", c.engine.block_size, 1, "tokens per KV block");

@@ -17,13 +17,34 @@ namespace sc {
 // ("If you specify FP8 quantization, the KV cache will automatically be set to FP8 as well",
 // TensorRT-LLM v0.14 docs/source/performance/perf-overview.md); the embedding and the LM head stay 16-bit
 // (ModelOpt's default quantization config disables "*lm_head*"; the embedding is not a linear layer).
+//
+// int4 weights (W4A16, or W4A8 with fp8 GEMM inputs) as AWQ (Lin et al. 2023, arXiv:2306.00978) and GPTQ
+// (Frantar et al. 2022, arXiv:2210.17323) checkpoints are served: each decoder-layer linear weight is stored at
+// 4 bits with an fp16 scale, and in asymmetric checkpoints a 4-bit zero point, per group of `group_size`
+// consecutive weights along the input dimension (g = 128 in AWQ and GPTQ's common setting). The GEMM kernels
+// dequantize on the fly, so the math runs at `compute` (the activations' 16 bits, or fp8) while the weights are
+// read at 0.5 + 2/g (+ 0.5/g) bytes each. Not a `Precision`: it is a storage layout whose size depends on g, and
+// no GEMM runs in it (training has no use for it either).
+struct Int4Weights {
+    int group_size = 128;     // weights per scale along the input dimension
+    bool zero_points = true;  // AutoAWQ's GEMM layout and GPTQ store 4-bit zeros; symmetric schemes do not
+};
+
 struct ServingPrecision {
-    Precision weights = Precision::bf16;      // decoder-layer linear weights
+    Precision weights = Precision::bf16;      // decoder-layer linear weights (with int4: the format they are
+                                              // dequantized into, = compute)
     Precision compute = Precision::bf16;      // GEMM math and GEMM inputs (fp8: 1 byte per input element)
     Precision kv_cache = Precision::bf16;     // K and V per token
     Precision activations = Precision::bf16;  // between kernels, in the TP all-reduces
     Precision embeddings = Precision::bf16;   // embedding table and LM head weights
+    std::optional<Int4Weights> int4;          // set: decoder-layer linear weights stored as int4 groups
 };
+
+// Bytes one decoder-layer linear weight takes in memory and in a GEMM's weight read: BytesOf(weights), or
+// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point).
+double WeightBytesPerElement(const ServingPrecision& p);
+// "bf16", "fp8", "int4 g128" (with ", no zeros" for a symmetric checkpoint).
+std::string WeightFormatName(const ServingPrecision& p);
 
 // How the KV cache's share of memory is set.
 //   free_fraction  (TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction, default 0.9): that fraction of the

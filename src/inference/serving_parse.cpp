@@ -92,11 +92,25 @@ ServingDescription ParseServingDescription(std::string_view text) {
     c.timelines = static_cast<int>(top.NonNegativeInt("timelines", c.timelines, kMaxTimelines));
     if (const nlohmann::json* p = top.Object("precision")) {
         JsonFields f(*p, "precision");
-        c.precision.weights = PrecisionField(f, "weights", Precision::bf16);
-        c.precision.compute = PrecisionField(f, "compute", c.precision.weights);
-        c.precision.kv_cache = PrecisionField(f, "kv_cache", Precision::bf16);
-        c.precision.activations = PrecisionField(f, "activations", Precision::bf16);
-        c.precision.embeddings = PrecisionField(f, "embeddings", Precision::bf16);
+        ServingPrecision& pr = c.precision;
+        const std::string weights = f.Choice("weights", {"fp32", "bf16", "fp16", "fp8", "fp4", "int4"}, "bf16");
+        pr.activations = PrecisionField(f, "activations", Precision::bf16);
+        if (weights == "int4") {
+            // W4A16 unless compute says fp8 (W4A8): the GEMM's math runs at the activations' precision.
+            pr.compute = PrecisionField(f, "compute", pr.activations);
+            pr.weights = pr.compute;
+            pr.int4 = Int4Weights{f.PositiveInt("group_size", 128, 65536), f.Bool("zero_points", true)};
+        } else {
+            for (const char* key : {"group_size", "zero_points"})
+                if (f.Has(key))
+                    throw Error(std::string("precision.") + key,
+                                "only int4 weights are stored in groups; weights are " + weights +
+                                    " (set precision.weights to \"int4\" or drop the field)");
+            ParsePrecision(weights, &pr.weights);
+            pr.compute = PrecisionField(f, "compute", pr.weights);
+        }
+        pr.kv_cache = PrecisionField(f, "kv_cache", Precision::bf16);
+        pr.embeddings = PrecisionField(f, "embeddings", Precision::bf16);
         f.RejectUnknown();
     }
     if (const nlohmann::json* p = top.Object("pool")) {

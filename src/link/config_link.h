@@ -55,6 +55,7 @@ struct LinkServeEdits {
     std::optional<bool> chunked;                      // chunked prefill
     std::optional<std::string> preemption;            // recompute, swap
     std::optional<Precision> weights, kv;             // bf16, fp8
+    std::optional<int> int4_group;                    // int4 weights in groups of this many (0: not int4)
     std::optional<std::string> arrivals;              // poisson, gamma, fixed_rate, closed_loop, offline
     std::optional<double> rate, cv;                   // requests/s; gaps' coefficient of variation
     std::optional<int> clients, requests;             // closed-loop concurrency; requests in the run

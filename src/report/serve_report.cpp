@@ -140,9 +140,14 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
               {"accelerator", sys.accelerator.name},
               {"pool", PoolJson(c.pool)}};
     if (c.decode_pool) j["decode_pool"] = PoolJson(*c.decode_pool);
-    j["precision"] = {{"weights", NameOf(c.precision.weights)},
+    j["precision"] = {{"weights", c.precision.int4 ? "int4" : NameOf(c.precision.weights)},
                       {"compute", NameOf(c.precision.compute)},
-                      {"kv_cache", NameOf(c.precision.kv_cache)}};
+                      {"kv_cache", NameOf(c.precision.kv_cache)},
+                      {"weight_bytes_per_element", WeightBytesPerElement(c.precision)}};
+    if (c.precision.int4) {
+        j["precision"]["group_size"] = c.precision.int4->group_size;
+        j["precision"]["zero_points"] = c.precision.int4->zero_points;
+    }
     j["workload"] = {{"arrival", NameOf(w.arrival)},
                      {"rate", w.rate},
                      {"requests", w.requests},
@@ -165,8 +170,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     const ServingConfig& c = q.config;
     const ServingResult& r = run.result;
     std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + q.system->name + ")\n";
-    o += "precision      " + std::string(NameOf(c.precision.weights)) + " weights, " + NameOf(c.precision.compute) +
-         " GEMMs, " + NameOf(c.precision.kv_cache) + " KV cache\n";
+    o += "precision      " + WeightFormatName(c.precision) + " weights, " + NameOf(c.precision.compute) + " GEMMs, " +
+         NameOf(c.precision.kv_cache) + " KV cache\n";
     if (c.decode_pool) {
         o += "prefill pool   " + PoolText(c.pool) + "\n";
         o += "decode pool    " + PoolText(*c.decode_pool) + "\n";

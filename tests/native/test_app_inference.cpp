@@ -92,6 +92,25 @@ TEST(AppInference, PipelineAndExpertSplitsTravelInTheLink) {
     EXPECT_NE(s->inference.error.find("pool.ep: ep=2 splits experts"), std::string::npos) << s->inference.error;
 }
 
+// int4 weights (the tab's "int4 g128") travel in the link as serve.int4_group and are simulated as the CLI's
+// --set precision.weights=int4 simulates them (W4A16: the GEMMs at the activations' bf16).
+TEST(AppInference, Int4WeightsTravelInTheLink) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    s->inference.config.precision.int4 = sc::Int4Weights{};
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    const sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*other);
+    ASSERT_TRUE(r.config.precision.int4.has_value());
+    EXPECT_EQ(r.config.precision.int4->group_size, 128);
+    EXPECT_EQ(r.config.precision.compute, sc::Precision::bf16);
+    sc::app::RunInference(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set precision.weights=int4"));
+    EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
+}
+
 TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
     App s = OpenPage();
     ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
