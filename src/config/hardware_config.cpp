@@ -206,6 +206,8 @@ Accelerator ParseAccelerator(std::string_view json_text) {
     if (r.Has("sm_count"))
         a.sm_count = PositiveInteger(quantity(*r.Get("sm_count", true), "sm_count", "SMs", false), "sm_count");
     r.RejectUnknown();
+    a.preset_matrix = a.matrix;
+    a.preset_hbm_bandwidth_tbps = a.hbm_bandwidth_tbps;
     return a;
 }
 
@@ -307,6 +309,7 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
             throw Error(f_bw, Num(lv.bandwidth_gbps) + " GB/s exceeds the NIC of " + accelerator.name + " (" +
                                   Num(accelerator.nic_gbit_per_gpu) + " Gb/s = " + Num(accelerator.NicGBps()) +
                                   " GB/s per direction)");
+        lv.preset_effective_gbps = lv.EffectiveGBps();
         s.levels.push_back(std::move(lv));
     }
     return s;
@@ -336,6 +339,29 @@ double PeakTflops(const Accelerator& acc, Precision p) {
 }
 
 double PeakFlops(const Accelerator& acc, Precision p) { return PeakTflops(acc, p) * 1e12; }
+
+namespace {
+double Ratio(double edited, double preset) { return preset > 0 && edited > 0 ? edited / preset : 1.0; }
+}  // namespace
+
+double CalibrationScale(const Accelerator& acc, Precision p) {
+    const MatrixTflops& m = acc.matrix;
+    const MatrixTflops& m0 = acc.preset_matrix;
+    switch (p) {
+        case Precision::fp32: return Ratio(m.fp32.value_or(0), m0.fp32.value_or(0));
+        case Precision::bf16: return Ratio(m.bf16.value_or(0), m0.bf16.value_or(0));
+        case Precision::fp16: return Ratio(m.fp16.value_or(0), m0.fp16.value_or(0));
+        case Precision::fp8: return Ratio(m.fp8.value_or(0), m0.fp8.value_or(0));
+        case Precision::fp4: return Ratio(m.fp4.value_or(0), m0.fp4.value_or(0));
+    }
+    return 1.0;
+}
+
+double HbmCalibrationScale(const Accelerator& acc) {
+    return Ratio(acc.hbm_bandwidth_tbps, acc.preset_hbm_bandwidth_tbps);
+}
+
+double CalibrationScale(const NetworkLevel& level) { return Ratio(level.EffectiveGBps(), level.preset_effective_gbps); }
 
 void ValidateSystemLevels(const System& sys) {
     for (size_t i = 0; i < sys.levels.size(); ++i) {

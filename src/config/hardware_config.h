@@ -64,6 +64,12 @@ struct Accelerator {
     // where communication kernels take SMs from overlapped compute (training/comm_sms.h).
     int sm_count = 0;
     std::map<std::string, Provenance> provenance;
+    // The peaks and HBM bandwidth as the preset gave them. Measured calibration curves (config/calibration.h)
+    // describe that part; after an edit (--system-set, the page, a link) they answer for the edited part
+    // scaled by edited / preset (CalibrationScale below), as the co-design sweep scales them: a faster part
+    // reaches the same fraction of its peak. Unset (0, empty) in an accelerator built by hand: scale 1.
+    MatrixTflops preset_matrix;
+    double preset_hbm_bandwidth_tbps = 0;
 
     // Memory capacity the memory model must fit into, in bytes: usable GiB * 2^30 (or marketing GB * 1e9
     // when the preset says "capacity_used": "hbm_capacity_GB_marketing").
@@ -94,6 +100,9 @@ struct NetworkLevel {
     bool in_network_reduction = false;  // NVLink SHARP, InfiniBand SHARP, ...
     double oversubscription = 1;        // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
     std::map<std::string, Provenance> provenance;  // keys relative to the level ("efficiency", ...)
+    // EffectiveGBps() as the preset gave it: the scale-up level's measured collective curves are scaled by
+    // EffectiveGBps() / this after an edit (CalibrationScale). 0 in a level built by hand: scale 1.
+    double preset_effective_gbps = 0;
 
     // bandwidth * efficiency / oversubscription: what a ring collective should see per direction.
     double EffectiveGBps() const { return bandwidth_gbps * efficiency / oversubscription; }
@@ -135,5 +144,11 @@ void ValidateSystemLevels(const System& sys);
 double PeakFlops(const Accelerator& acc, Precision p);
 // Same, in TFLOPS.
 double PeakTflops(const Accelerator& acc, Precision p);
+
+// Factor on what the preset's calibration measured, for an edited part: edited / preset value of the matrix
+// peak at `p`, of the HBM bandwidth, or of a level's effective bandwidth; 1 when not edited or unknown.
+double CalibrationScale(const Accelerator& acc, Precision p);
+double HbmCalibrationScale(const Accelerator& acc);
+double CalibrationScale(const NetworkLevel& level);
 
 }  // namespace sc

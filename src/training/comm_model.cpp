@@ -127,8 +127,9 @@ double CommModel::LevelSeconds(CollectiveType type, size_t l, int k, double byte
     if (l == 0) {
         // Measured: nccl-tests busbw = bytes * factor / time at the measured rank count n; k ranks on the same
         // switch move chunks of bytes/k per step, which a measurement on n ranks sees at bytes * n / k.
+        // An edited level (bandwidth, efficiency) scales what the preset's fabric measured.
         auto measured = [&](const CollectiveCurve* c) {
-            return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / k) * 1e9);
+            return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / k) * CalibrationScale(lvl) * 1e9);
         };
         const CollectiveCurve* plain = ar                                       ? ring_ar_
                                        : type == CollectiveType::all_gather     ? ag_

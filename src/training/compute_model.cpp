@@ -34,7 +34,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     vector_ = acc.vector.fp32 ? *acc.vector.fp32 * 1e12 : peak_ / 16;
     double mem_eff = opt.memory_efficiency;
     if (mem_eff <= 0 && cal) {
-        double measured = AchievedHbmTBps(*cal, acc.id, "Copy");
+        double measured = AchievedHbmTBps(*cal, acc.id, "Copy") * HbmCalibrationScale(acc);
         if (measured > 0) mem_eff = std::min(1.0, measured / acc.hbm_bandwidth_tbps);
     }
     if (mem_eff <= 0) mem_eff = opt.fallback_memory_efficiency;
@@ -46,10 +46,11 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (!gemm_) gemm_ = FindGemmCurve(*cal, acc.id, Precision::bf16);  // fp8/fp4: same efficiency as bf16
         if (!gemm_ && compute == Precision::bf16) gemm_ = FindGemmCurve(*cal, acc.id, Precision::fp16);
         if (!gemm_ && compute == Precision::fp16) gemm_ = FindGemmCurve(*cal, acc.id, Precision::bf16);
-        if (gemm_) gemm_peak_ = PeakFlops(acc, gemm_->dtype);
+        // The curve measured the preset's part: against its peak (an edited peak scales what it gives).
+        if (gemm_) gemm_peak_ = PeakFlops(acc, gemm_->dtype) / CalibrationScale(acc, gemm_->dtype);
         gemm16_ = FindGemmCurve(*cal, acc.id, Precision::bf16);
         if (!gemm16_) gemm16_ = FindGemmCurve(*cal, acc.id, Precision::fp16);
-        if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype);
+        if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype) / CalibrationScale(acc, gemm16_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
     attn_eff_fwd_ = attn_eff_bwd_ =

@@ -148,10 +148,15 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     RequirePositiveCount("gpus", gpus);
     System s = base;
     Accelerator& a = s.accelerator;
-    for (std::optional<double>* v : {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8,
-                                     &a.matrix.fp4, &a.vector.fp32, &a.vector.bf16})
+    for (std::optional<double>* v :
+         {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8, &a.matrix.fp4, &a.vector.fp32,
+          &a.vector.bf16, &a.preset_matrix.fp32, &a.preset_matrix.tf32, &a.preset_matrix.bf16, &a.preset_matrix.fp16,
+          &a.preset_matrix.fp8, &a.preset_matrix.fp4})
         if (*v) **v *= pt.flops;
+    // The preset's figures too: MakeSweepCalibration scales the measured curves by the same factors, so the
+    // point is a new part that its scaled curves describe (not an edit of the base part, config/hardware_config.h).
     a.hbm_bandwidth_tbps *= pt.hbm_bw;
+    a.preset_hbm_bandwidth_tbps *= pt.hbm_bw;
     a.hbm_capacity_gib_usable *= pt.hbm_capacity;
     a.hbm_capacity_gb_marketing *= pt.hbm_capacity;
     a.nic_gbit_per_gpu *= pt.net_bw;

@@ -8,6 +8,7 @@
 #include "config/system_edits.h"
 #include "parallel/job.h"
 #include "test_util.h"
+#include "training/compute_model.h"
 #include "training/estimate.h"
 #include "training/sweep.h"
 
@@ -97,6 +98,39 @@ TEST(SystemEdits, BadEditsNameKeyValueAndWhatIsValid) {
     EXPECT_NE(err("1.size=1004").find("multiple"), std::string::npos);
     EXPECT_NE(err("0.size=16").find("scale-up domain"), std::string::npos);
     EXPECT_NE(err("1.size=4").find("larger"), std::string::npos);
+}
+
+// The measured curves describe the preset's part. An edited peak, HBM bandwidth or scale-up bandwidth must change
+// the result, by exactly the edit where the measured curve decides it (the same fraction of the new peak): it was
+// ignored, since efficiency = measured / edited peak cancelled the edit.
+TEST(SystemEdits, AnEditedPartScalesWhatItsCalibrationMeasured) {
+    const sc::CalibrationTable cal =
+        sc::ParseCalibration(sctest::ReadFile(kRoot + "/presets/calibration/measured.json"));
+    const sc::System base = Preset("dgx-h100-superpod");
+    const sc::TrainingOptions opt;
+    const sc::ComputeModel before(base.accelerator, sc::Precision::bf16, &cal, opt, {});
+    sc::System edited = base;
+    sc::ApplySystemEdits(edited, {"accelerator.bf16_tflops=" + std::to_string(2 * *base.accelerator.matrix.bf16),
+                                  "accelerator.hbm_tbps=" + std::to_string(1.5 * base.accelerator.hbm_bandwidth_tbps)});
+    const sc::ComputeModel after(edited.accelerator, sc::Precision::bf16, &cal, opt, {});
+    EXPECT_GT(before.MatmulEfficiency(1e12), 0.1) << "the H100 preset has a measured bf16 GEMM curve";
+    // Same fraction of a doubled peak: a compute-bound GEMM takes half the time.
+    EXPECT_DOUBLE_EQ(after.MatmulEfficiency(1e12), before.MatmulEfficiency(1e12));
+    EXPECT_NEAR(after.Seconds(sc::OpKind::matmul, 1e12, 0), before.Seconds(sc::OpKind::matmul, 1e12, 0) / 2,
+                1e-12 * before.Seconds(sc::OpKind::matmul, 1e12, 0));
+    EXPECT_NEAR(after.memory_bytes_per_s(), 1.5 * before.memory_bytes_per_s(), 1e-9 * before.memory_bytes_per_s());
+
+    // The NVLink level: a measured all-reduce curve decides its time; doubling the bandwidth halves it.
+    sc::ModelConfig m = sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/llama3-8b.json"));
+    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=8,dp=1,microbatch=1,batch=8"));
+    sc::TrainingOptions blocking;
+    blocking.overlap_tp = false;
+    const double tp1 = sc::EstimateTraining(job, base, &cal, blocking).step.tp_comm;
+    sc::System fast = base;
+    sc::ApplySystemEdits(fast, {"0.bandwidth=" + std::to_string(2 * base.levels[0].bandwidth_gbps)});
+    const double tp2 = sc::EstimateTraining(job, fast, &cal, blocking).step.tp_comm;
+    EXPECT_GT(tp1, 0);
+    EXPECT_LT(tp2, 0.75 * tp1) << "the measured curve, scaled by the edit";
 }
 
 TEST(SystemEdits, FromTheCommandLine) {
