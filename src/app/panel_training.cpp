@@ -172,6 +172,9 @@ constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kSky = IM_COL32(86, 180, 233
                 kPurple = IM_COL32(204, 121, 167, 255), kGreen = IM_COL32(0, 158, 115, 255),
                 kGrey = IM_COL32(153, 153, 153, 255), kVermillion = IM_COL32(213, 94, 0, 255),
                 kWhite = IM_COL32(230, 230, 230, 255);
+// Darker shades for the parts carved out of the kernels' time (kernel fixed cost, fp8 casts, MoE routing).
+constexpr ImU32 kDarkGrey = IM_COL32(90, 90, 90, 255), kDarkPurple = IM_COL32(120, 60, 100, 255),
+                kDarkGreen = IM_COL32(0, 90, 65, 255);
 
 // Hover text: where a figure comes from.
 static void Formula(const char* text) {
@@ -204,7 +207,8 @@ static void DrawEstimate(const AppState& s) {
     ImGui::Text("%.0f tokens/s", e.tokens_per_second);
     Formula("tokens/s = global batch x sequence length / step time");
     // Colours in kBreakdownParts order.
-    static const ImU32 kColours[] = {kBlue, kSky, kOrange, kYellow, kPurple, kGreen, kGrey, kVermillion, kWhite};
+    static const ImU32 kColours[] = {kBlue,   kSky,    kDarkGrey, kDarkPurple, kDarkGreen,  kOrange,
+                                     kYellow, kPurple, kGreen,    kGrey,       kVermillion, kWhite};
     static_assert(sizeof kColours / sizeof kColours[0] == kBreakdownPartCount);
     Segment steps[kBreakdownPartCount];
     for (int i = 0; i < kBreakdownPartCount; ++i)

@@ -100,7 +100,7 @@ std::string SearchReportJson(const ModelConfig& m, const System& sys, const Sear
 std::string SweepCsvHeader() {
     return "model,flops,hbm_bw,hbm_capacity,domain,net_bw,topology,overlap,inr,gpus,batch,found,step_seconds,mfu,"
            "tokens_per_second,memory_peak_gib,tp,pp,dp,cp,ep,sp,microbatch,schedule,vstages,recompute,zero,"
-           "compute,recompute_s,tp_comm,cp_comm,ep_comm,pp_comm,bubble,dp_comm,optimizer,candidates,valid,fitting\n";
+           "compute,recompute_s,kernel_fixed,fp8_cast,moe_routing,tp_comm,cp_comm,ep_comm,pp_comm,bubble,dp_comm,optimizer,candidates,valid,fitting\n";
 }
 
 std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepFormat f) {
@@ -148,7 +148,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
         const StepBreakdown& b = e.step;
         for (const BreakdownPart& part : kBreakdownParts) num(b.*part.seconds);
     } else {
-        o += std::string(24, ',');  // the 24 result columns stay empty
+        o += std::string(15 + kBreakdownPartCount, ',');  // the result columns stay empty
     }
     num(static_cast<double>(row.stats.candidates)), num(static_cast<double>(row.stats.valid)),
         num(static_cast<double>(row.stats.fitting));

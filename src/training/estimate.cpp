@@ -9,12 +9,33 @@
 #include "training/comm_model.h"
 #include "training/comm_sms.h"
 #include "training/compute_model.h"
+#include "training/fp8_overheads.h"
+#include "training/kernel_floor.h"
 
 namespace sc {
 
 namespace {
 
 enum CommSlot { kSlotTp, kSlotCp, kSlotEp, kSlots };
+
+// Parts of the kernels' time that the breakdown names apart from compute and recompute (StepBreakdown).
+enum KernelPart { kPartFixed, kPartFp8, kPartMoeRouting, kKernelParts };
+
+// The part a graph op's roofline time belongs to, by its name (transformer_graph.cpp), or -1 for compute: the
+// fp8 casts Builder::Matmul adds before a GEMM and before its input gradient, and the MoE layer's router, top-k,
+// permute / sort / unsort and weighted combine (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
+// moe_utils.py permute / unpermute, which also applies the routing probabilities) with their backward ops.
+int KernelPartOf(const Op& op) {
+    auto ends_with = [&](const char* suffix) {
+        const std::string x = suffix;
+        return op.name.size() >= x.size() && op.name.compare(op.name.size() - x.size(), x.size(), x) == 0;
+    };
+    if (ends_with(".fp8_input") || ends_with(".fp8_grad_cast")) return kPartFp8;
+    for (const char* routing :
+         {"moe.router", "moe.topk", "moe.permute", "moe.sort_chunks", "moe.unsort_chunks", "moe.weighted_sum"})
+        if (op.name.rfind(routing, 0) == 0) return kPartMoeRouting;
+    return -1;
+}
 
 // What the graph of a job leaves implicit: the attention shape on one rank and the hidden elements a
 // dropout mask covers (the graph models fused attention and no dropout; TrainingOptions can say otherwise).
@@ -36,21 +57,39 @@ LayerShape ShapeOf(const Job& job) {
     return s;
 }
 
+// A weight an fp8 GEMM reads: some matmul of the block not kept in 16 bits is named after it ("attn.qkv",
+// "mlp" for "mlp.fc1" and "mlp.fc2", "moe.experts" ...); norms, embeddings, the LM head and the router are not.
+bool IsFp8GemmWeight(const Block& b, const Weight& w) {
+    for (const Op& op : b.forward) {
+        if (op.kind != OpKind::matmul || op.high_precision) continue;
+        if (op.name == w.name || op.name.rfind(w.name + ".", 0) == 0) return true;
+    }
+    return false;
+}
+
 // One block's cost for one microbatch on one rank.
 struct BlockTime {
-    double fwd = 0, bwd = 0, rec = 0;  // compute seconds
-    double matmul = 0;                 // of which GEMMs (what TP overlap hides behind)
-    double sm_loss = 0;                // of fwd + bwd + rec: GEMM time lost to TP-overlap kernels' SMs
-    double wgrad = 0;                  // of bwd: weight-gradient GEMMs (W of zbh1)
+    double fwd = 0, bwd = 0, rec = 0;    // compute seconds
+    double matmul = 0;                   // of which GEMMs (what TP overlap hides behind)
+    double sm_loss = 0;                  // of fwd + bwd + rec: GEMM time lost to TP-overlap kernels' SMs
+    double wgrad = 0;                    // of bwd: weight-gradient GEMMs (W of zbh1)
+    double part[kKernelParts] = {};      // of fwd + bwd: the named parts (KernelPart)
+    double part_rec[kKernelParts] = {};  // of rec
     double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
     double flops = 0;                            // executed FLOPs (fwd + bwd + rec)
     double dense_params = 0, expert_params = 0;  // held by this rank
+    double fp8_weights = 0;                      // of them: weights of fp8 GEMMs (quantized by TE; fp8_overheads.h)
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
 };
 
 // `ub`: the userbuffers configuration when the TP overlap runs on Transformer Engine's userbuffers, else nullptr.
+// `floor`: the measured per-kernel fixed cost (alpha_s = 0: none measured for this accelerator). Every
+// non-collective op of the graph is one kernel and pays max(roofline, alpha + bytes / HBM bandwidth), as the
+// serving model's kernels do; fused kernels are one op of the graph (the fused attention core forward and
+// backward, a LayerNorm writing fp8 beside its output, the grouped expert GEMM).
 BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net,
-                    const TrainingOptions& opt, const LayerShape& shape, const UserbufferConfig* ub) {
+                    const TrainingOptions& opt, const LayerShape& shape, const UserbufferConfig* ub,
+                    const KernelFloor& floor) {
     BlockTime t;
     const Recompute rc = job.par.recompute;
     const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
@@ -67,6 +106,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         if (op.kind == OpKind::collective && op.group == Group::tp)
             tp_collective = std::max(tp_collective, comm_seconds(op));
     auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
+        double* part = &compute == &t.rec ? t.part_rec : t.part;
         if (op.kind == OpKind::collective) {
             comm[slot_of(op)] += comm_seconds(op);
         } else if (op.kind == OpKind::attention && !opt.flash_attention) {
@@ -75,17 +115,21 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             compute += cm.MaterializedAttentionSeconds(a, forward, opt.dropout);
             t.flops += (forward ? 2 : 4) * a.batch * a.sq * a.sk * (a.dqk + a.dv);
         } else {
-            double s =
-                cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), forward, job.V(op.groups), op.high_precision);
+            const double flops = job.V(op.flops), bytes = job.V(op.bytes);
+            double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision);
+            const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
             if (op.kind == OpKind::matmul) t.matmul += s;  // the GEMMs' own time: what TP traffic can hide behind
+            if (const int p = KernelPartOf(op); p >= 0) part[p] += s;
+            part[kPartFixed] += fixed;
             if (const UserbufferOverlap* o = ub ? UserbufferOverlapOf(op, *ub) : nullptr) {
                 const double lost = CommSmSeconds(s, tp_collective, *o, cm.sm_count());
                 t.sm_loss += lost;
                 s += lost;  // a weight-gradient GEMM deferred by a zero-bubble schedule keeps its loss
             }
+            s += fixed;
             compute += s;
             if (op.weight_grad) t.wgrad += s;
-            t.flops += job.V(op.flops);
+            t.flops += flops;
         }
     };
     for (const Op& op : b.forward) {
@@ -113,7 +157,10 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         t.fwd += mask, t.bwd += mask;
         if (rc == Recompute::full) t.rec += mask;
     }
-    for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
+    for (const Weight& w : b.weights) {
+        (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
+        if (IsFp8GemmWeight(b, w)) t.fp8_weights += HeldParams(job, w);
+    }
     if (!opt.grad_accumulation_fusion) {
         const double g = BytesOf(job.model.precision.grad), w = BytesOf(job.model.precision.compute);
         t.bwd += cm.Seconds(OpKind::elementwise, 0, (t.dense_params + t.expert_params) * (2 * g + w));
@@ -150,9 +197,9 @@ struct BlockKindTimes {
 };
 
 BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const TrainingOptions& opt,
-                              const LayerShape& shape, const UserbufferConfig* ub) {
+                              const LayerShape& shape, const UserbufferConfig* ub, const KernelFloor& floor) {
     BlockKindTimes t;
-    auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, opt, shape, ub); };
+    auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, opt, shape, ub, floor); };
     t.embedding = time(BlockKind::embedding);
     t.dense = time(BlockKind::dense_layer);
     if (job.graph.Find(BlockKind::moe_layer)) t.moe = time(BlockKind::moe_layer);
@@ -186,8 +233,9 @@ double Zero3Exposed(const BlockTime& b, const Job& job, const CommModel& net, co
 
 struct StageCost {
     double fwd = 0, bwd = 0, rec = 0, wgrad = 0, comm[kSlots] = {}, flops = 0;
-    double sm_loss = 0;  // of fwd + bwd + rec
-    double dense_params = 0, expert_params = 0;
+    double sm_loss = 0;                                           // of fwd + bwd + rec
+    double part[kKernelParts] = {}, part_rec[kKernelParts] = {};  // of fwd + bwd, of rec
+    double dense_params = 0, expert_params = 0, fp8_weights = 0;
     double zero3_exposed = 0;  // per microbatch
     int layers = 0;
     double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
@@ -198,10 +246,11 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, double zero3
     if (n <= 0) return;
     c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
     c.sm_loss += n * b.sm_loss;
+    for (int k = 0; k < kKernelParts; ++k) c.part[k] += n * b.part[k], c.part_rec[k] += n * b.part_rec[k];
     c.comm[kSlotTp] += n * tp_exposed;
     c.comm[kSlotCp] += n * b.comm(kSlotCp);
     c.comm[kSlotEp] += n * b.comm(kSlotEp);
-    c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params;
+    c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params, c.fp8_weights += n * b.fp8_weights;
     c.zero3_exposed += n * zero3;
 }
 
@@ -280,6 +329,13 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
     const StageCost& b = stages[bneck];
     br.compute = R * (b.fwd + b.bwd);
     br.recompute = R * b.rec;
+    // The named parts leave compute and recompute, so the breakdown still sums to the step.
+    double* parts[kKernelParts] = {&br.kernel_fixed, &br.fp8_cast, &br.moe_routing};
+    for (int k = 0; k < kKernelParts; ++k) {
+        *parts[k] = R * (b.part[k] + b.part_rec[k]);
+        br.compute -= R * b.part[k];
+        br.recompute -= R * b.part_rec[k];
+    }
     br.comm_sms = R * b.sm_loss;
     br.tp_comm = R * b.comm[kSlotTp];
     br.cp_comm = R * b.comm[kSlotCp];
@@ -443,14 +499,21 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     const bool userbuffers = opt.overlap_tp && kernels.kind == TpOverlapKind::userbuffers && job.par.tp > 1 &&
                              job.par.sp && cm.sm_count() > 0;
 
+    // The per-kernel fixed cost from the accelerator's calibration (none without a calibration table or a floor
+    // measurement: A100's GEMM curve starts at 1024^3, no floor point). TrainingKernelFloor: judged on the
+    // compute roof alone, so that more bandwidth never makes a step slower.
+    const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
     const BlockKindTimes blocks =
-        TimeBlockKinds(job, cm, net, opt, shape, userbuffers ? &kernels.userbuffers : nullptr);
+        TimeBlockKinds(job, cm, net, opt, shape, userbuffers ? &kernels.userbuffers : nullptr, floor);
     const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
     const StageCost& bneck = stages[e.bottleneck_stage];
     AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, cm.sm_count(), e.step);
     AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, e.step);
+    if (BytesOf(job.model.precision.compute) < 2)  // the graph's q8: GEMMs in fp8 (or narrower)
+        e.step.fp8_cast += Fp8WeightCastSeconds(
+            bneck.fp8_weights, Fp8WeightCastsPerStep(job.par.zero, RoundsPerStep(job.par)), cm.memory_bytes_per_s());
     e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
 
     FillThroughput(job, sys, stages, cm, layout.world(), e);

@@ -18,6 +18,16 @@ namespace sc {
 struct StepBreakdown {
     double compute = 0;    // forward + backward ops, all microbatches (bottleneck stage)
     double recompute = 0;  // forward ops re-run for activation recomputation
+    // Parts of the kernels' time the roofline leaves out or that compute and recompute would hide, each named
+    // so a report shows it (every kernel of compute and recompute, the bottleneck stage, all microbatches):
+    // the measured fixed cost of every kernel beyond its roofline (launch and tail; training/kernel_floor.h);
+    double kernel_fixed = 0;
+    // fp8 quantization passes (Transformer Engine): the graph's casts and transposes of GEMM inputs and output
+    // gradients, and the fp8 copies of the weights (training/fp8_overheads.h);
+    double fp8_cast = 0;
+    // MoE token routing: the router GEMM and top-k, permute / unpermute and the expert-order sorts around the
+    // all-to-all, and the weighted combine (Megatron-Core moe_utils.permute / unpermute).
+    double moe_routing = 0;
     double tp_comm = 0;    // exposed TP/SP collectives
     double cp_comm = 0;    // exposed context-parallel K/V exchange
     double ep_comm = 0;    // exposed MoE all-to-all
@@ -42,6 +52,9 @@ struct BreakdownPart {
 inline constexpr BreakdownPart kBreakdownParts[] = {
     {"compute", "compute", "compute", &StepBreakdown::compute},
     {"recompute", "recompute", "recompute", &StepBreakdown::recompute},
+    {"kernel_fixed", "kernel fixed cost", "kernels", &StepBreakdown::kernel_fixed},
+    {"fp8_cast", "fp8 casts", "fp8", &StepBreakdown::fp8_cast},
+    {"moe_routing", "moe routing / permute", "MoE route", &StepBreakdown::moe_routing},
     {"tp_comm", "tp communication", "TP", &StepBreakdown::tp_comm},
     {"cp_comm", "cp communication", "CP", &StepBreakdown::cp_comm},
     {"ep_comm", "ep all-to-all", "EP", &StepBreakdown::ep_comm},

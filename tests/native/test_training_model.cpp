@@ -83,13 +83,16 @@ TEST(TrainingModel, BreakdownSumsToTheStepTime) {
                 SCOPED_TRACE(c.name + (cal ? " calibrated" : " alpha-beta"));
                 sc::TrainingEstimate e = Estimate(c, LoadSystem(c.system), opt, cal);
                 const sc::StepBreakdown& b = e.step;
-                for (double part : {b.compute, b.recompute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.bubble,
-                                    b.dp_comm, b.optimizer})
-                    EXPECT_GE(part, 0);
+                double sum = 0;
+                for (const sc::BreakdownPart& p : sc::kBreakdownParts) {
+                    EXPECT_GE(b.*p.seconds, 0) << p.key;
+                    sum += b.*p.seconds;
+                }
                 EXPECT_GT(b.compute, 0);
-                EXPECT_NEAR(b.compute + b.recompute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.bubble +
-                                b.dp_comm + b.optimizer,
+                EXPECT_NEAR(b.compute + b.recompute + b.kernel_fixed + b.fp8_cast + b.moe_routing + b.tp_comm +
+                                b.cp_comm + b.ep_comm + b.pp_comm + b.bubble + b.dp_comm + b.optimizer,
                             e.step_seconds, 1e-12 * e.step_seconds);
+                EXPECT_NEAR(sum, e.step_seconds, 1e-12 * e.step_seconds);
             }
 }
 

@@ -155,18 +155,23 @@ std::string Markdown() {
     o += "\n## Where the predicted time goes\n\n";
     o += "The comm SMs column is part of compute and recompute: GEMM time lost to the SMs that overlapped TP "
          "communication kernels hold (src/training/comm_sms.h).\n\n";
-    o += "| record | compute | recompute | comm SMs | TP comm | CP comm | EP all-to-all | PP p2p | bubble | DP comm | "
-         "optimizer | MFU | fits |\n";
-    o += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    o += "Kernel fixed, fp8 casts and MoE routing are parts of their own (src/training/estimate.h): the measured "
+         "fixed cost of every kernel beyond its roofline (src/training/kernel_floor.h), Transformer Engine's fp8 "
+         "quantization passes (src/training/fp8_overheads.h), the MoE router, permute and unpermute.\n\n";
+    o += "| record | compute | recompute | comm SMs | kernel fixed | fp8 casts | MoE routing | TP comm | CP comm | "
+         "EP all-to-all | PP p2p | bubble | DP comm | optimizer | MFU | fits |\n";
+    o +=
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- "
+        "|\n";
     for (const Row& r : AllRows()) {
         if (!r.comparable || !r.evaluation_error.empty()) continue;
         const sc::StepBreakdown& b = r.est.step;
         auto pct = [&](double x) { return FormatNumber("%.1f%%", 100 * x / r.est.step_seconds); };
         o += "| " + r.key + " | " + pct(b.compute) + " | " + pct(b.recompute) + " | " + pct(b.comm_sms) + " | " +
-             pct(b.tp_comm) + " | " + pct(b.cp_comm) + " | " + pct(b.ep_comm) + " | " + pct(b.pp_comm) + " | " +
-             pct(b.bubble) + " | " + pct(b.dp_comm) + " | " + pct(b.optimizer) + " | " +
-             FormatNumber("%.1f%%", 100 * r.est.mfu) + " | " + (r.est.fits ? "yes" : "no: " + r.est.memory_message) +
-             " |\n";
+             pct(b.kernel_fixed) + " | " + pct(b.fp8_cast) + " | " + pct(b.moe_routing) + " | " + pct(b.tp_comm) +
+             " | " + pct(b.cp_comm) + " | " + pct(b.ep_comm) + " | " + pct(b.pp_comm) + " | " + pct(b.bubble) + " | " +
+             pct(b.dp_comm) + " | " + pct(b.optimizer) + " | " + FormatNumber("%.1f%%", 100 * r.est.mfu) + " | " +
+             (r.est.fits ? "yes" : "no: " + r.est.memory_message) + " |\n";
     }
 
     o += "\n## Memory: predicted vs published\n\n";

@@ -1,7 +1,8 @@
-#include "inference/kernel_floor.h"
+#include "training/kernel_floor.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "config/error.h"
 
@@ -35,6 +36,15 @@ KernelFloor MeasuredKernelFloor(const CalibrationTable* cal, const Accelerator& 
         }
     }
     return best;
+}
+
+KernelFloor TrainingKernelFloor(const CalibrationTable* cal, const Accelerator& acc) {
+    return MeasuredKernelFloor(cal, acc, std::numeric_limits<double>::infinity());
+}
+
+double KernelFloorExcess(const KernelFloor& f, double roofline_s, double flops, double bytes, double hbm_bytes_per_s) {
+    if (f.alpha_s <= 0 || (flops <= 0 && bytes <= 0) || hbm_bytes_per_s <= 0) return 0;
+    return std::max(0.0, f.alpha_s + bytes / hbm_bytes_per_s - roofline_s);
 }
 
 }  // namespace sc

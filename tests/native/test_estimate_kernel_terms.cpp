@@ -1,0 +1,146 @@
+// The named kernel terms of the training breakdown (training/estimate.h): the measured per-kernel fixed cost
+// (training/kernel_floor.h), Transformer Engine's fp8 weight quantization (training/fp8_overheads.h) beside the
+// graph's fp8 casts, and the MoE routing ops. Closed forms: kernel count x floor, weights x bytes / bandwidth.
+#include <gtest/gtest.h>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "config/model_config.h"
+#include "parallel/job.h"
+#include "preset_files.h"
+#include "test_util.h"
+#include "training/compute_model.h"
+#include "training/estimate.h"
+#include "training/fp8_overheads.h"
+#include "training/kernel_floor.h"
+
+namespace {
+
+const std::string kRoot = SC_SOURCE_DIR;
+
+sc::System LoadSystem(const std::string& id) { return sctest::LoadSystemPreset(id); }
+const sc::CalibrationTable& Cal() { return sctest::MeasuredCalibration(); }
+
+sc::ModelConfig Model(const std::string& file) {
+    return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file));
+}
+
+// A Llama-shaped model so small that every kernel's roofline is under 1% of H100's measured floor (5.07 us):
+// its largest GEMM, the LM head, is 2 x 16 x 256 x 32 = 262k FLOPs, 27 ns even at the 1% efficiency floor of
+// the GEMM curve.
+sc::ModelConfig TinyModel() {
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.layers = 2, m.hidden = 32, m.heads = 1, m.kv_heads = 1, m.head_dim = 32, m.ffn = 64, m.vocab = 256;
+    m.seq = 16;
+    return m;
+}
+
+// Kernels one microbatch runs on a one-stage job: every non-collective op of the graph that moves or computes
+// something (fp8 casts are absent at bf16), forward and backward, per block.
+int KernelsPerMicrobatch(const sc::Job& job) {
+    int n = 0;
+    for (const sc::Block& b : job.graph.blocks) {
+        int per = 0;
+        for (const auto* ops : {&b.forward, &b.backward})
+            for (const sc::Op& op : *ops)
+                per += op.kind != sc::OpKind::collective && (job.V(op.flops) > 0 || job.V(op.bytes) > 0);
+        n += per * (b.kind == sc::BlockKind::dense_layer ? job.model.layers : 1);
+    }
+    return n;
+}
+
+TEST(EstimateKernelTerms, FixedCostIsKernelCountTimesTheMeasuredFloor) {
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    const sc::Job job = sc::MakeJob(TinyModel(), sc::ParseParallelSpec("tp=1,pp=1,dp=1,microbatch=1,batch=4"));
+    const sc::TrainingOptions opt;
+    const sc::KernelFloor floor = sc::TrainingKernelFloor(&Cal(), sys.accelerator);
+    ASSERT_GT(floor.alpha_s, 5e-6);  // the XLA sm_90 256^3 GEMM (TrainingFloorIsTheWholeTinyGemm)
+    const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt);
+    const int kernels = 4 * KernelsPerMicrobatch(job);  // 4 microbatches
+    ASSERT_GT(kernels, 60);
+    // Each kernel pays alpha + bytes / bandwidth - roofline, between alpha - 1% and alpha.
+    EXPECT_LE(e.step.kernel_fixed, kernels * floor.alpha_s * (1 + 1e-12));
+    EXPECT_GE(e.step.kernel_fixed, kernels * floor.alpha_s * 0.99);
+}
+
+// The training floor is the whole measured time of the smallest overhead-dominated GEMM (compute roof under a
+// tenth of its time): H100 the XLA sm_90 table's 256^3 bf16 GEMM at 6.45 TFLOPS; GB200 the Azure cuBLASLt fp8
+// 1024^3 GEMM at 489.2 TFLOPS (0.43 us at the 5,000 TFLOPS fp8 peak: 9.8% of its 4.39 us), not the fp4 one
+// (7.48 us), which serving's rule picks at the achieved bandwidth (its fp8 operands take 11% there).
+TEST(EstimateKernelTerms, TrainingFloorIsTheWholeTinyGemm) {
+    const sc::KernelFloor h100 = sc::TrainingKernelFloor(&Cal(), LoadSystem("dgx-h100-superpod").accelerator);
+    EXPECT_EQ(h100.series, "xla-sm90-bf16");
+    EXPECT_NEAR(h100.alpha_s, 2.0 * 256 * 256 * 256 / 6.45e12, 1e-15);
+    const sc::Accelerator gb200 = LoadSystem("gb200-nvl72").accelerator;
+    const sc::KernelFloor f = sc::TrainingKernelFloor(&Cal(), gb200);
+    EXPECT_EQ(f.series, "azure-ndgb200v6-cublaslt-fp8");
+    EXPECT_NEAR(f.alpha_s, 2.0 * 1024 * 1024 * 1024 / 489.2e12, 1e-15);
+    EXPECT_GT(sc::MeasuredKernelFloor(&Cal(), gb200, 6.4e12).alpha_s, 7e-6);  // serving's, unchanged
+    EXPECT_EQ(sc::TrainingKernelFloor(&Cal(), LoadSystem("dgx-b200-superpod").accelerator).alpha_s, 0);
+}
+
+// The closed form of one kernel: max(roofline, alpha + bytes / bandwidth) - roofline; nothing for an absent op.
+TEST(EstimateKernelTerms, FloorExcessClosedForm) {
+    sc::KernelFloor f;
+    f.alpha_s = 5e-6;
+    EXPECT_DOUBLE_EQ(sc::KernelFloorExcess(f, 1e-6, 1, 3e6, 3e12), 5e-6 + 1e-6 - 1e-6);
+    EXPECT_DOUBLE_EQ(sc::KernelFloorExcess(f, 1e-3, 1, 3e6, 3e12), 0);  // a long kernel hides its start
+    EXPECT_DOUBLE_EQ(sc::KernelFloorExcess(f, 0, 0, 0, 3e12), 0);       // q8 = 0: no kernel at all
+    EXPECT_DOUBLE_EQ(sc::KernelFloorExcess(sc::KernelFloor{}, 1e-9, 1, 1, 3e12), 0);
+}
+
+// A100's GEMM calibration has no floor point (its curve starts at 1024^3): the term is zero, as it is without a
+// calibration table, and the accurate A100 rows cannot move.
+TEST(EstimateKernelTerms, NoFloorMeasurementNoTerm) {
+    const sc::Job job = sc::MakeJob(TinyModel(), sc::ParseParallelSpec("tp=1,pp=1,dp=1,microbatch=1,batch=4"));
+    const sc::TrainingOptions opt;
+    EXPECT_EQ(sc::EstimateTraining(job, LoadSystem("dgx-a100-superpod"), &Cal(), opt).step.kernel_fixed, 0);
+    EXPECT_EQ(sc::EstimateTraining(job, LoadSystem("dgx-h100-superpod"), nullptr, opt).step.kernel_fixed, 0);
+}
+
+TEST(EstimateKernelTerms, Fp8WeightCastClosedForm) {
+    EXPECT_EQ(sc::kFp8WeightCastBytesPerParam, 4);  // read bf16 (2), write fp8 (1) and its transpose (1)
+    EXPECT_EQ(sc::Fp8WeightCastsPerStep(1, 8), 1);  // cached across microbatches (is_first_microbatch)
+    EXPECT_EQ(sc::Fp8WeightCastsPerStep(3, 8), 8);  // ZeRO-3 / FSDP: gathered, so quantized, per microbatch
+    EXPECT_DOUBLE_EQ(sc::Fp8WeightCastSeconds(1e9, 2, 2e12), 1e9 * 4 * 2 / 2e12);
+}
+
+// Llama 3 8B in fp8 on 8 H100s, 4 microbatches: ZeRO-3 quantizes the weights 4 times a step, ZeRO-1 once, so
+// the fp8 term differs by 3 quantizations of the fp8 GEMM weights (QKV, output, SwiGLU MLP of 32 layers; not
+// the embedding, the norms or the 16-bit LM head), 4 bytes each at the achieved HBM bandwidth. A bf16 model
+// has no fp8 term at all.
+TEST(EstimateKernelTerms, Fp8WeightsQuantizedOncePerStepOrPerMicrobatch) {
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    sc::ModelConfig m = Model("llama3-8b.json");
+    const sc::TrainingOptions opt;
+    auto fp8_part = [&](sc::Precision p, int zero) {
+        m.precision.compute = p;
+        const std::string spec = "tp=1,pp=1,dp=8,microbatch=1,batch=32,zero=" + std::to_string(zero);
+        return sc::EstimateTraining(sc::MakeJob(m, sc::ParseParallelSpec(spec)), sys, &Cal(), opt).step.fp8_cast;
+    };
+    EXPECT_EQ(fp8_part(sc::Precision::bf16, 1), 0);
+    EXPECT_EQ(fp8_part(sc::Precision::bf16, 3), 0);
+    const double h = 4096, a = 32, kv = 8, d = 128, f = 14336, L = 32;
+    const double weights = L * (h * (a + 2 * kv) * d + a * d * h + 3 * h * f);
+    const sc::ComputeModel cm(sys.accelerator, sc::Precision::fp8, &Cal(), opt);
+    const double expected = 3 * weights * 4 / cm.memory_bytes_per_s();
+    const double z1 = fp8_part(sc::Precision::fp8, 1), z3 = fp8_part(sc::Precision::fp8, 3);
+    EXPECT_NEAR(z3 - z1, expected, 1e-9 * expected);
+    EXPECT_GT(z1, weights * 4 / cm.memory_bytes_per_s());  // the graph's activation casts come on top
+}
+
+// The MoE router, top-k, permute / sort / unsort and combine are their own part; a dense model has none.
+TEST(EstimateKernelTerms, MoeRoutingIsAPartOnlyForMoe) {
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    const sc::TrainingOptions opt;
+    const sc::TrainingEstimate moe = sc::EstimateTraining(
+        sc::MakeJob(Model("mixtral-8x7b.json"), sc::ParseParallelSpec("tp=2,pp=4,dp=16,ep=8,sp=1,batch=256")), sys,
+        &Cal(), opt);
+    const sc::TrainingEstimate dense = sc::EstimateTraining(
+        sc::MakeJob(Model("llama3-8b.json"), sc::ParseParallelSpec("tp=1,dp=8,batch=32")), sys, &Cal(), opt);
+    EXPECT_GT(moe.step.moe_routing, 0);
+    EXPECT_LT(moe.step.moe_routing, moe.step.compute);
+    EXPECT_EQ(dense.step.moe_routing, 0);
+}
+
+}  // namespace
