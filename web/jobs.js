@@ -16,7 +16,7 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
   let pool = null;
   pagePool.setWorkers(size);
   const running = new Set();
-  const stats = { shards: 0, workerMs: 0 };
+  const stats = { shards: 0, workerMs: 0, mergeMs: 0 }; // mergeMs: the page's time merging shard results
 
   function tick() {
     const job = pagePool.takeJob();
@@ -27,7 +27,9 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
         onShard: (shard, text, ms) => {
           stats.shards++;
           stats.workerMs += ms;
+          const t0 = performance.now();
           const error = pagePool.addShard(job.id, text);
+          stats.mergeMs += performance.now() - t0;
           if (error) console.warn(`stagecraft: worker shard ${shard} of job ${job.id}: ${error}`);
         },
         onError: (message) => {

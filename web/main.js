@@ -586,6 +586,7 @@ async function main() {
   const input = new Input({ canvas, textInput, app });
   let fontVersion = -1;
   const frameWork = new Float64Array(1024); // ms of the page's work in the last 1,024 frames (a ring)
+  stagecraft.workMs = 0; // the same, summed over every frame
   stagecraft.frameWork = () => Array.from(frameWork.subarray(0, Math.min(stagecraft.frames, frameWork.length)));
   let lastError = '';
 
@@ -621,6 +622,7 @@ async function main() {
       // The page's own work this frame (ImGui frame, draw-data upload, jobs), without the browser's compositing
       // or a software rasteriser's time: the figure a "frame under 16 ms" target is about (bench/browser).
       frameWork[stagecraft.frames % frameWork.length] = performance.now() - workStart;
+      stagecraft.workMs += performance.now() - workStart;
       if (stagecraft.firstFrameMs === null) {
         stagecraft.firstFrameMs = performance.now();
         performance.mark('stagecraft:first-frame');

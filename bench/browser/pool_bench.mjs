@@ -9,8 +9,12 @@
 //   --fixed: the sweep of the page's layout at every point ("only the current layout"), no search per point.
 //   Runs the sweep three ways: on the page's thread in frame slices (?workers=0), in a pool of one worker
 //   (?workers=1: one thread, off the page) and in the pool (one worker per core).
+//   Per run it also prints the compute per point in the workers and on the page's thread, the page's time merging
+//   results, and the CPU seconds of the browser's processes (the renderer holds the page and its workers; the
+//   GPU process SwiftShader). SC_JS_FLAGS passes V8 flags to Chromium (tests/browser/harness.mjs), for diagnosis.
 //   SC_VIEWPORT=320x240: a small page, so that SwiftShader (the software WebGPU of a machine without a GPU)
 //   rasterises little and leaves the cores to the workers; a GPU does that work off the CPU.
+import fs from 'node:fs';
 import { startSession } from '../../tests/browser/harness.mjs';
 
 const HASH = '#model=llama3-8b&system=dgx-a100-superpod&parallel=tp=8,dp=8,batch=64';
@@ -33,11 +37,30 @@ function stats(intervals) {
   return { frames: s.length, median: q(0.5), p95: q(0.95), max: s[s.length - 1] ?? NaN };
 }
 
+// CPU seconds used so far by the browser's processes, by kind (--type=gpu-process, renderer, ...): the page's
+// thread and its workers are in its renderer; under SwiftShader the rasteriser is in the GPU process.
+function browserCpu() {
+  const out = {};
+  const tick = 100; // USER_HZ on Linux
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!/chrom/i.test(cmd.split('\0')[0])) continue;
+      const kind = /--type=([a-z-]+)/.exec(cmd)?.[1] ?? 'browser';
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12])) / tick;
+    } catch {}
+  }
+  return out;
+}
+const cpuSince = (a, b) => Object.keys(b).map((k) => `${k} ${(b[k] - (a[k] ?? 0)).toFixed(2)} s`).join(', ');
+
 async function run(session, query) {
   const page = await session.context.newPage();
   await page.goto(`${session.url}index.html${query}${HASH}`);
   await page.bringToFront();
   await page.waitForFunction(() => window.stagecraft?.firstFrameMs !== null && window.stagecraft?.pagePool, null, { timeout: 60000 });
+  const cpuAtStart = browserCpu();
   const r = await page.evaluate(async ([ax, fixedLayout]) => {
     const sc = window.stagecraft;
     sc.pagePool.setSweepFixedLayout(fixedLayout);
@@ -72,14 +95,20 @@ async function run(session, query) {
     requestAnimationFrame(tick);
     const t0 = performance.now();
     const framesAtStart = sc.frames;
+    const drawn0 = sc.renderer.framesDrawn, skipped0 = sc.renderer.framesSkipped;
+    const workerMs0 = sc.jobs?.stats.workerMs ?? 0;
+    const pageMs0 = sc.workMs;
+    const mergeMs0 = sc.jobs?.stats.mergeMs ?? 0;
     const err = sc.pagePool.startSweep(ax[0], ax[1]);
     if (err) throw new Error(err);
     await finish();
     const work = sc.frameWork().slice(-Math.min(1024, sc.frames - framesAtStart));
     on = false;
     const s = sc.pagePool.sweepStatus();
-    return { wall: performance.now() - t0, rows: s.rows, error: s.error, intervals, idle, work, idleWork, workers: sc.jobs?.size ?? 0 };
+    return { wall: performance.now() - t0, rows: s.rows, error: s.error, intervals, idle, work, idleWork, workers: sc.jobs?.size ?? 0,
+             workerMs: (sc.jobs?.stats.workerMs ?? 0) - workerMs0, pageMs: sc.workMs - pageMs0, mergeMs: (sc.jobs?.stats.mergeMs ?? 0) - mergeMs0, drawn: sc.renderer.framesDrawn - drawn0, skipped: sc.renderer.framesSkipped - skipped0, frameCount: sc.frames - framesAtStart };
   }, [axes, fixed]);
+  r.cpu = cpuSince(cpuAtStart, browserCpu());
   await page.close();
   if (r.error) throw new Error(r.error);
   return r;
@@ -99,6 +128,12 @@ try {
     console.log(`${name.padEnd(22)} ${String(r.rows).padStart(6)} rows  ${(r.wall / 1000).toFixed(2).padStart(7)} s   ` +
       `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms (${f.frames} frames); ` +
       `frame work median ${w.median.toFixed(1)} ms, p95 ${w.p95.toFixed(1)} ms, max ${w.max.toFixed(1)} ms`);
+    if (r.rows > 0) {
+      console.log(`${''.padEnd(22)} compute per point: in workers ${(1000 * r.workerMs / r.rows).toFixed(1)} us, ` +
+        `on the page's thread ${(1000 * r.pageMs / r.rows).toFixed(1)} us (all frame work over ${r.frameCount} frames / rows), merging results ${(1000 * r.mergeMs / r.rows).toFixed(1)} us; ` +
+        `frames drawn ${r.drawn}, skipped ${r.skipped}`);
+      console.log(`${''.padEnd(22)} browser CPU (with the 3 s idle and the warm-up): ${r.cpu}`);
+    }
   };
   const shown = axes.map((a) => (a.length > 40 ? `${a.split('=')[0]} (${a.split(',').length} values)` : a));
   console.log(`sweep ${shown.join(' x ')}${fixed ? ' of the fixed layout tp=8,dp=8' : ''}, Llama 3 8B, 64 GPUs, batch 64; ` +

@@ -31,6 +31,7 @@ export const CHROMIUM_ARGS = [
   '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions',
   '--no-default-browser-check', '--disable-features=Translate,MediaRouter,OptimizationHints',
+  ...(process.env.SC_JS_FLAGS ? [`--js-flags=${process.env.SC_JS_FLAGS}`] : []),
 ];
 
 const MIME = {
