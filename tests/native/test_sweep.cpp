@@ -36,6 +36,10 @@ const Base& Cluster(const std::string& system, const std::string& acc) {
     return cache[system] = b;
 }
 const Base& H100() { return Cluster("dgx-h100-superpod", "h100-sxm"); }
+bool SamePoint(const sc::SweepPoint& a, const sc::SweepPoint& b) {
+    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr) ==
+           std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap, b.inr);
+}
 const Base& A100() { return Cluster("dgx-a100-superpod", "a100-80gb"); }
 
 std::string AxisError(const std::string& axis) {
@@ -71,11 +75,7 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     // A shard reads its points one by one: the same points in the same order.
     ASSERT_EQ(sc::SweepPointCount(a), pts.size());
     for (size_t i = 0; i < pts.size(); ++i) {
-        const sc::SweepPoint p = sc::SweepPointAt(a, i);
-        EXPECT_TRUE(p.flops == pts[i].flops && p.hbm_bw == pts[i].hbm_bw && p.hbm_capacity == pts[i].hbm_capacity &&
-                    p.domain == pts[i].domain && p.net_bw == pts[i].net_bw && p.topology == pts[i].topology &&
-                    p.overlap == pts[i].overlap && p.inr == pts[i].inr)
-            << "point " << i;
+        EXPECT_TRUE(SamePoint(sc::SweepPointAt(a, i), pts[i])) << "point " << i;
     }
     sc::SweepAxes every;  // every axis with two values: the digits of all eight
     for (const char* arg : {"flops=1,2", "hbm_bw=1,3", "hbm_capacity=1,1.5", "domain=8,72", "net_bw=1,4",
@@ -85,11 +85,7 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     ASSERT_EQ(sc::SweepPointCount(every), 256u);
     ASSERT_EQ(all.size(), 256u);
     for (size_t i = 0; i < all.size(); ++i) {
-        const sc::SweepPoint p = sc::SweepPointAt(every, i);
-        EXPECT_TRUE(p.flops == all[i].flops && p.hbm_bw == all[i].hbm_bw && p.hbm_capacity == all[i].hbm_capacity &&
-                    p.domain == all[i].domain && p.net_bw == all[i].net_bw && p.topology == all[i].topology &&
-                    p.overlap == all[i].overlap && p.inr == all[i].inr)
-            << "point " << i;
+        EXPECT_TRUE(SamePoint(sc::SweepPointAt(every, i), all[i])) << "point " << i;
     }
 
     EXPECT_EQ(AxisError("flops=1,0"), "flops: expected a positive factor (e.g. 0.5, 1, 2), got \"0\"");
@@ -188,10 +184,7 @@ void ExpectNoSlower(const std::vector<sc::SweepRow>& rows, Better better, const 
     EXPECT_GT(pairs, 0) << what;
 }
 
-auto Same = [](const sc::SweepPoint& a, const sc::SweepPoint& b) {
-    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr) ==
-           std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap, b.inr);
-};
+const auto Same = SamePoint;
 
 TEST(Sweep, MoreHardwareIsNeverSlower) {
     sc::SweepAxes a;
