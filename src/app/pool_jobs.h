@@ -66,11 +66,11 @@ struct PoolState {
 // Where the page's own thread is in a sweep it runs in frame slices (no pool): point by point in order, each
 // model's layout search in kSweepSearchPieces pieces (a point's whole search takes longer than a frame).
 struct SweepSlices {
-    SweepContext context;
-    size_t next_point = 0;                  // the point being evaluated, or the next one
-    std::optional<SweepPointInputs> point;  // made ready (null: next_point not started)
-    int model = 0, piece = 0;               // at that point: the model and the piece of its search next
-    std::vector<SearchResult> parts;        // that model's pieces so far
+    std::shared_ptr<const SweepContext> context;  // the snapshot's
+    size_t next_point = 0;                        // the point being evaluated, or the next one
+    std::optional<SweepPointInputs> point;        // made ready (null: next_point not started)
+    int model = 0, piece = 0;                     // at that point: the model and the piece of its search next
+    std::vector<SearchResult> parts;              // that model's pieces so far
 };
 inline constexpr int kSweepSearchPieces = 32;
 

@@ -103,17 +103,9 @@ void StartSweep(AppState& s) {
     w.done = 0;
     const std::string link = PoolLink(s);
     if (link.empty()) {  // frame slices: progress counts points
-        const engine::SweepSnapshot& snap = *w.snapshot;
-        try {
-            w.slices = std::make_unique<SweepSlices>();
-            w.slices->context =
-                MakeSweepContext(snap.models, snap.base, snap.calibration.get(), snap.options, snap.axes, snap.request);
-        } catch (const Error& e) {
-            CancelSweep(s);
-            w.error = e.what();
-            return;
-        }
-        w.shards = static_cast<int>(w.slices->context.points);
+        w.slices = std::make_unique<SweepSlices>();
+        w.slices->context = w.snapshot->context;
+        w.shards = static_cast<int>(w.slices->context->points);
         w.next_shard = 0;
         return;
     }
@@ -125,7 +117,7 @@ void StepSweep(AppState& s, double budget_seconds) {
     auto& w = s.sweep;
     if (w.next_shard < 0 || !w.slices) return;
     SweepSlices& sl = *w.slices;
-    const SweepContext& c = sl.context;
+    const SweepContext& c = *sl.context;
     const int pieces = c.request.layout ? 1 : kSweepSearchPieces;  // a fixed layout's point is one estimate
     const double t0 = Now();
     try {

@@ -25,11 +25,13 @@ SweepSnapshot SnapshotSweep(const Request& r) {
         s.request.batch = r.parallel.global_batch();
     }
     MakeSweepSystem(s.base, SweepPoint{}, s.request.gpus);  // throws for a base system that cannot be swept
+    s.context = std::make_shared<const SweepContext>(
+        MakeSweepContext(s.models, s.base, s.calibration.get(), s.options, s.axes, s.request));
     return s;
 }
 
 std::vector<SweepRow> RunSweepShard(const SweepSnapshot& s, int shard, int count) {
-    return RunSweep(s.models, s.base, s.calibration.get(), s.options, s.axes, s.request, shard, count);
+    return RunSweepPoints(*s.context, shard, count);
 }
 
 SweepKey KeyOf(const SweepRow& row) { return {row.point_index, row.model_index}; }

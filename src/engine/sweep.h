@@ -19,6 +19,9 @@ struct SweepSnapshot {
     TrainingOptions options;
     SweepAxes axes;
     SweepRequest request;
+    // Made once from the fields above (MakeSweepContext): every shard of this snapshot runs over it, so a
+    // fixed layout's graphs are built once per sweep, not once per shard. Shared, never changed.
+    std::shared_ptr<const SweepContext> context;
 };
 
 // Copies what the sweep needs out of `request`. Throws sc::Error naming the field when the request has no

@@ -348,20 +348,26 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
     return row;
 }
 
+std::vector<SweepRow> RunSweepPoints(const SweepContext& c, int shard_index, int shard_count) {
+    if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
+        throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
+                                 " is not one of 0 .. count-1");
+    std::vector<SweepRow> rows;
+    for (size_t i = static_cast<size_t>(shard_index); i < c.points; i += static_cast<size_t>(shard_count)) {
+        const SweepPointInputs in = PrepareSweepPoint(c, i);
+        for (int m = 0; m < static_cast<int>(c.models.size()); ++m)
+            rows.push_back(SweepRowOf(c, in, m, EvaluateSweepPoint(c, in, m)));
+    }
+    return rows;
+}
+
 std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
                                const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
                                int shard_index, int shard_count) {
     if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
         throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
                                  " is not one of 0 .. count-1");
-    const SweepContext c = MakeSweepContext(models, base, cal, opt, axes, req);
-    std::vector<SweepRow> rows;
-    for (size_t i = static_cast<size_t>(shard_index); i < c.points; i += static_cast<size_t>(shard_count)) {
-        const SweepPointInputs in = PrepareSweepPoint(c, i);
-        for (int m = 0; m < static_cast<int>(models.size()); ++m)
-            rows.push_back(SweepRowOf(c, in, m, EvaluateSweepPoint(c, in, m)));
-    }
-    return rows;
+    return RunSweepPoints(MakeSweepContext(models, base, cal, opt, axes, req), shard_index, shard_count);
 }
 
 }  // namespace sc

@@ -155,6 +155,10 @@ SearchResult EvaluateSweepPoint(const SweepContext& c, const SweepPointInputs& i
 // The row of model `model` at the point from its (merged) result.
 SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model, SearchResult result);
 
+// RunSweep's points of one shard over a context made once (a driver running many shards of one sweep makes the
+// context once: for a fixed layout it holds each model's graph).
+std::vector<SweepRow> RunSweepPoints(const SweepContext& c, int shard_index, int shard_count);
+
 // Runs the points whose index i satisfies i % shard_count == shard_index (all of them by default), every
 // model at each, rows ordered by (point index, model index). Concatenating the shards' rows and sorting them
 // by that key gives exactly the rows of one unsharded run.
