@@ -364,9 +364,6 @@ std::vector<SweepRow> RunSweepPoints(const SweepContext& c, int shard_index, int
 std::vector<SweepRow> RunSweep(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
                                const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req,
                                int shard_index, int shard_count) {
-    if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
-        throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
-                                 " is not one of 0 .. count-1");
     return RunSweepPoints(MakeSweepContext(models, base, cal, opt, axes, req), shard_index, shard_count);
 }
 
