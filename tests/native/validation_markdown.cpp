@@ -89,7 +89,7 @@ std::string CliCommand(const Row& r) {
 }
 
 std::string Markdown() {
-    // Each distinct reason for a wider tolerance gets a letter, listed once below the tables.
+    // Each distinct cause of a row outside the target gets a letter, listed once below the tables.
     std::vector<std::string> reasons;
     auto letter = [&](const std::string& why) {
         size_t i = std::find(reasons.begin(), reasons.end(), why) - reasons.begin();
@@ -114,8 +114,7 @@ std::string Markdown() {
             continue;
         }
         std::string tol = FormatNumber("%.0f%%", 100 * r.tolerance);
-        if (!r.tolerance_reason.empty()) tol += " (" + letter(r.tolerance_reason) + ")";
-        else if (!r.cause.empty() && std::fabs(r.error) > r.tolerance) tol += ", outside (" + letter(r.cause) + ")";
+        if (!r.cause.empty() && std::fabs(r.error) > r.tolerance) tol += ", outside (" + letter(r.cause) + ")";
         o += "| " + r.key + " | " + r.system + " | " + Layout(r.par) + " | " + r.measured_what + " | " +
              Value(r.measured_value) + " | " + Value(r.to_unit(r.predicted_seconds)) + " | " +
              Value(r.measured_seconds) + " | " + Value(r.predicted_seconds) + " | " +
@@ -148,7 +147,7 @@ std::string Markdown() {
     o += '\n' + summary("more", "data/training_measured_more.json");
     o += summary("first", "data/training_measured.json");
     o +=
-        "\nWider tolerances (first set) and causes of rows outside the target (second set, whose tolerance stays 10%):\n\n";
+        "\nCauses of the rows outside the 10% target (the tolerance of every row stays 10%):\n\n";
     for (size_t i = 0; i < reasons.size(); ++i)
         o += std::string("- (") + static_cast<char>('a' + i) + ") " + reasons[i] + ".\n";
 

@@ -195,12 +195,8 @@ Row Narayanan(const json& r) {
         "the unfused s x s attention passes are 25-37% of the three smallest runs' layer time, far more than for the "
         "larger models, and whatever these runs lose (the unfused softmax/dropout kernels below the STREAM-copy "
         "bandwidth assumed, or per-kernel overheads of PyTorch DDP at microbatch 16) is not modelled";
-    if (row.par.pp == 1 && row.par.tp < 8) {
-        row.tolerance = 0.20;  // set when the three smallest rows were first compared; not widened since
-        row.tolerance_reason = pp1_cause;
-    } else if (row.par.pp == 1) {
-        row.cause = pp1_cause;  // 18.4B: -10.0% since the DP overlap fix; target kept at 10%, the cause named
-    }
+    // The target stays 10%: a row outside it names its cause (the smallest rows are 14-16% fast).
+    if (row.par.pp == 1) row.cause = pp1_cause;
     return row;
 }
 
@@ -325,8 +321,7 @@ Row MtNlg(const json& r) {
     const double F = Eq3Flops(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
     EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, r["measured"]["tflops_per_gpu"].get<double>(), 2.0)
         << row.key << ": Eq. 3 does not reproduce the published TFLOP/s";
-    row.tolerance = 0.25;
-    row.tolerance_reason = kDeepSpeedReason;
+    row.cause = kDeepSpeedReason;  // the target stays 10%
     return row;
 }
 
@@ -359,8 +354,7 @@ Row Bloom(const json& r) {
     // README log line at GBS 2048: "elapsed time per iteration (s): 104.70 | ... | TFLOPs: 149.77".
     EXPECT_NEAR(F / (104.70 * gpus) / 1e12, 149.77, 0.5) << "Eq. 3 does not reproduce BLOOM's logged TFLOPs";
     ConvertTflops(row, r["measured"]["tflops_per_gpu"], F, gpus);
-    row.tolerance = 0.25;
-    row.tolerance_reason = kDeepSpeedReason;
+    row.cause = kDeepSpeedReason;  // the target stays 10%
     row.memory.push_back({"peak per GPU", r["measured"]["memory_gb"], 0, 0.40,
                           "\"using 60 GB of memory on each GPU\" (README) is a device-level reading: it includes the "
                           "PyTorch allocator's cache and fragmentation, the CUDA context, NCCL and DeepSpeed buffers "
@@ -404,8 +398,7 @@ Row Nemo(const json& r) {
     row.to_unit = [tokens, gpus](double t) { return tokens / (t * gpus); };
     EXPECT_NEAR(row.measured_seconds, r["measured"]["iter_time_s"].get<double>(), 0.01 * row.measured_seconds)
         << row.key;
-    row.tolerance = 0.40;
-    row.tolerance_reason =
+    row.cause =
         "FP8 on H100: the model runs the GEMMs at the cuBLASLt FP8 microbenchmark rate (0.6-0.7 of the FP8 peak), keeps "
         "activations and their traffic in bf16 and charges Transformer Engine's cast and transpose passes, the "
         "16-bit LM head and the SMs its TP-overlap kernels take, and is still 16-31% fast: the same gap as the BF16 "

@@ -42,10 +42,9 @@ struct Row {
     double measured_value = 0;
     double measured_seconds = 0;
     std::function<double(double)> to_unit;  // seconds -> the published unit, for the predicted column
-    double tolerance = kDefaultTolerance;
-    std::string tolerance_reason;
-    // Second set: why the row is outside the 10% target when it is (the tolerance stays 10%; the cause is
-    // shown beside the error, never used to pass a check).
+    double tolerance = kDefaultTolerance;  // the 10% for every row of both sets; never widened
+    // Why the row is outside the 10% target when it is (the tolerance stays 10%; the cause is shown beside the
+    // error, never used to pass a check).
     std::string cause;
     bool recompute_stated = true;  // false: the record does not say; full recomputation if the run needs it to fit
     bool comparable = true;
