@@ -8,22 +8,34 @@
 
 #include "training/comm_model.h"
 #include "training/compute_model.h"
+#include "training/kernel_floor.h"
 
 namespace sc {
 
 std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys,
                                 const CalibrationTable* cal, const TrainingOptions& opt) {
     Layout layout(job.par);
-    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
+    const AttentionShape attn = AttentionShapeOf(job);
+    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, attn);
     CommModel net(sys, layout, opt.in_network_reduction, cal);
+    // The estimate's per-kernel terms (TimeBlock in estimate.cpp), so a node's duration_micros is what the
+    // estimate charges for it: the measured fixed cost of a kernel, and unfused attention's s x s passes.
+    const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
         switch (n.type) {
-            case EtNodeType::comp:
-                t[i] = cm.Seconds(n.kind, static_cast<double>(n.flops), static_cast<double>(n.bytes),
-                                  n.role != NodeRole::backward, n.groups, n.high_precision);
+            case EtNodeType::comp: {
+                const bool forward = n.role != NodeRole::backward;
+                if (n.kind == OpKind::attention && !opt.flash_attention) {
+                    t[i] = cm.MaterializedAttentionSeconds(attn, forward, opt.dropout);
+                    break;
+                }
+                const double flops = static_cast<double>(n.flops), bytes = static_cast<double>(n.bytes);
+                const double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision);
+                t[i] = s + KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
                 break;
+            }
             case EtNodeType::comm_coll:
                 t[i] = net.Seconds(n.coll, n.group,
                                    BufferBytesOf(n.coll, layout.GroupSize(n.group), static_cast<double>(n.comm_bytes)));

@@ -13,6 +13,7 @@
 #include "training/estimate.h"
 #include "training/fp8_overheads.h"
 #include "training/kernel_floor.h"
+#include "training/timeline.h"
 
 namespace {
 
@@ -144,3 +145,41 @@ TEST(EstimateKernelTerms, MoeRoutingIsAPartOnlyForMoe) {
 }
 
 }  // namespace
+
+namespace {
+
+// Seconds of the compute nodes of a one-stage job's trace program, optimizer nodes apart.
+double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::TrainingOptions& opt) {
+    const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
+    const std::vector<double> secs = sc::NodeSeconds(job, prog, sys, &Cal(), opt);
+    double total = 0;
+    for (size_t i = 0; i < prog.nodes.size(); ++i)
+        if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
+            total += secs[i];
+    return total;
+}
+
+}  // namespace
+
+TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
+    // One source of truth: the ET files' duration_micros come from NodeSeconds, so the trace must carry the
+    // per-kernel fixed cost and unfused attention's s x s passes exactly as the estimate's parts do. A one-stage,
+    // one-rank bf16 job has no TP-overlap SMs and no fp8 weight copies, so compute + recompute + kernel fixed +
+    // MoE routing is every compute node of its program.
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    ASSERT_GT(sc::TrainingKernelFloor(&Cal(), sys.accelerator).alpha_s, 0);
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.layers = 2, m.seq = 1024;
+    for (const char* spec : {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full"}) {
+        for (bool flash : {true, false}) {
+            SCOPED_TRACE(std::string(spec) + (flash ? " fused attention" : " unfused attention"));
+            const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
+            sc::TrainingOptions opt;
+            opt.flash_attention = flash;
+            const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt);
+            ASSERT_GT(e.step.kernel_fixed, 0);
+            const double charged = e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing;
+            EXPECT_NEAR(TraceComputeSeconds(job, sys, opt), charged, 1e-9 * charged);
+        }
+    }
+}
