@@ -9,6 +9,7 @@
 #include "imgui.h"
 #include "report/format.h"
 #include "report/layout_warnings.h"
+#include "training/published_runs.h"
 
 namespace sc::app {
 
@@ -214,6 +215,14 @@ static void DrawEstimate(const AppState& s) {
     for (int i = 0; i < kBreakdownPartCount; ++i)
         steps[i] = {kBreakdownParts[i].short_label, b.*kBreakdownParts[i].seconds, kColours[i]};
     StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
+    const System* sys = CurrentSystem(s);
+    if (const PublishedRuns* runs = sys ? PublishedRunsFor(sys->accelerator.id) : nullptr) {
+        ImGui::TextDisabled("published runs on %s: %s", runs->accelerator, PublishedRunsText(*runs).c_str());
+        Formula(
+            "measured / predicted step time of the published runs on this accelerator that the model was "
+            "compared with (docs/validation.md: Megatron-LM, NeMo, DGX Cloud, torchtitan, llm-foundry, ...). The "
+            "estimate above is the model's own; no factor is fitted to these runs.");
+    }
     for (const std::string& w : LayoutWarnings(s.parallel, e)) WarningText("warning: " + w);
     ImGui::Spacing();
     const StageMemory& m = e.memory[0];

@@ -5,6 +5,7 @@
 
 #include "report/format.h"
 #include "report/layout_warnings.h"
+#include "training/published_runs.h"
 
 namespace sc {
 
@@ -26,6 +27,10 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         line(std::string("  ") + label, buf);
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
+    // How far published runs on this accelerator were from the model (docs/validation.md), so the step time is
+    // read with its measured spread.
+    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id))
+        line("published runs", "on " + sys.accelerator.id + ": " + PublishedRunsText(*runs) + " [docs/validation.md]");
     const char* prec = NameOf(job.model.precision.compute);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
     line("MFU", buf + std::string(" of the ") + prec + " dense peak");
@@ -100,6 +105,17 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     if (e.days_to_train > 0)
         j["to_train"] = {
             {"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
+    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id))
+        j["published_runs"] = {{"accelerator", runs->accelerator},
+                               {"runs", runs->runs},
+                               {"measured_over_predicted",
+                                {{"min", runs->min},
+                                 {"p25", runs->p25},
+                                 {"median", runs->median},
+                                 {"p75", runs->p75},
+                                 {"max", runs->max}}},
+                               {"source", "docs/validation.md"}};
+    else j["published_runs"] = nullptr;
     j["warnings"] = LayoutWarnings(job.par, e);
     return j.dump(2) + "\n";
 }

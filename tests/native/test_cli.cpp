@@ -4,8 +4,11 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
+
 #include "test_util.h"
+#include "training/published_runs.h"
 
 namespace {
 
@@ -91,6 +94,34 @@ TEST(Cli, EstimateReportsTflopsAndMfuUnderEachConvention) {
     };
     EXPECT_NEAR(num("mfu_bf16"), 2 * num("mfu"), 1e-9);
     EXPECT_NEAR(num("model_tflops_per_gpu") * 1e12 / (num("mfu") * num("peak_flops_per_gpu")), 1, 1e-9);
+}
+
+TEST(Cli, EstimateSaysHowFarPublishedRunsOnTheAcceleratorWere) {
+    // The spread of docs/validation.md's rows on the system's accelerator, beside the model's own step time.
+    const sc::PublishedRuns* h100 = sc::PublishedRunsFor("h100-sxm");
+    ASSERT_NE(h100, nullptr);
+    const std::string args =
+        "estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod --parallel tp=2,dp=4,batch=64,zero=1";
+    CliResult r = RunCli(args);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("published runs                on h100-sxm: " + sc::PublishedRunsText(*h100)),
+              std::string::npos)
+        << r.out;
+    r = RunCli(args + " --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json p = nlohmann::json::parse(r.out)["training"]["published_runs"];
+    EXPECT_EQ(p["accelerator"], "h100-sxm");
+    EXPECT_EQ(p["runs"], h100->runs);
+    EXPECT_EQ(p["measured_over_predicted"]["median"], h100->median);
+    // No published run was compared on MI300X: no line, and null in the JSON.
+    const std::string mi300x =
+        "estimate --model presets/models/llama3-8b.json --system mi300x-cluster "
+        "--parallel tp=2,dp=4,batch=64,zero=1";
+    r = RunCli(mi300x);
+    EXPECT_EQ(r.out.find("published runs"), std::string::npos) << r.out;
+    r = RunCli(mi300x + " --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(nlohmann::json::parse(r.out)["training"]["published_runs"].is_null());
 }
 
 TEST(Cli, TraceWritesCompleteSetsOnly) {
