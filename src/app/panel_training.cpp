@@ -217,7 +217,12 @@ static void DrawEstimate(const AppState& s) {
     StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
     const System* sys = CurrentSystem(s);
     if (const PublishedRuns* runs = sys ? PublishedRunsFor(sys->accelerator.id) : nullptr) {
-        ImGui::TextDisabled("published runs on %s: %s", runs->accelerator, PublishedRunsText(*runs).c_str());
+        // Wrapped: the panel is narrower than the line at the default width.
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::PushTextWrapPos(0);
+        ImGui::Text("published runs on %s: %s", runs->accelerator, PublishedRunsText(*runs).c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
         Formula(
             "measured / predicted step time of the published runs on this accelerator that the model was "
             "compared with (docs/validation.md: Megatron-LM, NeMo, DGX Cloud, torchtitan, llm-foundry, ...). The "
