@@ -43,6 +43,9 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     std::snprintf(buf, sizeof buf, "%.1f model (6N + causal attention), %.1f executed",
                   InTera(e.model_flops_per_gpu_per_s), InTera(e.hardware_flops_per_gpu_per_s));
     line("TFLOP/s per GPU", buf);
+    std::snprintf(buf, sizeof buf, "%.1f Megatron-LM formula (non-causal attention)",
+                  InTera(e.megatron_flops_per_gpu_per_s));
+    line("", buf);
     std::snprintf(buf, sizeof buf, "%.0f (%.0f per GPU)", e.tokens_per_second, e.tokens_per_second / job.par.world());
     line("tokens/s", buf);
     line("memory per GPU", FormatBytes(e.memory_peak) + " of " + FormatBytes(e.memory_capacity) +
@@ -87,6 +90,7 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["bf16_peak_flops_per_gpu"] = e.bf16_peak_flops_per_gpu;
     j["model_tflops_per_gpu"] = InTera(e.model_flops_per_gpu_per_s);
     j["hardware_tflops_per_gpu"] = InTera(e.hardware_flops_per_gpu_per_s);
+    j["megatron_tflops_per_gpu"] = InTera(e.megatron_flops_per_gpu_per_s);
     j["tokens_per_second"] = e.tokens_per_second;
     j["model_flops_per_step"] = e.model_flops_per_step;
     j["memory"] = {{"peak_bytes", e.memory_peak},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "graph/flop_conventions.h"
 #include "parallel/schedule.h"
 #include "trace/stage_program.h"
 #include "training/comm_model.h"
@@ -449,6 +450,8 @@ void FillThroughput(const Job& job, const System& sys, const std::vector<StageCo
     e.hardware_flops_per_gpu_per_s = e.hardware_flops_per_step / (e.step_seconds * world);
     e.bf16_peak_flops_per_gpu = PeakFlops(sys.accelerator, Precision::bf16);
     e.mfu_bf16 = e.model_flops_per_gpu_per_s / e.bf16_peak_flops_per_gpu;
+    e.megatron_flops_per_gpu_per_s =
+        MegatronFlops(job.model, p.global_batch(), job.padded_vocab) / (e.step_seconds * world);
 }
 
 // Memory per stage against capacity, plus what the graph's fused-attention, dropout-free accounting leaves out:

@@ -86,6 +86,9 @@ struct TrainingEstimate {
     // differs from `mfu` when the compute precision is not bf16 (fp8 runs are usually quoted against bf16).
     double model_flops_per_gpu_per_s = 0, hardware_flops_per_gpu_per_s = 0;
     double bf16_peak_flops_per_gpu = 0, mfu_bf16 = 0;
+    // The same time under Megatron-LM's own formula (non-causal attention; graph/flop_conventions.h), the TFLOP/s
+    // the Megatron-LM README, NeMo and many papers print.
+    double megatron_flops_per_gpu_per_s = 0;
     std::vector<StageMemory> memory;  // per pipeline stage
     double memory_peak = 0;           // bytes, worst stage
     double memory_capacity = 0;       // bytes per GPU

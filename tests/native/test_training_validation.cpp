@@ -151,6 +151,22 @@ TEST(TrainingValidation, PublishedRunsTableIsCurrent) {
     EXPECT_EQ(sc::PublishedRunsFor("no-such-accelerator"), nullptr);
 }
 
+TEST(TrainingValidation, EstimatePrintsTheMegatronTflopsTheRowsAreComparedIn) {
+    // The Megatron-LM README and Megatron-Core MoE rows are compared in Megatron-LM's own FLOP formula; the
+    // estimate reports its time in that formula too (megatron_flops_per_gpu_per_s), equal to the table's
+    // predicted column.
+    int checked = 0;
+    for (const Row& r : AllRows()) {
+        if (!r.comparable || !r.evaluation_error.empty()) continue;
+        if (r.measured_what.find("Megatron formula") == std::string::npos) continue;
+        EXPECT_NEAR(r.est.megatron_flops_per_gpu_per_s / 1e12, r.to_unit(r.predicted_seconds),
+                    1e-9 * r.to_unit(r.predicted_seconds))
+            << r.key;
+        ++checked;
+    }
+    EXPECT_GE(checked, 10);
+}
+
 TEST(TrainingValidation, WritesTheTable) {
     std::string md = Markdown();
     std::ofstream(BuildDir() + "/validation.md") << md;

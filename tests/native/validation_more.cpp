@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "config/hardware_config.h"
+#include "graph/flop_conventions.h"
 #include "test_util.h"
 #include "validation_rows.h"
 
@@ -38,27 +39,10 @@ sc::ModelConfig FromPreset(const std::string& file) {
 
 // ------------------------------------------------------------------------------------ published formulas
 
-// Megatron-LM megatron/training/training.py num_floating_point_operations (2024; the README's "per-GPU
-// teraFLOP/s"): 12 B s l h^2 [ (1 + g/a + s/h) q/h + f/h k m + V/(2 l h) ], g query groups, a heads,
-// q = heads x head_dim, f the expert (or dense) FFN, k experts per token, m 3/2 for gated MLPs. The s/h term
-// counts all s^2 query-key pairs (forward 4 s^2 h, x3 for training): non-causal.
-double MegatronFlops(const sc::ModelConfig& m, double B) {
-    const double s = m.seq, l = m.layers, h = m.hidden, V = m.vocab;
-    const double q = 1.0 * m.heads * m.head_dim / h;
-    const double gated = m.mlp == sc::MlpKind::swiglu ? 1.5 : 1.0;
-    const double f = m.is_moe() ? m.moe.expert_ffn : m.ffn;
-    const double k = m.is_moe() ? m.moe.top_k : 1;
-    return 12 * B * s * l * h * h *
-           ((1 + 1.0 * m.kv_heads / m.heads + s / h) * q + f / h * k * gated + V / (2 * l * h));
-}
-
-// NeMo nemo/utils/flops_formulas.py llama2 / llama3 (NeMo 24.03-25.04, the long-sequence tables):
-// B s l h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(l h)). The 12 s/h term is non-causal attention; NeMo halved
-// it in August 2025.
-double NeMoLlamaFlops(const sc::ModelConfig& m, double B) {
-    const double s = m.seq, l = m.layers, h = m.hidden, V = m.vocab;
-    return B * s * l * h * h * (12 + 12.0 * m.kv_heads / m.heads + 18.0 * m.ffn / h + 12 * s / h + 6 * V / (l * h));
-}
+// The sources' own FLOP formulas are the product's (graph/flop_conventions.h), so the CLI prints the TFLOP/s these
+// rows are compared in: Megatron-LM's num_floating_point_operations and NeMo's llama formula, both non-causal.
+double MegatronFlops(const sc::ModelConfig& m, double B) { return sc::MegatronFlops(m, B, m.vocab); }
+double NeMoLlamaFlops(const sc::ModelConfig& m, double B) { return sc::NeMoLlamaFlops(m, B, m.vocab); }
 
 // ------------------------------------------------------------------------------------ models
 

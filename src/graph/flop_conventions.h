@@ -1,0 +1,21 @@
+// Training FLOPs as frameworks print them in their TFLOP/s, so a user can compare the estimate with a paper
+// or a log in that paper's own convention. Both count attention as full, non-causal s x s: twice the causal
+// work this project's "model FLOPs" count (graph/model_stats.h), which is why the same run reads higher in
+// them (docs/validation.md, "FLOP conventions are part of the data").
+#pragma once
+#include "config/model_config.h"
+
+namespace sc {
+
+// Megatron-LM megatron/training/training.py num_floating_point_operations (the Megatron-LM README's
+// "per-GPU teraFLOP/s"): 12 B s l h^2 [ (1 + g/a + s/h) q/h + f/h k m + F_shared/h + V/(2 l h) ], g query
+// groups, a heads, q = heads x head_dim, f the expert (or dense) FFN, k experts per token, m 3/2 for gated MLPs,
+// F_shared the shared experts' FFN, V the (padded) vocabulary. Every layer counts as MoE in a MoE model and
+// attention as standard multi-head (the formula's own simplifications). `sequences`: B.
+double MegatronFlops(const ModelConfig& m, double sequences, double vocab);
+
+// NeMo nemo/utils/flops_formulas.py llama2 / llama3 (NeMo 24.03-25.04): B s l h^2 (12 + 12 g/a + 18 f/h +
+// 12 s/h + 6 V/(l h)). The 12 s/h term is non-causal attention; NeMo halved it in August 2025.
+double NeMoLlamaFlops(const ModelConfig& m, double sequences, double vocab);
+
+}  // namespace sc
