@@ -30,11 +30,12 @@ size_t AxisSize(const SweepAxes& a, int axis) {
         case 4: return a.net_bw.size();
         case 5: return a.topology.size();
         case 6: return a.overlap.size();
-        default: return a.inr.size();
+        case 7: return a.inr.size();
+        default: return a.gpus.size();
     }
 }
 
-// The position of `point` along `axis` (SweepPoints: flops outermost, inr innermost).
+// The position of `point` along `axis` (SweepPoints: flops outermost, gpus innermost).
 size_t Digit(const SweepAxes& a, size_t point, int axis) {
     size_t inner = 1;
     for (int k = axis + 1; k < static_cast<int>(std::size(kSweepAxes)); ++k) inner *= AxisSize(a, k);
@@ -242,7 +243,8 @@ void AxisPicker(AppState& s, int i) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "comma-separated: factors for flops, hbm_bw, hbm_capacity, net_bw; GPUs for domain;\n"
-            "two_tier,fullflat for topology; on,off for overlap and inr");
+            "two_tier,fullflat for topology; on,off for overlap and inr; GPU counts for gpus\n"
+            "(the global batch kept; a fixed layout's dp stretched to each count)");
 }
 
 }  // namespace

@@ -96,8 +96,9 @@ struct SweepState {
     bool fixed_layout = false;   // the Parallelism panel's layout at every point instead of the best one there
     bool csv_requested = false;  // "Export CSV" pressed; the page's JS takes it and downloads
 };
-inline constexpr const char* kSweepAxes[] = {"flops",  "hbm_bw",   "hbm_capacity", "domain",
-                                             "net_bw", "topology", "overlap",      "inr"};
+// In SweepPoints' nesting order (flops outermost, gpus innermost): panel_sweep.cpp's Digit relies on it.
+inline constexpr const char* kSweepAxes[] = {"flops",    "hbm_bw",  "hbm_capacity", "domain", "net_bw",
+                                             "topology", "overlap", "inr",          "gpus"};
 
 // The pool's size, set by the page's JS (0: no workers; jobs run in frame slices).
 void SetPoolWorkers(AppState& s, int workers);

@@ -4,7 +4,7 @@
 // without strtod), strings length-prefixed (a model name or a CSV row may hold any character):
 //   sweep-shard 1 <cells>\n
 //   <point> <model> <found> <step> <mfu> <valid> <flops> <hbm_bw> <hbm_capacity> <domain> <net_bw>
-//   <topology 0|1> <overlap 0|1> <inr 0|1> <bytes>:<best><bytes>:<csv>\n
+//   <topology 0|1> <overlap 0|1> <inr 0|1> <gpus> <bytes>:<best><bytes>:<csv>\n
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -119,6 +119,7 @@ std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
         PutUint(o, p.topology == Topology::fullflat);
         PutUint(o, p.overlap);
         PutUint(o, p.inr);
+        PutUint(o, static_cast<uint64_t>(p.gpus));
         PutBytes(o, c.best);
         PutBytes(o, c.csv);
         o += '\n';
@@ -148,6 +149,9 @@ std::vector<SweepCell> DecodeSweepShard(const std::string& text) {
         p.topology = r.Bool() ? Topology::fullflat : Topology::two_tier;
         p.overlap = r.Bool();
         p.inr = r.Bool();
+        const uint64_t gpus = r.Uint(' ');
+        if (gpus > (1u << 24)) Malformed("a GPU count of " + std::to_string(gpus) + " at " + r.Where());
+        p.gpus = static_cast<int>(gpus);
         c.best = r.Bytes();
         c.csv = r.Bytes();
         if (r.pos >= text.size() || text[r.pos] != '\n') Malformed("a cell does not end its line at " + r.Where());

@@ -81,6 +81,8 @@ int Sweep(int argc, char** argv) {
                          "    topology=two_tier,fullflat\n"
                          "    overlap=on,off       DP/PP/TP communication overlapped with compute\n"
                          "    inr=on,off           in-network collectives (SHARP, NVLink SHARP)\n"
+                         "    gpus=256,512,1024    GPU counts, the global batch kept (with --layout: its dp\n"
+                         "                         stretched to each count; a count it cannot run on has no row)\n"
                          "  --system must start with a scale_up level (e.g. dgx-h100-superpod)\n%s"
                          "  evaluations/s (valid layouts timed per second) go to stderr\n",
                          SearchSpaceUsage());

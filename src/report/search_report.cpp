@@ -113,7 +113,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
         j["point"] = {{"flops", pt.flops},     {"hbm_bw", pt.hbm_bw}, {"hbm_capacity", pt.hbm_capacity},
                       {"domain", pt.domain},   {"net_bw", pt.net_bw}, {"topology", NameOf(pt.topology)},
                       {"overlap", pt.overlap}, {"inr", pt.inr}};
-        j["gpus"] = req.gpus;
+        j["gpus"] = pt.gpus > 0 ? pt.gpus : req.gpus;  // the point's (a gpus axis), else the request's
         j["batch"] = req.batch;
         j["found"] = row.found;
         if (row.found) {
@@ -140,7 +140,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
     auto str = [&](const std::string& s) { o.push_back(','), o.append(s); };
     num(pt.flops), num(pt.hbm_bw), num(pt.hbm_capacity), num(pt.domain), num(pt.net_bw);
     str(NameOf(pt.topology)), str(pt.overlap ? "on" : "off"), str(pt.inr ? "on" : "off");
-    num(req.gpus), num(req.batch), str(row.found ? "1" : "0");
+    num(pt.gpus > 0 ? pt.gpus : req.gpus), num(req.batch), str(row.found ? "1" : "0");
     if (row.found) {
         num(e.step_seconds), num(e.mfu), num(e.tokens_per_second), num(InGiB(e.memory_peak));
         num(p.tp), num(p.pp), num(p.dp), num(p.cp), num(p.ep), num(p.sp ? 1 : 0), num(p.microbatch);

@@ -16,7 +16,16 @@ const char* NameOf(Topology t) { return t == Topology::fullflat ? "fullflat" : "
 
 namespace {
 
-const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr";
+const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr gpus";
+
+// A positive count from 1 to 2^24 (the ranks' limit, README "Limits") for the domain and gpus axes.
+int Count(const std::string& axis, const std::string& s, const char* what) {
+    char* end = nullptr;
+    long x = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end || x < 1 || x > (1 << 24))
+        throw Error(axis, std::string("expected ") + what + " (1 to 16M), got \"" + Clip(s) + "\"");
+    return static_cast<int>(x);
+}
 
 // A hardware factor from 1e-6 to 1e6 (1e308 made the step time nan).
 double Factor(const std::string& axis, const std::string& v) {
@@ -48,16 +57,11 @@ void ParseSweepAxis(const std::string& arg, SweepAxes& axes) {
          : name == "hbm_bw"       ? axes.hbm_bw
          : name == "hbm_capacity" ? axes.hbm_capacity
                                   : axes.net_bw) = v;
-    } else if (name == "domain") {
+    } else if (name == "domain" || name == "gpus") {
         std::vector<int> v;
-        for (const std::string& s : values) {
-            char* end = nullptr;
-            long x = std::strtol(s.c_str(), &end, 10);
-            if (s.empty() || *end || x < 1 || x > (1 << 24))
-                throw Error(name, "expected a scale-up domain size in accelerators (1 to 16M), got \"" + s + "\"");
-            v.push_back(static_cast<int>(x));
-        }
-        axes.domain = v;
+        const char* what = name == "domain" ? "a scale-up domain size in accelerators" : "a GPU count";
+        for (const std::string& s : values) v.push_back(Count(name, s, what));
+        (name == "domain" ? axes.domain : axes.gpus) = v;
     } else if (name == "topology") {
         std::vector<Topology> v;
         for (const std::string& s : values) {
@@ -89,6 +93,10 @@ void ValidateSweepAxes(const SweepAxes& a) {
     if (a.domain.empty()) throw Error("domain", "the axis needs at least one value");
     for (int d : a.domain)
         if (d < 0) throw Error("domain", "domain=" + std::to_string(d) + " must be a positive size (0: the system's)");
+    if (a.gpus.empty()) throw Error("gpus", "the axis needs at least one value");
+    for (int g : a.gpus)
+        if (g < 0 || g > (1 << 24))
+            throw Error("gpus", "gpus=" + std::to_string(g) + " must be a GPU count from 1 to 16M (0: the request's)");
     if (a.topology.empty()) throw Error("topology", "the axis needs at least one value");
     for (const auto* v : {&a.overlap, &a.inr}) {
         const char* name = v == &a.overlap ? "overlap" : "inr";
@@ -109,27 +117,29 @@ std::vector<SweepPoint> SweepPoints(const SweepAxes& a) {
                     for (double nb : a.net_bw)
                         for (Topology t : a.topology)
                             for (int ov : a.overlap)
-                                for (int inr : a.inr) {
-                                    p.flops = f, p.hbm_bw = hb, p.hbm_capacity = hc, p.domain = d, p.net_bw = nb;
-                                    p.topology = t, p.overlap = ov == 1, p.inr = inr == 1;
-                                    out.push_back(p);
-                                }
+                                for (int inr : a.inr)
+                                    for (int g : a.gpus) {
+                                        p.flops = f, p.hbm_bw = hb, p.hbm_capacity = hc, p.domain = d, p.net_bw = nb;
+                                        p.topology = t, p.overlap = ov == 1, p.inr = inr == 1, p.gpus = g;
+                                        out.push_back(p);
+                                    }
     return out;
 }
 
 size_t SweepPointCount(const SweepAxes& a) {
     return a.flops.size() * a.hbm_bw.size() * a.hbm_capacity.size() * a.domain.size() * a.net_bw.size() *
-           a.topology.size() * a.overlap.size() * a.inr.size();
+           a.topology.size() * a.overlap.size() * a.inr.size() * a.gpus.size();
 }
 
 SweepPoint SweepPointAt(const SweepAxes& a, size_t index) {
-    // Mixed radix, innermost axis (inr) the fastest digit, as SweepPoints nests its loops.
+    // Mixed radix, innermost axis (gpus) the fastest digit, as SweepPoints nests its loops.
     auto digit = [&index](const auto& axis) {
         const auto& v = axis[index % axis.size()];
         index /= axis.size();
         return v;
     };
     SweepPoint p;
+    p.gpus = digit(a.gpus);
     p.inr = digit(a.inr) == 1;
     p.overlap = digit(a.overlap) == 1;
     p.topology = digit(a.topology);
@@ -289,13 +299,26 @@ SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const Syste
     c.request = req;
     c.points = SweepPointCount(axes);
     if (req.layout) {
-        for (const SweepModel& m : models) {
-            try {
-                c.jobs.emplace_back(MakeJob(m.config, *req.layout));
-            } catch (const Error&) {
-                c.jobs.emplace_back();  // not a valid layout of this model
+        // Per model and GPU count: the layout with its data-parallel degree stretched to the count (the
+        // deployment on more or fewer GPUs, its global batch kept). A count it cannot run on is no job.
+        for (const SweepModel& m : models)
+            for (int g : axes.gpus) {
+                ParallelConfig par = *req.layout;
+                if (g > 0) {
+                    const int split = par.tp * par.cp * par.pp;
+                    par.dp = g / split;
+                    par.batch = req.batch;
+                    if (g % split != 0) {
+                        c.jobs.emplace_back();
+                        continue;
+                    }
+                }
+                try {
+                    c.jobs.emplace_back(MakeJob(m.config, par));
+                } catch (const Error&) {
+                    c.jobs.emplace_back();  // not a valid layout of this model (or of this GPU count)
+                }
             }
-        }
     }
     return c;
 }
@@ -307,10 +330,11 @@ SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index) {
     SweepPointInputs in;
     in.index = index;
     in.point = SweepPointAt(c.axes, index);
-    in.system = MakeSweepSystem(c.base, in.point, c.request.gpus);
+    const int gpus = in.point.gpus > 0 ? in.point.gpus : c.request.gpus;
+    in.system = MakeSweepSystem(c.base, in.point, gpus);
     if (c.cal) in.cal = MakeSweepCalibration(*c.cal, c.base.accelerator.id, in.point);
     in.options = MakeSweepOptions(c.options, in.point);
-    in.search.gpus = c.request.gpus;
+    in.search.gpus = gpus;
     in.search.batch = c.request.batch;
     in.search.top_k = 1;
     in.search.space = c.request.space;
@@ -324,8 +348,11 @@ SearchResult EvaluateSweepPoint(const SweepContext& c, const SweepPointInputs& i
     if (pieces < 1 || piece < 0 || piece >= pieces)
         throw Error("piece", std::to_string(piece) + " of " + std::to_string(pieces) + " is not one of 0 .. count-1");
     const CalibrationTable* cal = in.cal ? &*in.cal : nullptr;
-    if (c.request.layout)
-        return piece == 0 ? EstimateOneLayout(c.jobs[model], in.system, cal, in.options) : SearchResult{};
+    if (c.request.layout) {
+        // gpus is the innermost axis: the point's digit along it (SweepPointAt).
+        const size_t job = model * c.axes.gpus.size() + in.index % c.axes.gpus.size();
+        return piece == 0 ? EstimateOneLayout(c.jobs[job], in.system, cal, in.options) : SearchResult{};
+    }
     SearchRequest sr = in.search;
     sr.shard_index = piece;
     sr.shard_count = pieces;
@@ -337,6 +364,7 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
     row.point_index = in.index;
     row.point = in.point;
     row.point.domain = in.system.levels[0].size;  // the domain used (0 on the axis means the base system's)
+    row.point.gpus = in.search.gpus;              // likewise the GPU count
     row.model_index = model;
     row.model = c.models[model].name;
     row.stats = r.stats;

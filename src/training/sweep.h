@@ -50,6 +50,7 @@ struct SweepAxes {
     std::vector<Topology> topology = {Topology::two_tier};
     std::vector<int> overlap = {1};  // 1 on, 0 off
     std::vector<int> inr = {1};      // 1 on, 0 off
+    std::vector<int> gpus = {0};     // 0: the request's GPU count (strong scaling: the batch stays the request's)
 };
 
 struct SweepPoint {
@@ -58,16 +59,17 @@ struct SweepPoint {
     double net_bw = 1;
     Topology topology = Topology::two_tier;
     bool overlap = true, inr = true;
+    int gpus = 0;  // 0: the request's; a row holds the count it used
 };
 
 // Parses one --axis argument "name=v1,v2,..." into `axes` (replacing that axis's list). Names: flops hbm_bw
-// hbm_capacity domain net_bw topology (two_tier|fullflat) overlap (on|off) inr (on|off). Throws sc::Error
-// naming the axis and value (unknown axis, non-positive factor, ...).
+// hbm_capacity domain net_bw topology (two_tier|fullflat) overlap (on|off) inr (on|off) gpus (GPU counts, the
+// global batch kept). Throws sc::Error naming the axis and value (unknown axis, non-positive factor, ...).
 void ParseSweepAxis(const std::string& arg, SweepAxes& axes);
 // Validates every list (non-empty, factors > 0, domain >= 0, on/off 0 or 1).
 void ValidateSweepAxes(const SweepAxes& axes);
 
-// Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr.
+// Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr, gpus.
 std::vector<SweepPoint> SweepPoints(const SweepAxes& axes);
 // How many points, and point `index` of that order, without listing the others (a shard of a 10^5-point
 // sweep reads only its own). The axes must be valid (ValidateSweepAxes) and index < SweepPointCount.
@@ -131,7 +133,7 @@ struct SweepContext {
     SweepAxes axes;
     SweepRequest request;
     size_t points = 0;
-    std::vector<std::optional<Job>> jobs;  // per model, fixed layout only
+    std::vector<std::optional<Job>> jobs;  // per model and gpus value (model-major), fixed layout only
 };
 // Throws sc::Error as RunSweep does (no model, a layout of other GPUs or batch, invalid axes).
 SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,

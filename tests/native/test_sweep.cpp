@@ -37,8 +37,8 @@ const Base& Cluster(const std::string& system, const std::string& acc) {
 }
 const Base& H100() { return Cluster("dgx-h100-superpod", "h100-sxm"); }
 bool SamePoint(const sc::SweepPoint& a, const sc::SweepPoint& b) {
-    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr) ==
-           std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap, b.inr);
+    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr, a.gpus) ==
+           std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap, b.inr, b.gpus);
 }
 const Base& A100() { return Cluster("dgx-a100-superpod", "a100-80gb"); }
 
@@ -77,13 +77,15 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     for (size_t i = 0; i < pts.size(); ++i) {
         EXPECT_TRUE(SamePoint(sc::SweepPointAt(a, i), pts[i])) << "point " << i;
     }
-    sc::SweepAxes every;  // every axis with two values: the digits of all eight
+    sc::SweepAxes every;  // every axis with two values: the digits of all nine
     for (const char* arg : {"flops=1,2", "hbm_bw=1,3", "hbm_capacity=1,1.5", "domain=8,72", "net_bw=1,4",
-                            "topology=two_tier,fullflat", "overlap=on,off", "inr=on,off"})
+                            "topology=two_tier,fullflat", "overlap=on,off", "inr=on,off", "gpus=64,128"})
         sc::ParseSweepAxis(arg, every);
     const std::vector<sc::SweepPoint> all = sc::SweepPoints(every);
-    ASSERT_EQ(sc::SweepPointCount(every), 256u);
-    ASSERT_EQ(all.size(), 256u);
+    ASSERT_EQ(sc::SweepPointCount(every), 512u);
+    ASSERT_EQ(all.size(), 512u);
+    EXPECT_EQ(all[0].gpus, 64);  // gpus innermost
+    EXPECT_EQ(all[1].gpus, 128);
     for (size_t i = 0; i < all.size(); ++i) {
         EXPECT_TRUE(SamePoint(sc::SweepPointAt(every, i), all[i])) << "point " << i;
     }
@@ -93,11 +95,13 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     EXPECT_EQ(AxisError("domain=8,x"), "domain: expected a scale-up domain size in accelerators (1 to 16M), got \"x\"");
     EXPECT_EQ(AxisError("topology=torus"), "topology: \"torus\" is not one of two_tier, fullflat");
     EXPECT_EQ(AxisError("overlap=maybe"), "overlap: expected on or off, got \"maybe\"");
+    EXPECT_EQ(AxisError("gpus=64,0"), "gpus: expected a GPU count (1 to 16M), got \"0\"");
+    EXPECT_EQ(AxisError("gpus=64,1e9"), "gpus: expected a GPU count (1 to 16M), got \"1e9\"");
     EXPECT_EQ(AxisError("flop=2"),
-              "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr");
+              "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr gpus");
     EXPECT_EQ(AxisError("flops"),
               "axis: expected name=v1,v2,... (e.g. flops=1,2,4), got \"flops\"; axes: flops hbm_bw "
-              "hbm_capacity domain net_bw topology overlap inr");
+              "hbm_capacity domain net_bw topology overlap inr gpus");
 }
 
 TEST(Sweep, SystemIsModifiedAsDocumented) {
@@ -329,6 +333,57 @@ TEST(Sweep, FixedLayoutIsThatLayoutsEstimateAtEveryPoint) {
     } catch (const sc::Error& e) {
         EXPECT_NE(std::string(e.what()).find("layout"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("16 GPUs"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Sweep, GpuCountAxisIsTheSearchOrTheStretchedLayoutAtEachCount) {
+    // Strong scaling: the global batch stays the request's at every GPU count. A search sweep's point is the
+    // search on that many GPUs; a fixed layout's is that layout with dp stretched to the count, and a count the
+    // layout cannot run on (dp not whole, or the batch not a multiple of microbatch x dp) has no row.
+    const Base& b = H100();
+    sc::SweepAxes a;
+    sc::ParseSweepAxis("gpus=8,16,24,32", a);
+    const std::vector<sc::SweepModel> models = Models();
+    sc::SweepRequest req = Request();  // 16 GPUs, batch 32
+    const std::vector<sc::SweepRow> searched = sc::RunSweep(models, b.sys, &b.cal, sc::TrainingOptions{}, a, req);
+    ASSERT_EQ(searched.size(), 4 * models.size());
+    for (const sc::SweepRow& row : searched) {
+        sc::SearchRequest sr;
+        sr.gpus = a.gpus[row.point_index];
+        sr.batch = req.batch;
+        sr.top_k = 1;
+        sr.space = req.space;
+        EXPECT_EQ(row.point.gpus, sr.gpus);
+        const sc::System sys = sc::MakeSweepSystem(b.sys, row.point, sr.gpus);
+        const sc::CalibrationTable cal = sc::MakeSweepCalibration(b.cal, b.sys.accelerator.id, row.point);
+        const sc::TrainingOptions o = sc::MakeSweepOptions(sc::TrainingOptions{}, row.point);
+        const sc::SearchResult r = sc::SearchLayouts(models[row.model_index].config, sys, &cal, o, sr);
+        ASSERT_EQ(row.found, !r.top.empty()) << sr.gpus;
+        if (!row.found) continue;
+        EXPECT_EQ(row.best.world(), sr.gpus);
+        EXPECT_EQ(row.estimate.step_seconds, r.top[0].estimate.step_seconds) << sr.gpus;
+    }
+    req.layout = sc::ParseParallelSpec("tp=2,pp=2,dp=4,sp=1,microbatch=2,batch=32,zero=1");
+    const std::vector<sc::SweepRow> fixed = sc::RunSweep(models, b.sys, &b.cal, sc::TrainingOptions{}, a, req);
+    ASSERT_EQ(fixed.size(), 4 * models.size());
+    for (const sc::SweepRow& row : fixed) {
+        const int gpus = a.gpus[row.point_index], dp = gpus / 4;
+        EXPECT_EQ(row.point.gpus, gpus);
+        // 24 GPUs: dp 6, and 32 sequences are not a multiple of 2 x 6.
+        if (gpus == 24) {
+            EXPECT_FALSE(row.found);
+            continue;
+        }
+        sc::ParallelConfig p = *req.layout;
+        p.dp = dp;
+        const sc::CalibrationTable cal = sc::MakeSweepCalibration(b.cal, b.sys.accelerator.id, row.point);
+        const sc::TrainingEstimate e = sc::EstimateTraining(sc::MakeJob(models[row.model_index].config, p),
+                                                            sc::MakeSweepSystem(b.sys, row.point, gpus), &cal,
+                                                            sc::MakeSweepOptions(sc::TrainingOptions{}, row.point));
+        ASSERT_EQ(row.found, e.fits) << gpus;
+        if (!row.found) continue;
+        EXPECT_EQ(row.best.dp, dp);
+        EXPECT_EQ(row.estimate.step_seconds, e.step_seconds) << gpus;
     }
 }
 

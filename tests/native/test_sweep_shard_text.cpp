@@ -18,7 +18,7 @@ using sc::app::SweepCell;
 std::vector<SweepCell> Cells() {
     SweepCell a;
     a.key = {99999, 3};
-    a.point = {0.1 + 0.2, 1.0 / 3, 1e-6, 72, 4e6, sc::Topology::fullflat, false, true};
+    a.point = {0.1 + 0.2, 1.0 / 3, 1e-6, 72, 4e6, sc::Topology::fullflat, false, true, 16777216};
     a.found = true;
     a.step_seconds = std::nextafter(2.5, 3.0);
     a.mfu = 5e-324;  // the smallest subnormal
@@ -44,6 +44,7 @@ void ExpectSame(const SweepCell& x, const SweepCell& y) {
     EXPECT_EQ(x.point.topology, y.point.topology);
     EXPECT_EQ(x.point.overlap, y.point.overlap);
     EXPECT_EQ(x.point.inr, y.point.inr);
+    EXPECT_EQ(x.point.gpus, y.point.gpus);
     EXPECT_EQ(x.found, y.found);
     EXPECT_EQ(std::bit_cast<uint64_t>(x.step_seconds), std::bit_cast<uint64_t>(y.step_seconds));
     EXPECT_EQ(std::bit_cast<uint64_t>(x.mfu), std::bit_cast<uint64_t>(y.mfu));
@@ -75,6 +76,9 @@ TEST(SweepShardText, DamagedTextIsAClearError) {
     for (size_t n = 0; n < good.size(); ++n)
         EXPECT_EQ(error(good.substr(0, n)).rfind("sweep shard: malformed", 0), 0u) << "cut at " << n;
     EXPECT_NE(error(good + "x").find("text after the last cell"), std::string::npos);
+    std::string many_gpus = good;  // a GPU count past 2^24 (the first cell's 16777216)
+    many_gpus.replace(many_gpus.find(" 16777216 "), 10, " 99999999 ");
+    EXPECT_NE(error(many_gpus).find("a GPU count of 99999999"), std::string::npos) << error(many_gpus);
     std::string bad_hex = good;
     bad_hex[bad_hex.find(' ', bad_hex.find('\n') + 1) + 3] = 'g';  // inside the model field: not a number
     EXPECT_EQ(error(bad_hex).rfind("sweep shard: malformed", 0), 0u) << error(bad_hex);
