@@ -146,8 +146,7 @@ std::string Markdown() {
     };
     o += '\n' + summary("more", "data/training_measured_more.json");
     o += summary("first", "data/training_measured.json");
-    o +=
-        "\nCauses of the rows outside the 10% target (the tolerance of every row stays 10%):\n\n";
+    o += "\nCauses of the rows outside the 10% target (the tolerance of every row stays 10%):\n\n";
     for (size_t i = 0; i < reasons.size(); ++i)
         o += std::string("- (") + static_cast<char>('a' + i) + ") " + reasons[i] + ".\n";
 

@@ -42,7 +42,7 @@ struct Row {
     double measured_value = 0;
     double measured_seconds = 0;
     std::function<double(double)> to_unit;  // seconds -> the published unit, for the predicted column
-    double tolerance = kDefaultTolerance;  // the 10% for every row of both sets; never widened
+    double tolerance = kDefaultTolerance;   // the 10% for every row of both sets; never widened
     // Why the row is outside the 10% target when it is (the tolerance stays 10%; the cause is shown beside the
     // error, never used to pass a check).
     std::string cause;
