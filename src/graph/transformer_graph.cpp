@@ -116,6 +116,15 @@ struct Builder {
             {MakeOp(name + ".grad", OpKind::elementwise, Pass::backward, 2 * fpe * elems, (reads + 2) * elems * w)});
     }
 
+    // An op with its own forward and backward costs and the bytes it keeps for backward (`saved`).
+    void Custom(const std::string& name, OpKind kind, SymExpr fwd_flops, SymExpr fwd_bytes, SymExpr saved,
+                SymExpr bwd_flops, SymExpr bwd_bytes) {
+        Op fwd = MakeOp(name, kind, Pass::forward, fwd_flops, fwd_bytes);
+        fwd.saved_bytes = saved.e;
+        blk->forward.push_back(fwd);
+        pending.push_back({MakeOp(name + ".grad", kind, Pass::backward, bwd_flops, bwd_bytes)});
+    }
+
     Op Comm(const std::string& name, Pass pass, Group group, Collective c, SymExpr bytes) {
         Op op = MakeOp(name, OpKind::collective, pass, Zero(), Zero());
         op.group = group;
@@ -395,9 +404,15 @@ struct TransformerBuilder {
         if (m.tied_embeddings)  // counted once, in the embedding
             B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);
         else B.Weight("head.logits", V * h, V / tp * h);
-        // Cross-entropy over the local vocabulary shard: max, exp, sum, log (about 5 FLOPs per logit), and two
-        // all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
-        B.Elementwise("head.cross_entropy", T * V / tp, 5, 1, T * V / tp);
+        // Cross-entropy over the local vocabulary shard in fp32 (about 5 FLOPs per logit), as Megatron-Core's
+        // vocab-parallel cross entropy runs it (tensor_parallel/cross_entropy.py, unfused), one pass per line:
+        // forward .float() (w in, 4 out), max (4), in-place subtract of the max (4 + 4), exp in place (4 + 4),
+        // sum (4), in-place divide into the softmax it keeps for backward (4 + 4): w + 36 bytes per logit;
+        // backward the in-place scale by the loss gradient (4 + 4) and the cast back to the LM head's width
+        // (4 + w): w + 12. Two all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
+        const SymExpr logits = T * V / tp;
+        B.Custom("head.cross_entropy", OpKind::elementwise, 5 * logits, (w + 36.0) * logits, 4.0 * logits, 10 * logits,
+                 (w + 12.0) * logits);
         g.blocks.back().forward.push_back(
             B.Comm("head.cross_entropy.tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, 8.0 * T));
         B.pending.push_back({});

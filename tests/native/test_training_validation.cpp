@@ -80,7 +80,11 @@ TEST(TrainingValidation, MemoryWithinTolerance) {
     int checked = 0;
     for (const Row& r : AllRows())
         for (const MemoryCheck& m : r.memory) {
-            EXPECT_NEAR(m.predicted_gib / m.measured_gib, 1.0, m.tolerance) << r.key << " " << m.what;
+            // As for the iteration time: outside its tolerance, a check names its cause (shown in the table).
+            if (std::fabs(m.predicted_gib / m.measured_gib - 1) > m.tolerance) {
+                EXPECT_FALSE(m.cause.empty())
+                    << r.key << " " << m.what << " outside " << m.tolerance << " without a named cause";
+            }
             if (m.lower_bound) {
                 EXPECT_LE(m.predicted_gib, m.measured_gib) << r.key << " " << m.what;
             }

@@ -181,7 +181,9 @@ std::string Markdown() {
                  (m.what == "peak per GPU" ? " GB" : " GiB") + " | " + FormatNumber("%.2f", m.predicted_gib) + " | " +
                  FormatNumber("%+.1f%%", 100 * (m.predicted_gib / m.measured_gib - 1)) + " | " +
                  (m.lower_bound ? "-" : "") + FormatNumber("%.0f%%", 100 * m.tolerance) +
-                 (m.lower_bound ? ", one-sided" : "") + " |\n";
+                 (m.lower_bound ? ", one-sided" : "") +
+                 (std::fabs(m.predicted_gib / m.measured_gib - 1) > m.tolerance ? ", outside: " + m.cause : "") +
+                 " |\n";
 
     o += "\n## One row from the command line\n\n";
     o +=
