@@ -6,7 +6,7 @@
 //                serving: [{file, json}], wasm: the page's compiled WebAssembly.Module, or null}
 //               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep', link, axes, fixedLayout, shard, count}
 // Messages out: {type: 'ready', shared: whether it runs the page's compiled module} | {type: 'init-error', error}
-//               {type: 'result', job, shard, ok, text | error, ms}
+//               {type: 'result', job, shard, ok, text | error, ms} (a sweep shard's text is a Uint8Array of bytes)
 /* global createStagecraft */
 importScripts('stagecraft.js');
 
@@ -56,8 +56,10 @@ function run(m) {
     : m.kind === 'serve-sweep' ? core.serveSweepShard(m.link, m.axes, m.shard, m.count)
     : core.sweepShard(m.link, m.axes, m.shard, m.count, m.fixedLayout ?? false);
   const ms = performance.now() - t0;
-  postMessage(r.ok ? { type: 'result', job: m.job, shard: m.shard, ok: true, text: r.text, ms }
-                   : { type: 'result', job: m.job, shard: m.shard, ok: false, error: r.error, ms });
+  // A sweep shard comes back as bytes (a Uint8Array of its own): transferred, not copied.
+  if (r.ok && r.bytes) postMessage({ type: 'result', job: m.job, shard: m.shard, ok: true, text: r.bytes, ms }, [r.bytes.buffer]);
+  else postMessage(r.ok ? { type: 'result', job: m.job, shard: m.shard, ok: true, text: r.text, ms }
+                        : { type: 'result', job: m.job, shard: m.shard, ok: false, error: r.error, ms });
 }
 
 onmessage = (e) => {

@@ -81,11 +81,11 @@ void Tooltip(const SweepCell& c, const std::string& where) {
     ImGui::TextUnformatted(where.c_str());
     if (c.found) {
         ImGui::Text("step %s, MFU %.1f%%", FormatSeconds(c.step_seconds, kTableTime).c_str(), 100 * c.mfu);
-        ImGui::Text("best layout: %s", c.best.c_str());
+        ImGui::Text("best layout: %s", ParallelSpecString(c.best).c_str());
     } else {
         ImGui::TextUnformatted("no layout fits");
     }
-    ImGui::Text("%llu layouts evaluated", static_cast<unsigned long long>(c.valid));
+    ImGui::Text("%llu layouts evaluated", static_cast<unsigned long long>(c.stats.valid));
     ImGui::EndTooltip();
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/search.h"
@@ -27,20 +28,26 @@ struct AppState;
 std::string EncodeSearchShard(const SearchResult& r);
 SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::string& text);
 
-// One row of the sweep as the page keeps it: what the chart, the hover and the CSV need.
+// One row of the sweep as the page keeps it: what the chart and the hover draw and what the CSV prints
+// (SweepRowText reads exactly these fields of a row: RowOf gives them back). Fixed-size but for the layout's
+// rank order, so a shard of 10^5 cells moves as bytes and the CSV text is made only on "Export CSV".
 struct SweepCell {
     engine::SweepKey key;
-    SweepPoint point;         // as evaluated (domain is the size used)
-    bool found = false;       // some layout fits
-    double step_seconds = 0;  // of the best layout, when found
-    double mfu = 0;
-    std::string best;    // the best layout in --parallel form, when found
-    uint64_t valid = 0;  // layouts evaluated at this point
-    std::string csv;     // the row as `stagecraft sweep` prints it (SweepRowText)
+    SweepPoint point;    // as evaluated (domain and gpus the ones used)
+    bool found = false;  // some layout fits
+    double step_seconds = 0, mfu = 0, tokens_per_second = 0, memory_peak = 0;  // of the best layout, when found
+    StepBreakdown step;                                                        // its breakdown
+    ParallelConfig best;                                                       // the best layout, when found
+    SearchStats stats;                                                         // layouts evaluated at this point
 };
-SweepCell CellOf(const SweepRow& row, const SweepRequest& req);
+SweepCell CellOf(const SweepRow& row);
+// The row again, as far as SweepRowText reads it (`model`: the model's name).
+SweepRow RowOf(const SweepCell& c, const std::string& model);
+// Worker -> page (sweep_shard_bytes.cpp): bytes, not text.
 std::string EncodeSweepShard(const std::vector<SweepCell>& cells);
-std::vector<SweepCell> DecodeSweepShard(const std::string& text);
+std::vector<SweepCell> DecodeSweepShard(std::string_view bytes);
+// The same, appended to `out` (the page's cells); a damaged shard leaves `out` as it was and throws.
+void AppendSweepShard(std::string_view bytes, std::vector<SweepCell>& out);
 
 // ---- The job the page raises (the JS side takes it once and runs it; see web/main.js).
 struct PoolJob {
@@ -86,6 +93,7 @@ struct SweepState {
     int next_shard = -1;                  // 0: runs in frame slices (then shards counts points), -1: not that way
     std::unique_ptr<SweepSlices> slices;  // frame slices: where they are
     std::vector<SweepCell> cells;         // every row so far; in SweepKey order once finished
+    std::vector<std::string> models;      // the sweep's model names, by model index (the CSV's first column)
     bool has_result = false;
     std::string error;
     double started = 0;          // steady-clock seconds at the start (for the ETA)

@@ -16,7 +16,8 @@ public:
     void setWorkers(int n);
     emscripten::val takeJob();  // {id, kind, link, axes, shards} or null
     bool wanted(int id) const;
-    std::string addShard(int id, const std::string& text);  // "" or the error
+    // A shard's result: text (search, serving) or a Uint8Array of bytes (sweep). "" or the error.
+    std::string addShard(int id, emscripten::val result);
     void fail(int id, const std::string& message);
     std::string sweepCsv() const;
     bool takeCsvRequest();                                                       // "Export CSV" was pressed

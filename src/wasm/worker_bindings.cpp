@@ -34,6 +34,16 @@ val Text(const std::string& text) {
     return r;
 }
 
+// {ok, bytes}: `bytes` a Uint8Array of its own (copied out of the wasm heap), which the worker transfers to the
+// page without another copy; the page's addShard takes it as the std::string it was.
+val Bytes(const std::string& bytes) {
+    val r = val::object();
+    r.set("ok", true);
+    r.set("bytes", val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())))
+                       .call<val>("slice"));
+    return r;
+}
+
 // A task's shard `shard` of `count`, both checked.
 struct ShardArgs {
     int index = 0, count = 1;
@@ -115,7 +125,7 @@ public:
         });
     }
 
-    // sweepShard(link, ["flops=1,2", ...], shard, count, fixedLayout) -> {ok, text}: one shard of the sweep of the
+    // sweepShard(link, ["flops=1,2", ...], shard, count, fixedLayout) -> {ok, bytes}: one shard of the sweep of the
     // link's page; fixedLayout true: the link's layout at every point instead of a search.
     val sweepShard(val link, val axes, val shard, val count, val fixed_layout) {
         return scweb::Guard([&] {
@@ -136,8 +146,8 @@ public:
             }
             std::vector<sc::app::SweepCell> cells;
             for (const sc::SweepRow& row : sc::engine::RunSweepShard(*sweep_, sh.index, sh.count))
-                cells.push_back(sc::app::CellOf(row, sweep_->request));
-            return Text(sc::app::EncodeSweepShard(cells));
+                cells.push_back(sc::app::CellOf(row));
+            return Bytes(sc::app::EncodeSweepShard(cells));
         });
     }
 
@@ -207,9 +217,21 @@ bool PagePool::wanted(int id) const {
     return scweb::Kept(error_, [&] { return sc::app::PoolJobWanted(*state_, id); });
 }
 
-std::string PagePool::addShard(int id, const std::string& text) {
+std::string PagePool::addShard(int id, val result) {
     std::string returned;
-    const std::string thrown = scweb::ErrorOf([&] { returned = sc::app::AddPoolShard(*state_, id, text); });
+    const std::string thrown = scweb::ErrorOf([&] {
+        std::string payload;
+        if (result.instanceof (val::global("Uint8Array"))) {
+            // One TypedArray.set into the string's own bytes: Embind's std::string conversion copies a typed
+            // array byte by byte in JS, a tenth of a 10^5-point sweep's merge on the page's thread.
+            payload.resize(result["length"].as<size_t>());
+            val(emscripten::typed_memory_view(payload.size(), reinterpret_cast<uint8_t*>(payload.data())))
+                .call<void>("set", result);
+        } else {
+            payload = scweb::StringArg(result, "result");
+        }
+        returned = sc::app::AddPoolShard(*state_, id, payload);
+    });
     return thrown.empty() ? returned : thrown;
 }
 

@@ -18,6 +18,7 @@
 #include "engine/sweep.h"
 #include "page_driver.h"
 #include "report/layout_warnings.h"
+#include "report/search_report.h"
 #include "test_util.h"
 
 namespace {
@@ -308,7 +309,10 @@ TEST(AppPanels, ASearchSweepOnThePagesThreadRunsEachPointsSearchInPieces) {
     ASSERT_EQ(rows.size(), p.app->sweep.cells.size());
     for (size_t i = 0; i < rows.size(); ++i) {
         ASSERT_TRUE(rows[i].found);
-        EXPECT_EQ(sc::app::CellOf(rows[i], snap.request).csv, p.app->sweep.cells[i].csv) << "point " << i;
+        EXPECT_EQ(
+            sc::SweepRowText(rows[i], snap.request, sc::SweepFormat::csv),
+            sc::SweepRowText(sc::app::RowOf(p.app->sweep.cells[i], rows[i].model), snap.request, sc::SweepFormat::csv))
+            << "point " << i;
     }
 }
 

@@ -50,7 +50,9 @@ function runJob(pool, workers) {
     const w = workers[shard % workers.length];
     const r = job.kind === 'search' ? w.searchShard(job.link, shard, job.shards) : w.sweepShard(job.link, job.axes, shard, job.shards, job.fixedLayout);
     assert.ok(r.ok, r.error);
-    results.push(r.text);
+    // A sweep shard is bytes (a Uint8Array the worker transfers), a search shard text.
+    if (job.kind === 'sweep') assert.ok(r.bytes instanceof Uint8Array && r.text === undefined, 'a sweep shard is bytes');
+    results.push(job.kind === 'sweep' ? r.bytes : r.text);
   }
   for (let i = results.length - 1; i >= 0; i--) assert.equal(pool.addShard(job.id, results[i]), '');
   assert.equal(pool.wanted(job.id), false, 'a finished job wants no more shards');

@@ -1,0 +1,167 @@
+// A sweep shard's cells as bytes (worker -> page, as a transferred ArrayBuffer). Not text: a 10^5-point sweep
+// is 10^5 cells, and the worker's text encoding (with each row's CSV line) and the page's parsing of it cost
+// 5 and 6-8 us a cell, a third of the pool's time on a fixed-layout sweep (README "Workers"). Fixed-width
+// little-endian fields, read back with a bounds check on every one; a cell is about 290 bytes:
+//   "sweep-shard 2\n" <u64 cells> then per cell:
+//   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak> <f64 x breakdown parts>
+//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw; u32 domain, gpus; u8 topology, overlap, inr>
+//   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute;
+//    f64 bucket_mb; u32 length + bytes of order> <u64 candidates, valid, fitting, estimated>
+// WebAssembly is little-endian, and so is every machine the native tests run on (checked below).
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/pool_jobs.h"
+#include "config/error.h"
+
+namespace sc::app {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the shard bytes are little-endian");
+
+constexpr std::string_view kMagic = "sweep-shard 2\n";
+
+template <typename T>
+void Put(std::string& o, T v) {
+    char b[sizeof v];
+    std::memcpy(b, &v, sizeof v);
+    o.append(b, sizeof v);
+}
+
+[[noreturn]] void Malformed(const std::string& what) {
+    throw Error("sweep shard", "malformed result from a worker: " + what);
+}
+
+// Reads the bytes left to right; any surprise is Malformed.
+struct Reader {
+    std::string_view t;
+    size_t pos = 0;
+
+    template <typename T>
+    T Get() {
+        if (t.size() - pos < sizeof(T)) Malformed("it ends inside a cell at byte " + std::to_string(pos));
+        T v;
+        std::memcpy(&v, t.data() + pos, sizeof v);
+        pos += sizeof v;
+        return v;
+    }
+    bool Bool() {
+        const uint8_t v = Get<uint8_t>();
+        if (v > 1) Malformed("expected 0 or 1 at byte " + std::to_string(pos - 1));
+        return v == 1;
+    }
+    // A count the page can hold (a GPU count, a layout degree): at most 2^24.
+    int Count(const char* what) {
+        const uint32_t v = Get<uint32_t>();
+        if (v > (1u << 24))
+            Malformed(std::string("a ") + what + " of " + std::to_string(v) + " at byte " + std::to_string(pos - 4));
+        return static_cast<int>(v);
+    }
+    template <typename E>
+    E Enum(int count, const char* what) {
+        const uint8_t v = Get<uint8_t>();
+        if (v >= count)
+            Malformed(std::string("no ") + what + " " + std::to_string(v) + " at byte " + std::to_string(pos - 1));
+        return static_cast<E>(v);
+    }
+};
+
+constexpr int kSchedules = static_cast<int>(Schedule::dualpipe) + 1;
+constexpr int kRecomputes = static_cast<int>(Recompute::full) + 1;
+
+void PutLayout(std::string& o, const ParallelConfig& p) {
+    for (int v : {p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.microbatch, p.batch, p.vstages, p.zero, p.gpus})
+        Put<uint32_t>(o, static_cast<uint32_t>(v));
+    Put<uint8_t>(o, p.sp), Put<uint8_t>(o, p.uneven);
+    Put<uint8_t>(o, static_cast<uint8_t>(p.schedule)), Put<uint8_t>(o, static_cast<uint8_t>(p.recompute));
+    Put<double>(o, p.bucket_mb);
+    Put<uint32_t>(o, static_cast<uint32_t>(p.order.size()));
+    o += p.order;
+}
+
+ParallelConfig GetLayout(Reader& r) {
+    ParallelConfig p;
+    for (int* v : {&p.tp, &p.pp, &p.dp, &p.cp, &p.ep, &p.etp, &p.microbatch, &p.batch, &p.vstages, &p.zero, &p.gpus})
+        *v = r.Count("layout degree");
+    p.sp = r.Bool(), p.uneven = r.Bool();
+    p.schedule = r.Enum<Schedule>(kSchedules, "schedule");
+    p.recompute = r.Enum<Recompute>(kRecomputes, "recomputation");
+    p.bucket_mb = r.Get<double>();
+    const uint32_t n = r.Get<uint32_t>();
+    if (n > 64 || n > r.t.size() - r.pos) Malformed("a rank order of " + std::to_string(n) + " bytes");
+    p.order.assign(r.t.substr(r.pos, n));
+    r.pos += n;
+    return p;
+}
+
+// Appends the cells of `bytes` to `out` (the page's cells, reserved for the whole sweep: no temporary vector and
+// no reallocation per shard, which cost more than reading the bytes).
+void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
+    if (bytes.substr(0, kMagic.size()) != kMagic) Malformed("it does not start with \"sweep-shard 2\"");
+    Reader r{bytes, kMagic.size()};
+    const uint64_t count = r.Get<uint64_t>();
+    if (count > bytes.size()) Malformed("it claims " + std::to_string(count) + " cells");
+    for (uint64_t i = 0; i < count; ++i) {
+        SweepCell& c = out.emplace_back();
+        c.key.point = r.Get<uint64_t>();
+        c.key.model = r.Count("model index");
+        c.found = r.Bool();
+        for (double* v : {&c.step_seconds, &c.mfu, &c.tokens_per_second, &c.memory_peak}) *v = r.Get<double>();
+        for (const BreakdownPart& part : kBreakdownParts) c.step.*part.seconds = r.Get<double>();
+        SweepPoint& p = c.point;
+        for (double* v : {&p.flops, &p.hbm_bw, &p.hbm_capacity, &p.net_bw}) *v = r.Get<double>();
+        p.domain = r.Count("domain size");
+        p.gpus = r.Count("GPU count");
+        p.topology = r.Bool() ? Topology::fullflat : Topology::two_tier;
+        p.overlap = r.Bool(), p.inr = r.Bool();
+        c.best = GetLayout(r);
+        for (uint64_t* v : {&c.stats.candidates, &c.stats.valid, &c.stats.fitting, &c.stats.estimated})
+            *v = r.Get<uint64_t>();
+    }
+    if (r.pos != bytes.size()) Malformed("bytes after the last cell at byte " + std::to_string(r.pos));
+}
+
+}  // namespace
+
+std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
+    std::string o(kMagic);
+    o.reserve(kMagic.size() + 8 + cells.size() * 300);
+    Put<uint64_t>(o, cells.size());
+    for (const SweepCell& c : cells) {
+        Put<uint64_t>(o, c.key.point);
+        Put<uint32_t>(o, static_cast<uint32_t>(c.key.model));
+        Put<uint8_t>(o, c.found);
+        for (double v : {c.step_seconds, c.mfu, c.tokens_per_second, c.memory_peak}) Put<double>(o, v);
+        for (const BreakdownPart& part : kBreakdownParts) Put<double>(o, c.step.*part.seconds);
+        const SweepPoint& p = c.point;
+        for (double v : {p.flops, p.hbm_bw, p.hbm_capacity, p.net_bw}) Put<double>(o, v);
+        Put<uint32_t>(o, static_cast<uint32_t>(p.domain)), Put<uint32_t>(o, static_cast<uint32_t>(p.gpus));
+        Put<uint8_t>(o, p.topology == Topology::fullflat), Put<uint8_t>(o, p.overlap), Put<uint8_t>(o, p.inr);
+        PutLayout(o, c.best);
+        for (uint64_t v : {c.stats.candidates, c.stats.valid, c.stats.fitting, c.stats.estimated}) Put<uint64_t>(o, v);
+    }
+    return o;
+}
+
+std::vector<SweepCell> DecodeSweepShard(std::string_view bytes) {
+    std::vector<SweepCell> cells;
+    AppendSweepShard(bytes, cells);
+    return cells;
+}
+
+void AppendSweepShard(std::string_view bytes, std::vector<SweepCell>& out) {
+    const size_t before = out.size();
+    try {
+        ReadCells(bytes, out);
+    } catch (const Error&) {
+        out.resize(before);  // none of a damaged shard's cells
+        throw;
+    }
+}
+
+}  // namespace sc::app
