@@ -61,10 +61,9 @@ void ExpectSame(const SweepCell& x, const SweepCell& y) {
     EXPECT_EQ(x.best.uneven, y.best.uneven);
     EXPECT_EQ(Bits(x.best.bucket_mb), Bits(y.best.bucket_mb));
     EXPECT_EQ(x.best.gpus, y.best.gpus);
-    EXPECT_EQ(x.stats.candidates, y.stats.candidates);
-    EXPECT_EQ(x.stats.valid, y.stats.valid);
-    EXPECT_EQ(x.stats.fitting, y.stats.fitting);
-    EXPECT_EQ(x.stats.estimated, y.stats.estimated);
+    for (auto m : {&sc::SearchStats::candidates, &sc::SearchStats::valid, &sc::SearchStats::fitting,
+                   &sc::SearchStats::estimated})
+        EXPECT_EQ(x.stats.*m, y.stats.*m);
 }
 
 TEST(SweepShardBytes, EveryCellComesBackExactly) {
