@@ -124,6 +124,31 @@ TEST(Cli, EstimateSaysHowFarPublishedRunsOnTheAcceleratorWere) {
     EXPECT_TRUE(nlohmann::json::parse(r.out)["training"]["published_runs"].is_null());
 }
 
+TEST(Cli, EveryClusterPresetEstimatesAtAnySize) {
+    // Every system the page lists (presets/systems/index.json) gives a finite estimate on its own size and grown
+    // to 4,096 GPUs (--gpus), so each accelerator with a system can be planned at scale.
+    const nlohmann::json index =
+        nlohmann::json::parse(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/systems/index.json"));
+    ASSERT_GE(index.size(), 12u);
+    for (const nlohmann::json& file : index) {
+        const std::string id = file.get<std::string>().substr(0, file.get<std::string>().size() - 5);
+        for (const char* gpus : {"", " --gpus 4096"}) {
+            SCOPED_TRACE(id + gpus);
+            const std::string layout =
+                *gpus ? "tp=8,pp=4,dp=128,batch=1024,sp=1,zero=1" : "tp=8,dp=4,batch=64,sp=1,zero=1";
+            CliResult r = RunCli("estimate --model presets/models/llama3-70b.json --system " + id + " --parallel " +
+                                     layout + gpus + " --json --allow-oom",
+                                 false);
+            ASSERT_EQ(r.status, 0) << r.out;
+            const nlohmann::json t = nlohmann::json::parse(r.out)["training"];
+            EXPECT_GT(t["step_seconds"].get<double>(), 0);
+            EXPECT_LT(t["step_seconds"].get<double>(), 1e6);
+            EXPECT_GT(t["mfu"].get<double>(), 0);
+            EXPECT_LE(t["mfu"].get<double>(), 1);
+        }
+    }
+}
+
 TEST(Cli, TraceWritesCompleteSetsOnly) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-set";
