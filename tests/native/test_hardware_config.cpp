@@ -247,7 +247,7 @@ sc::System LoadSystem(const std::string& id) {
 
 TEST(HardwareSystems, RequiredPresetsExist) {
     for (const char* id : {"dgx-a100-superpod", "dgx-h100-superpod", "gb200-nvl72", "mi300x-cluster", "h100-fullflat",
-                           "gb200-fullflat", "dgx-h200-superpod", "gb300-nvl72", "h800-cluster"})
+                           "gb200-fullflat", "dgx-h200-superpod", "gb300-nvl72", "h800-cluster", "mi355x-cluster"})
         EXPECT_TRUE(fs::exists(kRoot + "/presets/systems/" + id + ".json")) << id;
 }
 
