@@ -37,11 +37,20 @@ std::vector<SweepRow> RunSweepShard(const SweepSnapshot& s, int shard, int count
 SweepKey KeyOf(const SweepRow& row) { return {row.point_index, row.model_index}; }
 
 std::vector<SweepRow> MergeSweep(std::vector<std::vector<SweepRow>> shards) {
+    // Sorts the keys, not the rows: a row (its estimate, layout and names) is some hundreds of bytes, and
+    // round-robin shards arrive interleaved, so sorting the rows themselves moved each one log n times. Equal keys
+    // keep their shard order, as a stable sort of the rows would.
+    struct Ref {
+        SweepKey key;
+        size_t shard, index;
+    };
+    std::vector<Ref> refs;
+    for (size_t s = 0; s < shards.size(); ++s)
+        for (size_t i = 0; i < shards[s].size(); ++i) refs.push_back({KeyOf(shards[s][i]), s, i});
+    std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.key < b.key; });
     std::vector<SweepRow> rows;
-    for (std::vector<SweepRow>& shard : shards)
-        for (SweepRow& row : shard) rows.push_back(std::move(row));
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const SweepRow& a, const SweepRow& b) { return KeyOf(a) < KeyOf(b); });
+    rows.reserve(refs.size());
+    for (const Ref& r : refs) rows.push_back(std::move(shards[r.shard][r.index]));
     return rows;
 }
 
