@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "graph/flop_conventions.h"
 #include "parallel/schedule.h"
@@ -27,14 +28,12 @@ enum KernelPart { kPartFixed, kPartFp8, kPartMoeRouting, kKernelParts };
 // permute / sort / unsort and weighted combine (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
 // moe_utils.py permute / unpermute, which also applies the routing probabilities) with their backward ops.
 int KernelPartOf(const Op& op) {
-    auto ends_with = [&](const char* suffix) {
-        const std::string x = suffix;
-        return op.name.size() >= x.size() && op.name.compare(op.name.size() - x.size(), x.size(), x) == 0;
-    };
-    if (ends_with(".fp8_input") || ends_with(".fp8_grad_cast")) return kPartFp8;
-    for (const char* routing :
+    // Called for every op of every block at every estimate (a sweep's hot path): views, no string built.
+    const std::string_view name = op.name;
+    if (name.ends_with(".fp8_input") || name.ends_with(".fp8_grad_cast")) return kPartFp8;
+    for (std::string_view routing :
          {"moe.router", "moe.topk", "moe.permute", "moe.sort_chunks", "moe.unsort_chunks", "moe.weighted_sum"})
-        if (op.name.rfind(routing, 0) == 0) return kPartMoeRouting;
+        if (name.starts_with(routing)) return kPartMoeRouting;
     return -1;
 }
 
