@@ -91,6 +91,7 @@ void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
         Put(out, "lat", l.latency_us);
         Put(out, "eff", l.efficiency);
         Put(out, "inr", l.in_network_reduction);
+        Put(out, "wrap", l.wraparound);
         Put(out, "os", l.oversubscription);
         Put(out, "eff0", l.preset_effective_gbps);
     }

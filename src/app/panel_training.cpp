@@ -109,8 +109,8 @@ static void DrawCluster(AppState& s) {
         for (const char* h : {"network level", "kind", "GPUs", "GB/s/dir", "latency us", "eff.", "in-net"})
             ImGui::TableSetupColumn(h);
         ImGui::TableHeadersRow();
-        static const char* kinds[] = {"scale-up", "two-tier", "FullFlat", "rail-opt.", "three-tier"};
-        static_assert(sizeof kinds / sizeof kinds[0] == static_cast<int>(LevelKind::three_tier) + 1);
+        static const char* kinds[] = {"scale-up", "two-tier", "FullFlat", "rail-opt.", "three-tier", "torus"};
+        static_assert(sizeof kinds / sizeof kinds[0] == static_cast<int>(LevelKind::torus) + 1);
         for (size_t i = 0; i < edit.levels.size(); ++i) {
             NetworkLevel& l = edit.levels[i];
             const bool has_preset = i < preset.preset_levels.size();
@@ -129,7 +129,8 @@ static void DrawCluster(AppState& s) {
             ImGui::Text("%s%s", l.name.c_str(), modified ? " *" : "");
             if (modified && ImGui::IsItemHovered()) ImGui::SetTooltip("edited: differs from the preset");
             ImGui::TableSetColumnIndex(1);
-            ImGui::TextUnformatted(kinds[static_cast<int>(l.kind)]);
+            ImGui::TextUnformatted(l.kind == LevelKind::torus && !l.wraparound ? "mesh"
+                                                                               : kinds[static_cast<int>(l.kind)]);
             ImGui::TableSetColumnIndex(2);
             ImGui::Text("%d", l.size);
             ImGui::TableSetColumnIndex(3);
@@ -145,7 +146,8 @@ static void DrawCluster(AppState& s) {
             changed |= ImGui::SliderScalar("##eff", ImGuiDataType_Double, &l.efficiency, &kMinEff, &kMaxEff, "%.2f",
                                            ImGuiSliderFlags_AlwaysClamp);
             ImGui::TableSetColumnIndex(6);
-            changed |= ImGui::Checkbox("##inr", &l.in_network_reduction);
+            // A torus has no switch to reduce in.
+            if (l.kind != LevelKind::torus) changed |= ImGui::Checkbox("##inr", &l.in_network_reduction);
             ImGui::PopID();
         }
         ImGui::EndTable();

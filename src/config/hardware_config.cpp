@@ -105,10 +105,16 @@ void ValidateSystemHierarchy(const System& sys) {
             throw Error(f + ".size", "must be a positive number of accelerators, got " + std::to_string(lv.size));
         if (lv.kind == LevelKind::scale_up && i != 0)
             throw Error(f + ".kind", "a scale_up level must be the first (innermost) level");
-        if (lv.kind == LevelKind::scale_up && lv.size > sys.accelerator.scale_up_domain)
+        if ((lv.kind == LevelKind::scale_up || lv.kind == LevelKind::torus) &&
+            lv.size > sys.accelerator.scale_up_domain)
             throw Error(f + ".size", std::to_string(lv.size) + " exceeds the scale-up domain of " +
                                          sys.accelerator.name + " (" + std::to_string(sys.accelerator.scale_up_domain) +
                                          ")");
+        if (lv.kind == LevelKind::torus && i > 0 && sys.levels[i - 1].kind != LevelKind::torus)
+            throw Error(f + ".kind",
+                        "torus levels are the chips' own links: they must come first (innermost), "
+                        "before any switched level; levels[" +
+                            std::to_string(i - 1) + "] is " + NameOf(sys.levels[i - 1].kind));
         if (i == 0) continue;
         const int prev = sys.levels[i - 1].size;
         if (lv.size <= prev)
@@ -128,6 +134,7 @@ const char* NameOf(LevelKind k) {
         case LevelKind::fullflat: return "fullflat";
         case LevelKind::rail_optimized: return "rail_optimized";
         case LevelKind::three_tier: return "three_tier";
+        case LevelKind::torus: return "torus";
     }
     return "?";
 }
@@ -198,9 +205,11 @@ Accelerator ParseAccelerator(std::string_view json_text) {
         a.scale_up_domain = PositiveInteger(quantity(*s.Get("domain_size", true), dom, "accelerators", false), dom);
         s.RejectUnknown();
     }
+    // Null when not published (TPU v4's data-center network): only a fat-tree level needs it, and rejects it then.
     a.nic_gbit_per_gpu =
-        Positive(quantity(*r.Get("scale_out_nic_Gbps_per_gpu", true), "scale_out_nic_Gbps_per_gpu", "Gb/s", false),
-                 "scale_out_nic_Gbps_per_gpu", "Gb/s");
+        PositiveOrNull(quantity(*r.Get("scale_out_nic_Gbps_per_gpu", true), "scale_out_nic_Gbps_per_gpu", "Gb/s", true),
+                       "scale_out_nic_Gbps_per_gpu", "Gb/s")
+            .value_or(0);
     a.board_power_w =
         PositiveOrNull(quantity(*r.Get("board_power_W", true), "board_power_W", "W", true), "board_power_W", "W");
     if (r.Has("sm_count"))
@@ -247,15 +256,15 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
         else if (kind == "fullflat") lv.kind = LevelKind::fullflat;
         else if (kind == "rail_optimized") lv.kind = LevelKind::rail_optimized;
         else if (kind == "three_tier") lv.kind = LevelKind::three_tier;
+        else if (kind == "torus") lv.kind = LevelKind::torus;
         else {
             std::string hint;
-            for (const char* k : {"scale_up", "two_tier", "fullflat", "rail_optimized", "three_tier"})
+            for (const char* k : {"scale_up", "two_tier", "fullflat", "rail_optimized", "three_tier", "torus"})
                 if (EditDistance(kind, k) <= 2) hint = std::string(" (did you mean \"") + k + "\"?)";
-            throw Error(
-                l.Field("kind"),
-                "\"" + kind +
-                    "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", \"rail_optimized\", \"three_tier\"" +
-                    hint);
+            throw Error(l.Field("kind"), "\"" + kind +
+                                             "\" is not one of \"scale_up\", \"two_tier\", \"fullflat\", "
+                                             "\"rail_optimized\", \"three_tier\", \"torus\"" +
+                                             hint);
         }
         auto quantity = [&](const char* key, const char* unit, ValueType type = ValueType::number) {
             return ReadQuantity(*l.Get(key, true), l.Field(key), unit, false, type, &lv.provenance, key);
@@ -282,6 +291,15 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
                     "only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; this level is ") +
                     NameOf(lv.kind));
         }
+        if (lv.kind == LevelKind::torus) {
+            lv.wraparound = quantity("wraparound", "bool", ValueType::boolean).boolean;
+            if (lv.in_network_reduction)
+                throw Error(l.Field("in_network_reduction"),
+                            "a torus level has no switch to reduce in; set it to false");
+        } else if (l.Has("wraparound")) {
+            throw Error(l.Field("wraparound"),
+                        std::string("only torus levels close into a ring; this level is ") + NameOf(lv.kind));
+        }
         l.RejectUnknown();
 
         // Consistency with the hierarchy and with the accelerator.
@@ -305,6 +323,27 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
                                       accelerator.name + " (" + Num(accelerator.scale_up_gbps_per_direction) +
                                       " GB/s per direction)");
         }
+        if (lv.kind == LevelKind::torus) {
+            if (i > 0 && s.levels.back().kind != LevelKind::torus)
+                throw Error(l.Field("kind"),
+                            "torus levels are the chips' own links: they must come first "
+                            "(innermost), before any switched level");
+            if (lv.size > accelerator.scale_up_domain)
+                throw Error(f_size, std::to_string(lv.size) + " exceeds the chip-to-chip domain of " +
+                                        accelerator.name + " (" + std::to_string(accelerator.scale_up_domain) + ")");
+            double links = lv.bandwidth_gbps;
+            for (const NetworkLevel& prev : s.levels) links += prev.bandwidth_gbps;
+            if (links > accelerator.scale_up_gbps_per_direction * (1 + 1e-9))
+                throw Error(f_bw, "the torus levels' bandwidths add up to " + Num(links) + " GB/s, more than the " +
+                                      Num(accelerator.scale_up_gbps_per_direction) + " GB/s per direction of " +
+                                      accelerator.name + "'s chip-to-chip links");
+        }
+        if (tiered && accelerator.nic_gbit_per_gpu <= 0)
+            throw Error(l.Field("kind"), accelerator.name +
+                                             " has no published scale-out NIC (scale_out_nic_Gbps_per_gpu "
+                                             "is null): a " +
+                                             std::string(NameOf(lv.kind)) +
+                                             " level of NICs needs one; give the accelerator preset its NIC rate");
         if (tiered && lv.bandwidth_gbps > accelerator.NicGBps() * (1 + 1e-9))
             throw Error(f_bw, Num(lv.bandwidth_gbps) + " GB/s exceeds the NIC of " + accelerator.name + " (" +
                                   Num(accelerator.nic_gbit_per_gpu) + " Gb/s = " + Num(accelerator.NicGBps()) +
@@ -373,6 +412,18 @@ void ValidateSystemLevels(const System& sys) {
             throw Error(f + ".latency", "must be zero or positive us, got " + std::to_string(l.latency_us));
         if (!(l.efficiency > 0 && l.efficiency <= 1))
             throw Error(f + ".efficiency", "must be in (0, 1], got " + std::to_string(l.efficiency));
+        if (l.kind == LevelKind::torus && l.in_network_reduction)
+            throw Error(f + ".in_network_reduction", "a torus level has no switch to reduce in; turn it off");
+    }
+    // The torus levels share the chip's links: together no more than its chip-to-chip bandwidth.
+    double torus = 0;
+    for (size_t i = 0; i < sys.levels.size() && sys.levels[i].kind == LevelKind::torus; ++i) {
+        torus += sys.levels[i].bandwidth_gbps;
+        if (torus > sys.accelerator.scale_up_gbps_per_direction * (1 + 1e-9))
+            throw Error("levels[" + std::to_string(i) + "] (" + sys.levels[i].name + ").bandwidth",
+                        "the torus levels' bandwidths add up to " + Num(torus) + " GB/s, more than the " +
+                            Num(sys.accelerator.scale_up_gbps_per_direction) + " GB/s per direction of " +
+                            sys.accelerator.name + "'s chip-to-chip links");
     }
 }
 

@@ -80,8 +80,11 @@ struct Accelerator {
 
 // scale_up: one NVLink/xGMI domain. two_tier / rail_optimized: a leaf-spine fat tree of NICs (one pod).
 // three_tier: a core tier joining pods (NVIDIA's SuperPOD RA adds one beyond 4 SUs); its oversubscription
-// is the core's taper. fullflat: one flat fabric at scale-up bandwidth.
-enum class LevelKind { scale_up, two_tier, fullflat, rail_optimized, three_tier };
+// is the core's taper. fullflat: one flat fabric at scale-up bandwidth. torus: one dimension of a direct
+// chip-to-chip torus or mesh (TPU ICI): each accelerator links to its two neighbours along it; a TPU v4 pod
+// is three torus levels (x, then x*y, then x*y*z chips). No switch: no in-network reduction, and the
+// bandwidth a group sees depends on where its members sit (training/comm_model.h).
+enum class LevelKind { scale_up, two_tier, fullflat, rail_optimized, three_tier, torus };
 const char* NameOf(LevelKind k);
 inline bool IsFatTree(LevelKind k) {
     return k == LevelKind::two_tier || k == LevelKind::rail_optimized || k == LevelKind::three_tier;
@@ -98,7 +101,11 @@ struct NetworkLevel {
     double latency_us = 0;              // per hop / ring step
     double efficiency = 1;              // (0, 1]
     bool in_network_reduction = false;  // NVLink SHARP, InfiniBand SHARP, ...
-    double oversubscription = 1;        // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
+    // Torus levels only: whether the dimension closes into a ring (a torus; TPU slices of whole 4x4x4 cubes
+    // through the optical switches) or stays a line (a mesh). Bandwidth of a torus level is per accelerator per
+    // direction over both of its links in the dimension (2 x one link's rate): what a bidirectional ring gets.
+    bool wraparound = false;
+    double oversubscription = 1;  // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
     std::map<std::string, Provenance> provenance;  // keys relative to the level ("efficiency", ...)
     // EffectiveGBps() as the preset gave it: the scale-up level's measured collective curves are scaled by
     // EffectiveGBps() / this after an edit (CalibrationScale). 0 in a level built by hand: scale 1.
@@ -131,11 +138,14 @@ System ParseSystem(std::string_view system_json, std::string_view accelerator_js
 System ParseSystem(std::string_view system_json, const Accelerator& accelerator);
 
 // Checks the hierarchy: level sizes grow, each divides the next, the scale-up level is first and within the
-// accelerator's domain. Throws sc::Error naming levels[i].size (or .kind).
+// accelerator's domain, torus levels come first (the chips' own links) and together stay within the
+// accelerator's scale-up domain. Throws sc::Error naming levels[i].size (or .kind).
 void ValidateSystemHierarchy(const System& sys);
 
 // Re-checks a system edited in place (the page's cluster panel): every level's bandwidth positive,
-// latency not negative, efficiency in (0, 1]. Throws sc::Error naming the level and field.
+// latency not negative, efficiency in (0, 1], no in-network reduction on a torus (it has no switch), the torus
+// levels' bandwidths within the chip's own links.
+// Throws sc::Error naming the level and field.
 void ValidateSystemLevels(const System& sys);
 
 // Dense matrix peak of `acc` at `p`, in FLOP/s (not TFLOPS). fp32 falls back to the vector FP32 rate when

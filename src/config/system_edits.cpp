@@ -7,7 +7,7 @@ namespace sc {
 
 namespace {
 
-const char* const kLevelFields = "size bandwidth latency efficiency in_network_reduction oversubscription";
+const char* const kLevelFields = "size bandwidth latency efficiency in_network_reduction oversubscription wraparound";
 const char* const kAcceleratorFields = "hbm_tbps memory_gb bf16_tflops fp16_tflops fp8_tflops fp4_tflops power_w";
 
 bool OnOff(const std::string& key, const std::string& v) {
@@ -45,8 +45,16 @@ void EditLevel(System& sys, const std::string& key, const std::string& level, co
     else if (field == "bandwidth") lv.bandwidth_gbps = ParseNumberIn(key, value, 0, 1e6, true);
     else if (field == "latency") lv.latency_us = ParseNumberIn(key, value, 0, 1e6);
     else if (field == "efficiency") lv.efficiency = ParseNumberIn(key, value, 0, 1, true);
-    else if (field == "in_network_reduction") lv.in_network_reduction = OnOff(key, value);
-    else if (field == "oversubscription") {
+    else if (field == "in_network_reduction") {
+        const bool on = OnOff(key, value);
+        if (on && lv.kind == LevelKind::torus)
+            throw Error(key, lv.name + " is a torus level: it has no switch to reduce in");
+        lv.in_network_reduction = on;
+    } else if (field == "wraparound") {
+        if (lv.kind != LevelKind::torus)
+            throw Error(key, std::string("only torus levels close into a ring; ") + lv.name + " is " + NameOf(lv.kind));
+        lv.wraparound = OnOff(key, value);
+    } else if (field == "oversubscription") {
         if (!IsFatTree(lv.kind))
             throw Error(
                 key,
@@ -78,7 +86,8 @@ void EditAccelerator(System& sys, const std::string& key, const std::string& fie
 
 }  // namespace
 
-void ApplySystemEdits(System& sys, const std::vector<std::string>& edits) {
+void ApplySystemEdits(System& target, const std::vector<std::string>& edits) {
+    System sys = target;  // edited whole or not at all: a rejected edit leaves `target` as it was
     for (const std::string& edit : edits) {
         const size_t eq = edit.find('=');
         if (eq == std::string::npos || eq == 0)
@@ -96,6 +105,7 @@ void ApplySystemEdits(System& sys, const std::vector<std::string>& edits) {
         ValidateSystemHierarchy(sys);
         ValidateSystemLevels(sys);
     }
+    target = std::move(sys);
 }
 
 }  // namespace sc

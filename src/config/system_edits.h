@@ -9,6 +9,7 @@
 //   <level>.efficiency           (0, 1]: measured busbw / nominal
 //   <level>.in_network_reduction on | off
 //   <level>.oversubscription     >= 1, fat-tree levels only (two_tier, rail_optimized, three_tier)
+//   <level>.wraparound           on | off, torus levels only: a ring (torus) or a line (mesh)
 //   accelerator.hbm_tbps         HBM bandwidth, TB/s
 //   accelerator.memory_gb        memory capacity, GB (1e9 bytes)
 //   accelerator.bf16_tflops | fp16_tflops | fp8_tflops | fp4_tflops   dense matrix peaks
@@ -21,7 +22,8 @@
 
 namespace sc {
 
-// Applies `edits` in order. Throws sc::Error naming the edit's key and value and what is valid.
+// Applies `edits` in order, all or none. Throws sc::Error naming the edit's key and value and what is valid,
+// leaving `sys` unchanged.
 void ApplySystemEdits(System& sys, const std::vector<std::string>& edits);
 
 }  // namespace sc

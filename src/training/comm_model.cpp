@@ -63,6 +63,30 @@ std::vector<int> WorstPlacedGroup(const System& sys, const Layout& layout, Group
     return worst;
 }
 
+// Fraction of torus level l's bandwidth that group 0 of `kind` gets (comm_model.h): where its members sit along
+// the dimension, read with MembersInRange (O(sub-dims) a call, O(log dim) calls). Groups of one kind are alike
+// in the dense rank order; an expert group is read as its first one.
+double TorusShare(const System& sys, const Layout& layout, GroupKind kind, size_t l) {
+    const long long slice = l ? sys.levels[l - 1].size : 1, size = sys.levels[l].size;
+    const int dim = static_cast<int>(size / slice);
+    const long long first = layout.MemberBounds(kind, 0).first;
+    const long long domain = first / size * size, start = first / slice * slice;
+    const int here = layout.MembersInRange(kind, 0, domain, domain + size);
+    const int per_slice = layout.MembersInRange(kind, 0, start, start + slice);
+    if (per_slice <= 0 || here <= per_slice) return 1;
+    const int k = here / per_slice;  // slices of the dimension the group touches
+    // Smallest run of slices from the first member's that holds all of them.
+    int lo = k, hi = static_cast<int>((domain + size - start) / slice);
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (layout.MembersInRange(kind, 0, start, start + mid * slice) >= here) hi = mid;
+        else lo = mid + 1;
+    }
+    const double stride = k > 1 ? (lo - 1.0) / (k - 1) : 1;
+    const bool ring = sys.levels[l].wraparound && std::abs(k * stride - dim) < 0.5;
+    return (ring ? 1.0 : 0.5) / std::max(1.0, stride);
+}
+
 }  // namespace
 
 CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal)
@@ -76,6 +100,12 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         size_[k] = layout.GroupSize(kind);
         if (size_[k] <= 1) continue;
         per_level_[k] = WorstPlacedGroup(sys, layout, kind);
+    }
+    while (torus_levels_ < sys.levels.size() && sys.levels[torus_levels_].kind == LevelKind::torus) ++torus_levels_;
+    for (int k = 0; k < static_cast<int>(GroupKind::count) && torus_levels_ > 0; ++k) {
+        if (size_[k] <= 1) continue;
+        for (size_t l = 0; l < torus_levels_; ++l)
+            torus_share_[k].push_back(TorusShare(sys, layout, static_cast<GroupKind>(k), l));
     }
     // Pipeline neighbours: rank 0 and the rank one stage on.
     if (layout.world() > 1) {
@@ -143,18 +173,64 @@ double CommModel::LevelSeconds(CollectiveType type, size_t l, int k, double byte
     return t;
 }
 
+double CommModel::TorusSeconds(CollectiveType type, GroupKind group, double bytes, double& share, int& inner) const {
+    const std::vector<int>& m = per_level_[static_cast<int>(group)];
+    const std::vector<double>& torus_share = torus_share_[static_cast<int>(group)];
+    struct Dim {
+        double k, bw, lat;
+    };
+    std::vector<Dim> dims;
+    for (size_t l = 0; l < torus_levels_ && l < m.size(); ++l) {
+        const int k = m[l] / inner;
+        inner = m[l];
+        if (k > 1)
+            dims.push_back({static_cast<double>(k), sys_.levels[l].EffectiveGBps() * 1e9 * torus_share[l],
+                            sys_.levels[l].latency_us * 1e-6});
+    }
+    if (dims.empty()) return 0;
+    const bool ar = type == CollectiveType::all_reduce;
+    const size_t d = dims.size();
+    // Part j of d takes the dimensions in the order j, j+1, ...: it enters dimension i holding its 1/d of the
+    // buffer divided by the members of the dimensions it has already crossed.
+    double t_bw = 0, t_lat = 0;
+    for (size_t i = 0; i < d; ++i) {
+        const double factor = (ar ? 2.0 : 1.0) * (dims[i].k - 1) / dims[i].k;
+        double carried = 0;
+        for (size_t j = 0; j < d; ++j) {
+            double before = 1;
+            for (size_t q = j; q % d != i; ++q) before *= dims[q % d].k;
+            carried += bytes / d / before;
+        }
+        t_bw = std::max(t_bw, factor * carried / dims[i].bw);
+        t_lat += (ar ? 2 : 1) * std::min(dims[i].k - 1, std::ceil(std::log2(dims[i].k))) * dims[i].lat;
+        share /= dims[i].k;
+    }
+    return t_bw + t_lat;
+}
+
 double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) const {
     const int n = size_[static_cast<int>(group)];
     if (n <= 1 || bytes <= 0) return 0;
     const std::vector<int>& m = per_level_[static_cast<int>(group)];
     double t = 0, share = bytes;
     int inner = 1;  // members in one domain of the previous level
-    for (size_t l = 0; l < m.size(); ++l) {
+    size_t l = 0;
+    if (type != CollectiveType::all_to_all && torus_levels_ > 0) {
+        t += TorusSeconds(type, group, bytes, share, inner);
+        l = std::min(torus_levels_, m.size());
+    }
+    for (; l < m.size(); ++l) {
         const NetworkLevel& lvl = sys_.levels[l];
         if (type == CollectiveType::all_to_all) {
-            // Traffic to peers reached first at this level.
-            const double bw = lvl.EffectiveGBps() * 1e9, lat = lvl.latency_us * 1e-6;
-            t += (m[l] - inner) / static_cast<double>(n) * bytes / bw + (m[l] > inner ? lat : 0);
+            // Traffic to peers reached first at this level; on a torus dimension of k members it crosses k/4
+            // links on average (both directions of a ring, or a line's busiest middle link).
+            double bw = lvl.EffectiveGBps() * 1e9, hops = 1;
+            const double lat = lvl.latency_us * 1e-6;
+            if (l < torus_levels_) {
+                bw *= torus_share_[static_cast<int>(group)][l];
+                hops = std::max(1.0, m[l] / static_cast<double>(inner) / 4);
+            }
+            t += (m[l] - inner) / static_cast<double>(n) * bytes * hops / bw + (m[l] > inner ? lat : 0);
             inner = m[l];
             continue;
         }
@@ -169,7 +245,9 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
 
 double CommModel::P2PSeconds(double bytes) const {
     const NetworkLevel& lvl = sys_.levels[p2p_level_];
-    return bytes / (lvl.EffectiveGBps() * 1e9) + lvl.latency_us * 1e-6;
+    // A torus level's bandwidth is both links of the dimension; a send to a neighbour takes one.
+    const double links = lvl.kind == LevelKind::torus ? 0.5 : 1.0;
+    return bytes / (lvl.EffectiveGBps() * links * 1e9) + lvl.latency_us * 1e-6;
 }
 
 }  // namespace sc

@@ -15,6 +15,15 @@
 // it at the message size, so small and medium messages (TP activations: 10-200 MB) get the bandwidth
 // they really reach, not the plateau; every other level is alpha-beta: latency per ring step plus bytes
 // over the level's effective per-direction bandwidth (efficiency = measured plateau / nominal).
+//
+// Torus levels (TPU ICI; config/hardware_config.h) have no switch, so what a group gets depends on where its
+// members sit along each dimension: a group holding a whole wrapped dimension runs a bidirectional ring over
+// both links (the level's bandwidth); a shorter run of neighbours, or a dimension without wraparound, is a line
+// (one link's worth, half); members every s-th chip share each link with the s - 1 groups interleaved with them
+// (1/s). A group spanning several dimensions runs them at once, not one after another: the buffer is split in
+// as many parts, each part takes the dimensions in a rotated order, so every dimension's links stay busy (the
+// multi-dimensional ring all-reduce of TPU pods; Kumar et al. 2021, "Exploring the limits of concurrency in ML
+// training on Google TPUs", MLSys, Sec. 3.2). All-to-all crosses k/4 links on average along a dimension of k.
 #pragma once
 #include <array>
 #include <vector>
@@ -42,12 +51,19 @@ public:
 private:
     // Seconds for k ranks of level l to run `type` on a buffer of `bytes` (the share entering the level).
     double LevelSeconds(CollectiveType type, size_t l, int k, double bytes) const;
+    // The leading torus levels of a reduce/gather collective, all dimensions at once; leaves in `share` the
+    // buffer each member carries on to the next level and in `inner` its members in one torus domain.
+    double TorusSeconds(CollectiveType type, GroupKind group, double bytes, double& share, int& inner) const;
 
     const System& sys_;
     bool inr_;
     std::array<std::vector<int>, static_cast<int>(GroupKind::count)> per_level_;
     std::array<int, static_cast<int>(GroupKind::count)> size_{};
     int p2p_level_ = 0;
+    size_t torus_levels_ = 0;  // leading torus levels of the system
+    // Per group kind and torus level: the fraction of the level's bandwidth the group's ring gets (1 a whole
+    // wrapped dimension, 1/2 a line, divided by the groups interleaved with it).
+    std::array<std::vector<double>, static_cast<int>(GroupKind::count)> torus_share_;
     // Measured scale-up curves: all-reduce (ring or NCCL default) and in-network all-reduce (NVLS).
     const CollectiveCurve* ring_ar_ = nullptr;
     const CollectiveCurve* nvls_ar_ = nullptr;

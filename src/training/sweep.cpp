@@ -8,6 +8,7 @@
 #include "config/error.h"
 #include "config/numbers.h"
 #include "config/split_list.h"
+#include "config/torus_slice.h"
 #include "parallel/job.h"
 
 namespace sc {
@@ -228,7 +229,13 @@ TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& 
 
 System ExtendSystem(const System& base, int gpus) {
     if (base.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
+    if (std::optional<System> slice = SliceTorus(base, gpus)) return *slice;
     if (gpus <= base.TotalAccelerators()) return base;
+    if (base.levels.back().kind == LevelKind::torus)
+        throw Error("gpus", std::to_string(gpus) + " accelerators do not fit in " + base.name + " (" +
+                                std::to_string(base.TotalAccelerators()) +
+                                " chips, one torus pod with no data-center network beyond it); use a system with a "
+                                "level joining pods, e.g. tpu-v5p-pod");
     System s = base;
     const NetworkLevel pod = s.levels.back();
     if (s.levels.size() > 1 && (pod.kind == LevelKind::two_tier || pod.kind == LevelKind::rail_optimized)) {

@@ -86,7 +86,8 @@ CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::s
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt);
 // `base` built to hold `gpus`: a leaf-spine pod (two_tier, rail_optimized) keeps its size and whole pods are
 // joined by a core tier (three_tier, non-blocking); any other outermost level grows to a multiple of the level
-// below. Unchanged when the system already holds them. What --gpus and `search --extend` use.
+// below. Unchanged when the system already holds them, except a torus pod (TPU), which a smaller job gets a
+// slice of (config/torus_slice.h). What --gpus and `search --extend` use.
 System ExtendSystem(const System& base, int gpus);
 
 struct SweepModel {
