@@ -1,16 +1,20 @@
 #include "engine/estimate.h"
 
 #include "config/error.h"
+#include "config/torus_slice.h"
 
 namespace sc::engine {
 
 namespace {
 
-TrainingEstimate Train(const Job& job, const Request& r) {
+// A job smaller than a torus pod runs on a slice of it, as it would on Cloud TPU and as the trace's timeline
+// (engine/trace.cpp) times it; `slice` keeps that slice for the report.
+TrainingEstimate Train(const Job& job, const Request& r, std::optional<System>& slice) {
     // The page's panels can edit a level to a value no preset has; the CLI's edits are checked as they are made,
     // so this only repeats that check for them.
     ValidateSystemLevels(*r.system);
-    return EstimateTraining(job, *r.system, r.calibration, r.options);
+    slice = SliceTorus(*r.system, job.par.world());
+    return EstimateTraining(job, slice ? *slice : *r.system, r.calibration, r.options);
 }
 
 }  // namespace
@@ -21,7 +25,7 @@ EstimateResult RunEstimate(const Request& r) {
     out.stats = ComputeModelStats(r.model);
     if (!r.system) return out;
     out.job.emplace(MakeJob(r.model, r.parallel));
-    out.training = Train(*out.job, r);
+    out.training = Train(*out.job, r, out.slice);
     return out;
 }
 
@@ -31,7 +35,7 @@ EstimateResult RunEstimate(const Request& r, Job job) {
     EstimateResult out;
     out.stats = ComputeModelStats(r.model);
     out.job.emplace(std::move(job));
-    out.training = Train(*out.job, r);
+    out.training = Train(*out.job, r, out.slice);
     return out;
 }
 
@@ -58,7 +62,7 @@ Evaluation Evaluate(const Request& r) {
     }
     if (r.system) {
         try {
-            ev.training = Train(*ev.job, r);
+            ev.training = Train(*ev.job, r, ev.slice);
         } catch (const Error& e) {
             ev.training_error = e.what();
         }

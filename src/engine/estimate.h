@@ -16,6 +16,9 @@ struct EstimateResult {
     ModelStats stats;
     std::optional<Job> job;                    // when the request has a cluster: the split it was timed on
     std::optional<TrainingEstimate> training;  // likewise
+    // The slice of a torus pod (TPU) the split ran on, when the cluster is one larger than it
+    // (config/torus_slice.h); the reports name it. Absent: the cluster as given.
+    std::optional<System> slice;
 };
 
 // The model's size and FLOPs; with a cluster (request.system) also the split's step time, memory and MFU.
@@ -42,6 +45,7 @@ struct Evaluation {
     std::optional<Job> job;
     std::string training_error;  // "" when estimated (or not reached, or no cluster)
     std::optional<TrainingEstimate> training;
+    std::optional<System> slice;  // as EstimateResult::slice
     std::optional<TraceSummary> summary;
 };
 Evaluation Evaluate(const Request& request);

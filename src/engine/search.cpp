@@ -1,6 +1,7 @@
 #include "engine/search.h"
 
 #include "config/error.h"
+#include "config/torus_slice.h"
 
 namespace sc::engine {
 
@@ -8,7 +9,9 @@ SearchSnapshot SnapshotSearch(const Request& r) {
     if (!r.system) throw Error("system", "the layout search needs a cluster; none was given");
     SearchSnapshot s;
     s.model = r.model;
-    s.system = *r.system;
+    // A torus pod (TPU) gives the searched GPU count a slice of its own shape, as the estimate does.
+    std::optional<System> slice = SliceTorus(*r.system, r.search.gpus);
+    s.system = slice ? std::move(*slice) : *r.system;
     if (r.calibration) s.calibration = std::make_shared<const CalibrationTable>(*r.calibration);
     s.options = r.options;
     s.request.gpus = r.search.gpus;

@@ -11,20 +11,20 @@ namespace sc {
 
 std::string EstimateReportText(const engine::Request& r, const engine::EstimateResult& e) {
     std::string out = ModelReportText(r.model, e.stats);
-    if (e.training) out += TrainingReportText(*e.job, *r.system, *e.training);
+    if (e.training) out += TrainingReportText(*e.job, e.slice ? *e.slice : *r.system, *e.training);
     return out;
 }
 
 // `stagecraft estimate --json`: the model alone, or the model and its training estimate.
 static std::string EstimateJson(const engine::Request& r, const ModelStats& stats, const Job* job,
-                                const TrainingEstimate* training) {
+                                const TrainingEstimate* training, const std::optional<System>& slice) {
     if (!training) return ModelReportJson(r.model, stats);
     return "{\"model\": " + ModelReportJson(r.model, stats) +
-           ", \"training\": " + TrainingReportJson(*job, *r.system, *training) + "}\n";
+           ", \"training\": " + TrainingReportJson(*job, slice ? *slice : *r.system, *training) + "}\n";
 }
 
 std::string EstimateReportJson(const engine::Request& r, const engine::EstimateResult& e) {
-    return EstimateJson(r, e.stats, e.job ? &*e.job : nullptr, e.training ? &*e.training : nullptr);
+    return EstimateJson(r, e.stats, e.job ? &*e.job : nullptr, e.training ? &*e.training : nullptr, e.slice);
 }
 
 std::string SummaryReportText(const engine::SummaryResult& s) { return SummaryReportText(s.job, s.summary); }
@@ -41,7 +41,7 @@ std::string PageReportText(const engine::Request& r, const engine::Evaluation& e
     if (!ev.model_error.empty()) return "Model: " + r.model.name + "\nerror: " + ev.model_error + "\n";
     std::string out = ModelReportText(r.model, ev.stats);
     if (!ev.parallel_error.empty()) return out + "parallel error: " + ev.parallel_error + "\n";
-    if (ev.training) out += TrainingReportText(*ev.job, *r.system, *ev.training);
+    if (ev.training) out += TrainingReportText(*ev.job, ev.slice ? *ev.slice : *r.system, *ev.training);
     if (!ev.training_error.empty()) out += "training error: " + ev.training_error + "\n";
     if (ev.summary) out += SummaryReportText(*ev.job, *ev.summary);
     return out;
@@ -58,7 +58,7 @@ std::string PageReportJson(const engine::Request& r, const engine::Evaluation& e
         return j.dump(2) + "\n";
     }
     const TrainingEstimate* training = ev.training ? &*ev.training : nullptr;
-    j["estimate"] = Json::parse(EstimateJson(r, ev.stats, ev.job ? &*ev.job : nullptr, training));
+    j["estimate"] = Json::parse(EstimateJson(r, ev.stats, ev.job ? &*ev.job : nullptr, training, ev.slice));
     if (!ev.parallel_error.empty()) error("parallel", ev.parallel_error);
     if (!ev.training_error.empty()) error("training", ev.training_error);
     if (ev.summary) j["summary"] = Json::parse(SummaryReportJson(*ev.job, *ev.summary));

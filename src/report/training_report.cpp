@@ -79,6 +79,7 @@ nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e) {
     nlohmann::ordered_json j;
     j["system"] = sys.id;
+    j["system_name"] = sys.name;  // names the torus slice a TPU job ran on (config/torus_slice.h)
     j["parallel"] = ParallelSpecString(job.par);
     j["gpus"] = job.par.world();
     j["step_seconds"] = e.step_seconds;

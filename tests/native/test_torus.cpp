@@ -6,11 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include "config/hardware_config.h"
+#include "config/model_config.h"
 #include "config/system_edits.h"
 #include "config/torus_slice.h"
+#include "engine/estimate.h"
+#include "engine/search.h"
+#include "engine/trace.h"
 #include "parallel/layout.h"
 #include "parallel/parallel_config.h"
 #include "preset_files.h"
+#include "report/engine_report.h"
 #include "test_util.h"
 #include "training/comm_model.h"
 #include "training/sweep.h"
@@ -163,6 +168,30 @@ TEST(Torus, JobsBeyondATorusOnlyPodAreRefused) {
     const sc::System grown = sc::ExtendSystem(sctest::LoadSystemPreset("tpu-v5p-pod"), 8192);
     EXPECT_EQ(grown.TotalAccelerators(), 12288);
     EXPECT_EQ(grown.levels.back().kind, sc::LevelKind::three_tier);
+}
+
+TEST(Torus, EstimateSearchAndTraceRunOnOneSlice) {
+    // A 64-chip job on the v4 pod runs on a 4x4x4 slice wherever it is timed: the estimate (CLI and page), the
+    // layout search and the trace's timeline, and the report says which slice.
+    sc::engine::Request r;
+    r.model = sc::ParseModelConfig(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json"));
+    r.parallel = sc::ParseParallelSpec("tp=4,dp=16,batch=32");
+    r.system = &V4();
+    const sc::engine::EstimateResult e = sc::engine::RunEstimate(r);
+    ASSERT_TRUE(e.slice.has_value());
+    EXPECT_EQ(Shape(*e.slice), "4x4x4");
+    EXPECT_NE(sc::EstimateReportText(r, e).find("(slice 4x4x4) (64 x Google TPU v4)"), std::string::npos);
+    EXPECT_EQ(sc::engine::Evaluate(r).training->step_seconds, e.training->step_seconds);
+    const sc::engine::TraceSnapshot trace = sc::engine::SnapshotTrace(r);
+    EXPECT_EQ(Shape(*trace.system), "4x4x4");
+    // The slice's tensor groups hold a whole wrapped dimension of 4; on the pod's first 64 chips (16 along x)
+    // they would be lines: slower.
+    const sc::TrainingEstimate on_pod = sc::EstimateTraining(*e.job, V4(), nullptr, r.options);
+    const sc::TrainingEstimate on_slice = sc::EstimateTraining(*e.job, *e.slice, nullptr, r.options);
+    EXPECT_LT(on_slice.step.tp_comm, on_pod.step.tp_comm);
+    r.search.gpus = 2048;
+    r.search.batch = 1024;
+    EXPECT_EQ(Shape(sc::engine::SnapshotSearch(r).system), "8x16x16");
 }
 
 // The v4 pod preset with `edit` applied to its JSON; the parse error.
