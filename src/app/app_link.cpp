@@ -84,11 +84,19 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
         if (r.system < 0)
             throw Error("system", "no system preset \"" + l.system + "\" on this page; it has " + Ids(s.systems));
         const size_t n = s.systems[r.system].preset_levels.size();
-        for (const LinkLevelEdit& e : l.levels)
+        for (const LinkLevelEdit& e : l.levels) {
             if (static_cast<size_t>(e.level) >= n)
                 throw Error("net." + std::to_string(e.level), "\"" + l.system + "\" has " + std::to_string(n) +
                                                                   " network levels, net.0 to net." +
                                                                   std::to_string(n - 1));
+            const NetworkLevel& level = s.systems[r.system].preset_levels[e.level];
+            if (e.wraparound && level.kind != LevelKind::torus)
+                throw Error("net." + std::to_string(e.level) + ".wrap",
+                            "only torus levels close into a ring; " + level.name + " is " + NameOf(level.kind));
+            if (e.in_network_reduction && *e.in_network_reduction && level.kind == LevelKind::torus)
+                throw Error("net." + std::to_string(e.level) + ".inr",
+                            level.name + " is a torus level: it has no switch to reduce in");
+        }
     }
     const auto& serving = s.inference.presets;
     r.serving = serving.empty() ? -1 : 0;
@@ -132,10 +140,14 @@ std::string LinkState(const AppState& s) {
         for (size_t i = 0; i < sp.system.levels.size() && i < sp.preset_levels.size(); ++i) {
             const NetworkLevel& now = sp.system.levels[i];
             const NetworkLevel& was = sp.preset_levels[i];
-            LinkLevelEdit e{static_cast<int>(i), IfEdited(now.bandwidth_gbps, was.bandwidth_gbps),
-                            IfEdited(now.latency_us, was.latency_us), IfEdited(now.efficiency, was.efficiency),
-                            IfEdited(now.in_network_reduction, was.in_network_reduction)};
-            if (e.bandwidth_gbps || e.latency_us || e.efficiency || e.in_network_reduction) l.levels.push_back(e);
+            LinkLevelEdit e{static_cast<int>(i),
+                            IfEdited(now.bandwidth_gbps, was.bandwidth_gbps),
+                            IfEdited(now.latency_us, was.latency_us),
+                            IfEdited(now.efficiency, was.efficiency),
+                            IfEdited(now.in_network_reduction, was.in_network_reduction),
+                            IfEdited(now.wraparound, was.wraparound)};
+            if (e.bandwidth_gbps || e.latency_us || e.efficiency || e.in_network_reduction || e.wraparound)
+                l.levels.push_back(e);
         }
     }
     l.parallel = ParallelSpecString(s.parallel);
@@ -193,6 +205,7 @@ std::string ApplyLink(AppState& s, const std::string& text) {
             if (e.latency_us) level.latency_us = *e.latency_us;
             if (e.efficiency) level.efficiency = *e.efficiency;
             if (e.in_network_reduction) level.in_network_reduction = *e.in_network_reduction;
+            if (e.wraparound) level.wraparound = *e.wraparound;
         }
     s.parallel = r.parallel;
     s.options.overlap_dp = l.overlap_dp;

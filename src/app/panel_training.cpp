@@ -71,7 +71,7 @@ static const char* Bytes(double b, char* buf) {
 // The fields a user edits in the network table (what a link carries as level edits, app_link.cpp).
 static bool SameLevel(const NetworkLevel& a, const NetworkLevel& b) {
     return a.bandwidth_gbps == b.bandwidth_gbps && a.latency_us == b.latency_us && a.efficiency == b.efficiency &&
-           a.in_network_reduction == b.in_network_reduction;
+           a.in_network_reduction == b.in_network_reduction && a.wraparound == b.wraparound;
 }
 
 static void DrawCluster(AppState& s) {
@@ -146,8 +146,14 @@ static void DrawCluster(AppState& s) {
             changed |= ImGui::SliderScalar("##eff", ImGuiDataType_Double, &l.efficiency, &kMinEff, &kMaxEff, "%.2f",
                                            ImGuiSliderFlags_AlwaysClamp);
             ImGui::TableSetColumnIndex(6);
-            // A torus has no switch to reduce in.
-            if (l.kind != LevelKind::torus) changed |= ImGui::Checkbox("##inr", &l.in_network_reduction);
+            // A torus has no switch to reduce in; its column says instead whether the dimension closes into a ring.
+            if (l.kind != LevelKind::torus) {
+                changed |= ImGui::Checkbox("##inr", &l.in_network_reduction);
+            } else {
+                changed |= ImGui::Checkbox("wrap##wrap", &l.wraparound);
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("wraparound: the dimension is a ring (torus); off, a line (mesh)");
+            }
             ImGui::PopID();
         }
         ImGui::EndTable();

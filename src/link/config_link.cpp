@@ -43,7 +43,7 @@ constexpr BoolKey kOptionKeys[] = {
     {"inr", &ConfigLink::in_network_reduction},
 };
 
-constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr"};
+constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr", "wrap"};
 
 // Every key a link may hold, for "did you mean" and the list in the message.
 std::vector<std::string> KnownKeys() {
@@ -72,7 +72,7 @@ std::string Quoted(std::string_view s) {
         if (key.size() > k.size() + best_d) continue;
         if (size_t d = EditDistance(key, k); d < best_d) best_d = d, best = k;
     }
-    list += " net.<level>.bandwidth|latency|efficiency|inr";
+    list += " net.<level>.bandwidth|latency|efficiency|inr|wrap";
     throw Error(Clip(key), "unknown key in the link" +
                                (best.empty() ? std::string() : " (did you mean \"" + best + "\"?)") +
                                "; valid keys: " + list);
@@ -104,7 +104,7 @@ LinkLevelEdit& LevelOf(ConfigLink& link, int level) {
     auto it = std::lower_bound(link.levels.begin(), link.levels.end(), level,
                                [](const LinkLevelEdit& e, int l) { return e.level < l; });
     if (it == link.levels.end() || it->level != level)
-        it = link.levels.insert(it, LinkLevelEdit{level, {}, {}, {}, {}});
+        it = link.levels.insert(it, LinkLevelEdit{level, {}, {}, {}, {}, {}});
     return *it;
 }
 
@@ -112,19 +112,22 @@ LinkLevelEdit& LevelOf(ConfigLink& link, int level) {
 void SetLevelKey(ConfigLink& link, const std::string& key, std::string_view v) {
     const size_t dot = key.find('.', 4);
     if (dot == std::string::npos)
-        throw Error(Clip(key), "a level edit is net.<level>.<field> with field bandwidth, latency, efficiency or inr");
+        throw Error(Clip(key),
+                    "a level edit is net.<level>.<field> with field bandwidth, latency, efficiency, inr or wrap");
     LinkLevelEdit& e =
         LevelOf(link, ParseInt(Clip(key), std::string_view(key).substr(4, dot - 4), 0, kMaxLinkLevels - 1));
     const std::string f = key.substr(dot + 1);
     // "net.00.x" and "net.0.x" name the same field: the second would overwrite the first without a word.
     const bool given = (f == "bandwidth" && e.bandwidth_gbps) || (f == "latency" && e.latency_us) ||
-                       (f == "efficiency" && e.efficiency) || (f == "inr" && e.in_network_reduction);
+                       (f == "efficiency" && e.efficiency) || (f == "inr" && e.in_network_reduction) ||
+                       (f == "wrap" && e.wraparound);
     if (given) throw Error(Clip(key), "given twice in the link (as net." + std::to_string(e.level) + "." + f + ")");
     if (f == "bandwidth") e.bandwidth_gbps = ParseNumberIn(key, v, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps);
     else if (f == "latency") e.latency_us = ParseNumberIn(key, v, 0, kMaxLinkLatencyUs);
     else if (f == "efficiency") e.efficiency = ParseNumberIn(key, v, kMinLinkEfficiency, kMaxLinkEfficiency);
     else if (f == "inr") e.in_network_reduction = ParseBool(key, v);
-    else throw Error(Clip(key), "unknown level field " + Quoted(f) + "; valid: bandwidth latency efficiency inr");
+    else if (f == "wrap") e.wraparound = ParseBool(key, v);
+    else throw Error(Clip(key), "unknown level field " + Quoted(f) + "; valid: bandwidth latency efficiency inr wrap");
 }
 
 void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
@@ -216,7 +219,7 @@ void CheckEncodable(const ConfigLink& link) {
         const std::string f = "net." + std::to_string(e.level);
         if (i > 0 && e.level <= link.levels[i - 1].level)
             throw Error(f, "level edits must be in ascending level order, each level once");
-        if (!e.bandwidth_gbps && !e.latency_us && !e.efficiency && !e.in_network_reduction)
+        if (!e.bandwidth_gbps && !e.latency_us && !e.efficiency && !e.in_network_reduction && !e.wraparound)
             throw Error(f, "a level edit must change at least one field");
     }
 }
@@ -243,6 +246,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
         if (e.latency_us) put(p + "latency", LinkNumber(*e.latency_us));
         if (e.efficiency) put(p + "efficiency", LinkNumber(*e.efficiency));
         if (e.in_network_reduction) put(p + "inr", *e.in_network_reduction ? "1" : "0");
+        if (e.wraparound) put(p + "wrap", *e.wraparound ? "1" : "0");
     }
     put("parallel", link.parallel);
     for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");

@@ -41,6 +41,7 @@ struct LinkLevelEdit {
     std::optional<double> latency_us;
     std::optional<double> efficiency;
     std::optional<bool> in_network_reduction;
+    std::optional<bool> wraparound;  // torus levels only: ring (1) or line (0)
     bool operator==(const LinkLevelEdit&) const = default;
 };
 

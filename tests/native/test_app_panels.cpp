@@ -97,6 +97,37 @@ TEST(AppPanels, AnEditedNetworkLevelIsMarkedAndResetRestoresThePreset) {
     EXPECT_FALSE(p.ui.ItemRect("Training on a cluster", "reset").found) << "reset shown on an unedited level";
 }
 
+TEST(AppPanels, ATorusLevelTogglesWraparoundAndTheLinkCarriesIt) {
+    // On a TPU pod the network table's last column is the dimension's wraparound (a torus has no switch to
+    // reduce in): turning it off makes the dimension a mesh, slows the tensor groups, and travels in the link.
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectSystem(*p.app, "tpu-v4-pod.json"));
+    ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=4,dp=16,batch=32"), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    EXPECT_NE(sc::app::MirrorText(*p.app).find("(slice 4x4x4)"), std::string::npos);
+    const double ring = p.app->estimate.step.tp_comm;
+    p.Click("Training on a cluster", "wrap##wrap");
+    p.Frames(2);
+    sc::app::SystemPreset& sys = p.app->systems[p.app->system_index];
+    EXPECT_FALSE(sys.system.levels[0].wraparound);
+    EXPECT_GT(p.app->estimate.step.tp_comm, ring);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find("net.0.wrap=0"), std::string::npos) << link;
+    const std::string report = sc::app::MirrorText(*p.app);
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::MirrorText(*other), report);
+    // Only a torus level has a wraparound, and a torus no in-network reduction: such links are refused.
+    std::string e = sc::app::ApplyLink(*other,
+                                       "v1;model=llama3-8b;system=dgx-h100-superpod;net.0.wrap=1;"
+                                       "parallel=tp=8,dp=4;end");
+    EXPECT_NE(e.find("net.0.wrap"), std::string::npos) << e;
+    e = sc::app::ApplyLink(*other, "v1;model=llama3-8b;system=tpu-v4-pod;net.1.inr=1;parallel=tp=8,dp=4;end");
+    EXPECT_NE(e.find("net.1.inr"), std::string::npos) << e;
+}
+
 TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {
     // 16 stages and 2 microbatches: (p-1)/(m+p-1) = 15/17 of the step is fill and drain.
     const std::string split = "pp=16,dp=2,batch=4";

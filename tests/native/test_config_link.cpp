@@ -23,7 +23,7 @@ ConfigLink Full() {
     l.experts = 16, l.top_k = 4, l.expert_ffn = 7168;
     l.precision = sc::Precision::fp8;
     l.system = "dgx-h100-superpod";
-    l.levels = {{0, 450.5, 0.25, 0.8, false}, {2, std::nullopt, 12.0, std::nullopt, true}};
+    l.levels = {{0, 450.5, 0.25, 0.8, false, std::nullopt}, {2, std::nullopt, 12.0, std::nullopt, true, true}};
     l.parallel = "tp=8,pp=2,dp=4,ep=4,sp=1,batch=64,schedule=interleaved,vstages=2,recompute=selective,zero=1";
     l.overlap_dp = false, l.overlap_pp = false, l.overlap_tp = true, l.in_network_reduction = false;
     l.tokens = 3e11;
@@ -57,16 +57,19 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.precision = sc::Precision::fp4; },
              [](ConfigLink& l) { l.system = "h100-fullflat"; },
              [](ConfigLink& l) {
-                 l.system = "s", l.levels = {{15, 0.001, std::nullopt, std::nullopt, std::nullopt}};
+                 l.system = "s", l.levels = {{15, 0.001, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
              },
              [](ConfigLink& l) {
-                 l.system = "s", l.levels = {{1, std::nullopt, 1e6, std::nullopt, std::nullopt}};
+                 l.system = "s", l.levels = {{1, std::nullopt, 1e6, std::nullopt, std::nullopt, std::nullopt}};
              },
              [](ConfigLink& l) {
-                 l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, 0.05, std::nullopt}};
+                 l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, 0.05, std::nullopt, std::nullopt}};
              },
              [](ConfigLink& l) {
-                 l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, std::nullopt, false}};
+                 l.system = "s", l.levels = {{1, std::nullopt, std::nullopt, std::nullopt, false, std::nullopt}};
+             },
+             [](ConfigLink& l) {
+                 l.system = "s", l.levels = {{0, std::nullopt, std::nullopt, std::nullopt, std::nullopt, false}};
              },
              [](ConfigLink& l) { l.parallel = "pp=4,microbatch=2,bucket_mb=12.5"; },
              [](ConfigLink& l) { l.overlap_dp = false; },
@@ -114,7 +117,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
 TEST(ConfigLink, NumbersKeepEveryBit) {
     ConfigLink l = DecodeConfigLink(kMinimal);
     l.system = "s";
-    l.levels = {{0, 0.1 + 0.2, 1.0 / 3, 0.7000000000000001, std::nullopt}};
+    l.levels = {{0, 0.1 + 0.2, 1.0 / 3, 0.7000000000000001, std::nullopt, std::nullopt}};
     l.tokens = 123456789012345678.0;
     const ConfigLink back = DecodeConfigLink(EncodeConfigLink(l));
     EXPECT_EQ(*back.levels[0].bandwidth_gbps, 0.1 + 0.2);
@@ -191,7 +194,7 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";system=s;net.16.inr=1"), "net.16.inr: must be at most 15, got \"16\""},
         {L(kHead + ";system=s;net.x.inr=1"), "net.x.inr: expected an integer, got \"x\""},
         {L(kHead + ";system=s;net.0.speed=1"),
-         "net.0.speed: unknown level field \"speed\"; valid: bandwidth latency efficiency inr"},
+         "net.0.speed: unknown level field \"speed\"; valid: bandwidth latency efficiency inr wrap"},
         {L(kHead + ";system=s;net.0=1"), "net.0: a level edit is net.<level>.<field>"},
         {L(kHead + ";system=s;net.0.inr=1;net.00.inr=0"), "net.00.inr: given twice in the link (as net.0.inr)"},
         {L(kHead + ";net.1.latency=2"), "net.1: a network-level edit needs a system (\"system=...\")"},
@@ -241,12 +244,12 @@ TEST(ConfigLink, EncodeRefusesWhatWouldNotReadBack) {
     EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }), "parallel: must not contain ';', got \"tp=8;layers=4\"");
     l = DecodeConfigLink(kMinimal);
     l.system = "s";
-    l.levels = {{2, 1.0, {}, {}, {}}, {1, 1.0, {}, {}, {}}};
+    l.levels = {{2, 1.0, {}, {}, {}, {}}, {1, 1.0, {}, {}, {}, {}}};
     EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }),
               "net.1: level edits must be in ascending level order, each level once");
-    l.levels = {{1, {}, {}, {}, {}}};
+    l.levels = {{1, {}, {}, {}, {}, {}}};
     EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }), "net.1: a level edit must change at least one field");
-    l.levels = {{1, -3.0, {}, {}, {}}};
+    l.levels = {{1, -3.0, {}, {}, {}, {}}};
     EXPECT_EQ(ErrorOf([&] { EncodeConfigLink(l); }), "net.1.bandwidth: must be at least 0.001, got \"-3\"");
     l = DecodeConfigLink(kMinimal);
     l.model.clear();
