@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "config/error.h"
+#include "config/torus_slice.h"
 #include "inference/kv_capacity.h"
 #include "parallel/layout.h"
 #include "trace/chakra_et.h"
@@ -40,6 +41,9 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
                     "ep=" + std::to_string(split.ep) +
                         " must divide tp and the experts of a mixture-of-experts model (ValidateServingConfig "
                         "lists the valid values)");
+    // On a torus pod (TPU) a replica runs on its own slice of tp x pp chips, as a training job does
+    // (config/torus_slice.h); elsewhere on the cluster as given.
+    sys_ = SliceTorus(sys, split.tp * split.pp).value_or(sys);
     stage_layers_ = StageLayers(m.layers, split.pp);
     // Stages hold consecutive layers; the dense ones come first (ModelConfig: MoE's leading dense layers).
     int first = 0;
@@ -51,10 +55,12 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // pairs' links is the send's (replicas are placed side by side, so replica 0 stands for every one).
     for (int i = 0; i + 1 < split.pp; ++i) {
         size_t level = 0;
-        for (int r = 0; r < tp; ++r) level = std::max(level, LevelJoining(sys, i * tp + r, (i + 1) * tp + r));
-        const NetworkLevel& l = sys.levels[level];
+        for (int r = 0; r < tp; ++r) level = std::max(level, LevelJoining(sys_, i * tp + r, (i + 1) * tp + r));
+        const NetworkLevel& l = sys_.levels[level];
         send_latency_.push_back(l.latency_us * 1e-6);
-        send_bytes_per_s_.push_back(l.EffectiveGBps() * 1e9);
+        // A torus level's bandwidth is both links of the dimension; a send to a neighbour takes one
+        // (CommModel::P2PSeconds).
+        send_bytes_per_s_.push_back(l.EffectiveGBps() * 1e9 * (l.kind == LevelKind::torus ? 0.5 : 1.0));
     }
     heads_rank_ = static_cast<double>(m.heads) / tp;
     // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
@@ -77,7 +83,6 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     ParallelConfig p;
     p.tp = tp;
     layout_ = std::make_unique<Layout>(p);
-    sys_ = sys;
     net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal);
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});

@@ -12,6 +12,7 @@
 #include "engine/estimate.h"
 #include "engine/search.h"
 #include "engine/trace.h"
+#include "inference/iteration_cost.h"
 #include "parallel/layout.h"
 #include "parallel/parallel_config.h"
 #include "preset_files.h"
@@ -192,6 +193,21 @@ TEST(Torus, EstimateSearchAndTraceRunOnOneSlice) {
     r.search.gpus = 2048;
     r.search.batch = 1024;
     EXPECT_EQ(Shape(sc::engine::SnapshotSearch(r).system), "8x16x16");
+}
+
+TEST(Torus, AServingReplicaRunsOnItsOwnSlice) {
+    // A tp=4, pp=2 replica on the v4 pod is an 8-chip slice (2x2x2, a mesh): its decode step costs what it costs on
+    // that slice given directly, and its pipeline send takes one link.
+    const sc::ModelConfig m =
+        sc::ParseModelConfig(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json"));
+    const sc::PoolConfig split{4, 1, 2, 1};
+    const sc::System slice = *sc::SliceTorus(V4(), 8);
+    EXPECT_EQ(Shape(slice), "2mx2mx2m");
+    const sc::IterationCost on_pod(m, {}, split, V4(), nullptr, 1024, 64);
+    const sc::IterationCost on_slice(m, {}, split, slice, nullptr, 1024, 64);
+    EXPECT_EQ(on_pod.DecodeSeconds(2048), on_slice.DecodeSeconds(2048));
+    const double tokens = 1000, bytes = 2 * tokens * m.hidden * 2;  // SendSeconds: 2 x hidden per token in bf16
+    EXPECT_NEAR(on_pod.SendSeconds(0, tokens) - Latency(), bytes / LinkBps(), 1e-12);
 }
 
 // The v4 pod preset with `edit` applied to its JSON; the parse error.
