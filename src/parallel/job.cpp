@@ -66,6 +66,19 @@ double HeldParams(const Job& job, const Weight& w) {
     return job.V(w.numel_per_rank);
 }
 
+double Fp8GemmWeightParams(const Job& job, const Block& b) {
+    if (BytesOf(job.model.precision.compute) >= 2) return 0;  // the graph's q8: GEMMs in fp8 (or narrower)
+    double n = 0;
+    for (const Weight& w : b.weights)
+        for (const Op& op : b.forward)
+            if (op.kind == OpKind::matmul && !op.high_precision &&
+                (op.name == w.name || op.name.rfind(w.name + ".", 0) == 0)) {
+                n += HeldParams(job, w);
+                break;
+            }
+    return n;
+}
+
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     StageBlockCounts c;
     c.embedding = g == 0;

@@ -41,6 +41,14 @@ void Rebind(Job& job, const ParallelConfig& p);
 // Parameters of `w` held by one rank (0 for a tied head copy when the embedding is on the same stage).
 double HeldParams(const Job& job, const Weight& w);
 
+// Parameters of block `b` held by one rank that feed fp8 GEMMs: the weights of matmuls not kept in 16 bits
+// (QKV, output, MLP, experts; not embeddings, norms, the LM head or the router), which Transformer Engine
+// quantizes into fp8 copies (training/fp8_overheads.h). 0 when the model's GEMMs are not in fp8.
+double Fp8GemmWeightParams(const Job& job, const Block& b);
+// Bytes per weight element of one such quantization: read the 16-bit weight (2), write its fp8 copy (1) and the
+// transposed copy (1) (training/fp8_overheads.h).
+constexpr double kFp8WeightCastBytesPerParam = 2 + 1 + 1;
+
 // The blocks of virtual stage g, in forward order, each with its first layer index (for names).
 struct StageBlock {
     const Block* block;

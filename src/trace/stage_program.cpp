@@ -118,6 +118,22 @@ struct ProgramBuilder {
         EmitOnChain(n);
     }
 
+    // Transformer Engine's fp8 copies of a block's GEMM weights (training/fp8_overheads.h): one elementwise pass,
+    // an op per weight element, reading 16 bits and writing the fp8 copy and its transpose. Nothing in a model
+    // whose GEMMs are not fp8.
+    void EmitFp8WeightQuant(const StageBlock& sb) {
+        const double n = Fp8GemmWeightParams(job, *sb.block);
+        if (n <= 0) return;
+        ProgNode q;
+        q.type = EtNodeType::comp;
+        q.role = NodeRole::forward;
+        q.kind = OpKind::elementwise;
+        q.name = Name(Prefix(sb) + "fp8_weight_quant");
+        q.flops = std::max<int64_t>(1, static_cast<int64_t>(n));
+        q.bytes = static_cast<uint64_t>(n * kFp8WeightCastBytesPerParam);
+        EmitOnChain(q);
+    }
+
     // A collective of `bytes` (the whole buffer) on the main stream, or on the side stream after `after`.
     // Returns its index, or -1 when it vanishes (group of one, nothing to move).
     int64_t EmitColl(const std::string& name, NodeRole role, CollectiveType c, GroupKind k, double bytes, bool on_chain,
@@ -242,6 +258,10 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
             grads.Add(B.WeightBytes(*sb.block, false, gbytes), B.WeightBytes(*sb.block, true, gbytes));
         }
     };
+    // fp8 GEMM weights are quantized in a chunk's first forward and kept for the step's other microbatches
+    // (Megatron-Core's is_first_microbatch); under ZeRO-3 / FSDP, gathered anew for every microbatch, so
+    // quantized in every forward (training/fp8_overheads.h, Fp8WeightCastsPerStep).
+    std::vector<bool> quantized(p.active_vstages(), false);
     for (const PipelineStep& step : PipelineSchedule(p, stage)) {
         const int g = PositionOf(p, step.chunk, stage);
         const int next = ForwardPeer(p, step.chunk);  // the rank of position g + 1 (DualPipe's chunk 1: g - 1)
@@ -250,10 +270,13 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
         if (step.forward) {
             if (g > 0) B.EmitP2P(false, -next, step.microbatch, g - 1, false, act_bytes, B.chain);
             int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
+            const bool quantize = zero3 || !quantized[step.chunk];
+            quantized[step.chunk] = true;
             for (int j = 0; j < n; ++j) {
                 const StageBlock& sb = bl[j];
                 B.wait = gathered;
                 if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], wbytes, B.chain);  // prefetch
+                if (quantize) B.EmitFp8WeightQuant(sb);
                 std::string pre = B.Prefix(sb);
                 for (const Op& op : sb.block->forward) B.EmitOp(op, NodeRole::forward, pre);
             }

@@ -59,14 +59,6 @@ LayerShape ShapeOf(const Job& job) {
 
 // A weight an fp8 GEMM reads: some matmul of the block not kept in 16 bits is named after it ("attn.qkv",
 // "mlp" for "mlp.fc1" and "mlp.fc2", "moe.experts" ...); norms, embeddings, the LM head and the router are not.
-bool IsFp8GemmWeight(const Block& b, const Weight& w) {
-    for (const Op& op : b.forward) {
-        if (op.kind != OpKind::matmul || op.high_precision) continue;
-        if (op.name == w.name || op.name.rfind(w.name + ".", 0) == 0) return true;
-    }
-    return false;
-}
-
 // One block's cost for one microbatch on one rank.
 struct BlockTime {
     double fwd = 0, bwd = 0, rec = 0;    // compute seconds
@@ -78,7 +70,9 @@ struct BlockTime {
     double fwd_comm[kSlots] = {}, bwd_comm[kSlots] = {}, rec_comm[kSlots] = {};
     double flops = 0;                            // executed FLOPs (fwd + bwd + rec)
     double dense_params = 0, expert_params = 0;  // held by this rank
-    double fp8_weights = 0;                      // of them: weights of fp8 GEMMs (quantized by TE; fp8_overheads.h)
+    // One quantization of the block's fp8 GEMM weights (fp8_overheads.h), the trace's `fp8_weight_quant` node:
+    // its roofline and its kernel's fixed cost beyond it. Per step, not per microbatch.
+    double fp8_quant = 0, fp8_quant_fixed = 0;
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
 };
 
@@ -157,9 +151,11 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         t.fwd += mask, t.bwd += mask;
         if (rc == Recompute::full) t.rec += mask;
     }
-    for (const Weight& w : b.weights) {
-        (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
-        if (IsFp8GemmWeight(b, w)) t.fp8_weights += HeldParams(job, w);
+    for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
+    if (const double n = Fp8GemmWeightParams(job, b); n > 0) {
+        const double bytes = n * kFp8WeightCastBytesPerParam;
+        t.fp8_quant = cm.Seconds(OpKind::elementwise, n, bytes, true);
+        t.fp8_quant_fixed = KernelFloorExcess(floor, t.fp8_quant, n, bytes, cm.memory_bytes_per_s());
     }
     if (!opt.grad_accumulation_fusion) {
         const double g = BytesOf(job.model.precision.grad), w = BytesOf(job.model.precision.compute);
@@ -235,8 +231,9 @@ struct StageCost {
     double fwd = 0, bwd = 0, rec = 0, wgrad = 0, comm[kSlots] = {}, flops = 0;
     double sm_loss = 0;                                           // of fwd + bwd + rec
     double part[kKernelParts] = {}, part_rec[kKernelParts] = {};  // of fwd + bwd, of rec
-    double dense_params = 0, expert_params = 0, fp8_weights = 0;
-    double zero3_exposed = 0;  // per microbatch
+    double dense_params = 0, expert_params = 0;
+    double fp8_quant = 0, fp8_quant_fixed = 0;  // one quantization of the stage's fp8 GEMM weights
+    double zero3_exposed = 0;                   // per microbatch
     int layers = 0;
     double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
     double work_with_zero3() const { return work() + zero3_exposed; }
@@ -250,7 +247,8 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, double zero3
     c.comm[kSlotTp] += n * tp_exposed;
     c.comm[kSlotCp] += n * b.comm(kSlotCp);
     c.comm[kSlotEp] += n * b.comm(kSlotEp);
-    c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params, c.fp8_weights += n * b.fp8_weights;
+    c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params;
+    c.fp8_quant += n * b.fp8_quant, c.fp8_quant_fixed += n * b.fp8_quant_fixed;
     c.zero3_exposed += n * zero3;
 }
 
@@ -513,9 +511,9 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     const StageCost& bneck = stages[e.bottleneck_stage];
     AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, cm.sm_count(), e.step);
     AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, e.step);
-    if (BytesOf(job.model.precision.compute) < 2)  // the graph's q8: GEMMs in fp8 (or narrower)
-        e.step.fp8_cast += Fp8WeightCastSeconds(
-            bneck.fp8_weights, Fp8WeightCastsPerStep(job.par.zero, RoundsPerStep(job.par)), cm.memory_bytes_per_s());
+    const double casts = Fp8WeightCastsPerStep(job.par.zero, RoundsPerStep(job.par));
+    e.step.fp8_cast += casts * bneck.fp8_quant;
+    e.step.kernel_fixed += casts * bneck.fp8_quant_fixed;
     e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
 
     FillThroughput(job, sys, stages, cm, layout.world(), e);

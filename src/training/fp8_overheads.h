@@ -16,18 +16,18 @@
 // Bytes per weight element of one quantization: read the 16-bit weight (2), write its fp8 copy (1) and the
 // transposed copy (1). Blackwell's MXFP8 writes rowwise and columnwise copies of the same size plus one E8M0
 // scale per 32 elements each (2/32 of a byte), not counted (1.6%).
+//
+// In the trace each block's quantization is a compute node (`<layer>.fp8_weight_quant`, trace/stage_program.cpp)
+// of Fp8GemmWeightParams elements and kFp8WeightCastBytesPerParam bytes each (parallel/job.h), timed like every
+// other node; the estimate charges the same nodes.
 #pragma once
 
-namespace sc {
+#include "parallel/job.h"
 
-constexpr double kFp8WeightCastBytesPerParam = 2 + 1 + 1;
+namespace sc {
 
 // How many times per step a rank quantizes its fp8 GEMM weights: once (cached across microbatches), or once per
 // microbatch pass of the rank (`rounds`) when the weights are gathered per microbatch (ZeRO-3 / FSDP).
 double Fp8WeightCastsPerStep(int zero_stage, double rounds);
-
-// Seconds per step: `params` fp8 GEMM weights held by the rank, quantized `casts` times, memory-bound at
-// `hbm_bytes_per_s`.
-double Fp8WeightCastSeconds(double params, double casts, double hbm_bytes_per_s);
 
 }  // namespace sc

@@ -103,7 +103,19 @@ TEST(EstimateKernelTerms, Fp8WeightCastClosedForm) {
     EXPECT_EQ(sc::kFp8WeightCastBytesPerParam, 4);  // read bf16 (2), write fp8 (1) and its transpose (1)
     EXPECT_EQ(sc::Fp8WeightCastsPerStep(1, 8), 1);  // cached across microbatches (is_first_microbatch)
     EXPECT_EQ(sc::Fp8WeightCastsPerStep(3, 8), 8);  // ZeRO-3 / FSDP: gathered, so quantized, per microbatch
-    EXPECT_DOUBLE_EQ(sc::Fp8WeightCastSeconds(1e9, 2, 2e12), 1e9 * 4 * 2 / 2e12);
+    // The fp8 GEMM weights of one Llama 3 8B layer at tp=2: QKV, output and the SwiGLU MLP, halved; none in bf16,
+    // none in the embedding or the 16-bit LM head.
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.precision.compute = sc::Precision::fp8;
+    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,dp=4,batch=8"));
+    const double h = 4096, a = 32, kv = 8, d = 128, f = 14336;
+    EXPECT_EQ(sc::Fp8GemmWeightParams(job, *job.graph.Find(sc::BlockKind::dense_layer)),
+              (h * (a + 2 * kv) * d + a * d * h + 3 * h * f) / 2);
+    EXPECT_EQ(sc::Fp8GemmWeightParams(job, *job.graph.Find(sc::BlockKind::embedding)), 0);
+    EXPECT_EQ(sc::Fp8GemmWeightParams(job, *job.graph.Find(sc::BlockKind::head)), 0);
+    m.precision.compute = sc::Precision::bf16;
+    const sc::Job bf16 = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,dp=4,batch=8"));
+    EXPECT_EQ(sc::Fp8GemmWeightParams(bf16, *bf16.graph.Find(sc::BlockKind::dense_layer)), 0);
 }
 
 // Llama 3 8B in fp8 on 8 H100s, 4 microbatches: ZeRO-3 quantizes the weights 4 times a step, ZeRO-1 once, so
@@ -163,23 +175,30 @@ double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::
 
 TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     // One source of truth: the ET files' duration_micros come from NodeSeconds, so the trace must carry the
-    // per-kernel fixed cost and unfused attention's s x s passes exactly as the estimate's parts do. A one-stage,
-    // one-rank bf16 job has no TP-overlap SMs and no fp8 weight copies, so compute + recompute + kernel fixed +
-    // MoE routing is every compute node of its program.
+    // per-kernel fixed cost, unfused attention's s x s passes and fp8's weight quantization exactly as the
+    // estimate's parts do. A one-stage job has no TP-overlap SMs, so compute + recompute + kernel fixed + MoE
+    // routing + fp8 casts is every compute node of its program.
     const sc::System sys = LoadSystem("dgx-h100-superpod");
     ASSERT_GT(sc::TrainingKernelFloor(&Cal(), sys.accelerator).alpha_s, 0);
     sc::ModelConfig m = Model("llama3-8b.json");
     m.layers = 2, m.seq = 1024;
-    for (const char* spec : {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full"}) {
-        for (bool flash : {true, false}) {
-            SCOPED_TRACE(std::string(spec) + (flash ? " fused attention" : " unfused attention"));
-            const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
-            sc::TrainingOptions opt;
-            opt.flash_attention = flash;
-            const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt);
-            ASSERT_GT(e.step.kernel_fixed, 0);
-            const double charged = e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing;
-            EXPECT_NEAR(TraceComputeSeconds(job, sys, opt), charged, 1e-9 * charged);
+    for (const char* spec :
+         {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
+          "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3"}) {
+        for (sc::Precision p : {sc::Precision::bf16, sc::Precision::fp8}) {
+            for (bool flash : {true, false}) {
+                SCOPED_TRACE(std::string(spec) + (flash ? " fused attention " : " unfused attention ") + sc::NameOf(p));
+                m.precision.compute = p;
+                const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
+                sc::TrainingOptions opt;
+                opt.flash_attention = flash;
+                const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt);
+                ASSERT_GT(e.step.kernel_fixed, 0);
+                EXPECT_EQ(e.step.fp8_cast > 0, p == sc::Precision::fp8);
+                const double charged =
+                    e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
+                EXPECT_NEAR(TraceComputeSeconds(job, sys, opt), charged, 1e-9 * charged);
+            }
         }
     }
 }
