@@ -106,6 +106,7 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         if (size_[k] <= 1) continue;
         for (size_t l = 0; l < torus_levels_; ++l)
             torus_share_[k].push_back(TorusShare(sys, layout, static_cast<GroupKind>(k), l));
+        torus_[k] = MakeTorusPart(static_cast<GroupKind>(k));
     }
     // Pipeline neighbours: rank 0 and the rank one stage on.
     if (layout.world() > 1) {
@@ -173,39 +174,37 @@ double CommModel::LevelSeconds(CollectiveType type, size_t l, int k, double byte
     return t;
 }
 
-double CommModel::TorusSeconds(CollectiveType type, GroupKind group, double bytes, double& share, int& inner) const {
+CommModel::TorusPart CommModel::MakeTorusPart(GroupKind group) const {
     const std::vector<int>& m = per_level_[static_cast<int>(group)];
     const std::vector<double>& torus_share = torus_share_[static_cast<int>(group)];
     struct Dim {
         double k, bw, lat;
     };
     std::vector<Dim> dims;
+    TorusPart part;
     for (size_t l = 0; l < torus_levels_ && l < m.size(); ++l) {
-        const int k = m[l] / inner;
-        inner = m[l];
+        const int k = m[l] / part.inner;
+        part.inner = m[l];
         if (k > 1)
             dims.push_back({static_cast<double>(k), sys_.levels[l].EffectiveGBps() * 1e9 * torus_share[l],
                             sys_.levels[l].latency_us * 1e-6});
     }
-    if (dims.empty()) return 0;
-    const bool ar = type == CollectiveType::all_reduce;
     const size_t d = dims.size();
     // Part j of d takes the dimensions in the order j, j+1, ...: it enters dimension i holding its 1/d of the
-    // buffer divided by the members of the dimensions it has already crossed.
-    double t_bw = 0, t_lat = 0;
+    // buffer divided by the members of the dimensions it has already crossed. A reduce-scatter or all-gather
+    // moves (k-1)/k of what enters a dimension; an all-reduce twice that.
     for (size_t i = 0; i < d; ++i) {
-        const double factor = (ar ? 2.0 : 1.0) * (dims[i].k - 1) / dims[i].k;
-        double carried = 0;
+        double carried = 0;  // per byte of the buffer
         for (size_t j = 0; j < d; ++j) {
             double before = 1;
             for (size_t q = j; q % d != i; ++q) before *= dims[q % d].k;
-            carried += bytes / d / before;
+            carried += 1.0 / d / before;
         }
-        t_bw = std::max(t_bw, factor * carried / dims[i].bw);
-        t_lat += (ar ? 2 : 1) * std::min(dims[i].k - 1, std::ceil(std::log2(dims[i].k))) * dims[i].lat;
-        share /= dims[i].k;
+        part.seconds_per_byte = std::max(part.seconds_per_byte, (dims[i].k - 1) / dims[i].k * carried / dims[i].bw);
+        part.latency += std::min(dims[i].k - 1, std::ceil(std::log2(dims[i].k))) * dims[i].lat;
+        part.members *= dims[i].k;
     }
-    return t_bw + t_lat;
+    return part;
 }
 
 double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) const {
@@ -216,7 +215,11 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
     int inner = 1;  // members in one domain of the previous level
     size_t l = 0;
     if (type != CollectiveType::all_to_all && torus_levels_ > 0) {
-        t += TorusSeconds(type, group, bytes, share, inner);
+        const TorusPart& torus = torus_[static_cast<int>(group)];
+        const double steps = type == CollectiveType::all_reduce ? 2 : 1;
+        t += steps * (bytes * torus.seconds_per_byte + torus.latency);
+        share = bytes / torus.members;
+        inner = torus.inner;
         l = std::min(torus_levels_, m.size());
     }
     for (; l < m.size(); ++l) {

@@ -51,9 +51,14 @@ public:
 private:
     // Seconds for k ranks of level l to run `type` on a buffer of `bytes` (the share entering the level).
     double LevelSeconds(CollectiveType type, size_t l, int k, double bytes) const;
-    // The leading torus levels of a reduce/gather collective, all dimensions at once; leaves in `share` the
-    // buffer each member carries on to the next level and in `inner` its members in one torus domain.
-    double TorusSeconds(CollectiveType type, GroupKind group, double bytes, double& share, int& inner) const;
+    // The leading torus levels of a reduce-scatter or all-gather of a group, all dimensions at once: its time is
+    // linear in the buffer, so it is worked out once per group kind (an all-reduce is twice it).
+    struct TorusPart {
+        double seconds_per_byte = 0, latency = 0;
+        double members = 1;  // of the group within one torus domain: the buffer shrinks by it
+        int inner = 1;       // the same as the next level counts them (MembersPerLevel at the last torus level)
+    };
+    TorusPart MakeTorusPart(GroupKind group) const;
 
     const System& sys_;
     bool inr_;
@@ -64,6 +69,7 @@ private:
     // Per group kind and torus level: the fraction of the level's bandwidth the group's ring gets (1 a whole
     // wrapped dimension, 1/2 a line, divided by the groups interleaved with it).
     std::array<std::vector<double>, static_cast<int>(GroupKind::count)> torus_share_;
+    std::array<TorusPart, static_cast<int>(GroupKind::count)> torus_{};
     // Measured scale-up curves: all-reduce (ring or NCCL default) and in-network all-reduce (NVLS).
     const CollectiveCurve* ring_ar_ = nullptr;
     const CollectiveCurve* nvls_ar_ = nullptr;
