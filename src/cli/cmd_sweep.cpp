@@ -64,28 +64,30 @@ int Sweep(int argc, char** argv) {
     const ProcessGroup pg = Processes();
     if (a.Has("help") || !a.Has("model")) {
         if (pg.root())
-            std::fprintf(a.Has("help") ? stdout : stderr,
-                         "usage: stagecraft sweep --model M [--model M2 ...] --system S --gpus N --batch B\n"
-                         "                        [--axis NAME=V1,V2,...]... [--csv FILE | --json]\n"
-                         "       stagecraft sweep --model M ... --system S --layout SPEC [--axis ...]...\n"
-                         "  the best layout of each model at every point of the cartesian product of the axes\n"
-                         "  (co-design study of arXiv 2506.15006); rows as CSV (stdout or FILE) or JSON\n"
-                         "  --layout SPEC   no search: this layout (as --parallel writes it, e.g.\n"
-                         "                  tp=8,dp=8,batch=64) at every point; its GPUs and batch are the sweep's\n"
-                         "  axes (each optional; default the system as it is):\n"
-                         "    flops=1,2,4          factor on the accelerator's peak FLOPS\n"
-                         "    hbm_bw=1,2           factor on HBM bandwidth\n"
-                         "    hbm_capacity=1,2     factor on HBM capacity\n"
-                         "    domain=8,72          scale-up domain size in GPUs\n"
-                         "    net_bw=1,4           factor on scale-out (NIC) bandwidth\n"
-                         "    topology=two_tier,fullflat\n"
-                         "    overlap=on,off       DP/PP/TP communication overlapped with compute\n"
-                         "    inr=on,off           in-network collectives (SHARP, NVLink SHARP)\n"
-                         "    gpus=256,512,1024    GPU counts, the global batch kept (with --layout: its dp\n"
-                         "                         stretched to each count; a count it cannot run on has no row)\n"
-                         "  --system must start with a scale_up level (e.g. dgx-h100-superpod)\n%s"
-                         "  evaluations/s (valid layouts timed per second) go to stderr\n",
-                         SearchSpaceUsage());
+            std::fprintf(
+                a.Has("help") ? stdout : stderr,
+                "usage: stagecraft sweep --model M [--model M2 ...] --system S --gpus N --batch B\n"
+                "                        [--axis NAME=V1,V2,...]... [--csv FILE | --json]\n"
+                "       stagecraft sweep --model M ... --system S --layout SPEC [--axis ...]...\n"
+                "  the best layout of each model at every point of the cartesian product of the axes\n"
+                "  (co-design study of arXiv 2506.15006); rows as CSV (stdout or FILE) or JSON\n"
+                "  --layout SPEC   no search: this layout (as --parallel writes it, e.g.\n"
+                "                  tp=8,dp=8,batch=64) at every point; its GPUs and batch are the sweep's\n"
+                "  axes (each optional; default the system as it is):\n"
+                "    flops=1,2,4          factor on the accelerator's peak FLOPS\n"
+                "    hbm_bw=1,2           factor on HBM bandwidth\n"
+                "    hbm_capacity=1,2     factor on HBM capacity\n"
+                "    domain=8,72          scale-up domain size in GPUs\n"
+                "    net_bw=1,4           factor on scale-out (NIC) bandwidth\n"
+                "    topology=two_tier,fullflat\n"
+                "    overlap=on,off       DP/PP/TP communication overlapped with compute\n"
+                "    inr=on,off           in-network collectives (SHARP, NVLink SHARP)\n"
+                "    gpus=256,512,1024    GPU counts, the global batch kept (with --layout: its dp\n"
+                "                         stretched to each count; a count it cannot run on has no row)\n"
+                "  --system must start with a scale_up level (e.g. dgx-h100-superpod), or be a torus (tpu-v4-pod,\n"
+                "           tpu-v5p-pod: no domain or topology axis; net_bw scales its data-center network)\n%s"
+                "  evaluations/s (valid layouts timed per second) go to stderr\n",
+                SearchSpaceUsage());
         return a.Has("help") ? 0 : 2;
     }
     if (a.Has("csv") && a.Has("json")) throw Error("--json", "give either --csv FILE or --json, not both");

@@ -24,7 +24,11 @@ SweepSnapshot SnapshotSweep(const Request& r) {
         s.request.gpus = r.parallel.world();
         s.request.batch = r.parallel.global_batch();
     }
-    MakeSweepSystem(s.base, SweepPoint{}, s.request.gpus);  // throws for a base system that cannot be swept
+    // Throws for a base system that cannot be swept, or an axis it has nothing for (a torus has no scale-up
+    // domain to resize): before any worker starts, not at the first point that meets it.
+    MakeSweepSystem(s.base, SweepPoint{}, s.request.gpus);
+    for (int domain : s.axes.domain) MakeSweepSystem(s.base, SweepPoint{.domain = domain}, s.request.gpus);
+    for (Topology t : s.axes.topology) MakeSweepSystem(s.base, SweepPoint{.topology = t}, s.request.gpus);
     s.context = std::make_shared<const SweepContext>(
         MakeSweepContext(s.models, s.base, s.calibration.get(), s.options, s.axes, s.request));
     return s;

@@ -152,13 +152,10 @@ SweepPoint SweepPointAt(const SweepAxes& a, size_t index) {
     return p;
 }
 
-System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
-    if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
-        throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
-                                  " has no scale_up first level (use a preset like dgx-h100-superpod or gb200-nvl72)");
-    RequirePositiveCount("gpus", gpus);
-    System s = base;
-    Accelerator& a = s.accelerator;
+namespace {
+
+// The point's accelerator: its peaks, HBM and NIC scaled by the point's factors.
+void ScaleAccelerator(Accelerator& a, const SweepPoint& pt) {
     for (std::optional<double>* v :
          {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8, &a.matrix.fp4, &a.vector.fp32,
           &a.vector.bf16, &a.preset_matrix.fp32, &a.preset_matrix.tf32, &a.preset_matrix.bf16, &a.preset_matrix.fp16,
@@ -171,6 +168,42 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     a.hbm_capacity_gib_usable *= pt.hbm_capacity;
     a.hbm_capacity_gb_marketing *= pt.hbm_capacity;
     a.nic_gbit_per_gpu *= pt.net_bw;
+}
+
+// A torus system (TPU): the chips' own links stay as they are; the network beyond them (the data-center network
+// joining slices) scales with net_bw; the job gets its slice, or whole pods over that network (ExtendSystem).
+// The axes that reshape a scale-up domain or its fabric have nothing to act on.
+System MakeTorusSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
+    if (pt.domain > 0)
+        throw Error("domain", "system " + base.id +
+                                  " is a torus of chip-to-chip links: it has no scale-up domain to "
+                                  "resize (sweep domain with a scale_up system, e.g. gb200-nvl72)");
+    if (pt.topology == Topology::fullflat)
+        throw Error("topology", "system " + base.id +
+                                    " is a torus of chip-to-chip links: it has no switched "
+                                    "scale-up and scale-out pair to flatten (sweep topology with a "
+                                    "scale_up system, e.g. dgx-h100-superpod)");
+    System s = base;
+    ScaleAccelerator(s.accelerator, pt);
+    for (NetworkLevel& l : s.levels)
+        if (l.kind != LevelKind::torus) l.bandwidth_gbps *= pt.net_bw;
+    s = ExtendSystem(s, gpus);
+    s.id = base.id + "@sweep";
+    return s;
+}
+
+}  // namespace
+
+System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
+    RequirePositiveCount("gpus", gpus);
+    if (!base.levels.empty() && base.levels[0].kind == LevelKind::torus) return MakeTorusSweepSystem(base, pt, gpus);
+    if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
+        throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
+                                  " has no scale_up first level (use a preset like dgx-h100-superpod or gb200-nvl72, "
+                                  "or a torus like tpu-v4-pod)");
+    System s = base;
+    ScaleAccelerator(s.accelerator, pt);
+    Accelerator& a = s.accelerator;
 
     NetworkLevel up = base.levels[0];
     if (pt.domain > 0) up.size = pt.domain;
@@ -370,8 +403,11 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
     SweepRow row;
     row.point_index = in.index;
     row.point = in.point;
-    row.point.domain = in.system.levels[0].size;  // the domain used (0 on the axis means the base system's)
-    row.point.gpus = in.search.gpus;              // likewise the GPU count
+    // The domain used (0 on the axis means the base system's); on a torus, the chips its links join (the slice).
+    size_t d = 0;
+    while (d + 1 < in.system.levels.size() && in.system.levels[d + 1].kind == LevelKind::torus) ++d;
+    row.point.domain = in.system.levels[in.system.levels[0].kind == LevelKind::torus ? d : 0].size;
+    row.point.gpus = in.search.gpus;  // likewise the GPU count
     row.model_index = model;
     row.model = c.models[model].name;
     row.stats = r.stats;

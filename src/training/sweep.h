@@ -23,6 +23,8 @@
 // are scaled by the same factors (MakeSweepCalibration): the hypothetical part reaches the same fraction of its
 // peak at each size as the measured one. Intermediate network levels of the base system are not kept (the
 // presets have two). Total accelerators: the GPU count rounded up to whole scale-up domains.
+// A torus system (TPU) keeps its chip-to-chip links and gets the job's slice (ExtendSystem); net_bw scales only the
+// network beyond the torus; domain and topology have nothing to act on and are errors.
 #pragma once
 #include <cstdint>
 #include <optional>

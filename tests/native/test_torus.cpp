@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "config/hardware_config.h"
@@ -26,6 +27,15 @@ namespace {
 using sc::CollectiveType;
 using sc::GroupKind;
 using sctest::ErrorOf;
+
+std::string FieldOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const sc::Error& e) {
+        return e.field;
+    }
+    return "<no error>";
+}
 
 const sc::System& V4() {
     static const sc::System s = sctest::LoadSystemPreset("tpu-v4-pod");
@@ -208,6 +218,26 @@ TEST(Torus, AServingReplicaRunsOnItsOwnSlice) {
     EXPECT_EQ(on_pod.DecodeSeconds(2048), on_slice.DecodeSeconds(2048));
     const double tokens = 1000, bytes = 2 * tokens * m.hidden * 2;  // SendSeconds: 2 x hidden per token in bf16
     EXPECT_NEAR(on_pod.SendSeconds(0, tokens) - Latency(), bytes / LinkBps(), 1e-12);
+}
+
+TEST(Torus, SweepsScaleTheChipAndTheNetworkBeyondTheTorus) {
+    // A co-design sweep on a TPU system: the accelerator's factors apply as on any system; net_bw scales the
+    // data-center network joining slices, not the ICI; the job gets its slice; domain and topology are errors.
+    const sc::System v5p = sctest::LoadSystemPreset("tpu-v5p-pod");
+    sc::SweepPoint pt;
+    pt.flops = 2, pt.net_bw = 4;
+    const sc::System s = sc::MakeSweepSystem(v5p, pt, 8192);
+    EXPECT_EQ(*s.accelerator.matrix.bf16, 2 * *v5p.accelerator.matrix.bf16);
+    EXPECT_EQ(s.TotalAccelerators(), 12288);
+    for (size_t l = 0; l < 3; ++l) EXPECT_EQ(s.levels[l].bandwidth_gbps, v5p.levels[l].bandwidth_gbps);
+    EXPECT_EQ(s.levels[3].bandwidth_gbps, 4 * v5p.levels[3].bandwidth_gbps);
+    EXPECT_EQ(Shape(sc::MakeSweepSystem(V4(), sc::SweepPoint{}, 512)), "8x8x8");
+    sc::SweepPoint domain;
+    domain.domain = 72;
+    EXPECT_EQ(FieldOf([&] { sc::MakeSweepSystem(V4(), domain, 512); }), "domain");
+    sc::SweepPoint flat;
+    flat.topology = sc::Topology::fullflat;
+    EXPECT_EQ(FieldOf([&] { sc::MakeSweepSystem(V4(), flat, 512); }), "topology");
 }
 
 // The v4 pod preset with `edit` applied to its JSON; the parse error.
