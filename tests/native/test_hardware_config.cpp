@@ -38,14 +38,7 @@ std::string HardwareText(const std::string& id) {
 std::string SystemText(const std::string& id) { return sctest::ReadFile(kRoot + "/presets/systems/" + id + ".json"); }
 
 using sctest::ErrorOf;
-std::string FieldOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const sc::Error& e) {
-        return e.field;
-    }
-    return "<no error>";
-}
+using sctest::FieldOf;
 
 const json* At(const json& j, const std::string& dotted) {
     const json* o = &j;

@@ -27,15 +27,7 @@ namespace {
 using sc::CollectiveType;
 using sc::GroupKind;
 using sctest::ErrorOf;
-
-std::string FieldOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const sc::Error& e) {
-        return e.field;
-    }
-    return "<no error>";
-}
+using sctest::FieldOf;
 
 const sc::System& V4() {
     static const sc::System s = sctest::LoadSystemPreset("tpu-v4-pod");

@@ -49,6 +49,16 @@ inline std::string ErrorOf(const std::function<void()>& f) {
     return "";
 }
 
+// The field of the sc::Error `f` throws; "<no error>" when it throws none.
+inline std::string FieldOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const sc::Error& e) {
+        return e.field;
+    }
+    return "<no error>";
+}
+
 struct CliResult {
     int status;
     std::string out;  // stdout, and stderr too unless RunCli was told otherwise
