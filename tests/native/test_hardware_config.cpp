@@ -116,6 +116,17 @@ TEST(Hardware, IndexesListEveryPreset) {
     }
 }
 
+// Every accelerator preset can be planned on a cluster: some system preset names it (issue 11: "presets for every
+// accelerator in presets/hardware/").
+TEST(Hardware, EveryAcceleratorHasASystem) {
+    std::set<std::string> used;
+    for (const fs::path& p : Presets("systems")) used.insert(json::parse(sctest::ReadFile(p.string()))["accelerator"]);
+    for (const fs::path& p : Presets("hardware")) {
+        const std::string id = json::parse(sctest::ReadFile(p.string()))["id"];
+        EXPECT_TRUE(used.count(id)) << "no system preset uses " << id;
+    }
+}
+
 // Values copied from accelerators.json ("from": path) must equal it, and every datasheet number of the
 // record must be used by the preset.
 TEST(Hardware, ValuesEqualAcceleratorsJson) {
