@@ -8,12 +8,19 @@ namespace sc::engine {
 namespace {
 
 // A job smaller than a torus pod runs on a slice of it, as it would on Cloud TPU and as the trace's timeline
-// (engine/trace.cpp) times it; `slice` keeps that slice for the report.
+// (engine/trace.cpp) times it; `slice` keeps that slice for the report. A count no slice of whole cubes holds
+// runs on the pod's first chips, and the report says so rather than naming the pod alone.
 TrainingEstimate Train(const Job& job, const Request& r, std::optional<System>& slice) {
     // The page's panels can edit a level to a value no preset has; the CLI's edits are checked as they are made,
     // so this only repeats that check for them.
     ValidateSystemLevels(*r.system);
-    slice = SliceTorus(*r.system, job.par.world());
+    const int world = job.par.world();
+    slice = SliceTorus(*r.system, world);
+    if (!slice && r.system->levels[0].kind == LevelKind::torus && world < r.system->TotalAccelerators()) {
+        slice = *r.system;
+        slice->name += " (its first " + std::to_string(world) + " chips: no slice of whole 4x4x4 cubes has " +
+                       std::to_string(world) + ")";
+    }
     return EstimateTraining(job, slice ? *slice : *r.system, r.calibration, r.options);
 }
 

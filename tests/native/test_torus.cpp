@@ -195,6 +195,13 @@ TEST(Torus, EstimateSearchAndTraceRunOnOneSlice) {
     r.search.gpus = 2048;
     r.search.batch = 1024;
     EXPECT_EQ(Shape(sc::engine::SnapshotSearch(r).system), "8x16x16");
+    // 96 chips are no slice of whole cubes: the job runs on the pod's first 96 chips, and the report says so.
+    r.parallel = sc::ParseParallelSpec("tp=4,dp=24,batch=48");
+    const sc::engine::EstimateResult first = sc::engine::RunEstimate(r);
+    ASSERT_TRUE(first.slice.has_value());
+    EXPECT_EQ(first.slice->levels.size(), V4().levels.size());
+    EXPECT_NE(sc::EstimateReportText(r, first).find("(its first 96 chips: no slice of whole 4x4x4 cubes has 96)"),
+              std::string::npos);
 }
 
 TEST(Torus, AServingReplicaRunsOnItsOwnSlice) {
