@@ -58,4 +58,15 @@ std::optional<System> SliceTorus(const System& pod, int gpus) {
     return s;
 }
 
+std::optional<System> TorusPartFor(const System& pod, int gpus) {
+    if (std::optional<System> slice = SliceTorus(pod, gpus)) return slice;
+    size_t t = 0;
+    while (t < pod.levels.size() && pod.levels[t].kind == LevelKind::torus) ++t;
+    if (t == 0 || gpus <= 0 || gpus >= pod.levels[t - 1].size) return std::nullopt;
+    System s = pod;
+    s.name += " (its first " + std::to_string(gpus) + " chips: no slice of whole 4x4x4 cubes has " +
+              std::to_string(gpus) + ")";
+    return s;
+}
+
 }  // namespace sc

@@ -20,4 +20,10 @@ constexpr int kTorusCubeSide = 4;
 // the job then runs on the first `gpus` chips of the pod's shape.
 std::optional<System> SliceTorus(const System& pod, int gpus);
 
+// The part of a torus pod a job of `gpus` chips runs on, as the estimate, the search and serving replicas time
+// it (the trace timeline and sweeps take the same slice through ExtendSystem): its slice (SliceTorus), or, when
+// no slice holds that many but the torus does, the pod named as running on "its first N chips". nullopt when
+// `pod` has no leading torus level or the job fills its torus or more (the levels beyond it, if any, join tori).
+std::optional<System> TorusPartFor(const System& pod, int gpus);
+
 }  // namespace sc

@@ -14,13 +14,7 @@ TrainingEstimate Train(const Job& job, const Request& r, std::optional<System>& 
     // The page's panels can edit a level to a value no preset has; the CLI's edits are checked as they are made,
     // so this only repeats that check for them.
     ValidateSystemLevels(*r.system);
-    const int world = job.par.world();
-    slice = SliceTorus(*r.system, world);
-    if (!slice && r.system->levels[0].kind == LevelKind::torus && world < r.system->TotalAccelerators()) {
-        slice = *r.system;
-        slice->name += " (its first " + std::to_string(world) + " chips: no slice of whole 4x4x4 cubes has " +
-                       std::to_string(world) + ")";
-    }
+    slice = TorusPartFor(*r.system, job.par.world());
     return EstimateTraining(job, slice ? *slice : *r.system, r.calibration, r.options);
 }
 

@@ -10,7 +10,7 @@ SearchSnapshot SnapshotSearch(const Request& r) {
     SearchSnapshot s;
     s.model = r.model;
     // A torus pod (TPU) gives the searched GPU count a slice of its own shape, as the estimate does.
-    std::optional<System> slice = SliceTorus(*r.system, r.search.gpus);
+    std::optional<System> slice = TorusPartFor(*r.system, r.search.gpus);
     s.system = slice ? std::move(*slice) : *r.system;
     if (r.calibration) s.calibration = std::make_shared<const CalibrationTable>(*r.calibration);
     s.options = r.options;

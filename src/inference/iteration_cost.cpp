@@ -43,7 +43,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
                         "lists the valid values)");
     // On a torus pod (TPU) a replica runs on its own slice of tp x pp chips, as a training job does
     // (config/torus_slice.h); elsewhere on the cluster as given.
-    sys_ = SliceTorus(sys, split.tp * split.pp).value_or(sys);
+    sys_ = TorusPartFor(sys, split.tp * split.pp).value_or(sys);
     stage_layers_ = StageLayers(m.layers, split.pp);
     // Stages hold consecutive layers; the dense ones come first (ModelConfig: MoE's leading dense layers).
     int first = 0;

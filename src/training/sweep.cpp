@@ -262,7 +262,7 @@ TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& 
 
 System ExtendSystem(const System& base, int gpus) {
     if (base.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
-    if (std::optional<System> slice = SliceTorus(base, gpus)) return *slice;
+    if (std::optional<System> slice = SliceTorus(base, gpus)) return *slice;  // named by the engine otherwise
     if (gpus <= base.TotalAccelerators()) return base;
     if (base.levels.back().kind == LevelKind::torus)
         throw Error("gpus", std::to_string(gpus) + " accelerators do not fit in " + base.name + " (" +

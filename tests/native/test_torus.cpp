@@ -202,6 +202,11 @@ TEST(Torus, EstimateSearchAndTraceRunOnOneSlice) {
     EXPECT_EQ(first.slice->levels.size(), V4().levels.size());
     EXPECT_NE(sc::EstimateReportText(r, first).find("(its first 96 chips: no slice of whole 4x4x4 cubes has 96)"),
               std::string::npos);
+    // A job that fills v5p's torus and more runs over the data-center network joining slices: no part of one torus.
+    const sc::System v5p = sctest::LoadSystemPreset("tpu-v5p-pod");
+    EXPECT_FALSE(sc::TorusPartFor(v5p, 8192).has_value());
+    EXPECT_EQ(sc::TorusPartFor(v5p, 6144), std::nullopt);
+    EXPECT_EQ(Shape(*sc::TorusPartFor(v5p, 4096)), "16x16x16");
 }
 
 TEST(Torus, AServingReplicaRunsOnItsOwnSlice) {
