@@ -111,11 +111,11 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "fallback_matmul", o.fallback_matmul_efficiency);
     Put(out, "fallback_attention", o.fallback_attention_efficiency);
     Put(out, "fallback_memory", o.fallback_memory_efficiency);
-    Put(out, "flash", o.flash_attention);
+    Put(out, "flash", o.kernels.flash_attention);
     Put(out, "kernel", static_cast<int>(o.attention_kernel));
-    Put(out, "dropout", o.dropout);
+    Put(out, "dropout", o.kernels.dropout);
     Put(out, "scatter_gather", o.pp_scatter_gather);
-    Put(out, "gaf", o.grad_accumulation_fusion);
+    Put(out, "gaf", o.kernels.grad_accumulation_fusion);
     Put(out, "tokens", o.tokens_to_train);
 }
 

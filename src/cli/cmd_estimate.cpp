@@ -63,7 +63,8 @@ int Estimate(int argc, char** argv) {
     }
     request.parallel = ParseParallelSpec(a.Get("parallel", ""));
     // The split is checked before the cluster is read, so a bad split is the error reported first.
-    Job job = MakeJob(request.model, request.parallel);
+    request.options = LoadTrainingOptions(a);
+    Job job = MakeJob(request.model, request.parallel, request.options.kernels);
     LoadedSystem ls = LoadSystem(a);
     if (a.Has("gpus")) {
         const int gpus = static_cast<int>(ParseIntegerIn("--gpus", a.Get("gpus"), 1, kMaxRanks));
@@ -81,7 +82,6 @@ int Estimate(int argc, char** argv) {
     }
     request.system = &ls.system;
     request.calibration = ls.calibration.get();
-    request.options = LoadTrainingOptions(a);
     const engine::EstimateResult result = engine::RunEstimate(request, std::move(job));
     const TrainingEstimate& e = *result.training;
     std::string out = json ? EstimateReportJson(request, result) : EstimateReportText(request, result);

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/job_args.h"
+#include "cli/system_args.h"
 #include "engine/estimate.h"
 #include "report/engine_report.h"
 
@@ -11,18 +12,23 @@ namespace sc::cli {
 int Summary(int argc, char** argv) {
     std::vector<std::string> flags = ModelFlags();
     flags.push_back("parallel");
+    flags.push_back("options");  // the kernel choices that change the traces' ops (the rest is not read here)
     Args a = ParseArgs(argc, argv, flags, {"json", "help"});
     if (a.Has("help")) {
         std::puts(
-            "usage: stagecraft summary --model FILE --parallel tp=8,pp=16,dp=256,... [--set key=value]... [--json]\n"
+            "usage: stagecraft summary --model FILE --parallel tp=8,pp=16,dp=256,... [--set key=value]...\n"
+            "                         [--options flash_attention=off,dropout=on,grad_accumulation_fusion=off] [--json]\n"
             "  one entry per class of ranks with identical traces: node counts, FLOPs, bytes per collective and\n"
             "  group, pipeline traffic, peak memory. Parallel keys: tp pp dp cp ep sp microbatch batch schedule\n"
-            "  (gpipe|1f1b|interleaved|zbh1|dualpipe) vstages recompute (none|selective|full) zero (0-3) fsdp order gpus uneven bucket_mb");
+            "  (gpipe|1f1b|interleaved|zbh1|dualpipe) vstages recompute (none|selective|full) zero (0-3) fsdp order gpus uneven bucket_mb\n"
+            "  --options: as for estimate; the kernel choices (flash_attention, dropout, grad_accumulation_fusion) change\n"
+            "  the traces' ops, the other keys are accepted and not used.");
         return 0;
     }
     engine::Request request;
     request.model = LoadModel(a);
     request.parallel = ParseParallelSpec(a.Get("parallel", ""));
+    request.options = LoadTrainingOptions(a);
     const engine::SummaryResult s = engine::RunSummary(request);
     std::string out = a.Has("json") ? SummaryReportJson(s) : SummaryReportText(s);
     std::fwrite(out.data(), 1, out.size(), stdout);

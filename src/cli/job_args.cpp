@@ -3,6 +3,7 @@
 #include "config/error.h"
 #include "config/numbers.h"
 #include "config/overrides.h"
+#include "cli/system_args.h"
 
 namespace sc::cli {
 
@@ -25,7 +26,7 @@ ModelConfig LoadModel(const Args& a) {
 Job LoadJob(const Args& a) {
     ModelConfig m = LoadModel(a);
     ParallelConfig p = ParseParallelSpec(a.Get("parallel", ""));
-    return MakeJob(m, p);
+    return MakeJob(m, p, LoadTrainingOptions(a).kernels);
 }
 
 }  // namespace sc::cli

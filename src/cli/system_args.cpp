@@ -108,10 +108,10 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "attention_efficiency") o.attention_efficiency = Fraction(k, v);
         else if (k == "memory_efficiency") o.memory_efficiency = Fraction(k, v);
         else if (k == "overlap_tp_fraction") o.overlap_tp_fraction = Fraction(k, v);
-        else if (k == "flash_attention") o.flash_attention = Flag(k, v);
-        else if (k == "dropout") o.dropout = Flag(k, v);
+        else if (k == "flash_attention") o.kernels.flash_attention = Flag(k, v);
+        else if (k == "dropout") o.kernels.dropout = Flag(k, v);
         else if (k == "pp_scatter_gather") o.pp_scatter_gather = Flag(k, v);
-        else if (k == "grad_accumulation_fusion") o.grad_accumulation_fusion = Flag(k, v);
+        else if (k == "grad_accumulation_fusion") o.kernels.grad_accumulation_fusion = Flag(k, v);
         else if (k == "attention_kernel") {
             if (!ParseAttentionKernel(v, &o.attention_kernel))
                 throw Error(k, "\"" + Clip(v) + "\" is not one of cudnn, flash3, flash2");

@@ -25,7 +25,7 @@ EstimateResult RunEstimate(const Request& r) {
     EstimateResult out;
     out.stats = ComputeModelStats(r.model);
     if (!r.system) return out;
-    out.job.emplace(MakeJob(r.model, r.parallel));
+    out.job.emplace(MakeJob(r.model, r.parallel, r.options.kernels));
     out.training = Train(*out.job, r, out.slice);
     return out;
 }
@@ -41,7 +41,7 @@ EstimateResult RunEstimate(const Request& r, Job job) {
 }
 
 SummaryResult RunSummary(const Request& r) {
-    Job job = MakeJob(r.model, r.parallel);
+    Job job = MakeJob(r.model, r.parallel, r.options.kernels);
     TraceSummary summary = SummarizeJob(job);
     return {std::move(job), std::move(summary)};
 }
@@ -56,7 +56,7 @@ Evaluation Evaluate(const Request& r) {
         return ev;
     }
     try {
-        ev.job.emplace(MakeJob(r.model, r.parallel));
+        ev.job.emplace(MakeJob(r.model, r.parallel, r.options.kernels));
     } catch (const Error& e) {
         ev.parallel_error = e.what();
         return ev;

@@ -56,6 +56,33 @@ struct Op {
     Expr comm_bytes;
 };
 
+// Kernels of the framework being modelled that change which ops a layer runs (TrainingOptions::kernels carries
+// them from the CLI and the page; the defaults describe a current Megatron-Core / NeMo run). The trace, the
+// estimate and the timeline all read these ops, so none of them times a kernel the others do not see.
+struct KernelChoices {
+    // Fused attention (FlashAttention, cuDNN): the s x s scores never reach HBM and causal blocks are skipped.
+    // false: Megatron-LM's pre-2023 "core attention" (Narayanan et al. 2021; Korthikanti et al. 2022; BLOOM;
+    // MT-NLG): QK^T and AV as batched GEMMs over the whole s x s score matrix (the causal mask is applied
+    // after), a fused scale-mask-softmax and a dropout that read and write it in HBM, and the softmax output,
+    // dropout mask and dropout output (5 a s^2 b bytes per layer, Korthikanti et al. 2022 Sec. 4.1) kept for
+    // the backward.
+    bool flash_attention = true;
+    // Dropout after attention and MLP (GPT-3 / Megatron-LM default 0.1; Llama-style runs use none), fused with
+    // the residual add (Megatron-LM bias_dropout_add_fused_train): a one-byte mask per hidden element written
+    // in the forward and kept for the backward (2 s b h per layer, Korthikanti et al. 2022 Sec. 4.1). The
+    // attention-probability dropout is part of flash_attention=false.
+    bool dropout = false;
+    // Weight-gradient accumulation fused into the wgrad GEMM (Megatron --gradient-accumulation-fusion, 2022;
+    // Transformer Engine): the GEMM adds into the gradient buffer in its epilogue. false: the GEMM writes a
+    // fresh gradient and a separate pass adds it into the buffer for every microbatch (Megatron-LM 2021-22
+    // DDP hook "param.main_grad.add_(param.grad.data)"; DeepSpeed's BF16 optimizer): per held parameter and
+    // microbatch it reads the buffer and the gradient and writes the buffer. The trace emits that pass per
+    // block (trace/stage_program.cpp), since which weights a rank holds depends on the pipeline split.
+    bool grad_accumulation_fusion = true;
+
+    bool operator==(const KernelChoices&) const = default;
+};
+
 struct Weight {
     std::string name;
     Expr numel;           // whole model, all ranks together
@@ -82,6 +109,7 @@ struct Graph {
     int dense_layers = 0;       // how many times each layer template repeats
     int moe_layers = 0;
     bool sequence_parallel = false;
+    KernelChoices kernels;  // what it was built with; the estimate checks its options against them
 
     const Block* Find(BlockKind k) const {
         for (const Block& b : blocks)

@@ -208,6 +208,16 @@ struct TransformerBuilder {
           norm_params(m.norm == NormKind::layernorm ? 2.0 * h : h) {}
 
     SymExpr S(Sym sym) { return B.S(sym); }
+
+    // The residual add after attention or the MLP over `elems` elements. With dropout (KernelChoices) it is
+    // Megatron-LM's fused bias-dropout-add: one more FLOP per element (the mask's scale) and a one-byte mask
+    // written and kept for the backward, which reads it.
+    void Residual(const std::string& name, SymExpr elems) {
+        if (!options.kernels.dropout) return B.Elementwise(name, elems, 1, 2, B.Zero());
+        B.Custom(name, OpKind::elementwise, 2.0 * elems, 3.0 * elems * w + elems, elems, 4.0 * elems,
+                 4.0 * elems * w + elems);
+    }
+
     SymExpr MlpParams(SymExpr ff) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; }
 
     // ---- embedding: vocab-parallel lookup (Megatron VocabParallelEmbedding) ----
@@ -272,12 +282,21 @@ struct TransformerBuilder {
         SymExpr kv_heads_eff = m.is_mla() ? a : kv;
         SymExpr kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
         B.CommBoth(pre + "attn.cp_kv", Group::cp, Collective::all_gather, Collective::reduce_scatter, kv_bytes);
-        AttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
+        if (options.kernels.flash_attention) AttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
+        else MaterializedAttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
         B.Weight(pre + "attn.out", a * dv * h + (m.bias ? h : B.C(0)), a / tp * dv * h + (m.bias ? h : B.C(0)));
         B.Matmul(pre + "attn.out", T, h, a / tp * dv, nullptr, nullptr, Builder::Fp8Input::cast);
         B.TpLeave(pre + "attn", T * h);
-        B.Elementwise(pre + "attn.residual", Tn * h, 1, 2, B.Zero());
+        Residual(pre + "attn.residual", Tn * h);
         B.Weight(pre + "attn.norm", norm_params, norm_params);
+    }
+
+    // Q and this rank's share of K and V, inputs of the attention core, are kept with the projection that produced
+    // them (recomputing the core needs them).
+    void KeepQkv(size_t qkv_op, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff) {
+        SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
+        Op& qkv = g.blocks.back().forward[qkv_op];
+        qkv.saved_bytes = (SymExpr{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
     }
 
     // The fused causal attention core; adds what it keeps for the backward to the Q/K/V projection `qkv_op`.
@@ -288,16 +307,64 @@ struct TransformerBuilder {
         SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
         SymExpr o = T * a / tp * dv;
         Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
-        // Saved for backward: Q, this rank's share of K and V (inputs of the core, kept with the projection
-        // that produced them, since recomputing the core needs them), O (the output projection's saved
-        // input, counted there) and one fp32 log-sum-exp per query row, what selective recomputation drops.
-        Op& qkv = g.blocks.back().forward[qkv_op];
-        qkv.saved_bytes = (SymExpr{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
+        // Saved for backward: Q, K, V (KeepQkv), O (the output projection's saved input, counted there) and one
+        // fp32 log-sum-exp per query row, what selective recomputation drops.
+        KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
         fwd.saved_bytes = (T * a / tp * 4.0).e;
         fwd.selective = true;
         g.blocks.back().forward.push_back(fwd);
         B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
                                       (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
+    }
+
+    // Megatron-LM's unfused core attention (KernelChoices::flash_attention = false; CoreAttention with
+    // FusedScaleMaskSoftmax, as Narayanan et al. 2021 and Korthikanti et al. 2022 ran it): batched GEMMs over every
+    // query-key pair (the causal mask is applied by the softmax, nothing is skipped; K and V expanded to the query
+    // heads), the softmax and dropout as passes over the s/cp x s scores in HBM. Per score element the GEMMs read
+    // or write the scores once each:
+    //   forward:  QK^T writes S (w); softmax reads S, writes P (2w); dropout reads P, writes P' and a one-byte
+    //             mask (2w + 1); P'V reads P' (w)                                      -> 4w (+ 2w + 1 dropout)
+    //   backward: dO V^T writes dP' (w); P'^T dO reads P' (w); dropout-backward reads dP' and the mask, writes dP
+    //             (2w + 1); softmax-backward reads dP and P, writes dS (3w); dS K and dS^T Q read dS (2w)
+    //                                                                                 -> 7w (+ 2w + 1 dropout)
+    // Kept for the backward (Korthikanti et al. 2022 Sec. 4.1): the softmax output (2 a s^2 b), with dropout its
+    // mask and output (a s^2 b + 2 a s^2 b); Q, K, V with the projection that produced them. Every op here is what
+    // selective recomputation drops. The GEMMs run in 16 bits (high_precision) as attention does under fp8.
+    void MaterializedAttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff,
+                                   size_t qkv_op) {
+        const bool dropout = options.kernels.dropout;
+        SymExpr heads = b * a / tp;  // batched GEMMs: one per sequence and local head
+        SymExpr scores = heads * (s / cp) * s;
+        SymExpr S_ = scores * w;  // one pass over the scores
+        SymExpr q = heads * (s / cp) * dqk * w, k_ = heads * s * dqk * w, v_ = heads * s * dv * w;
+        SymExpr o = heads * (s / cp) * dv * w;
+        SymExpr qk = 2.0 * scores * dqk, pv = 2.0 * scores * dv;
+        auto gemm = [&](const std::string& name, Pass pass, SymExpr flops, SymExpr bytes) {
+            Op op = B.MakeOp(pre + name, OpKind::matmul, pass, flops, bytes);
+            op.high_precision = true;
+            op.selective = pass == Pass::forward;
+            return op;
+        };
+        auto pass = [&](const std::string& name, Pass ps, SymExpr flops, SymExpr bytes, SymExpr saved) {
+            Op op = B.MakeOp(pre + name, OpKind::elementwise, ps, flops, bytes);
+            op.saved_bytes = saved.e;
+            op.selective = ps == Pass::forward;
+            return op;
+        };
+        KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
+        std::vector<Op>& fwd = g.blocks.back().forward;
+        fwd.push_back(gemm("attn.scores", Pass::forward, qk, q + k_ + S_));
+        fwd.push_back(pass("attn.softmax", Pass::forward, 5.0 * scores, 2.0 * S_, S_));
+        if (dropout) fwd.push_back(pass("attn.dropout", Pass::forward, 2.0 * scores, 2.0 * S_ + scores, S_ + scores));
+        fwd.push_back(gemm("attn.context", Pass::forward, pv, S_ + v_ + o));
+        std::vector<Op> back;
+        back.push_back(gemm("attn.context.dgrad", Pass::backward, pv, o + v_ + S_));
+        back.push_back(gemm("attn.context.dv", Pass::backward, pv, S_ + o + v_));
+        if (dropout) back.push_back(pass("attn.dropout.grad", Pass::backward, scores, 2.0 * S_ + scores, B.Zero()));
+        back.push_back(pass("attn.softmax.grad", Pass::backward, 4.0 * scores, 3.0 * S_, B.Zero()));
+        back.push_back(gemm("attn.scores.dq", Pass::backward, qk, S_ + k_ + q));
+        back.push_back(gemm("attn.scores.dk", Pass::backward, qk, S_ + q + k_));
+        B.pending.push_back(std::move(back));
     }
 
     // A (TP-split) MLP on `tokens` tokens with intermediate size `ff` (already divided as needed).
@@ -324,7 +391,7 @@ struct TransformerBuilder {
         B.TpEnter(pre + "mlp", T * h);
         Mlp(pre + "mlp", T, f / tp, &Tn);
         B.TpLeave(pre + "mlp", T * h);
-        B.Elementwise(pre + "mlp.residual", Tn * h, 1, 2, B.Zero());
+        Residual(pre + "mlp.residual", Tn * h);
         SymExpr bias = m.bias ? f + h : B.C(0);
         SymExpr bias_rank = m.bias ? f / tp + h : B.C(0);
         B.Weight(pre + "mlp", MlpParams(S(Sym::f)) + bias, MlpParams(S(Sym::f)) / tp + bias_rank);
@@ -376,7 +443,7 @@ struct TransformerBuilder {
             B.Weight("moe.shared", MlpParams(ffs), MlpParams(ffs));
         }
         B.Elementwise("moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
-        B.Elementwise("moe.residual", Tm * h, 1, 2, B.Zero());
+        Residual("moe.residual", Tm * h);
         B.Weight("moe.norm", norm_params, norm_params);
     }
 
@@ -425,6 +492,7 @@ struct TransformerBuilder {
 Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     Graph g;
     g.sequence_parallel = options.sequence_parallel;
+    g.kernels = options.kernels;
     g.dense_layers = m.dense_layers();
     g.moe_layers = m.moe_layers();
     TransformerBuilder builder(m, options, g);

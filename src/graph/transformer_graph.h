@@ -10,6 +10,7 @@ namespace sc {
 struct GraphOptions {
     bool sequence_parallel = false;  // Megatron SP: norms/dropout on s/tp tokens, AG/RS instead of AR
     bool expert_tp = false;          // MoE experts split over the TP group (expert tensor parallelism)
+    KernelChoices kernels;
 };
 
 Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options);

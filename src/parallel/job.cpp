@@ -50,13 +50,13 @@ void Rebind(Job& job, const ParallelConfig& p) {
     }
 }
 
-Job MakeJob(const ModelConfig& m, const ParallelConfig& p) {
+Job MakeJob(const ModelConfig& m, const ParallelConfig& p, const KernelChoices& kernels) {
     ValidateModelConfig(m);
     ValidateParallel(m, p);
     Job job;
     job.model = m;
     job.model_flops_per_token = ComputeModelStats(m).model_flops_per_token();
-    job.graph = BuildTransformerGraph(m, GraphOptions{p.sp, p.etp > 1});
+    job.graph = BuildTransformerGraph(m, GraphOptions{p.sp, p.etp > 1, kernels});
     Rebind(job, p);
     return job;
 }

@@ -31,8 +31,10 @@ struct Job {
     int total_vstages() const { return par.pipeline_positions(); }
 };
 
-// Validates model and split (throws sc::Error naming the constraint) and evaluates the graph.
-Job MakeJob(const ModelConfig& m, const ParallelConfig& p);
+// Validates model and split (throws sc::Error naming the constraint) and evaluates the graph, built with the
+// framework's kernel choices (TrainingOptions::kernels; the default: fused attention, no dropout, fused
+// gradient accumulation).
+Job MakeJob(const ModelConfig& m, const ParallelConfig& p, const KernelChoices& kernels = {});
 
 // Re-evaluates the graph of `job` for another microbatch size or degrees without rebuilding it
 // (structural options, like sequence parallelism, must be unchanged).
@@ -48,6 +50,13 @@ double Fp8GemmWeightParams(const Job& job, const Block& b);
 // Bytes per weight element of one such quantization: read the 16-bit weight (2), write its fp8 copy (1) and the
 // transposed copy (1) (training/fp8_overheads.h).
 constexpr double kFp8WeightCastBytesPerParam = 2 + 1 + 1;
+
+// Bytes per held parameter of one unfused gradient accumulation (KernelChoices::grad_accumulation_fusion = false):
+// read the gradient buffer and write it back (grad width each) and read the fresh gradient the weight-gradient
+// GEMM wrote (compute width).
+inline double GradAccumulationBytesPerParam(const PrecisionConfig& p) {
+    return 2 * BytesOf(p.grad) + BytesOf(p.compute);
+}
 
 // The blocks of virtual stage g, in forward order, each with its first layer index (for names).
 struct StageBlock {

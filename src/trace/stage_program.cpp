@@ -134,6 +134,23 @@ struct ProgramBuilder {
         EmitOnChain(q);
     }
 
+    // Unfused gradient accumulation (KernelChoices::grad_accumulation_fusion = false): after the block's weight
+    // gradients, one add per held parameter into the gradient buffer (GradAccumulationBytesPerParam).
+    void EmitGradAccumulation(const StageBlock& sb) {
+        if (job.graph.kernels.grad_accumulation_fusion) return;
+        double n = 0;
+        for (const Weight& w : sb.block->weights) n += HeldParams(job, w);
+        if (n <= 0) return;
+        ProgNode a;
+        a.type = EtNodeType::comp;
+        a.role = NodeRole::backward;
+        a.kind = OpKind::elementwise;
+        a.name = Name(Prefix(sb) + "grad_accum");
+        a.flops = static_cast<int64_t>(n);
+        a.bytes = static_cast<uint64_t>(n * GradAccumulationBytesPerParam(job.model.precision));
+        EmitOnChain(a);
+    }
+
     // A collective of `bytes` (the whole buffer) on the main stream, or on the side stream after `after`.
     // Returns its index, or -1 when it vanishes (group of one, nothing to move).
     int64_t EmitColl(const std::string& name, NodeRole role, CollectiveType c, GroupKind k, double bytes, bool on_chain,
@@ -289,6 +306,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 std::string pre = B.Prefix(sb);
                 for (const Op& op : sb.block->backward)
                     if (op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
+                B.EmitGradAccumulation(sb);
                 sync_grads(sb, step);
             }
             if (reduce_every_microbatch) grads.Flush();
@@ -307,7 +325,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                             B.EmitOp(op, NodeRole::recompute, pre + "recompute.");
                 for (const Op& op : sb.block->backward)
                     if (!split || !op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
-                if (!split) sync_grads(sb, step);
+                if (!split) B.EmitGradAccumulation(sb), sync_grads(sb, step);
             }
             if (reduce_every_microbatch && !split) grads.Flush();
             if (g > 0) B.EmitP2P(true, -next, step.microbatch, g - 1, true, act_bytes, B.chain);

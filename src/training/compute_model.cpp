@@ -104,44 +104,4 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
     return 0;
 }
 
-// Per score element, in HBM (Megatron-LM CoreAttention with FusedScaleMaskSoftmax, as in Narayanan et al.
-// 2021 and Korthikanti et al. 2022; the batched GEMMs read or write the scores once each):
-//   forward:  QK^T writes S (w); softmax reads S, writes P (2w); dropout reads P, writes P' and a one-byte
-//             mask (2w + 1); P'V reads P' (w)                                      -> 4w (+ 2w + 1 dropout)
-//   backward: dO V^T writes dP' (w); dropout-backward reads dP' and the mask, writes dP (2w + 1); P'^T dO
-//             reads P' (w); softmax-backward reads dP and P, writes dS (3w); dS K and dS^T Q read dS (2w)
-//                                                                                 -> 7w (+ 2w + 1 dropout)
-double ComputeModel::MaterializedBytesPerScore(bool forward, bool dropout, double w) {
-    double drop = dropout ? 2 * w + 1 : 0;
-    return (forward ? 4 * w : 7 * w) + drop;
-}
-
-double ComputeModel::MaterializedAttentionSeconds(const AttentionShape& a, bool forward, bool dropout) const {
-    const double scores = a.batch * a.sq * a.sk;
-    // The GEMMs compute every score (the causal mask is applied by the softmax, nothing is skipped).
-    const double qk = 2 * scores * a.dqk, pv = 2 * scores * a.dv;
-    const double q = a.batch * a.sq * a.dqk * a.w, k = a.batch * a.sk * a.dqk * a.w;
-    const double v = a.batch * a.sk * a.dv * a.w, o = a.batch * a.sq * a.dv * a.w;
-    const double s = scores * a.w;  // one pass over the scores
-    auto gemm = [&](double flops, double bytes) { return Roofline(flops, attn_peak_, MatmulEfficiency(flops), bytes); };
-    auto pass = [&](double bytes, double flops_per_score) {
-        return std::max(flops_per_score * scores / vector_, bytes / hbm_);
-    };
-    const double mask = dropout ? scores : 0;  // one byte per score
-    if (forward) {
-        double t = gemm(qk, q + k + s);           // S = Q K^T
-        t += pass(2 * s, 5);                      // P = softmax(scale * S + mask)
-        if (dropout) t += pass(2 * s + mask, 2);  // P' = dropout(P)
-        t += gemm(pv, s + v + o);                 // O = P' V
-        return t;
-    }
-    double t = gemm(pv, o + v + s);           // dP' = dO V^T
-    t += gemm(pv, s + o + v);                 // dV = P'^T dO
-    if (dropout) t += pass(2 * s + mask, 1);  // dP = dropout'(dP')
-    t += pass(3 * s, 4);                      // dS = softmax'(P, dP)
-    t += gemm(qk, s + k + q);                 // dQ = dS K
-    t += gemm(qk, s + q + k);                 // dK = dS^T Q
-    return t;
-}
-
 }  // namespace sc

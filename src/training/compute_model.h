@@ -34,11 +34,6 @@ public:
     double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
     double MatmulEfficiency(double flops) const;    // fraction of this precision's peak
     double MatmulEfficiency16(double flops) const;  // of the 16-bit peak, for high-precision matmuls
-    // Megatron-LM's unfused core attention (TrainingOptions::flash_attention = false), forward or backward
-    // pass of one call: batched GEMMs over the whole score matrix and the softmax/dropout passes over it in HBM.
-    double MaterializedAttentionSeconds(const AttentionShape& a, bool forward, bool dropout) const;
-    // HBM bytes per score element those passes read and write (forward; backward), for tests and docs.
-    static double MaterializedBytesPerScore(bool forward, bool dropout, double w);
     double peak_flops() const { return peak_; }
     double memory_bytes_per_s() const { return hbm_; }
     int sm_count() const { return sms_; }  // 0: the preset publishes none

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "config/error.h"
 #include "graph/flop_conventions.h"
 #include "parallel/schedule.h"
 #include "trace/stage_program.h"
@@ -37,26 +38,6 @@ int KernelPartOf(const Op& op) {
     return -1;
 }
 
-// What the graph of a job leaves implicit: the attention shape on one rank and the hidden elements a
-// dropout mask covers (the graph models fused attention and no dropout; TrainingOptions can say otherwise).
-struct LayerShape {
-    AttentionShape attn;
-    double hidden_elems = 0;  // elements of one hidden-state tensor on this rank (tokens/SP x hidden)
-    double lse_bytes = 0;     // the fp32 log-sum-exp per query row the graph's fused core keeps
-};
-
-LayerShape ShapeOf(const Job& job) {
-    const ModelConfig& m = job.model;
-    const ParallelConfig& p = job.par;
-    LayerShape s;
-    const double heads = static_cast<double>(m.heads) / p.tp;
-    s.attn = AttentionShapeOf(job);
-    const double tokens = p.microbatch * s.attn.sq;
-    s.hidden_elems = tokens * m.hidden / (p.sp ? p.tp : 1);
-    s.lse_bytes = tokens * heads * 4;
-    return s;
-}
-
 // A weight an fp8 GEMM reads: some matmul of the block not kept in 16 bits is named after it ("attn.qkv",
 // "mlp" for "mlp.fc1" and "mlp.fc2", "moe.experts" ...); norms, embeddings, the LM head and the router are not.
 // One block's cost for one microbatch on one rank.
@@ -82,8 +63,7 @@ struct BlockTime {
 // serving model's kernels do; fused kernels are one op of the graph (the fused attention core forward and
 // backward, a LayerNorm writing fp8 beside its output, the grouped expert GEMM).
 BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net,
-                    const TrainingOptions& opt, const LayerShape& shape, const UserbufferConfig* ub,
-                    const KernelFloor& floor) {
+                    const UserbufferConfig* ub, const KernelFloor& floor) {
     BlockTime t;
     const Recompute rc = job.par.recompute;
     const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
@@ -103,11 +83,6 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         double* part = &compute == &t.rec ? t.part_rec : t.part;
         if (op.kind == OpKind::collective) {
             comm[slot_of(op)] += comm_seconds(op);
-        } else if (op.kind == OpKind::attention && !opt.flash_attention) {
-            // Unfused attention computes all sq x sk scores: twice the causal FLOPs of the graph's op.
-            const AttentionShape& a = shape.attn;
-            compute += cm.MaterializedAttentionSeconds(a, forward, opt.dropout);
-            t.flops += (forward ? 2 : 4) * a.batch * a.sq * a.sk * (a.dqk + a.dv);
         } else {
             const double flops = job.V(op.flops), bytes = job.V(op.bytes);
             double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision);
@@ -143,41 +118,23 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         if (async) t.bwd_comm[slot_of(*async)] += std::max(0.0, comm_seconds(*async) - (t.bwd - before));
         async = nullptr;
     }
-    if (layer && opt.dropout) {
-        // Two hidden dropouts per layer, fused with the bias and residual add (Megatron-LM
-        // bias_dropout_add_fused_train): beyond the graph's residual add, a one-byte mask written in the
-        // forward (again when the layer is recomputed) and read in the backward.
-        double mask = cm.Seconds(OpKind::elementwise, 0, 2 * shape.hidden_elems);
-        t.fwd += mask, t.bwd += mask;
-        if (rc == Recompute::full) t.rec += mask;
-    }
     for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
     if (const double n = Fp8GemmWeightParams(job, b); n > 0) {
         const double bytes = n * kFp8WeightCastBytesPerParam;
         t.fp8_quant = cm.Seconds(OpKind::elementwise, n, bytes, true);
         t.fp8_quant_fixed = KernelFloorExcess(floor, t.fp8_quant, n, bytes, cm.memory_bytes_per_s());
     }
-    if (!opt.grad_accumulation_fusion) {
-        const double g = BytesOf(job.model.precision.grad), w = BytesOf(job.model.precision.compute);
-        t.bwd += cm.Seconds(OpKind::elementwise, 0, (t.dense_params + t.expert_params) * (2 * g + w));
+    if (!job.graph.kernels.grad_accumulation_fusion) {
+        // The trace's `grad_accum` node after the block's backward (KernelChoices): an add per held parameter.
+        // It follows the weight gradients, so a split backward (zbh1) runs it in its weight half.
+        const double n = t.dense_params + t.expert_params, bytes = n * GradAccumulationBytesPerParam(job.model.precision);
+        const double s = cm.Seconds(OpKind::elementwise, n, bytes);
+        const double fixed = KernelFloorExcess(floor, s, n, bytes, cm.memory_bytes_per_s());
+        t.part[kPartFixed] += fixed;
+        t.bwd += s + fixed;
+        t.wgrad += s + fixed;
     }
     return t;
-}
-
-// Activation bytes per layer and microbatch beyond the graph's saved_bytes (which model fused attention
-// and no dropout), after Korthikanti et al. 2022 Sec. 4.1: with dropout a one-byte mask per hidden element
-// after attention and after the MLP (2 s b h); with unfused attention the softmax output (2 a s^2 b), and
-// with dropout its mask and output (a s^2 b + 2 a s^2 b), while the log-sum-exp the fused kernel keeps is
-// not needed. Selective recomputation recomputes the attention core (its
-// s^2 terms are not kept); full recomputation keeps only each layer's input.
-double LegacySavedBytes(const TrainingOptions& opt, const LayerShape& s, Recompute rc) {
-    if (rc == Recompute::full) return 0;
-    double extra = opt.dropout ? 2 * s.hidden_elems : 0;
-    if (!opt.flash_attention && rc == Recompute::none) {
-        const double scores = s.attn.batch * s.attn.sq * s.attn.sk;
-        extra += scores * s.attn.w + (opt.dropout ? scores * (s.attn.w + 1) : 0) - s.lse_bytes;
-    }
-    return extra;
 }
 
 std::string GiB(double bytes) {
@@ -192,10 +149,10 @@ struct BlockKindTimes {
     BlockTime embedding, dense, moe, head;  // moe: zero when the model has no MoE layers
 };
 
-BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const TrainingOptions& opt,
-                              const LayerShape& shape, const UserbufferConfig* ub, const KernelFloor& floor) {
+BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net,
+                              const UserbufferConfig* ub, const KernelFloor& floor) {
     BlockKindTimes t;
-    auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, opt, shape, ub, floor); };
+    auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, ub, floor); };
     t.embedding = time(BlockKind::embedding);
     t.dense = time(BlockKind::dense_layer);
     if (job.graph.Find(BlockKind::moe_layer)) t.moe = time(BlockKind::moe_layer);
@@ -451,21 +408,13 @@ void FillThroughput(const Job& job, const System& sys, const std::vector<StageCo
         MegatronFlops(job.model, p.global_batch(), job.padded_vocab) / (e.step_seconds * world);
 }
 
-// Memory per stage against capacity, plus what the graph's fused-attention, dropout-free accounting leaves out:
-// per in-flight layer, and in the one layer being recomputed.
-void FillMemory(const Job& job, const System& sys, const std::vector<StageCost>& stages, const TrainingOptions& opt,
-                const LayerShape& shape, TrainingEstimate& e) {
+// Memory per stage against capacity (the graph's saved activations: its kernel choices' masks and scores included).
+void FillMemory(const Job& job, const System& sys, TrainingEstimate& e) {
     const ParallelConfig& p = job.par;
     e.memory_capacity = sys.accelerator.MemoryBytes();
-    const double legacy = LegacySavedBytes(opt, shape, p.recompute);
-    const double legacy_working = p.recompute == Recompute::none ? 0 : LegacySavedBytes(opt, shape, Recompute::none);
     int worst = 0;
     for (int s = 0; s < p.pp; ++s) {
-        StageMemory m = StageMemoryOf(job, s);
-        if (legacy != 0 || legacy_working != 0)
-            m.activations += legacy * m.peak_inflight * stages[s].layers / p.active_vstages() +
-                             (stages[s].layers > 0 ? legacy_working : 0);
-        e.memory.push_back(m);
+        e.memory.push_back(StageMemoryOf(job, s));
         if (e.memory[s].total() > e.memory[worst].total()) worst = s;
     }
     e.memory_peak = e.memory[worst].total();
@@ -491,8 +440,11 @@ void FillEnergy(const System& sys, const TrainingOptions& opt, int world, Traini
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
                                   const TrainingOptions& opt, const TpOverlapKernels& kernels) {
     Layout layout(job.par);
-    const LayerShape shape = ShapeOf(job);
-    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, shape.attn);
+    if (!(opt.kernels == job.graph.kernels))
+        throw Error("options", "the kernel choices (flash_attention, dropout, grad_accumulation_fusion) differ from "
+                               "the ones the job's graph was built with: build it with MakeJob(model, parallel, "
+                               "options.kernels)");
+    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     CommModel net(sys, layout, opt.in_network_reduction, cal);
     // Userbuffers overlaps TP collectives only under sequence parallelism (Megatron-Core requires SP for
     // --tp-comm-overlap); its SMs count only where the preset gives the GPU's SM count.
@@ -504,7 +456,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     // compute roof alone, so that more bandwidth never makes a step slower.
     const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
     const BlockKindTimes blocks =
-        TimeBlockKinds(job, cm, net, opt, shape, userbuffers ? &kernels.userbuffers : nullptr, floor);
+        TimeBlockKinds(job, cm, net, userbuffers ? &kernels.userbuffers : nullptr, floor);
     const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
@@ -517,7 +469,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
 
     FillThroughput(job, sys, stages, cm, layout.world(), e);
-    FillMemory(job, sys, stages, opt, shape, e);
+    FillMemory(job, sys, e);
     FillEnergy(sys, opt, layout.world(), e);
     return e;
 }

@@ -189,7 +189,7 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
         Variant& v = variants[p.sp ? 1 : 0];
         try {
             if (!v.made) {
-                v.job = MakeJob(m, p);
+                v.job = MakeJob(m, p, opt.kernels);
                 v.made = true;
                 v.bound = p;
             } else if (!SameBinding(v.bound, p)) {

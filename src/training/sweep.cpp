@@ -354,7 +354,7 @@ SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const Syste
                     }
                 }
                 try {
-                    c.jobs.emplace_back(MakeJob(m.config, par));
+                    c.jobs.emplace_back(MakeJob(m.config, par, opt.kernels));
                 } catch (const Error&) {
                     c.jobs.emplace_back();  // not a valid layout of this model (or of this GPU count)
                 }

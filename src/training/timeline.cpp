@@ -19,7 +19,7 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, attn);
     CommModel net(sys, layout, opt.in_network_reduction, cal);
     // The estimate's per-kernel terms (TimeBlock in estimate.cpp), so a node's duration_micros is what the
-    // estimate charges for it: the measured fixed cost of a kernel, and unfused attention's s x s passes.
+    // estimate charges for it: the roofline and the measured fixed cost of a kernel.
     const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
@@ -27,10 +27,6 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
         switch (n.type) {
             case EtNodeType::comp: {
                 const bool forward = n.role != NodeRole::backward;
-                if (n.kind == OpKind::attention && !opt.flash_attention) {
-                    t[i] = cm.MaterializedAttentionSeconds(attn, forward, opt.dropout);
-                    break;
-                }
                 const double flops = static_cast<double>(n.flops), bytes = static_cast<double>(n.bytes);
                 const double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision);
                 t[i] = s + KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());

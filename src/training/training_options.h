@@ -3,6 +3,7 @@
 // and pipeline sends); the published runs of docs/validation.md set the options their papers describe.
 #pragma once
 #include "config/calibration.h"
+#include "graph/graph.h"
 
 namespace sc {
 
@@ -37,13 +38,10 @@ struct TrainingOptions {
     double fallback_memory_efficiency = 0.80;
 
     // Kernels and framework behaviour of the run being modelled.
-    // Fused attention (FlashAttention, cuDNN): the s x s scores never reach HBM and causal blocks are skipped.
-    // false: Megatron-LM's pre-2023 "core attention" (Narayanan et al. 2021; Korthikanti et al. 2022; BLOOM;
-    // MT-NLG): QK^T and AV as batched GEMMs over the whole s x s score matrix (the causal mask is applied
-    // after), a fused scale-mask-softmax and a dropout that read and write it in HBM, and the softmax output,
-    // dropout mask and dropout output (5 a s^2 b bytes per layer, Korthikanti et al. 2022 Sec. 4.1) kept for
-    // the backward.
-    bool flash_attention = true;
+    // The kernel choices that change the graph's ops (graph/graph.h KernelChoices: fused attention, dropout,
+    // gradient-accumulation fusion). A Job is built with them (MakeJob) and the estimate refuses a job built with
+    // others, so the trace and the estimate time the same ops.
+    KernelChoices kernels;
     // Which fused-attention kernel runs (flash_attention = true): its efficiency per pass comes from the measured
     // curve of that kernel on the accelerator (presets/calibration/measured.json "attention", by sequence length
     // and head dimension), else attention_efficiency / the fallback. cudnn: Transformer Engine's default in
@@ -51,20 +49,10 @@ struct TrainingOptions {
     // FlashAttention-3. cuDNN's backward was not measured: FlashAttention-3's stands in (both are Hopper
     // warp-specialised kernels; cuDNN's forward is within 7% of FA3's over 512-16k tokens in the same figure).
     AttentionKernel attention_kernel = AttentionKernel::cudnn;
-    // Dropout after attention and MLP (GPT-3 / Megatron-LM default 0.1; Llama-style runs use none): a one-byte
-    // mask per hidden element kept for the backward (2 s b h per layer, Korthikanti et al. 2022 Sec. 4.1) and
-    // two elementwise passes. The attention-probability dropout is part of flash_attention=false.
-    bool dropout = false;
     // Pipeline "scatter/gather" (Narayanan et al. 2021 Sec. 4.1; on by default in Megatron-LM, and DeepSpeed's
     // pipe-partitioned activations): without sequence parallelism each TP rank sends 1/tp of the boundary
     // activation to the next stage over its own link and the receiving TP group all-gathers it.
     bool pp_scatter_gather = true;
-    // Weight-gradient accumulation fused into the wgrad GEMM (Megatron --gradient-accumulation-fusion, 2022;
-    // Transformer Engine): the GEMM adds into the gradient buffer in its epilogue. false: the GEMM writes a
-    // fresh gradient and a separate pass adds it into the buffer for every microbatch (Megatron-LM 2021-22
-    // DDP hook "param.main_grad.add_(param.grad.data)"; DeepSpeed's BF16 optimizer): per held parameter and
-    // microbatch it reads the buffer and the gradient and writes the buffer.
-    bool grad_accumulation_fusion = true;
 
     double tokens_to_train = 0;  // for time-to-train; 0: not reported
 };

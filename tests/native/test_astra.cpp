@@ -28,10 +28,12 @@ struct AstraRun {
 
 // Writes every rank's trace (compute nodes timed on dgx-h100-superpod) and the groups into `dir`.
 void WriteTimedTraces(const sc::Job& job, const std::string& dir) {
+    // The options the job was built with (its kernel choices), so the durations are the estimate's.
     const std::string root = SC_SOURCE_DIR;
     std::string text = sctest::ReadFile(root + "/presets/systems/dgx-h100-superpod.json");
     static const sc::System sys = sc::ParseSystem(text, sctest::ReadFile(root + "/presets/hardware/h100-sxm.json"));
     sc::TrainingOptions opt;
+    opt.kernels = job.graph.kernels;
     sc::RankTraceWriter w(job, [&](const sc::StageProgram& p) { return sc::NodeSeconds(job, p, sys, nullptr, opt); });
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -65,9 +67,12 @@ struct AstraCase {
     const char* spec;
     const char* net;
     bool fp8 = false;  // fp8 GEMMs: the trace carries Transformer Engine's cast/transpose nodes
+    // Megatron-LM 2021's kernels: unfused attention, dropout masks, unfused gradient accumulation nodes.
+    bool legacy_kernels = false;
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
-    *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << c.spec << " on " << c.net;
+    *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "") << c.spec
+        << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -79,7 +84,9 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     const AstraCase& c = GetParam();
     sc::ModelConfig m = c.moe ? sctest::SmallMoe() : sctest::SmallGpt();
     if (c.fp8) m.precision.compute = sc::Precision::fp8;
-    sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec));
+    sc::KernelChoices kernels;
+    if (c.legacy_kernels) kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
+    sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
     for (const char* sys : {"sys_h100_2d.json", "sys_h100_2d_replay.json"}) {
@@ -104,7 +111,9 @@ INSTANTIATE_TEST_SUITE_P(
         AstraCase{"moe_folded_dualpipe", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,schedule=dualpipe",
                   "net_test_8_2d.yml"},
         AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
-                  "net_h100_16_eff.yml"}),
+                  "net_h100_16_eff.yml"},
+        AstraCase{"legacy_kernels_zbh1", false, "tp=2,pp=4,dp=2,batch=16,schedule=zbh1,recompute=selective",
+                  "net_h100_16_eff.yml", false, true}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

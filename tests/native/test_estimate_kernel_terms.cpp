@@ -175,23 +175,31 @@ double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::
 
 TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     // One source of truth: the ET files' duration_micros come from NodeSeconds, so the trace must carry the
-    // per-kernel fixed cost, unfused attention's s x s passes and fp8's weight quantization exactly as the
-    // estimate's parts do. A one-stage job has no TP-overlap SMs, so compute + recompute + kernel fixed + MoE
-    // routing + fp8 casts is every compute node of its program.
+    // per-kernel fixed cost, fp8's weight quantization and every kernel choice's ops (unfused attention's s x s
+    // passes, dropout masks, unfused gradient accumulation) exactly as the estimate's parts do. A one-stage job
+    // has no TP-overlap SMs, so compute + recompute + kernel fixed + MoE routing + fp8 casts is every compute node
+    // of its program.
     const sc::System sys = LoadSystem("dgx-h100-superpod");
     ASSERT_GT(sc::TrainingKernelFloor(&Cal(), sys.accelerator).alpha_s, 0);
     sc::ModelConfig m = Model("llama3-8b.json");
     m.layers = 2, m.seq = 1024;
+    std::vector<sc::KernelChoices> choices(4);
+    choices[1].flash_attention = false;
+    choices[2].flash_attention = false, choices[2].dropout = true, choices[2].grad_accumulation_fusion = false;
+    choices[3].dropout = true, choices[3].grad_accumulation_fusion = false;
     for (const char* spec :
          {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
-          "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3"}) {
+          "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
+          "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3"}) {
         for (sc::Precision p : {sc::Precision::bf16, sc::Precision::fp8}) {
-            for (bool flash : {true, false}) {
-                SCOPED_TRACE(std::string(spec) + (flash ? " fused attention " : " unfused attention ") + sc::NameOf(p));
+            for (size_t c = 0; c < choices.size(); ++c) {
+                const sc::KernelChoices& k = choices[c];
+                SCOPED_TRACE(std::string(spec) + " " + sc::NameOf(p) + (k.flash_attention ? " fused" : " unfused") +
+                             (k.dropout ? " dropout" : "") + (k.grad_accumulation_fusion ? "" : " unfused-accum"));
                 m.precision.compute = p;
-                const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
                 sc::TrainingOptions opt;
-                opt.flash_attention = flash;
+                opt.kernels = k;
+                const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec), k);
                 const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt);
                 ASSERT_GT(e.step.kernel_fixed, 0);
                 EXPECT_EQ(e.step.fp8_cast > 0, p == sc::Precision::fp8);
@@ -201,4 +209,38 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
             }
         }
     }
+}
+
+TEST(EstimateKernelTerms, KernelChoicesAreNodesOfTheTrace) {
+    // Each choice shows in the trace as ops of its own name: the unfused core's score GEMMs and softmax in place of
+    // the fused core, the dropout mask in the residual adds' bytes, one gradient accumulation per block and
+    // backward; and it costs time, the same in the trace as in the estimate (above).
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.layers = 2, m.seq = 1024;
+    const sc::ParallelConfig par = sc::ParseParallelSpec("tp=1,pp=1,dp=1,microbatch=1,batch=2");
+    auto count = [](const sc::StageProgram& prog, const std::string& suffix) {
+        int n = 0;
+        for (const sc::ProgNode& node : prog.nodes) n += prog.names[node.name].ends_with(suffix);
+        return n;
+    };
+    const sc::StageProgram fused = sc::BuildStageProgram(sc::MakeJob(m, par), 0);
+    EXPECT_EQ(count(fused, "attn.core"), 2 * 2);  // 2 layers x 2 microbatches
+    EXPECT_EQ(count(fused, "attn.softmax"), 0);
+    EXPECT_EQ(count(fused, "grad_accum"), 0);
+    sc::KernelChoices legacy;
+    legacy.flash_attention = false, legacy.dropout = true, legacy.grad_accumulation_fusion = false;
+    const sc::Job job = sc::MakeJob(m, par, legacy);
+    const sc::StageProgram old = sc::BuildStageProgram(job, 0);
+    EXPECT_EQ(count(old, "attn.core"), 0);
+    EXPECT_EQ(count(old, "attn.softmax"), 2 * 2);
+    EXPECT_EQ(count(old, "attn.dropout"), 2 * 2);
+    EXPECT_EQ(count(old, "grad_accum"), (2 + 2) * 2);  // embedding, 2 layers, head; per microbatch
+    // The residual add carries its one-byte mask: (3w + 1) bytes per element forward instead of 3w.
+    const sc::Block& layer = *job.graph.Find(sc::BlockKind::dense_layer);
+    for (const sc::Op& op : layer.forward)
+        if (op.name == "attn.residual") {
+            const double elems = 1024.0 * m.hidden;  // one microbatch of one sequence
+            EXPECT_DOUBLE_EQ(job.V(op.bytes), elems * (3 * 2 + 1));
+            EXPECT_DOUBLE_EQ(job.V(op.saved_bytes), elems);
+        }
 }

@@ -58,7 +58,7 @@ const std::vector<Case>& Cases() {
 
 sc::TrainingEstimate Estimate(const Case& c, const sc::System& sys, const sc::TrainingOptions& opt,
                               bool calibrated = true) {
-    sc::Job job = sc::MakeJob(Model(c.model), sc::ParseParallelSpec(c.spec));
+    sc::Job job = sc::MakeJob(Model(c.model), sc::ParseParallelSpec(c.spec), opt.kernels);
     return sc::EstimateTraining(job, sys, calibrated ? &Cal() : nullptr, opt);
 }
 
@@ -66,11 +66,11 @@ sc::TrainingEstimate Estimate(const Case& c, const sc::System& sys, const sc::Tr
 std::vector<sc::TrainingOptions> OptionSets() {
     sc::TrainingOptions def;
     sc::TrainingOptions legacy;
-    legacy.flash_attention = false;
-    legacy.dropout = true;
+    legacy.kernels.flash_attention = false;
+    legacy.kernels.dropout = true;
     legacy.overlap_pp = false;
     legacy.overlap_dp = false;
-    legacy.grad_accumulation_fusion = false;
+    legacy.kernels.grad_accumulation_fusion = false;
     sc::TrainingOptions tp;
     tp.overlap_tp = true;
     return {def, legacy, tp};
@@ -147,8 +147,8 @@ TEST(TrainingModel, OverlapOnIsNeverSlowerThanOff) {
         {"overlap_dp", [](sc::TrainingOptions& o, bool v) { o.overlap_dp = v; }},
         {"overlap_pp", [](sc::TrainingOptions& o, bool v) { o.overlap_pp = v; }},
         {"overlap_tp", [](sc::TrainingOptions& o, bool v) { o.overlap_tp = v; }},
-        {"grad_accumulation_fusion", [](sc::TrainingOptions& o, bool v) { o.grad_accumulation_fusion = v; }},
-        {"flash_attention", [](sc::TrainingOptions& o, bool v) { o.flash_attention = v; }},
+        {"grad_accumulation_fusion", [](sc::TrainingOptions& o, bool v) { o.kernels.grad_accumulation_fusion = v; }},
+        {"flash_attention", [](sc::TrainingOptions& o, bool v) { o.kernels.flash_attention = v; }},
     };
     for (const auto& [name, set] : knobs) {
         int strictly = 0;
@@ -253,7 +253,7 @@ TEST(TrainingModel, FullFlatIsNeverSlowerThanTwoTier) {
         for (const sc::TrainingOptions& opt : OptionSets())
             for (bool cal : {true, false}) {
                 SCOPED_TRACE(spec + (cal ? " calibrated" : " alpha-beta"));
-                sc::Job job = sc::MakeJob(Model("llama3-70b.json"), sc::ParseParallelSpec(spec));
+                sc::Job job = sc::MakeJob(Model("llama3-70b.json"), sc::ParseParallelSpec(spec), opt.kernels);
                 double t2 = sc::EstimateTraining(job, two, cal ? &Cal() : nullptr, opt).step_seconds;
                 double tf = sc::EstimateTraining(job, flat, cal ? &Cal() : nullptr, opt).step_seconds;
                 EXPECT_LE(tf, t2 * (1 + 1e-12));
@@ -289,20 +289,65 @@ TEST(TrainingModel, UnfusedAttentionCostsTimeAndScoreMemory) {
     // and the 2 s b h dropout masks to the fused, dropout-free accounting, less the fused kernel's
     // log-sum-exp (4 bytes per query row and head).
     sc::ModelConfig m = Model("gpt3-175b.json");
-    sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=8,pp=1,dp=1,microbatch=1"));
+    const sc::ParallelConfig par = sc::ParseParallelSpec("tp=8,pp=1,dp=1,microbatch=1");
     sc::System sys = LoadSystem("dgx-a100-superpod");
     sc::TrainingOptions fused, legacy;
-    legacy.flash_attention = false;
-    legacy.dropout = true;
-    sc::TrainingEstimate a = sc::EstimateTraining(job, sys, &Cal(), fused),
-                         b = sc::EstimateTraining(job, sys, &Cal(), legacy);
+    legacy.kernels.flash_attention = false;
+    legacy.kernels.dropout = true;
+    sc::TrainingEstimate a = sc::EstimateTraining(sc::MakeJob(m, par, fused.kernels), sys, &Cal(), fused),
+                         b = sc::EstimateTraining(sc::MakeJob(m, par, legacy.kernels), sys, &Cal(), legacy);
     const double s = m.seq, h = m.hidden, heads = m.heads / 8.0;
     const double per_layer = 5 * heads * s * s + 2 * s * h - 4 * s * heads;
     EXPECT_NEAR(b.memory[0].activations - a.memory[0].activations, m.layers * per_layer, 1e-6 * m.layers * per_layer);
     EXPECT_GT(b.step.compute, a.step.compute);
-    // The materialized passes: 4 reads/writes of the scores forward, 7 backward, and dropout's 2 plus a mask byte.
-    EXPECT_DOUBLE_EQ(sc::ComputeModel::MaterializedBytesPerScore(true, false, 2), 8);
-    EXPECT_DOUBLE_EQ(sc::ComputeModel::MaterializedBytesPerScore(false, true, 2), 14 + 5);
+    // A job built with other kernel choices than the options is refused, naming the field.
+    try {
+        sc::EstimateTraining(sc::MakeJob(m, par), sys, &Cal(), legacy);
+        ADD_FAILURE() << "a fused job was estimated with unfused options";
+    } catch (const sc::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("options"), std::string::npos) << e.what();
+    }
+}
+
+// The unfused core's ops against their closed forms (graph/transformer_graph.cpp MaterializedAttentionCore): per
+// score element the passes read and write 4w bytes forward and 7w backward, dropout 2w + 1 more each way; the
+// GEMMs read Q, K, V (expanded to the query heads) and O once each forward, twice backward; every query-key pair
+// is computed (2 (d_qk + d_v) FLOPs forward, twice that backward), and the forward ops are what selective
+// recomputation drops.
+TEST(TrainingModel, UnfusedAttentionOpsMatchTheirClosedForms) {
+    sc::ModelConfig m = Model("llama3-8b.json");  // GQA: 32 query heads, 8 KV heads
+    m.seq = 2048;
+    for (bool dropout : {false, true}) {
+        SCOPED_TRACE(dropout ? "dropout" : "no dropout");
+        sc::KernelChoices k;
+        k.flash_attention = false;
+        k.dropout = dropout;
+        const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,cp=2,dp=1,microbatch=2,batch=2"), k);
+        const double w = 2, heads = 2 * 32 / 2.0, sq = 2048 / 2.0, sk = 2048, d = m.head_dim;
+        const double scores = heads * sq * sk, q = heads * sq * d * w, kk = heads * sk * d * w, v = kk, o = q;
+        double fwd_bytes = 0, bwd_bytes = 0, fwd_flops = 0, bwd_flops = 0, gemm_flops = 0;
+        const sc::Block& layer = *job.graph.Find(sc::BlockKind::dense_layer);
+        auto core = [](const sc::Op& op) {
+            const std::string& n = op.name;
+            return n.starts_with("attn.scores") || n.starts_with("attn.softmax") || n.starts_with("attn.dropout") ||
+                   n.starts_with("attn.context");
+        };
+        for (const sc::Op& op : layer.forward) {
+            EXPECT_NE(op.kind, sc::OpKind::attention) << op.name;
+            if (!core(op)) continue;
+            EXPECT_TRUE(op.selective) << op.name;
+            fwd_bytes += job.V(op.bytes), fwd_flops += job.V(op.flops);
+            if (op.kind == sc::OpKind::matmul) gemm_flops += job.V(op.flops);
+        }
+        for (const sc::Op& op : layer.backward)
+            if (core(op)) bwd_bytes += job.V(op.bytes), bwd_flops += job.V(op.flops);
+        const double drop = dropout ? (2 * w + 1) * scores : 0;
+        EXPECT_DOUBLE_EQ(fwd_bytes, 4 * w * scores + drop + q + kk + v + o);
+        EXPECT_DOUBLE_EQ(bwd_bytes, 7 * w * scores + drop + 2 * (q + kk + v + o));
+        EXPECT_DOUBLE_EQ(gemm_flops, 2 * scores * (d + d));
+        EXPECT_DOUBLE_EQ(fwd_flops, gemm_flops + 5 * scores + (dropout ? 2 * scores : 0));
+        EXPECT_DOUBLE_EQ(bwd_flops, 2 * gemm_flops + 4 * scores + (dropout ? scores : 0));
+    }
 }
 
 }  // namespace

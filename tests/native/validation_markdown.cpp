@@ -78,10 +78,10 @@ std::string CliCommand(const Row& r) {
     flag("overlap_pp", r.opt.overlap_pp, d.overlap_pp);
     flag("overlap_tp", r.opt.overlap_tp, d.overlap_tp);
     flag("in_network_reduction", r.opt.in_network_reduction, d.in_network_reduction);
-    flag("flash_attention", r.opt.flash_attention, d.flash_attention);
-    flag("dropout", r.opt.dropout, d.dropout);
+    flag("flash_attention", r.opt.kernels.flash_attention, d.kernels.flash_attention);
+    flag("dropout", r.opt.kernels.dropout, d.kernels.dropout);
     flag("pp_scatter_gather", r.opt.pp_scatter_gather, d.pp_scatter_gather);
-    flag("grad_accumulation_fusion", r.opt.grad_accumulation_fusion, d.grad_accumulation_fusion);
+    flag("grad_accumulation_fusion", r.opt.kernels.grad_accumulation_fusion, d.kernels.grad_accumulation_fusion);
     if (r.opt.attention_kernel != d.attention_kernel)
         o += std::string(o.empty() ? "" : ",") + "attention_kernel=" + sc::NameOf(r.opt.attention_kernel);
     if (!o.empty()) c += " --options " + o;

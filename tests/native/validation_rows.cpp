@@ -125,13 +125,13 @@ void MegatronFp16(sc::ModelConfig& m) {
 // only with NCCL_COLLNET_ENABLE=1; none of the papers mentions it).
 sc::TrainingOptions Megatron2021Options() {
     sc::TrainingOptions o;
-    o.flash_attention = false;
-    o.dropout = true;
+    o.kernels.flash_attention = false;
+    o.kernels.dropout = true;
     o.overlap_pp = false;
     o.overlap_tp = false;
     o.in_network_reduction = false;
     o.pp_scatter_gather = true;
-    o.grad_accumulation_fusion = false;  // Megatron-LM added it mid-2022 (NeMo PR #4494, July 2022)
+    o.kernels.grad_accumulation_fusion = false;  // Megatron-LM added it mid-2022 (NeMo PR #4494, July 2022)
     return o;
 }
 
@@ -176,7 +176,7 @@ Row Narayanan(const json& r) {
         // PyTorch DDP reduces the model's own fp16 .grad, which autograd accumulates in place; Megatron's fp32
         // main gradients and their per-microbatch add belong to its local DDP.
         row.model.precision.grad = sc::Precision::fp16;
-        row.opt.grad_accumulation_fusion = true;
+        row.opt.kernels.grad_accumulation_fusion = true;
     }
     row.assumptions.push_back(
         "microbatch " + std::to_string(c.mbs) +
@@ -432,7 +432,7 @@ std::vector<Row> RowsOf(const json& r) {
 void Evaluate(Row& row) {
     if (!row.comparable) return;
     try {
-        sc::Job job = sc::MakeJob(row.model, row.par);
+        sc::Job job = sc::MakeJob(row.model, row.par, row.opt.kernels);
         sc::System sys = PresetSystem(row.system, row.accelerator);
         if (row.set == "more") sys = sc::ExtendSystem(sys, row.par.world());
         if (row.hbm_tbps > 0) {
@@ -452,7 +452,7 @@ void Evaluate(Row& row) {
             // Korthikanti et al. 2022 Fig. 1 (within 3%), that of MoE layers is not checked against anything.
             const std::string without = row.est.memory_message;
             row.par.recompute = sc::Recompute::full;
-            job = sc::MakeJob(row.model, row.par);
+            job = sc::MakeJob(row.model, row.par, row.opt.kernels);
             row.est = sc::EstimateTraining(job, sys, &Calibration(), row.opt);
             row.assumptions.push_back("full activation recomputation (not stated; without it the layout " +
                                       without.substr(without.find("needs")) + ")");
@@ -472,7 +472,7 @@ void Evaluate(Row& row) {
                 bool none = mc.what.find("no recompute") != std::string::npos;
                 q.recompute = none ? sc::Recompute::none : sc::Recompute::selective;
                 q.sp = !none;
-                sc::Job j2 = sc::MakeJob(row.model, q);
+                sc::Job j2 = sc::MakeJob(row.model, q, row.opt.kernels);
                 mc.predicted_gib = sc::EstimateTraining(j2, sys, &Calibration(), row.opt).memory[0].activations / kGiB;
             } else {
                 mc.predicted_gib = row.est.memory_peak / 1e9;  // "60 GB": decimal, as nvidia-smi-style readings
