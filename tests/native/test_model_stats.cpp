@@ -44,6 +44,29 @@ TEST(ModelStats, MoeParameterCountsMatchPublished) {
     EXPECT_NEAR(sc::ComputeModelStats(Preset("gpt4-1.8t-moe.json")).params / 1e12, 1.83, 0.02);
 }
 
+TEST(ModelStats, NewerModelPresetsMatchPublishedSizes) {
+    // Qwen3-30B-A3B: 30.5B total, 3.3B activated (Qwen3 Technical Report, Table 2).
+    sc::ModelStats qw = sc::ComputeModelStats(Preset("qwen3-30b-a3b.json"));
+    EXPECT_NEAR(qw.params / 1e9, 30.5, 0.05);
+    EXPECT_NEAR(qw.active_params / 1e9, 3.3, 0.06);
+    // gpt-oss model card, Table 1: 116.83B and 20.91B total, 5.13B and 3.61B active, where "active" counts the
+    // unembedding but not the embedding (2880 x 201088 = 0.579B each). The biases and attention sinks the presets
+    // leave out are the 0.04B short of 120B's total.
+    const double table = 2880.0 * 201088;
+    sc::ModelStats big = sc::ComputeModelStats(Preset("gpt-oss-120b.json"));
+    EXPECT_NEAR(big.params / 1e9, 116.83, 0.06);
+    EXPECT_NEAR((big.active_params - table) / 1e9, 5.13, 0.02);
+    sc::ModelStats small = sc::ComputeModelStats(Preset("gpt-oss-20b.json"));
+    EXPECT_NEAR(small.params / 1e9, 20.91, 0.02);
+    EXPECT_NEAR((small.active_params - table) / 1e9, 3.61, 0.02);
+    // Grok-1: "314B parameters" (xai-org/grok-1 README), a rounded figure: its 64 layers of 8 gated experts
+    // (3 x 6144 x 32768 each) and attention alone hold 314.8B, the two 131072 x 6144 tables 1.6B more. Within 1%.
+    EXPECT_NEAR(sc::ComputeModelStats(Preset("grok-1.json")).params / 1e9, 314, 3.2);
+    // Nemotron-4 340B: 9.4B embedding and 331.6B non-embedding parameters (technical report, Sec. 2.2).
+    sc::ModelStats nm = sc::ComputeModelStats(Preset("nemotron4-340b.json"));
+    EXPECT_NEAR(nm.params / 1e9, 9.4 + 331.6, 0.1);
+}
+
 // Closed form for a dense GPT: matmul FLOPs per token = 6 * (per-layer GEMM weights * L + V*h) and
 // causal attention = 3 (fwd + 2x bwd) * 2 * L * h * (s+1) (QK^T and AV over s(s+1)/2 pairs per sequence).
 TEST(ModelStats, Gpt3FlopsPerTokenEqualClosedForm) {

@@ -99,24 +99,14 @@ Built ModelOf(const json& r) {
         if (Starts(name, "MPT"))
             b.assumptions.push_back("MPT: no biases, ALiBi modelled as rotary (neither has position parameters)");
     } else if (Starts(name, "Nemotron-4 340B")) {
-        // Nemotron-4 340B (NVIDIA 2024 tech report; NeMo Nemotron4Config340B): 96 heads, 8 KV groups,
-        // squared-ReLU MLP (not gated: same FLOPs and parameters as the GeLU one), LayerNorm, RoPE, untied.
-        json mm = m;
-        mm["heads"] = 96;
-        mm["kv_heads"] = 8;
-        b.model = Llama(mm, 256000);
-        b.model.mlp = sc::MlpKind::gelu;
-        b.model.norm = sc::NormKind::layernorm;
+        // The preset: 96 heads, 8 KV groups, squared-ReLU MLP as a non-gated one, LayerNorm, RoPE, untied.
+        b.model = FromPreset("nemotron4-340b.json");
         b.assumptions.push_back(
             "96 heads, 8 KV groups, squared-ReLU MLP as a non-gated one (NeMo Nemotron4Config340B)");
     } else if (Starts(name, "Grok-1")) {
-        // xai-org/grok-1 README: "Mixture of 8 Experts (MoE)", "2 experts utilized per token", 48 query and 8
-        // KV heads; the DGXC README's "mlp flops = 18 ..." is a gated (three-matrix) expert MLP.
-        json mm = m;
-        mm["ffn"] = m["expert_ffn"];
-        b.model = Llama(mm, 128256);
-        b.model.moe.experts = 8;
-        b.model.moe.top_k = 2;
+        // The preset (xai-org/grok-1 README: 8 experts, 2 per token, 48 query and 8 KV heads; the DGXC README's
+        // "mlp flops = 18 ..." is a gated expert MLP) with the record's vocabulary.
+        b.model = FromPreset("grok-1.json");
         b.model.moe.expert_ffn = m["expert_ffn"];
         b.assumptions.push_back(
             "8 experts, top-2, gated expert MLPs (xai-org/grok-1 README; the record leaves the count out)");
@@ -124,16 +114,12 @@ Built ModelOf(const json& r) {
         b.model = FromPreset("deepseek-v3.json");
     } else if (Starts(name, "Mixtral 8x7B")) {
         b.model = FromPreset("mixtral-8x7b.json");
-    } else if (Starts(name, "Qwen3 MoE") || Starts(name, "GPT-OSS")) {
-        json mm = m;
-        b.model = Llama(mm, 0);
-        b.model.moe.experts = m["experts"];
-        b.model.moe.top_k = m["top_k"];
-        b.model.moe.expert_ffn = m["expert_ffn"];
-        b.model.moe.shared_experts = IntOr(m["shared_experts"], 0);
-        if (Starts(name, "GPT-OSS"))
-            b.assumptions.push_back(
-                "GPT-OSS: every layer full causal attention (the model alternates 128-token sliding windows; not modelled), biases and attention sinks left out");
+    } else if (Starts(name, "Qwen3 MoE 30B")) {
+        b.model = FromPreset("qwen3-30b-a3b.json");
+    } else if (Starts(name, "GPT-OSS")) {
+        b.model = FromPreset(Has(name, "120B") ? "gpt-oss-120b.json" : "gpt-oss-20b.json");
+        b.assumptions.push_back(
+            "GPT-OSS: every layer full causal attention (the model alternates 128-token sliding windows; not modelled), biases and attention sinks left out");
     } else {
         b.unexpressible = "model dimensions not published in the record (" + name + ")";
         return b;
@@ -141,6 +127,7 @@ Built ModelOf(const json& r) {
     b.model.name = r["key"];
     b.model.source = "data/training_measured_more.json";
     if (m["seq"].is_number()) b.model.seq = m["seq"];
+    if (m["vocab"].is_number()) b.model.vocab = m["vocab"];  // the record's tokenizer where it names one
     return b;
 }
 
