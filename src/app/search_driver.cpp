@@ -106,8 +106,8 @@ SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::st
             l.par = ParseParallelSpec(t.at(1).get<std::string>());
             // The estimate the worker computed, recomputed from the same snapshot: EstimateTraining of the layout's
             // job is what the search ranks by (tests/native/test_search.cpp checks the search against it).
-            l.estimate =
-                EstimateTraining(MakeJob(snap.model, l.par, snap.options.kernels), snap.system, snap.calibration.get(), snap.options);
+            l.estimate = EstimateTraining(MakeJob(snap.model, l.par, snap.options.kernels), snap.system,
+                                          snap.calibration.get(), snap.options);
             r.top.push_back(std::move(l));
         }
     } catch (const nlohmann::json::exception& e) {

@@ -1,9 +1,9 @@
 #include "cli/job_args.h"
 
+#include "cli/system_args.h"
 #include "config/error.h"
 #include "config/numbers.h"
 #include "config/overrides.h"
-#include "cli/system_args.h"
 
 namespace sc::cli {
 

@@ -127,7 +127,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     if (!job.graph.kernels.grad_accumulation_fusion) {
         // The trace's `grad_accum` node after the block's backward (KernelChoices): an add per held parameter.
         // It follows the weight gradients, so a split backward (zbh1) runs it in its weight half.
-        const double n = t.dense_params + t.expert_params, bytes = n * GradAccumulationBytesPerParam(job.model.precision);
+        const double n = t.dense_params + t.expert_params,
+                     bytes = n * GradAccumulationBytesPerParam(job.model.precision);
         const double s = cm.Seconds(OpKind::elementwise, n, bytes);
         const double fixed = KernelFloorExcess(floor, s, n, bytes, cm.memory_bytes_per_s());
         t.part[kPartFixed] += fixed;
@@ -149,8 +150,8 @@ struct BlockKindTimes {
     BlockTime embedding, dense, moe, head;  // moe: zero when the model has no MoE layers
 };
 
-BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net,
-                              const UserbufferConfig* ub, const KernelFloor& floor) {
+BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const UserbufferConfig* ub,
+                              const KernelFloor& floor) {
     BlockKindTimes t;
     auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, ub, floor); };
     t.embedding = time(BlockKind::embedding);
@@ -441,9 +442,10 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
                                   const TrainingOptions& opt, const TpOverlapKernels& kernels) {
     Layout layout(job.par);
     if (!(opt.kernels == job.graph.kernels))
-        throw Error("options", "the kernel choices (flash_attention, dropout, grad_accumulation_fusion) differ from "
-                               "the ones the job's graph was built with: build it with MakeJob(model, parallel, "
-                               "options.kernels)");
+        throw Error("options",
+                    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion) differ from "
+                    "the ones the job's graph was built with: build it with MakeJob(model, parallel, "
+                    "options.kernels)");
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     CommModel net(sys, layout, opt.in_network_reduction, cal);
     // Userbuffers overlaps TP collectives only under sequence parallelism (Megatron-Core requires SP for
@@ -455,8 +457,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     // measurement: A100's GEMM curve starts at 1024^3, no floor point). TrainingKernelFloor: judged on the
     // compute roof alone, so that more bandwidth never makes a step slower.
     const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
-    const BlockKindTimes blocks =
-        TimeBlockKinds(job, cm, net, userbuffers ? &kernels.userbuffers : nullptr, floor);
+    const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers ? &kernels.userbuffers : nullptr, floor);
     const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);

@@ -85,7 +85,8 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     sc::ModelConfig m = c.moe ? sctest::SmallMoe() : sctest::SmallGpt();
     if (c.fp8) m.precision.compute = sc::Precision::fp8;
     sc::KernelChoices kernels;
-    if (c.legacy_kernels) kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
+    if (c.legacy_kernels)
+        kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);

@@ -187,10 +187,9 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     choices[1].flash_attention = false;
     choices[2].flash_attention = false, choices[2].dropout = true, choices[2].grad_accumulation_fusion = false;
     choices[3].dropout = true, choices[3].grad_accumulation_fusion = false;
-    for (const char* spec :
-         {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
-          "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
-          "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3"}) {
+    for (const char* spec : {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
+                             "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
+                             "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3"}) {
         for (sc::Precision p : {sc::Precision::bf16, sc::Precision::fp8}) {
             for (size_t c = 0; c < choices.size(); ++c) {
                 const sc::KernelChoices& k = choices[c];
