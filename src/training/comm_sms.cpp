@@ -5,13 +5,18 @@
 #include <string_view>
 
 #include "config/error.h"
+#include "trace/stage_program.h"
+#include "training/comm_model.h"
 
 namespace sc {
 
 const UserbufferOverlap* UserbufferOverlapOf(const Op& op, const UserbufferConfig& cfg) {
-    if (op.kind != OpKind::matmul) return nullptr;
-    const std::string_view n = op.name;
-    if (op.pass == Pass::forward) {
+    return UserbufferOverlapOf(op.kind, op.pass, op.name, cfg);
+}
+
+const UserbufferOverlap* UserbufferOverlapOf(OpKind kind, Pass pass, std::string_view n, const UserbufferConfig& cfg) {
+    if (kind != OpKind::matmul) return nullptr;
+    if (pass == Pass::forward) {
         if (n == "attn.out") return &cfg.proj_fprop;
         if (n == "mlp.fc2") return &cfg.fc2_fprop;
         return nullptr;
@@ -33,6 +38,22 @@ double CommSmSeconds(double gemm, double comm, const UserbufferOverlap& o, int s
     const double margin_loss = gemm * n / (sms - n);
     if (o.sm_margin) return margin_loss;
     return std::min(std::max(0.0, comm) * n / sms, margin_loss);
+}
+
+const UserbufferConfig* UserbuffersOf(const Job& job, const TrainingOptions& opt, const TpOverlapKernels& kernels,
+                                      int sm_count) {
+    const bool on =
+        opt.overlap_tp && kernels.kind == TpOverlapKind::userbuffers && job.par.tp > 1 && job.par.sp && sm_count > 0;
+    return on ? &kernels.userbuffers : nullptr;
+}
+
+double LargestTpCollectiveSeconds(const Job& job, const Block& block, const CommModel& net) {
+    double longest = 0;
+    for (const Op& op : block.forward)
+        if (op.kind == OpKind::collective && op.group == Group::tp)
+            longest =
+                std::max(longest, net.Seconds(ToChakra(op.collective), ToGroupKind(op.group), job.V(op.comm_bytes)));
+    return longest;
 }
 
 }  // namespace sc

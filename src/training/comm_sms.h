@@ -5,7 +5,11 @@
 // sm_count - num_sm SMs (TransformerEngine transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp,
 // CommOverlapCore: `_math_sms = (set_sm_margin) ? sm_count - num_comm_sm : sm_count`).
 #pragma once
+#include <string_view>
+
 #include "graph/graph.h"
+#include "parallel/job.h"
+#include "training/training_options.h"
 
 namespace sc {
 
@@ -43,6 +47,10 @@ struct TpOverlapKernels {
 // backward). nullptr: the GEMM's overlap is a copy-engine ring exchange (qkv_fprop, fc1_fprop, proj_dgrad,
 // fc2_dgrad) or it has none (MLA projections, MoE experts, the LM head).
 const UserbufferOverlap* UserbufferOverlapOf(const Op& op, const UserbufferConfig& cfg);
+// The same by the op's kind, pass and graph name (a trace node's name without its "L<i>." and "recompute."
+// prefixes).
+const UserbufferOverlap* UserbufferOverlapOf(OpKind kind, Pass pass, std::string_view name,
+                                             const UserbufferConfig& cfg);
 
 // Seconds a GEMM that takes `gemm` seconds on all `sms` SMs loses to a communication kernel on o.num_sm of them
 // running beside it for `comm` seconds. With the SM margin the GEMM runs on sms - num_sm SMs throughout:
@@ -50,5 +58,17 @@ const UserbufferOverlap* UserbufferOverlapOf(const Op& op, const UserbufferConfi
 // share the GPU only while the kernel runs: the GEMM does comm * (sms - num_sm) / sms of its work in that time,
 // i.e. loses comm * num_sm / sms, never more than the margin's loss. 0 when sms is unknown (0).
 double CommSmSeconds(double gemm, double comm, const UserbufferOverlap& o, int sms);
+
+// The userbuffers configuration a job's GEMMs lose SMs to, or nullptr when they lose none: TP overlap on, run on
+// Transformer Engine's userbuffers, TP > 1 under sequence parallelism (Megatron-Core requires SP for
+// --tp-comm-overlap), and an accelerator preset that gives its SM count. One decision for the estimate and the
+// trace's node durations.
+const UserbufferConfig* UserbuffersOf(const Job& job, const TrainingOptions& opt, const TpOverlapKernels& kernels,
+                                      int sm_count);
+
+class CommModel;
+// The longest TP collective of a block's forward: what a GEMM without the SM margin shares its SMs with (a layer's
+// TP collectives are all of one size, T x h, but for expert TP's gathers).
+double LargestTpCollectiveSeconds(const Job& job, const Block& block, const CommModel& net);
 
 }  // namespace sc

@@ -74,11 +74,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         return net.Seconds(ToChakra(op.collective), ToGroupKind(op.group), job.V(op.comm_bytes));
     };
     // Userbuffers runs some of its kernels on SMs beside the GEMMs; without the SM margin they share them for one
-    // TP collective's time (a layer's TP collectives are all of one size, T x h).
-    double tp_collective = 0;
-    for (const Op& op : b.forward)
-        if (op.kind == OpKind::collective && op.group == Group::tp)
-            tp_collective = std::max(tp_collective, comm_seconds(op));
+    // TP collective's time.
+    const double tp_collective = ub ? LargestTpCollectiveSeconds(job, b, net) : 0;
     auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
         double* part = &compute == &t.rec ? t.part_rec : t.part;
         if (op.kind == OpKind::collective) {
@@ -299,6 +296,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
     br.dp_comm = R * b.zero3_exposed;
     const PairOverlap pair = DualPipeOverlap(p, b, bneck, sm_count);
     br.ep_comm -= pair.ep_hidden;
+    br.compute += pair.sm_loss;  // comm_sms is part of compute: charged, not only shown
     br.comm_sms += pair.sm_loss;
     // Bubble (Narayanan et al. 2021: (pp-1)/v of one microbatch's work for 1F1B and GPipe alike): the first
     // microbatch's forward and the last one's backward cross every stage once, so fill plus drain is the
@@ -448,16 +446,13 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
                     "options.kernels)");
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     CommModel net(sys, layout, opt.in_network_reduction, cal);
-    // Userbuffers overlaps TP collectives only under sequence parallelism (Megatron-Core requires SP for
-    // --tp-comm-overlap); its SMs count only where the preset gives the GPU's SM count.
-    const bool userbuffers = opt.overlap_tp && kernels.kind == TpOverlapKind::userbuffers && job.par.tp > 1 &&
-                             job.par.sp && cm.sm_count() > 0;
+    const UserbufferConfig* userbuffers = UserbuffersOf(job, opt, kernels, cm.sm_count());
 
     // The per-kernel fixed cost from the accelerator's calibration (none without a calibration table or a floor
     // measurement: A100's GEMM curve starts at 1024^3, no floor point). TrainingKernelFloor: judged on the
     // compute roof alone, so that more bandwidth never makes a step slower.
     const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
-    const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers ? &kernels.userbuffers : nullptr, floor);
+    const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers, floor);
     const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "config/error.h"
@@ -12,15 +13,51 @@
 
 namespace sc {
 
+namespace {
+
+// A trace node's graph op name and layer: "L12.recompute.attn.out" is layer 12's "attn.out"; -1 for the embedding
+// and the head, whose names carry no prefix.
+struct NodeOp {
+    std::string_view op;
+    int layer = -1;
+};
+NodeOp NodeOpOf(std::string_view name) {
+    NodeOp n{name, -1};
+    const size_t dot = name.find('.');
+    if (name.size() < 2 || name[0] != 'L' || dot == std::string_view::npos || dot < 2) return n;
+    int layer = 0;
+    for (size_t i = 1; i < dot; ++i) {
+        if (name[i] < '0' || name[i] > '9') return n;
+        layer = layer * 10 + (name[i] - '0');
+    }
+    n.layer = layer;
+    n.op = name.substr(dot + 1);
+    constexpr std::string_view kRecompute = "recompute.";
+    if (n.op.starts_with(kRecompute)) n.op.remove_prefix(kRecompute.size());
+    return n;
+}
+
+}  // namespace
+
 std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys,
-                                const CalibrationTable* cal, const TrainingOptions& opt) {
+                                const CalibrationTable* cal, const TrainingOptions& opt,
+                                const TpOverlapKernels& kernels) {
     Layout layout(job.par);
     const AttentionShape attn = AttentionShapeOf(job);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, attn);
     CommModel net(sys, layout, opt.in_network_reduction, cal);
     // The estimate's per-kernel terms (TimeBlock in estimate.cpp), so a node's duration_micros is what the
-    // estimate charges for it: the roofline and the measured fixed cost of a kernel.
+    // estimate charges for it: the roofline, the measured fixed cost of a kernel and the SMs a userbuffers
+    // overlap takes from a layer GEMM (beside the block's longest TP collective when it runs without margin).
     const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
+    const UserbufferConfig* ub = UserbuffersOf(job, opt, kernels, cm.sm_count());
+    double tp_collective[2] = {0, 0};  // dense layer, MoE layer
+    if (ub) {
+        tp_collective[0] = LargestTpCollectiveSeconds(job, *job.graph.Find(BlockKind::dense_layer), net);
+        if (const Block* moe = job.graph.Find(BlockKind::moe_layer))
+            tp_collective[1] = LargestTpCollectiveSeconds(job, *moe, net);
+    }
+    const int dense_layers = job.model.is_moe() ? job.model.moe.dense_layers : job.model.layers;
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
@@ -28,8 +65,15 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
             case EtNodeType::comp: {
                 const bool forward = n.role != NodeRole::backward;
                 const double flops = static_cast<double>(n.flops), bytes = static_cast<double>(n.bytes);
-                const double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision);
-                t[i] = s + KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
+                double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision);
+                const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
+                if (ub && n.kind == OpKind::matmul) {
+                    const NodeOp op = NodeOpOf(prog.names[n.name]);
+                    const Pass pass = forward ? Pass::forward : Pass::backward;
+                    const UserbufferOverlap* o = op.layer < 0 ? nullptr : UserbufferOverlapOf(n.kind, pass, op.op, *ub);
+                    if (o) s += CommSmSeconds(s, tp_collective[op.layer < dense_layers ? 0 : 1], *o, cm.sm_count());
+                }
+                t[i] = s + fixed;
                 break;
             }
             case EtNodeType::comm_coll:

@@ -13,13 +13,16 @@
 #include "parallel/job.h"
 #include "trace/chrome_trace.h"
 #include "trace/stage_program.h"
+#include "training/comm_sms.h"
 #include "training/training_options.h"
 
 namespace sc {
 
-// Seconds of every node of `prog` (index-aligned).
+// Seconds of every node of `prog` (index-aligned): what EstimateTraining charges for the same op, its measured
+// fixed cost and the SMs a userbuffers TP overlap takes from it (`kernels`, as the estimate's) included.
 std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const System& sys,
-                                const CalibrationTable* cal, const TrainingOptions& opt);
+                                const CalibrationTable* cal, const TrainingOptions& opt,
+                                const TpOverlapKernels& kernels = {});
 
 struct TimedNode {
     double start_us = 0, dur_us = 0;

@@ -175,10 +175,10 @@ double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::
 
 TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     // One source of truth: the ET files' duration_micros come from NodeSeconds, so the trace must carry the
-    // per-kernel fixed cost, fp8's weight quantization and every kernel choice's ops (unfused attention's s x s
-    // passes, dropout masks, unfused gradient accumulation) exactly as the estimate's parts do. A one-stage job
-    // has no TP-overlap SMs, so compute + recompute + kernel fixed + MoE routing + fp8 casts is every compute node
-    // of its program.
+    // per-kernel fixed cost, fp8's weight quantization, the SMs userbuffers' TP overlap takes from the layer GEMMs
+    // and every kernel choice's ops (unfused attention's s x s passes, dropout masks, unfused gradient
+    // accumulation) exactly as the estimate's parts do: compute (TP-overlap SMs included) + recompute + kernel
+    // fixed + MoE routing + fp8 casts is every compute node of a one-stage program.
     const sc::System sys = LoadSystem("dgx-h100-superpod");
     ASSERT_GT(sc::TrainingKernelFloor(&Cal(), sys.accelerator).alpha_s, 0);
     sc::ModelConfig m = Model("llama3-8b.json");
@@ -187,9 +187,10 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     choices[1].flash_attention = false;
     choices[2].flash_attention = false, choices[2].dropout = true, choices[2].grad_accumulation_fusion = false;
     choices[3].dropout = true, choices[3].grad_accumulation_fusion = false;
-    for (const char* spec : {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
-                             "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
-                             "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3"}) {
+    for (const char* spec :
+         {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
+          "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
+          "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3", "tp=2,sp=1,pp=1,dp=1,batch=2,recompute=full"}) {
         for (sc::Precision p : {sc::Precision::bf16, sc::Precision::fp8}) {
             for (size_t c = 0; c < choices.size(); ++c) {
                 const sc::KernelChoices& k = choices[c];
@@ -198,15 +199,44 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
                 m.precision.compute = p;
                 sc::TrainingOptions opt;
                 opt.kernels = k;
+                opt.overlap_tp = true;  // userbuffers: its SMs count under TP > 1 with SP
                 const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec), k);
                 const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt);
                 ASSERT_GT(e.step.kernel_fixed, 0);
+                EXPECT_EQ(e.step.comm_sms > 0, job.par.tp > 1);
                 EXPECT_EQ(e.step.fp8_cast > 0, p == sc::Precision::fp8);
                 const double charged =
                     e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
                 EXPECT_NEAR(TraceComputeSeconds(job, sys, opt), charged, 1e-9 * charged);
             }
         }
+    }
+}
+
+TEST(EstimateKernelTerms, TraceChargesTpOverlapSmsOnDenseAndMoeLayers) {
+    // A dense layer then an MoE layer whose experts split over TP (expert TP: the MoE block's TP collectives are
+    // its token gathers, larger than the attention's): each layer GEMM in the trace loses the SMs of its own
+    // block's collectives, as the estimate charges them.
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    sc::ModelConfig m = Model("mixtral-8x7b.json");
+    m.layers = 2, m.seq = 1024, m.moe.dense_layers = 1;
+    sc::TrainingOptions opt;
+    opt.overlap_tp = true;
+    for (sc::UserbufferOverlap o : {sc::UserbufferOverlap{16, true}, sc::UserbufferOverlap{16, false}}) {
+        sc::TpOverlapKernels k;
+        k.userbuffers = {o, o, o, o, o, o};
+        const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,etp=2,ep=1,pp=1,dp=1,batch=2"));
+        const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &Cal(), opt, k);
+        ASSERT_GT(e.step.comm_sms, 0);
+        const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
+        const std::vector<double> secs = sc::NodeSeconds(job, prog, sys, &Cal(), opt, k);
+        double total = 0;
+        for (size_t i = 0; i < prog.nodes.size(); ++i)
+            if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
+                total += secs[i];
+        const double charged =
+            e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
+        EXPECT_NEAR(total, charged, 1e-9 * charged) << (o.sm_margin ? "margin" : "no margin");
     }
 }
 
