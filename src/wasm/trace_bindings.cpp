@@ -30,8 +30,13 @@ void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal,
         request.calibration = cal;
         request.options = opt;
         writer_.reset();  // it reads the snapshot about to be replaced
-        // A copy of the job: when the cluster is refused the stream keeps its untimed snapshot intact.
-        auto timed = std::make_unique<sc::engine::TraceSnapshot>(sc::engine::SnapshotTrace(request, snap_->job));
+        // A copy of the job: when the cluster is refused the stream keeps its untimed snapshot intact. The Training
+        // panel's kernel choices (unfused attention, dropout, unfused gradient accumulation) are ops of the graph:
+        // the timed trace is built with them, as `stagecraft trace --options` does.
+        sc::Job job = opt.kernels == snap_->job.graph.kernels
+                          ? snap_->job
+                          : sc::MakeJob(snap_->job.model, snap_->job.par, opt.kernels);
+        auto timed = std::make_unique<sc::engine::TraceSnapshot>(sc::engine::SnapshotTrace(request, std::move(job)));
         snap_ = std::move(timed);
         writer_ = sc::engine::MakeTraceWriter(*snap_);
     });
