@@ -165,6 +165,31 @@ static void DrawCluster(AppState& s) {
     changed |= ImGui::Checkbox("overlap TP", &s.options.overlap_tp);
     ImGui::SameLine();
     changed |= ImGui::Checkbox("in-network reduction", &s.options.in_network_reduction);
+    // The framework's kernels: what older runs ran (Megatron-LM 2021-22: unfused attention with dropout, unfused
+    // gradient accumulation) and which fused-attention kernel (torchtitan and llm-foundry: PyTorch SDPA's
+    // FlashAttention-2). The first three change the graph's ops, so the traces downloaded here carry them.
+    if (ImGui::TreeNode("framework kernels")) {
+        changed |= ImGui::Checkbox("fused attention", &s.options.kernels.flash_attention);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("off: Megatron-LM's unfused core attention, the s x s scores through HBM");
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("dropout", &s.options.kernels.dropout);
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("fused grad accumulation", &s.options.kernels.grad_accumulation_fusion);
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("PP scatter/gather", &s.options.pp_scatter_gather);
+        static const AttentionKernel kKernels[] = {AttentionKernel::cudnn, AttentionKernel::flash3,
+                                                   AttentionKernel::flash2};
+        int k = 0;
+        for (int i = 0; i < 3; ++i)
+            if (kKernels[i] == s.options.attention_kernel) k = i;
+        ImGui::SetNextItemWidth(120);
+        if (ImGui::Combo("attention kernel", &k, "cudnn\0flash3\0flash2\0")) {
+            s.options.attention_kernel = kKernels[k];
+            changed = true;
+        }
+        ImGui::TreePop();
+    }
     double tokens_b = s.options.tokens_to_train / 1e9;
     ImGui::SetNextItemWidth(120);
     if (DoubleField("tokens to train (B)", &tokens_b, "%.0f", "for days, GPU-hours and energy to train")) {

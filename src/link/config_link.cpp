@@ -43,6 +43,14 @@ constexpr BoolKey kOptionKeys[] = {
     {"inr", &ConfigLink::in_network_reduction},
 };
 
+// The framework's kernel switches, written only when they differ from TrainingOptions' defaults.
+constexpr BoolKey kKernelKeys[] = {
+    {"flash", &ConfigLink::flash_attention},
+    {"dropout", &ConfigLink::dropout},
+    {"gaf", &ConfigLink::grad_accumulation_fusion},
+    {"scatter_gather", &ConfigLink::pp_scatter_gather},
+};
+
 constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr", "wrap"};
 
 // Every key a link may hold, for "did you mean" and the list in the message.
@@ -51,6 +59,8 @@ std::vector<std::string> KnownKeys() {
     for (const IntKey& m : kModelKeys) k.push_back(m.key);
     k.insert(k.end(), {"precision", "system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
+    for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
+    k.push_back("attn_kernel");
     k.insert(k.end(), {"tokens", "search_gpus", "serve"});
     for (const std::string& s : ServeKeys()) k.push_back(s);
     k.insert(k.end(), {"view", "sweeps", "sweep.axis1", "sweep.axis2", "sweep.fixed"});
@@ -178,6 +188,16 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.sweeps = ParseBool(key, v);
         return;
     }
+    if (key == "attn_kernel") {
+        if (!ParseAttentionKernel(v, &link.attention_kernel))
+            throw Error(key, Quoted(v) + " is not one of cudnn, flash3, flash2");
+        return;
+    }
+    for (const BoolKey& o : kKernelKeys)
+        if (key == o.key) {
+            link.*o.member = ParseBool(key, v);
+            return;
+        }
     if (key == "sweep.axis1" || key == "sweep.axis2") {
         SweepAxes axes;
         try {
@@ -251,6 +271,10 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     put("parallel", link.parallel);
     for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");
     put("tokens", LinkNumber(link.tokens));
+    const ConfigLink defaults;
+    for (const BoolKey& o : kKernelKeys)
+        if (link.*o.member != defaults.*o.member) put(o.key, link.*o.member ? "1" : "0");
+    if (link.attention_kernel != defaults.attention_kernel) put("attn_kernel", NameOf(link.attention_kernel));
     put("search_gpus", std::to_string(link.search_gpus));
     if (!link.serve.empty()) put("serve", link.serve);
     PutServeKeys(link.serve_edits, put);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include <memory>
 #include <string>
@@ -126,6 +128,43 @@ TEST(AppPanels, ATorusLevelTogglesWraparoundAndTheLinkCarriesIt) {
     EXPECT_NE(e.find("net.0.wrap"), std::string::npos) << e;
     e = sc::app::ApplyLink(*other, "v1;model=llama3-8b;system=tpu-v4-pod;net.1.inr=1;parallel=tp=8,dp=4;end");
     EXPECT_NE(e.find("net.1.inr"), std::string::npos) << e;
+}
+
+TEST(AppPanels, FrameworkKernelsAreOptionsOfThePageAndTravelInTheLink) {
+    // The Training panel's "framework kernels": unfused attention (Megatron-LM 2021) slows the step as the CLI's
+    // --options flash_attention=off does, and the link carries it to another page, which shows the same report.
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    const double fused = p.app->estimate.step_seconds;
+    p.Click("Training on a cluster", "framework kernels");
+    p.Frames(2);
+    p.Click("Training on a cluster", "fused attention");
+    p.Frames(2);
+    EXPECT_FALSE(p.app->options.kernels.flash_attention);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    EXPECT_GT(p.app->estimate.step_seconds, fused);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";flash=0;"), std::string::npos) << link;
+    const std::string model = (std::filesystem::temp_directory_path() / "sc-kernels-model.json").string();
+    {
+        std::ofstream f(model);
+        f << sc::app::CurrentModelJson(*p.app);
+    }
+    const std::string system = p.app->systems[p.app->system_index].file;
+    const sctest::CliResult cli =
+        sctest::RunCli("estimate --json --allow-oom --model " + model + " --system presets/systems/" + system +
+                           " --parallel " + sc::app::CurrentParallelSpec(*p.app) + " --options flash_attention=off",
+                       false);
+    std::filesystem::remove(model);
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
+    EXPECT_NEAR(p.app->estimate.step_seconds, cli_step, 1e-9 * cli_step);
+    const std::string report = sc::app::MirrorText(*p.app);
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_FALSE(other->options.kernels.flash_attention);
+    EXPECT_EQ(sc::app::MirrorText(*other), report);
 }
 
 TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {

@@ -27,6 +27,8 @@ ConfigLink Full() {
     l.parallel = "tp=8,pp=2,dp=4,ep=4,sp=1,batch=64,schedule=interleaved,vstages=2,recompute=selective,zero=1";
     l.overlap_dp = false, l.overlap_pp = false, l.overlap_tp = true, l.in_network_reduction = false;
     l.tokens = 3e11;
+    l.flash_attention = false, l.dropout = true, l.grad_accumulation_fusion = false, l.pp_scatter_gather = false;
+    l.attention_kernel = sc::AttentionKernel::flash2;
     l.search_gpus = 1024;
     return l;
 }
@@ -78,6 +80,12 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.in_network_reduction = false; },
              [](ConfigLink& l) { l.tokens = 0.1; },
              [](ConfigLink& l) { l.tokens = 1e18; },
+             [](ConfigLink& l) { l.flash_attention = false; },
+             [](ConfigLink& l) { l.dropout = true; },
+             [](ConfigLink& l) { l.grad_accumulation_fusion = false; },
+             [](ConfigLink& l) { l.pp_scatter_gather = false; },
+             [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash3; },
+             [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash2; },
              [](ConfigLink& l) { l.search_gpus = 1 << 24; },
              [](ConfigLink& l) { l.serve = "llama3-8b-h100-poisson"; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.tp = 8; },
@@ -141,6 +149,13 @@ TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
     EXPECT_FALSE(l.layers || l.precision || l.levels[0].bandwidth_gbps);
     EXPECT_TRUE(l.overlap_dp && l.overlap_pp && !l.overlap_tp && l.in_network_reduction);
     EXPECT_EQ(l.tokens, 0);
+    EXPECT_TRUE(l.flash_attention && !l.dropout && l.grad_accumulation_fusion && l.pp_scatter_gather);
+    EXPECT_EQ(l.attention_kernel, sc::TrainingOptions{}.attention_kernel);
+    // The framework's kernels are written only when not the defaults, so links made before those keys existed
+    // read and write as they did.
+    const std::string text = EncodeConfigLink(DecodeConfigLink(kMinimal));
+    for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "attn_kernel="})
+        EXPECT_EQ(text.find(key), std::string::npos) << key << " in " << text;
 }
 
 TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
@@ -174,6 +189,9 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";heads=99999999999999999999999"),
          "heads: must be at most 16777216, got \"99999999999999999999999\""},
         {L(kHead + ";precision=fp7"), "precision: \"fp7\" is not one of fp32, bf16, fp16, fp8, fp4"},
+        {L(kHead + ";attn_kernel=flash4"), "attn_kernel: \"flash4\" is not one of cudnn, flash3, flash2"},
+        {L(kHead + ";flash=no"), "flash: expected 0 or 1, got \"no\""},
+        {L(kHead + ";gaf=1;gaf=0"), "gaf: given twice in the link"},
         {L(kHead + ";system=../etc"),
          "system: a preset id holds only letters, digits, '.', '_' and '-', got \"../etc\""},
         {L(kHead + ";system="), "system: must not be empty"},
