@@ -1,6 +1,17 @@
 #include "trace/summary.h"
 
+#include <string_view>
+
 namespace sc {
+
+namespace {
+
+// graph/transformer_graph.cpp MaterializedAttentionCore's GEMMs, under any "L<i>." / "recompute." prefix.
+bool IsScoreGemm(std::string_view name) {
+    return name.find("attn.scores") != std::string_view::npos || name.find("attn.context") != std::string_view::npos;
+}
+
+}  // namespace
 
 RankClass SummarizeProgram(const Job& job, const StageProgram& prog) {
     Layout layout(job.par);
@@ -16,8 +27,11 @@ RankClass SummarizeProgram(const Job& job, const StageProgram& prog) {
             case EtNodeType::comp:
                 rc.flops += n.flops;
                 rc.compute_bytes += n.bytes;
-                if (n.kind == OpKind::matmul) rc.matmul_flops += n.flops;
-                if (n.kind == OpKind::attention) rc.attention_flops += n.flops;
+                // Attention is the fused core's nodes, or the unfused core's score GEMMs (QK^T, AV and their
+                // gradients; KernelChoices::flash_attention = false): the same query-key work either way.
+                if (n.kind == OpKind::attention || (n.kind == OpKind::matmul && IsScoreGemm(prog.names[n.name])))
+                    rc.attention_flops += n.flops;
+                else if (n.kind == OpKind::matmul) rc.matmul_flops += n.flops;
                 if (n.role == NodeRole::recompute) rc.recompute_flops += n.flops;
                 break;
             case EtNodeType::comm_coll: {

@@ -9,6 +9,7 @@
 #include "parallel/job.h"
 #include "preset_files.h"
 #include "test_util.h"
+#include "trace/summary.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
 #include "training/fp8_overheads.h"
@@ -264,6 +265,12 @@ TEST(EstimateKernelTerms, KernelChoicesAreNodesOfTheTrace) {
     EXPECT_EQ(count(old, "attn.softmax"), 2 * 2);
     EXPECT_EQ(count(old, "attn.dropout"), 2 * 2);
     EXPECT_EQ(count(old, "grad_accum"), (2 + 2) * 2);  // embedding, 2 layers, head; per microbatch
+    // The trace summary counts the unfused core's score GEMMs as attention, not as weight GEMMs: every query-key
+    // pair, s^2 against the fused core's causal s (s + 1) / 2 per head and sequence.
+    const sc::RankClass a = sc::SummarizeProgram(sc::MakeJob(m, par), fused);
+    const sc::RankClass b = sc::SummarizeProgram(job, old);
+    EXPECT_DOUBLE_EQ(b.matmul_flops, a.matmul_flops);
+    EXPECT_NEAR(b.attention_flops, a.attention_flops * 2 * 1024 / 1025, 1e-9 * b.attention_flops);
     // The residual add carries its one-byte mask: (3w + 1) bytes per element forward instead of 3w.
     const sc::Block& layer = *job.graph.Find(sc::BlockKind::dense_layer);
     for (const sc::Op& op : layer.forward)
