@@ -160,7 +160,7 @@ std::string LinkState(const AppState& s) {
     l.dropout = s.options.kernels.dropout;
     l.grad_accumulation_fusion = s.options.kernels.grad_accumulation_fusion;
     l.attention_kernel = s.options.attention_kernel;
-    l.pp_scatter_gather = s.options.pp_scatter_gather;
+    l.pp_scatter_gather = s.options.kernels.pp_scatter_gather;
     l.search_gpus = s.search.gpus;
     // The Serving tab: named when it is not the first serving preset unedited.
     const InferenceState& q = s.inference;
@@ -218,9 +218,8 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     s.options.overlap_tp = l.overlap_tp;
     s.options.in_network_reduction = l.in_network_reduction;
     s.options.tokens_to_train = l.tokens;
-    s.options.kernels = {l.flash_attention, l.dropout, l.grad_accumulation_fusion};
+    s.options.kernels = {l.flash_attention, l.dropout, l.grad_accumulation_fusion, l.pp_scatter_gather};
     s.options.attention_kernel = l.attention_kernel;
-    s.options.pp_scatter_gather = l.pp_scatter_gather;
     s.search.gpus = l.search_gpus;
     if (r.serving >= 0) {
         SetServingDescription(s, r.serving);

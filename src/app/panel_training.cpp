@@ -177,7 +177,7 @@ static void DrawCluster(AppState& s) {
         ImGui::SameLine();
         changed |= ImGui::Checkbox("fused grad accumulation", &s.options.kernels.grad_accumulation_fusion);
         ImGui::SameLine();
-        changed |= ImGui::Checkbox("PP scatter/gather", &s.options.pp_scatter_gather);
+        changed |= ImGui::Checkbox("PP scatter/gather", &s.options.kernels.pp_scatter_gather);
         static const AttentionKernel kKernels[] = {AttentionKernel::cudnn, AttentionKernel::flash3,
                                                    AttentionKernel::flash2};
         int k = 0;

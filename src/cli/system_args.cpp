@@ -110,7 +110,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "overlap_tp_fraction") o.overlap_tp_fraction = Fraction(k, v);
         else if (k == "flash_attention") o.kernels.flash_attention = Flag(k, v);
         else if (k == "dropout") o.kernels.dropout = Flag(k, v);
-        else if (k == "pp_scatter_gather") o.pp_scatter_gather = Flag(k, v);
+        else if (k == "pp_scatter_gather") o.kernels.pp_scatter_gather = Flag(k, v);
         else if (k == "grad_accumulation_fusion") o.kernels.grad_accumulation_fusion = Flag(k, v);
         else if (k == "attention_kernel") {
             if (!ParseAttentionKernel(v, &o.attention_kernel))

@@ -56,7 +56,8 @@ struct Op {
     Expr comm_bytes;
 };
 
-// Kernels of the framework being modelled that change which ops a layer runs (TrainingOptions::kernels carries
+// Kernels and pipeline exchange of the framework being modelled: they change which ops a layer runs or which nodes
+// the trace holds (TrainingOptions::kernels carries
 // them from the CLI and the page; the defaults describe a current Megatron-Core / NeMo run). The trace, the
 // estimate and the timeline all read these ops, so none of them times a kernel the others do not see.
 struct KernelChoices {
@@ -79,6 +80,11 @@ struct KernelChoices {
     // microbatch it reads the buffer and the gradient and writes the buffer. The trace emits that pass per
     // block (trace/stage_program.cpp), since which weights a rank holds depends on the pipeline split.
     bool grad_accumulation_fusion = true;
+    // Pipeline "scatter/gather" (Narayanan et al. 2021 Sec. 4.1; on by default in Megatron-LM, and DeepSpeed's
+    // pipe-partitioned activations): without sequence parallelism each TP rank sends 1/tp of the boundary
+    // activation to the next stage over its own link and the receiving TP group all-gathers it (the trace's
+    // `recv.*.tp_all_gather` nodes). Under sequence parallelism the boundary is already split.
+    bool pp_scatter_gather = true;
 
     bool operator==(const KernelChoices&) const = default;
 };

@@ -90,7 +90,7 @@ struct ConfigLink {
     bool dropout = KernelChoices{}.dropout;
     bool grad_accumulation_fusion = KernelChoices{}.grad_accumulation_fusion;
     AttentionKernel attention_kernel = TrainingOptions{}.attention_kernel;
-    bool pp_scatter_gather = TrainingOptions{}.pp_scatter_gather;
+    bool pp_scatter_gather = KernelChoices{}.pp_scatter_gather;
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
 

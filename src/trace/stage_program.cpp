@@ -249,6 +249,17 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
     const double wbytes = BytesOf(job.model.precision.compute), gbytes = BytesOf(job.model.precision.grad);
     const Block* layer_block = job.graph.Find(BlockKind::dense_layer);
     const double act_bytes = job.V(layer_block->boundary_bytes);
+    // Pipeline scatter/gather (KernelChoices::pp_scatter_gather; Megatron-LM's default without SP): each TP rank
+    // sends its 1/tp share of the boundary over its own link and the receiving TP group all-gathers it before the
+    // first block of the stage (or its last, for the gradient) can run. Under SP the boundary is already split.
+    const bool scatter = job.graph.kernels.pp_scatter_gather && !p.sp && p.tp > 1;
+    const double p2p_bytes = scatter ? act_bytes / p.tp : act_bytes;
+    auto receive = [&](int peer, int microbatch, int edge, bool backward) {
+        B.EmitP2P(false, peer, microbatch, edge, backward, p2p_bytes, B.chain);
+        if (scatter)
+            B.EmitColl(backward ? "recv.grad.tp_all_gather" : "recv.act.tp_all_gather", NodeRole::pipeline,
+                       CollectiveType::all_gather, GroupKind::tp, act_bytes, true);
+    };
     const bool zero3 = p.zero >= 3;
     // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters after every microbatch's backward
     // (DeepSpeed stage 2); plain DP and ZeRO-1 accumulate full gradients and reduce once, after the last.
@@ -285,7 +296,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
         if (step.forward) {
-            if (g > 0) B.EmitP2P(false, -next, step.microbatch, g - 1, false, act_bytes, B.chain);
+            if (g > 0) receive(-next, step.microbatch, g - 1, false);
             int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
             const bool quantize = zero3 || !quantized[step.chunk];
             quantized[step.chunk] = true;
@@ -297,7 +308,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 std::string pre = B.Prefix(sb);
                 for (const Op& op : sb.block->forward) B.EmitOp(op, NodeRole::forward, pre);
             }
-            if (g < S - 1) B.EmitP2P(true, next, step.microbatch, g, false, act_bytes, B.chain);
+            if (g < S - 1) B.EmitP2P(true, next, step.microbatch, g, false, p2p_bytes, B.chain);
         } else if (step.weight) {
             // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the
             // synchronisation of those gradients, which exist only now.
@@ -311,7 +322,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
             }
             if (reduce_every_microbatch) grads.Flush();
         } else {
-            if (g < S - 1) B.EmitP2P(false, next, step.microbatch, g, true, act_bytes, B.chain);
+            if (g < S - 1) receive(next, step.microbatch, g, true);
             const bool split = step.split;
             int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
             for (int j = n - 1; j >= 0; --j) {
@@ -328,7 +339,7 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 if (!split) B.EmitGradAccumulation(sb), sync_grads(sb, step);
             }
             if (reduce_every_microbatch && !split) grads.Flush();
-            if (g > 0) B.EmitP2P(true, -next, step.microbatch, g - 1, true, act_bytes, B.chain);
+            if (g > 0) B.EmitP2P(true, -next, step.microbatch, g - 1, true, p2p_bytes, B.chain);
         }
     }
     grads.Flush();

@@ -325,7 +325,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
     if (p.pp > 1) {
         double act = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
         double t = net.P2PSeconds(act);
-        if (opt.pp_scatter_gather && !p.sp && p.tp > 1)
+        if (job.graph.kernels.pp_scatter_gather && !p.sp && p.tp > 1)
             t = net.P2PSeconds(act / p.tp) + net.Seconds(CollectiveType::all_gather, GroupKind::tp, act);
         // Overlapped: only the transfers of fill and drain wait. Blocking: each of the M*v forward and
         // backward exchanges of the steady state as well.

@@ -38,8 +38,8 @@ struct TrainingOptions {
     double fallback_memory_efficiency = 0.80;
 
     // Kernels and framework behaviour of the run being modelled.
-    // The kernel choices that change the graph's ops (graph/graph.h KernelChoices: fused attention, dropout,
-    // gradient-accumulation fusion). A Job is built with them (MakeJob) and the estimate refuses a job built with
+    // The kernel choices that change the graph's ops or the trace's nodes (graph/graph.h KernelChoices: fused
+    // attention, dropout, gradient-accumulation fusion, pipeline scatter/gather). A Job is built with them (MakeJob) and the estimate refuses a job built with
     // others, so the trace and the estimate time the same ops.
     KernelChoices kernels;
     // Which fused-attention kernel runs (flash_attention = true): its efficiency per pass comes from the measured
@@ -49,10 +49,6 @@ struct TrainingOptions {
     // FlashAttention-3. cuDNN's backward was not measured: FlashAttention-3's stands in (both are Hopper
     // warp-specialised kernels; cuDNN's forward is within 7% of FA3's over 512-16k tokens in the same figure).
     AttentionKernel attention_kernel = AttentionKernel::cudnn;
-    // Pipeline "scatter/gather" (Narayanan et al. 2021 Sec. 4.1; on by default in Megatron-LM, and DeepSpeed's
-    // pipe-partitioned activations): without sequence parallelism each TP rank sends 1/tp of the boundary
-    // activation to the next stage over its own link and the receiving TP group all-gathers it.
-    bool pp_scatter_gather = true;
 
     double tokens_to_train = 0;  // for time-to-train; 0: not reported
 };

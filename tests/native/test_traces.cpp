@@ -166,6 +166,25 @@ TEST(Traces, PipelineSendsOneActivationPerMicrobatch) {
     // Sequence parallelism sends the TP rank's share only.
     s = sc::SummarizeJob(MakeJob(m, "pp=2,tp=2,sp=1,microbatch=2,batch=6"));
     EXPECT_DOUBLE_EQ(s.classes[0].send_bytes, M * act / 2);
+    // Without SP, Megatron's scatter/gather: each TP rank sends its 1/tp share and the receiving TP group
+    // all-gathers the boundary, once per received activation (stage 1) or gradient (stage 0); an all-gather's
+    // comm_size is one rank's share.
+    const sc::ParallelConfig par = sc::ParseParallelSpec("pp=2,tp=2,microbatch=2,batch=6");
+    s = sc::SummarizeJob(sc::MakeJob(m, par));
+    for (int stage : {0, 1}) {
+        SCOPED_TRACE(stage);
+        EXPECT_DOUBLE_EQ(stage == 0 ? s.classes[0].send_bytes : s.classes[1].recv_bytes, M * act / 2);
+        const sc::CollectiveTotal* ag = Find(s.classes[stage], CollectiveType::all_gather, GroupKind::tp);
+        ASSERT_NE(ag, nullptr);
+        EXPECT_EQ(ag->count, M);
+        EXPECT_DOUBLE_EQ(ag->bytes, M * act / 2);
+    }
+    // Off (DeepSpeed's engine without partitioned activations): the whole boundary from every TP rank, no gather.
+    sc::KernelChoices whole;
+    whole.pp_scatter_gather = false;
+    s = sc::SummarizeJob(sc::MakeJob(m, par, whole));
+    EXPECT_DOUBLE_EQ(s.classes[0].send_bytes, M * act);
+    EXPECT_EQ(Find(s.classes[1], CollectiveType::all_gather, GroupKind::tp), nullptr);
 }
 
 TEST(Traces, ContextParallelGathersKeysAndValues) {

@@ -80,7 +80,7 @@ std::string CliCommand(const Row& r) {
     flag("in_network_reduction", r.opt.in_network_reduction, d.in_network_reduction);
     flag("flash_attention", r.opt.kernels.flash_attention, d.kernels.flash_attention);
     flag("dropout", r.opt.kernels.dropout, d.kernels.dropout);
-    flag("pp_scatter_gather", r.opt.pp_scatter_gather, d.pp_scatter_gather);
+    flag("pp_scatter_gather", r.opt.kernels.pp_scatter_gather, d.kernels.pp_scatter_gather);
     flag("grad_accumulation_fusion", r.opt.kernels.grad_accumulation_fusion, d.kernels.grad_accumulation_fusion);
     if (r.opt.attention_kernel != d.attention_kernel)
         o += std::string(o.empty() ? "" : ",") + "attention_kernel=" + sc::NameOf(r.opt.attention_kernel);

@@ -130,7 +130,7 @@ sc::TrainingOptions Megatron2021Options() {
     o.overlap_pp = false;
     o.overlap_tp = false;
     o.in_network_reduction = false;
-    o.pp_scatter_gather = true;
+    o.kernels.pp_scatter_gather = true;
     o.kernels.grad_accumulation_fusion = false;  // Megatron-LM added it mid-2022 (NeMo PR #4494, July 2022)
     return o;
 }
