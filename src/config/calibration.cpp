@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "config/error.h"
 #include "config/json_fields.h"
@@ -339,6 +340,30 @@ const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::str
         if (!best || score(c) < score(*best)) best = &c;
     }
     return best;
+}
+
+double CausalEfficiencyRatio(const CalibrationTable& table, std::string_view accelerator_id, AttentionKernel kernel,
+                             bool forward, int head_dim, double seqlen) {
+    // One (kernel, direction) with a causal and a non-causal curve at the same head dimension, nearest head_dim.
+    auto ratio = [&](AttentionKernel k, bool fwd) -> double {
+        const AttentionCurve* causal = nullptr;
+        for (const AttentionCurve& c : table.attention) {
+            if (c.kernel != k || c.forward != fwd || !c.causal || !AppliesTo(c.accelerators, accelerator_id)) continue;
+            if (!causal || std::abs(c.head_dim - head_dim) < std::abs(causal->head_dim - head_dim)) causal = &c;
+        }
+        if (!causal) return 0;
+        for (const AttentionCurve& c : table.attention)
+            if (c.kernel == k && c.forward == fwd && !c.causal && c.head_dim == causal->head_dim &&
+                AppliesTo(c.accelerators, accelerator_id)) {
+                const double full = Interpolate(c.efficiency, seqlen);
+                return full > 0 ? std::min(1.0, Interpolate(causal->efficiency, seqlen) / full) : 0;
+            }
+        return 0;
+    };
+    for (auto [k, fwd] : {std::pair{kernel, forward}, std::pair{kernel, true}, std::pair{AttentionKernel::flash3, true},
+                          std::pair{AttentionKernel::flash2, true}, std::pair{AttentionKernel::cudnn, true}})
+        if (const double r = ratio(k, fwd); r > 0) return r;
+    return 1;
 }
 
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op) {

@@ -119,6 +119,13 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
                                          AttentionKernel kernel, bool forward, bool causal, int head_dim);
+// What a causal run keeps of a non-causal curve's efficiency at `seqlen` (achieved / peak with causal FLOPs counted
+// as half the pairs): the measured ratio of a kernel that has both curves at the head dimension nearest
+// `head_dim` (the FlashAttention-3 paper's forward figures give it for FlashAttention-2 and -3; the masked diagonal
+// blocks and their load imbalance cost more the shorter the sequence). Looked up for `kernel` in `direction`
+// first, then `kernel` forward, then FlashAttention-3 forward, then any kernel forward; 1 when no kernel has both.
+double CausalEfficiencyRatio(const CalibrationTable& table, std::string_view accelerator_id, AttentionKernel kernel,
+                             bool forward, int head_dim, double seqlen);
 // Achieved HBM TB/s of kernel `op` (e.g. "Copy", "Triad") on `accelerator_id`; 0 when not measured.
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op);
 

@@ -59,9 +59,13 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         // The kernel's measured curve at this call's query length (a context-parallel rank runs s/cp-long
         // blocks); the curves sweep 512-16k tokens and are held flat beyond. Decoder attention is causal.
         const int hd = static_cast<int>(std::max(attn.dqk, attn.dv));
+        // A kernel measured only without the causal mask runs causal work at what it measured times the causal
+        // ratio the figures give for a kernel measured both ways (CausalEfficiencyRatio).
         auto eff = [&](bool forward, AttentionKernel k) {
             const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd);
-            return c ? Interpolate(c->efficiency, attn.sq) : 0.0;
+            if (!c) return 0.0;
+            const double e = Interpolate(c->efficiency, attn.sq);
+            return c->causal ? e : e * CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, attn.sq);
         };
         const AttentionKernel k = opt.attention_kernel;
         double f = eff(true, k), b = eff(false, k);

@@ -352,6 +352,32 @@ TEST(TrainingModel, UnfusedAttentionOpsMatchTheirClosedForms) {
 
 }  // namespace
 
+// A kernel measured only without the causal mask runs causal work at its curve times the causal ratio the figures
+// give for a kernel measured both ways (FlashAttention-3 forward, hd128: 0.585 causal / 0.645 non-causal at 4k).
+TEST(TrainingModel, CausalAttentionRunsAtTheMeasuredCausalRatio) {
+    const sc::CalibrationTable& cal = Cal();
+    const double fa3 = 0.585 / 0.645, fa2 = 0.323 / 0.372;  // measured.json at 4096 tokens, hd128
+    EXPECT_NEAR(sc::CausalEfficiencyRatio(cal, "h100-sxm", sc::AttentionKernel::flash3, true, 128, 4096), fa3, 1e-9);
+    EXPECT_NEAR(sc::CausalEfficiencyRatio(cal, "h100-sxm", sc::AttentionKernel::cudnn, true, 128, 4096), fa3, 1e-9);
+    EXPECT_NEAR(sc::CausalEfficiencyRatio(cal, "h100-sxm", sc::AttentionKernel::flash2, false, 128, 4096), fa2, 1e-9);
+    // Shorter sequences lose more to the masked diagonal blocks.
+    EXPECT_LT(sc::CausalEfficiencyRatio(cal, "h100-sxm", sc::AttentionKernel::flash3, true, 128, 1024), fa3);
+    // No causal curve anywhere on the accelerator: nothing to scale by.
+    EXPECT_EQ(sc::CausalEfficiencyRatio(cal, "b200", sc::AttentionKernel::cudnn, true, 128, 4096), 1);
+    // The training model: cuDNN's forward (only non-causal measured, 0.616 at 4k) at FA3's ratio; FA3's causal
+    // forward at its own causal curve.
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.seq = 4096;
+    const sc::AttentionShape a = sc::AttentionShapeOf(sc::MakeJob(m, sc::ParseParallelSpec("tp=1,dp=8")));
+    const sc::System h100 = LoadSystem("dgx-h100-superpod");
+    sc::TrainingOptions cudnn, flash3;
+    flash3.attention_kernel = sc::AttentionKernel::flash3;
+    EXPECT_NEAR(sc::ComputeModel(h100.accelerator, sc::Precision::bf16, &cal, cudnn, a).AttentionEfficiency(true),
+                0.616 * fa3, 1e-9);
+    EXPECT_NEAR(sc::ComputeModel(h100.accelerator, sc::Precision::bf16, &cal, flash3, a).AttentionEfficiency(true),
+                0.585, 1e-9);
+}
+
 // Fused attention takes its efficiency per pass from the measured kernel curves: the backward runs slower than the
 // forward on H100 (FlashAttention-3 paper figures), FlashAttention-2 slower than cuDNN, and an accelerator
 // without curves keeps the fallback for both.

@@ -316,7 +316,7 @@ std::string MeasurementOf(const json& r, Row& row) {
 
 // What the model leaves out, for rows that land outside the target. Each names its evidence in the data.
 const char* const kGenerationCause =
-    "H100/B200/GB200 runs come out 10-44% faster in the model than measured (median 24%), while Megatron-LM on A100 "
+    "H100/B200/GB200 runs come out 11-42% faster in the model than measured (median 24%), while Megatron-LM on A100 "
     "(first set: -10% to +7%) and llm-foundry on A100 (-5% to -12%) are close, so the gap follows the GPU generation "
     "rather than the layout or the precision (with fp8's cast and transpose passes and its 16-bit LM head modelled, "
     "FP8 rows sit within a few points of their BF16 twins): the model runs GEMMs at the single-GPU microbenchmark "
