@@ -118,20 +118,25 @@ struct ProgramBuilder {
         EmitOnChain(n);
     }
 
-    // Transformer Engine's fp8 copies of a block's GEMM weights (training/fp8_overheads.h): one elementwise pass,
-    // an op per weight element, reading 16 bits and writing the fp8 copy and its transpose. Nothing in a model
-    // whose GEMMs are not fp8.
+    // One elementwise pass over `params` of a block's parameters on the main stream: an op per parameter (at least
+    // one, as ASTRA-sim needs), `bytes_per_param` read and written each. Nothing when the block holds none.
+    void EmitParamPass(const StageBlock& sb, NodeRole role, const char* name, double params, double bytes_per_param) {
+        if (params <= 0) return;
+        ProgNode n;
+        n.type = EtNodeType::comp;
+        n.role = role;
+        n.kind = OpKind::elementwise;
+        n.name = Name(Prefix(sb) + name);
+        n.flops = std::max<int64_t>(1, static_cast<int64_t>(params));
+        n.bytes = static_cast<uint64_t>(params * bytes_per_param);
+        EmitOnChain(n);
+    }
+
+    // Transformer Engine's fp8 copies of a block's GEMM weights (training/fp8_overheads.h): reading 16 bits and
+    // writing the fp8 copy and its transpose. Nothing in a model whose GEMMs are not fp8.
     void EmitFp8WeightQuant(const StageBlock& sb) {
-        const double n = Fp8GemmWeightParams(job, *sb.block);
-        if (n <= 0) return;
-        ProgNode q;
-        q.type = EtNodeType::comp;
-        q.role = NodeRole::forward;
-        q.kind = OpKind::elementwise;
-        q.name = Name(Prefix(sb) + "fp8_weight_quant");
-        q.flops = std::max<int64_t>(1, static_cast<int64_t>(n));
-        q.bytes = static_cast<uint64_t>(n * kFp8WeightCastBytesPerParam);
-        EmitOnChain(q);
+        EmitParamPass(sb, NodeRole::forward, "fp8_weight_quant", Fp8GemmWeightParams(job, *sb.block),
+                      kFp8WeightCastBytesPerParam);
     }
 
     // Unfused gradient accumulation (KernelChoices::grad_accumulation_fusion = false): after the block's weight
@@ -140,15 +145,7 @@ struct ProgramBuilder {
         if (job.graph.kernels.grad_accumulation_fusion) return;
         double n = 0;
         for (const Weight& w : sb.block->weights) n += HeldParams(job, w);
-        if (n <= 0) return;
-        ProgNode a;
-        a.type = EtNodeType::comp;
-        a.role = NodeRole::backward;
-        a.kind = OpKind::elementwise;
-        a.name = Name(Prefix(sb) + "grad_accum");
-        a.flops = static_cast<int64_t>(n);
-        a.bytes = static_cast<uint64_t>(n * GradAccumulationBytesPerParam(job.model.precision));
-        EmitOnChain(a);
+        EmitParamPass(sb, NodeRole::backward, "grad_accum", n, GradAccumulationBytesPerParam(job.model.precision));
     }
 
     // A collective of `bytes` (the whole buffer) on the main stream, or on the side stream after `after`.
