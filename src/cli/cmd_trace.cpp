@@ -65,7 +65,9 @@ int Trace(int argc, char** argv) {
     if (a.Has("help") || !a.Has("out")) {
         std::fputs(
             "usage: stagecraft trace --model FILE --parallel SPEC --out DIR [--format et|json] [--prefix trace] [--rank R]\n"
-            "                        [--system SYSTEM [--options ...]]\n"
+            "                        [--system SYSTEM] [--options ...]\n"
+            "  --options: as for estimate; the kernel choices (flash_attention, dropout, grad_accumulation_fusion,\n"
+            "        pp_scatter_gather) change the traces' nodes, the rest how compute nodes are timed\n"
             "  et:   DIR/<prefix>.<rank>.et for every rank (Chakra ET, as ASTRA-sim reads it) and DIR/<prefix>.json,\n"
             "        the communicator groups for --comm-group-configuration; compute nodes carry num_ops, tensor_size\n"
             "        and duration_micros timed on --system (default dgx-h100-superpod, its outermost network\n"
