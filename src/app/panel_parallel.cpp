@@ -39,7 +39,8 @@ static void DrawSplitFields(AppState& s) {
     } else {
         p.vstages = 1;
     }
-    changed |= EnumCombo("recompute", &p.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+    changed |=
+        EnumCombo("recompute", &p.recompute, {Recompute::none, Recompute::selective, Recompute::full, Recompute::op});
     ImGui::SameLine();
     changed |= ImGui::SliderInt("zero", &p.zero, 0, 3);
     ImGui::PopItemWidth();

@@ -72,7 +72,7 @@ struct Reader {
 };
 
 constexpr int kSchedules = static_cast<int>(Schedule::dualpipe) + 1;
-constexpr int kRecomputes = static_cast<int>(Recompute::full) + 1;
+constexpr int kRecomputes = static_cast<int>(Recompute::op) + 1;
 
 void PutLayout(std::string& o, const ParallelConfig& p) {
     for (int v : {p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.microbatch, p.batch, p.vstages, p.zero, p.gpus})

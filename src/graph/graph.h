@@ -36,6 +36,12 @@ struct Op {
     Expr bytes;              // bytes read plus written by the op on one rank (tensor_size in the trace)
     Expr saved_bytes;        // forward only: bytes this op keeps for the backward pass (activation memory)
     bool selective = false;  // part of what selective recomputation drops and recomputes (attention core)
+    // Forward only, PyTorch's op-level selective activation checkpointing as torchtitan applies it
+    // (Recompute::op): the share of this op re-run in the backward (1: everything but matmuls, SDPA, reduce-
+    // scatters; a fused GEMM standing for several torch.mm calls: the ones the policy recomputes), and the bytes
+    // of its output kept instead (the rest of the layer is rebuilt from its input).
+    Expr sac_rerun;
+    Expr sac_saved_bytes;
     // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
     // GEMM); its efficiency is that of one of them. Zero means one.
     Expr groups;

@@ -22,6 +22,7 @@ struct Builder {
     Block* blk = nullptr;
     std::vector<std::vector<Op>> pending;  // backward ops of each forward op, emitted in reverse
     std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
+    int torch_mms = 0;                     // torch.mm calls of the block so far (op-level checkpointing's count)
 
     SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
     SymExpr C(double c) { return {&p, p.Const(c)}; }
@@ -32,6 +33,7 @@ struct Builder {
         blk = &g.blocks.back();
         pending.clear();
         regather.reset();
+        torch_mms = 0;
     }
     void End() {
         for (auto it = pending.rbegin(); it != pending.rend(); ++it)
@@ -48,7 +50,24 @@ struct Builder {
         op.bytes = bytes.e;
         op.saved_bytes = Expr{};
         op.comm_bytes = Expr{};
+        // Op-level checkpointing re-runs what its save list does not name (matmuls and SDPA say otherwise below).
+        op.sac_rerun = (pass == Pass::forward ? C(1) : Zero()).e;
         return op;
+    }
+
+    // Op-level checkpointing of a GEMM that stands for torch.mm calls with outputs `widths` wide (one per nn.Linear
+    // it fuses, in the order the model calls them) over `rows` rows: torchtitan's policy keeps every mm's output but
+    // every second one's of the block (`_custom_policy`: "Saves output of all compute ops, except every second mm"),
+    // which is re-run in the backward.
+    void CheckpointTorchMms(Op& op, SymExpr rows, std::initializer_list<SymExpr> widths) {
+        SymExpr all = Zero(), rerun = Zero(), kept = Zero();
+        for (const SymExpr& width : widths) {
+            all = all + width;
+            if (++torch_mms % 2 == 0) rerun = rerun + width;
+            else kept = kept + width;
+        }
+        op.sac_rerun = (rerun / all).e;
+        op.sac_saved_bytes = (rows * kept * S(Sym::w)).e;
     }
 
     void Weight(const std::string& name, SymExpr numel, SymExpr per_rank, bool expert = false, bool tied = false) {
@@ -72,8 +91,11 @@ struct Builder {
     // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
     // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
     // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element).
+    // `torch_mms`: the output widths of the nn.Linear calls this GEMM fuses, for op-level checkpointing (empty: one
+    // of width n; a grouped expert GEMM is no torch.mm and is re-run).
     void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr,
-                const SymExpr* groups = nullptr, Fp8Input in = Fp8Input::fused) {
+                const SymExpr* groups = nullptr, Fp8Input in = Fp8Input::fused,
+                std::initializer_list<SymExpr> torch_mms = {}) {
         SymExpr w = S(Sym::w), q8 = S(Sym::q8);
         SymExpr flops = 2.0 * m * n * k;
         SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
@@ -85,6 +107,7 @@ struct Builder {
         if (groups) fwd.groups = groups->e;
         fwd.high_precision = !fp8;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
+        if (!groups) CheckpointTorchMms(fwd, m, torch_mms.size() ? torch_mms : std::initializer_list<SymExpr>{n});
         blk->forward.push_back(fwd);
         std::vector<Op> back;
         if (fp8)
@@ -130,6 +153,11 @@ struct Builder {
         op.group = group;
         op.collective = c;
         op.comm_bytes = bytes.e;
+        // Op-level checkpointing keeps reduce-scatter outputs; context parallelism's K/V exchange runs inside SDPA,
+        // whose output is kept. Other collectives (all-gather, all-reduce, all-to-all) are re-run.
+        if (pass == Pass::forward && (c == Collective::reduce_scatter || group == Group::cp)) op.sac_rerun = Zero().e;
+        if (pass == Pass::forward && c == Collective::reduce_scatter && group == Group::tp)
+            op.sac_saved_bytes = (bytes / S(Sym::tp)).e;  // this rank's share of the scattered buffer
         return op;
     }
 
@@ -272,7 +300,8 @@ struct TransformerBuilder {
             SymExpr qkv_out = (a + 2.0 * kv) * d;
             B.Weight(pre + "attn.qkv", h * qkv_out + (m.bias ? qkv_out : B.C(0)),
                      h * qkv_out / tp + (m.bias ? qkv_out / tp : B.C(0)));
-            B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h, &Tn);
+            B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h, &Tn, nullptr, Builder::Fp8Input::fused,
+                     {a * d / tp, kv * d / tp, kv * d / tp});  // wq, wk, wv
             qkv_op = g.blocks.back().forward.size() - 1;
         }
         if (m.position == PositionKind::rotary)
@@ -312,6 +341,8 @@ struct TransformerBuilder {
         KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
         fwd.saved_bytes = (T * a / tp * 4.0).e;
         fwd.selective = true;
+        fwd.sac_rerun = B.Zero().e;  // SDPA is on op-level checkpointing's save list: its output and log-sum-exp
+        fwd.sac_saved_bytes = (o * w + T * a / tp * 4.0).e;
         g.blocks.back().forward.push_back(fwd);
         B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
                                       (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
@@ -375,7 +406,7 @@ struct TransformerBuilder {
     void Mlp(const std::string& name, SymExpr tokens, SymExpr ff, const SymExpr* saved_tokens = nullptr,
              const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
         if (m.mlp == MlpKind::swiglu) {
-            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input);
+            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input, {ff, ff});  // w1, w3
             B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
         } else {
             B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups, first_input);

@@ -42,7 +42,7 @@ void Rebind(Job& job, const ParallelConfig& p) {
     for (const Block& blk : job.graph.blocks) {
         BlockSums& t = job.sums[static_cast<int>(blk.kind)];
         t = BlockSums{};
-        for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
+        for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full, Recompute::op})
             t.saved[static_cast<int>(rc)] = SavedActivationBytes(job, blk, rc);
         for (const Weight& w : blk.weights)
             (w.tied ? (w.expert ? t.tied_expert : t.tied_dense) : (w.expert ? t.expert : t.dense)) +=

@@ -12,7 +12,7 @@ namespace sc {
 
 // Per-block totals that depend only on the evaluated values (Rebind fills them; memory's hot path reads them).
 struct BlockSums {
-    double saved[3] = {0, 0, 0};             // SavedActivationBytes under Recompute none, selective, full
+    double saved[4] = {0, 0, 0, 0};          // SavedActivationBytes under Recompute none, selective, full, op
     double dense = 0, expert = 0;            // parameters per rank of the block's untied weights
     double tied_dense = 0, tied_expert = 0;  // of its tied weights (held only when pp > 1, see HeldParams)
 };

@@ -1,6 +1,7 @@
 // Activation accounting follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 // Transformer Models"): every forward op keeps the inputs its backward needs (graph.h: saved_bytes);
-// selective recomputation drops the attention core's, full recomputation keeps only each layer's input.
+// selective recomputation drops the attention core's, full recomputation keeps only each layer's input, op-level
+// checkpointing (torchtitan) the layer's input and the outputs of the ops its policy saves (graph.h: sac_saved_bytes).
 // ZeRO sharding follows Rajbhandari et al. 2020 (stages 1-3: optimizer state, gradients, weights).
 #include "parallel/memory.h"
 
@@ -15,6 +16,11 @@ double SavedActivationBytes(const Job& job, const Block& block, Recompute recomp
     bool layer = block.kind == BlockKind::dense_layer || block.kind == BlockKind::moe_layer;
     if (recompute == Recompute::full && layer) return job.V(block.boundary_bytes);
     double sum = 0;
+    if (recompute == Recompute::op && layer) {  // the layer's input and the outputs the policy keeps
+        sum = job.V(block.boundary_bytes);
+        for (const Op& op : block.forward) sum += job.V(op.sac_saved_bytes);
+        return sum;
+    }
     for (const Op& op : block.forward)
         if (!(recompute == Recompute::selective && op.selective)) sum += job.V(op.saved_bytes);
     return sum;

@@ -27,6 +27,7 @@ const char* NameOf(Recompute r) {
         case Recompute::none: return "none";
         case Recompute::selective: return "selective";
         case Recompute::full: return "full";
+        case Recompute::op: return "op";
     }
     return "?";
 }
@@ -55,7 +56,8 @@ Recompute ParseRecompute(const std::string& field, const std::string& v) {
     if (v == "none") return Recompute::none;
     if (v == "selective") return Recompute::selective;
     if (v == "full") return Recompute::full;
-    throw Error(field, "\"" + v + "\" is not one of none, selective, full");
+    if (v == "op") return Recompute::op;
+    throw Error(field, "\"" + v + "\" is not one of none, selective, full, op");
 }
 
 // The key a spec item sets ("mb" is "microbatch", "fsdp" is "zero"), to refuse one given twice.

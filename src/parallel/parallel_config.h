@@ -20,7 +20,12 @@ namespace sc {
 // with a backward of the other to overlap one's communication with the other's compute. Bubble
 // (pp/2-1)(F&B + B - 3W) (Table 2). Needs pp even and an even number of microbatches, at least 2*pp.
 enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe };
-enum class Recompute { none, selective, full };
+// Activation recomputation. selective and full: Megatron-LM's (Korthikanti et al. 2022): the attention core, or
+// everything but each layer's input. op: PyTorch's op-level selective activation checkpointing with the policy
+// torchtitan applies to each transformer block (`selective_ac_option = 'op'`, torchtitan
+// parallelisms/parallelize_llama.py, 2024-25): the outputs of torch.mm (all but every second one in the block),
+// of SDPA and of reduce-scatters are kept, every other op is re-run in the backward.
+enum class Recompute { none, selective, full, op };
 
 const char* NameOf(Schedule s);
 const char* NameOf(Recompute r);

@@ -88,8 +88,8 @@ struct ProgramBuilder {
         async = -1;
     }
 
-    // A graph op on the main stream.
-    void EmitOp(const Op& op, NodeRole role, const std::string& prefix) {
+    // A graph op on the main stream; `share` of it (op-level checkpointing re-runs part of a fused GEMM).
+    void EmitOp(const Op& op, NodeRole role, const std::string& prefix, double share = 1.0) {
         ProgNode n;
         n.role = role;
         n.kind = op.kind;
@@ -109,8 +109,9 @@ struct ProgramBuilder {
             }
         } else {
             n.type = EtNodeType::comp;
-            n.flops = static_cast<int64_t>(job.V(op.flops));
-            n.bytes = static_cast<uint64_t>(job.V(op.bytes));
+            n.flops = static_cast<int64_t>(share * job.V(op.flops));
+            if (n.flops == 0 && job.V(op.flops) > 0) n.flops = 1;  // a share of a tiny op still has work to do
+            n.bytes = static_cast<uint64_t>(share * job.V(op.bytes));
             n.groups = std::max(1, static_cast<int32_t>(job.V(op.groups)));
             n.high_precision = op.high_precision;
             if (n.flops == 0 && n.bytes == 0) return;  // an op this model does not run (fp8 casts in a bf16 model)
@@ -328,9 +329,12 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
                 std::string pre = B.Prefix(sb);
                 if (sb.layer >= 0 && p.recompute != Recompute::none)
-                    for (const Op& op : sb.block->forward)
-                        if (p.recompute == Recompute::full || op.selective)
-                            B.EmitOp(op, NodeRole::recompute, pre + "recompute.");
+                    for (const Op& op : sb.block->forward) {
+                        const double share = p.recompute == Recompute::op                     ? job.V(op.sac_rerun)
+                                             : p.recompute == Recompute::full || op.selective ? 1.0
+                                                                                              : 0.0;
+                        if (share > 0) B.EmitOp(op, NodeRole::recompute, pre + "recompute.", share);
+                    }
                 for (const Op& op : sb.block->backward)
                     if (!split || !op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
                 if (!split) B.EmitGradAccumulation(sb), sync_grads(sb, step);

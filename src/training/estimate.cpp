@@ -76,12 +76,13 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     // Userbuffers runs some of its kernels on SMs beside the GEMMs; without the SM margin they share them for one
     // TP collective's time.
     const double tp_collective = ub ? LargestTpCollectiveSeconds(job, b, net) : 0;
-    auto run = [&](const Op& op, double& compute, double* comm, bool forward) {
+    // `share`: the part of the op that runs (op-level checkpointing re-runs some of a fused GEMM's torch.mm calls).
+    auto run = [&](const Op& op, double& compute, double* comm, bool forward, double share = 1.0) {
         double* part = &compute == &t.rec ? t.part_rec : t.part;
         if (op.kind == OpKind::collective) {
-            comm[slot_of(op)] += comm_seconds(op);
+            comm[slot_of(op)] += share * comm_seconds(op);
         } else {
-            const double flops = job.V(op.flops), bytes = job.V(op.bytes);
+            const double flops = share * job.V(op.flops), bytes = share * job.V(op.bytes);
             double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision);
             const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
             if (op.kind == OpKind::matmul) t.matmul += s;  // the GEMMs' own time: what TP traffic can hide behind
@@ -102,6 +103,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         run(op, t.fwd, t.fwd_comm, true);
         if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective)))
             run(op, t.rec, t.rec_comm, true);
+        if (layer && rc == Recompute::op)
+            if (const double share = job.V(op.sac_rerun); share > 0) run(op, t.rec, t.rec_comm, true, share);
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;

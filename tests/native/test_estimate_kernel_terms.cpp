@@ -190,7 +190,8 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     choices[3].dropout = true, choices[3].grad_accumulation_fusion = false;
     for (const char* spec :
          {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
-          "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
+          "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=1,batch=2,recompute=op",
+          "tp=2,sp=1,pp=1,dp=1,batch=2,recompute=op", "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=1",
           "tp=1,pp=1,dp=2,microbatch=1,batch=8,zero=3", "tp=2,sp=1,pp=1,dp=1,batch=2,recompute=full"}) {
         for (sc::Precision p : {sc::Precision::bf16, sc::Precision::fp8}) {
             for (size_t c = 0; c < choices.size(); ++c) {

@@ -21,7 +21,10 @@ std::string Layout(const sc::ParallelConfig& p) {
     s += " DP" + std::to_string(p.dp);
     if (p.cp > 1) s += " CP" + std::to_string(p.cp);
     s += " mb" + std::to_string(p.microbatch) + " gbs" + std::to_string(p.global_batch());
-    s += p.recompute == sc::Recompute::full ? " full-rc" : p.recompute == sc::Recompute::selective ? " sel-rc" : "";
+    s += p.recompute == sc::Recompute::full        ? " full-rc"
+         : p.recompute == sc::Recompute::selective ? " sel-rc"
+         : p.recompute == sc::Recompute::op        ? " op-rc"
+                                                   : "";
     if (p.sp) s += " SP";
     if (p.zero) s += " ZeRO" + std::to_string(p.zero);
     return s;

@@ -217,6 +217,12 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
                   : Starts(rc, "selective") ? sc::Recompute::selective
                                             : sc::Recompute::none;
     row.recompute_stated = !rc.empty();
+    if (torchtitan && q.recompute == sc::Recompute::selective) {
+        // torchtitan's "selective" is PyTorch's op-level checkpointing (its train_configs/llama3_8b.toml:
+        // selective_ac_option = 'op', read at pytorch/torchtitan@0011fb9), not Megatron's attention-core recomputation.
+        q.recompute = sc::Recompute::op;
+        row.assumptions.push_back("selective = torchtitan's op-level checkpointing (every second torch.mm re-run)");
+    }
     q.sp = q.tp > 1;  // Megatron/NeMo recipes and torchtitan's TP plan shard the norms' sequence when tp > 1
     if (fsdp) {
         q.zero = p["zero"].is_string() && Has(p["zero"], "SHARD_GRAD_OP") ? 2 : 3;
@@ -331,7 +337,8 @@ const char* const kSmallModelCause =
     "and synchronisation costs and the lower efficiency of small GEMMs measured only on square shapes are not modelled";
 const char* const kTorchtitanCause =
     "torchtitan: 500 W Grand Teton H100s (its docs: peak 'between SXM and NVL', i.e. 835-989 TFLOP/s, not "
-    "modelled as a clock), FSDP2 in eager mode without the per-layer prefetch tuning of Megatron, and TPS read at one "
+    "modelled as a clock), FSDP2 in eager mode without the per-layer prefetch tuning of Megatron (its op-level "
+    "checkpointing, every second torch.mm re-run, is modelled: 1-2 points), and TPS read at one "
     "iteration (the 90th); the async-TP row's TP overlap is modelled as fully hidden behind the GEMMs, its SM use as "
     "Transformer Engine's userbuffers defaults (PyTorch symmetric memory's kernels were not read)";
 const char* const kMoeCause =
