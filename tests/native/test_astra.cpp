@@ -114,7 +114,11 @@ INSTANTIATE_TEST_SUITE_P(
         AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
                   "net_h100_16_eff.yml"},
         AstraCase{"legacy_kernels_zbh1", false, "tp=2,pp=4,dp=2,batch=16,schedule=zbh1,recompute=selective",
-                  "net_h100_16_eff.yml", false, true}),
+                  "net_h100_16_eff.yml", false, true},
+        // torchtitan's op-level checkpointing: recompute nodes carrying a share of a fused GEMM, re-run all-gathers,
+        // with MoE (re-run all-to-alls) and ZeRO-3.
+        AstraCase{"op_checkpointing_moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8,recompute=op,zero=3",
+                  "net_test_8_2d.yml"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -45,8 +45,7 @@ TEST(OpCheckpointing, ReRunsEverySecondTorchMmOfALlamaBlock) {
     for (const char* spec : {"tp=1,dp=1,microbatch=1,batch=2,recompute=op", "tp=2,sp=1,dp=1,batch=2,recompute=op"}) {
         SCOPED_TRACE(spec);
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
-        const double T = static_cast<double>(job.par.microbatch) * m.seq, h = m.hidden, d = m.head_dim,
-                     tp = job.par.tp;
+        const double T = static_cast<double>(job.par.microbatch) * m.seq, h = m.hidden, d = m.head_dim, tp = job.par.tp;
         const double wk = 2 * T * h * (m.kv_heads * d / tp), wo = 2 * T * (m.heads * d / tp) * h,
                      w3 = 2 * T * h * (m.ffn / tp);
         EXPECT_NEAR(RecomputedMatmulFlops(job), m.layers * (wk + wo + w3), 1e-9 * m.layers * (wk + wo + w3));
@@ -69,13 +68,13 @@ TEST(OpCheckpointing, KeepsTheLayerInputAndTheSavedOutputs) {
     const sc::ModelConfig m = Model("llama3-8b.json");
     const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,dp=1,microbatch=2,batch=2,recompute=op"));
     const double T = 2.0 * m.seq, h = m.hidden, d = m.head_dim, a = m.heads, kv = m.kv_heads, f = m.ffn, tp = 2, w = 2;
-    const double expected = T / tp * h * w                 // input
-                            + T * (a + kv) * d / tp * w    // q, v
-                            + T * a * d / tp * w           // SDPA output
-                            + T * a / tp * 4               // log-sum-exp
-                            + T * f / tp * w               // w1
-                            + T * h * w                    // w2
-                            + 2 * T * h * w / tp;          // reduce-scatter outputs (attention, MLP)
+    const double expected = T / tp * h * w               // input
+                            + T * (a + kv) * d / tp * w  // q, v
+                            + T * a * d / tp * w         // SDPA output
+                            + T * a / tp * 4             // log-sum-exp
+                            + T * f / tp * w             // w1
+                            + T * h * w                  // w2
+                            + 2 * T * h * w / tp;        // reduce-scatter outputs (attention, MLP)
     EXPECT_DOUBLE_EQ(sc::SavedActivationBytes(job, DenseLayer(job), sc::Recompute::op), expected);
     // Between full recomputation (the input only) and none.
     EXPECT_GT(expected, sc::SavedActivationBytes(job, DenseLayer(job), sc::Recompute::full));
