@@ -98,7 +98,7 @@ void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
 }
 
 void PutOptions(std::string& out, const TrainingOptions& o) {
-    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 88,
+    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 96,
                   "TrainingOptions changed: key the new field here");
     Put(out, "overlap_dp", o.overlap_dp);
     Put(out, "overlap_pp", o.overlap_pp);
@@ -116,6 +116,7 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "dropout", o.kernels.dropout);
     Put(out, "scatter_gather", o.kernels.pp_scatter_gather);
     Put(out, "gaf", o.kernels.grad_accumulation_fusion);
+    Put(out, "fused_ew", o.kernels.fused_elementwise);
     Put(out, "tokens", o.tokens_to_train);
 }
 

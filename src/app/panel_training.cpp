@@ -178,6 +178,11 @@ static void DrawCluster(AppState& s) {
         changed |= ImGui::Checkbox("fused grad accumulation", &s.options.kernels.grad_accumulation_fusion);
         ImGui::SameLine();
         changed |= ImGui::Checkbox("PP scatter/gather", &s.options.kernels.pp_scatter_gather);
+        changed |= ImGui::Checkbox("fused elementwise", &s.options.kernels.fused_elementwise);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "off: PyTorch eager (torchtitan without torch.compile): RMSNorm, rotary and SwiGLU as "
+                "separate kernels through fp32 copies");
         static const AttentionKernel kKernels[] = {AttentionKernel::cudnn, AttentionKernel::flash3,
                                                    AttentionKernel::flash2};
         int k = 0;

@@ -67,7 +67,7 @@ int Trace(int argc, char** argv) {
             "usage: stagecraft trace --model FILE --parallel SPEC --out DIR [--format et|json] [--prefix trace] [--rank R]\n"
             "                        [--system SYSTEM] [--options ...]\n"
             "  --options: as for estimate; the kernel choices (flash_attention, dropout, grad_accumulation_fusion,\n"
-            "        pp_scatter_gather) change the traces' nodes, the rest how compute nodes are timed\n"
+            "        pp_scatter_gather, fused_elementwise) change the traces' nodes, the rest how compute nodes are timed\n"
             "  et:   DIR/<prefix>.<rank>.et for every rank (Chakra ET, as ASTRA-sim reads it) and DIR/<prefix>.json,\n"
             "        the communicator groups for --comm-group-configuration; compute nodes carry num_ops, tensor_size\n"
             "        and duration_micros timed on --system (default dgx-h100-superpod, its outermost network\n"

@@ -91,6 +91,13 @@ struct KernelChoices {
     // activation to the next stage over its own link and the receiving TP group all-gathers it (the trace's
     // `recv.*.tp_all_gather` nodes). Under sequence parallelism the boundary is already split.
     bool pp_scatter_gather = true;
+    // Elementwise work as fused kernels (Megatron-Core / Transformer Engine, or torch.compile). false: PyTorch eager,
+    // as torchtitan's Llama runs without torch.compile (torchtitan models/norms.py RMSNorm, models/llama/model.py
+    // apply_rotary_emb, repeat_kv, FeedForward): RMSNorm as eight kernels through fp32 copies, rotary embedding through
+    // fp32 complex views, GQA's K and V copied out to every query head, SwiGLU as silu then multiply; each
+    // kernel one pass over HBM, and their backward as PyTorch's autograd formulas run them (transformer_graph.cpp).
+    // LayerNorm and GeLU are single ATen kernels in eager too and do not change.
+    bool fused_elementwise = true;
 
     bool operator==(const KernelChoices&) const = default;
 };

@@ -139,6 +139,30 @@ struct Builder {
             {MakeOp(name + ".grad", OpKind::elementwise, Pass::backward, 2 * fpe * elems, (reads + 2) * elems * w)});
     }
 
+    // One kernel of PyTorch eager (KernelChoices::fused_elementwise = false): `bytes` read and written per element
+    // of `elems` (fp32 intermediates at 4), one FLOP each (a trace's compute node needs some: README "Conventions").
+    struct EagerKernel {
+        const char* name;
+        SymExpr elems;
+        SymExpr bytes;
+    };
+    // A module run as eager kernels: the forward ones (the first keeps `saved` bytes for the backward) and the ones
+    // autograd runs for their backward, in that order.
+    void Eager(const std::string& name, const std::vector<EagerKernel>& fwd, SymExpr saved,
+               const std::vector<EagerKernel>& bwd) {
+        for (size_t i = 0; i < fwd.size(); ++i) {
+            Op op = MakeOp(name + "." + fwd[i].name, OpKind::elementwise, Pass::forward, fwd[i].elems,
+                           fwd[i].elems * fwd[i].bytes);
+            if (i == 0) op.saved_bytes = saved.e;
+            blk->forward.push_back(op);
+        }
+        std::vector<Op> back;
+        for (const EagerKernel& k : bwd)
+            back.push_back(
+                MakeOp(name + "." + k.name, OpKind::elementwise, Pass::backward, k.elems, k.elems * k.bytes));
+        pending.push_back(std::move(back));
+    }
+
     // An op with its own forward and backward costs and the bytes it keeps for backward (`saved`).
     void Custom(const std::string& name, OpKind kind, SymExpr fwd_flops, SymExpr fwd_bytes, SymExpr saved,
                 SymExpr bwd_flops, SymExpr bwd_bytes) {
@@ -248,6 +272,85 @@ struct TransformerBuilder {
 
     SymExpr MlpParams(SymExpr ff) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; }
 
+    bool Eager() const { return !options.kernels.fused_elementwise; }
+
+    // A norm over `rows` tokens of h: one kernel, or torchtitan's RMSNorm in eager PyTorch (models/norms.py:
+    // `self._norm(x.float()).type_as(x) * self.weight`, `_norm` = `x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) +
+    // eps)`): eight kernels through fp32 copies, 4w + 28 bytes per element against the fused 2w. Autograd keeps the
+    // fp32 input and the output (4 + w), and its backward runs fourteen (8w + 76 bytes): the weight's mul
+    // (grad * weight; grad * output summed over tokens), the casts back, x * rsqrt's two products and the sum for
+    // rsqrt, the mean's expanded gradient, pow's `grad * (2 * x.pow(1))` (PyTorch's pow_backward: a copy, a scale,
+    // a product) and the sum of x's two gradients.
+    void Norm(const std::string& name, SymExpr rows) {
+        SymExpr E = rows * h;
+        if (!Eager() || m.norm != NormKind::rmsnorm) return B.Elementwise(name, E, norm_fpe, 1, E);
+        SymExpr R = rows;
+        B.Eager(name,
+                {{"to_fp32", E, w + 4.0},
+                 {"pow", E, B.C(8)},
+                 {"mean", E, B.C(4)},
+                 {"add_eps", R, B.C(8)},
+                 {"rsqrt", R, B.C(8)},
+                 {"mul_rstd", E, B.C(8)},
+                 {"to_act", E, w + 4.0},
+                 {"mul_weight", E, 2.0 * w}},
+                (w + 4.0) * E,
+                {{"mul_weight.grad", E, 2.0 * w},
+                 {"mul_weight.wgrad", E, 3.0 * w},
+                 {"mul_weight.wgrad_sum", E, w},
+                 {"to_act.grad", E, w + 4.0},
+                 {"mul_rstd.grad", E, B.C(8)},
+                 {"mul_rstd.rgrad", E, B.C(12)},
+                 {"mul_rstd.rgrad_sum", E, B.C(4)},
+                 {"rsqrt.grad", R, B.C(12)},
+                 {"mean.grad", E, B.C(4)},
+                 {"pow.grad.copy", E, B.C(8)},
+                 {"pow.grad.scale", E, B.C(8)},
+                 {"pow.grad.mul", E, B.C(12)},
+                 {"accumulate", E, B.C(12)},
+                 {"to_fp32.grad", E, w + 4.0}});
+    }
+
+    // Rotary embedding of `q` query and `k` key elements: one kernel, or torchtitan's apply_rotary_emb in eager
+    // (`view_as_complex(x.float())`, a complex multiply by freqs_cis, `.type_as(x)`): three kernels each way per
+    // tensor, 2w + 16 bytes per element against the fused 2w forward and 3w backward.
+    void Rotary(const std::string& name, SymExpr q, SymExpr k) {
+        if (!Eager()) return B.Elementwise(name, q + k, 3, 1, B.Zero());
+        B.Eager(name,
+                {{"q.to_fp32", q, w + 4.0},
+                 {"k.to_fp32", k, w + 4.0},
+                 {"q.mul_freqs", q, B.C(8)},
+                 {"k.mul_freqs", k, B.C(8)},
+                 {"q.to_act", q, w + 4.0},
+                 {"k.to_act", k, w + 4.0}},
+                B.Zero(),
+                {{"q.to_act.grad", q, w + 4.0},
+                 {"q.mul_freqs.grad", q, B.C(8)},
+                 {"q.to_fp32.grad", q, w + 4.0},
+                 {"k.to_act.grad", k, w + 4.0},
+                 {"k.mul_freqs.grad", k, B.C(8)},
+                 {"k.to_fp32.grad", k, w + 4.0}});
+    }
+
+    // Eager grouped-query attention: torchtitan's repeat_kv copies K and V out to every local query head
+    // (expand + reshape) before SDPA, which keeps the copies; autograd sums them back. Fused kernels read the
+    // shared heads in place.
+    void RepeatKv(const std::string& pre, SymExpr heads_elems, SymExpr kv_elems) {
+        if (!Eager() || m.kv_heads >= m.heads || m.is_mla()) return;
+        for (const char* t : {"k", "v"})
+            B.Eager(pre + "attn.repeat_kv." + t, {{"copy", heads_elems, w + w * kv_elems / heads_elems}},
+                    (heads_elems + -1.0 * kv_elems) * w, {{"copy.grad", heads_elems, w + w * kv_elems / heads_elems}});
+    }
+
+    // SwiGLU over `elems` intermediate elements: one kernel, or eager `F.silu(w1(x)) * w3(x)`: silu, then the
+    // product (5w against 3w); autograd keeps silu's output beside both GEMM outputs, and its backward runs the
+    // product's two factors and silu's gradient (9w against 4w).
+    void Swiglu(const std::string& name, SymExpr elems) {
+        if (!Eager()) return B.Elementwise(name, elems, 4, 2, 2.0 * elems);
+        B.Eager(name, {{"silu", elems, 2.0 * w}, {"mul", elems, 3.0 * w}}, 3.0 * elems * w,
+                {{"mul.grad_silu", elems, 3.0 * w}, {"mul.grad_up", elems, 3.0 * w}, {"silu.grad", elems, 3.0 * w}});
+    }
+
     // ---- embedding: vocab-parallel lookup (Megatron VocabParallelEmbedding) ----
     void Embedding() {
         B.Begin(BlockKind::embedding, B.C(0));
@@ -268,7 +371,7 @@ struct TransformerBuilder {
     // ---- attention of one layer: norm, Q/K/V projections (or MLA's), rotary, context-parallel K/V, the
     // causal core, output projection, residual ----
     void Attention(const std::string& pre) {
-        B.Elementwise(pre + "attn.norm", Tn * h, norm_fpe, 1, Tn * h);
+        Norm(pre + "attn.norm", Tn);
         B.TpEnter(pre + "attn", T * h);
         SymExpr dqk = d, dv = d;
         size_t qkv_op = 0;  // the forward op producing Q, K, V (they are kept: selective recomputation needs them)
@@ -304,8 +407,11 @@ struct TransformerBuilder {
                      {a * d / tp, kv * d / tp, kv * d / tp});  // wq, wk, wv
             qkv_op = g.blocks.back().forward.size() - 1;
         }
-        if (m.position == PositionKind::rotary)
-            B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * (m.is_mla() ? S(Sym::dr) : d), 3, 1, B.Zero());
+        if (m.position == PositionKind::rotary) {
+            if (m.is_mla()) B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * S(Sym::dr), 3, 1, B.Zero());
+            else Rotary(pre + "attn.rotary", T * a / tp * d, T * kv / tp * d);
+        }
+        if (!m.is_mla()) RepeatKv(pre, T * a / tp * d, T * kv / tp * d);
         // Context parallelism: every rank needs all keys and values of the sequence (ring attention
         // moves the same bytes as an all-gather; the backward returns dK, dV).
         SymExpr kv_heads_eff = m.is_mla() ? a : kv;
@@ -407,7 +513,7 @@ struct TransformerBuilder {
              const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
         if (m.mlp == MlpKind::swiglu) {
             B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input, {ff, ff});  // w1, w3
-            B.Elementwise(name + ".swiglu", tokens * ff, 4, 2, 2.0 * tokens * ff);
+            Swiglu(name + ".swiglu", tokens * ff);
         } else {
             B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups, first_input);
             B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
@@ -418,7 +524,7 @@ struct TransformerBuilder {
     // ---- the dense MLP of one layer: norm, TP-split MLP, residual ----
     void DenseMlp(const std::string& pre) {
         SymExpr f = S(Sym::f);
-        B.Elementwise(pre + "mlp.norm", Tn * h, norm_fpe, 1, Tn * h);
+        Norm(pre + "mlp.norm", Tn);
         B.TpEnter(pre + "mlp", T * h);
         Mlp(pre + "mlp", T, f / tp, &Tn);
         B.TpLeave(pre + "mlp", T * h);
@@ -435,7 +541,7 @@ struct TransformerBuilder {
         // T/tp tokens (validated: MoE with tp>1 requires sequence_parallel).
         SymExpr experts = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
         SymExpr Tm = T / tp;
-        B.Elementwise("moe.norm", Tm * h, norm_fpe, 1, Tm * h);
+        Norm("moe.norm", Tm);
         B.Weight("moe.router", h * experts, h * experts);
         B.Matmul("moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
         B.Elementwise("moe.topk", Tm * experts, 3, 1, Tm * k);
@@ -495,7 +601,7 @@ struct TransformerBuilder {
     // ---- head: final norm, vocab-parallel LM head and cross-entropy (Megatron) ----
     void Head() {
         B.Begin(BlockKind::head, boundary);
-        B.Elementwise("head.norm", Tn * h, norm_fpe, 1, Tn * h);
+        Norm("head.norm", Tn);
         B.Weight("head.norm", norm_params, norm_params);
         B.TpEnter("head", T * h);
         B.Matmul("head.logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);

@@ -45,10 +45,9 @@ constexpr BoolKey kOptionKeys[] = {
 
 // The framework's kernel switches, written only when they differ from TrainingOptions' defaults.
 constexpr BoolKey kKernelKeys[] = {
-    {"flash", &ConfigLink::flash_attention},
-    {"dropout", &ConfigLink::dropout},
-    {"gaf", &ConfigLink::grad_accumulation_fusion},
-    {"scatter_gather", &ConfigLink::pp_scatter_gather},
+    {"flash", &ConfigLink::flash_attention},        {"dropout", &ConfigLink::dropout},
+    {"gaf", &ConfigLink::grad_accumulation_fusion}, {"scatter_gather", &ConfigLink::pp_scatter_gather},
+    {"fused_ew", &ConfigLink::fused_elementwise},
 };
 
 constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr", "wrap"};

@@ -91,6 +91,7 @@ struct ConfigLink {
     bool grad_accumulation_fusion = KernelChoices{}.grad_accumulation_fusion;
     AttentionKernel attention_kernel = TrainingOptions{}.attention_kernel;
     bool pp_scatter_gather = KernelChoices{}.pp_scatter_gather;
+    bool fused_elementwise = KernelChoices{}.fused_elementwise;
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
 

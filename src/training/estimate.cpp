@@ -444,7 +444,8 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     Layout layout(job.par);
     if (!(opt.kernels == job.graph.kernels))
         throw Error("options",
-                    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion) differ from "
+                    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, "
+                    "pp_scatter_gather) differ from "
                     "the ones the job's graph was built with: build it with MakeJob(model, parallel, "
                     "options.kernels)");
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));

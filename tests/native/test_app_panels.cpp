@@ -167,6 +167,41 @@ TEST(AppPanels, FrameworkKernelsAreOptionsOfThePageAndTravelInTheLink) {
     EXPECT_EQ(sc::app::MirrorText(*other), report);
 }
 
+TEST(AppPanels, EagerElementwiseKernelsSlowTheStepAsInTheCliAndTravelInTheLink) {
+    // "fused elementwise" off: PyTorch eager's RMSNorm, rotary and SwiGLU kernels (the page opens on a Llama-style
+    // model, whose norms are RMSNorm), the same step as the CLI's --options fused_elementwise=off.
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    const double fused = p.app->estimate.step_seconds;
+    p.Click("Training on a cluster", "framework kernels");
+    p.Frames(2);
+    p.Click("Training on a cluster", "fused elementwise");
+    p.Frames(2);
+    EXPECT_FALSE(p.app->options.kernels.fused_elementwise);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    EXPECT_GT(p.app->estimate.step_seconds, fused);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";fused_ew=0;"), std::string::npos) << link;
+    const std::string model = (std::filesystem::temp_directory_path() / "sc-eager-model.json").string();
+    {
+        std::ofstream f(model);
+        f << sc::app::CurrentModelJson(*p.app);
+    }
+    const std::string system = p.app->systems[p.app->system_index].file;
+    const sctest::CliResult cli =
+        sctest::RunCli("estimate --json --allow-oom --model " + model + " --system presets/systems/" + system +
+                           " --parallel " + sc::app::CurrentParallelSpec(*p.app) + " --options fused_elementwise=off",
+                       false);
+    std::filesystem::remove(model);
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
+    EXPECT_NEAR(p.app->estimate.step_seconds, cli_step, 1e-9 * cli_step);
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_FALSE(other->options.kernels.fused_elementwise);
+}
+
 TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {
     // 16 stages and 2 microbatches: (p-1)/(m+p-1) = 15/17 of the step is fill and drain.
     const std::string split = "pp=16,dp=2,batch=4";

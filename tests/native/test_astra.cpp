@@ -69,10 +69,11 @@ struct AstraCase {
     bool fp8 = false;  // fp8 GEMMs: the trace carries Transformer Engine's cast/transpose nodes
     // Megatron-LM 2021's kernels: unfused attention, dropout masks, unfused gradient accumulation nodes.
     bool legacy_kernels = false;
+    bool eager = false;  // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
-    *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "") << c.spec
-        << " on " << c.net;
+    *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
+        << (c.eager ? "eager " : "") << c.spec << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -87,6 +88,7 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     sc::KernelChoices kernels;
     if (c.legacy_kernels)
         kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
+    kernels.fused_elementwise = !c.eager;
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -117,8 +119,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "net_h100_16_eff.yml", false, true},
         // torchtitan's op-level checkpointing: recompute nodes carrying a share of a fused GEMM, re-run all-gathers,
         // with MoE (re-run all-to-alls) and ZeRO-3.
-        AstraCase{"op_checkpointing_moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8,recompute=op,zero=3",
-                  "net_test_8_2d.yml"}),
+        AstraCase{"op_checkpointing_moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8,recompute=op,zero=3", "net_test_8_2d.yml"},
+        // PyTorch eager's RMSNorm, rotary, repeat_kv and SwiGLU kernels (the small MoE is Llama-shaped), pipelined.
+        AstraCase{"eager_moe", true, "tp=2,sp=1,ep=2,pp=2,dp=2,batch=8,zero=1", "net_test_8_2d.yml", false, false,
+                  true}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -28,6 +28,7 @@ ConfigLink Full() {
     l.overlap_dp = false, l.overlap_pp = false, l.overlap_tp = true, l.in_network_reduction = false;
     l.tokens = 3e11;
     l.flash_attention = false, l.dropout = true, l.grad_accumulation_fusion = false, l.pp_scatter_gather = false;
+    l.fused_elementwise = false;
     l.attention_kernel = sc::AttentionKernel::flash2;
     l.search_gpus = 1024;
     return l;
@@ -84,6 +85,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.dropout = true; },
              [](ConfigLink& l) { l.grad_accumulation_fusion = false; },
              [](ConfigLink& l) { l.pp_scatter_gather = false; },
+             [](ConfigLink& l) { l.fused_elementwise = false; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash3; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash2; },
              [](ConfigLink& l) { l.search_gpus = 1 << 24; },
@@ -149,12 +151,13 @@ TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
     EXPECT_FALSE(l.layers || l.precision || l.levels[0].bandwidth_gbps);
     EXPECT_TRUE(l.overlap_dp && l.overlap_pp && !l.overlap_tp && l.in_network_reduction);
     EXPECT_EQ(l.tokens, 0);
-    EXPECT_TRUE(l.flash_attention && !l.dropout && l.grad_accumulation_fusion && l.pp_scatter_gather);
+    EXPECT_TRUE(l.flash_attention && !l.dropout && l.grad_accumulation_fusion && l.pp_scatter_gather &&
+                l.fused_elementwise);
     EXPECT_EQ(l.attention_kernel, sc::TrainingOptions{}.attention_kernel);
     // The framework's kernels are written only when not the defaults, so links made before those keys existed
     // read and write as they did.
     const std::string text = EncodeConfigLink(DecodeConfigLink(kMinimal));
-    for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "attn_kernel="})
+    for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "attn_kernel="})
         EXPECT_EQ(text.find(key), std::string::npos) << key << " in " << text;
 }
 

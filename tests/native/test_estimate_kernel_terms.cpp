@@ -184,10 +184,11 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     ASSERT_GT(sc::TrainingKernelFloor(&Cal(), sys.accelerator).alpha_s, 0);
     sc::ModelConfig m = Model("llama3-8b.json");
     m.layers = 2, m.seq = 1024;
-    std::vector<sc::KernelChoices> choices(4);
+    std::vector<sc::KernelChoices> choices(5);
     choices[1].flash_attention = false;
     choices[2].flash_attention = false, choices[2].dropout = true, choices[2].grad_accumulation_fusion = false;
     choices[3].dropout = true, choices[3].grad_accumulation_fusion = false;
+    choices[4].fused_elementwise = false;
     for (const char* spec :
          {"tp=1,pp=1,dp=1,microbatch=1,batch=2", "tp=1,pp=1,dp=1,batch=2,recompute=full",
           "tp=1,pp=1,dp=1,batch=2,recompute=selective", "tp=1,pp=1,dp=1,batch=2,recompute=op",
@@ -197,7 +198,8 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
             for (size_t c = 0; c < choices.size(); ++c) {
                 const sc::KernelChoices& k = choices[c];
                 SCOPED_TRACE(std::string(spec) + " " + sc::NameOf(p) + (k.flash_attention ? " fused" : " unfused") +
-                             (k.dropout ? " dropout" : "") + (k.grad_accumulation_fusion ? "" : " unfused-accum"));
+                             (k.dropout ? " dropout" : "") + (k.grad_accumulation_fusion ? "" : " unfused-accum") +
+                             (k.fused_elementwise ? "" : " eager"));
                 m.precision.compute = p;
                 sc::TrainingOptions opt;
                 opt.kernels = k;

@@ -85,6 +85,7 @@ std::string CliCommand(const Row& r) {
     flag("dropout", r.opt.kernels.dropout, d.kernels.dropout);
     flag("pp_scatter_gather", r.opt.kernels.pp_scatter_gather, d.kernels.pp_scatter_gather);
     flag("grad_accumulation_fusion", r.opt.kernels.grad_accumulation_fusion, d.kernels.grad_accumulation_fusion);
+    flag("fused_elementwise", r.opt.kernels.fused_elementwise, d.kernels.fused_elementwise);
     if (r.opt.attention_kernel != d.attention_kernel)
         o += std::string(o.empty() ? "" : ",") + "attention_kernel=" + sc::NameOf(r.opt.attention_kernel);
     if (!o.empty()) c += " --options " + o;

@@ -256,6 +256,10 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     // Attention kernels: Transformer Engine's cuDNN attention in Megatron-Core, NeMo and AutoModel ("TE"); PyTorch
     // SDPA's FlashAttention-2 backend in torchtitan; llm-foundry's attn_impl "flash" (FlashAttention-2).
     if (Starts(key, "torchtitan_") || Starts(key, "llmfoundry_")) o.attention_kernel = sc::AttentionKernel::flash2;
+    // torchtitan without torch.compile ("FSDP (eager)"): PyTorch eager's RMSNorm, rotary and SwiGLU kernels.
+    const json& tech = r["parallel"]["techniques"];
+    if (Starts(key, "torchtitan_") && tech.is_string() && Has(tech.get<std::string>(), "eager"))
+        o.kernels.fused_elementwise = false;
     return o;
 }
 
@@ -337,8 +341,9 @@ const char* const kSmallModelCause =
     "and synchronisation costs and the lower efficiency of small GEMMs measured only on square shapes are not modelled";
 const char* const kTorchtitanCause =
     "torchtitan: 500 W Grand Teton H100s (its docs: peak 'between SXM and NVL', i.e. 835-989 TFLOP/s, not "
-    "modelled as a clock), FSDP2 in eager mode without the per-layer prefetch tuning of Megatron (its op-level "
-    "checkpointing, every second torch.mm re-run, is modelled: 1-2 points), and TPS read at one "
+    "modelled as a clock), FSDP2 without the per-layer prefetch tuning of Megatron (modelled: its op-level "
+    "checkpointing, every second torch.mm re-run, and on the two eager bf16 rows PyTorch eager's RMSNorm, rotary, "
+    "repeat_kv and SwiGLU kernels), and TPS read at one "
     "iteration (the 90th); the async-TP row's TP overlap is modelled as fully hidden behind the GEMMs, its SM use as "
     "Transformer Engine's userbuffers defaults (PyTorch symmetric memory's kernels were not read)";
 const char* const kMoeCause =
