@@ -62,7 +62,8 @@ TEST(EagerKernels, RmsNormIsEightKernelsThroughFp32AndFourteenBack) {
 TEST(EagerKernels, RotaryThroughFp32ComplexViewsAndKvCopiedToEveryHead) {
     const sc::Job eager = LlamaJob(false);
     const double T = 2.0 * 8192, d = 128, Q = T * 32 * d, K = T * 8 * d, w = 2;
-    const Sums f = Module(eager, "attn.rotary", sc::Pass::forward), b = Module(eager, "attn.rotary", sc::Pass::backward);
+    const Sums f = Module(eager, "attn.rotary", sc::Pass::forward),
+               b = Module(eager, "attn.rotary", sc::Pass::backward);
     EXPECT_EQ(f.kernels, 6);
     EXPECT_DOUBLE_EQ(f.bytes, (2 * w + 16) * (Q + K));
     EXPECT_DOUBLE_EQ(b.bytes, (2 * w + 16) * (Q + K));
