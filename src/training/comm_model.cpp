@@ -89,7 +89,7 @@ double TorusShare(const System& sys, const Layout& layout, GroupKind kind, size_
 
 }  // namespace
 
-CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal)
+CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal, bool expert_groups)
     : sys_(sys), inr_(inr) {
     if (sys.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
     if (layout.world() > sys.TotalAccelerators())
@@ -98,12 +98,12 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
     for (int k = 0; k < static_cast<int>(GroupKind::count); ++k) {
         GroupKind kind = static_cast<GroupKind>(k);
         size_[k] = layout.GroupSize(kind);
-        if (size_[k] <= 1) continue;
+        if (size_[k] <= 1 || (!expert_groups && (kind == GroupKind::ep || kind == GroupKind::edp))) continue;
         per_level_[k] = WorstPlacedGroup(sys, layout, kind);
     }
     while (torus_levels_ < sys.levels.size() && sys.levels[torus_levels_].kind == LevelKind::torus) ++torus_levels_;
     for (int k = 0; k < static_cast<int>(GroupKind::count) && torus_levels_ > 0; ++k) {
-        if (size_[k] <= 1) continue;
+        if (size_[k] <= 1 || per_level_[k].empty()) continue;
         for (size_t l = 0; l < torus_levels_; ++l)
             torus_share_[k].push_back(TorusShare(sys, layout, static_cast<GroupKind>(k), l));
         torus_[k] = MakeTorusPart(static_cast<GroupKind>(k));
@@ -211,6 +211,9 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
     const int n = size_[static_cast<int>(group)];
     if (n <= 1 || bytes <= 0) return 0;
     const std::vector<int>& m = per_level_[static_cast<int>(group)];
+    if (m.empty())
+        throw Error("internal", std::string("a collective on the ") + NameOf(group) +
+                                    " group of a communication model built without expert groups");
     double t = 0, share = bytes;
     int inner = 1;  // members in one domain of the previous level
     size_t l = 0;

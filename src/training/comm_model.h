@@ -37,8 +37,11 @@ namespace sc {
 
 class CommModel {
 public:
-    CommModel(const System& sys, const Layout& layout, bool in_network_reduction,
-              const CalibrationTable* cal = nullptr);
+    // `expert_groups`: place the expert groups (ep, edp) too. A model without experts has no collective on them, and
+    // placing a dense model's tp*cp*dp-rank edp groups was most of a layout search's time; Seconds refuses a
+    // collective on a group that was not placed.
+    CommModel(const System& sys, const Layout& layout, bool in_network_reduction, const CalibrationTable* cal = nullptr,
+              bool expert_groups = true);
     double Seconds(CollectiveType type, GroupKind group, double bytes) const;
     double P2PSeconds(double bytes) const;  // one pipeline send between neighbouring stages
     // Members of one group of `group` inside one domain of each level (innermost first).

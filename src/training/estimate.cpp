@@ -449,7 +449,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
                     "the ones the job's graph was built with: build it with MakeJob(model, parallel, "
                     "options.kernels)");
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
-    CommModel net(sys, layout, opt.in_network_reduction, cal);
+    CommModel net(sys, layout, opt.in_network_reduction, cal, job.model.is_moe());
     const UserbufferConfig* userbuffers = UserbuffersOf(job, opt, kernels, cm.sm_count());
 
     // The per-kernel fixed cost from the accelerator's calibration (none without a calibration table or a floor

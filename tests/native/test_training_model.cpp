@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/calibration.h"
+#include "config/error.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
 #include "graph/model_stats.h"
@@ -260,6 +261,22 @@ TEST(TrainingModel, FullFlatIsNeverSlowerThanTwoTier) {
                 strictly += tf < t2 * 0.99;
             }
     EXPECT_GT(strictly, 10);
+}
+
+TEST(TrainingModel, ACommModelWithoutExpertGroupsTimesTheRestAlikeAndRefusesThem) {
+    // A dense model's estimate builds its communication model without placing the expert groups (its tp*cp*dp-rank
+    // edp groups were most of a layout search's time): every other group times the same, and a collective on an
+    // unplaced group is an error, not a silent zero.
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    const sc::Layout layout(sc::ParseParallelSpec("tp=4,pp=2,dp=16,cp=2"));
+    const sc::CommModel all(sys, layout, true, &Cal()), dense(sys, layout, true, &Cal(), false);
+    for (sc::GroupKind k : {sc::GroupKind::tp, sc::GroupKind::cp, sc::GroupKind::dp})
+        for (sc::CollectiveType t : {sc::CollectiveType::all_reduce, sc::CollectiveType::all_gather})
+            EXPECT_EQ(dense.Seconds(t, k, 1e8), all.Seconds(t, k, 1e8)) << sc::NameOf(k);
+    EXPECT_EQ(dense.P2PSeconds(1e8), all.P2PSeconds(1e8));
+    EXPECT_GT(all.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::edp, 1e8), 0);
+    EXPECT_THROW(dense.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::edp, 1e8), sc::Error);
+    EXPECT_EQ(dense.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::edp, 0), 0);  // nothing to move
 }
 
 TEST(TrainingModel, ScaleUpCollectivesFollowTheMeasuredCurve) {
