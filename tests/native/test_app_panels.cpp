@@ -130,22 +130,24 @@ TEST(AppPanels, ATorusLevelTogglesWraparoundAndTheLinkCarriesIt) {
     EXPECT_NE(e.find("net.1.inr"), std::string::npos) << e;
 }
 
-TEST(AppPanels, FrameworkKernelsAreOptionsOfThePageAndTravelInTheLink) {
-    // The Training panel's "framework kernels": unfused attention (Megatron-LM 2021) slows the step as the CLI's
-    // --options flash_attention=off does, and the link carries it to another page, which shows the same report.
+// One "framework kernels" checkbox of the Training panel turned off: the step slows as the CLI's `--options
+// <option>=off` makes it, and the link carries `<link_key>=0` to another page, which shows the same report.
+void KernelCheckboxMatchesTheCliAndTravelsInTheLink(const char* label, const char* option, const char* link_key,
+                                                    bool sc::KernelChoices::*choice) {
+    SCOPED_TRACE(label);
     Page p;
     p.Frames(2);
     ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    const double fused = p.app->estimate.step_seconds;
+    const double before = p.app->estimate.step_seconds;
     p.Click("Training on a cluster", "framework kernels");
     p.Frames(2);
-    p.Click("Training on a cluster", "fused attention");
+    p.Click("Training on a cluster", label);
     p.Frames(2);
-    EXPECT_FALSE(p.app->options.kernels.flash_attention);
+    EXPECT_FALSE(p.app->options.kernels.*choice);
     ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    EXPECT_GT(p.app->estimate.step_seconds, fused);
+    EXPECT_GT(p.app->estimate.step_seconds, before);
     const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(";flash=0;"), std::string::npos) << link;
+    EXPECT_NE(link.find(std::string(";") + link_key + "=0;"), std::string::npos) << link;
     const std::string model = (std::filesystem::temp_directory_path() / "sc-kernels-model.json").string();
     {
         std::ofstream f(model);
@@ -154,7 +156,7 @@ TEST(AppPanels, FrameworkKernelsAreOptionsOfThePageAndTravelInTheLink) {
     const std::string system = p.app->systems[p.app->system_index].file;
     const sctest::CliResult cli =
         sctest::RunCli("estimate --json --allow-oom --model " + model + " --system presets/systems/" + system +
-                           " --parallel " + sc::app::CurrentParallelSpec(*p.app) + " --options flash_attention=off",
+                           " --parallel " + sc::app::CurrentParallelSpec(*p.app) + " --options " + option + "=off",
                        false);
     std::filesystem::remove(model);
     ASSERT_EQ(cli.status, 0) << cli.out;
@@ -163,43 +165,21 @@ TEST(AppPanels, FrameworkKernelsAreOptionsOfThePageAndTravelInTheLink) {
     const std::string report = sc::app::MirrorText(*p.app);
     App other = pagetest::OpenPage();
     ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    EXPECT_FALSE(other->options.kernels.flash_attention);
+    EXPECT_FALSE(other->options.kernels.*choice);
     EXPECT_EQ(sc::app::MirrorText(*other), report);
 }
 
+TEST(AppPanels, FrameworkKernelsAreOptionsOfThePageAndTravelInTheLink) {
+    // Unfused attention (Megatron-LM 2021).
+    KernelCheckboxMatchesTheCliAndTravelsInTheLink("fused attention", "flash_attention", "flash",
+                                                   &sc::KernelChoices::flash_attention);
+}
+
 TEST(AppPanels, EagerElementwiseKernelsSlowTheStepAsInTheCliAndTravelInTheLink) {
-    // "fused elementwise" off: PyTorch eager's RMSNorm, rotary and SwiGLU kernels (the page opens on a Llama-style
-    // model, whose norms are RMSNorm), the same step as the CLI's --options fused_elementwise=off.
-    Page p;
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    const double fused = p.app->estimate.step_seconds;
-    p.Click("Training on a cluster", "framework kernels");
-    p.Frames(2);
-    p.Click("Training on a cluster", "fused elementwise");
-    p.Frames(2);
-    EXPECT_FALSE(p.app->options.kernels.fused_elementwise);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    EXPECT_GT(p.app->estimate.step_seconds, fused);
-    const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(";fused_ew=0;"), std::string::npos) << link;
-    const std::string model = (std::filesystem::temp_directory_path() / "sc-eager-model.json").string();
-    {
-        std::ofstream f(model);
-        f << sc::app::CurrentModelJson(*p.app);
-    }
-    const std::string system = p.app->systems[p.app->system_index].file;
-    const sctest::CliResult cli =
-        sctest::RunCli("estimate --json --allow-oom --model " + model + " --system presets/systems/" + system +
-                           " --parallel " + sc::app::CurrentParallelSpec(*p.app) + " --options fused_elementwise=off",
-                       false);
-    std::filesystem::remove(model);
-    ASSERT_EQ(cli.status, 0) << cli.out;
-    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
-    EXPECT_NEAR(p.app->estimate.step_seconds, cli_step, 1e-9 * cli_step);
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    EXPECT_FALSE(other->options.kernels.fused_elementwise);
+    // PyTorch eager's RMSNorm, rotary and SwiGLU kernels (the page opens on a Llama-style model, whose norms are
+    // RMSNorm).
+    KernelCheckboxMatchesTheCliAndTravelsInTheLink("fused elementwise", "fused_elementwise", "fused_ew",
+                                                   &sc::KernelChoices::fused_elementwise);
 }
 
 TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {
