@@ -14,11 +14,7 @@ TraceSnapshot SnapshotTrace(const Request& r) {
 }
 
 TraceSnapshot SnapshotTrace(const Request& r, Job job) {
-    if (!(job.graph.kernels == r.options.kernels))
-        throw Error("options",
-                    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, "
-                    "pp_scatter_gather) differ from "
-                    "the ones the job's graph was built with");
+    if (!(job.graph.kernels == r.options.kernels)) throw Error("options", kKernelChoicesDiffer);
     TraceSnapshot snap{std::move(job), std::nullopt, std::nullopt, r.options};
     // Grown to the job's ranks when it has fewer (its outermost level), as `estimate --gpus` does; unchanged
     // when it already holds them (the CLI has built its cluster for the job already).

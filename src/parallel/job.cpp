@@ -61,6 +61,16 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p, const KernelChoices& 
     return job;
 }
 
+double RecomputeShare(const Job& job, const Op& op) {
+    switch (job.par.recompute) {
+        case Recompute::none: return 0;
+        case Recompute::selective: return op.selective ? 1 : 0;
+        case Recompute::full: return 1;
+        case Recompute::op: return job.V(op.sac_rerun);
+    }
+    return 0;
+}
+
 double HeldParams(const Job& job, const Weight& w) {
     if (w.tied && job.par.pp == 1) return 0;
     return job.V(w.numel_per_rank);

@@ -58,6 +58,17 @@ inline double GradAccumulationBytesPerParam(const PrecisionConfig& p) {
     return 2 * BytesOf(p.grad) + BytesOf(p.compute);
 }
 
+// The share of forward op `op` of a layer block that runs again before its backward under the job's recomputation:
+// all of it (full), the attention core (selective), what op-level checkpointing's policy re-runs (op:
+// Op::sac_rerun), nothing (none). The estimate and the trace's `recompute.` nodes both read it.
+double RecomputeShare(const Job& job, const Op& op);
+
+// What EstimateTraining and SnapshotTrace say when a job's graph was built with other kernel choices than the
+// options'.
+constexpr const char* kKernelChoicesDiffer =
+    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, pp_scatter_gather) "
+    "differ from the ones the job's graph was built with: build it with MakeJob(model, parallel, options.kernels)";
+
 // The blocks of virtual stage g, in forward order, each with its first layer index (for names).
 struct StageBlock {
     const Block* block;

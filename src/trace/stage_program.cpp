@@ -329,12 +329,9 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                 if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
                 std::string pre = B.Prefix(sb);
                 if (sb.layer >= 0 && p.recompute != Recompute::none)
-                    for (const Op& op : sb.block->forward) {
-                        const double share = p.recompute == Recompute::op                     ? job.V(op.sac_rerun)
-                                             : p.recompute == Recompute::full || op.selective ? 1.0
-                                                                                              : 0.0;
-                        if (share > 0) B.EmitOp(op, NodeRole::recompute, pre + "recompute.", share);
-                    }
+                    for (const Op& op : sb.block->forward)
+                        if (const double share = RecomputeShare(job, op); share > 0)
+                            B.EmitOp(op, NodeRole::recompute, pre + "recompute.", share);
                 for (const Op& op : sb.block->backward)
                     if (!split || !op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
                 if (!split) B.EmitGradAccumulation(sb), sync_grads(sb, step);

@@ -101,10 +101,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     };
     for (const Op& op : b.forward) {
         run(op, t.fwd, t.fwd_comm, true);
-        if (layer && (rc == Recompute::full || (rc == Recompute::selective && op.selective)))
-            run(op, t.rec, t.rec_comm, true);
-        if (layer && rc == Recompute::op)
-            if (const double share = job.V(op.sac_rerun); share > 0) run(op, t.rec, t.rec_comm, true, share);
+        if (!layer || rc == Recompute::none) continue;
+        if (const double share = RecomputeShare(job, op); share > 0) run(op, t.rec, t.rec_comm, true, share);
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;
@@ -442,12 +440,7 @@ void FillEnergy(const System& sys, const TrainingOptions& opt, int world, Traini
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
                                   const TrainingOptions& opt, const TpOverlapKernels& kernels) {
     Layout layout(job.par);
-    if (!(opt.kernels == job.graph.kernels))
-        throw Error("options",
-                    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, "
-                    "pp_scatter_gather) differ from "
-                    "the ones the job's graph was built with: build it with MakeJob(model, parallel, "
-                    "options.kernels)");
+    if (!(opt.kernels == job.graph.kernels)) throw Error("options", kKernelChoicesDiffer);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     CommModel net(sys, layout, opt.in_network_reduction, cal, job.model.is_moe());
     const UserbufferConfig* userbuffers = UserbuffersOf(job, opt, kernels, cm.sm_count());
