@@ -34,7 +34,7 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
 
     // Per block kind, once: its saved activations (under the job's recomputation and, for the recompute
     // working set, under none) and the parameters this rank holds. Summed below in the order the stage
-    // runs its blocks, so the totals equal a block-by-block walk.
+    // runs its blocks; every term is a whole number of bytes (parameters), so the totals equal a block-by-block walk.
     struct KindCost {
         bool done = false;
         double act = 0, act_none = 0, dense = 0, expert = 0;
@@ -65,10 +65,8 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
         auto add = [&](BlockKind k, int times) {
             if (times <= 0) return;
             const KindCost& kc = cost(k);
-            for (int i = 0; i < times; ++i) {
-                dense += kc.dense, expert += kc.expert;
-                chunk_act[c] += kc.act;
-            }
+            dense += times * kc.dense, expert += times * kc.expert;  // whole bytes: exact as a block-by-block sum
+            chunk_act[c] += times * kc.act;
             largest_block = std::max(largest_block, kc.dense + kc.expert);
             if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none);
         };

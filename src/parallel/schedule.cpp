@@ -91,6 +91,13 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
     // chunk changes they move linearly, so each stretch peaks at one of its ends.
     const int v = p.vstages, pp = p.pp, P = pp * v, total = M * v;
     const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+    // Chunks of equal size (every stage but the ends when the layers divide evenly): each steady-state pair
+    // adds and frees the same bytes, so the peak is the warm-up plus one forward. Same value as the walk below.
+    if (std::all_of(chunk_act + 1, chunk_act + v, [&](double a) { return a == chunk_act[0]; })) {
+        const int n = warmup + (total > warmup ? 1 : 0);
+        if (n > 0 && chunk_act[0] > 0) peak.bytes = n * chunk_act[0], peak.inflight = n;
+        return peak;
+    }
     double period = 0;
     for (int c = 0; c < v; ++c) period += pp * chunk_act[c];
     // Warm-up: forwards only, the running sum only grows (every chunk holds at least one layer).

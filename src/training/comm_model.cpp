@@ -134,6 +134,17 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
     }
 }
 
+const CommModel& CommModelCache::For(const System& sys, const ParallelConfig& p, bool inr, const CalibrationTable* cal,
+                                     bool expert_groups) {
+    Key k{&sys, cal, p.tp, p.cp, p.dp, p.pp, p.ep, p.etp, p.order, inr, expert_groups};
+    if (!model_ || !(k == key_)) {
+        model_.reset();  // a failed build leaves no model behind
+        model_.emplace(sys, Layout(p), inr, cal, expert_groups);
+        key_ = std::move(k);
+    }
+    return *model_;
+}
+
 const CollectiveCurve* CommModel::ScaleUpCurve(CollectiveType type) const {
     switch (type) {
         case CollectiveType::all_reduce:

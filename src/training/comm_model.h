@@ -26,6 +26,8 @@
 // training on Google TPUs", MLSys, Sec. 3.2). All-to-all crosses k/4 links on average along a dimension of k.
 #pragma once
 #include <array>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "config/calibration.h"
@@ -78,6 +80,28 @@ private:
     const CollectiveCurve* nvls_ar_ = nullptr;
     const CollectiveCurve* ag_ = nullptr;
     const CollectiveCurve* rs_ = nullptr;
+};
+
+// The comm model of the last arrangement of ranks asked for, built again only when that arrangement changes: a
+// layout search asks for hundreds of thousands of layouts, most of them differing from the one before only in
+// microbatch, schedule, recomputation or ZeRO stage, none of which moves a rank (placing the groups was a sixth
+// of its time). The same model a fresh CommModel would be: the key holds everything the constructor reads.
+class CommModelCache {
+public:
+    const CommModel& For(const System& sys, const ParallelConfig& p, bool in_network_reduction,
+                         const CalibrationTable* cal, bool expert_groups);
+
+private:
+    struct Key {
+        const System* sys = nullptr;
+        const CalibrationTable* cal = nullptr;
+        int tp = 0, cp = 0, dp = 0, pp = 0, ep = 0, etp = 0;
+        std::string order;
+        bool inr = false, expert_groups = false;
+        bool operator==(const Key&) const = default;
+    };
+    Key key_;
+    std::optional<CommModel> model_;
 };
 
 }  // namespace sc

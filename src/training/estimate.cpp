@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 
 #include "config/error.h"
@@ -438,11 +439,12 @@ void FillEnergy(const System& sys, const TrainingOptions& opt, int world, Traini
 }  // namespace
 
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt, const TpOverlapKernels& kernels) {
-    Layout layout(job.par);
+                                  const TrainingOptions& opt, const TpOverlapKernels& kernels, CommModelCache* comm) {
     if (!(opt.kernels == job.graph.kernels)) throw Error("options", kKernelChoicesDiffer);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
-    CommModel net(sys, layout, opt.in_network_reduction, cal, job.model.is_moe());
+    std::optional<CommModel> own;
+    const CommModel& net = comm ? comm->For(sys, job.par, opt.in_network_reduction, cal, job.model.is_moe())
+                                : own.emplace(sys, Layout(job.par), opt.in_network_reduction, cal, job.model.is_moe());
     const UserbufferConfig* userbuffers = UserbuffersOf(job, opt, kernels, cm.sm_count());
 
     // The per-kernel fixed cost from the accelerator's calibration (none without a calibration table or a floor
@@ -461,9 +463,9 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     e.step.kernel_fixed += casts * bneck.fp8_quant_fixed;
     e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
 
-    FillThroughput(job, sys, stages, cm, layout.world(), e);
+    FillThroughput(job, sys, stages, cm, job.par.world(), e);
     FillMemory(job, sys, e);
-    FillEnergy(sys, opt, layout.world(), e);
+    FillEnergy(sys, opt, job.par.world(), e);
     return e;
 }
 

@@ -10,6 +10,7 @@
 #include "config/hardware_config.h"
 #include "parallel/job.h"
 #include "parallel/memory.h"
+#include "training/comm_model.h"
 #include "training/comm_sms.h"
 #include "training/training_options.h"
 
@@ -99,7 +100,10 @@ struct TrainingEstimate {
 };
 
 // `kernels`: how the TP overlap runs (opt.overlap_tp), for the SMs its kernels hold (training/comm_sms.h).
+// `comm`: where to keep the comm model between calls on the same system (the layout search); the estimate is the
+// same with or without it.
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt, const TpOverlapKernels& kernels = {});
+                                  const TrainingOptions& opt, const TpOverlapKernels& kernels = {},
+                                  CommModelCache* comm = nullptr);
 
 }  // namespace sc

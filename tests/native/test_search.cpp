@@ -323,6 +323,43 @@ TEST(FastPaths, InterleavedPeakEqualsTheWalkForUnevenChunks) {
     EXPECT_GT(checked, 300);
 }
 
+TEST(FastPaths, CommModelCacheEqualsAFreshModel) {
+    // The search keeps one comm model while only microbatch, schedule, recomputation or ZeRO change; every other
+    // field it reads (degrees, expert split, rank order, in-network reduction) must rebuild it, and a layout that
+    // does not fit the system must not leave the previous model behind.
+    const sc::System& sys = H100().sys;
+    const sc::CalibrationTable* cal = &H100().cal;
+    sc::CommModelCache cache;
+    int compared = 0;
+    const char* specs[] = {"tp=8,dp=16,pp=4,ep=8",      "tp=8,dp=16,pp=4,ep=8,microbatch=2,zero=1",
+                           "tp=8,dp=16,pp=4,ep=16",     "tp=8,dp=16,pp=4,ep=8,etp=8",
+                           "tp=4,cp=2,dp=16,pp=4,ep=8", "tp=8,dp=16,pp=4,ep=8,order=dp-tp-cp-pp",
+                           "tp=8,dp=16,pp=4,ep=8",      "tp=8,dp=4096,pp=4"};
+    for (bool inr : {false, true})
+        for (const char* spec : specs) {
+            const sc::ParallelConfig p = sc::ParseParallelSpec(spec);
+            if (p.world() > sys.TotalAccelerators()) {
+                EXPECT_THROW(cache.For(sys, p, inr, cal, true), sc::Error) << spec;
+                continue;
+            }
+            const sc::CommModel& cached = cache.For(sys, p, inr, cal, true);
+            const sc::CommModel fresh(sys, sc::Layout(p), inr, cal, true);
+            for (int k = 0; k < static_cast<int>(sc::GroupKind::embed); ++k) {
+                const auto g = static_cast<sc::GroupKind>(k);
+                EXPECT_EQ(cached.GroupSize(g), fresh.GroupSize(g)) << spec;
+                EXPECT_EQ(cached.MembersPerLevel(g), fresh.MembersPerLevel(g)) << spec;
+                if (fresh.GroupSize(g) <= 1) continue;
+                for (auto type :
+                     {sc::CollectiveType::all_reduce, sc::CollectiveType::all_gather, sc::CollectiveType::all_to_all}) {
+                    EXPECT_EQ(cached.Seconds(type, g, 64e6), fresh.Seconds(type, g, 64e6)) << spec;
+                    ++compared;
+                }
+            }
+            EXPECT_EQ(cached.P2PSeconds(1e6), fresh.P2PSeconds(1e6)) << spec;
+        }
+    EXPECT_GT(compared, 40);
+}
+
 TEST(FastPaths, BlockCountsMatchTheBlockList) {
     sc::ModelConfig m = sctest::SmallMoe();
     m.layers = 11;
