@@ -46,8 +46,8 @@ struct TrainingOptions {
     // curve of that kernel on the accelerator (presets/calibration/measured.json "attention", by sequence length
     // and head dimension), else attention_efficiency / the fallback. cudnn: Transformer Engine's default in
     // Megatron-Core and NeMo; flash2: PyTorch SDPA's flash backend (torchtitan, llm-foundry); flash3: Dao's
-    // FlashAttention-3. cuDNN's backward was not measured: FlashAttention-3's stands in (both are Hopper
-    // warp-specialised kernels; cuDNN's forward is within 7% of FA3's over 512-16k tokens in the same figure).
+    // FlashAttention-3. Where cuDNN's backward has no curve, FlashAttention-3's stands in (both are Hopper
+    // warp-specialised kernels; on H100 the FA3 paper's backward panels put cuDNN 3-9% below FA3 over 512-16k).
     AttentionKernel attention_kernel = AttentionKernel::cudnn;
 
     double tokens_to_train = 0;  // for time-to-train; 0: not reported

@@ -537,7 +537,7 @@ TEST(HardwareCalibration, AttentionPointsAreMeasured) {
 
 TEST(HardwareCalibration, AttentionLookups) {
     const sc::CalibrationTable& t = Table();
-    // Causal forward exists for FA2/FA3 at head dim 128; cuDNN has only the non-causal forward; no backward.
+    // Causal forward exists for FA2/FA3 at head dim 128; cuDNN has only non-causal curves; no causal backward.
     const sc::AttentionCurve* f3 = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::flash3, true, true, 128);
     ASSERT_NE(f3, nullptr);
     EXPECT_TRUE(f3->causal);
@@ -546,7 +546,15 @@ TEST(HardwareCalibration, AttentionLookups) {
     const sc::AttentionCurve* cu = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::cudnn, true, true, 128);
     ASSERT_NE(cu, nullptr);
     EXPECT_FALSE(cu->causal);
-    EXPECT_EQ(sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::cudnn, false, true, 128), nullptr);
+    const sc::AttentionCurve* cub = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::cudnn, false, true, 128);
+    ASSERT_NE(cub, nullptr);  // the FA3 paper's backward panel, cuDNN bars (data/calibration.json)
+    EXPECT_FALSE(cub->causal);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(cub->efficiency, 8192), 0.524);
+    const sc::AttentionCurve* cub64 =
+        sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::cudnn, false, true, 64);
+    ASSERT_NE(cub64, nullptr);
+    EXPECT_EQ(cub64->head_dim, 64);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(cub64->efficiency, 512), 0.269);
     // Nearest head dimension: 192 (MLA's q/k) takes the 256 or 128 curve, never 64.
     const sc::AttentionCurve* b = sc::FindAttentionCurve(t, "h100-sxm", sc::AttentionKernel::flash2, false, true, 100);
     ASSERT_NE(b, nullptr);

@@ -190,8 +190,8 @@ Row Narayanan(const json& r) {
     const double B = row.par.batch, s = m["seq"], l = m["layers"], h = m["hidden"], V = m["vocab"];
     ConvertTflops(row, r["measured"]["tflops_per_gpu"], Eq3Flops(B, s, l, h, V), r["system"]["count"]);
     const char* const pp1_cause =
-        "the Table 1 runs without pipelining (PP1, PyTorch DDP, microbatch 8-16, s/h = 0.3-0.9) run 10-16% slower "
-        "than predicted while the other 25 Megatron-LM rows of the same code and cluster are within 7%; in the model "
+        "the Table 1 runs without pipelining (PP1, PyTorch DDP, microbatch 8-16, s/h = 0.3-0.9) run slower than "
+        "predicted while the other Megatron-LM rows of the same code and cluster are close (their rows above); in the model "
         "the unfused s x s attention passes are 25-37% of the three smallest runs' layer time, far more than for the "
         "larger models, and whatever these runs lose (the unfused softmax/dropout kernels below the STREAM-copy "
         "bandwidth assumed, or per-kernel overheads of PyTorch DDP at microbatch 16) is not modelled";
@@ -292,8 +292,8 @@ std::vector<Row> KorthikantiAbstract(const json& r) {
 // 280) but MT-NLG's DeepSpeed run takes 60.1 s / 240 = 250 ms per microbatch (219 ms without its larger
 // bubble), and BLOOM's Megatron-DeepSpeed run is 18% slower than predicted too.
 const char* const kDeepSpeedReason =
-    "DeepSpeed pipeline-engine runs (MT-NLG, BLOOM) are 18-23% slower than predicted, while Megatron-LM runs of the "
-    "same model size on the same cluster (narayanan2021_t1_529.6B, korthikanti2022_t5_turing-530B) are within 7%: "
+    "DeepSpeed pipeline-engine runs (MT-NLG, BLOOM) are slower than predicted, while Megatron-LM runs of the same "
+    "model size on the same cluster (narayanan2021_t1_529.6B, korthikanti2022_t5_turing-530B) are close: "
     "the engine's own costs (blocking p2p over broadcast groups, per-microbatch Python scheduling, the BF16 "
     "optimizer's fp32 gradient handling beyond its accumulation) are not modelled";
 
@@ -407,7 +407,7 @@ Row Nemo(const json& r) {
     row.cause =
         "FP8 on H100: the model runs the GEMMs at the cuBLASLt FP8 microbenchmark rate (0.6-0.7 of the FP8 peak), keeps "
         "activations and their traffic in bf16 and charges Transformer Engine's cast and transpose passes, the "
-        "16-bit LM head and the SMs its TP-overlap kernels take, and is still 16-31% fast: the same gap as the BF16 "
+        "16-bit LM head and the SMs its TP-overlap kernels take, and is still fast: the same gap as the BF16 "
         "runs of the second set (the DGX Cloud FP8 rows sit within a few points of their BF16 twins), i.e. the H100 "
         "generation gap described there";
     return row;
