@@ -76,9 +76,13 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
     r.preset = IndexOf(s.presets, l.model);
     if (r.preset < 0)
         throw Error("model", "no model preset \"" + l.model + "\" on this page; it has " + Ids(s.presets));
-    if (!s.presets[r.preset].config.is_moe())
+    if (!s.presets[r.preset].config.is_moe()) {
         for (const auto& [key, v] : {std::pair{"experts", l.experts}, {"top_k", l.top_k}, {"expert_ffn", l.expert_ffn}})
             if (v) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
+        if (l.load_imbalance)
+            throw Error("load_imbalance",
+                        "\"" + l.model + "\" is not a mixture-of-experts model, so it has no load_imbalance");
+    }
     if (!l.system.empty()) {
         r.system = IndexOf(s.systems, l.system);
         if (r.system < 0)
@@ -129,6 +133,7 @@ std::string LinkState(const AppState& s) {
     l.experts = IfEdited(m.moe.experts, b.moe.experts);
     l.top_k = IfEdited(m.moe.top_k, b.moe.top_k);
     l.expert_ffn = IfEdited(m.moe.expert_ffn, b.moe.expert_ffn);
+    l.load_imbalance = IfEdited(m.moe.load_imbalance, b.moe.load_imbalance);
     // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
     // naming the compute precision whenever any of the three differs reproduces all three.
     if (m.precision.compute != b.precision.compute || m.precision.grad != b.precision.grad ||
@@ -202,6 +207,7 @@ std::string ApplyLink(AppState& s, const std::string& text) {
                                 {&m.moe.top_k, l.top_k},
                                 {&m.moe.expert_ffn, l.expert_ffn}})
         if (value) *field = *value;
+    if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.precision) SetComputePrecision(m, *l.precision);
     s.system_index = r.system;
     if (r.system >= 0)

@@ -44,6 +44,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.moe.expert_ffn = g.PositiveInt("expert_ffn", m.ffn);
         m.moe.dense_layers = g.NonNegativeInt("dense_layers", 0);
         m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0, kMaxCapacityFactor);
+        m.moe.load_imbalance = g.NonNegativeNumber("load_imbalance", 1, kMaxCapacityFactor);
         g.RejectUnknown();
     }
     if (const nlohmann::json* j = f.Object("mla")) {
@@ -105,6 +106,15 @@ void ValidateModelConfig(const ModelConfig& m) {
         if (m.moe.top_k > m.moe.experts)
             throw Error("moe.top_k", "top_k=" + std::to_string(m.moe.top_k) + " exceeds " +
                                          std::to_string(m.moe.experts) + " experts");
+        const double most = static_cast<double>(m.moe.experts) / m.moe.top_k;  // every token picks one expert
+        if (m.moe.load_imbalance < 1 || m.moe.load_imbalance > most)
+            throw Error("moe.load_imbalance", "must be from 1 (balanced) to experts / top_k = " + Shown(most) +
+                                                  " (every token routed to the hottest expert), got " +
+                                                  Shown(m.moe.load_imbalance));
+        if (m.moe.load_imbalance != 1 && m.moe.capacity_factor > 0)
+            throw Error("moe.load_imbalance",
+                        "applies to dropless routing; with capacity_factor " + Shown(m.moe.capacity_factor) +
+                            " every expert computes its padded capacity whatever its load (set one of the two)");
         if (m.moe.dense_layers >= m.layers)
             throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) +
                                                 " dense layers leave no MoE layer of " + std::to_string(m.layers));
@@ -114,6 +124,12 @@ void ValidateModelConfig(const ModelConfig& m) {
         RequirePositive("mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
         RequirePositive("mla.v_head_dim", m.mla.v_head_dim);
     }
+}
+
+double MoeRankLoad(const MoeConfig& moe, int ep) {
+    const double E = moe.experts, r = moe.load_imbalance, n = E / ep;
+    if (E <= 1 || r == 1) return 1;
+    return (r + (n - 1) * (E - r) / (E - 1)) / n;
 }
 
 std::string ModelConfigToJson(const ModelConfig& m) {
@@ -139,7 +155,8 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"shared_experts", m.moe.shared_experts},
                     {"expert_ffn", m.moe.expert_ffn},
                     {"dense_layers", m.moe.dense_layers},
-                    {"capacity_factor", m.moe.capacity_factor}};
+                    {"capacity_factor", m.moe.capacity_factor},
+                    {"load_imbalance", m.moe.load_imbalance}};
     if (m.is_mla())
         j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                     {"kv_lora_rank", m.mla.kv_lora_rank},

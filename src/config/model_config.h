@@ -21,7 +21,16 @@ struct MoeConfig {
     int expert_ffn = 0;          // intermediate size of one expert
     int dense_layers = 0;        // leading layers with a dense MLP (DeepSeek-V3: 3)
     double capacity_factor = 0;  // 0: no token dropping; otherwise tokens per expert are capped
+    // Dropless routing (capacity_factor 0): tokens routed to the most loaded expert over the mean per expert, from
+    // 1 (balanced, the default) to experts / top_k (every token picks it). The all-to-all and the expert GEMMs wait
+    // for the expert-parallel rank holding that expert (MoeRankLoad).
+    double load_imbalance = 1;
 };
+
+// Routed (token, expert) pairs on the most loaded of `ep` expert-parallel ranks over a balanced rank's: the rank
+// holding the hottest expert, the others sharing the rest of the load evenly, (r + (n-1)(E-r)/(E-1)) / n with n =
+// E/ep experts a rank. r at one expert a rank, 1 when one rank holds every expert (it gets all the pairs either way).
+double MoeRankLoad(const MoeConfig& moe, int ep);
 
 // Multi-head latent attention (DeepSeek-V2/V3). kv_lora_rank == 0 means ordinary (grouped-query) attention.
 struct MlaConfig {

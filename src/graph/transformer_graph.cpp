@@ -546,7 +546,9 @@ struct TransformerBuilder {
         B.Matmul("moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
         B.Elementwise("moe.topk", Tm * experts, 3, 1, Tm * k);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
-        // EP rank Tm*k pairs to compute (times the capacity factor when experts are padded to capacity).
+        // EP rank Tm*k pairs to compute, times the capacity factor when experts are padded to capacity, or times
+        // the most loaded rank's share under dropless routing (MoeRankLoad): the all-to-all and the expert GEMMs
+        // wait for that rank, and the graph, which describes every rank alike, describes it.
         SymExpr routed = Tm * k * cf;
         SymExpr local_experts = experts / ep;
         // Megatron-Core's all-to-all token dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
@@ -664,7 +666,8 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     set(Sym::cp, v.cp);
     set(Sym::ep, v.ep);
     set(Sym::w, BytesOf(m.precision.activation));
-    set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : 1.0);
+    // Routed pairs per EP rank over the balanced share: padded to capacity, or the most loaded rank's.
+    set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : MoeRankLoad(m.moe, v.ep));
     set(Sym::q8, BytesOf(m.precision.compute) < 2 ? 1.0 : 0.0);
     return x;
 }

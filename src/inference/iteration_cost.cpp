@@ -184,10 +184,12 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         // Experts split over ep groups of the TP ranks, each expert over the tp/ep ranks of its group (ep = 1:
         // every rank holds 1/tp of every expert, vLLM's and TensorRT-LLM's default for MoE under TP). The
         // activations are on every rank after the attention's all-reduce, so a rank picks the rows routed to
-        // its E/ep experts (T*k/ep with uniform routing) and the layer's all-reduce combines the partial sums
-        // (TensorRT-LLM docs/source/advanced/expert-parallelism.md; no all-to-all inside a TP group). Each
-        // local expert hit reads its weights once: E/ep (1 - (1 - k/E)^T) of them on a rank.
-        const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_, routed = T * k / ep;
+        // its E/ep experts (T*k/ep with uniform routing, times the most loaded group's share under the model's
+        // moe.load_imbalance, MoeRankLoad, which the layer waits for) and the layer's all-reduce combines the
+        // partial sums (TensorRT-LLM docs/source/advanced/expert-parallelism.md; no all-to-all inside a TP group).
+        // Each local expert hit reads its weights once: E/ep (1 - (1 - k/E)^T) of them on a rank.
+        const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_;
+        const double routed = T * k / ep * MoeRankLoad(m_.moe, ep_);
         const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, T) / ep);
         moe_linear = attn_linear + gemm(T, experts, h, 1, 1, true);
         moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(routed * h, 2, 2);

@@ -56,6 +56,7 @@ constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "i
 std::vector<std::string> KnownKeys() {
     std::vector<std::string> k = {"model"};
     for (const IntKey& m : kModelKeys) k.push_back(m.key);
+    k.push_back("load_imbalance");
     k.insert(k.end(), {"precision", "system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
@@ -168,6 +169,10 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.tokens = ParseNumberIn(key, v, 0, kMaxTrainingTokens);
         return;
     }
+    if (key == "load_imbalance") {  // its bound by experts / top_k is the model's check (ValidateModelConfig)
+        link.load_imbalance = ParseNumberIn(key, v, 1, kMaxCapacityFactor);
+        return;
+    }
     if (key == "search_gpus") {
         link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
         return;
@@ -257,6 +262,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     put("model", link.model);
     for (const IntKey& m : kModelKeys)
         if (const auto& v = link.*m.member) put(m.key, std::to_string(*v));
+    if (link.load_imbalance) put("load_imbalance", LinkNumber(*link.load_imbalance));
     if (link.precision) put("precision", NameOf(*link.precision));
     if (!link.system.empty()) put("system", link.system);
     for (const LinkLevelEdit& e : link.levels) {

@@ -82,6 +82,38 @@ TEST(AppPanels, TypingBackToTheAppliedValueIsNotLost) {
     EXPECT_EQ(p.app->parallel.dp, dp);
 }
 
+TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
+    // Mixtral with one expert a rank (ep=8): the hottest expert at twice the mean doubles what its rank receives.
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "mixtral-8x7b.json"));
+    ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=1,ep=8,dp=64,microbatch=1,batch=256,zero=1"), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    const double balanced = p.app->estimate.step.ep_comm;
+    ASSERT_GT(balanced, 0);
+    p.FocusField("Model", "load_imbalance");
+    p.Type("2");
+    p.Enter();
+    p.Frames(2);
+    EXPECT_EQ(p.app->model.moe.load_imbalance, 2);
+    // Twice the bytes; the per-step latency of the all-to-alls stays.
+    EXPECT_LT(p.app->estimate.step.ep_comm, 2 * balanced);
+    EXPECT_GT(p.app->estimate.step.ep_comm, 1.99 * balanced);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";load_imbalance=2;"), std::string::npos) << link;
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    // Beyond experts / top_k = 4 the model says so; a dense model has no such field.
+    ASSERT_EQ(sc::app::ApplyLink(*other, "v1;model=mixtral-8x7b;load_imbalance=5;parallel=ep=8,dp=64;end"), "");
+    EXPECT_NE(sc::app::MirrorText(*other).find("moe.load_imbalance: must be from 1"), std::string::npos)
+        << sc::app::MirrorText(*other);
+    EXPECT_NE(
+        sc::app::ApplyLink(*other, "v1;model=llama3-8b;load_imbalance=2;parallel=dp=8;end").find("load_imbalance"),
+        std::string::npos);
+}
+
 TEST(AppPanels, AnEditedNetworkLevelIsMarkedAndResetRestoresThePreset) {
     Page p;
     p.Frames(2);

@@ -20,7 +20,7 @@ ConfigLink Full() {
     ConfigLink l;
     l.model = "mixtral-8x7b";
     l.layers = 48, l.hidden = 6144, l.heads = 48, l.kv_heads = 8, l.ffn = 16384, l.vocab = 50000, l.seq = 8192;
-    l.experts = 16, l.top_k = 4, l.expert_ffn = 7168;
+    l.experts = 16, l.top_k = 4, l.expert_ffn = 7168, l.load_imbalance = 1.35;
     l.precision = sc::Precision::fp8;
     l.system = "dgx-h100-superpod";
     l.levels = {{0, 450.5, 0.25, 0.8, false, std::nullopt}, {2, std::nullopt, 12.0, std::nullopt, true, true}};
@@ -57,6 +57,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.experts = 64; },
              [](ConfigLink& l) { l.top_k = 2; },
              [](ConfigLink& l) { l.expert_ffn = 1408; },
+             [](ConfigLink& l) { l.load_imbalance = 2.5; },
              [](ConfigLink& l) { l.precision = sc::Precision::fp4; },
              [](ConfigLink& l) { l.system = "h100-fullflat"; },
              [](ConfigLink& l) {
@@ -221,6 +222,7 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";net.1.latency=2"), "net.1: a network-level edit needs a system (\"system=...\")"},
         {L(kHead + ";overlap_dp=true"), "overlap_dp: expected 0 or 1, got \"true\""},
         {L(kHead + ";tokens=-5"), "tokens: must be at least 0, got \"-5\""},
+        {L(kHead + ";load_imbalance=0.9"), "load_imbalance: must be at least 1, got \"0.9\""},
         {L(kHead + ";tokens=2e18"), "tokens: must be at most 1e+18, got \"2e18\""},
         {L(kHead + ";search_gpus=16777217"), "search_gpus: must be at most 16777216, got \"16777217\""},
         {L(kHead + ";search_gpus=-1"), "search_gpus: must be zero or a positive integer, got \"-1\""},

@@ -64,12 +64,26 @@ TEST(ModelConfig, BadChoices) {
 TEST(ModelConfig, MoeValidation) {
     std::string moe = sc::ApplyOverrides(kGood, {"moe.experts=4", "moe.top_k=8"}, "t");
     EXPECT_EQ(ErrorOf(moe), "moe.top_k: top_k=8 exceeds 4 experts");
+    auto imbalance = [&](std::vector<std::string> sets) {
+        sets.insert(sets.begin(), {"moe.experts=8", "moe.top_k=2"});
+        return ErrorOf(sc::ApplyOverrides(kGood, sets, "t"));
+    };
+    EXPECT_EQ(imbalance({"moe.load_imbalance=4"}), "");  // every token routed to one expert: 8 / 2
+    EXPECT_EQ(imbalance({"moe.load_imbalance=0.5"}),
+              "moe.load_imbalance: must be from 1 (balanced) to experts / top_k = 4.0 (every token routed to the "
+              "hottest expert), got 0.5");
+    EXPECT_EQ(imbalance({"moe.load_imbalance=4.5"}).rfind("moe.load_imbalance: must be from 1", 0), 0u);
+    EXPECT_EQ(imbalance({"moe.load_imbalance=1.5", "moe.capacity_factor=1.25"}),
+              "moe.load_imbalance: applies to dropless routing; with capacity_factor 1.25 every expert computes its "
+              "padded capacity whatever its load (set one of the two)");
 }
 
 TEST(ModelConfig, RoundTripsThroughJson) {
-    sc::ModelConfig m = sc::ParseModelConfig(sc::ApplyOverrides(kGood, {"moe.experts=4", "moe.top_k=2"}, "t"));
+    sc::ModelConfig m = sc::ParseModelConfig(
+        sc::ApplyOverrides(kGood, {"moe.experts=4", "moe.top_k=2", "moe.load_imbalance=1.25"}, "t"));
     sc::ModelConfig r = sc::ParseModelConfig(sc::ModelConfigToJson(m));
     EXPECT_EQ(r.moe.experts, 4);
+    EXPECT_EQ(r.moe.load_imbalance, 1.25);
     EXPECT_EQ(r.head_dim, m.head_dim);
     EXPECT_EQ(sc::ModelConfigToJson(r), sc::ModelConfigToJson(m));
 }

@@ -158,6 +158,29 @@ TEST(ServePipeline, ExpertsSplitOverEpKeepFlopsAndBytes) {
     EXPECT_EQ(run.kv.blocks, base.kv.blocks);
 }
 
+TEST(ServePipeline, LoadImbalanceGrowsTheHottestGroupsExpertWork) {
+    // Mixtral (8 experts, top-2) at tp=4: with the hottest expert at twice the mean, the ep=4 group holding it
+    // (2 experts) computes (2 + 6/7) / 2 = 10/7 of a uniform group's rows; with ep=1 every rank holds a slice of
+    // every expert, so the imbalance changes nothing.
+    ServingConfig c = Base("mixtral-8x7b", 4, 512, 2, 1);
+    const sc::System& sys = System("dgx-h100-superpod");
+    sc::ModelConfig hot = c.model;
+    hot.moe.load_imbalance = 2;
+    const double h = c.model.hidden, fe = c.model.moe.expert_ffn, k = c.model.moe.top_k, L = c.model.moe_layers();
+    for (double n : {64.0, 512.0}) {
+        const BatchShape b = Prefill(n);
+        auto linear = [&](const sc::ModelConfig& m, int ep) {
+            return IterationCost(m, c.precision, PoolConfig{4, 1, 1, ep}, sys, &Calibration(), 512, 8192)
+                .Work(b)
+                .linear_flops;
+        };
+        EXPECT_EQ(linear(hot, 1), linear(c.model, 1));
+        // SwiGLU experts: 3 h x fe matrices, 2 FLOPs a weight, over the group's tp/ep = 1 rank's whole experts.
+        EXPECT_NEAR(linear(hot, 4) - linear(c.model, 4), (10.0 / 7 - 1) * n * k / 4 * 6 * h * fe * L,
+                    1e-9 * linear(c.model, 4));
+    }
+}
+
 TEST(ServePipeline, InvalidSplitsNameTheFieldAndTheValidValues) {
     ServingConfig c = Base("llama3-70b", 8, 10, 10, 1);
     c.pool.pp = 81;

@@ -138,6 +138,33 @@ TEST(Traces, ExpertParallelAllToAllEqualsRoutedTokens) {
     ASSERT_TRUE(Find(c, CollectiveType::all_reduce, GroupKind::dp));
 }
 
+TEST(Traces, LoadImbalanceSizesTheMostLoadedExpertRank) {
+    // Dropless routing with the hottest expert at r = 2x the mean of 8: the rank holding it, its n = 8/ep experts
+    // sharing the rest evenly, gets (r + (n-1)(8-r)/7)/n of a balanced rank's pairs; one rank of all experts gets
+    // them all whatever the routing, one expert a rank gets r.
+    sc::ModelConfig m = sctest::SmallMoe();  // 4 layers, first dense, 8 experts top-2, expert_ffn 512, 1 shared
+    m.moe.load_imbalance = 2;
+    EXPECT_DOUBLE_EQ(sc::MoeRankLoad(m.moe, 1), 1);
+    EXPECT_DOUBLE_EQ(sc::MoeRankLoad(m.moe, 2), 8.0 / 7);
+    EXPECT_DOUBLE_EQ(sc::MoeRankLoad(m.moe, 4), 10.0 / 7);
+    EXPECT_DOUBLE_EQ(sc::MoeRankLoad(m.moe, 8), 2);
+    sc::ModelConfig balanced = sctest::SmallMoe();
+    const sc::RankClass hot = sc::SummarizeJob(MakeJob(m, "ep=2,dp=2,batch=4")).classes[0];
+    const sc::RankClass even = sc::SummarizeJob(MakeJob(balanced, "ep=2,dp=2,batch=4")).classes[0];
+    const double moe_layers = 3, M = 2, T = 128, k = 2, h = 256, fe = 512, load = 8.0 / 7;
+    // Dispatch and combine carry the hot rank's pairs; its expert GEMMs (SwiGLU: 3 h x fe matrices, 6 h fe
+    // FLOPs a pair forward, twice that backward) grow by the extra pairs; attention and shared experts do not.
+    // (Trace nodes carry whole bytes and FLOPs: each of the 24 all-to-all nodes and the GEMM nodes rounds.)
+    const sc::CollectiveTotal* a2a = Find(hot, CollectiveType::all_to_all, GroupKind::ep);
+    EXPECT_NEAR(a2a->bytes, load * Find(even, CollectiveType::all_to_all, GroupKind::ep)->bytes, a2a->count);
+    EXPECT_NEAR(hot.matmul_flops - even.matmul_flops, (load - 1) * moe_layers * M * T * k * 18 * h * fe, 1000);
+    EXPECT_DOUBLE_EQ(hot.attention_flops, even.attention_flops);
+    EXPECT_GT(hot.memory.activations, even.memory.activations);
+    // With every expert on one rank the imbalance changes nothing.
+    EXPECT_DOUBLE_EQ(sc::SummarizeJob(MakeJob(m, "dp=2,batch=4")).classes[0].matmul_flops,
+                     sc::SummarizeJob(MakeJob(balanced, "dp=2,batch=4")).classes[0].matmul_flops);
+}
+
 TEST(Traces, ExpertTensorParallelSplitsExpertsOverTp) {
     sc::ModelConfig m = sctest::SmallMoe();
     // Same total work with experts split over TP (etp=2) as with whole experts: only who computes changes.

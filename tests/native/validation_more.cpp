@@ -356,8 +356,9 @@ const char* const kTorchtitanCause =
     "Transformer Engine's userbuffers defaults (PyTorch symmetric memory's kernels were not read)";
 const char* const kMoeCause =
     "MoE: the dispatcher's permute and regrouping passes and the grouped expert GEMM (at the efficiency of one "
-    "expert's GEMM) are modelled; the router's auxiliary losses, load imbalance (AutoModel forces balanced "
-    "routing, DGX Cloud does not say), DeepEP's SM use and the memory of routed activations are not "
+    "expert's GEMM) are modelled; the router's auxiliary losses, load imbalance (describable as "
+    "moe.load_imbalance, but AutoModel forces balanced routing and DGX Cloud does not say, so the rows keep 1), "
+    "DeepEP's SM use and the memory of routed activations are not "
     "(Qwen3-MoE and DeepSeek-V3 are predicted not to fit where they ran)";
 const char* const kFsdpExpertsCause =
     "the table gives no expert-parallel size (EP '-') but the run used DeepEP: modelled with ep=1, every rank "
