@@ -301,6 +301,21 @@ private:
         return BlocksFor(Longest(r.role, q.input, q.output), e_.block_size);
     }
 
+    // One scheduled request's share of the iteration: a decode reads its cache and adds one key; a prefill chunk
+    // of c tokens after p attends to p + 1 .. p + c keys; the last prompt token or a decode yields logits.
+    static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens) {
+        const double p = q.ctx, c = tokens;
+        if (q.decoding()) {
+            b.decodes += 1;
+            b.decode_keys += p + 1;
+        } else {
+            b.prefill_tokens += c;
+            b.prefill_pairs += c * p + c * (c + 1) / 2;
+            b.prefill_keys += p + c;
+        }
+        if (q.ctx + tokens == q.input + q.generated) b.logits += 1;
+    }
+
     void StartIteration(Replica& r) {
         if (r.running.empty() && !HasWaiting(r)) return;
         r.batch.clear();
@@ -309,13 +324,16 @@ private:
         const bool stat = e_.static_batching;
         long long budget = stat ? std::numeric_limits<long long>::max() : e_.max_tokens;
         const bool reserve = e_.admission == KvAdmission::reserve_full;
+        BatchShape b;  // what the iteration computes, summed as requests join it
         // 1. The running sequences, oldest first.
         for (size_t i = 0; i < r.running.size() && budget > 0; ++i) {
             ServedRequest& q = r.running[i];
             int tokens = q.decoding() ? 1 : static_cast<int>(std::min<long long>(q.feed(), budget));
             if (!e_.chunked_prefill && !stat && tokens < q.feed()) continue;  // a whole prompt or nothing
             if (!reserve) {
-                const long long need = BlocksFor(q.ctx + tokens, e_.block_size);
+                // Most iterations stay inside the blocks a sequence holds: no division for those.
+                const long long end = q.ctx + tokens;
+                const long long need = end <= q.blocks * e_.block_size ? q.blocks : BlocksFor(end, e_.block_size);
                 bool ok = TakeBlocks(r, q, need);
                 while (!ok && PreemptLast(r, i + 1)) ok = TakeBlocks(r, q, need);
                 if (!ok) {  // nothing after it to preempt: it preempts itself
@@ -324,6 +342,7 @@ private:
                 }
             }
             r.batch.push_back({i, tokens});
+            AddToShape(b, q, tokens);
             budget -= tokens;
         }
         // 2. Admission in the queue's order (none in an iteration that preempted, as vLLM does; a static batch
@@ -345,6 +364,7 @@ private:
             }
             r.running.push_back(r.waiting.PopFront());
             r.batch.push_back({r.running.size() - 1, tokens});
+            AddToShape(b, r.running.back(), tokens);
             budget -= tokens;
         }
         if (r.batch.empty()) {
@@ -353,20 +373,6 @@ private:
                                           ", max_tokens=" + std::to_string(e_.max_tokens) + ", " +
                                           std::to_string(r.free_blocks) + " free KV blocks");
             return;
-        }
-        BatchShape b;
-        for (const Scheduled& s : r.batch) {
-            const ServedRequest& q = r.running[s.index];
-            const double p = q.ctx, c = s.tokens;
-            if (q.decoding()) {
-                b.decodes += 1;
-                b.decode_keys += p + 1;
-            } else {
-                b.prefill_tokens += c;
-                b.prefill_pairs += c * p + c * (c + 1) / 2;
-                b.prefill_keys += p + c;
-            }
-            if (q.ctx + s.tokens == q.input + q.generated) b.logits += 1;
         }
         const IterationCost& cost = *pools_[r.pool].cost;
         const IterationBreakdown parts = cost.Breakdown(b);
@@ -400,6 +406,7 @@ private:
 
     // The sampled requests' spans of the iteration just started: what each running request does in it.
     void RecordIteration(Replica& r) {
+        if (!timelines_.Recording()) return;
         for (const Scheduled& s : r.batch) {
             ServedRequest& q = r.running[s.index];
             q.scheduled_in = iterations_;

@@ -63,6 +63,8 @@ public:
     void FirstToken(int slot, double t);
     void Complete(int slot, double t);
     std::vector<RequestTimeline> Take() { return std::move(done_); }
+    // Whether a sampled request is still in the system (the engine skips its per-iteration walk otherwise).
+    bool Recording() const { return done_.size() < open_.size(); }
 
 private:
     struct Open {
