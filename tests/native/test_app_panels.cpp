@@ -82,14 +82,19 @@ TEST(AppPanels, TypingBackToTheAppliedValueIsNotLost) {
     EXPECT_EQ(p.app->parallel.dp, dp);
 }
 
+// The page on the split `spec`, its estimate computed.
+void ShowLayout(Page& p, const std::string& spec) {
+    ASSERT_EQ(sc::app::SetParallel(*p.app, spec), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+}
+
 TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
     // Mixtral with one expert a rank (ep=8): the hottest expert at twice the mean doubles what its rank receives.
     Page p;
     p.Frames(2);
     ASSERT_TRUE(sc::app::SelectPreset(*p.app, "mixtral-8x7b.json"));
-    ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=1,ep=8,dp=64,microbatch=1,batch=256,zero=1"), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=1,ep=8,dp=64,microbatch=1,batch=256,zero=1"));
     const double balanced = p.app->estimate.step.ep_comm;
     ASSERT_GT(balanced, 0);
     p.FocusField("Model", "load_imbalance");
@@ -137,9 +142,7 @@ TEST(AppPanels, ATorusLevelTogglesWraparoundAndTheLinkCarriesIt) {
     Page p;
     p.Frames(2);
     ASSERT_TRUE(sc::app::SelectSystem(*p.app, "tpu-v4-pod.json"));
-    ASSERT_EQ(sc::app::SetParallel(*p.app, "tp=4,dp=16,batch=32"), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=4,dp=16,batch=32"));
     EXPECT_NE(sc::app::MirrorText(*p.app).find("(slice 4x4x4)"), std::string::npos);
     const double ring = p.app->estimate.step.tp_comm;
     p.Click("Training on a cluster", "wrap##wrap");
