@@ -69,11 +69,12 @@ struct AstraCase {
     bool fp8 = false;  // fp8 GEMMs: the trace carries Transformer Engine's cast/transpose nodes
     // Megatron-LM 2021's kernels: unfused attention, dropout masks, unfused gradient accumulation nodes.
     bool legacy_kernels = false;
-    bool eager = false;  // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
+    bool eager = false;         // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
+    double load_imbalance = 1;  // moe.load_imbalance: the routed sizes of the most loaded expert rank
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
-        << (c.eager ? "eager " : "") << c.spec << " on " << c.net;
+        << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << c.spec << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -85,6 +86,7 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     const AstraCase& c = GetParam();
     sc::ModelConfig m = c.moe ? sctest::SmallMoe() : sctest::SmallGpt();
     if (c.fp8) m.precision.compute = sc::Precision::fp8;
+    m.moe.load_imbalance = c.load_imbalance;
     sc::KernelChoices kernels;
     if (c.legacy_kernels)
         kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
@@ -122,7 +124,11 @@ INSTANTIATE_TEST_SUITE_P(
         AstraCase{"op_checkpointing_moe", true, "tp=2,sp=1,ep=2,dp=4,batch=8,recompute=op,zero=3", "net_test_8_2d.yml"},
         // PyTorch eager's RMSNorm, rotary, repeat_kv and SwiGLU kernels (the small MoE is Llama-shaped), pipelined.
         AstraCase{"eager_moe", true, "tp=2,sp=1,ep=2,pp=2,dp=2,batch=8,zero=1", "net_test_8_2d.yml", false, false,
-                  true}),
+                  true},
+        // Dropless routing with the hottest expert at 1.7x the mean: 1.3x the routed sizes on 2 experts a rank,
+        // not whole multiples of a token's bytes, so every all-to-all and expert GEMM node rounds.
+        AstraCase{"moe_imbalanced", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false, false,
+                  false, 1.7}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace
