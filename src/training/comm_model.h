@@ -85,7 +85,8 @@ private:
 // The comm model of the last arrangement of ranks asked for, built again only when that arrangement changes: a
 // layout search asks for hundreds of thousands of layouts, most of them differing from the one before only in
 // microbatch, schedule, recomputation or ZeRO stage, none of which moves a rank (placing the groups was a sixth
-// of its time). The same model a fresh CommModel would be: the key holds everything the constructor reads.
+// of its time). The same model a fresh CommModel would be: the key holds everything the constructor reads, the
+// System by address (a caller that edits its System between calls must not share a cache across the edit).
 class CommModelCache {
 public:
     const CommModel& For(const System& sys, const ParallelConfig& p, bool in_network_reduction,

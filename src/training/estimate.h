@@ -100,8 +100,8 @@ struct TrainingEstimate {
 };
 
 // `kernels`: how the TP overlap runs (opt.overlap_tp), for the SMs its kernels hold (training/comm_sms.h).
-// `comm`: where to keep the comm model between calls on the same system (the layout search); the estimate is the
-// same with or without it.
+// `comm`: where to keep the comm model between calls on the same, unchanged System object (the layout search: the
+// cache keys on its address, not its contents); the estimate is the same with or without it.
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
                                   const TrainingOptions& opt, const TpOverlapKernels& kernels = {},
                                   CommModelCache* comm = nullptr);
