@@ -76,13 +76,12 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
     r.preset = IndexOf(s.presets, l.model);
     if (r.preset < 0)
         throw Error("model", "no model preset \"" + l.model + "\" on this page; it has " + Ids(s.presets));
-    if (!s.presets[r.preset].config.is_moe()) {
-        for (const auto& [key, v] : {std::pair{"experts", l.experts}, {"top_k", l.top_k}, {"expert_ffn", l.expert_ffn}})
-            if (v) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
-        if (l.load_imbalance)
-            throw Error("load_imbalance",
-                        "\"" + l.model + "\" is not a mixture-of-experts model, so it has no load_imbalance");
-    }
+    if (!s.presets[r.preset].config.is_moe())
+        for (const auto& [key, set] : {std::pair{"experts", l.experts.has_value()},
+                                       {"top_k", l.top_k.has_value()},
+                                       {"expert_ffn", l.expert_ffn.has_value()},
+                                       {"load_imbalance", l.load_imbalance.has_value()}})
+            if (set) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
     if (!l.system.empty()) {
         r.system = IndexOf(s.systems, l.system);
         if (r.system < 0)
