@@ -26,6 +26,31 @@ TEST(ServeKernelFloor, H100FloorIsTheXlaTinyGemmByHand) {
     EXPECT_NEAR(f.alpha_s * 1e6, 5.07, 0.01);
 }
 
+// XLA's table is keyed by compute capability (sm_90), not by SKU: H200 and H800, the same GH100 SMs, take the
+// same point. Serving's alpha subtracts the operands at each part's own bandwidth; training's is the whole time.
+TEST(ServeKernelFloor, EverySm90PartTakesTheXlaPoint) {
+    const double flops = 2.0 * 256 * 256 * 256, bytes = 3.0 * 256 * 256 * 2;
+    for (const char* system : {"dgx-h200-superpod", "h800-cluster"}) {
+        SCOPED_TRACE(system);
+        const Accelerator& acc = servetest::System(system).accelerator;
+        const KernelFloor f = MeasuredKernelFloor(&Calibration(), acc, 4.01e12);
+        EXPECT_EQ(f.series, "xla-sm90-bf16");
+        EXPECT_NEAR(f.alpha_s, flops / 6.45e12 - bytes / 4.01e12, 1e-15);
+        EXPECT_NEAR(TrainingKernelFloor(&Calibration(), acc).alpha_s, flops / 6.45e12, 1e-15);
+        // Its 16-bit GEMMs read the same curve as H100's: the same achieved TFLOPS at every size (the 2048^3 point
+        // exactly), against the same 989 TFLOPS class of peak.
+        const Accelerator& h100 = servetest::System("dgx-h100-superpod").accelerator;
+        const ComputeModel on_h100(h100, Precision::bf16, &Calibration(), TrainingOptions{}, AttentionShape{});
+        const ComputeModel on_part(acc, Precision::bf16, &Calibration(), TrainingOptions{}, AttentionShape{});
+        auto achieved = [](const ComputeModel& m, const Accelerator& a, double f) {
+            return m.MatmulEfficiency(f) * PeakFlops(a, Precision::bf16) / CalibrationScale(a, Precision::bf16);
+        };
+        EXPECT_NEAR(achieved(on_part, acc, 2.0 * 2048 * 2048 * 2048), 631.98e12, 1e3);
+        for (double f : {3e8, 1e10, 1e12})
+            EXPECT_NEAR(achieved(on_part, acc, f) / achieved(on_h100, h100, f), 1, 1e-12) << f;
+    }
+}
+
 // A100: its GEMM calibration starts at 1024^3 (cuBLASLt fp16, 119 TFLOPS), a GEMM whose roofline is 39% of its
 // time: no floor measurement, so no floor term and the roofline stands.
 TEST(ServeKernelFloor, A100HasNoFloorMeasurement) {
