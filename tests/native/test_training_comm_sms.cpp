@@ -87,6 +87,8 @@ TEST(CommSms, PresetsCarryTheirSmCounts) {
     EXPECT_EQ(LoadSystem("dgx-a100-superpod").accelerator.sm_count, 108);
     EXPECT_EQ(LoadSystem("dgx-b200-superpod").accelerator.sm_count, 148);
     EXPECT_EQ(LoadSystem("gb200-nvl72").accelerator.sm_count, 148);
+    // DeepSeek-V3's own part: the report's "20 out of the 132 SMs available in the H800 GPU" (Sec. 3.5.1).
+    EXPECT_EQ(LoadSystem("h800-cluster").accelerator.sm_count, 132);
     json h100 = json::parse(sctest::ReadFile(kRoot + "/presets/hardware/h100-sxm.json"));
     h100.erase("sm_count");
     EXPECT_EQ(sc::ParseAccelerator(h100.dump()).sm_count, 0);  // optional: absent means unknown
