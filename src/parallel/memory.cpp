@@ -68,7 +68,10 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
             dense += times * kc.dense, expert += times * kc.expert;  // whole bytes: exact as a block-by-block sum
             chunk_act[c] += times * kc.act;
             largest_block = std::max(largest_block, kc.dense + kc.expert);
-            if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none);
+            // Recomputing a block in the backward brings back what its forward dropped, beside what it kept (already
+            // in chunk_act): the working set is the difference. Counting the whole block here counted its kept
+            // bytes twice (under selective recomputation nearly the whole layer).
+            if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none - kc.act);
         };
         add(BlockKind::embedding, n.embedding);
         add(BlockKind::dense_layer, n.dense);

@@ -10,7 +10,7 @@ struct StageMemory {
     double weights = 0;  // bytes; ZeRO-3 adds two gathered blocks (current + prefetch)
     double gradients = 0;
     double optimizer = 0;
-    double activations = 0;  // peak over the schedule, plus one layer's recompute working set
+    double activations = 0;  // peak over the schedule, plus what recomputing one block brings back
     int peak_inflight = 0;   // microbatch-chunks whose activations are alive at the peak
     double total() const { return weights + gradients + optimizer + activations; }
 };

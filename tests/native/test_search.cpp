@@ -231,7 +231,8 @@ sc::StageMemory ReferenceStageMemory(const sc::Job& job, int stage) {
             largest = std::max(largest, bp);
             act[c] += sc::SavedActivationBytes(job, *sb.block, p.recompute);
             if (p.recompute != sc::Recompute::none)
-                working = std::max(working, sc::SavedActivationBytes(job, *sb.block, sc::Recompute::none));
+                working = std::max(working, sc::SavedActivationBytes(job, *sb.block, sc::Recompute::none) -
+                                                sc::SavedActivationBytes(job, *sb.block, p.recompute));
         }
     mem.params = dense + expert;
     const double w = sc::BytesOf(prec.compute), g = sc::BytesOf(prec.grad);

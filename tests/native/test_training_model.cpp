@@ -326,6 +326,40 @@ TEST(TrainingModel, UnfusedAttentionCostsTimeAndScoreMemory) {
     }
 }
 
+// Recomputing a layer in the backward brings back what its forward dropped, beside what it kept: one microbatch
+// in flight (pp = 1, batch = microbatch) of L layers holds L layers' kept bytes plus one layer's dropped bytes. So
+// against no recomputation, selective recomputation (Korthikanti et al. 2022: drops the 5 a s^2 b / t of the
+// unfused attention core) saves (L - 1) x 5 a s^2 b / t and full recomputation (keeps each layer's input)
+// (L - 1) x (layer - input). Counting a whole layer as the working set counted its kept bytes twice.
+TEST(TrainingModel, RecomputeWorkingSetIsWhatTheForwardDropped) {
+    const sc::ModelConfig m = Model("gpt3-175b.json");
+    sc::TrainingOptions legacy;
+    legacy.kernels.flash_attention = false;
+    legacy.kernels.dropout = true;
+    auto activations = [&](const char* recompute, double* layer_kept, double* layer_all) {
+        const sc::Job job =
+            sc::MakeJob(m, sc::ParseParallelSpec(std::string("tp=8,pp=1,dp=1,microbatch=1,recompute=") + recompute),
+                        legacy.kernels);
+        for (const sc::Block& b : job.graph.blocks)
+            if (b.kind == sc::BlockKind::dense_layer) {
+                *layer_kept = sc::SavedActivationBytes(job, b, job.par.recompute);
+                *layer_all = sc::SavedActivationBytes(job, b, sc::Recompute::none);
+                break;
+            }
+        return sc::StageMemoryOf(job, 0).activations;
+    };
+    double kept_none = 0, all = 0, kept_sel = 0, kept_full = 0;
+    const double none = activations("none", &kept_none, &all);
+    const double sel = activations("selective", &kept_sel, &all);
+    const double full = activations("full", &kept_full, &all);
+    const double L = m.layers, s = m.seq, heads = m.heads / 8.0;
+    EXPECT_DOUBLE_EQ(kept_none, all);
+    EXPECT_NEAR(all - kept_sel, 5 * heads * s * s, 1e-9 * all);  // the dropped core, Korthikanti's 5as^2b/t
+    EXPECT_NEAR(none - sel, (L - 1) * (all - kept_sel), 1e-9 * none);
+    EXPECT_NEAR(none - full, (L - 1) * (all - kept_full), 1e-9 * none);
+    EXPECT_NEAR(kept_full, 2 * s * m.hidden, 1e-9 * all);  // the layer's input, 2 s b h bytes (fp16, no SP)
+}
+
 // The unfused core's ops against their closed forms (graph/transformer_graph.cpp MaterializedAttentionCore): per
 // score element the passes read and write 4w bytes forward and 7w backward, dropout 2w + 1 more each way; the
 // GEMMs read Q, K, V (expanded to the query heads) and O once each forward, twice backward; every query-key pair

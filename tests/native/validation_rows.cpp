@@ -244,9 +244,9 @@ Row KorthikantiTable5(const json& r) {
             {"activations, SP + selective (Fig. 1)", mem["activations_GiB_fig1_sp_plus_selective"], 0, 0.10, "", false,
              "with no pipeline the first stage holds the LM head too, and Megatron-Core's cross entropy keeps its "
              "softmax in fp32 (4 bytes per logit, tensor_parallel/cross_entropy.py; Korthikanti et al. 2022 Sec. "
-             "4.3 count the same 4sbv/t): 0.20 GiB for the 22B's 51,200-word vocabulary, beside the one layer being "
-             "recomputed, which the figure omits; the deeper-pipelined rows hold no head on stage 0 and are within "
-             "3%"});
+             "4.3 count the same 4sbv/t): 0.20 GiB for the 22B's 51,200-word vocabulary, beside the attention core "
+             "of the one layer being recomputed, which the figure omits; the deeper-pipelined rows hold no head on "
+             "stage 0 and are within 3%"});
     // The MFU of the record is this formula over the published time: checks the formula.
     const double F = ModelFlops72(row.par.batch, m["seq"], m["layers"], m["hidden"], m["vocab"]);
     EXPECT_NEAR(F / (row.measured_seconds * gpus * 312e12), r["measured"]["mfu"].get<double>(), 1e-3) << row.key;
