@@ -197,8 +197,7 @@ void ValidateServingConfig(const ServingConfig& c) {
     AtLeast("engine.max_tokens", c.engine.max_tokens, 1, "tokens per iteration");
     AtLeast("engine.block_size", c.engine.block_size, 1, "tokens per KV block");
     if (!(c.engine.kv_memory_fraction > 0 && c.engine.kv_memory_fraction <= 1))
-        throw Error("engine.kv_memory_fraction",
-                    "must be in (0, 1], got " + std::to_string(c.engine.kv_memory_fraction));
+        throw Error("engine.kv_memory_fraction", "must be in (0, 1], got " + Shown(c.engine.kv_memory_fraction));
     if (c.engine.kv_blocks_override < 0)
         throw Error("engine.kv_blocks",
                     "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));
@@ -238,7 +237,7 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (w.arrival == ArrivalKind::poisson || w.arrival == ArrivalKind::fixed_rate || w.arrival == ArrivalKind::gamma) {
         if (!(w.rate > 0 && std::isfinite(w.rate) && w.rate <= 1e9))
             throw Error("workload.rate", std::string("must be in (0, 1e9] requests/s for ") + NameOf(w.arrival) +
-                                             " arrivals, got " + std::to_string(w.rate));
+                                             " arrivals, got " + Shown(w.rate));
     }
     if (w.arrival == ArrivalKind::closed_loop) AtLeast("workload.concurrency", w.concurrency, 1, "clients");
     CheckLengths("workload.input", w.input);

@@ -216,7 +216,16 @@ TEST(Serve, BadInputNamesTheField) {
     c.pool.tp = 8;
     c.workload.arrival = ArrivalKind::poisson;
     EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
-              "workload.rate: must be in (0, 1e9] requests/s for poisson arrivals, got 0.000000");
+              "workload.rate: must be in (0, 1e9] requests/s for poisson arrivals, got 0");
+    c.workload.arrival = ArrivalKind::fixed_rate;  // the value as typed, not six fixed decimals ("-2.500000")
+    c.workload.rate = -2.5;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
+              "workload.rate: must be in (0, 1e9] requests/s for fixed_rate arrivals, got -2.5");
+    c.workload.rate = 1;
+    c.engine.kv_memory_fraction = 1.5;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
+              "engine.kv_memory_fraction: must be in (0, 1], got 1.5");
+    c.engine.kv_memory_fraction = 0.9;
     c.workload.arrival = ArrivalKind::offline;
     c.workload.output.max = 0;
     EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
