@@ -51,6 +51,27 @@ TEST(ServeKernelFloor, EverySm90PartTakesTheXlaPoint) {
     }
 }
 
+// The same file's sm_100 table (a later commit): bf16 for every sm_100 part, B200 and GB200; fp8 for B200 only,
+// since GB200 has an FP8 curve measured on the part itself. A GEMM beyond the table's largest shape (4096^3) runs
+// at that shape's rate, as on every curve.
+TEST(ServeKernelFloor, Sm100PartsReadXlasSm100Table) {
+    const Accelerator& b200 = servetest::System("dgx-b200-superpod").accelerator;
+    const Accelerator& gb200 = servetest::System("gb200-nvl72").accelerator;
+    auto series = [](const Accelerator& a, Precision p) {
+        const GemmCurve* g = FindGemmCurve(Calibration(), a.id, p);
+        return g ? g->series : std::string("none");
+    };
+    EXPECT_EQ(series(b200, Precision::bf16), "xla-sm100-bf16");
+    EXPECT_EQ(series(gb200, Precision::bf16), "xla-sm100-bf16");
+    EXPECT_EQ(series(b200, Precision::fp8), "xla-sm100-fp8");
+    EXPECT_EQ(series(gb200, Precision::fp8), "azure-ndgb200v6-cublaslt-fp8");
+    for (const Accelerator* a : {&b200, &gb200}) {
+        const ComputeModel m(*a, Precision::bf16, &Calibration(), TrainingOptions{}, AttentionShape{});
+        for (double flops : {2.0 * 4096 * 4096 * 4096, 1e13})
+            EXPECT_NEAR(m.MatmulEfficiency(flops) * PeakFlops(*a, Precision::bf16), 1416.87e12, 1e3) << a->id;
+    }
+}
+
 // A100: its GEMM calibration starts at 1024^3 (cuBLASLt fp16, 119 TFLOPS), a GEMM whose roofline is 39% of its
 // time: no floor measurement, so no floor term and the roofline stands.
 TEST(ServeKernelFloor, A100HasNoFloorMeasurement) {
