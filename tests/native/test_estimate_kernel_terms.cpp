@@ -69,7 +69,7 @@ TEST(EstimateKernelTerms, FixedCostIsKernelCountTimesTheMeasuredFloor) {
 // tenth of its time): H100 the XLA sm_90 table's 256^3 bf16 GEMM at 6.45 TFLOPS; GB200 the Azure cuBLASLt fp8
 // 1024^3 GEMM at 489.2 TFLOPS (0.43 us at the 5,000 TFLOPS fp8 peak: 9.8% of its 4.39 us), shorter than the XLA
 // sm_100 table's 256^3 bf16 GEMM (4.96 us), which serving's rule picks at the achieved bandwidth (there the fp8
-// operands take 11% of the 1024^3 GEMM); B200 the sm_100 table's 256^3 fp8 GEMM at 6.92 TFLOPS (4.85 us).
+// operands take 11% of the 1024^3 GEMM); B200 that 256^3 bf16 GEMM at 6.77 TFLOPS (4.96 us).
 TEST(EstimateKernelTerms, TrainingFloorIsTheWholeTinyGemm) {
     const sc::KernelFloor h100 = sc::TrainingKernelFloor(&Cal(), LoadSystem("dgx-h100-superpod").accelerator);
     EXPECT_EQ(h100.series, "xla-sm90-bf16");
@@ -82,8 +82,8 @@ TEST(EstimateKernelTerms, TrainingFloorIsTheWholeTinyGemm) {
     EXPECT_EQ(serving.series, "xla-sm100-bf16");
     EXPECT_NEAR(serving.alpha_s, 2.0 * 256 * 256 * 256 / 6.77e12 - 3.0 * 256 * 256 * 2 / 6.4e12, 1e-15);
     const sc::KernelFloor b200 = sc::TrainingKernelFloor(&Cal(), LoadSystem("dgx-b200-superpod").accelerator);
-    EXPECT_EQ(b200.series, "xla-sm100-fp8");
-    EXPECT_NEAR(b200.alpha_s, 2.0 * 256 * 256 * 256 / 6.92e12, 1e-15);
+    EXPECT_EQ(b200.series, "xla-sm100-bf16");
+    EXPECT_NEAR(b200.alpha_s, 2.0 * 256 * 256 * 256 / 6.77e12, 1e-15);
 }
 
 // The closed form of one kernel: max(roofline, alpha + bytes / bandwidth) - roofline; nothing for an absent op.
