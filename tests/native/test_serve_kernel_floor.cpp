@@ -42,12 +42,14 @@ TEST(ServeKernelFloor, EverySm90PartTakesTheXlaPoint) {
         const Accelerator& h100 = servetest::System("dgx-h100-superpod").accelerator;
         const ComputeModel on_h100(h100, Precision::bf16, &Calibration(), TrainingOptions{}, AttentionShape{});
         const ComputeModel on_part(acc, Precision::bf16, &Calibration(), TrainingOptions{}, AttentionShape{});
-        auto achieved = [](const ComputeModel& m, const Accelerator& a, double f) {
-            return m.MatmulEfficiency(f) * PeakFlops(a, Precision::bf16) / CalibrationScale(a, Precision::bf16);
+        auto achieved = [](const ComputeModel& m, const Accelerator& a, double gemm_flops) {
+            return m.MatmulEfficiency(gemm_flops) * PeakFlops(a, Precision::bf16) /
+                   CalibrationScale(a, Precision::bf16);
         };
         EXPECT_NEAR(achieved(on_part, acc, 2.0 * 2048 * 2048 * 2048), 631.98e12, 1e3);
-        for (double f : {3e8, 1e10, 1e12})
-            EXPECT_NEAR(achieved(on_part, acc, f) / achieved(on_h100, h100, f), 1, 1e-12) << f;
+        for (double gemm_flops : {3e8, 1e10, 1e12})
+            EXPECT_NEAR(achieved(on_part, acc, gemm_flops) / achieved(on_h100, h100, gemm_flops), 1, 1e-12)
+                << gemm_flops;
     }
 }
 

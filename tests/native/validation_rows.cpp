@@ -408,9 +408,8 @@ Row Nemo(const json& r) {
         "FP8 on H100: the model runs the GEMMs at the cuBLASLt FP8 microbenchmark rate (0.6-0.7 of the FP8 peak), keeps "
         "activations and their traffic in bf16 and charges Transformer Engine's cast and transpose passes, the "
         "16-bit LM head and the SMs its TP-overlap kernels take, and is still fast: the same gap as the BF16 "
-        "runs of the second set (the DGX Cloud FP8 rows on H100 sit within a few points of their BF16 twins), i.e. the "
-        "H100 "
-        "generation gap described there";
+        "runs of the second set (the DGX Cloud FP8 rows on H100 sit within a few points of their BF16 twins), i.e. "
+        "the H100 generation gap described there";
     return row;
 }
 
