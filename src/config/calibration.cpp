@@ -5,23 +5,17 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "config/error.h"
 #include "config/json_fields.h"
+#include "config/numbers.h"
 
 namespace sc {
 
 namespace {
 
 using nlohmann::json;
-
-std::string Num(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-}
 
 std::vector<std::string> AcceleratorIds(JsonFields& r) {
     std::vector<std::string> ids = r.NonEmptyStrings("accelerators");
@@ -82,7 +76,7 @@ Shape ReadShape(const json& j, const std::string& path, bool with_tflops) {
     }
     if (with_tflops) {
         s.tflops = r.Number("tflops");
-        if (!(s.tflops > 0)) throw Error(r.Field("tflops"), "must be positive, got " + Num(s.tflops));
+        if (!(s.tflops > 0)) throw Error(r.Field("tflops"), "must be positive, got " + ShownNumber(s.tflops));
     }
     r.RejectUnknown();
     return s;
@@ -95,17 +89,19 @@ void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
     if (c.x.size() != c.y.size()) throw Error(field, "x and y have different lengths");
     for (size_t i = 0; i < c.x.size(); ++i) {
         std::string f = field + "[" + std::to_string(i) + "]";
-        if (!(c.x[i] > 0) || !std::isfinite(c.x[i])) throw Error(f, "size must be positive, got " + Num(c.x[i]));
+        if (!(c.x[i] > 0) || !std::isfinite(c.x[i]))
+            throw Error(f, "size must be positive, got " + ShownNumber(c.x[i]));
         if (!(c.y[i] >= 0) || !std::isfinite(c.y[i]))
-            throw Error(f, "value must be zero or positive, got " + Num(c.y[i]));
+            throw Error(f, "value must be zero or positive, got " + ShownNumber(c.y[i]));
         if (i > 0 && !(c.x[i] > c.x[i - 1]))
-            throw Error(f, "sizes must be strictly increasing: " + Num(c.x[i]) + " follows " + Num(c.x[i - 1]));
+            throw Error(
+                f, "sizes must be strictly increasing: " + ShownNumber(c.x[i]) + " follows " + ShownNumber(c.x[i - 1]));
     }
 }
 
 double Interpolate(const MeasuredCurve& c, double x) {
     if (c.x.empty() || c.x.size() != c.y.size()) throw Error("curve", "empty or malformed measured curve");
-    if (!(x > 0)) throw Error("size", "must be positive, got " + Num(x));
+    if (!(x > 0)) throw Error("size", "must be positive, got " + ShownNumber(x));
     if (x <= c.x.front()) return c.y.front();
     if (x >= c.x.back()) return c.y.back();
     size_t i = static_cast<size_t>(std::upper_bound(c.x.begin(), c.x.end(), x) - c.x.begin());  // x[i-1] <= x < x[i]
@@ -207,7 +203,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         m.accelerators = AcceleratorIds(g);
         m.dtype = Dtype(g);
         m.tflops = g.Number("tflops");
-        if (!(m.tflops > 0)) throw Error(g.Field("tflops"), "must be positive, got " + Num(m.tflops));
+        if (!(m.tflops > 0)) throw Error(g.Field("tflops"), "must be positive, got " + ShownNumber(m.tflops));
         const json* shape = g.Get("shape", true);
         Shape s = ReadShape(*shape, g.Field("shape"), false);
         m.m = s.m, m.n = s.n, m.k = s.k, m.batch = s.batch;
@@ -223,7 +219,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         m.accelerators = AcceleratorIds(h);
         m.op = h.NonEmptyString("op");
         m.tbps = h.Number("TBps");
-        if (!(m.tbps > 0)) throw Error(h.Field("TBps"), "must be positive, got " + Num(m.tbps));
+        if (!(m.tbps > 0)) throw Error(h.Field("TBps"), "must be positive, got " + ShownNumber(m.tbps));
         ReadSourceFields(h, &m.series, &m.hardware, nullptr, &m.source, &m.note);
         h.RejectUnknown();
         t.memory_bandwidth.push_back(std::move(m));
@@ -280,8 +276,8 @@ double BusBandwidthGBps(const CollectiveCurve& curve, double message_bytes) {
 
 double GemmTflops(const GemmCurve& curve, double m, double n, double k, double batch) {
     if (!(m > 0 && n > 0 && k > 0 && batch > 0))
-        throw Error("gemm", "m, n, k and batch must be positive, got " + Num(m) + " x " + Num(n) + " x " + Num(k) +
-                                " (batch " + Num(batch) + ")");
+        throw Error("gemm", "m, n, k and batch must be positive, got " + ShownNumber(m) + " x " + ShownNumber(n) +
+                                " x " + ShownNumber(k) + " (batch " + ShownNumber(batch) + ")");
     return Interpolate(curve.tflops, 2 * batch * m * n * k);
 }
 

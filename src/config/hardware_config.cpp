@@ -3,22 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "config/error.h"
 #include "config/json_fields.h"
+#include "config/numbers.h"
 
 namespace sc {
 
 namespace {
 
 using nlohmann::json;
-
-std::string Num(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-}
 
 const char* const kStatuses[] = {"VERIFIED",   "DERIVED", "SECONDARY_UNVERIFIED",
                                  "UNVERIFIED", "ASSUMED", "NOT_SUPPORTED_OR_NOT_PUBLISHED"};
@@ -80,7 +74,7 @@ Quantity ReadQuantity(const json& j, const std::string& path, const char* unit, 
 // A required, strictly positive number.
 double Positive(const Quantity& q, const std::string& field, const char* unit) {
     double v = *q.number;
-    if (!(v > 0)) throw Error(field, "must be positive, got " + Num(v) + " " + unit);
+    if (!(v > 0)) throw Error(field, "must be positive, got " + ShownNumber(v) + " " + unit);
     return v;
 }
 
@@ -91,8 +85,8 @@ std::optional<double> PositiveOrNull(const Quantity& q, const std::string& field
 
 int PositiveInteger(const Quantity& q, const std::string& field) {
     double v = *q.number;
-    if (v != std::floor(v) || v < 1) throw Error(field, "must be a positive integer, got " + Num(v));
-    return static_cast<int>(IntegerIn(field, v, Num(v), 1, kMaxRanks));
+    if (v != std::floor(v) || v < 1) throw Error(field, "must be a positive integer, got " + ShownNumber(v));
+    return static_cast<int>(IntegerIn(field, v, ShownNumber(v), 1, kMaxRanks));
 }
 
 }  // namespace
@@ -274,16 +268,18 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
         lv.size = PositiveInteger(quantity("size", "accelerators"), f_size);
         lv.bandwidth_gbps = Positive(quantity("bandwidth_GBps_per_direction", "GB/s"), f_bw, "GB/s");
         lv.latency_us = *quantity("latency_us", "us").number;
-        if (!(lv.latency_us >= 0)) throw Error(f_lat, "must be zero or positive, got " + Num(lv.latency_us) + " us");
+        if (!(lv.latency_us >= 0))
+            throw Error(f_lat, "must be zero or positive, got " + ShownNumber(lv.latency_us) + " us");
         lv.efficiency = *quantity("efficiency", "fraction").number;
         if (!(lv.efficiency > 0 && lv.efficiency <= 1))
-            throw Error(f_eff, "must be in (0, 1] (measured busbw / nominal bandwidth), got " + Num(lv.efficiency));
+            throw Error(f_eff,
+                        "must be in (0, 1] (measured busbw / nominal bandwidth), got " + ShownNumber(lv.efficiency));
         lv.in_network_reduction = quantity("in_network_reduction", "bool", ValueType::boolean).boolean;
         bool tiered = IsFatTree(lv.kind);
         if (tiered) {
             lv.oversubscription = *quantity("oversubscription", "ratio").number;
             if (!(lv.oversubscription >= 1))
-                throw Error(f_os, "must be >= 1 (1 = non-blocking), got " + Num(lv.oversubscription));
+                throw Error(f_os, "must be >= 1 (1 = non-blocking), got " + ShownNumber(lv.oversubscription));
         } else if (l.Has("oversubscription")) {
             throw Error(
                 f_os,
@@ -319,8 +315,8 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
                 throw Error(f_size, std::to_string(lv.size) + " exceeds the scale-up domain of " + accelerator.name +
                                         " (" + std::to_string(accelerator.scale_up_domain) + ")");
             if (lv.bandwidth_gbps > accelerator.scale_up_gbps_per_direction)
-                throw Error(f_bw, Num(lv.bandwidth_gbps) + " GB/s exceeds the scale-up bandwidth of " +
-                                      accelerator.name + " (" + Num(accelerator.scale_up_gbps_per_direction) +
+                throw Error(f_bw, ShownNumber(lv.bandwidth_gbps) + " GB/s exceeds the scale-up bandwidth of " +
+                                      accelerator.name + " (" + ShownNumber(accelerator.scale_up_gbps_per_direction) +
                                       " GB/s per direction)");
         }
         if (lv.kind == LevelKind::torus) {
@@ -334,9 +330,9 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
             double links = lv.bandwidth_gbps;
             for (const NetworkLevel& prev : s.levels) links += prev.bandwidth_gbps;
             if (links > accelerator.scale_up_gbps_per_direction * (1 + 1e-9))
-                throw Error(f_bw, "the torus levels' bandwidths add up to " + Num(links) + " GB/s, more than the " +
-                                      Num(accelerator.scale_up_gbps_per_direction) + " GB/s per direction of " +
-                                      accelerator.name + "'s chip-to-chip links");
+                throw Error(f_bw, "the torus levels' bandwidths add up to " + ShownNumber(links) +
+                                      " GB/s, more than the " + ShownNumber(accelerator.scale_up_gbps_per_direction) +
+                                      " GB/s per direction of " + accelerator.name + "'s chip-to-chip links");
         }
         if (tiered && accelerator.nic_gbit_per_gpu <= 0)
             throw Error(l.Field("kind"), accelerator.name +
@@ -345,9 +341,9 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
                                              std::string(NameOf(lv.kind)) +
                                              " level of NICs needs one; give the accelerator preset its NIC rate");
         if (tiered && lv.bandwidth_gbps > accelerator.NicGBps() * (1 + 1e-9))
-            throw Error(f_bw, Num(lv.bandwidth_gbps) + " GB/s exceeds the NIC of " + accelerator.name + " (" +
-                                  Num(accelerator.nic_gbit_per_gpu) + " Gb/s = " + Num(accelerator.NicGBps()) +
-                                  " GB/s per direction)");
+            throw Error(f_bw, ShownNumber(lv.bandwidth_gbps) + " GB/s exceeds the NIC of " + accelerator.name + " (" +
+                                  ShownNumber(accelerator.nic_gbit_per_gpu) +
+                                  " Gb/s = " + ShownNumber(accelerator.NicGBps()) + " GB/s per direction)");
         lv.preset_effective_gbps = lv.EffectiveGBps();
         s.levels.push_back(std::move(lv));
     }
@@ -421,8 +417,8 @@ void ValidateSystemLevels(const System& sys) {
         torus += sys.levels[i].bandwidth_gbps;
         if (torus > sys.accelerator.scale_up_gbps_per_direction * (1 + 1e-9))
             throw Error("levels[" + std::to_string(i) + "] (" + sys.levels[i].name + ").bandwidth",
-                        "the torus levels' bandwidths add up to " + Num(torus) + " GB/s, more than the " +
-                            Num(sys.accelerator.scale_up_gbps_per_direction) + " GB/s per direction of " +
+                        "the torus levels' bandwidths add up to " + ShownNumber(torus) + " GB/s, more than the " +
+                            ShownNumber(sys.accelerator.scale_up_gbps_per_direction) + " GB/s per direction of " +
                             sys.accelerator.name + "'s chip-to-chip links");
     }
 }

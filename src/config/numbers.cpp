@@ -20,6 +20,12 @@ static std::string Quoted(std::string_view shown) {
     return q;
 }
 
+std::string ShownNumber(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 static std::string Num(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.15g", v);

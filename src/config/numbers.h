@@ -22,6 +22,10 @@ inline constexpr double kMaxBucketMb = 1048576;                          // buck
 // `text` clipped to `max` characters, with "..." when cut (for values echoed in error messages).
 std::string Clip(std::string_view text, size_t max = 80);
 
+// A number for a message, to six significant digits as printf's %g writes it ("0.5", "1e+06"), not as
+// std::to_string's six fixed decimals ("0.500000").
+std::string ShownNumber(double v);
+
 // An integer in [lo, hi]: `value` must be integral; `shown` is how the input spelled it.
 long long IntegerIn(const std::string& field, double value, std::string_view shown, long long lo, long long hi);
 // A finite number in [lo, hi] (or (lo, hi] when lo_open).

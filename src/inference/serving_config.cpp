@@ -1,7 +1,6 @@
 #include "inference/serving_config.h"
 
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "config/error.h"
@@ -46,11 +45,6 @@ std::string WeightFormatName(const ServingPrecision& p) {
 }
 
 namespace {
-std::string Shown(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
 void AtLeast(const char* field, long long v, long long lo, const std::string& what) {
     if (v < lo)
         throw Error(field, "must be at least " + std::to_string(lo) + " (" + what + "), got " + std::to_string(v));
@@ -66,11 +60,11 @@ void CheckLengths(const std::string& field, const LengthDist& d) {
     if (d.kind == LengthDist::Kind::normal) {
         if (!(std::isfinite(d.mean) && d.mean >= d.min && d.mean <= d.max))
             throw Error(field + ".mean", "must lie in [min, max] = [" + std::to_string(d.min) + ", " +
-                                             std::to_string(d.max) + "], got " + Shown(d.mean));
+                                             std::to_string(d.max) + "], got " + ShownNumber(d.mean));
         if (!(std::isfinite(d.stddev) && d.stddev >= 0))
-            throw Error(field + ".stddev", "must be a finite number >= 0, got " + Shown(d.stddev));
+            throw Error(field + ".stddev", "must be a finite number >= 0, got " + ShownNumber(d.stddev));
         if (NormalAcceptance(d) < 0.01)
-            throw Error(field + ".stddev", "a normal of stddev " + Shown(d.stddev) +
+            throw Error(field + ".stddev", "a normal of stddev " + ShownNumber(d.stddev) +
                                                " puts under 1% of its lengths in [" + std::to_string(d.min) + ", " +
                                                std::to_string(d.max) + "]; narrow it or widen the bounds");
     }
@@ -87,7 +81,7 @@ void CheckLengths(const std::string& field, const LengthDist& d) {
                                 "], got " + std::to_string(d.values[i]));
             if (!(std::isfinite(d.weights[i]) && d.weights[i] > 0))
                 throw Error(field + ".weights[" + std::to_string(i) + "]",
-                            "must be a finite number > 0, got " + Shown(d.weights[i]));
+                            "must be a finite number > 0, got " + ShownNumber(d.weights[i]));
         }
     }
 }
@@ -158,8 +152,8 @@ void CheckTrace(const std::vector<TraceRequest>& t) {
     for (size_t i = 0; i < t.size(); ++i) {
         const std::string f = "workload.trace[" + std::to_string(i) + "]";
         if (!(std::isfinite(t[i].arrival) && t[i].arrival >= last))
-            throw Error(f + ".arrival", "must be finite and not before the previous request's (" + Shown(last) +
-                                            " s), got " + Shown(t[i].arrival));
+            throw Error(f + ".arrival", "must be finite and not before the previous request's (" + ShownNumber(last) +
+                                            " s), got " + ShownNumber(t[i].arrival));
         last = t[i].arrival;
         if (t[i].input < 1 || t[i].input > kMaxModelDim)
             throw Error(f + ".input",
@@ -197,17 +191,17 @@ void ValidateServingConfig(const ServingConfig& c) {
     AtLeast("engine.max_tokens", c.engine.max_tokens, 1, "tokens per iteration");
     AtLeast("engine.block_size", c.engine.block_size, 1, "tokens per KV block");
     if (!(c.engine.kv_memory_fraction > 0 && c.engine.kv_memory_fraction <= 1))
-        throw Error("engine.kv_memory_fraction", "must be in (0, 1], got " + Shown(c.engine.kv_memory_fraction));
+        throw Error("engine.kv_memory_fraction", "must be in (0, 1], got " + ShownNumber(c.engine.kv_memory_fraction));
     if (c.engine.kv_blocks_override < 0)
         throw Error("engine.kv_blocks",
                     "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));
     if (c.engine.preemption == Preemption::swap && !(std::isfinite(c.engine.swap_gbps) && c.engine.swap_gbps > 0))
-        throw Error("engine.swap_gbps",
-                    "swap preemption needs the host link's GB/s per direction (> 0), got " + Shown(c.engine.swap_gbps));
+        throw Error("engine.swap_gbps", "swap preemption needs the host link's GB/s per direction (> 0), got " +
+                                            ShownNumber(c.engine.swap_gbps));
     if (!(std::isfinite(c.slo.ttft) && c.slo.ttft >= 0))
-        throw Error("slo.ttft_ms", "must be >= 0, got " + Shown(c.slo.ttft * 1e3));
+        throw Error("slo.ttft_ms", "must be >= 0, got " + ShownNumber(c.slo.ttft * 1e3));
     if (!(std::isfinite(c.slo.tpot) && c.slo.tpot >= 0))
-        throw Error("slo.tpot_ms", "must be >= 0, got " + Shown(c.slo.tpot * 1e3));
+        throw Error("slo.tpot_ms", "must be >= 0, got " + ShownNumber(c.slo.tpot * 1e3));
     if (c.timelines < 0 || c.timelines > kMaxTimelines)
         throw Error("timelines", "must be 0.." + std::to_string(kMaxTimelines) +
                                      " (requests whose timelines the result keeps), got " +
@@ -217,13 +211,13 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (w.requests > (1LL << 40))
         throw Error("workload.requests", "must be at most 2^40, got " + std::to_string(w.requests));
     if (w.arrival == ArrivalKind::gamma && !(std::isfinite(w.cv) && w.cv >= 0.05 && w.cv <= 100))
-        throw Error("workload.cv",
-                    "must be in [0.05, 100] (the gaps' coefficient of variation; 1 = Poisson), got " + Shown(w.cv));
+        throw Error("workload.cv", "must be in [0.05, 100] (the gaps' coefficient of variation; 1 = Poisson), got " +
+                                       ShownNumber(w.cv));
     double priority_total = 0;
     for (size_t i = 0; i < w.priority_weights.size(); ++i) {
         if (!(std::isfinite(w.priority_weights[i]) && w.priority_weights[i] >= 0))
             throw Error("workload.priorities." + std::to_string(i),
-                        "must be a finite number >= 0, got " + Shown(w.priority_weights[i]));
+                        "must be a finite number >= 0, got " + ShownNumber(w.priority_weights[i]));
         priority_total += w.priority_weights[i];
     }
     if (!w.priority_weights.empty() && !(priority_total > 0))
@@ -237,7 +231,7 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (w.arrival == ArrivalKind::poisson || w.arrival == ArrivalKind::fixed_rate || w.arrival == ArrivalKind::gamma) {
         if (!(w.rate > 0 && std::isfinite(w.rate) && w.rate <= 1e9))
             throw Error("workload.rate", std::string("must be in (0, 1e9] requests/s for ") + NameOf(w.arrival) +
-                                             " arrivals, got " + Shown(w.rate));
+                                             " arrivals, got " + ShownNumber(w.rate));
     }
     if (w.arrival == ArrivalKind::closed_loop) AtLeast("workload.concurrency", w.concurrency, 1, "clients");
     CheckLengths("workload.input", w.input);
