@@ -325,6 +325,15 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
     return best;
 }
 
+const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype) {
+    const GemmMaxAchievable* best = nullptr;
+    for (const GemmMaxAchievable& g : table.gemm_max_achievable) {
+        if (g.dtype != dtype || !AppliesTo(g.accelerators, accelerator_id)) continue;
+        if (!best || g.tflops > best->tflops) best = &g;
+    }
+    return best;
+}
+
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
                                          AttentionKernel kernel, bool forward, bool causal, int head_dim) {
     const AttentionCurve* best = nullptr;

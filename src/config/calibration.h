@@ -115,6 +115,9 @@ const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::s
                                            CollectiveOp op, std::string_view scope, int n_ranks);
 // The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
+// nullptr when there is none.
+const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

@@ -20,6 +20,19 @@ AttentionShape AttentionShapeOf(const Job& job) {
     return a;
 }
 
+namespace {
+
+// The best GEMM measured on the part (MAMF's shape search) as a fraction of its peak at `p`; a part measured only
+// in bf16 keeps bf16's fraction at fp16, fp8 and fp4 (the rule the curves follow). 1 when nothing was measured.
+double MeasuredMaxEfficiency(const CalibrationTable& cal, const Accelerator& acc, Precision p) {
+    const GemmMaxAchievable* g = FindGemmMax(cal, acc.id, p);
+    if (!g && p != Precision::bf16) g = FindGemmMax(cal, acc.id, Precision::bf16);
+    if (!g) return 1.0;
+    return std::min(1.0, g->tflops * 1e12 / (PeakFlops(acc, g->dtype) / CalibrationScale(acc, g->dtype)));
+}
+
+}  // namespace
+
 ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
                            const TrainingOptions& opt, const AttentionShape& attn) {
     compute_ = compute;
@@ -53,6 +66,13 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype) / CalibrationScale(acc, gemm16_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
+    // No GEMM runs faster than the best shape measured on the part (gemm_max_achievable, MAMF's brute-force
+    // search). Every curve's plateau sits below it; the cap binds where a part has no curve and the fallback
+    // would claim more than was ever measured (MI300X bf16: 0.70 of peak against MAMF's 0.51).
+    if (opt.matmul_efficiency <= 0 && cal) {
+        max_eff_ = MeasuredMaxEfficiency(*cal, acc, compute);
+        max_eff16_ = MeasuredMaxEfficiency(*cal, acc, Precision::bf16);
+    }
     attn_eff_fwd_ = attn_eff_bwd_ =
         opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
     if (opt.attention_efficiency <= 0 && cal && attn.sq > 0) {
@@ -76,14 +96,15 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
 }
 
 double ComputeModel::MatmulEfficiency(double flops) const {
-    if (!gemm_) return fixed_matmul_eff_;
-    return std::clamp(Interpolate(gemm_->tflops, std::max(flops, 1.0)) * 1e12 / gemm_peak_, 0.01, 1.0);
+    if (!gemm_) return std::min(fixed_matmul_eff_, max_eff_);
+    return std::min(std::max(Interpolate(gemm_->tflops, std::max(flops, 1.0)) * 1e12 / gemm_peak_, 0.01), max_eff_);
 }
 
 double ComputeModel::MatmulEfficiency16(double flops) const {
     if (BytesOf(compute_) >= 2) return MatmulEfficiency(flops);
-    if (!gemm16_) return gemm_ ? MatmulEfficiency(flops) : fixed_matmul_eff_;
-    return std::clamp(Interpolate(gemm16_->tflops, std::max(flops, 1.0)) * 1e12 / gemm16_peak_, 0.01, 1.0);
+    if (!gemm16_) return gemm_ ? MatmulEfficiency(flops) : std::min(fixed_matmul_eff_, max_eff16_);
+    return std::min(std::max(Interpolate(gemm16_->tflops, std::max(flops, 1.0)) * 1e12 / gemm16_peak_, 0.01),
+                    max_eff16_);
 }
 
 double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {

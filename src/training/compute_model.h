@@ -52,6 +52,9 @@ private:
     const GemmCurve* gemm16_ = nullptr;  // bf16 (or fp16) curve, for matmuls kept in 16 bits
     double gemm16_peak_ = 0;
     double gemm_peak_ = 0;  // peak of the curve's own precision, to turn TFLOPS into an efficiency
+    // The best GEMM measured on the part (MAMF) as a fraction of the peak, at the compute precision and in 16
+    // bits: no matmul efficiency exceeds it. 1 where nothing was measured or the efficiency is set by hand.
+    double max_eff_ = 1, max_eff16_ = 1;
 };
 
 }  // namespace sc

@@ -1,0 +1,110 @@
+// GEMM efficiency bounded by what was measured (training/compute_model.cpp): no matmul runs faster than the best
+// shape MAMF found on the part (gemm_max_achievable), and GB300, with no GEMM measurement of its own, runs GB200's
+// curves where the two parts have the same peak (presets/calibration/measured.json, extraction rule on gb300).
+#include <gtest/gtest.h>
+
+#include "serve_test_util.h"
+#include "training/compute_model.h"
+#include "training/kernel_floor.h"
+
+namespace {
+
+using namespace sc;
+using servetest::Calibration;
+
+const Accelerator& Part(const std::string& id) {
+    static std::map<std::string, Accelerator> cache;
+    auto it = cache.find(id);
+    if (it != cache.end()) return it->second;
+    return cache[id] = ParseAccelerator(sctest::ReadFile(servetest::kRoot + "/presets/hardware/" + id + ".json"));
+}
+
+double Efficiency(const Accelerator& a, Precision p, double flops, const CalibrationTable& cal = Calibration()) {
+    return ComputeModel(a, p, &cal, TrainingOptions{}, AttentionShape{}).MatmulEfficiency(flops);
+}
+
+// The table with `id`'s measured maxima at `dtype` set to `tflops`.
+CalibrationTable WithMax(const std::string& id, Precision dtype, double tflops) {
+    CalibrationTable t = Calibration();
+    bool found = false;
+    for (GemmMaxAchievable& g : t.gemm_max_achievable)
+        for (const std::string& a : g.accelerators)
+            if (a == id && g.dtype == dtype) g.tflops = tflops, found = true;
+    EXPECT_TRUE(found) << id;
+    return t;
+}
+
+const double kGemms[] = {2.0 * 256 * 256 * 256, 2.0 * 1024 * 1024 * 1024, 2.0 * 4096 * 4096 * 4096, 1e14};
+
+// MI300X has no bf16 curve: the fallback (0.70 of the 1,307 TFLOPS peak, 915) would exceed MAMF's best shape,
+// 668.4 TFLOPS; every bf16 GEMM runs at that best instead, by hand.
+TEST(GemmMeasuredMax, CapsTheFallbackAtTheBestMeasuredShape) {
+    const Accelerator& mi300x = Part("mi300x");
+    ASSERT_EQ(FindGemmCurve(Calibration(), "mi300x", Precision::bf16), nullptr);
+    const GemmMaxAchievable* best = FindGemmMax(Calibration(), "mi300x", Precision::bf16);
+    ASSERT_NE(best, nullptr);
+    EXPECT_EQ(best->tflops, 668.4);
+    for (double f : kGemms)
+        EXPECT_NEAR(Efficiency(mi300x, Precision::bf16, f) * PeakFlops(mi300x, Precision::bf16), 668.4e12, 1e3) << f;
+    // Where the part's best is above the fallback, the fallback stands.
+    const CalibrationTable high = WithMax("mi300x", Precision::bf16, 1200);
+    EXPECT_DOUBLE_EQ(Efficiency(mi300x, Precision::bf16, 1e14, high), TrainingOptions{}.fallback_matmul_efficiency);
+    // An efficiency set by hand is the user's: no cap.
+    TrainingOptions fixed;
+    fixed.matmul_efficiency = 0.9;
+    EXPECT_DOUBLE_EQ(ComputeModel(mi300x, Precision::bf16, &Calibration(), fixed).MatmulEfficiency(1e14), 0.9);
+}
+
+// A part measured only in bf16 keeps bf16's fraction of the peak at fp8, as the curves do (MI325X: 784.9 of
+// 1,307.4 bf16 TFLOPS, so 0.60 of its fp8 peak too, below the 0.70 fallback).
+TEST(GemmMeasuredMax, Fp8WithoutItsOwnMeasurementTakesBf16sFraction) {
+    const Accelerator& mi325x = Part("mi325x");
+    ASSERT_EQ(FindGemmMax(Calibration(), "mi325x", Precision::fp8), nullptr);
+    const double frac = 784.9e12 / PeakFlops(mi325x, Precision::bf16);
+    EXPECT_LT(frac, TrainingOptions{}.fallback_matmul_efficiency);
+    for (double f : kGemms) EXPECT_NEAR(Efficiency(mi325x, Precision::fp8, f), frac, 1e-12) << f;
+}
+
+// Every measured curve stays at or below its part's best shape, so the cap changes none of them; lowered below
+// the curve, the best shape bounds the plateau (H100: XLA's 783 TFLOPS at 4096^3 under a best of 700).
+TEST(GemmMeasuredMax, BoundsACurveOnlyAboveTheBest) {
+    const Accelerator& h100 = Part("h100-sxm");
+    const double peak = PeakFlops(h100, Precision::bf16);
+    EXPECT_NEAR(Efficiency(h100, Precision::bf16, 1e14) * peak, 783.33e12, 1e3);
+    const CalibrationTable low = WithMax("h100-sxm", Precision::bf16, 700);
+    EXPECT_NEAR(Efficiency(h100, Precision::bf16, 1e14, low) * peak, 700e12, 1e3);
+    // Below the best, the curve is untouched: 1024^3 at 236.3 TFLOPS.
+    EXPECT_NEAR(Efficiency(h100, Precision::bf16, 2.0 * 1024 * 1024 * 1024, low) * peak, 236.3e12, 1e3);
+    for (const GemmCurve& c : Calibration().gemm) {
+        for (const std::string& id : c.accelerators) {
+            const GemmMaxAchievable* best = FindGemmMax(Calibration(), id, c.dtype);
+            if (best) {
+                EXPECT_LE(c.tflops.y.back(), best->tflops) << c.id << " on " << id;
+            }
+        }
+    }
+}
+
+// GB300 runs GB200's bf16 and fp8 curves in TFLOPS (the same dense peaks, 2,500 and 5,000), so the same GEMM
+// takes the same time on both, and the per-kernel floor those curves give is the same; its fp4 (15,000 against
+// GB200's 10,000) takes no GB200 curve.
+TEST(GemmMeasuredMax, Gb300RunsGb200sCurvesAtTheSamePeaks) {
+    const Accelerator &gb200 = Part("gb200"), &gb300 = Part("gb300");
+    for (Precision p : {Precision::bf16, Precision::fp8}) {
+        ASSERT_EQ(PeakFlops(gb200, p), PeakFlops(gb300, p));
+        const GemmCurve* c = FindGemmCurve(Calibration(), "gb300", p);
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(c, FindGemmCurve(Calibration(), "gb200", p));
+        for (double f : kGemms) EXPECT_DOUBLE_EQ(Efficiency(gb300, p, f), Efficiency(gb200, p, f)) << f;
+    }
+    EXPECT_EQ(FindGemmCurve(Calibration(), "gb300", Precision::bf16)->series, "xla-sm100-bf16");
+    EXPECT_EQ(FindGemmCurve(Calibration(), "gb300", Precision::fp8)->series, "azure-ndgb200v6-cublaslt-fp8");
+    EXPECT_EQ(FindGemmCurve(Calibration(), "gb300", Precision::fp4), nullptr);
+    EXPECT_GT(PeakFlops(gb300, Precision::fp4), PeakFlops(gb200, Precision::fp4));
+    const KernelFloor a = TrainingKernelFloor(&Calibration(), gb200), b = TrainingKernelFloor(&Calibration(), gb300);
+    EXPECT_GT(b.alpha_s, 0);
+    EXPECT_EQ(a.alpha_s, b.alpha_s);
+    EXPECT_EQ(a.series, b.series);
+}
+
+}  // namespace
