@@ -266,6 +266,16 @@ static void DrawEstimate(const AppState& s) {
             "compared with (docs/validation.md: Megatron-LM, NeMo, DGX Cloud, torchtitan, llm-foundry, ...). The "
             "estimate above is the model's own; no factor is fitted to these runs.");
     }
+    if (!e.rates.gemm.empty()) {
+        // One line; which rates are measured and which are fallbacks is in its tooltip (the CLI prints all three).
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextUnformatted(e.rates.all_measured ? "rates: measured on this part (hover)"
+                                                    : "rates: some are fallbacks, not measured (hover)");
+        ImGui::PopStyleColor();
+        const std::string detail = "GEMMs: " + e.rates.gemm + "\n\nattention: " + e.rates.attention +
+                                   "\n\nHBM: " + e.rates.hbm + "\n\n(presets/calibration/measured.json)";
+        Formula(detail.c_str());
+    }
     for (const std::string& w : LayoutWarnings(s.parallel, e)) WarningText("warning: " + w);
     ImGui::Spacing();
     const StageMemory& m = e.memory[0];

@@ -15,7 +15,10 @@ TrainingEstimate Train(const Job& job, const Request& r, std::optional<System>& 
     // so this only repeats that check for them.
     ValidateSystemLevels(*r.system);
     slice = TorusPartFor(*r.system, job.par.world());
-    return EstimateTraining(job, slice ? *slice : *r.system, r.calibration, r.options);
+    const System& sys = slice ? *slice : *r.system;
+    TrainingEstimate e = EstimateTraining(job, sys, r.calibration, r.options);
+    e.rates = DescribeRates(job, sys, r.calibration, r.options);
+    return e;
 }
 
 }  // namespace

@@ -31,6 +31,14 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     // read with its measured spread.
     if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id))
         line("published runs", "on " + sys.accelerator.id + ": " + PublishedRunsText(*runs) + " [docs/validation.md]");
+    // What the rates rest on: measured on this part, or a fallback (presets/calibration/measured.json).
+    if (!e.rates.gemm.empty()) {
+        line("rates from",
+             e.rates.all_measured ? "measurements (presets/calibration/measured.json)" : "measurements and fallbacks:");
+        line("  GEMMs", e.rates.gemm);
+        line("  attention", e.rates.attention);
+        line("  HBM", e.rates.hbm);
+    }
     const char* prec = NameOf(job.model.precision.compute);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
     line("MFU", buf + std::string(" of the ") + prec + " dense peak");
@@ -121,6 +129,12 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
                                  {"max", runs->max}}},
                                {"source", "docs/validation.md"}};
     else j["published_runs"] = nullptr;
+    if (!e.rates.gemm.empty())
+        j["rate_sources"] = {{"gemm", e.rates.gemm},
+                             {"attention", e.rates.attention},
+                             {"hbm", e.rates.hbm},
+                             {"all_measured", e.rates.all_measured}};
+    else j["rate_sources"] = nullptr;
     j["warnings"] = LayoutWarnings(job.par, e);
     return j.dump(2) + "\n";
 }

@@ -49,6 +49,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     if (mem_eff <= 0 && cal) {
         double measured = AchievedHbmTBps(*cal, acc.id, "Copy") * HbmCalibrationScale(acc);
         if (measured > 0) mem_eff = std::min(1.0, measured / acc.hbm_bandwidth_tbps);
+        hbm_measured_ = measured > 0;
     }
     if (mem_eff <= 0) mem_eff = opt.fallback_memory_efficiency;
     hbm_ = acc.hbm_bandwidth_tbps * 1e12 * mem_eff;
@@ -84,6 +85,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         auto eff = [&](bool forward, AttentionKernel k) {
             const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd);
             if (!c) return 0.0;
+            (forward ? attn_curve_fwd_ : attn_curve_bwd_) = c;
             const double e = Interpolate(c->efficiency, attn.sq);
             return c->causal ? e : e * CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, attn.sq);
         };

@@ -37,6 +37,14 @@ public:
     double peak_flops() const { return peak_; }
     double memory_bytes_per_s() const { return hbm_; }
     int sm_count() const { return sms_; }  // 0: the preset publishes none
+    // What the rates above rest on (training/rate_sources.h says it in words): the GEMM curve (nullptr: the
+    // efficiency is set by hand or the fallback), the attention curves per pass (nullptr: the fallback or a
+    // hand-set value), whether the HBM bandwidth is a measured STREAM copy, and the part's measured GEMM ceiling.
+    const GemmCurve* gemm_curve() const { return gemm_; }
+    double flat_matmul_efficiency() const { return fixed_matmul_eff_; }  // when gemm_curve() is nullptr
+    double max_matmul_efficiency() const { return max_eff_; }            // 1: none measured
+    const AttentionCurve* attention_curve(bool forward) const { return forward ? attn_curve_fwd_ : attn_curve_bwd_; }
+    bool hbm_measured() const { return hbm_measured_; }
 
 private:
     double Roofline(double flops, double peak, double efficiency, double bytes) const;
@@ -55,6 +63,9 @@ private:
     // The best GEMM measured on the part (MAMF) as a fraction of the peak, at the compute precision and in 16
     // bits: no matmul efficiency exceeds it. 1 where nothing was measured or the efficiency is set by hand.
     double max_eff_ = 1, max_eff16_ = 1;
+    const AttentionCurve* attn_curve_fwd_ = nullptr;
+    const AttentionCurve* attn_curve_bwd_ = nullptr;
+    bool hbm_measured_ = false;
 };
 
 }  // namespace sc

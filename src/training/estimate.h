@@ -12,6 +12,7 @@
 #include "parallel/memory.h"
 #include "training/comm_model.h"
 #include "training/comm_sms.h"
+#include "training/rate_sources.h"
 #include "training/training_options.h"
 
 namespace sc {
@@ -97,6 +98,9 @@ struct TrainingEstimate {
     std::string memory_message;         // "does not fit: needs X GiB of Y GiB on stage s" when !fits
     double energy_joules_per_step = 0;  // board power x GPUs x step time
     double days_to_train = 0, gpu_hours_to_train = 0, energy_mwh_to_train = 0;  // when tokens_to_train > 0
+    // What the compute rates rest on (training/rate_sources.h): filled by the engine for the reports, once per
+    // request; empty in EstimateTraining's own result (the layout search's hot path formats no text).
+    RateSources rates;
 };
 
 // `kernels`: how the TP overlap runs (opt.overlap_tp), for the SMs its kernels hold (training/comm_sms.h).

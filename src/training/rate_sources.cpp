@@ -1,0 +1,75 @@
+#include "training/rate_sources.h"
+
+#include <cstdio>
+
+#include "training/compute_model.h"
+
+namespace sc {
+
+namespace {
+
+std::string Printf(const char* format, double a, double b = 0, double c = 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, format, a, b, c);
+    return buf;
+}
+
+std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision compute, const TrainingOptions& opt) {
+    const std::string prec = NameOf(compute);
+    if (opt.matmul_efficiency > 0) return Printf("%.2f of the ", opt.matmul_efficiency) + prec + " peak, set by hand";
+    if (const GemmCurve* c = cm.gemm_curve()) {
+        std::string s = "measured curve " + c->series + " on " + c->hardware + " (" +
+                        Printf("%.4g-%.4g TFLOPS", c->tflops.y.front(), c->tflops.y.back()) + ")";
+        if (c->dtype != compute)
+            s += std::string(", measured in ") + NameOf(c->dtype) + ": " + prec + " GEMMs at its fraction of peak";
+        return s;
+    }
+    const double flat = cm.flat_matmul_efficiency(), best = cm.max_matmul_efficiency();
+    if (best < flat)
+        return "no GEMM curve for " + acc.id +
+               Printf(": its best measured shape (MAMF), %.2f of peak, for every GEMM ", best) +
+               Printf("(the %.2f fallback would exceed it)", flat);
+    return "no GEMM curve for " + acc.id + Printf(": %.2f of peak for every GEMM (fallback)", flat);
+}
+
+std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const TrainingOptions& opt) {
+    if (!opt.kernels.flash_attention)
+        return "unfused (flash_attention=off): score and context GEMMs at the GEMM rate, softmax and masks at HBM "
+               "bandwidth";
+    if (opt.attention_efficiency > 0) return Printf("%.2f of the 16-bit peak, set by hand", opt.attention_efficiency);
+    const AttentionCurve *f = cm.attention_curve(true), *b = cm.attention_curve(false);
+    const std::string kernel = NameOf(opt.attention_kernel);
+    auto pass = [&](const char* name, const AttentionCurve* c, bool forward) {
+        const double e = cm.AttentionEfficiency(forward);
+        return std::string(name) + (c ? " measured (" + c->series + ", " + NameOf(c->kernel) + ")" : " fallback") +
+               Printf(" %.2f of peak", e);
+    };
+    if (!f && !b)
+        return "no measured " + kernel + " curve for " + acc.id +
+               Printf(": %.2f of the 16-bit peak (fallback)", cm.AttentionEfficiency(true));
+    return kernel + " at this sequence length: " + pass("forward", f, true) + "; " + pass("backward", b, false);
+}
+
+std::string HbmText(const ComputeModel& cm, const Accelerator& acc, const TrainingOptions& opt) {
+    const double achieved = cm.memory_bytes_per_s() / 1e12, nominal = acc.hbm_bandwidth_tbps;
+    if (opt.memory_efficiency > 0) return Printf("%.3g of %.3g TB/s, set by hand", achieved, nominal);
+    if (cm.hbm_measured()) return Printf("STREAM copy measured: %.3g of %.3g TB/s", achieved, nominal);
+    return "no measurement for " + acc.id + Printf(": %.3g of %.3g TB/s (fallback)", achieved, nominal);
+}
+
+}  // namespace
+
+RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTable* cal, const TrainingOptions& opt) {
+    const Precision compute = job.model.precision.compute;
+    const ComputeModel cm(sys.accelerator, compute, cal, opt, AttentionShapeOf(job));
+    RateSources r;
+    r.gemm = GemmText(cm, sys.accelerator, compute, opt);
+    r.attention = AttentionText(cm, sys.accelerator, opt);
+    r.hbm = HbmText(cm, sys.accelerator, opt);
+    const bool attention_measured =
+        !opt.kernels.flash_attention || (cm.attention_curve(true) && cm.attention_curve(false));
+    r.all_measured = cm.gemm_curve() && attention_measured && cm.hbm_measured();
+    return r;
+}
+
+}  // namespace sc

@@ -1,0 +1,27 @@
+// What the compute model's rates rest on for one job on one part, in words for the reports: each rate is a
+// measured series (named; its records are in presets/calibration/measured.json) or a fallback (its value). A
+// planner reads it to know which parts of a step time were measured on that part and which are assumed: GB300's
+// GEMMs run GB200's curves, a TPU's run the 0.70 fallback, MI300X's are bounded by its best measured shape.
+#pragma once
+#include <string>
+
+#include "config/calibration.h"
+#include "config/hardware_config.h"
+#include "parallel/job.h"
+#include "training/training_options.h"
+
+namespace sc {
+
+struct RateSources {
+    std::string gemm;       // the GEMM efficiency: a measured curve, the fallback, or a value set by hand
+    std::string attention;  // the fused-attention efficiency per pass
+    std::string hbm;        // the achieved HBM bandwidth
+    // Every one of the three from a measurement of this part (or of the sibling its extraction rule names);
+    // false where any is a fallback or set by hand.
+    bool all_measured = false;
+};
+
+// The rates EstimateTraining times `job` with on `sys` (the same ComputeModel it builds).
+RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTable* cal, const TrainingOptions& opt);
+
+}  // namespace sc

@@ -1,0 +1,82 @@
+// What the rates of an estimate rest on (training/rate_sources.h): named measured series where the part has
+// them, the fallback and its value where it has not, and the same words in the CLI's text and JSON reports.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "config/model_config.h"
+#include "engine/estimate.h"
+#include "parallel/job.h"
+#include "preset_files.h"
+#include "report/engine_report.h"
+#include "test_util.h"
+#include "training/estimate.h"
+#include "training/rate_sources.h"
+
+namespace {
+
+const std::string kRoot = SC_SOURCE_DIR;
+const sc::CalibrationTable& Cal() { return sctest::MeasuredCalibration(); }
+
+sc::Job Llama8b() {
+    const sc::ModelConfig m = sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/llama3-8b.json"));
+    return sc::MakeJob(m, sc::ParseParallelSpec("tp=1,pp=1,dp=8,microbatch=1,batch=8"));
+}
+
+sc::RateSources Rates(const std::string& system, const sc::TrainingOptions& opt = {}) {
+    return sc::DescribeRates(Llama8b(), sctest::LoadSystemPreset(system), &Cal(), opt);
+}
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(RateSources, H100IsMeasuredThroughout) {
+    const sc::RateSources r = Rates("dgx-h100-superpod");
+    EXPECT_TRUE(Has(r.gemm, "measured curve xla-sm90-bf16")) << r.gemm;
+    EXPECT_TRUE(Has(r.attention, "forward measured (fa3-fig-fwd")) << r.attention;
+    EXPECT_TRUE(Has(r.attention, "backward measured (fa3-fig-bwd")) << r.attention;
+    EXPECT_TRUE(Has(r.hbm, "STREAM copy measured")) << r.hbm;
+    EXPECT_TRUE(r.all_measured);
+}
+
+// GB300 names the curve it borrows and where it was measured; its attention and HBM are fallbacks.
+TEST(RateSources, Gb300SaysWhichRatesAreFallbacks) {
+    const sc::RateSources r = Rates("gb300-nvl72");
+    EXPECT_TRUE(Has(r.gemm, "xla-sm100-bf16 on NVIDIA Blackwell sm_100")) << r.gemm;
+    EXPECT_TRUE(Has(r.attention, "no measured cudnn curve for gb300: 0.50")) << r.attention;
+    EXPECT_TRUE(Has(r.hbm, "no measurement for gb300") && Has(r.hbm, "(fallback)")) << r.hbm;
+    EXPECT_FALSE(r.all_measured);
+}
+
+TEST(RateSources, FallbackGemmsSayTheirValueAndTheMeasuredCeiling) {
+    EXPECT_TRUE(Has(Rates("tpu-v5p-pod").gemm, "no GEMM curve for tpu-v5p: 0.70 of peak for every GEMM (fallback)"));
+    const std::string mi300x = Rates("mi300x-cluster").gemm;
+    EXPECT_TRUE(Has(mi300x, "its best measured shape (MAMF), 0.51 of peak")) << mi300x;
+    EXPECT_TRUE(Has(mi300x, "the 0.70 fallback would exceed it")) << mi300x;
+    sc::TrainingOptions hand;
+    hand.matmul_efficiency = 0.8;
+    EXPECT_EQ(Rates("dgx-h100-superpod", hand).gemm, "0.80 of the bf16 peak, set by hand");
+    EXPECT_FALSE(Rates("dgx-h100-superpod", hand).all_measured);
+}
+
+// The engine fills them once per request and both reports print them; the estimate's own result (the layout
+// search's hot path) carries none.
+TEST(RateSources, ReportsCarryThemAndTheSearchPathDoesNot) {
+    const sc::System sys = sctest::LoadSystemPreset("gb300-nvl72");
+    EXPECT_TRUE(sc::EstimateTraining(Llama8b(), sys, &Cal(), {}).rates.gemm.empty());
+    sc::engine::Request req;
+    req.model = Llama8b().model;
+    req.parallel = Llama8b().par;
+    req.system = &sys;
+    req.calibration = &Cal();
+    const sc::engine::EstimateResult res = sc::engine::RunEstimate(req);
+    const sc::RateSources want = sc::DescribeRates(*res.job, sys, &Cal(), req.options);
+    EXPECT_EQ(res.training->rates.gemm, want.gemm);
+    const std::string text = sc::EstimateReportText(req, res);
+    EXPECT_TRUE(Has(text, "rates from                    measurements and fallbacks:")) << text;
+    EXPECT_TRUE(Has(text, "  GEMMs                       " + want.gemm)) << text;
+    const nlohmann::json j = nlohmann::json::parse(sc::EstimateReportJson(req, res));
+    EXPECT_EQ(j["training"]["rate_sources"]["attention"], want.attention);
+    EXPECT_EQ(j["training"]["rate_sources"]["all_measured"], false);
+}
+
+}  // namespace
