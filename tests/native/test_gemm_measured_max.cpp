@@ -1,10 +1,13 @@
 // GEMM efficiency bounded by what was measured (training/compute_model.cpp): no matmul runs faster than the best
 // shape MAMF found on the part (gemm_max_achievable), and GB300, with no GEMM measurement of its own, runs GB200's
-// curves where the two parts have the same peak (presets/calibration/measured.json, extraction rule on gb300).
+// curves where the two parts have the same peak, and its NVLink curves (presets/calibration/measured.json,
+// extraction rules on gb300).
 #include <gtest/gtest.h>
 
+#include "parallel/job.h"
 #include "serve_test_util.h"
 #include "training/compute_model.h"
+#include "training/estimate.h"
 #include "training/kernel_floor.h"
 
 namespace {
@@ -105,6 +108,24 @@ TEST(GemmMeasuredMax, Gb300RunsGb200sCurvesAtTheSamePeaks) {
     EXPECT_GT(b.alpha_s, 0);
     EXPECT_EQ(a.alpha_s, b.alpha_s);
     EXPECT_EQ(a.series, b.series);
+}
+
+// GB300 NVL72 has GB200 NVL72's NVLink domain (72 GPUs, 900 GB/s per direction each): it reads GB200's NVLink
+// all-reduce curves, not its InfiniBand ones (ConnectX-8 at 800 Gb/s against 400). A job inside one rack then
+// takes the same time on both, to the bit: nothing else that job touches differs.
+TEST(GemmMeasuredMax, Gb300TakesGb200sNvlinkCurvesNotItsInfiniband) {
+    for (const CollectiveCurve& c : Calibration().collectives) {
+        bool gb200 = false, gb300 = false;
+        for (const std::string& a : c.accelerators) gb200 |= a == "gb200", gb300 |= a == "gb300";
+        if (gb200) {
+            EXPECT_EQ(gb300, c.scope == "scale_up") << c.id;
+        }
+    }
+    const System &a = servetest::System("gb200-nvl72"), &b = servetest::System("gb300-nvl72");
+    const Job job = MakeJob(servetest::Model("llama3-70b"), ParseParallelSpec("tp=4,dp=16,sp=1,microbatch=1,batch=64"));
+    const double ta = EstimateTraining(job, a, &Calibration(), {}).step_seconds;
+    EXPECT_GT(ta, 0);
+    EXPECT_EQ(ta, EstimateTraining(job, b, &Calibration(), {}).step_seconds);
 }
 
 }  // namespace
