@@ -128,4 +128,24 @@ TEST(GemmMeasuredMax, Gb300TakesGb200sNvlinkCurvesNotItsInfiniband) {
     EXPECT_EQ(ta, EstimateTraining(job, b, &Calibration(), {}).step_seconds);
 }
 
+// Parts of the same silicon read one measurement: H200 and H800 H100's attention curves (compute-bound, the same
+// GH100 SMs and peak), H800 H100's STREAM copy (the same HBM3), the A100 40 GB the 80 GB part's GEMM curve (the same
+// GA100 SMs and peak). Each rule is in presets/calibration/measured.json's extraction_rules.
+TEST(GemmMeasuredMax, SiblingPartsReadTheSameMeasurements) {
+    for (const char* part : {"h200", "h800"})
+        for (bool forward : {true, false})
+            for (AttentionKernel k : {AttentionKernel::flash2, AttentionKernel::flash3, AttentionKernel::cudnn}) {
+                const AttentionCurve* h100 = FindAttentionCurve(Calibration(), "h100-sxm", k, forward, true, 128);
+                EXPECT_NE(h100, nullptr);
+                EXPECT_EQ(FindAttentionCurve(Calibration(), part, k, forward, true, 128), h100) << part;
+            }
+    EXPECT_EQ(AchievedHbmTBps(Calibration(), "h800", "Copy"), AchievedHbmTBps(Calibration(), "h100-sxm", "Copy"));
+    EXPECT_GT(AchievedHbmTBps(Calibration(), "h800", "Copy"), 0);
+    const GemmCurve* a100 = FindGemmCurve(Calibration(), "a100-80gb", Precision::fp16);
+    ASSERT_NE(a100, nullptr);
+    EXPECT_EQ(FindGemmCurve(Calibration(), "a100-40gb", Precision::fp16), a100);
+    EXPECT_DOUBLE_EQ(Efficiency(Part("a100-40gb"), Precision::bf16, 1e13),
+                     Efficiency(Part("a100-80gb"), Precision::bf16, 1e13));
+}
+
 }  // namespace
