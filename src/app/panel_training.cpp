@@ -273,7 +273,8 @@ static void DrawEstimate(const AppState& s) {
                                                     : "rates: some are fallbacks, not measured (hover)");
         ImGui::PopStyleColor();
         const std::string detail = "GEMMs: " + e.rates.gemm + "\n\nattention: " + e.rates.attention +
-                                   "\n\nHBM: " + e.rates.hbm + "\n\n(presets/calibration/measured.json)";
+                                   "\n\nHBM: " + e.rates.hbm + "\n\nkernel fixed cost: " + e.rates.floor +
+                                   "\n\n(presets/calibration/measured.json)";
         Formula(detail.c_str());
     }
     for (const std::string& w : LayoutWarnings(s.parallel, e)) WarningText("warning: " + w);

@@ -625,6 +625,8 @@ ServingRun SimulateServing(const ServingConfig& c, const System& sys, const Cali
     const double typical_prompt = TypicalPrompt(c);
     run.kv = ComputeKvCapacity(c.model, c.precision, c.pool, sys.accelerator, c.engine);
     IterationCost cost(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
+    run.rates =
+        DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
     if (!c.decode_pool) {
         run.result = Simulate(c, PoolModel{&cost, run.kv.blocks}, std::nullopt, {});
         return run;

@@ -21,6 +21,7 @@
 #include "inference/request_timeline.h"
 #include "inference/serving_config.h"
 #include "inference/time_series.h"
+#include "training/rate_sources.h"
 
 namespace sc {
 
@@ -101,6 +102,7 @@ struct ServingRun {
     std::optional<KvCapacity> decode_kv;  // the decode pool's
     std::optional<KvTransferModel> transfer;
     ServingResult result;
+    RateSources rates;  // what the iteration cost's rates rest on (the prefill pool's when disaggregated)
 };
 ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
 

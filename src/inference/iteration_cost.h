@@ -100,6 +100,8 @@ public:
     // KV cache bytes of one token on one rank: layers x KvElementsPerTokenLayer x bytes, the layers of the
     // stage with the most of them.
     double KvBytesPerToken() const { return kv_bytes_per_token_; }
+    // The per-op model every iteration is timed with (for the report's "rates from").
+    const ComputeModel& compute_model() const { return *cm_; }
     int tp() const { return tp_; }
     int pp() const { return static_cast<int>(stage_layers_.size()); }
     // Seconds to send the activations of T tokens from stage `i` to stage i + 1.

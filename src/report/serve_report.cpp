@@ -179,6 +179,13 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         o += "pool           " + PoolText(c.pool) + "\n";
     }
     o += "engine         " + EngineText(c.engine) + "\n";
+    if (!run.rates.gemm.empty()) {  // what the iteration cost's rates rest on (training/rate_sources.h)
+        o += std::string("rates from     ") + (run.rates.all_measured
+                                                   ? "measurements (presets/calibration/measured.json)\n"
+                                                   : "measurements and fallbacks:\n");
+        o += "  GEMMs        " + run.rates.gemm + "\n  attention    " + run.rates.attention + "\n  HBM          " +
+             run.rates.hbm + "\n  kernel floor " + run.rates.floor + "\n";
+    }
     o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) +
          ", input " + LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens\n";
     o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
@@ -231,6 +238,11 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
     if (run.transfer)
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
                             {"seconds_per_token", run.transfer->seconds_per_token}};
+    j["rate_sources"] = {{"gemm", run.rates.gemm},
+                         {"attention", run.rates.attention},
+                         {"hbm", run.rates.hbm},
+                         {"kernel_floor", run.rates.floor},
+                         {"all_measured", run.rates.all_measured}};
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);
     return j.dump(2) + "\n";

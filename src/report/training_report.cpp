@@ -38,6 +38,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         line("  GEMMs", e.rates.gemm);
         line("  attention", e.rates.attention);
         line("  HBM", e.rates.hbm);
+        line("  kernel fixed cost", e.rates.floor);
     }
     const char* prec = NameOf(job.model.precision.compute);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
@@ -133,6 +134,7 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
         j["rate_sources"] = {{"gemm", e.rates.gemm},
                              {"attention", e.rates.attention},
                              {"hbm", e.rates.hbm},
+                             {"kernel_floor", e.rates.floor},
                              {"all_measured", e.rates.all_measured}};
     else j["rate_sources"] = nullptr;
     j["warnings"] = LayoutWarnings(job.par, e);

@@ -2,8 +2,6 @@
 
 #include <cstdio>
 
-#include "training/compute_model.h"
-
 namespace sc {
 
 namespace {
@@ -32,12 +30,12 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
     return "no GEMM curve for " + acc.id + Printf(": %.2f of peak for every GEMM (fallback)", flat);
 }
 
-std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const TrainingOptions& opt) {
+std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const TrainingOptions& opt, bool backward) {
     if (!opt.kernels.flash_attention)
         return "unfused (flash_attention=off): score and context GEMMs at the GEMM rate, softmax and masks at HBM "
                "bandwidth";
     if (opt.attention_efficiency > 0) return Printf("%.2f of the 16-bit peak, set by hand", opt.attention_efficiency);
-    const AttentionCurve *f = cm.attention_curve(true), *b = cm.attention_curve(false);
+    const AttentionCurve *f = cm.attention_curve(true), *b = backward ? cm.attention_curve(false) : f;
     const std::string kernel = NameOf(opt.attention_kernel);
     auto pass = [&](const char* name, const AttentionCurve* c, bool forward) {
         const double e = cm.AttentionEfficiency(forward);
@@ -47,7 +45,8 @@ std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const 
     if (!f && !b)
         return "no measured " + kernel + " curve for " + acc.id +
                Printf(": %.2f of the 16-bit peak (fallback)", cm.AttentionEfficiency(true));
-    return kernel + " at this sequence length: " + pass("forward", f, true) + "; " + pass("backward", b, false);
+    std::string s = kernel + " at this sequence length: " + pass("forward", f, true);
+    return backward ? s + "; " + pass("backward", b, false) : s;
 }
 
 std::string HbmText(const ComputeModel& cm, const Accelerator& acc, const TrainingOptions& opt) {
@@ -57,19 +56,31 @@ std::string HbmText(const ComputeModel& cm, const Accelerator& acc, const Traini
     return "no measurement for " + acc.id + Printf(": %.3g of %.3g TB/s (fallback)", achieved, nominal);
 }
 
+std::string FloorText(const KernelFloor& f, const Accelerator& acc) {
+    if (f.alpha_s <= 0) return "none measured for " + acc.id + ": no fixed cost per kernel beyond its roofline";
+    return Printf("%.2f us per kernel: the ", f.alpha_s * 1e6) + f.series +
+           Printf(" GEMM of %.3g MFLOP, measured at %.2f us", f.gemm_flops / 1e6, f.gemm_seconds * 1e6);
+}
+
 }  // namespace
+
+RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, const Accelerator& acc, Precision compute,
+                          const TrainingOptions& opt, bool backward) {
+    RateSources r;
+    r.gemm = GemmText(cm, acc, compute, opt);
+    r.attention = AttentionText(cm, acc, opt, backward);
+    r.hbm = HbmText(cm, acc, opt);
+    r.floor = FloorText(floor, acc);
+    const bool attention_measured =
+        !opt.kernels.flash_attention || (cm.attention_curve(true) && (!backward || cm.attention_curve(false)));
+    r.all_measured = cm.gemm_curve() && attention_measured && cm.hbm_measured() && floor.alpha_s > 0;
+    return r;
+}
 
 RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTable* cal, const TrainingOptions& opt) {
     const Precision compute = job.model.precision.compute;
     const ComputeModel cm(sys.accelerator, compute, cal, opt, AttentionShapeOf(job));
-    RateSources r;
-    r.gemm = GemmText(cm, sys.accelerator, compute, opt);
-    r.attention = AttentionText(cm, sys.accelerator, opt);
-    r.hbm = HbmText(cm, sys.accelerator, opt);
-    const bool attention_measured =
-        !opt.kernels.flash_attention || (cm.attention_curve(true) && cm.attention_curve(false));
-    r.all_measured = cm.gemm_curve() && attention_measured && cm.hbm_measured();
-    return r;
+    return DescribeRates(cm, TrainingKernelFloor(cal, sys.accelerator), sys.accelerator, compute, opt);
 }
 
 }  // namespace sc

@@ -8,6 +8,8 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "parallel/job.h"
+#include "training/compute_model.h"
+#include "training/kernel_floor.h"
 #include "training/training_options.h"
 
 namespace sc {
@@ -16,12 +18,17 @@ struct RateSources {
     std::string gemm;       // the GEMM efficiency: a measured curve, the fallback, or a value set by hand
     std::string attention;  // the fused-attention efficiency per pass
     std::string hbm;        // the achieved HBM bandwidth
-    // Every one of the three from a measurement of this part (or of the sibling its extraction rule names);
-    // false where any is a fallback or set by hand.
+    std::string floor;      // the fixed cost per kernel (training/kernel_floor.h), or that none was measured
+    // Every one of the four from a measurement of this part (or of the sibling its extraction rule names);
+    // false where any is a fallback, missing or set by hand.
     bool all_measured = false;
 };
 
-// The rates EstimateTraining times `job` with on `sys` (the same ComputeModel it builds).
+// The rates EstimateTraining times `job` with on `sys` (the same ComputeModel and kernel floor it builds).
 RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTable* cal, const TrainingOptions& opt);
+// The same for a compute model and kernel floor already built (serving's IterationCost, which runs forward passes
+// only: `backward` false leaves the backward attention kernel out).
+RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, const Accelerator& acc, Precision compute,
+                          const TrainingOptions& opt, bool backward = true);
 
 }  // namespace sc

@@ -6,9 +6,12 @@
 
 #include "config/model_config.h"
 #include "engine/estimate.h"
+#include "engine/serve.h"
 #include "parallel/job.h"
 #include "preset_files.h"
 #include "report/engine_report.h"
+#include "report/serve_report.h"
+#include "serve_test_util.h"
 #include "test_util.h"
 #include "training/estimate.h"
 #include "training/rate_sources.h"
@@ -77,6 +80,37 @@ TEST(RateSources, ReportsCarryThemAndTheSearchPathDoesNot) {
     const nlohmann::json j = nlohmann::json::parse(sc::EstimateReportJson(req, res));
     EXPECT_EQ(j["training"]["rate_sources"]["attention"], want.attention);
     EXPECT_EQ(j["training"]["rate_sources"]["all_measured"], false);
+}
+
+// The kernel floor is a rate too: H100's comes from XLA's 256^3 GEMM (the whole 5.20 us, training's rule); A100 has
+// no floor measurement, so nothing is measured about its fixed cost and the rates are not all measured.
+TEST(RateSources, KernelFloorIsNamedOrSaidMissing) {
+    EXPECT_EQ(Rates("dgx-h100-superpod").floor,
+              "5.20 us per kernel: the xla-sm90-bf16 GEMM of 33.6 MFLOP, measured at "
+              "5.20 us");
+    const sc::RateSources a100 = Rates("dgx-a100-superpod");
+    EXPECT_EQ(a100.floor, "none measured for a100-80gb: no fixed cost per kernel beyond its roofline");
+    EXPECT_FALSE(a100.all_measured);
+}
+
+// Serving describes the iteration cost it simulates with: forward attention only, serving's own floor (the operands
+// at HBM bandwidth taken off: 5.07 us on H100), in the text and JSON of `stagecraft serve`.
+TEST(RateSources, ServingSaysWhatItsIterationsRestOn) {
+    sc::engine::ServeRequest req;
+    req.config = servetest::Base("llama3-8b", 1, 512, 64, 20);
+    req.system = &servetest::System("dgx-h100-superpod");
+    req.calibration = &Cal();
+    const sc::engine::ServeResult run = sc::engine::RunServe(req);
+    EXPECT_TRUE(run.rates.all_measured);
+    EXPECT_TRUE(Has(run.rates.attention, "forward measured (fa3-fig-fwd")) << run.rates.attention;
+    EXPECT_FALSE(Has(run.rates.attention, "backward")) << run.rates.attention;
+    EXPECT_TRUE(Has(run.rates.floor, "5.07 us per kernel")) << run.rates.floor;
+    const std::string text = sc::ServeReportText(req, run);
+    EXPECT_TRUE(
+        Has(text, "rates from     measurements (presets/calibration/measured.json)\n  GEMMs        " + run.rates.gemm))
+        << text;
+    const nlohmann::json j = nlohmann::json::parse(sc::ServeReportJson(req, run));
+    EXPECT_EQ(j["rate_sources"]["kernel_floor"], run.rates.floor);
 }
 
 }  // namespace
