@@ -30,11 +30,19 @@ std::string EstimateReportJson(const engine::Request& r, const engine::EstimateR
 std::string SummaryReportText(const engine::SummaryResult& s) { return SummaryReportText(s.job, s.summary); }
 std::string SummaryReportJson(const engine::SummaryResult& s) { return SummaryReportJson(s.job, s.summary); }
 
+// What the best layout's rates rest on (every layout runs on the same part and precision), once per report: the
+// search's own estimates carry none, their hot path formats no text.
+static std::optional<RateSources> BestRates(const engine::SearchSnapshot& s, const SearchResult& r) {
+    if (r.top.empty()) return std::nullopt;
+    return DescribeRates(MakeJob(s.model, r.top[0].par, s.options.kernels), s.system, s.calibration.get(), s.options);
+}
 std::string SearchReportText(const engine::SearchSnapshot& s, const SearchResult& r) {
-    return SearchReportText(s.model, s.system, s.request, r);
+    const std::optional<RateSources> rates = BestRates(s, r);
+    return SearchReportText(s.model, s.system, s.request, r, rates ? &*rates : nullptr);
 }
 std::string SearchReportJson(const engine::SearchSnapshot& s, const SearchResult& r) {
-    return SearchReportJson(s.model, s.system, s.request, r);
+    const std::optional<RateSources> rates = BestRates(s, r);
+    return SearchReportJson(s.model, s.system, s.request, r, rates ? &*rates : nullptr);
 }
 
 std::string PageReportText(const engine::Request& r, const engine::Evaluation& ev) {

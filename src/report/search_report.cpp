@@ -31,7 +31,8 @@ nlohmann::ordered_json StatsJson(const SearchStats& s) {
 
 }  // namespace
 
-std::string SearchReportText(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r) {
+std::string SearchReportText(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r,
+                             const RateSources* rates) {
     std::string o = "Layout search: " + m.name + " on " + std::to_string(req.gpus) + " x " + sys.accelerator.name +
                     " (" + sys.name + "), global batch " + std::to_string(req.batch) + " x " + std::to_string(m.seq) +
                     " tokens\n";
@@ -68,10 +69,17 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
         o += buf;
     };
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
+    if (rates) {
+        o += std::string("rates from: ") + (rates->all_measured ? "measurements" : "measurements and fallbacks") +
+             " (presets/calibration/measured.json)\n";
+        o += "  GEMMs              " + rates->gemm + "\n  attention          " + rates->attention +
+             "\n  HBM                " + rates->hbm + "\n  kernel fixed cost  " + rates->floor + "\n";
+    }
     return o;
 }
 
-std::string SearchReportJson(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r) {
+std::string SearchReportJson(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r,
+                             const RateSources* rates) {
     nlohmann::ordered_json j;
     j["model"] = m.name;
     j["system"] = sys.id;
@@ -94,6 +102,12 @@ std::string SearchReportJson(const ModelConfig& m, const System& sys, const Sear
         top.push_back(x);
     }
     j["top"] = top;
+    if (rates)
+        j["rate_sources"] = {{"gemm", rates->gemm},
+                             {"attention", rates->attention},
+                             {"hbm", rates->hbm},
+                             {"kernel_floor", rates->floor},
+                             {"all_measured", rates->all_measured}};
     return j.dump(2) + "\n";
 }
 

@@ -12,8 +12,11 @@
 
 namespace sc {
 
-std::string SearchReportText(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r);
-std::string SearchReportJson(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r);
+// `rates`: what the best layout's rates rest on (training/rate_sources.h), printed after it; null: not printed.
+std::string SearchReportText(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r,
+                             const RateSources* rates = nullptr);
+std::string SearchReportJson(const ModelConfig& m, const System& sys, const SearchRequest& req, const SearchResult& r,
+                             const RateSources* rates = nullptr);
 
 enum class SweepFormat { csv, json };
 // One row: a CSV line (with its newline) or a JSON object (no trailing comma or newline).

@@ -6,6 +6,7 @@
 
 #include "config/model_config.h"
 #include "engine/estimate.h"
+#include "engine/search.h"
 #include "engine/serve.h"
 #include "parallel/job.h"
 #include "preset_files.h"
@@ -80,6 +81,28 @@ TEST(RateSources, ReportsCarryThemAndTheSearchPathDoesNot) {
     const nlohmann::json j = nlohmann::json::parse(sc::EstimateReportJson(req, res));
     EXPECT_EQ(j["training"]["rate_sources"]["attention"], want.attention);
     EXPECT_EQ(j["training"]["rate_sources"]["all_measured"], false);
+}
+
+// The layout search's report names the rates of its best layout once (text and JSON), those of DescribeRates.
+TEST(RateSources, SearchReportNamesTheBestLayoutsRates) {
+    sc::engine::Request req;
+    req.model = Llama8b().model;
+    const sc::System sys = sctest::LoadSystemPreset("mi300x-cluster");
+    req.system = &sys;
+    req.calibration = &Cal();
+    req.search.gpus = 8;
+    req.search.batch = 8;
+    req.search.top_k = 3;
+    const sc::engine::SearchSnapshot snap = sc::engine::SnapshotSearch(req);
+    const sc::SearchResult r = sc::engine::MergeSearch(snap, {sc::engine::RunSearchShard(snap, 0, 1)});
+    ASSERT_FALSE(r.top.empty());
+    const sc::RateSources want = sc::DescribeRates(sc::MakeJob(req.model, r.top[0].par), sys, &Cal(), req.options);
+    const std::string text = sc::SearchReportText(snap, r);
+    EXPECT_TRUE(Has(text, "rates from: measurements and fallbacks")) << text;
+    EXPECT_TRUE(Has(text, "  GEMMs              " + want.gemm)) << text;
+    EXPECT_TRUE(Has(want.gemm, "best measured shape (MAMF)")) << want.gemm;
+    const nlohmann::json j = nlohmann::json::parse(sc::SearchReportJson(snap, r));
+    EXPECT_EQ(j["rate_sources"]["gemm"], want.gemm);
 }
 
 // The kernel floor is a rate too: H100's comes from XLA's 256^3 GEMM (the whole 5.20 us, training's rule); A100 has
