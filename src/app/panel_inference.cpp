@@ -193,6 +193,21 @@ void DrawResult(const AppState& s) {
         ImGui::Text("KV transfers %lld, mean %s", r.kv_transfers,
                     FormatSeconds(r.kv_transfer_mean, kPanelTime).c_str());
     DrawTimeSeries(r);
+    const RateSources& rates = q.result.rates;
+    if (!rates.gemm.empty()) {  // as on the Training panel: which rates are measured, in the tooltip
+        ImGui::TextDisabled(rates.all_measured ? "rates: measured on this part (hover)"
+                                               : "rates: some are fallbacks, not measured (hover)");
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            ImGui::PushTextWrapPos(460);  // the rates are sentences; wrapped as the Training panel's tooltips
+            ImGui::Text(
+                "GEMMs: %s\n\nattention: %s\n\nHBM: %s\n\nkernel floor: %s\n\n"
+                "(presets/calibration/measured.json)",
+                rates.gemm.c_str(), rates.attention.c_str(), rates.hbm.c_str(), rates.floor.c_str());
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
+    }
 }
 
 void DrawSweep(AppState& s) {
