@@ -102,12 +102,7 @@ std::string SearchReportJson(const ModelConfig& m, const System& sys, const Sear
         top.push_back(x);
     }
     j["top"] = top;
-    if (rates)
-        j["rate_sources"] = {{"gemm", rates->gemm},
-                             {"attention", rates->attention},
-                             {"hbm", rates->hbm},
-                             {"kernel_floor", rates->floor},
-                             {"all_measured", rates->all_measured}};
+    if (rates) j["rate_sources"] = RateSourcesJson(*rates);
     return j.dump(2) + "\n";
 }
 

@@ -5,6 +5,7 @@
 
 #include "report/format.h"
 #include "report/serve_timeline_json.h"
+#include "report/training_report.h"
 
 namespace sc {
 
@@ -238,11 +239,7 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
     if (run.transfer)
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
                             {"seconds_per_token", run.transfer->seconds_per_token}};
-    j["rate_sources"] = {{"gemm", run.rates.gemm},
-                         {"attention", run.rates.attention},
-                         {"hbm", run.rates.hbm},
-                         {"kernel_floor", run.rates.floor},
-                         {"all_measured", run.rates.all_measured}};
+    j["rate_sources"] = RateSourcesJson(run.rates);
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);
     return j.dump(2) + "\n";

@@ -85,6 +85,14 @@ nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
     return j;
 }
 
+nlohmann::ordered_json RateSourcesJson(const RateSources& r) {
+    return {{"gemm", r.gemm},
+            {"attention", r.attention},
+            {"hbm", r.hbm},
+            {"kernel_floor", r.floor},
+            {"all_measured", r.all_measured}};
+}
+
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e) {
     nlohmann::ordered_json j;
     j["system"] = sys.id;
@@ -130,12 +138,7 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
                                  {"max", runs->max}}},
                                {"source", "docs/validation.md"}};
     else j["published_runs"] = nullptr;
-    if (!e.rates.gemm.empty())
-        j["rate_sources"] = {{"gemm", e.rates.gemm},
-                             {"attention", e.rates.attention},
-                             {"hbm", e.rates.hbm},
-                             {"kernel_floor", e.rates.floor},
-                             {"all_measured", e.rates.all_measured}};
+    if (!e.rates.gemm.empty()) j["rate_sources"] = RateSourcesJson(e.rates);
     else j["rate_sources"] = nullptr;
     j["warnings"] = LayoutWarnings(job.par, e);
     return j.dump(2) + "\n";

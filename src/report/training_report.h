@@ -14,5 +14,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e);
 // {"compute": s, "recompute": s, ...} in kBreakdownParts order: the estimate's, search's and sweep's JSON.
 nlohmann::ordered_json BreakdownJson(const StepBreakdown& b);
+// {"gemm", "attention", "hbm", "kernel_floor", "all_measured"}: the estimate's, search's and serve's rate_sources.
+nlohmann::ordered_json RateSourcesJson(const RateSources& r);
 
 }  // namespace sc
