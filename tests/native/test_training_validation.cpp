@@ -53,6 +53,30 @@ TEST(TrainingValidation, LayoutMatchesTheRecordGpuCount) {
             }
 }
 
+TEST(TrainingValidation, SecondSetRunsOnTheRecordGpuCountOrSaysWhy) {
+    // A second-set row runs on the GPUs its record lists; where it cannot (a long-sequence B200 row whose
+    // printed layout is a quarter of its GPUs and whose batch does not divide over four times its dp), it runs
+    // on its layout's own count, converts the per-GPU rate there and says so in its assumptions.
+    int own_count = 0;
+    for (const json& rec : MoreRecords())
+        for (const Row& r : AllRows()) {
+            if (!r.comparable || r.key != rec["key"].get<std::string>()) continue;
+            const int listed = rec["system"]["count"].get<int>();
+            if (r.gpus == 0) {
+                EXPECT_EQ(r.par.world(), listed) << r.key;
+                continue;
+            }
+            ++own_count;
+            EXPECT_EQ(r.par.world(), r.gpus) << r.key;
+            EXPECT_NE(r.gpus, listed) << r.key;
+            bool said = false;
+            for (const std::string& a : r.assumptions)
+                said |= a.find("on its " + std::to_string(r.gpus) + " GPUs") != std::string::npos;
+            EXPECT_TRUE(said) << r.key;
+        }
+    EXPECT_EQ(own_count, 2);  // the 512k and 1024k-token B200 rows
+}
+
 TEST(TrainingValidation, IterationTimeWithinTolerance) {
     // Both sets are a measurement against the 10% target: no row widens it, and a row outside it must
     // name its cause (shown beside its error in docs/validation.md).

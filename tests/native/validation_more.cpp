@@ -83,17 +83,19 @@ Built ModelOf(const json& r) {
     } else if (Starts(name, "LLAMA2")) {
         b.model = Llama(m, 32000);
         b.assumptions.push_back("vocabulary 32000 (the Llama 2 tokenizer; NeMo LLM_VOCAB_SIZE_MAP llama2)");
-    } else if (Starts(name, "GPT-style") || Starts(name, "MPT")) {
-        // Megatron-LM's GPT benchmark models and MosaicML's MPT: LayerNorm, 4h GeLU MLP, multi-head attention,
-        // tied embeddings; MPT has no biases and ALiBi (no position parameters, modelled as rotary).
+    } else if (Starts(name, "GPT-style") || Starts(name, "GPT-3") || Starts(name, "MPT")) {
+        // Megatron-LM's GPT benchmark models (the README's GPT-3 175B among them) and MosaicML's MPT: LayerNorm,
+        // 4h GeLU MLP, multi-head attention, tied embeddings; MPT has no biases and ALiBi (no position
+        // parameters, modelled as rotary).
         b.model = Llama(m, 0);
         b.model.kv_heads = b.model.heads;
         b.model.ffn = IntOr(m["ffn"], 4 * b.model.hidden);
         b.model.mlp = sc::MlpKind::gelu;
         b.model.norm = sc::NormKind::layernorm;
         b.model.tied_embeddings = true;
-        b.model.bias = Starts(name, "GPT-style");
-        b.model.position = Starts(name, "GPT-style") ? sc::PositionKind::learned : sc::PositionKind::rotary;
+        const bool gpt = !Starts(name, "MPT");
+        b.model.bias = gpt;
+        b.model.position = gpt ? sc::PositionKind::learned : sc::PositionKind::rotary;
         if (m["ffn"].is_null())
             b.assumptions.push_back("FFN 4h, GeLU, multi-head attention (Megatron-LM GPT defaults; not in the table)");
         if (Starts(name, "MPT"))
@@ -177,11 +179,7 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
         q.etp = q.tp;
         row.assumptions.push_back("etp=tp (Megatron-Core's default when expert_tensor_parallel_size is not given)");
     }
-    if (q.world() != gpus && Starts(key, "nemolongseq_")) {
-        q.dp = gpus / (q.tp * q.pp * q.cp);
-        row.assumptions.push_back("dp=" + std::to_string(q.dp) +
-                                  " from the GPU count (the table's TPxPPxDPxCP does not multiply to its GPUs)");
-    }
+    const bool scale_dp = q.world() != gpus && Starts(key, "nemolongseq_");
     q.microbatch = IntOr(p["microbatch"], 1);
     if (!p["microbatch"].is_number()) row.assumptions.push_back("microbatch 1 (not published)");
     const std::string prec = p["precision"].is_string() ? p["precision"].get<std::string>() : "";
@@ -200,6 +198,23 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
                                             : q.microbatch * q.dp * (torchtitan && q.pp > 1 ? q.pp : 1);
     if (!p["global_batch"].is_number())
         row.assumptions.push_back("global batch = local batch x dp (one step of the table)");
+    if (scale_dp) {
+        // The B200 long-sequence table's TPxPPxDPxCP is a quarter of its GPU count in every row. dp is taken
+        // from the GPU count where the batch divides over it; where it does not (batch 8 or 4 over dp 16), the
+        // layout runs as printed, on its own product of GPUs, and the per-GPU rate is compared there.
+        const int dp = gpus / (q.tp * q.pp * q.cp);
+        if (q.batch % (q.microbatch * dp) == 0) {
+            q.dp = dp;
+            row.assumptions.push_back("dp=" + std::to_string(q.dp) +
+                                      " from the GPU count (the table's TPxPPxDPxCP does not multiply to its GPUs)");
+        } else {
+            row.gpus = q.world();
+            row.assumptions.push_back("the table's TPxPPxDPxCP as printed, on its " + std::to_string(q.world()) +
+                                      " GPUs, not the " + std::to_string(gpus) + " it lists: dp=" + std::to_string(dp) +
+                                      " from the GPU count would not divide its batch of " + std::to_string(q.batch) +
+                                      "; TFLOP/s per GPU compared on " + std::to_string(q.world()));
+        }
+    }
     const std::string sched = p["pipeline_schedule"].is_string() ? p["pipeline_schedule"].get<std::string>() : "";
     const int vp = IntOr(p["vp"], 1);
     if (q.pp > 1 && (vp > 1 || Has(sched, "nterleaved"))) {
@@ -269,7 +284,7 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
 std::string MeasurementOf(const json& r, Row& row) {
     const json& me = r["measured"];
     const std::string key = r["key"];
-    const int gpus = r["system"]["count"];
+    const int gpus = row.gpus > 0 ? row.gpus : r["system"]["count"].get<int>();
     const double tokens = 1.0 * row.par.global_batch() * row.model.seq;
     if (me["iter_time_s"].is_number()) {
         row.measured_what = "iteration time (s)";

@@ -48,6 +48,7 @@ struct Row {
     // Why the row is outside the 10% target when it is (the tolerance stays 10%; the cause is shown beside the
     // error, never used to pass a check).
     std::string cause;
+    int gpus = 0;                  // the GPUs the row runs on when not the record's count (0: the record's count)
     bool recompute_stated = true;  // false: the record does not say; full recomputation if the run needs it to fit
     bool comparable = true;
     std::string not_comparable_reason;
