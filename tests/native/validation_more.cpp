@@ -158,6 +158,33 @@ ClusterChoice ClusterOf(const json& r) {
 
 // ------------------------------------------------------------------------------------ layout
 
+// NeMo AutoModel's performance summary names its benchmark configurations ("All benchmark configurations are
+// available in examples/benchmark/configs/"); read at NVIDIA-NeMo/Automodel@8d9bfb90e (2025-10-08), the commit
+// that last changed the table's MoE rows (the Qwen3 row, with its config). They give what the table leaves out:
+// the expert-parallel size where its EP column is '-', and `parallelizer.activation_checkpointing`, which wraps
+// every decoder block in checkpoint_wrapper (nemo_automodel/components/moe/parallelizer.py apply_ac: full
+// recomputation of the block).
+struct AutoModelConfig {
+    const char* key;
+    const char* file;  // examples/benchmark/configs/<file>
+    int ep;
+    bool full_recompute;
+    int global_batch, local_batch;  // as the config sets them: checked against the table's GBS and LBS
+};
+constexpr AutoModelConfig kAutoModelConfigs[] = {
+    {"automodel_deepseekv3-671b_1024gpu", "deepseek_v3_te_deepep_1024.yaml", 64, true, 8192, 8},
+    {"automodel_deepseekv3-671b_256gpu", "deepseek_v3_te_deepep.yaml", 64, true, 512, 8},
+    {"automodel_qwen3moe-30b_8gpu", "qwen3_moe_30b_te_deepep.yaml", 8, true, 512, 4},
+    {"automodel_gptoss-20b_8gpu", "gptoss_20b_te_deepep.yaml", 8, true, 256, 2},
+    {"automodel_gptoss-120b_64gpu", "gptoss_120b_te_deepep.yaml", 64, false, 512, 2},
+};
+
+const AutoModelConfig* AutoModelConfigOf(const std::string& key) {
+    for (const AutoModelConfig& c : kAutoModelConfigs)
+        if (key == c.key) return &c;
+    return nullptr;
+}
+
 // The layout as the record gives it, with the framework defaults of its source where it is silent.
 void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     const json& p = r["parallel"];
@@ -170,6 +197,19 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     }
     q.tp = p["tp"], q.pp = p["pp"], q.dp = p["dp"], q.cp = IntOr(p["cp"], 1), q.ep = IntOr(p["ep"], 1);
     q.etp = IntOr(p["etp"], 1);
+    const AutoModelConfig* automodel = AutoModelConfigOf(key);
+    if (automodel) {  // the config is the table's run: the sizes both give agree
+        EXPECT_EQ(IntOr(p["global_batch"], 0), automodel->global_batch) << key;
+        EXPECT_EQ(IntOr(p["local_batch"], 0), automodel->local_batch) << key;
+        if (p["ep"].is_number()) {
+            EXPECT_EQ(p["ep"].get<int>(), automodel->ep) << key;
+        }
+    }
+    if (automodel && !p["ep"].is_number()) {
+        q.ep = automodel->ep;
+        row.assumptions.push_back("ep=" + std::to_string(q.ep) + " (the table's EP is '-'; ep_size of its " +
+                                  automodel->file + ", AutoModel@8d9bfb90e)");
+    }
     // A Megatron-family MoE record that does not give the expert-tensor size ran Megatron-Core's default: experts
     // split over the TP group (megatron/core/parallel_state.py: "if expert_tensor_parallel_size is None:
     // expert_tensor_parallel_size = tensor_model_parallel_size"; before MCore 0.10 experts were always TP-split).
@@ -232,6 +272,13 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
                   : Starts(rc, "selective") ? sc::Recompute::selective
                                             : sc::Recompute::none;
     row.recompute_stated = !rc.empty();
+    if (automodel && rc.empty()) {
+        row.recompute_stated = true;
+        if (automodel->full_recompute) q.recompute = sc::Recompute::full;
+        row.assumptions.push_back(std::string(automodel->full_recompute ? "full recomputation" : "no recomputation") +
+                                  " (activation_checkpointing: " + (automodel->full_recompute ? "true" : "false") +
+                                  " in its " + automodel->file + ", AutoModel@8d9bfb90e)");
+    }
     if (torchtitan && q.recompute == sc::Recompute::selective) {
         // torchtitan's "selective" is PyTorch's op-level checkpointing (its train_configs/llama3_8b.toml:
         // selective_ac_option = 'op', read at pytorch/torchtitan@0011fb9), not Megatron's attention-core recomputation.
@@ -383,12 +430,15 @@ const char* const kTorchtitanCause =
 const char* const kMoeCause =
     "MoE: the dispatcher's permute and regrouping passes and the grouped expert GEMM (at the efficiency of one "
     "expert's GEMM) are modelled; the router's auxiliary losses, load imbalance (describable as "
-    "moe.load_imbalance, but AutoModel forces balanced routing and DGX Cloud does not say, so the rows keep 1), "
-    "DeepEP's SM use and the memory of routed activations are not "
-    "(Qwen3-MoE and DeepSeek-V3 are predicted not to fit where they ran)";
-const char* const kFsdpExpertsCause =
-    "the table gives no expert-parallel size (EP '-') but the run used DeepEP: modelled with ep=1, every rank "
-    "gathers all experts' weights (ZeRO-3) for every microbatch";
+    "moe.load_imbalance, but DGX Cloud and the Megatron-Core Mixtral figure do not say, so the rows keep 1), "
+    "DeepEP's SM use and the memory of routed activations are not";
+const char* const kAutoModelMoeCause =
+    "AutoModel MoE, run with the expert-parallel size and full recomputation of its benchmark configuration: the "
+    "EP all-to-all is timed as Megatron-Core's alltoall dispatcher sends it, every routed copy to its expert's "
+    "owner, and re-run by the recomputation; these runs used DeepEP, which sends a token once per destination "
+    "GPU (and once per destination node over InfiniBand), and AutoModel's fake balanced gate sends each token to "
+    "k consecutive experts, on these layouts one or two GPUs of one node: not modelled, so the rows whose step is "
+    "mostly all-to-all come out slowest (EP all-to-all column); the router's SM use is not modelled either";
 
 const char* const kFoldedDeepSeekCause =
     "DeepSeek-V3 on DGX Cloud, expert groups folded over TP and DP ranks as Megatron-Core does (ep=64 over tp=2 x "
@@ -406,7 +456,8 @@ const char* const kRackPlacementCause =
     "crosses and the row comes out about as fast as the other GB200 rows: the run's placement is not published";
 
 std::string CauseOf(const std::string& key, const Row& row) {
-    if (Has(key, "gptoss-120b")) return kFsdpExpertsCause;
+    if (Starts(key, "automodel_") && row.model.is_moe())
+        return std::string(kAutoModelMoeCause) + "; and: " + kGenerationCause;
     if (Starts(key, "dgxc_") && Has(key, "deepseek")) return std::string(kFoldedDeepSeekCause) + "; " + kMoeCause;
     if (Starts(key, "dgxc_") && Has(key, "grok") && Has(key, "gb200")) return kRackPlacementCause;
     if (Starts(key, "torchtitan_")) return kTorchtitanCause;
