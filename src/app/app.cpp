@@ -117,6 +117,7 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "scatter_gather", o.kernels.pp_scatter_gather);
     Put(out, "gaf", o.kernels.grad_accumulation_fusion);
     Put(out, "fused_ew", o.kernels.fused_elementwise);
+    Put(out, "deepep", o.kernels.deepep_dispatch);
     Put(out, "tokens", o.tokens_to_train);
 }
 

@@ -80,7 +80,8 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
         for (const auto& [key, set] : {std::pair{"experts", l.experts.has_value()},
                                        {"top_k", l.top_k.has_value()},
                                        {"expert_ffn", l.expert_ffn.has_value()},
-                                       {"load_imbalance", l.load_imbalance.has_value()}})
+                                       {"load_imbalance", l.load_imbalance.has_value()},
+                                       {"routing", l.contiguous_routing.has_value()}})
             if (set) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
     if (!l.system.empty()) {
         r.system = IndexOf(s.systems, l.system);
@@ -133,6 +134,7 @@ std::string LinkState(const AppState& s) {
     l.top_k = IfEdited(m.moe.top_k, b.moe.top_k);
     l.expert_ffn = IfEdited(m.moe.expert_ffn, b.moe.expert_ffn);
     l.load_imbalance = IfEdited(m.moe.load_imbalance, b.moe.load_imbalance);
+    if (m.moe.routing != b.moe.routing) l.contiguous_routing = m.moe.routing == MoeRouting::contiguous;
     // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
     // naming the compute precision whenever any of the three differs reproduces all three.
     if (m.precision.compute != b.precision.compute || m.precision.grad != b.precision.grad ||
@@ -164,6 +166,7 @@ std::string LinkState(const AppState& s) {
     l.dropout = s.options.kernels.dropout;
     l.grad_accumulation_fusion = s.options.kernels.grad_accumulation_fusion;
     l.fused_elementwise = s.options.kernels.fused_elementwise;
+    l.deepep_dispatch = s.options.kernels.deepep_dispatch;
     l.attention_kernel = s.options.attention_kernel;
     l.pp_scatter_gather = s.options.kernels.pp_scatter_gather;
     l.search_gpus = s.search.gpus;
@@ -207,6 +210,7 @@ std::string ApplyLink(AppState& s, const std::string& text) {
                                 {&m.moe.expert_ffn, l.expert_ffn}})
         if (value) *field = *value;
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
+    if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;
     if (l.precision) SetComputePrecision(m, *l.precision);
     s.system_index = r.system;
     if (r.system >= 0)
@@ -224,8 +228,8 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     s.options.overlap_tp = l.overlap_tp;
     s.options.in_network_reduction = l.in_network_reduction;
     s.options.tokens_to_train = l.tokens;
-    s.options.kernels = {l.flash_attention, l.dropout, l.grad_accumulation_fusion, l.pp_scatter_gather,
-                         l.fused_elementwise};
+    s.options.kernels = {l.flash_attention,   l.dropout,           l.grad_accumulation_fusion,
+                         l.pp_scatter_gather, l.fused_elementwise, l.deepep_dispatch};
     s.options.attention_kernel = l.attention_kernel;
     s.search.gpus = l.search_gpus;
     if (r.serving >= 0) {

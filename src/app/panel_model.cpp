@@ -67,6 +67,16 @@ void DrawModelPanel(AppState& s) {
         changed |= DoubleField("load_imbalance", &m.moe.load_imbalance, "%.2f",
                                "tokens routed to the hottest expert over the mean per expert (1: balanced; at most "
                                "experts / top_k). Dropless routing: the expert-parallel rank holding it sets the pace");
+        int routing = m.moe.routing == MoeRouting::contiguous ? 1 : 0;
+        if (ImGui::Combo("routing", &routing, "uniform\0contiguous\0")) {
+            m.moe.routing = routing ? MoeRouting::contiguous : MoeRouting::uniform;
+            changed = true;
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "which experts a token picks, as the DeepEP dispatch's traffic sees it: uniform (k distinct experts "
+                "at random: a trained router) or contiguous (token i takes experts ik..ik+k-1: NeMo AutoModel's "
+                "fake balanced gate)");
     }
     Precision compute = m.precision.compute;
     if (PrecisionCombo("precision", &compute)) {

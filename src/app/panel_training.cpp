@@ -183,6 +183,13 @@ static void DrawCluster(AppState& s) {
             ImGui::SetTooltip(
                 "off: PyTorch eager (torchtitan without torch.compile): RMSNorm, rotary and SwiGLU as "
                 "separate kernels through fp32 copies");
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("DeepEP dispatch", &s.options.kernels.deepep_dispatch);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "on: an MoE token goes once to each expert-parallel rank holding one of its experts, and across "
+                "nodes once per node, forwarded over NVLink (DeepEP); off: every (token, expert) pair is sent "
+                "(Megatron-Core's all-to-all dispatcher)");
         static const AttentionKernel kKernels[] = {AttentionKernel::cudnn, AttentionKernel::flash3,
                                                    AttentionKernel::flash2};
         int k = 0;

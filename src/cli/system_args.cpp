@@ -113,6 +113,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "pp_scatter_gather") o.kernels.pp_scatter_gather = Flag(k, v);
         else if (k == "grad_accumulation_fusion") o.kernels.grad_accumulation_fusion = Flag(k, v);
         else if (k == "fused_elementwise") o.kernels.fused_elementwise = Flag(k, v);
+        else if (k == "deepep_dispatch") o.kernels.deepep_dispatch = Flag(k, v);
         else if (k == "attention_kernel") {
             if (!ParseAttentionKernel(v, &o.attention_kernel))
                 throw Error(k, "\"" + Clip(v) + "\" is not one of cudnn, flash3, flash2");
@@ -121,7 +122,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
                         "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
                         "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
                         "flash_attention attention_kernel dropout pp_scatter_gather grad_accumulation_fusion "
-                        "fused_elementwise");
+                        "fused_elementwise deepep_dispatch");
     }
     if (a.Has("tokens")) o.tokens_to_train = ParseNumberIn("--tokens", a.Get("tokens"), 0, kMaxTrainingTokens, true);
     return o;

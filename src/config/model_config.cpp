@@ -45,6 +45,8 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.moe.dense_layers = g.NonNegativeInt("dense_layers", 0);
         m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0, kMaxCapacityFactor);
         m.moe.load_imbalance = g.NonNegativeNumber("load_imbalance", 1, kMaxCapacityFactor);
+        m.moe.routing = g.Choice("routing", {"uniform", "contiguous"}, "uniform") == "uniform" ? MoeRouting::uniform
+                                                                                               : MoeRouting::contiguous;
         g.RejectUnknown();
     }
     if (const nlohmann::json* j = f.Object("mla")) {
@@ -157,6 +159,7 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"dense_layers", m.moe.dense_layers},
                     {"capacity_factor", m.moe.capacity_factor},
                     {"load_imbalance", m.moe.load_imbalance}};
+    if (m.is_moe() && m.moe.routing != MoeRouting::uniform) j["moe"]["routing"] = "contiguous";
     if (m.is_mla())
         j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                     {"kv_lora_rank", m.mla.kv_lora_rank},

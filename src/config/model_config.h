@@ -13,6 +13,12 @@ enum class MlpKind { gelu, swiglu };
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { learned, rotary };
 
+// Which experts a token's router picks, as far as the EP traffic depends on it (graph/moe_spread.h): uniform:
+// k distinct experts, each set equally likely (a trained router with its load-balancing loss, in the
+// aggregate); contiguous: token i of a rank takes experts ik .. ik+k-1 (mod experts), NeMo AutoModel's
+// FakeBalancedGate (nemo_automodel/components/moe/layers.py), which its benchmark runs use.
+enum class MoeRouting { uniform, contiguous };
+
 // Mixture of experts (Mixtral, DeepSeek-V3). experts == 0 means a dense model.
 struct MoeConfig {
     int experts = 0;             // routed experts per MoE layer
@@ -25,6 +31,7 @@ struct MoeConfig {
     // 1 (balanced, the default) to experts / top_k (every token picks it). The all-to-all and the expert GEMMs wait
     // for the expert-parallel rank holding that expert (MoeRankLoad).
     double load_imbalance = 1;
+    MoeRouting routing = MoeRouting::uniform;
 };
 
 // Routed (token, expert) pairs on the most loaded of `ep` expert-parallel ranks over a balanced rank's: the rank

@@ -39,6 +39,7 @@ enum class Sym : uint8_t {
     w,   // activation precision (stored for backward, communicated, read and written by kernels)
     cf,  // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
     q8,  // 1 when GEMMs run in an 8-bit (or narrower) format with per-tensor scaling, else 0
+    xr,  // EP ranks a token is sent to: top_k (every routed copy), or the distinct ranks of its experts (DeepEP)
     count
 };
 

@@ -98,6 +98,14 @@ struct KernelChoices {
     // kernel one pass over HBM, and their backward as PyTorch's autograd formulas run them (transformer_graph.cpp).
     // LayerNorm and GeLU are single ATen kernels in eager too and do not change.
     bool fused_elementwise = true;
+    // The MoE token dispatcher. false: Megatron-Core's all-to-all dispatcher (MoEAlltoAllTokenDispatcher), which
+    // sends every (token, expert) pair to the expert's owner. true: DeepEP (deepseek-ai/DeepEP; Megatron-Core's
+    // flex dispatcher, NeMo AutoModel's enable_deepep), whose dispatch layout sends a token once to each rank
+    // holding one of its experts ("is_token_in_rank") and, across nodes, once over RDMA to each destination node
+    // ("num_tokens_per_rdma_rank", to the GPU of the same index), which forwards it over NVLink. The graph's
+    // dispatch and combine carry the per-rank copies (graph/moe_spread.h); the per-node sends beyond the
+    // scale-up domain are the communication model's (training/comm_model.h).
+    bool deepep_dispatch = false;
 
     bool operator==(const KernelChoices&) const = default;
 };

@@ -9,6 +9,8 @@
 // 2*d_qk FLOPs for QK^T and 2*d_v for AV; its backward costs twice its forward (dQ, dK from dS; dV, dP).
 #include "graph/transformer_graph.h"
 
+#include "graph/moe_spread.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -557,7 +559,10 @@ struct TransformerBuilder {
         // it (and back before the return all-to-all). Memory passes over every routed token: read and write
         // (one op per element moved, the convention of the embedding lookup).
         B.Elementwise("moe.permute", routed * h, 1, 1, B.Zero());
-        B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
+        // What the dispatch and combine move: top_k copies of each token (xr = k), or with DeepEP one per EP rank
+        // its experts are on (xr, graph/moe_spread.h); the load factor cf applies to either.
+        SymExpr sent = Tm * S(Sym::xr) * cf;
+        B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w);
         B.Elementwise("moe.sort_chunks", routed * h, 1, 1, B.Zero());
         if (options.expert_tp) {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
@@ -575,7 +580,7 @@ struct TransformerBuilder {
             B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
         }
         B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
-        B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, routed * h * w);
+        B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w);
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
             Mlp("moe.shared", Tm, ffs);
@@ -669,6 +674,7 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     // Routed pairs per EP rank over the balanced share: padded to capacity, or the most loaded rank's.
     set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : MoeRankLoad(m.moe, v.ep));
     set(Sym::q8, BytesOf(m.precision.compute) < 2 ? 1.0 : 0.0);
+    set(Sym::xr, v.deepep_dispatch && m.is_moe() ? MoeDistinctGroups(m.moe, v.ep) : m.moe.top_k);
     return x;
 }
 

@@ -19,6 +19,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options);
 struct SymbolValues {
     int microbatch = 1;
     int tp = 1, cp = 1, ep = 1;
+    bool deepep_dispatch = false;  // KernelChoices::deepep_dispatch of the graph
 };
 Binding BindSymbols(const ModelConfig& m, const SymbolValues& v);
 

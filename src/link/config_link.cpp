@@ -47,7 +47,7 @@ constexpr BoolKey kOptionKeys[] = {
 constexpr BoolKey kKernelKeys[] = {
     {"flash", &ConfigLink::flash_attention},        {"dropout", &ConfigLink::dropout},
     {"gaf", &ConfigLink::grad_accumulation_fusion}, {"scatter_gather", &ConfigLink::pp_scatter_gather},
-    {"fused_ew", &ConfigLink::fused_elementwise},
+    {"fused_ew", &ConfigLink::fused_elementwise},   {"deepep", &ConfigLink::deepep_dispatch},
 };
 
 constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr", "wrap"};
@@ -57,6 +57,7 @@ std::vector<std::string> KnownKeys() {
     std::vector<std::string> k = {"model"};
     for (const IntKey& m : kModelKeys) k.push_back(m.key);
     k.push_back("load_imbalance");
+    k.push_back("routing");
     k.insert(k.end(), {"precision", "system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
@@ -173,6 +174,11 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.load_imbalance = ParseNumberIn(key, v, 1, kMaxCapacityFactor);
         return;
     }
+    if (key == "routing") {
+        if (v != "uniform" && v != "contiguous") throw Error(key, Quoted(v) + " is not one of uniform, contiguous");
+        link.contiguous_routing = v == "contiguous";
+        return;
+    }
     if (key == "search_gpus") {
         link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
         return;
@@ -263,6 +269,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     for (const IntKey& m : kModelKeys)
         if (const auto& v = link.*m.member) put(m.key, std::to_string(*v));
     if (link.load_imbalance) put("load_imbalance", LinkNumber(*link.load_imbalance));
+    if (link.contiguous_routing) put("routing", *link.contiguous_routing ? "contiguous" : "uniform");
     if (link.precision) put("precision", NameOf(*link.precision));
     if (!link.system.empty()) put("system", link.system);
     for (const LinkLevelEdit& e : link.levels) {

@@ -7,7 +7,7 @@
 // then ";end" (so a link cut short, even inside a number, is refused rather than read as another link):
 //   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
-//   (+ load_imbalance=1.3 for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
+//   (+ load_imbalance=1.3 and routing=contiguous for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
 //    scatter_gather=0 when the framework's kernels are not the defaults; serve=<serving preset>;serve.<field>=...
 //    for the Serving tab, link/serve_keys.h, and view=search|serving and sweeps=1 when those views are open;
 //    sweep.axis1=, sweep.axis2=, sweep.fixed=1 for the Sweeps view)
@@ -74,6 +74,7 @@ struct ConfigLink {
     std::optional<int> layers, hidden, heads, kv_heads, ffn, vocab, seq;
     std::optional<int> experts, top_k, expert_ffn;  // MoE presets only
     std::optional<double> load_imbalance;           // MoE presets only: moe.load_imbalance
+    std::optional<bool> contiguous_routing;         // MoE presets only: moe.routing (routing=contiguous|uniform)
     std::optional<Precision> precision;             // compute precision (gradients and activations follow it)
 
     std::string system;                 // system preset id; "" when the page has none chosen
@@ -94,6 +95,7 @@ struct ConfigLink {
     AttentionKernel attention_kernel = TrainingOptions{}.attention_kernel;
     bool pp_scatter_gather = KernelChoices{}.pp_scatter_gather;
     bool fused_elementwise = KernelChoices{}.fused_elementwise;
+    bool deepep_dispatch = KernelChoices{}.deepep_dispatch;
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
 

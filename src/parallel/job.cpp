@@ -35,6 +35,7 @@ void Rebind(Job& job, const ParallelConfig& p) {
     sv.tp = p.tp;
     sv.cp = p.cp;
     sv.ep = p.ep;
+    sv.deepep_dispatch = job.graph.kernels.deepep_dispatch;
     Binding b = BindSymbols(job.model, sv);
     job.padded_vocab = std::ceil(static_cast<double>(job.model.vocab) / p.tp) * p.tp;
     b[static_cast<size_t>(Sym::V)] = job.padded_vocab;

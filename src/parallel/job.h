@@ -40,6 +40,12 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p, const KernelChoices& 
 // (structural options, like sequence parallelism, must be unchanged).
 void Rebind(Job& job, const ParallelConfig& p);
 
+// The MoE whose expert all-to-all DeepEP sends (KernelChoices::deepep_dispatch), for the communication model;
+// nullptr for Megatron-Core's all-to-all dispatcher or a dense model.
+inline const MoeConfig* DeepEpMoe(const Job& job) {
+    return job.graph.kernels.deepep_dispatch && job.model.is_moe() ? &job.model.moe : nullptr;
+}
+
 // Parameters of `w` held by one rank (0 for a tied head copy when the embedding is on the same stage).
 double HeldParams(const Job& job, const Weight& w);
 
@@ -66,7 +72,8 @@ double RecomputeShare(const Job& job, const Op& op);
 // What EstimateTraining and SnapshotTrace say when a job's graph was built with other kernel choices than the
 // options'.
 constexpr const char* kKernelChoicesDiffer =
-    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, pp_scatter_gather) "
+    "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, pp_scatter_gather, "
+    "deepep_dispatch) "
     "differ from the ones the job's graph was built with: build it with MakeJob(model, parallel, options.kernels)";
 
 // The blocks of virtual stage g, in forward order, each with its first layer index (for names).

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "config/error.h"
+#include "graph/moe_spread.h"
 
 namespace sc {
 
@@ -89,7 +90,8 @@ double TorusShare(const System& sys, const Layout& layout, GroupKind kind, size_
 
 }  // namespace
 
-CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal, bool expert_groups)
+CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const CalibrationTable* cal, bool expert_groups,
+                     const MoeConfig* deepep_moe)
     : sys_(sys), inr_(inr) {
     if (sys.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
     if (layout.world() > sys.TotalAccelerators())
@@ -132,14 +134,43 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         if (!ag_) ag_ = ring_ar_;
         if (!rs_) rs_ = ring_ar_;
     }
+    const std::vector<int>& ep = per_level_[static_cast<int>(GroupKind::ep)];
+    if (deepep_moe && deepep_moe->experts > 0 && !ep.empty() && torus_levels_ == 0) {
+        const int n = size_[static_cast<int>(GroupKind::ep)], inner = ep[0];
+        const int domains = inner > 0 && n % inner == 0 ? n / inner : 0;
+        if (domains > 0 && deepep_moe->experts % domains == 0 && deepep_moe->experts % n == 0) {
+            const double ranks = MoeDistinctGroups(*deepep_moe, n);
+            const double remote = MoeDistinctGroups(*deepep_moe, domains) * (domains - 1.0) / domains;
+            deepep_scale_out_share_ = ranks > 0 ? remote / ranks : 0;
+        }
+    }
+}
+
+double CommModel::DeepEpAllToAllSeconds(double bytes) const {
+    const std::vector<int>& m = per_level_[static_cast<int>(GroupKind::ep)];
+    const int n = size_[static_cast<int>(GroupKind::ep)];
+    double scale_up = 0, scale_out = 0;
+    if (m[0] > 1) {
+        const NetworkLevel& lvl = sys_.levels[0];
+        scale_up = (m[0] - 1.0) / m[0] * bytes / (lvl.EffectiveGBps() * 1e9) + lvl.latency_us * 1e-6;
+    }
+    for (size_t l = 1, inner = m[0]; l < m.size(); inner = m[l], ++l) {
+        if (m[l] <= static_cast<int>(inner)) continue;
+        const NetworkLevel& lvl = sys_.levels[l];
+        const double share = (m[l] - static_cast<double>(inner)) / (n - m[0]);  // of the remote domains' copies
+        scale_out += bytes * deepep_scale_out_share_ * share / (lvl.EffectiveGBps() * 1e9) + lvl.latency_us * 1e-6;
+    }
+    return std::max(scale_up, scale_out);
 }
 
 const CommModel& CommModelCache::For(const System& sys, const ParallelConfig& p, bool inr, const CalibrationTable* cal,
-                                     bool expert_groups) {
+                                     bool expert_groups, const MoeConfig* deepep_moe) {
     Key k{&sys, cal, p.tp, p.cp, p.dp, p.pp, p.ep, p.etp, p.order, inr, expert_groups};
+    if (deepep_moe)
+        k.deepep = true, k.experts = deepep_moe->experts, k.top_k = deepep_moe->top_k, k.routing = deepep_moe->routing;
     if (!model_ || !(k == key_)) {
         model_.reset();  // a failed build leaves no model behind
-        model_.emplace(sys, Layout(p), inr, cal, expert_groups);
+        model_.emplace(sys, Layout(p), inr, cal, expert_groups, deepep_moe);
         key_ = std::move(k);
     }
     return *model_;
@@ -236,6 +267,8 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
         inner = torus.inner;
         l = std::min(torus_levels_, m.size());
     }
+    if (type == CollectiveType::all_to_all && group == GroupKind::ep && deepep_scale_out_share_ >= 0)
+        return DeepEpAllToAllSeconds(bytes);
     for (; l < m.size(); ++l) {
         const NetworkLevel& lvl = sys_.levels[l];
         if (type == CollectiveType::all_to_all) {

@@ -24,6 +24,16 @@
 // as many parts, each part takes the dimensions in a rotated order, so every dimension's links stay busy (the
 // multi-dimensional ring all-reduce of TPU pods; Kumar et al. 2021, "Exploring the limits of concurrency in ML
 // training on Google TPUs", MLSys, Sec. 3.2). All-to-all crosses k/4 links on average along a dimension of k.
+//
+// DeepEP's expert all-to-all (KernelChoices::deepep_dispatch; the constructor's `deepep_moe`): the graph's buffer
+// already holds one copy per destination rank (graph/moe_spread.h). Beyond the scale-up domain DeepEP sends one
+// copy per destination domain over RDMA, to the GPU of the same index, which forwards it to the destination ranks
+// of its domain over the scale-up links ("num_tokens_per_rdma_rank", deep_ep/buffer.py get_dispatch_layout):
+// the scale-out levels carry remote domains / distinct ranks of the buffer (the expected counts of a token's
+// experts, by the model's routing), the first level every copy whose destination is not the GPU holding it,
+// (k_0 - 1) / k_0 of the buffer. Its kernels forward while RDMA chunks still arrive, so the slower path sets
+// the time. Without whole domains of the expert group (a group that does not fill its domains evenly), or on a
+// torus, the plain all-to-all stands.
 #pragma once
 #include <array>
 #include <optional>
@@ -32,6 +42,7 @@
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
+#include "config/model_config.h"
 #include "parallel/layout.h"
 #include "trace/chakra_et.h"
 
@@ -42,8 +53,9 @@ public:
     // `expert_groups`: place the expert groups (ep, edp) too. A model without experts has no collective on them, and
     // placing a dense model's tp*cp*dp-rank edp groups was most of a layout search's time; Seconds refuses a
     // collective on a group that was not placed.
+    // `deepep_moe`: the model whose expert all-to-all DeepEP sends (nullptr: Megatron-Core's all-to-all).
     CommModel(const System& sys, const Layout& layout, bool in_network_reduction, const CalibrationTable* cal = nullptr,
-              bool expert_groups = true);
+              bool expert_groups = true, const MoeConfig* deepep_moe = nullptr);
     double Seconds(CollectiveType type, GroupKind group, double bytes) const;
     double P2PSeconds(double bytes) const;  // one pipeline send between neighbouring stages
     // Members of one group of `group` inside one domain of each level (innermost first).
@@ -53,7 +65,11 @@ public:
     // the NVLS one, which competes with ring/tree per message size. For tests and reports.
     const CollectiveCurve* ScaleUpCurve(CollectiveType type) const;
 
+    // With DeepEP: bytes sent beyond the scale-up domain per byte of the expert all-to-all's buffer (-1 without).
+    double DeepEpScaleOutShare() const { return deepep_scale_out_share_; }
+
 private:
+    double DeepEpAllToAllSeconds(double bytes) const;
     // Seconds for k ranks of level l to run `type` on a buffer of `bytes` (the share entering the level).
     double LevelSeconds(CollectiveType type, size_t l, int k, double bytes) const;
     // The leading torus levels of a reduce-scatter or all-gather of a group, all dimensions at once: its time is
@@ -80,6 +96,7 @@ private:
     const CollectiveCurve* nvls_ar_ = nullptr;
     const CollectiveCurve* ag_ = nullptr;
     const CollectiveCurve* rs_ = nullptr;
+    double deepep_scale_out_share_ = -1;
 };
 
 // The comm model of the last arrangement of ranks asked for, built again only when that arrangement changes: a
@@ -90,7 +107,7 @@ private:
 class CommModelCache {
 public:
     const CommModel& For(const System& sys, const ParallelConfig& p, bool in_network_reduction,
-                         const CalibrationTable* cal, bool expert_groups);
+                         const CalibrationTable* cal, bool expert_groups, const MoeConfig* deepep_moe = nullptr);
 
 private:
     struct Key {
@@ -99,6 +116,9 @@ private:
         int tp = 0, cp = 0, dp = 0, pp = 0, ep = 0, etp = 0;
         std::string order;
         bool inr = false, expert_groups = false;
+        bool deepep = false;
+        int experts = 0, top_k = 0;
+        MoeRouting routing = MoeRouting::uniform;
         bool operator==(const Key&) const = default;
     };
     Key key_;

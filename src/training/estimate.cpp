@@ -443,8 +443,9 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     if (!(opt.kernels == job.graph.kernels)) throw Error("options", kKernelChoicesDiffer);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
     std::optional<CommModel> own;
-    const CommModel& net = comm ? comm->For(sys, job.par, opt.in_network_reduction, cal, job.model.is_moe())
-                                : own.emplace(sys, Layout(job.par), opt.in_network_reduction, cal, job.model.is_moe());
+    const CommModel& net =
+        comm ? comm->For(sys, job.par, opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job))
+             : own.emplace(sys, Layout(job.par), opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job));
     const UserbufferConfig* userbuffers = UserbuffersOf(job, opt, kernels, cm.sm_count());
 
     // The per-kernel fixed cost from the accelerator's calibration (none without a calibration table or a floor

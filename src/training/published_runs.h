@@ -25,7 +25,7 @@ struct PublishedRuns {
 std::span<const PublishedRuns> PublishedRunsTable();
 // nullptr when no published run on `accelerator_id` was compared.
 const PublishedRuns* PublishedRunsFor(std::string_view accelerator_id);
-// "1.18-1.41x the model's step time (middle half of 69 runs, median 1.28x)"; with fewer than four runs,
+// "1.21-1.46x the model's step time (middle half of 69 runs, median 1.32x)"; with fewer than four runs,
 // their range (or the one run).
 std::string PublishedRunsText(const PublishedRuns& p);
 

@@ -45,7 +45,7 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     Layout layout(job.par);
     const AttentionShape attn = AttentionShapeOf(job);
     ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, attn);
-    CommModel net(sys, layout, opt.in_network_reduction, cal, job.model.is_moe());
+    CommModel net(sys, layout, opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job));
     // The estimate's per-kernel terms (TimeBlock in estimate.cpp), so a node's duration_micros is what the
     // estimate charges for it: the roofline, the measured fixed cost of a kernel and the SMs a userbuffers
     // overlap takes from a layer GEMM (beside the block's longest TP collective when it runs without margin).

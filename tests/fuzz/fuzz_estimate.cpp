@@ -1,8 +1,9 @@
 // The training estimate of any model a preset can describe (presets/models/*.json): a model that parses is split
 // by a few layouts (TP, PP with uneven stages and interleaving, CP, EP, ZeRO-3, recomputation, DualPipe) and
-// estimated on a DGX H100 with the measured curves, as `stagecraft estimate` and the page do. A layout the model
-// cannot take is refused with sc::Error; one it can take must give a step whose every part is finite and not
-// negative, a positive step time, finite MFU and memory. Never a crash, a NaN or a hang.
+// estimated on a DGX H100 with the measured curves (an MoE model also with DeepEP's dispatch), as `stagecraft
+// estimate` and the page do. A layout the model cannot take is refused with sc::Error; one it can take must give
+// a step whose every part is finite and not negative, a positive step time, finite MFU and memory. Never a crash,
+// a NaN or a hang.
 #include <cmath>
 
 #include "config/calibration.h"
@@ -30,21 +31,26 @@ void Estimate(const sc::ModelConfig& model) {
                              "tp=2,sp=1,cp=2,dp=2,ep=2,microbatch=1,batch=4,recompute=full,zero=3",
                              "pp=4,schedule=interleaved,vstages=2,microbatch=1,batch=8,uneven=1,recompute=op",
                              "pp=2,dp=2,ep=2,schedule=dualpipe,microbatch=1,batch=8,uneven=1,zero=1"}) {
-        sc::Job job;
-        try {
-            job = sc::MakeJob(model, sc::ParseParallelSpec(spec));
-        } catch (const sc::Error& e) {
-            Check(e.what()[0] != '\0');
-            continue;  // a layout this model cannot take, refused with a reason
+        for (bool deepep : {false, true}) {  // an MoE model's all-to-all as Megatron-Core and as DeepEP send it
+            if (deepep && !model.is_moe()) continue;
+            sc::TrainingOptions opt;
+            opt.kernels.deepep_dispatch = deepep;
+            sc::Job job;
+            try {
+                job = sc::MakeJob(model, sc::ParseParallelSpec(spec), opt.kernels);
+            } catch (const sc::Error& e) {
+                Check(e.what()[0] != '\0');
+                continue;  // a layout this model cannot take, refused with a reason
+            }
+            const sc::TrainingEstimate e = sc::EstimateTraining(job, h100, &cal, opt);
+            for (const sc::BreakdownPart& p : sc::kBreakdownParts) CheckFigure(e.step.*p.seconds);
+            CheckFigure(e.step.comm_sms);
+            Check(std::isfinite(e.step_seconds) && e.step_seconds > 0);
+            for (double v : {e.tokens_per_second, e.mfu, e.hfu, e.mfu_bf16, e.model_flops_per_step,
+                             e.hardware_flops_per_step, e.memory_peak, e.energy_joules_per_step})
+                CheckFigure(v);
+            for (const sc::StageMemory& m : e.memory) CheckFigure(m.total());
         }
-        const sc::TrainingEstimate e = sc::EstimateTraining(job, h100, &cal, sc::TrainingOptions{});
-        for (const sc::BreakdownPart& p : sc::kBreakdownParts) CheckFigure(e.step.*p.seconds);
-        CheckFigure(e.step.comm_sms);
-        Check(std::isfinite(e.step_seconds) && e.step_seconds > 0);
-        for (double v : {e.tokens_per_second, e.mfu, e.hfu, e.mfu_bf16, e.model_flops_per_step,
-                         e.hardware_flops_per_step, e.memory_peak, e.energy_joules_per_step})
-            CheckFigure(v);
-        for (const sc::StageMemory& m : e.memory) CheckFigure(m.total());
     }
 }
 

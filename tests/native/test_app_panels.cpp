@@ -217,6 +217,51 @@ TEST(AppPanels, EagerElementwiseKernelsSlowTheStepAsInTheCliAndTravelInTheLink) 
                                                    &sc::KernelChoices::fused_elementwise);
 }
 
+TEST(AppPanels, DeepEpDispatchAndContiguousRoutingShrinkTheAllToAllAsInTheCliAndTravelInTheLink) {
+    // DeepSeek-V3 with ep=64 over eight nodes (graph/moe_spread.h, training/comm_model.h).
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "deepseek-v3.json"));
+    const std::string split = "pp=4,dp=64,ep=64,batch=512,zero=1,recompute=full,uneven=1";
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, split));
+    const double all_copies = p.app->estimate.step.ep_comm;
+    p.Click("Training on a cluster", "framework kernels");
+    p.Frames(2);
+    p.Click("Training on a cluster", "DeepEP dispatch");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->options.kernels.deepep_dispatch);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    EXPECT_LT(p.app->estimate.step.ep_comm, all_copies);
+    // Contiguous routing comes in by a link (the model panel's "routing" combo sets the same field).
+    std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";deepep=1;"), std::string::npos) << link;
+    link.insert(link.find(";parallel="), ";routing=contiguous");
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(other->model.moe.routing, sc::MoeRouting::contiguous);
+    ASSERT_TRUE(other->has_estimate) << other->training_error;
+    EXPECT_LT(other->estimate.step.ep_comm, p.app->estimate.step.ep_comm);
+    EXPECT_NE(sc::app::LinkState(*other).find(";routing=contiguous;"), std::string::npos);
+    // The CLI on the page's model and options gives the same step.
+    const std::string model = (std::filesystem::temp_directory_path() / "sc-deepep-model.json").string();
+    {
+        std::ofstream f(model);
+        f << sc::app::CurrentModelJson(*other);
+    }
+    const sctest::CliResult cli =
+        sctest::RunCli("estimate --json --allow-oom --model " + model + " --system presets/systems/" +
+                           other->systems[other->system_index].file + " --parallel " +
+                           sc::app::CurrentParallelSpec(*other) + " --options deepep_dispatch=on",
+                       false);
+    std::filesystem::remove(model);
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
+    EXPECT_NEAR(other->estimate.step_seconds, cli_step, 1e-9 * cli_step);
+    // A dense model has no routing.
+    EXPECT_NE(sc::app::ApplyLink(*other, "v1;model=llama3-8b;routing=contiguous;parallel=dp=8;end").find("routing"),
+              std::string::npos);
+}
+
 TEST(LayoutWarnings, ABubbleOverHalfTheStepIsNamedInThePageAndTheCli) {
     // 16 stages and 2 microbatches: (p-1)/(m+p-1) = 15/17 of the step is fill and drain.
     const std::string split = "pp=16,dp=2,batch=4";

@@ -20,7 +20,7 @@ ConfigLink Full() {
     ConfigLink l;
     l.model = "mixtral-8x7b";
     l.layers = 48, l.hidden = 6144, l.heads = 48, l.kv_heads = 8, l.ffn = 16384, l.vocab = 50000, l.seq = 8192;
-    l.experts = 16, l.top_k = 4, l.expert_ffn = 7168, l.load_imbalance = 1.35;
+    l.experts = 16, l.top_k = 4, l.expert_ffn = 7168, l.load_imbalance = 1.35, l.contiguous_routing = true;
     l.precision = sc::Precision::fp8;
     l.system = "dgx-h100-superpod";
     l.levels = {{0, 450.5, 0.25, 0.8, false, std::nullopt}, {2, std::nullopt, 12.0, std::nullopt, true, true}};
@@ -28,7 +28,7 @@ ConfigLink Full() {
     l.overlap_dp = false, l.overlap_pp = false, l.overlap_tp = true, l.in_network_reduction = false;
     l.tokens = 3e11;
     l.flash_attention = false, l.dropout = true, l.grad_accumulation_fusion = false, l.pp_scatter_gather = false;
-    l.fused_elementwise = false;
+    l.fused_elementwise = false, l.deepep_dispatch = true;
     l.attention_kernel = sc::AttentionKernel::flash2;
     l.search_gpus = 1024;
     return l;
@@ -58,6 +58,8 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.top_k = 2; },
              [](ConfigLink& l) { l.expert_ffn = 1408; },
              [](ConfigLink& l) { l.load_imbalance = 2.5; },
+             [](ConfigLink& l) { l.contiguous_routing = true; },
+             [](ConfigLink& l) { l.contiguous_routing = false; },
              [](ConfigLink& l) { l.precision = sc::Precision::fp4; },
              [](ConfigLink& l) { l.system = "h100-fullflat"; },
              [](ConfigLink& l) {
@@ -87,6 +89,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.grad_accumulation_fusion = false; },
              [](ConfigLink& l) { l.pp_scatter_gather = false; },
              [](ConfigLink& l) { l.fused_elementwise = false; },
+             [](ConfigLink& l) { l.deepep_dispatch = true; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash3; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash2; },
              [](ConfigLink& l) { l.search_gpus = 1 << 24; },
@@ -153,12 +156,13 @@ TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
     EXPECT_TRUE(l.overlap_dp && l.overlap_pp && !l.overlap_tp && l.in_network_reduction);
     EXPECT_EQ(l.tokens, 0);
     EXPECT_TRUE(l.flash_attention && !l.dropout && l.grad_accumulation_fusion && l.pp_scatter_gather &&
-                l.fused_elementwise);
+                l.fused_elementwise && !l.deepep_dispatch && !l.contiguous_routing);
     EXPECT_EQ(l.attention_kernel, sc::TrainingOptions{}.attention_kernel);
     // The framework's kernels are written only when not the defaults, so links made before those keys existed
     // read and write as they did.
     const std::string text = EncodeConfigLink(DecodeConfigLink(kMinimal));
-    for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "attn_kernel="})
+    for (const char* key :
+         {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "deepep=", "attn_kernel=", "routing="})
         EXPECT_EQ(text.find(key), std::string::npos) << key << " in " << text;
 }
 
@@ -195,6 +199,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";precision=fp7"), "precision: \"fp7\" is not one of fp32, bf16, fp16, fp8, fp4"},
         {L(kHead + ";attn_kernel=flash4"), "attn_kernel: \"flash4\" is not one of cudnn, flash3, flash2"},
         {L(kHead + ";flash=no"), "flash: expected 0 or 1, got \"no\""},
+        {L(kHead + ";routing=random"), "routing: \"random\" is not one of uniform, contiguous"},
+        {L(kHead + ";deepep=2"), "deepep: expected 0 or 1, got \"2\""},
         {L(kHead + ";gaf=1;gaf=0"), "gaf: given twice in the link"},
         {L(kHead + ";system=../etc"),
          "system: a preset id holds only letters, digits, '.', '_' and '-', got \"../etc\""},

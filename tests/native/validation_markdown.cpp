@@ -54,6 +54,7 @@ std::string CliCommand(const Row& r) {
         set("moe.expert_ffn", std::to_string(m.moe.expert_ffn));
         set("moe.shared_experts", std::to_string(m.moe.shared_experts));
         set("moe.dense_layers", std::to_string(m.moe.dense_layers));
+        if (m.moe.routing == sc::MoeRouting::contiguous) set("moe.routing", "contiguous");
     }
     if (!m.is_mla()) set("head_dim", std::to_string(m.head_dim));
     set("mlp", m.mlp == sc::MlpKind::swiglu ? "swiglu" : "gelu");
@@ -86,6 +87,7 @@ std::string CliCommand(const Row& r) {
     flag("pp_scatter_gather", r.opt.kernels.pp_scatter_gather, d.kernels.pp_scatter_gather);
     flag("grad_accumulation_fusion", r.opt.kernels.grad_accumulation_fusion, d.kernels.grad_accumulation_fusion);
     flag("fused_elementwise", r.opt.kernels.fused_elementwise, d.kernels.fused_elementwise);
+    flag("deepep_dispatch", r.opt.kernels.deepep_dispatch, d.kernels.deepep_dispatch);
     if (r.opt.attention_kernel != d.attention_kernel)
         o += std::string(o.empty() ? "" : ",") + "attention_kernel=" + sc::NameOf(r.opt.attention_kernel);
     if (!o.empty()) c += " --options " + o;

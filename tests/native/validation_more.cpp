@@ -272,6 +272,13 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
                   : Starts(rc, "selective") ? sc::Recompute::selective
                                             : sc::Recompute::none;
     row.recompute_stated = !rc.empty();
+    if (automodel && row.model.is_moe()) {
+        // The table's note "Fake balanced gate is enabled to simulate ideal expert routing" (fake_balanced_gate:
+        // true in every config): token i takes experts ik .. ik+k-1.
+        row.model.moe.routing = sc::MoeRouting::contiguous;
+        row.assumptions.push_back(
+            "contiguous routing (AutoModel's FakeBalancedGate: token i takes experts ik..ik+k-1)");
+    }
     if (automodel && rc.empty()) {
         row.recompute_stated = true;
         if (automodel->full_recompute) q.recompute = sc::Recompute::full;
@@ -322,6 +329,9 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     const json& tech = r["parallel"]["techniques"];
     if (Starts(key, "torchtitan_") && tech.is_string() && Has(tech.get<std::string>(), "eager"))
         o.kernels.fused_elementwise = false;
+    // "TE + DeepEP" (AutoModel's enable_deepep): tokens dispatched once per expert rank and node.
+    const json& kernels = r["parallel"]["kernels"];
+    if (kernels.is_string() && Has(kernels.get<std::string>(), "DeepEP")) o.kernels.deepep_dispatch = true;
     return o;
 }
 
@@ -433,12 +443,13 @@ const char* const kMoeCause =
     "moe.load_imbalance, but DGX Cloud and the Megatron-Core Mixtral figure do not say, so the rows keep 1), "
     "DeepEP's SM use and the memory of routed activations are not";
 const char* const kAutoModelMoeCause =
-    "AutoModel MoE, run with the expert-parallel size and full recomputation of its benchmark configuration: the "
-    "EP all-to-all is timed as Megatron-Core's alltoall dispatcher sends it, every routed copy to its expert's "
-    "owner, and re-run by the recomputation; these runs used DeepEP, which sends a token once per destination "
-    "GPU (and once per destination node over InfiniBand), and AutoModel's fake balanced gate sends each token to "
-    "k consecutive experts, on these layouts one or two GPUs of one node: not modelled, so the rows whose step is "
-    "mostly all-to-all come out slowest (EP all-to-all column); the router's SM use is not modelled either";
+    "AutoModel MoE, run as its benchmark configuration sets it (the expert-parallel size, full recomputation, the "
+    "fake balanced gate as contiguous routing, DeepEP's dispatch): DeepEP sends a token once per destination GPU "
+    "and once per destination node over InfiniBand, and the gate puts a token's experts on one or two GPUs of one "
+    "node, so the EP all-to-all is a small part of the step and the rows come out fast, as the other H100 rows "
+    "do; not modelled: the host synchronisation of each DeepEP dispatch (its README: 'the CPU will wait for GPU's "
+    "signal to arrive', to size the receive buffer), DeepEP's SMs, and the GPT-OSS runs' FlexAttention with "
+    "sliding windows and sinks (modelled as full causal attention at cuDNN's measured curve)";
 
 const char* const kFoldedDeepSeekCause =
     "DeepSeek-V3 on DGX Cloud, expert groups folded over TP and DP ranks as Megatron-Core does (ep=64 over tp=2 x "

@@ -1,0 +1,161 @@
+// DeepEP's dispatch (KernelChoices::deepep_dispatch) against Megatron-Core's all-to-all: the distinct ranks and
+// nodes a token's experts reach (graph/moe_spread.h) checked by enumeration, the graph's dispatch bytes, the
+// communication model's per-node sends (training/comm_model.h) in closed form, and the options and model field
+// through the CLI.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "config/model_config.h"
+#include "graph/moe_spread.h"
+#include "parallel/job.h"
+#include "parallel/layout.h"
+#include "preset_files.h"
+#include "test_util.h"
+#include "training/comm_model.h"
+#include "training/estimate.h"
+
+namespace {
+
+sc::MoeConfig Moe(int experts, int top_k, sc::MoeRouting routing) {
+    sc::MoeConfig m;
+    m.experts = experts, m.top_k = top_k, m.expert_ffn = 1, m.routing = routing;
+    return m;
+}
+
+// Every k-subset of E experts, equally likely: the mean count of groups it touches.
+double EnumeratedUniform(int E, int k, int groups) {
+    const int n = E / groups;
+    double sum = 0, count = 0;
+    std::vector<int> pick(k);
+    for (int i = 0; i < k; ++i) pick[i] = i;
+    while (true) {
+        std::set<int> hit;
+        for (int e : pick) hit.insert(e / n);
+        sum += hit.size(), count += 1;
+        int i = k - 1;
+        while (i >= 0 && pick[i] == E - k + i) --i;
+        if (i < 0) break;
+        ++pick[i];
+        for (int j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
+    }
+    return sum / count;
+}
+
+// AutoModel's FakeBalancedGate over one period of tokens: token i takes experts ik .. ik+k-1 (mod E).
+double EnumeratedContiguous(int E, int k, int groups) {
+    const int n = E / groups;
+    double sum = 0;
+    for (int i = 0; i < E; ++i) {
+        std::set<int> hit;
+        for (int j = 0; j < k; ++j) hit.insert((i * k + j) % E / n);
+        sum += hit.size();
+    }
+    return sum / E;
+}
+
+TEST(MoeSpread, UniformRoutingMatchesEnumeration) {
+    for (auto [E, k, groups] : std::vector<std::tuple<int, int, int>>{{16, 4, 4}, {16, 4, 8}, {12, 5, 3}, {8, 2, 8}})
+        EXPECT_NEAR(sc::MoeDistinctGroups(Moe(E, k, sc::MoeRouting::uniform), groups), EnumeratedUniform(E, k, groups),
+                    1e-12)
+            << E << " " << k << " " << groups;
+    // One expert a rank: every pick is its own rank, so DeepEP sends what the all-to-all dispatcher sends.
+    EXPECT_NEAR(sc::MoeDistinctGroups(Moe(8, 2, sc::MoeRouting::uniform), 8), 2, 1e-12);
+}
+
+TEST(MoeSpread, ContiguousRoutingMatchesEnumeration) {
+    for (auto [E, k, groups] : std::vector<std::tuple<int, int, int>>{
+             {256, 8, 64}, {256, 8, 8}, {128, 4, 64}, {12, 5, 4}, {12, 5, 6}, {32, 4, 8}})
+        EXPECT_NEAR(sc::MoeDistinctGroups(Moe(E, k, sc::MoeRouting::contiguous), groups),
+                    EnumeratedContiguous(E, k, groups), 1e-12)
+            << E << " " << k << " " << groups;
+    // DeepSeek-V3 on 64 EP ranks: a token's eight experts are two ranks of one 8-GPU node.
+    EXPECT_EQ(sc::MoeDistinctGroups(Moe(256, 8, sc::MoeRouting::contiguous), 64), 2);
+    EXPECT_EQ(sc::MoeDistinctGroups(Moe(256, 8, sc::MoeRouting::contiguous), 8), 1);
+}
+
+double DispatchBytes(const sc::Job& job) {
+    for (const sc::Block& b : job.graph.blocks)
+        for (const sc::Op& op : b.forward)
+            if (op.name == "moe.dispatch") return job.V(op.comm_bytes);
+    return -1;
+}
+
+sc::ModelConfig DeepSeek() {
+    return sc::ParseModelConfig(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/deepseek-v3.json"));
+}
+
+TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
+    sc::ModelConfig m = DeepSeek();
+    m.moe.routing = sc::MoeRouting::contiguous;
+    const sc::ParallelConfig p = sc::ParseParallelSpec("dp=64,ep=64,microbatch=1");
+    sc::KernelChoices deepep;
+    deepep.deepep_dispatch = true;
+    const double token = 1.0 * m.seq * m.hidden * 2;  // one microbatch's tokens, bf16
+    EXPECT_DOUBLE_EQ(DispatchBytes(sc::MakeJob(m, p)), token * m.moe.top_k);
+    EXPECT_DOUBLE_EQ(DispatchBytes(sc::MakeJob(m, p, deepep)), token * 2);
+    // The hottest expert's rank still receives its load over the mean (moe.load_imbalance).
+    m.moe.load_imbalance = 2;
+    EXPECT_DOUBLE_EQ(DispatchBytes(sc::MakeJob(m, p, deepep)), token * 2 * sc::MoeRankLoad(m.moe, 64));
+}
+
+// Two 8-GPU nodes, ep=16, one expert a rank, top-2 contiguous: a token's two experts are two ranks of one node;
+// DeepEP sends it over the scale-out link at most once, to the node, where the all-to-all dispatcher sends every
+// copy bound for the other node.
+TEST(MoeDispatch, DeepEpSendsOneCopyPerRemoteNodeInClosedForm) {
+    sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    const sc::ParallelConfig p = sc::ParseParallelSpec("dp=16,ep=16");
+    const sc::Layout layout(p);
+    const sc::MoeConfig moe = Moe(16, 2, sc::MoeRouting::contiguous);
+    const sc::CommModel plain(sys, layout, true, nullptr, true);
+    const sc::CommModel deepep(sys, layout, true, nullptr, true, &moe);
+    // Per byte of the buffer (two distinct ranks a token): the other node is reached by half the tokens, once.
+    EXPECT_DOUBLE_EQ(deepep.DeepEpScaleOutShare(), 0.5 * 1 / 2);
+    const double B = 64e6;
+    const sc::NetworkLevel &up = sys.levels[0], &out = sys.levels[1];
+    const double scale_up = 7.0 / 8 * B / (up.EffectiveGBps() * 1e9) + up.latency_us * 1e-6;
+    const double scale_out = B * 0.25 / (out.EffectiveGBps() * 1e9) + out.latency_us * 1e-6;
+    EXPECT_NEAR(deepep.Seconds(sc::CollectiveType::all_to_all, sc::GroupKind::ep, B), std::max(scale_up, scale_out),
+                1e-12);
+    const double all_copies = 7.0 / 16 * B / (up.EffectiveGBps() * 1e9) + up.latency_us * 1e-6 +
+                              8.0 / 16 * B / (out.EffectiveGBps() * 1e9) + out.latency_us * 1e-6;
+    EXPECT_NEAR(plain.Seconds(sc::CollectiveType::all_to_all, sc::GroupKind::ep, B), all_copies, 1e-12);
+    // Other collectives, and other groups, are as before.
+    EXPECT_EQ(deepep.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::dp, B),
+              plain.Seconds(sc::CollectiveType::all_reduce, sc::GroupKind::dp, B));
+}
+
+TEST(MoeDispatch, InsideOneNodeDeepEpIsTheAllToAllOfItsCopies) {
+    sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    const sc::Layout layout(sc::ParseParallelSpec("dp=8,ep=8"));
+    const sc::MoeConfig moe = Moe(64, 8, sc::MoeRouting::uniform);
+    const sc::CommModel plain(sys, layout, true, nullptr, true);
+    const sc::CommModel deepep(sys, layout, true, nullptr, true, &moe);
+    for (double B : {1e5, 1e8})
+        EXPECT_NEAR(deepep.Seconds(sc::CollectiveType::all_to_all, sc::GroupKind::ep, B),
+                    plain.Seconds(sc::CollectiveType::all_to_all, sc::GroupKind::ep, B), 1e-15);
+}
+
+TEST(MoeDispatch, TheEstimateAndTheCliTakeTheOption) {
+    // DeepSeek-V3 with ep=64 over eight nodes: DeepEP's EP all-to-all is below the all-to-all dispatcher's, and
+    // contiguous routing (a token's experts on two ranks of one node) below uniform routing's.
+    const std::string base = "estimate --json --allow-oom --model presets/models/deepseek-v3.json --system "
+                             "dgx-h100-superpod --parallel pp=4,dp=64,ep=64,batch=512,zero=1,recompute=full,uneven=1";
+    auto ep_comm = [&](const std::string& extra) {
+        const sctest::CliResult r = sctest::RunCli(base + extra, false);
+        EXPECT_EQ(r.status, 0) << r.out;
+        return nlohmann::json::parse(r.out)["training"]["breakdown"]["ep_comm"].get<double>();
+    };
+    const double all_to_all = ep_comm(""), uniform = ep_comm(" --options deepep_dispatch=on");
+    const double contiguous = ep_comm(" --options deepep_dispatch=on --set moe.routing=contiguous");
+    EXPECT_LT(uniform, all_to_all);
+    EXPECT_LT(contiguous, uniform);
+    EXPECT_EQ(ep_comm(" --set moe.routing=contiguous"), all_to_all);  // every copy is sent either way
+    const sctest::CliResult bad = sctest::RunCli(base + " --set moe.routing=random");
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.out.find("moe.routing"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("uniform"), std::string::npos) << bad.out;
+}
+
+}  // namespace
