@@ -140,8 +140,9 @@ TEST(MoeDispatch, InsideOneNodeDeepEpIsTheAllToAllOfItsCopies) {
 TEST(MoeDispatch, TheEstimateAndTheCliTakeTheOption) {
     // DeepSeek-V3 with ep=64 over eight nodes: DeepEP's EP all-to-all is below the all-to-all dispatcher's, and
     // contiguous routing (a token's experts on two ranks of one node) below uniform routing's.
-    const std::string base = "estimate --json --allow-oom --model presets/models/deepseek-v3.json --system "
-                             "dgx-h100-superpod --parallel pp=4,dp=64,ep=64,batch=512,zero=1,recompute=full,uneven=1";
+    const std::string base =
+        "estimate --json --allow-oom --model presets/models/deepseek-v3.json --system "
+        "dgx-h100-superpod --parallel pp=4,dp=64,ep=64,batch=512,zero=1,recompute=full,uneven=1";
     auto ep_comm = [&](const std::string& extra) {
         const sctest::CliResult r = sctest::RunCli(base + extra, false);
         EXPECT_EQ(r.status, 0) << r.out;
