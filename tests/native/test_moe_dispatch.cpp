@@ -13,6 +13,7 @@
 #include "parallel/layout.h"
 #include "preset_files.h"
 #include "test_util.h"
+#include "trace/summary.h"
 #include "training/comm_model.h"
 #include "training/estimate.h"
 
@@ -98,6 +99,28 @@ TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
     // The hottest expert's rank still receives its load over the mean (moe.load_imbalance).
     m.moe.load_imbalance = 2;
     EXPECT_DOUBLE_EQ(DispatchBytes(sc::MakeJob(m, p, deepep)), token * 2 * sc::MoeRankLoad(m.moe, 64));
+}
+
+// One source of truth: the traces' expert all-to-alls carry the graph's bytes, a quarter of the all-copies ones for
+// DeepSeek-V3's contiguous routing on 64 EP ranks (two destination ranks a token where the all-to-all dispatcher
+// sends eight copies).
+TEST(MoeDispatch, TheTracesCarryTheSameCopies) {
+    sc::ModelConfig m = DeepSeek();
+    m.moe.routing = sc::MoeRouting::contiguous;
+    const sc::ParallelConfig p = sc::ParseParallelSpec("dp=64,ep=64,microbatch=1");
+    sc::KernelChoices deepep;
+    deepep.deepep_dispatch = true;
+    auto ep_bytes = [&](const sc::KernelChoices& k) {
+        double bytes = 0;
+        for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, p, k)).classes)
+            for (const sc::CollectiveTotal& t : c.collectives)
+                if (t.group == sc::GroupKind::ep && t.type == sc::CollectiveType::all_to_all)
+                    bytes += t.bytes * c.ranks;
+        return bytes;
+    };
+    const double all_copies = ep_bytes({});
+    ASSERT_GT(all_copies, 0);
+    EXPECT_DOUBLE_EQ(ep_bytes(deepep), all_copies / 4);
 }
 
 // Two 8-GPU nodes, ep=16, one expert a rank, top-2 contiguous: a token's two experts are two ranks of one node;
