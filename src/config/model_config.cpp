@@ -45,6 +45,8 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.moe.dense_layers = g.NonNegativeInt("dense_layers", 0);
         m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0, kMaxCapacityFactor);
         m.moe.load_imbalance = g.NonNegativeNumber("load_imbalance", 1, kMaxCapacityFactor);
+        m.moe.router_groups = g.NonNegativeInt("router_groups", 0);
+        m.moe.router_group_topk = g.NonNegativeInt("router_group_topk", 0);
         m.moe.routing = g.Choice("routing", {"uniform", "contiguous"}, "uniform") == "uniform" ? MoeRouting::uniform
                                                                                                : MoeRouting::contiguous;
         g.RejectUnknown();
@@ -117,6 +119,24 @@ void ValidateModelConfig(const ModelConfig& m) {
             throw Error("moe.load_imbalance",
                         "applies to dropless routing; with capacity_factor " + Shown(m.moe.capacity_factor) +
                             " every expert computes its padded capacity whatever its load (set one of the two)");
+        const MoeConfig& e = m.moe;
+        if ((e.router_groups > 0) != (e.router_group_topk > 0))
+            throw Error(e.router_groups > 0 ? "moe.router_group_topk" : "moe.router_groups",
+                        "group-limited routing needs both router_groups and router_group_topk (or neither), got " +
+                            std::to_string(e.router_groups) + " and " + std::to_string(e.router_group_topk));
+        if (e.router_groups > 0) {
+            if (e.experts % e.router_groups != 0)
+                throw Error("moe.router_groups", std::to_string(e.router_groups) + " groups do not divide " +
+                                                     std::to_string(e.experts) + " experts");
+            if (e.router_group_topk > e.router_groups)
+                throw Error("moe.router_group_topk",
+                            "must be at most router_groups = " + std::to_string(e.router_groups) + ", got " +
+                                std::to_string(e.router_group_topk));
+            if (static_cast<long long>(e.router_group_topk) * (e.experts / e.router_groups) < e.top_k)
+                throw Error("moe.router_group_topk", std::to_string(e.router_group_topk) + " groups of " +
+                                                         std::to_string(e.experts / e.router_groups) +
+                                                         " experts hold fewer than top_k = " + std::to_string(e.top_k));
+        }
         if (m.moe.dense_layers >= m.layers)
             throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) +
                                                 " dense layers leave no MoE layer of " + std::to_string(m.layers));
@@ -160,6 +180,10 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"capacity_factor", m.moe.capacity_factor},
                     {"load_imbalance", m.moe.load_imbalance}};
     if (m.is_moe() && m.moe.routing != MoeRouting::uniform) j["moe"]["routing"] = "contiguous";
+    if (m.is_moe() && m.moe.router_groups > 0) {
+        j["moe"]["router_groups"] = m.moe.router_groups;
+        j["moe"]["router_group_topk"] = m.moe.router_group_topk;
+    }
     if (m.is_mla())
         j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                     {"kv_lora_rank", m.mla.kv_lora_rank},

@@ -32,6 +32,12 @@ struct MoeConfig {
     // for the expert-parallel rank holding that expert (MoeRankLoad).
     double load_imbalance = 1;
     MoeRouting routing = MoeRouting::uniform;
+    // Group-limited routing (DeepSeek-V3: n_group 8, topk_group 4 in its config.json; Megatron-Core
+    // moe_router_num_groups / moe_router_group_topk): the experts split into router_groups groups of consecutive
+    // experts, and a token's top_k experts come from router_group_topk of them. 0: no limit. With uniform routing
+    // it bounds how many ranks and nodes a token reaches (graph/moe_spread.h).
+    int router_groups = 0;
+    int router_group_topk = 0;
 };
 
 // Routed (token, expert) pairs on the most loaded of `ep` expert-parallel ranks over a balanced rank's: the rank

@@ -14,7 +14,13 @@ namespace sc {
 //   uniform routing: groups * (1 - C(E - E/groups, k) / C(E, k)), the chance a group holds none of k distinct
 //   experts drawn without replacement;
 //   contiguous routing: token i takes experts ik .. ik+k-1 (mod E), so its first expert runs over the multiples
-//   of gcd(k, E) equally often; the count is averaged over them.
+//   of gcd(k, E) equally often; the count is averaged over them;
+//   uniform routing limited to router_group_topk of router_groups groups (the groups picked uniformly, the k
+//   experts uniformly among theirs, N = router_group_topk * E / router_groups of them): a group of the split
+//   that lies inside one router group is hit with probability topk/router_groups * (1 - C(N - E/groups, k) /
+//   C(N, k)); one that holds r whole router groups, by the hypergeometric count j of them picked,
+//   sum_j P(j) (1 - C(N - j E/router_groups, k) / C(N, k)). A split that lines up with neither (neither count
+//   divides the other) is taken as unlimited uniform routing.
 double MoeDistinctGroups(const MoeConfig& moe, int groups);
 
 }  // namespace sc

@@ -76,14 +76,33 @@ TEST(ModelConfig, MoeValidation) {
     EXPECT_EQ(imbalance({"moe.load_imbalance=1.5", "moe.capacity_factor=1.25"}),
               "moe.load_imbalance: applies to dropless routing; with capacity_factor 1.25 every expert computes its "
               "padded capacity whatever its load (set one of the two)");
+    // Group-limited routing (moe.router_groups / router_group_topk) and the routing pattern.
+    EXPECT_EQ(imbalance({"moe.router_groups=4", "moe.router_group_topk=2"}), "");
+    EXPECT_EQ(imbalance({"moe.router_groups=4"}),
+              "moe.router_group_topk: group-limited routing needs both router_groups and router_group_topk (or "
+              "neither), got 4 and 0");
+    EXPECT_EQ(imbalance({"moe.router_groups=3", "moe.router_group_topk=1"}),
+              "moe.router_groups: 3 groups do not divide 8 experts");
+    EXPECT_EQ(imbalance({"moe.router_groups=4", "moe.router_group_topk=5"}),
+              "moe.router_group_topk: must be at most router_groups = 4, got 5");
+    EXPECT_EQ(imbalance({"moe.router_groups=8", "moe.router_group_topk=1"}),
+              "moe.router_group_topk: 1 groups of 1 experts hold fewer than top_k = 2");
+    EXPECT_EQ(imbalance({"moe.routing=contiguous"}), "");
+    EXPECT_EQ(imbalance({"moe.routing=sticky"}), "moe.routing: \"sticky\" is not one of \"uniform\", \"contiguous\"");
 }
 
 TEST(ModelConfig, RoundTripsThroughJson) {
     sc::ModelConfig m = sc::ParseModelConfig(
-        sc::ApplyOverrides(kGood, {"moe.experts=4", "moe.top_k=2", "moe.load_imbalance=1.25"}, "t"));
+        sc::ApplyOverrides(kGood,
+                           {"moe.experts=4", "moe.top_k=2", "moe.load_imbalance=1.25", "moe.routing=contiguous",
+                            "moe.router_groups=2", "moe.router_group_topk=1"},
+                           "t"));
     sc::ModelConfig r = sc::ParseModelConfig(sc::ModelConfigToJson(m));
     EXPECT_EQ(r.moe.experts, 4);
     EXPECT_EQ(r.moe.load_imbalance, 1.25);
+    EXPECT_EQ(r.moe.routing, sc::MoeRouting::contiguous);
+    EXPECT_EQ(r.moe.router_groups, 2);
+    EXPECT_EQ(r.moe.router_group_topk, 1);
     EXPECT_EQ(r.head_dim, m.head_dim);
     EXPECT_EQ(sc::ModelConfigToJson(r), sc::ModelConfigToJson(m));
 }

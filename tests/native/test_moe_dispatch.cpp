@@ -65,6 +65,48 @@ TEST(MoeSpread, UniformRoutingMatchesEnumeration) {
     EXPECT_NEAR(sc::MoeDistinctGroups(Moe(8, 2, sc::MoeRouting::uniform), 8), 2, 1e-12);
 }
 
+// Group-limited routing enumerated: every choice of t of G router groups, then every k-subset of their experts.
+double EnumeratedGroupLimited(int E, int k, int G, int t, int groups) {
+    const int n = E / groups, g = E / G;
+    double sum = 0, count = 0;
+    for (int mask = 0; mask < (1 << G); ++mask) {
+        if (__builtin_popcount(mask) != t) continue;
+        std::vector<int> experts;
+        for (int e = 0; e < E; ++e)
+            if (mask >> (e / g) & 1) experts.push_back(e);
+        const int N = static_cast<int>(experts.size());
+        std::vector<int> pick(k);
+        for (int i = 0; i < k; ++i) pick[i] = i;
+        while (true) {
+            std::set<int> hit;
+            for (int i : pick) hit.insert(experts[i] / n);
+            sum += hit.size(), count += 1;
+            int i = k - 1;
+            while (i >= 0 && pick[i] == N - k + i) --i;
+            if (i < 0) break;
+            ++pick[i];
+            for (int j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
+        }
+    }
+    return sum / count;
+}
+
+TEST(MoeSpread, GroupLimitedRoutingMatchesEnumeration) {
+    // Parts inside one router group (groups a multiple of G) and parts holding whole router groups.
+    for (auto [E, k, G, t, groups] : std::vector<std::tuple<int, int, int, int, int>>{
+             {16, 3, 4, 2, 8}, {16, 3, 4, 2, 4}, {16, 3, 4, 2, 2}, {24, 4, 6, 3, 3}, {24, 4, 6, 2, 12}}) {
+        sc::MoeConfig m = Moe(E, k, sc::MoeRouting::uniform);
+        m.router_groups = G, m.router_group_topk = t;
+        EXPECT_NEAR(sc::MoeDistinctGroups(m, groups), EnumeratedGroupLimited(E, k, G, t, groups), 1e-12)
+            << E << " " << k << " " << G << " " << t << " " << groups;
+    }
+    // DeepSeek-V3's top-4 of 8 groups on eight nodes of 32 experts: a token reaches at most 4 nodes.
+    sc::MoeConfig v3 = Moe(256, 8, sc::MoeRouting::uniform);
+    v3.router_groups = 8, v3.router_group_topk = 4;
+    EXPECT_LT(sc::MoeDistinctGroups(v3, 8), 4);
+    EXPECT_LT(sc::MoeDistinctGroups(v3, 8), sc::MoeDistinctGroups(Moe(256, 8, sc::MoeRouting::uniform), 8));
+}
+
 TEST(MoeSpread, ContiguousRoutingMatchesEnumeration) {
     for (auto [E, k, groups] : std::vector<std::tuple<int, int, int>>{
              {256, 8, 64}, {256, 8, 8}, {128, 4, 64}, {12, 5, 4}, {12, 5, 6}, {32, 4, 8}})
