@@ -25,23 +25,31 @@ sc::MoeConfig Moe(int experts, int top_k, sc::MoeRouting routing) {
     return m;
 }
 
-// Every k-subset of E experts, equally likely: the mean count of groups it touches.
-double EnumeratedUniform(int E, int k, int groups) {
-    const int n = E / groups;
+// Mean, over every k-subset of `experts` (each equally likely), of the count of groups of n consecutive expert
+// ids it touches.
+double MeanGroupsOverSubsets(const std::vector<int>& experts, int k, int n) {
+    const int N = static_cast<int>(experts.size());
     double sum = 0, count = 0;
     std::vector<int> pick(k);
     for (int i = 0; i < k; ++i) pick[i] = i;
     while (true) {
         std::set<int> hit;
-        for (int e : pick) hit.insert(e / n);
+        for (int i : pick) hit.insert(experts[i] / n);
         sum += hit.size(), count += 1;
         int i = k - 1;
-        while (i >= 0 && pick[i] == E - k + i) --i;
+        while (i >= 0 && pick[i] == N - k + i) --i;
         if (i < 0) break;
         ++pick[i];
         for (int j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
     }
     return sum / count;
+}
+
+// Every k-subset of E experts, equally likely: the mean count of groups it touches.
+double EnumeratedUniform(int E, int k, int groups) {
+    std::vector<int> all(E);
+    for (int e = 0; e < E; ++e) all[e] = e;
+    return MeanGroupsOverSubsets(all, k, E / groups);
 }
 
 // AutoModel's FakeBalancedGate over one period of tokens: token i takes experts ik .. ik+k-1 (mod E).
@@ -65,28 +73,17 @@ TEST(MoeSpread, UniformRoutingMatchesEnumeration) {
     EXPECT_NEAR(sc::MoeDistinctGroups(Moe(8, 2, sc::MoeRouting::uniform), 8), 2, 1e-12);
 }
 
-// Group-limited routing enumerated: every choice of t of G router groups, then every k-subset of their experts.
+// Group-limited routing enumerated: every choice of t of G router groups (each equally likely), then every
+// k-subset of their experts.
 double EnumeratedGroupLimited(int E, int k, int G, int t, int groups) {
-    const int n = E / groups, g = E / G;
+    const int g = E / G;
     double sum = 0, count = 0;
     for (int mask = 0; mask < (1 << G); ++mask) {
         if (__builtin_popcount(mask) != t) continue;
         std::vector<int> experts;
         for (int e = 0; e < E; ++e)
             if (mask >> (e / g) & 1) experts.push_back(e);
-        const int N = static_cast<int>(experts.size());
-        std::vector<int> pick(k);
-        for (int i = 0; i < k; ++i) pick[i] = i;
-        while (true) {
-            std::set<int> hit;
-            for (int i : pick) hit.insert(experts[i] / n);
-            sum += hit.size(), count += 1;
-            int i = k - 1;
-            while (i >= 0 && pick[i] == N - k + i) --i;
-            if (i < 0) break;
-            ++pick[i];
-            for (int j = i + 1; j < k; ++j) pick[j] = pick[j - 1] + 1;
-        }
+        sum += MeanGroupsOverSubsets(experts, k, E / groups), count += 1;
     }
     return sum / count;
 }
@@ -129,12 +126,23 @@ sc::ModelConfig DeepSeek() {
     return sc::ParseModelConfig(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/deepseek-v3.json"));
 }
 
-TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
+// DeepSeek-V3 under AutoModel's contiguous gate on 64 EP ranks (eight nodes), and DeepEP's kernel choice.
+sc::ModelConfig ContiguousDeepSeek() {
     sc::ModelConfig m = DeepSeek();
     m.moe.routing = sc::MoeRouting::contiguous;
-    const sc::ParallelConfig p = sc::ParseParallelSpec("dp=64,ep=64,microbatch=1");
-    sc::KernelChoices deepep;
-    deepep.deepep_dispatch = true;
+    return m;
+}
+const sc::ParallelConfig kEp64 = sc::ParseParallelSpec("dp=64,ep=64,microbatch=1");
+sc::KernelChoices DeepEp() {
+    sc::KernelChoices k;
+    k.deepep_dispatch = true;
+    return k;
+}
+
+TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
+    sc::ModelConfig m = ContiguousDeepSeek();
+    const sc::ParallelConfig& p = kEp64;
+    const sc::KernelChoices deepep = DeepEp();
     const double token = 1.0 * m.seq * m.hidden * 2;  // one microbatch's tokens, bf16
     EXPECT_DOUBLE_EQ(DispatchBytes(sc::MakeJob(m, p)), token * m.moe.top_k);
     EXPECT_DOUBLE_EQ(DispatchBytes(sc::MakeJob(m, p, deepep)), token * 2);
@@ -147,14 +155,10 @@ TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
 // DeepSeek-V3's contiguous routing on 64 EP ranks (two destination ranks a token where the all-to-all dispatcher
 // sends eight copies).
 TEST(MoeDispatch, TheTracesCarryTheSameCopies) {
-    sc::ModelConfig m = DeepSeek();
-    m.moe.routing = sc::MoeRouting::contiguous;
-    const sc::ParallelConfig p = sc::ParseParallelSpec("dp=64,ep=64,microbatch=1");
-    sc::KernelChoices deepep;
-    deepep.deepep_dispatch = true;
+    const sc::ModelConfig m = ContiguousDeepSeek();
     auto ep_bytes = [&](const sc::KernelChoices& k) {
         double bytes = 0;
-        for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, p, k)).classes)
+        for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, kEp64, k)).classes)
             for (const sc::CollectiveTotal& t : c.collectives)
                 if (t.group == sc::GroupKind::ep && t.type == sc::CollectiveType::all_to_all)
                     bytes += t.bytes * c.ranks;
@@ -162,7 +166,7 @@ TEST(MoeDispatch, TheTracesCarryTheSameCopies) {
     };
     const double all_copies = ep_bytes({});
     ASSERT_GT(all_copies, 0);
-    EXPECT_DOUBLE_EQ(ep_bytes(deepep), all_copies / 4);
+    EXPECT_DOUBLE_EQ(ep_bytes(DeepEp()), all_copies / 4);
 }
 
 // Two 8-GPU nodes, ep=16, one expert a rank, top-2 contiguous: a token's two experts are two ranks of one node;
