@@ -5,25 +5,19 @@
 
 namespace sc {
 
-static double UniformDistinctGroups(int experts, int k, int groups) {
-    // P(a given group holds none of the k experts) = C(E - n, k) / C(E, k) = prod_j (E - n - j) / (E - j).
-    const int n = experts / groups;
-    double none = 1;
-    for (int j = 0; j < k; ++j) {
-        if (experts - n - j <= 0) return groups;  // fewer experts outside the group than picks: every group is hit
-        none *= static_cast<double>(experts - n - j) / (experts - j);
-    }
-    return groups * (1 - none);
-}
-
 // C(n - a, k) / C(n, k): no pick among the a of n experts, k drawn without replacement.
 static double NoneOf(double n, double a, int k) {
     double p = 1;
     for (int j = 0; j < k; ++j) {
         if (n - a - j <= 0) return 0;
         p *= (n - a - j) / (n - j);
+        if (p < 1e-300) return 0;  // past double's range: a huge top_k hits every group
     }
     return p;
+}
+
+static double UniformDistinctGroups(int experts, int k, int groups) {
+    return groups * (1 - NoneOf(experts, static_cast<double>(experts) / groups, k));
 }
 
 static double Choose(int n, int r) {
@@ -51,17 +45,18 @@ static double GroupLimitedDistinctGroups(const MoeConfig& moe, int groups) {
     return -1;
 }
 
+// Token i's experts start at s = ik mod E, which runs over the multiples of gcd(k, E) equally often; the groups it
+// spans depend on where s falls in its group, u = s mod n (n = E / groups experts a group), which runs over the
+// multiples of g = gcd(k, E, n) in [0, n) equally often. With k = qn + r: q groups, and one more when u + r > 0,
+// two more when u + r > n; never more than all the groups (a span that wraps onto its first group).
 static double ContiguousDistinctGroups(int experts, int k, int groups) {
-    const int n = experts / groups, step = std::gcd(k, experts);
-    double sum = 0;
-    int starts = 0;
-    for (int s = 0; s < experts; s += step, ++starts) {
-        // Experts s .. s+k-1 (mod E): the groups of the first and the last, and every group between.
-        const int last = s + k - 1;
-        const int first_group = s / n, last_group = last / n;  // last_group may pass the end and wrap
-        sum += std::min(groups, last_group - first_group + 1);
-    }
-    return sum / starts;
+    const long long n = experts / groups, g = std::gcd(std::gcd(k, experts), static_cast<int>(n));
+    const long long q = k / n, r = k % n, values = n / g;
+    const long long none = r == 0 ? 1 : 0;                         // u = 0 with r = 0: exactly q groups
+    const long long two = r == 0 ? 0 : (n - 1) / g - (n - r) / g;  // u > n - r
+    const long long one = values - none - two;
+    auto capped = [&](long long spanned) { return static_cast<double>(std::min<long long>(groups, spanned)); };
+    return (none * capped(q) + one * capped(q + 1) + two * capped(q + 2)) / values;
 }
 
 double MoeDistinctGroups(const MoeConfig& moe, int groups) {

@@ -110,6 +110,14 @@ TEST(MoeSpread, ContiguousRoutingMatchesEnumeration) {
         EXPECT_NEAR(sc::MoeDistinctGroups(Moe(E, k, sc::MoeRouting::contiguous), groups),
                     EnumeratedContiguous(E, k, groups), 1e-12)
             << E << " " << k << " " << groups;
+    // At the limits (2^24 experts, as many groups or top_k): a count, at once, between 1 and min(k, groups).
+    for (int k : {1, 3, 1 << 20, 1 << 24})
+        for (int groups : {2, 1 << 12, 1 << 24})
+            for (sc::MoeRouting routing : {sc::MoeRouting::contiguous, sc::MoeRouting::uniform}) {
+                const double d = sc::MoeDistinctGroups(Moe(1 << 24, k, routing), groups);
+                EXPECT_GE(d, 1 - 1e-9) << k << " " << groups;
+                EXPECT_LE(d, std::min(k, groups) + 1e-9) << k << " " << groups;
+            }
     // DeepSeek-V3 on 64 EP ranks: a token's eight experts are two ranks of one 8-GPU node.
     EXPECT_EQ(sc::MoeDistinctGroups(Moe(256, 8, sc::MoeRouting::contiguous), 64), 2);
     EXPECT_EQ(sc::MoeDistinctGroups(Moe(256, 8, sc::MoeRouting::contiguous), 8), 1);
