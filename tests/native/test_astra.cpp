@@ -71,10 +71,12 @@ struct AstraCase {
     bool legacy_kernels = false;
     bool eager = false;         // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
     double load_imbalance = 1;  // moe.load_imbalance: the routed sizes of the most loaded expert rank
+    bool deepep = false;        // DeepEP's dispatch (KernelChoices::deepep_dispatch): one copy per destination rank
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
-        << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << c.spec << " on " << c.net;
+        << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << (c.deepep ? "deepep " : "")
+        << c.spec << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -91,6 +93,7 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     if (c.legacy_kernels)
         kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
     kernels.fused_elementwise = !c.eager;
+    kernels.deepep_dispatch = c.deepep;
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -128,7 +131,11 @@ INSTANTIATE_TEST_SUITE_P(
         // Dropless routing with the hottest expert at 1.7x the mean: 1.3x the routed sizes on 2 experts a rank,
         // not whole multiples of a token's bytes, so every all-to-all and expert GEMM node rounds.
         AstraCase{"moe_imbalanced", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false, false,
-                  false, 1.7}),
+                  false, 1.7},
+        // DeepEP's dispatch: 1.86 destination ranks a token of 2 experts on 4 ranks of 2 experts each (uniform
+        // routing), so the expert all-to-alls carry a rounded share of the routed copies.
+        AstraCase{"moe_deepep", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false, false,
+                  false, 1, true}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace
