@@ -154,10 +154,12 @@ double CommModel::DeepEpAllToAllSeconds(double bytes) const {
         const NetworkLevel& lvl = sys_.levels[0];
         scale_up = (m[0] - 1.0) / m[0] * bytes / (lvl.EffectiveGBps() * 1e9) + lvl.latency_us * 1e-6;
     }
-    for (size_t l = 1, inner = m[0]; l < m.size(); inner = m[l], ++l) {
-        if (m[l] <= static_cast<int>(inner)) continue;
+    // Levels past the scale-up domain carry the remote domains' copies, each level the share of them whose peers
+    // it reaches first (m[l] - m[l-1] of the n - m[0] members outside the domain).
+    for (size_t l = 1; l < m.size(); ++l) {
+        if (m[l] <= m[l - 1]) continue;
         const NetworkLevel& lvl = sys_.levels[l];
-        const double share = (m[l] - static_cast<double>(inner)) / (n - m[0]);  // of the remote domains' copies
+        const double share = static_cast<double>(m[l] - m[l - 1]) / (n - m[0]);
         scale_out += bytes * deepep_scale_out_share_ * share / (lvl.EffectiveGBps() * 1e9) + lvl.latency_us * 1e-6;
     }
     return std::max(scale_up, scale_out);
