@@ -134,6 +134,8 @@ std::string LinkState(const AppState& s) {
     l.top_k = IfEdited(m.moe.top_k, b.moe.top_k);
     l.expert_ffn = IfEdited(m.moe.expert_ffn, b.moe.expert_ffn);
     l.load_imbalance = IfEdited(m.moe.load_imbalance, b.moe.load_imbalance);
+    l.window = IfEdited(m.window.size, b.window.size);
+    l.full_every = IfEdited(m.window.full_every, b.window.full_every);
     if (m.moe.routing != b.moe.routing) l.contiguous_routing = m.moe.routing == MoeRouting::contiguous;
     // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
     // naming the compute precision whenever any of the three differs reproduces all three.
@@ -207,7 +209,9 @@ std::string ApplyLink(AppState& s, const std::string& text) {
                                 {&m.seq, l.seq},
                                 {&m.moe.experts, l.experts},
                                 {&m.moe.top_k, l.top_k},
-                                {&m.moe.expert_ffn, l.expert_ffn}})
+                                {&m.moe.expert_ffn, l.expert_ffn},
+                                {&m.window.size, l.window},
+                                {&m.window.full_every, l.full_every}})
         if (value) *field = *value;
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;

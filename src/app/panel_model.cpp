@@ -60,6 +60,12 @@ void DrawModelPanel(AppState& s) {
     changed |= IntField("ffn", &m.ffn, "MLP intermediate size");
     changed |= IntField("vocab", &m.vocab, "vocabulary size");
     changed |= IntField("seq", &m.seq, "training sequence length");
+    changed |= IntField("window", &m.window.size,
+                        "sliding-window attention: keys a query of a windowed layer sees, itself included (0: every "
+                        "layer full causal attention; GPT-OSS 128, Mistral 7B v0.1 4096)");
+    if (m.window.size > 0)
+        changed |= IntField("full_every", &m.window.full_every,
+                            "every n-th layer keeps full attention (GPT-OSS 2, Gemma 3 6); 0: every layer windowed");
     if (m.is_moe()) {
         changed |= IntField("experts", &m.moe.experts, "routed experts per MoE layer");
         changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");

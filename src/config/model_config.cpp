@@ -60,6 +60,12 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.mla.v_head_dim = g.PositiveInt("v_head_dim");
         g.RejectUnknown();
     }
+    if (const nlohmann::json* j = f.Object("sliding_window")) {
+        JsonFields g(*j, "sliding_window");
+        m.window.size = g.PositiveInt("size");
+        m.window.full_every = g.NonNegativeInt("full_every", 0);
+        g.RejectUnknown();
+    }
     if (const nlohmann::json* j = f.Object("precision")) {
         JsonFields g(*j, "precision");
         m.precision.compute = ReadPrecision(g, "compute", m.precision.compute);
@@ -141,11 +147,34 @@ void ValidateModelConfig(const ModelConfig& m) {
             throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) +
                                                 " dense layers leave no MoE layer of " + std::to_string(m.layers));
     }
+    // size 0 turns the window off whatever full_every says (the page's "window" field set to 0).
+    if (m.window.size != 0) {
+        IntegerIn("sliding_window.size", m.window.size, std::to_string(m.window.size), 1, kMaxModelDim);
+        if (m.window.full_every == 1)
+            throw Error("sliding_window.full_every",
+                        "1 keeps every layer full, so nothing is windowed: use 0 (every layer windowed), n >= 2 "
+                        "(every n-th layer full), or leave sliding_window out");
+        IntegerIn("sliding_window.full_every", m.window.full_every, std::to_string(m.window.full_every), 0,
+                  kMaxModelDim);
+    }
     if (m.is_mla()) {
         RequirePositive("mla.qk_nope_head_dim", m.mla.qk_nope_head_dim);
         RequirePositive("mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
         RequirePositive("mla.v_head_dim", m.mla.v_head_dim);
     }
+}
+
+int ModelConfig::windowed_layers(int first, int count) const {
+    if (!has_window() || count <= 0) return 0;
+    if (window.full_every == 0) return count;
+    // Full layers are those i with (i + 1) a multiple of full_every: multiples in first + 1 .. first + count.
+    const int n = window.full_every;
+    return count - ((first + count) / n - first / n);
+}
+
+double WindowedCausalPairs(double n, double window) {
+    if (window <= 0 || n <= window) return n * (n + 1) / 2;
+    return window * (window + 1) / 2 + (n - window) * window;
 }
 
 double MoeRankLoad(const MoeConfig& moe, int ep) {
@@ -190,6 +219,7 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
                     {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                     {"v_head_dim", m.mla.v_head_dim}};
+    if (m.has_window()) j["sliding_window"] = {{"size", m.window.size}, {"full_every", m.window.full_every}};
     j["precision"] = {{"compute", NameOf(m.precision.compute)},
                       {"grad", NameOf(m.precision.grad)},
                       {"master", NameOf(m.precision.master)},

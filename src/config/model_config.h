@@ -54,6 +54,17 @@ struct MlaConfig {
     int v_head_dim = 0;
 };
 
+// Sliding-window attention (Mistral 7B v0.1, Gemma 2/3, GPT-OSS). A windowed layer's query attends to the last
+// `size` keys, itself included (Hugging Face transformers' sliding-window causal mask: key j is seen by query i when
+// i - size < j <= i). Which layers: layer i (from 0) keeps full causal attention when (i + 1) % full_every == 0 and
+// is windowed otherwise; full_every 0: every layer is windowed. GPT-OSS's config.json `layer_types` alternate
+// "sliding_attention", "full_attention" (full_every 2); Gemma 3's sliding_window_pattern 6 (full_every 6);
+// Mistral 7B v0.1 windows every layer (0). size 0: no window (full_every then means nothing).
+struct SlidingWindow {
+    int size = 0;
+    int full_every = 0;
+};
+
 // Mixed-precision training state, ZeRO paper convention (Rajbhandari et al. 2020, sec. 3.1):
 // weights and gradients in `compute`/`grad`, an fp32 master copy plus Adam's two moments.
 struct PrecisionConfig {
@@ -85,13 +96,30 @@ struct ModelConfig {
     bool bias = false;  // biases on linear layers and norms (GPT-3 yes, Llama no)
     MoeConfig moe;
     MlaConfig mla;
+    SlidingWindow window;
     PrecisionConfig precision;
 
     bool is_moe() const { return moe.experts > 0; }
     bool is_mla() const { return mla.kv_lora_rank > 0; }
     int moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
     int dense_layers() const { return layers - moe_layers(); }
+    bool has_window() const { return window.size > 0; }
+    // Whether layer i is windowed (whatever the sequence length; serving's contexts vary).
+    bool windowed_layer(int i) const {
+        return has_window() && (window.full_every == 0 || (i + 1) % window.full_every != 0);
+    }
+    // Windowed layers among layers first .. first + count - 1 (closed form).
+    int windowed_layers(int first, int count) const;
+    // Windowed layers of the training graph: only a window shorter than the sequence changes a layer's work.
+    int graph_windowed_layers(int first, int count) const {
+        return window.size < seq ? windowed_layers(first, count) : 0;
+    }
 };
+
+// Query-key pairs of one sequence's queries at positions 0 .. n-1 (causal, each sees itself) under a window of
+// `window` keys (0: none): sum over positions j of min(j + 1, window). n(n+1)/2 without a window or when n <= window,
+// else window(window+1)/2 + (n - window) window.
+double WindowedCausalPairs(double n, double window);
 
 // Throws sc::Error naming the field: not JSON, unknown/misspelled key, missing field, wrong type,
 // zero or negative size, heads not dividing hidden, kv_heads not dividing heads, ...

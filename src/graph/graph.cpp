@@ -40,6 +40,8 @@ const char* NameOf(BlockKind k) {
         case BlockKind::embedding: return "embedding";
         case BlockKind::dense_layer: return "dense_layer";
         case BlockKind::moe_layer: return "moe_layer";
+        case BlockKind::dense_window_layer: return "dense_window_layer";
+        case BlockKind::moe_window_layer: return "moe_window_layer";
         case BlockKind::head: return "head";
     }
     return "?";

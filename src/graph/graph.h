@@ -119,7 +119,11 @@ struct Weight {
                           // sits on another pipeline stage than the embedding (pp > 1)
 };
 
-enum class BlockKind : uint8_t { embedding, dense_layer, moe_layer, head };
+// The window kinds are layers whose attention core is windowed (ModelConfig::window), otherwise the same as their
+// full-attention kind; appended so the older kinds keep their indices.
+enum class BlockKind : uint8_t { embedding, dense_layer, moe_layer, head, dense_window_layer, moe_window_layer };
+inline constexpr int kBlockKinds = 6;
+inline bool IsLayer(BlockKind k) { return k != BlockKind::embedding && k != BlockKind::head; }
 const char* NameOf(BlockKind k);
 
 struct Block {
@@ -132,9 +136,11 @@ struct Block {
 
 struct Graph {
     ExprPool pool;
-    std::vector<Block> blocks;  // embedding, dense_layer, [moe_layer], head
+    std::vector<Block> blocks;  // embedding, dense_layer, [moe_layer], head, [dense_window_layer, moe_window_layer]
     int dense_layers = 0;       // how many times each layer template repeats
     int moe_layers = 0;
+    int dense_window_layers = 0;
+    int moe_window_layers = 0;
     bool sequence_parallel = false;
     KernelChoices kernels;  // what it was built with; the estimate checks its options against them
 
@@ -144,7 +150,13 @@ struct Graph {
         return nullptr;
     }
     int Repeats(BlockKind k) const {
-        return k == BlockKind::dense_layer ? dense_layers : k == BlockKind::moe_layer ? moe_layers : 1;
+        switch (k) {
+            case BlockKind::dense_layer: return dense_layers;
+            case BlockKind::moe_layer: return moe_layers;
+            case BlockKind::dense_window_layer: return dense_window_layers;
+            case BlockKind::moe_window_layer: return moe_window_layers;
+            default: return 1;
+        }
     }
 };
 

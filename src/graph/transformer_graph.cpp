@@ -237,6 +237,7 @@ struct TransformerBuilder {
     SymExpr boundary;     // bytes of the hidden state one layer hands the next
     double norm_fpe;      // mean/var/normalize/scale(/shift): vector FLOPs per element
     SymExpr norm_params;  // weights of one norm
+    int window = 0;       // keys a query of the layer being built sees; 0: full causal attention
 
     // Symbols are interned in the order the graph has always created them (pool ids stay as they were).
     TransformerBuilder(const ModelConfig& model, const GraphOptions& opts, Graph& graph)
@@ -438,8 +439,11 @@ struct TransformerBuilder {
 
     // The fused causal attention core; adds what it keeps for the backward to the Q/K/V projection `qkv_op`.
     void AttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff, size_t qkv_op) {
-        // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks).
-        SymExpr pairs = b * a / tp * s * (s + 1) / 2.0 / cp;
+        // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks). A windowed
+        // core (FlashAttention's window_size, FlexAttention's sliding-window mask) skips the keys outside the window:
+        // W s - W(W-1)/2 pairs for a window of W < s keys (WindowedCausalPairs).
+        SymExpr per_seq = window > 0 ? double(window) * s + (-double(window) * (window - 1) / 2.0) : s * (s + 1) / 2.0;
+        SymExpr pairs = b * a / tp * per_seq / cp;
         SymExpr flops = 2.0 * pairs * (dqk + dv);
         SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
         SymExpr o = T * a / tp * dv;
@@ -592,14 +596,17 @@ struct TransformerBuilder {
     }
 
     // ---- the layer blocks: attention then a dense MLP or an MoE ----
-    void DenseLayer() {
-        B.Begin(BlockKind::dense_layer, boundary);
+    // A window kind is the same layer with a windowed attention core (ModelConfig::window).
+    void DenseLayer(bool windowed) {
+        B.Begin(windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer, boundary);
+        window = windowed ? m.window.size : 0;
         Attention("");
         DenseMlp("");
         B.End();
     }
-    void MoeLayer() {
-        B.Begin(BlockKind::moe_layer, boundary);
+    void MoeLayer(bool windowed) {
+        B.Begin(windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer, boundary);
+        window = windowed ? m.window.size : 0;
         Attention("");
         Moe();
         B.End();
@@ -640,10 +647,19 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     g.dense_layers = m.dense_layers();
     g.moe_layers = m.moe_layers();
     TransformerBuilder builder(m, options, g);
+    g.dense_window_layers = m.graph_windowed_layers(0, g.dense_layers);
+    g.moe_window_layers = m.graph_windowed_layers(g.dense_layers, g.moe_layers);
+    g.dense_layers -= g.dense_window_layers;
+    g.moe_layers -= g.moe_window_layers;
     builder.Embedding();
-    builder.DenseLayer();
-    if (m.is_moe()) builder.MoeLayer();
+    builder.DenseLayer(false);
+    if (m.is_moe()) builder.MoeLayer(false);
     builder.Head();
+    // After the head, so the blocks of a model without a window keep their order and every expression its id.
+    if (m.graph_windowed_layers(0, m.layers) > 0) {
+        builder.DenseLayer(true);
+        if (m.is_moe()) builder.MoeLayer(true);
+    }
     return g;
 }
 

@@ -303,16 +303,9 @@ private:
 
     // One scheduled request's share of the iteration: a decode reads its cache and adds one key; a prefill chunk
     // of c tokens after p attends to p + 1 .. p + c keys; the last prompt token or a decode yields logits.
-    static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens) {
-        const double p = q.ctx, c = tokens;
-        if (q.decoding()) {
-            b.decodes += 1;
-            b.decode_keys += p + 1;
-        } else {
-            b.prefill_tokens += c;
-            b.prefill_pairs += c * p + c * (c + 1) / 2;
-            b.prefill_keys += p + c;
-        }
+    static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens, double window) {
+        if (q.decoding()) b.AddDecode(q.ctx, window);
+        else b.AddPrefillChunk(q.ctx, tokens, window);
         if (q.ctx + tokens == q.input + q.generated) b.logits += 1;
     }
 
@@ -323,6 +316,7 @@ private:
         r.swap_seconds = 0;
         const bool stat = e_.static_batching;
         long long budget = stat ? std::numeric_limits<long long>::max() : e_.max_tokens;
+        const double window = pools_[r.pool].cost->window();
         const bool reserve = e_.admission == KvAdmission::reserve_full;
         BatchShape b;  // what the iteration computes, summed as requests join it
         // 1. The running sequences, oldest first.
@@ -342,7 +336,7 @@ private:
                 }
             }
             r.batch.push_back({i, tokens});
-            AddToShape(b, q, tokens);
+            AddToShape(b, q, tokens, window);
             budget -= tokens;
         }
         // 2. Admission in the queue's order (none in an iteration that preempted, as vLLM does; a static batch
@@ -364,7 +358,7 @@ private:
             }
             r.running.push_back(r.waiting.PopFront());
             r.batch.push_back({r.running.size() - 1, tokens});
-            AddToShape(b, r.running.back(), tokens);
+            AddToShape(b, r.running.back(), tokens, window);
             budget -= tokens;
         }
         if (r.batch.empty()) {

@@ -49,6 +49,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     int first = 0;
     for (int n : stage_layers_) {
         stage_dense_.push_back(std::clamp(m.dense_layers() - first, 0, n));
+        stage_windowed_.push_back(m.windowed_layers(first, n));
         first += n;
     }
     // Stage i's rank r (GPU i * tp + r of the replica) sends to rank r of stage i + 1: the slowest of those
@@ -79,6 +80,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
         shape.dv = m.mla.v_head_dim;
     }
     shape.w = 2;
+    if (m.has_window()) shape.window = m.window.size;  // at min(typical prefill, window): compute_model.h
     cm_ = std::make_unique<ComputeModel>(sys.accelerator, prec.compute, cal, opt, shape);
     ParallelConfig p;
     p.tp = tp;
@@ -106,8 +108,9 @@ double IterationCost::AllReduceSeconds(double bytes) const {
     return net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
 }
 
-double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision) const {
-    const double roofline = cm_->Seconds(kind, flops, bytes, true, groups, high_precision);
+double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision,
+                             bool windowed) const {
+    const double roofline = cm_->Seconds(kind, flops, bytes, true, groups, high_precision, windowed);
     if (floor_.alpha_s <= 0 || (flops <= 0 && bytes <= 0)) return roofline;
     return std::max(roofline, floor_.alpha_s + bytes / cm_->memory_bytes_per_s());
 }
@@ -241,7 +244,7 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
 // (d_nope + d_rope wide) and values, reading and writing the latent cache. Decode: every head's absorbed query
 // (kv_lora_rank + d_rope) against the one shared latent per key, values in the latent space: 2 (kvl + dr) +
 // 2 kvl FLOPs per pair and head, the latent read once for all heads (as multi-query attention).
-double IterationCost::MlaAttentionPerLayer(const BatchShape& b) const {
+double IterationCost::MlaAttentionPerLayer(const BatchShape& b, bool windowed) const {
     const MlaConfig& m = m_.mla;
     const double hr = heads_rank_, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
     const double kvl = m.kv_lora_rank, dr = m.qk_rope_head_dim, dqk = m.qk_nope_head_dim + dr, dv = m.v_head_dim;
@@ -250,18 +253,67 @@ double IterationCost::MlaAttentionPerLayer(const BatchShape& b) const {
     if (b.prefill_tokens > 0) {
         const double bytes = (b.prefill_tokens * hr * (dqk + dv) + b.prefill_keys * hr * (dqk + dv)) * a +
                              (b.prefill_keys + b.prefill_tokens) * latent * kvb;
-        attn += Kernel(OpKind::attention, PrefillAttentionFlops(b), bytes);
+        attn += Kernel(OpKind::attention, PrefillAttentionFlops(b), bytes, 1, false, windowed);
     }
     if (b.decodes > 0) {
         const double bytes = b.decodes * hr * (latent + kvl) * a + (b.decode_keys + b.decodes) * latent * kvb;
-        attn += Kernel(OpKind::attention, DecodeAttentionFlops(b), bytes);
+        attn += Kernel(OpKind::attention, DecodeAttentionFlops(b), bytes, 1, false, windowed);
     }
     return attn;
 }
 
-// Context and generation attention of one layer on one rank.
-double IterationCost::AttentionPerLayer(const BatchShape& b) const {
-    if (m_.is_mla()) return MlaAttentionPerLayer(b);
+namespace {
+
+// The batch as a windowed layer sees it: its window sums in place of the full ones.
+BatchShape WindowView(const BatchShape& b) {
+    BatchShape w = b;
+    w.prefill_pairs = b.window_prefill_pairs;
+    w.prefill_keys = b.window_prefill_keys;
+    w.decode_keys = b.window_decode_keys;
+    return w;
+}
+
+}  // namespace
+
+void BatchShape::AddDecode(double p, double window) {
+    decodes += 1;
+    decode_keys += p + 1;
+    if (window > 0) window_decode_keys += std::min(p + 1, window);
+}
+
+void BatchShape::AddPrefillChunk(double p, double c, double window) {
+    prefill_tokens += c;
+    prefill_pairs += c * p + c * (c + 1) / 2;
+    prefill_keys += p + c;
+    if (window > 0) {
+        window_prefill_pairs += WindowedCausalPairs(p + c, window) - WindowedCausalPairs(p, window);
+        window_prefill_keys += std::min(p + c, window - 1 + c);
+    }
+}
+
+// Attention of stage i's layers (-1: every layer): full layers at the batch's sums, windowed ones at its window
+// sums and the windowed kernel efficiency.
+double IterationCost::StageAttention(const BatchShape& b, int stage) const {
+    const double all = stage < 0 ? m_.layers : stage_layers_[static_cast<size_t>(stage)];
+    const double win = stage < 0 ? m_.windowed_layers(0, m_.layers) : stage_windowed_[static_cast<size_t>(stage)];
+    double t = (all - win) * AttentionPerLayer(b);
+    if (win > 0) t += win * AttentionPerLayer(WindowView(b), true);
+    return t;
+}
+
+double IterationCost::AttentionFlops(const BatchShape& b) const {
+    const double win = m_.windowed_layers(0, m_.layers);
+    double f = (m_.layers - win) * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
+    if (win > 0) {
+        const BatchShape w = WindowView(b);
+        f += win * (PrefillAttentionFlops(w) + DecodeAttentionFlops(w));
+    }
+    return f;
+}
+
+// Context and generation attention of one layer on one rank (`windowed`: b is a windowed layer's view).
+double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) const {
+    if (m_.is_mla()) return MlaAttentionPerLayer(b, windowed);
     const double d = m_.head_dim, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
     const double kv_elems = 2 * kv_heads_rank_ * d;  // K and V of one token on one rank, one layer
     double attn = 0;
@@ -269,13 +321,13 @@ double IterationCost::AttentionPerLayer(const BatchShape& b) const {
         const double flops = PrefillAttentionFlops(b);
         const double bytes = b.prefill_tokens * heads_rank_ * d * 2 * a + b.prefill_keys * kv_elems * kvb +
                              b.prefill_tokens * kv_elems * kvb;  // Q, O; cached and new K, V read; new K, V written
-        attn += Kernel(OpKind::attention, flops, bytes);
+        attn += Kernel(OpKind::attention, flops, bytes, 1, false, windowed);
     }
     if (b.decodes > 0) {
         const double flops = DecodeAttentionFlops(b);
         const double bytes =
             b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
-        attn += Kernel(OpKind::attention, flops, bytes);
+        attn += Kernel(OpKind::attention, flops, bytes, 1, false, windowed);
     }
     return attn;
 }
@@ -307,7 +359,7 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
     r.linear = c.linear;
     r.elementwise = c.elementwise;
     r.tp_comm = c.comm;
-    r.attention = m_.layers * AttentionPerLayer(b);
+    r.attention = StageAttention(b, -1);
     double up_flops = 0;
     r.linear += m_.layers * MlaUpSeconds(b, &up_flops);
     double gather = 0;
@@ -322,12 +374,12 @@ PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
     const double T = b.tokens();
     const PerT& c = TokenCosts(T);
     double up_flops = 0;
-    const double attn = AttentionPerLayer(b) + MlaUpSeconds(b, &up_flops);
+    const double up = MlaUpSeconds(b, &up_flops);
     double gather = 0;
     const double head = HeadSeconds(b, &gather);
     for (int i = 0; i < pp(); ++i) {
         const double dense = stage_dense_[static_cast<size_t>(i)], all = stage_layers_[static_cast<size_t>(i)];
-        double t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * attn;
+        double t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * up + StageAttention(b, i);
         if (i == 0) t += c.embedding;
         if (i + 1 == pp()) t += head + gather;
         p.stage.push_back(t);
@@ -356,23 +408,20 @@ IterationWork IterationCost::Work(const BatchShape& b) const {
     double up_flops = 0;
     MlaUpSeconds(b, &up_flops);
     w.linear_flops = TokenCosts(b.tokens()).linear_flops + m_.layers * up_flops;
-    w.attention_flops = m_.layers * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
+    w.attention_flops = AttentionFlops(b);
     return w;
 }
 
 double IterationCost::PrefillSeconds(int prompt) const {
     BatchShape b;
-    b.prefill_tokens = prompt;
-    b.prefill_pairs = prompt * (prompt + 1.0) / 2;
-    b.prefill_keys = prompt;
+    b.AddPrefillChunk(0, prompt, m_.window.size);
     b.logits = 1;
     return Seconds(b);
 }
 
 double IterationCost::DecodeSeconds(int context) const {
     BatchShape b;
-    b.decodes = 1;
-    b.decode_keys = context + 1.0;
+    b.AddDecode(context, m_.window.size);
     b.logits = 1;
     return Seconds(b);
 }

@@ -38,7 +38,16 @@ struct BatchShape {
     double decodes = 0;         // sequences generating one token
     double decode_keys = 0;     // sum over decodes of their context including the new token
     double logits = 0;          // tokens whose next-token logits are computed (decodes + finished prompts)
+    // The same three sums in a windowed layer (ModelConfig::window; filled only for a model with a window): a
+    // query sees at most the last `window` keys, itself included.
+    double window_prefill_pairs = 0;  // sum over chunks of WindowedCausalPairs(p + c) - WindowedCausalPairs(p)
+    double window_prefill_keys = 0;   // sum over chunks of min(p + c, window - 1 + c)
+    double window_decode_keys = 0;    // sum over decodes of min(p + 1, window)
     double tokens() const { return prefill_tokens + decodes; }
+    // One scheduled request's share: a decode (`decode`) reads its cache of p tokens and adds one key; a prefill
+    // chunk of c tokens after p attends to p + 1 .. p + c keys. `window`: the model's (0: none).
+    void AddDecode(double p, double window);
+    void AddPrefillChunk(double p, double c, double window);
 };
 
 // Seconds by part, for reports and tests.
@@ -103,6 +112,7 @@ public:
     // The per-op model every iteration is timed with (for the report's "rates from").
     const ComputeModel& compute_model() const { return *cm_; }
     int tp() const { return tp_; }
+    double window() const { return m_.window.size; }  // keys a windowed layer's query sees; 0: no window
     int pp() const { return static_cast<int>(stage_layers_.size()); }
     // Seconds to send the activations of T tokens from stage `i` to stage i + 1.
     double SendSeconds(int i, double tokens) const;
@@ -119,9 +129,14 @@ private:
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
-    double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false) const;
-    double AttentionPerLayer(const BatchShape& b) const;
-    double MlaAttentionPerLayer(const BatchShape& b) const;
+    double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false,
+                  bool windowed = false) const;
+    // Attention of one full layer, or (windowed) of one windowed layer, whose keys are the window sums of b.
+    double AttentionPerLayer(const BatchShape& b, bool windowed = false) const;
+    double MlaAttentionPerLayer(const BatchShape& b, bool windowed) const;
+    // Attention of every layer of stage i (all stages: -1) and its FLOPs.
+    double StageAttention(const BatchShape& b, int stage) const;
+    double AttentionFlops(const BatchShape& b) const;
     double MlaUpSeconds(const BatchShape& b, double* flops) const;  // per layer; 0 without MLA
     double HeadSeconds(const BatchShape& b, double* gather) const;  // final norm + LM head; the logits gather
     double PrefillAttentionFlops(const BatchShape& b) const;        // one layer
@@ -131,6 +146,7 @@ private:
     ServingPrecision prec_;
     int tp_ = 1, ep_ = 1;
     std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage
+    std::vector<int> stage_windowed_;                      // windowed layers of each stage (ModelConfig::window)
     std::vector<double> send_latency_, send_bytes_per_s_;  // per stage boundary
     double kv_heads_rank_ = 1, heads_rank_ = 1, kv_bytes_per_token_ = 0;
     System sys_;  // CommModel keeps a reference to it

@@ -22,14 +22,16 @@ constexpr size_t kMaxIdLength = 128;      // preset ids are file names
 struct IntKey {
     const char* key;
     std::optional<int> ConfigLink::*member;
+    int min = 1;  // 0 where 0 means "none" (sliding_window.size, full_every)
 };
 // The model fields in the order they are written (the Model panel's order).
 constexpr IntKey kModelKeys[] = {
-    {"layers", &ConfigLink::layers}, {"hidden", &ConfigLink::hidden},
-    {"heads", &ConfigLink::heads},   {"kv_heads", &ConfigLink::kv_heads},
-    {"ffn", &ConfigLink::ffn},       {"vocab", &ConfigLink::vocab},
-    {"seq", &ConfigLink::seq},       {"experts", &ConfigLink::experts},
-    {"top_k", &ConfigLink::top_k},   {"expert_ffn", &ConfigLink::expert_ffn},
+    {"layers", &ConfigLink::layers},    {"hidden", &ConfigLink::hidden},
+    {"heads", &ConfigLink::heads},      {"kv_heads", &ConfigLink::kv_heads},
+    {"ffn", &ConfigLink::ffn},          {"vocab", &ConfigLink::vocab},
+    {"seq", &ConfigLink::seq},          {"experts", &ConfigLink::experts},
+    {"top_k", &ConfigLink::top_k},      {"expert_ffn", &ConfigLink::expert_ffn},
+    {"window", &ConfigLink::window, 0}, {"full_every", &ConfigLink::full_every, 0},
 };
 
 struct BoolKey {
@@ -224,7 +226,7 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
     }
     for (const IntKey& m : kModelKeys)
         if (key == m.key) {
-            link.*m.member = ParseInt(key, v, 1, kMaxModelDim);
+            link.*m.member = ParseInt(key, v, m.min, kMaxModelDim);
             return;
         }
     for (const BoolKey& o : kOptionKeys)

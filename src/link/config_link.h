@@ -73,6 +73,7 @@ struct ConfigLink {
     // The model fields the page edits, set when they differ from the preset.
     std::optional<int> layers, hidden, heads, kv_heads, ffn, vocab, seq;
     std::optional<int> experts, top_k, expert_ffn;  // MoE presets only
+    std::optional<int> window, full_every;          // sliding_window.size and .full_every (0: none)
     std::optional<double> load_imbalance;           // MoE presets only: moe.load_imbalance
     std::optional<bool> contiguous_routing;         // MoE presets only: moe.routing (routing=contiguous|uniform)
     std::optional<Precision> precision;             // compute precision (gradients and activations follow it)

@@ -98,8 +98,11 @@ StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     c.first_layer = r.first;
     // MoE layers follow the leading dense ones.
     const int dense_end = job.model.is_moe() ? job.model.moe.dense_layers : job.model.layers;
-    c.dense = std::clamp(dense_end - r.first, 0, r.count);
-    c.moe = r.count - c.dense;
+    const int dense = std::clamp(dense_end - r.first, 0, r.count);
+    c.dense_window = job.model.graph_windowed_layers(r.first, dense);
+    c.moe_window = job.model.graph_windowed_layers(r.first + dense, r.count - dense);
+    c.dense = dense - c.dense_window;
+    c.moe = r.count - dense - c.moe_window;
     return c;
 }
 
@@ -107,11 +110,16 @@ std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
     const Graph& gr = job.graph;
     StageBlockCounts c = BlockCountsOfVstage(job, g);
     std::vector<StageBlock> out;
-    out.reserve(c.dense + c.moe + 2);
+    out.reserve(c.layers() + 2);
     if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});
-    int l = c.first_layer;
-    for (int i = 0; i < c.dense; ++i) out.push_back({gr.Find(BlockKind::dense_layer), l++});
-    for (int i = 0; i < c.moe; ++i) out.push_back({gr.Find(BlockKind::moe_layer), l++});
+    const int dense_end = c.first_layer + c.dense + c.dense_window;
+    const bool window = c.dense_window + c.moe_window > 0;
+    for (int l = c.first_layer; l < c.first_layer + c.layers(); ++l) {
+        const bool moe = l >= dense_end, windowed = window && job.model.windowed_layer(l);
+        const BlockKind k = moe ? (windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer)
+                                : (windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer);
+        out.push_back({gr.Find(k), l});
+    }
     if (c.head) out.push_back({gr.Find(BlockKind::head), -1});
     return out;
 }

@@ -24,7 +24,7 @@ struct Job {
     std::vector<double> values;        // graph.pool evaluated for this split: values[e.id]
     double padded_vocab = 0;           // vocabulary padded to a multiple of tp (Megatron pads to 128*tp)
     double model_flops_per_token = 0;  // ModelStats of the unsplit model: matmul + attention, fwd + bwd
-    BlockSums sums[4];                 // by BlockKind, for the current values
+    BlockSums sums[kBlockKinds];       // by BlockKind, for the current values
 
     double V(Expr e) const { return values[e.id]; }
     // Layer ranges the pipeline is cut into (pp x vstages interleaved, pp otherwise), numbered by PositionOf.
@@ -84,10 +84,13 @@ struct StageBlock {
 std::vector<StageBlock> BlocksOfVstage(const Job& job, int g);
 
 // The same blocks counted instead of listed (no allocation; the hot path of memory and search): in forward
-// order the embedding (if any), `dense` dense layers, `moe` MoE layers, the head (if any).
+// order the embedding (if any), the dense layers, the MoE layers, the head (if any). Of the layers, the windowed
+// ones (dense_window, moe_window) are counted apart: their kinds' blocks time and hold them (the two kinds
+// interleave by layer index; BlocksOfVstage lists them in order).
 struct StageBlockCounts {
     bool embedding = false, head = false;
-    int first_layer = 0, dense = 0, moe = 0;
+    int first_layer = 0, dense = 0, moe = 0, dense_window = 0, moe_window = 0;
+    int layers() const { return dense + moe + dense_window + moe_window; }
 };
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g);
 

@@ -13,7 +13,7 @@
 namespace sc {
 
 double SavedActivationBytes(const Job& job, const Block& block, Recompute recompute) {
-    bool layer = block.kind == BlockKind::dense_layer || block.kind == BlockKind::moe_layer;
+    bool layer = IsLayer(block.kind);
     if (recompute == Recompute::full && layer) return job.V(block.boundary_bytes);
     double sum = 0;
     if (recompute == Recompute::op && layer) {  // the layer's input and the outputs the policy keeps
@@ -39,7 +39,7 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
         bool done = false;
         double act = 0, act_none = 0, dense = 0, expert = 0;
     };
-    KindCost kinds[4];
+    KindCost kinds[kBlockKinds];
     auto cost = [&](BlockKind k) -> const KindCost& {
         KindCost& c = kinds[static_cast<int>(k)];
         if (!c.done) {
@@ -76,6 +76,8 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
         add(BlockKind::embedding, n.embedding);
         add(BlockKind::dense_layer, n.dense);
         add(BlockKind::moe_layer, n.moe);
+        add(BlockKind::dense_window_layer, n.dense_window);
+        add(BlockKind::moe_window_layer, n.moe_window);
         add(BlockKind::head, n.head);
     }
     mem.params = dense + expert;

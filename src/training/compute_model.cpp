@@ -17,6 +17,7 @@ AttentionShape AttentionShapeOf(const Job& job) {
     a.dqk = m.is_mla() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
     a.dv = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
     a.w = std::max(2.0, BytesOf(m.precision.compute));  // attention runs in 16-bit under fp8 GEMMs
+    if (m.graph_windowed_layers(0, m.layers) > 0) a.window = m.window.size;
     return a;
 }
 
@@ -76,24 +77,30 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     }
     attn_eff_fwd_ = attn_eff_bwd_ =
         opt.attention_efficiency > 0 ? opt.attention_efficiency : opt.fallback_attention_efficiency;
+    win_eff_fwd_ = attn_eff_fwd_, win_eff_bwd_ = attn_eff_bwd_;
     if (opt.attention_efficiency <= 0 && cal && attn.sq > 0) {
         // The kernel's measured curve at this call's query length (a context-parallel rank runs s/cp-long
         // blocks); the curves sweep 512-16k tokens and are held flat beyond. Decoder attention is causal.
         const int hd = static_cast<int>(std::max(attn.dqk, attn.dv));
         // A kernel measured only without the causal mask runs causal work at what it measured times the causal
         // ratio the figures give for a kernel measured both ways (CausalEfficiencyRatio).
-        auto eff = [&](bool forward, AttentionKernel k) {
+        auto eff = [&](bool forward, AttentionKernel k, double len) {
             const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd);
             if (!c) return 0.0;
             (forward ? attn_curve_fwd_ : attn_curve_bwd_) = c;
-            const double e = Interpolate(c->efficiency, attn.sq);
-            return c->causal ? e : e * CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, attn.sq);
+            const double e = Interpolate(c->efficiency, len);
+            return c->causal ? e : e * CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, len);
         };
-        const AttentionKernel k = opt.attention_kernel;
-        double f = eff(true, k), b = eff(false, k);
-        if (b <= 0 && k == AttentionKernel::cudnn) b = eff(false, AttentionKernel::flash3);  // see TrainingOptions
-        if (f > 0) attn_eff_fwd_ = f;
-        if (b > 0) attn_eff_bwd_ = b;
+        auto set = [&](double len, double& fwd, double& bwd) {
+            const AttentionKernel k = opt.attention_kernel;
+            double f = eff(true, k, len), b = eff(false, k, len);
+            if (b <= 0 && k == AttentionKernel::cudnn) b = eff(false, AttentionKernel::flash3, len);  // see options
+            if (f > 0) fwd = f;
+            if (b > 0) bwd = b;
+        };
+        set(attn.sq, attn_eff_fwd_, attn_eff_bwd_);
+        win_eff_fwd_ = attn_eff_fwd_, win_eff_bwd_ = attn_eff_bwd_;
+        if (attn.window > 0) set(std::min(attn.sq, attn.window), win_eff_fwd_, win_eff_bwd_);
     }
 }
 
@@ -113,8 +120,8 @@ double ComputeModel::Roofline(double flops, double peak, double efficiency, doub
     return std::max(flops / (peak * efficiency), bytes / hbm_);
 }
 
-double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups,
-                             bool high_precision) const {
+double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups, bool high_precision,
+                             bool windowed) const {
     double mem = bytes / hbm_;
     switch (kind) {
         case OpKind::matmul: {
@@ -123,7 +130,10 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
                 return Roofline(flops, attn_peak_, MatmulEfficiency16(one), bytes);
             return Roofline(flops, peak_, MatmulEfficiency(one), bytes);
         }
-        case OpKind::attention: return std::max(flops / (attn_peak_ * AttentionEfficiency(forward)), mem);
+        case OpKind::attention: {
+            const double eff = windowed ? WindowedAttentionEfficiency(forward) : AttentionEfficiency(forward);
+            return std::max(flops / (attn_peak_ * eff), mem);
+        }
         case OpKind::elementwise:
         case OpKind::gather: return std::max(flops / vector_, mem);
         case OpKind::collective: return 0;

@@ -11,8 +11,9 @@ namespace sc {
 
 // The score matrices of one attention call on one rank: `batch` = microbatch x heads on the rank, each
 // `sq` queries by `sk` keys, head dimensions dqk (Q, K) and dv (V), elements of `w` bytes.
+// `window`: keys a query of a windowed layer sees (0: the model has no windowed layer in its graph).
 struct AttentionShape {
-    double batch = 0, sq = 0, sk = 0, dqk = 0, dv = 0, w = 2;
+    double batch = 0, sq = 0, sk = 0, dqk = 0, dv = 0, w = 2, window = 0;
 };
 
 class Job;
@@ -29,9 +30,13 @@ public:
     // different efficiency.
     // `groups`: a matmul that is that many equal GEMMs (a grouped expert GEMM) runs at the efficiency of one.
     // `high_precision`: a matmul kept in 16 bits in an fp8 model (the LM head, the MoE router).
+    // `windowed`: an attention core of a windowed layer, timed at the windowed efficiency.
     double Seconds(OpKind kind, double flops, double bytes, bool forward = true, double groups = 1,
-                   bool high_precision = false) const;
+                   bool high_precision = false, bool windowed = false) const;
     double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
+    // A windowed core's efficiency: the measured curve at the window's length (no sliding-window kernel has a
+    // measured curve; a windowed core does per query the work of a causal call that long, in the same tiles).
+    double WindowedAttentionEfficiency(bool forward) const { return forward ? win_eff_fwd_ : win_eff_bwd_; }
     double MatmulEfficiency(double flops) const;    // fraction of this precision's peak
     double MatmulEfficiency16(double flops) const;  // of the 16-bit peak, for high-precision matmuls
     double peak_flops() const { return peak_; }
@@ -55,6 +60,7 @@ private:
     double hbm_ = 0;        // achieved bytes/s
     int sms_ = 0;
     double attn_eff_fwd_ = 0, attn_eff_bwd_ = 0;
+    double win_eff_fwd_ = 0, win_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;
     const GemmCurve* gemm16_ = nullptr;  // bf16 (or fp16) curve, for matmuls kept in 16 bits

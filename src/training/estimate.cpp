@@ -67,7 +67,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
                     const UserbufferConfig* ub, const KernelFloor& floor) {
     BlockTime t;
     const Recompute rc = job.par.recompute;
-    const bool layer = b.kind == BlockKind::dense_layer || b.kind == BlockKind::moe_layer;
+    const bool layer = IsLayer(b.kind);
+    const bool windowed = b.kind == BlockKind::dense_window_layer || b.kind == BlockKind::moe_window_layer;
     auto slot_of = [](const Op& op) {
         return op.group == Group::tp ? kSlotTp : op.group == Group::cp ? kSlotCp : kSlotEp;
     };
@@ -84,7 +85,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             comm[slot_of(op)] += share * comm_seconds(op);
         } else {
             const double flops = share * job.V(op.flops), bytes = share * job.V(op.bytes);
-            double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision);
+            double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision, windowed);
             const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
             if (op.kind == OpKind::matmul) t.matmul += s;  // the GEMMs' own time: what TP traffic can hide behind
             if (const int p = KernelPartOf(op); p >= 0) part[p] += s;
@@ -147,6 +148,7 @@ std::string GiB(double bytes) {
 
 struct BlockKindTimes {
     BlockTime embedding, dense, moe, head;  // moe: zero when the model has no MoE layers
+    BlockTime dense_window, moe_window;     // layers with a windowed attention core; zero without them
 };
 
 BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const UserbufferConfig* ub,
@@ -156,6 +158,8 @@ BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const Comm
     t.embedding = time(BlockKind::embedding);
     t.dense = time(BlockKind::dense_layer);
     if (job.graph.Find(BlockKind::moe_layer)) t.moe = time(BlockKind::moe_layer);
+    if (job.graph.Find(BlockKind::dense_window_layer)) t.dense_window = time(BlockKind::dense_window_layer);
+    if (job.graph.Find(BlockKind::moe_window_layer)) t.moe_window = time(BlockKind::moe_window_layer);
     t.head = time(BlockKind::head);
     return t;
 }
@@ -220,6 +224,7 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
     };
     auto kind = [&](const BlockTime& b) { return Kind{b, TpExposed(b, opt, p.tp), Zero3Exposed(b, job, net, opt)}; };
     const Kind emb = kind(t.embedding), dense = kind(t.dense), moe = kind(t.moe), head = kind(t.head);
+    const Kind dense_w = kind(t.dense_window), moe_w = kind(t.moe_window);
     std::vector<StageCost> stages(p.pp);
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
@@ -228,8 +233,10 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
             AddBlocks(c, emb.time, emb.tp_exposed, emb.zero3, n.embedding ? 1 : 0);
             AddBlocks(c, dense.time, dense.tp_exposed, dense.zero3, n.dense);
             AddBlocks(c, moe.time, moe.tp_exposed, moe.zero3, n.moe);
+            AddBlocks(c, dense_w.time, dense_w.tp_exposed, dense_w.zero3, n.dense_window);
+            AddBlocks(c, moe_w.time, moe_w.tp_exposed, moe_w.zero3, n.moe_window);
             AddBlocks(c, head.time, head.tp_exposed, head.zero3, n.head ? 1 : 0);
-            c.layers += n.dense + n.moe;
+            c.layers += n.layers();
         }
     }
     return stages;

@@ -65,7 +65,11 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
             case EtNodeType::comp: {
                 const bool forward = n.role != NodeRole::backward;
                 const double flops = static_cast<double>(n.flops), bytes = static_cast<double>(n.bytes);
-                double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision);
+                // A windowed layer's attention core at the windowed efficiency (the estimate's window block kinds).
+                const int layer =
+                    attn.window > 0 && n.kind == OpKind::attention ? NodeOpOf(prog.names[n.name]).layer : -1;
+                const bool windowed = layer >= 0 && job.model.windowed_layer(layer);
+                double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision, windowed);
                 const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
                 if (ub && n.kind == OpKind::matmul) {
                     const NodeOp op = NodeOpOf(prog.names[n.name]);

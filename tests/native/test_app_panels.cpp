@@ -119,6 +119,34 @@ TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
         std::string::npos);
 }
 
+TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInTheLink) {
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "llama3-8b.json"));
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=1,dp=8,microbatch=1,batch=64,zero=1"));
+    const double full = p.app->estimate.step.compute;
+    p.FocusField("Model", "window");
+    p.Type("1024");
+    p.Enter();
+    p.Frames(2);
+    ASSERT_EQ(p.app->model.window.size, 1024);
+    EXPECT_EQ(p.app->model.window.full_every, 0);  // every layer windowed until full_every is set
+    EXPECT_LT(p.app->estimate.step.compute, full);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";window=1024;"), std::string::npos) << link;
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(other->model.window.size, 1024);
+    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    // A preset's window is turned off by a link's window=0; full_every=1 windows nothing and says so.
+    ASSERT_EQ(sc::app::ApplyLink(*other, "v1;model=gpt-oss-20b;window=0;parallel=ep=8,dp=8;end"), "");
+    EXPECT_FALSE(other->model.has_window());
+    ASSERT_EQ(sc::app::ApplyLink(*other, "v1;model=gpt-oss-20b;full_every=1;parallel=ep=8,dp=8;end"), "");
+    EXPECT_NE(sc::app::MirrorText(*other).find("sliding_window.full_every: 1 keeps every layer full"),
+              std::string::npos)
+        << sc::app::MirrorText(*other);
+}
+
 TEST(AppPanels, AnEditedNetworkLevelIsMarkedAndResetRestoresThePreset) {
     Page p;
     p.Frames(2);

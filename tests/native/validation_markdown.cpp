@@ -56,6 +56,10 @@ std::string CliCommand(const Row& r) {
         set("moe.dense_layers", std::to_string(m.moe.dense_layers));
         if (m.moe.routing == sc::MoeRouting::contiguous) set("moe.routing", "contiguous");
     }
+    if (m.has_window()) {
+        set("sliding_window.size", std::to_string(m.window.size));
+        set("sliding_window.full_every", std::to_string(m.window.full_every));
+    }
     if (!m.is_mla()) set("head_dim", std::to_string(m.head_dim));
     set("mlp", m.mlp == sc::MlpKind::swiglu ? "swiglu" : "gelu");
     set("norm", m.norm == sc::NormKind::rmsnorm ? "rmsnorm" : "layernorm");

@@ -121,7 +121,8 @@ Built ModelOf(const json& r) {
     } else if (Starts(name, "GPT-OSS")) {
         b.model = FromPreset(Has(name, "120B") ? "gpt-oss-120b.json" : "gpt-oss-20b.json");
         b.assumptions.push_back(
-            "GPT-OSS: every layer full causal attention (the model alternates 128-token sliding windows; not modelled), biases and attention sinks left out");
+            "GPT-OSS: the preset's sliding window (128 keys on every other layer, config.json) at cuDNN's measured causal "
+            "curve at the window's length; biases and attention sinks left out");
     } else {
         b.unexpressible = "model dimensions not published in the record (" + name + ")";
         return b;
@@ -448,8 +449,9 @@ const char* const kAutoModelMoeCause =
     "and once per destination node over InfiniBand, and the gate puts a token's experts on one or two GPUs of one "
     "node, so the EP all-to-all is a small part of the step and the rows come out fast, as the other H100 rows "
     "do; not modelled: the host synchronisation of each DeepEP dispatch (its README: 'the CPU will wait for GPU's "
-    "signal to arrive', to size the receive buffer), DeepEP's SMs, and the GPT-OSS runs' FlexAttention with "
-    "sliding windows and sinks (modelled as full causal attention at cuDNN's measured curve)";
+    "signal to arrive', to size the receive buffer), DeepEP's SMs, and the GPT-OSS runs' FlexAttention kernel "
+    "(its windowed layers are timed at cuDNN's measured causal curve at the window's length, no kernel with a "
+    "window having a measured curve; its attention sinks are left out)";
 
 const char* const kFoldedDeepSeekCause =
     "DeepSeek-V3 on DGX Cloud, expert groups folded over TP and DP ranks as Megatron-Core does (ep=64 over tp=2 x "

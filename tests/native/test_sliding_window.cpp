@@ -1,0 +1,272 @@
+// Sliding-window attention (ModelConfig::window): the field's rules, the pair count and the windowed-layer count in
+// closed form against enumeration, the graph's windowed layers (their attention FLOPs and their place in every
+// pipeline stage), the trace and the estimate charging the same, and the serving cost's window sums.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/error.h"
+#include "config/model_config.h"
+#include "config/overrides.h"
+#include "graph/model_stats.h"
+#include "inference/engine.h"
+#include "inference/iteration_cost.h"
+#include "parallel/job.h"
+#include "preset_files.h"
+#include "serve_test_util.h"
+#include "test_util.h"
+#include "trace/stage_program.h"
+#include "training/estimate.h"
+#include "training/timeline.h"
+
+namespace {
+
+const std::string kRoot = SC_SOURCE_DIR;
+const char* kSmall = R"({"name":"t","layers":6,"hidden":64,"heads":4,"ffn":256,"vocab":100,"seq":512})";
+
+sc::ModelConfig Preset(const std::string& file) {
+    return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file));
+}
+
+std::string ErrorOf(const std::vector<std::string>& sets) {
+    try {
+        sc::ParseModelConfig(sc::ApplyOverrides(kSmall, sets, "test"));
+    } catch (const sc::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// Query-key pairs of queries 0 .. n-1 when query i sees key j for i - window < j <= i (window 0: every j <= i).
+double EnumeratedPairs(int n, int window) {
+    double pairs = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) pairs += window == 0 || i - j < window;
+    return pairs;
+}
+
+// Forward FLOPs of the attention core a layer of `job` runs on one rank: 2 x pairs x (d_qk + d_v) x heads.
+double CoreFlops(const sc::Job& job, double pairs_per_sequence) {
+    const sc::ModelConfig& m = job.model;
+    return 2.0 * pairs_per_sequence * job.par.microbatch * m.heads / job.par.tp * 2 * m.head_dim / job.par.cp;
+}
+
+double ForwardCoreFlops(const sc::Job& job, sc::BlockKind kind) {
+    for (const sc::Op& op : job.graph.Find(kind)->forward)
+        if (op.kind == sc::OpKind::attention) return job.V(op.flops);
+    return -1;
+}
+
+}  // namespace
+
+TEST(SlidingWindow, PairsAndWindowedLayersAreTheEnumeratedCounts) {
+    for (int n : {1, 5, 127, 128, 129, 1000})
+        for (int w : {0, 1, 7, 128, 4096})
+            EXPECT_EQ(sc::WindowedCausalPairs(n, w), EnumeratedPairs(n, w)) << n << " " << w;
+    sc::ModelConfig m = sc::ParseModelConfig(kSmall);
+    m.layers = 37;
+    for (int every : {0, 2, 3, 6}) {
+        m.window = {128, every};
+        for (int first = 0; first <= m.layers; ++first)
+            for (int count = 0; first + count <= m.layers; ++count) {
+                int n = 0;
+                for (int i = first; i < first + count; ++i) n += m.windowed_layer(i);
+                ASSERT_EQ(m.windowed_layers(first, count), n) << every << " " << first << " " << count;
+            }
+    }
+    // GPT-OSS's config.json layer_types: "sliding_attention", "full_attention", repeated.
+    const sc::ModelConfig oss = Preset("gpt-oss-120b.json");
+    EXPECT_EQ(oss.window.size, 128);
+    EXPECT_TRUE(oss.windowed_layer(0));
+    EXPECT_FALSE(oss.windowed_layer(1));
+    EXPECT_EQ(oss.windowed_layers(0, oss.layers), 18);
+}
+
+TEST(SlidingWindow, FieldIsStrictAndRoundTrips) {
+    EXPECT_EQ(ErrorOf({"sliding_window.size=128", "sliding_window.full_every=2"}), "");
+    EXPECT_EQ(ErrorOf({"sliding_window.size=128"}), "");
+    EXPECT_EQ(ErrorOf({"sliding_window.size=128", "sliding_window.full_every=1"}),
+              "sliding_window.full_every: 1 keeps every layer full, so nothing is windowed: use 0 (every layer "
+              "windowed), n >= 2 (every n-th layer full), or leave sliding_window out");
+    EXPECT_EQ(ErrorOf({"sliding_window.full_every=2"}), "sliding_window.size: missing required field");
+    EXPECT_EQ(ErrorOf({"sliding_window.size=0"}).rfind("sliding_window.size:", 0), 0u);
+    EXPECT_EQ(ErrorOf({"sliding_window.size=-4"}).rfind("sliding_window.size:", 0), 0u);
+    EXPECT_EQ(
+        ErrorOf({"sliding_window.size=128", "sliding_window.full_every=-2"}).rfind("sliding_window.full_every:", 0),
+        0u);
+    EXPECT_EQ(ErrorOf({"sliding_window.size=128", "sliding_window.width=3"}).rfind("sliding_window.width:", 0), 0u);
+    // A window edited in place (the page's fields) is checked the same way; size 0 turns it off.
+    sc::ModelConfig m = sc::ParseModelConfig(kSmall);
+    m.window = {-3, 2};
+    EXPECT_THROW(sc::ValidateModelConfig(m), sc::Error);
+    m.window = {0, 2};
+    EXPECT_NO_THROW(sc::ValidateModelConfig(m));
+    EXPECT_FALSE(m.has_window());
+    EXPECT_EQ(m.windowed_layers(0, m.layers), 0);
+    const sc::ModelConfig oss = Preset("gpt-oss-20b.json");
+    const sc::ModelConfig back = sc::ParseModelConfig(sc::ModelConfigToJson(oss));
+    EXPECT_EQ(back.window.size, 128);
+    EXPECT_EQ(back.window.full_every, 2);
+}
+
+TEST(SlidingWindow, GraphWindowsOnlyTheWindowedLayersCore) {
+    sc::ModelConfig m = sc::ParseModelConfig(kSmall);  // seq 512
+    m.window = {128, 3};                               // layers 2 and 5 full, 0 1 3 4 windowed
+    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,pp=1,dp=1,microbatch=2,batch=2"));
+    EXPECT_EQ(job.graph.dense_layers, 2);
+    EXPECT_EQ(job.graph.dense_window_layers, 4);
+    EXPECT_DOUBLE_EQ(ForwardCoreFlops(job, sc::BlockKind::dense_layer), CoreFlops(job, EnumeratedPairs(512, 0)));
+    EXPECT_DOUBLE_EQ(ForwardCoreFlops(job, sc::BlockKind::dense_window_layer),
+                     CoreFlops(job, EnumeratedPairs(512, 128)));
+    // Only the core differs: weights, bytes of every op and the other ops' FLOPs are the full layer's.
+    const sc::Block& full = *job.graph.Find(sc::BlockKind::dense_layer);
+    const sc::Block& win = *job.graph.Find(sc::BlockKind::dense_window_layer);
+    ASSERT_EQ(full.forward.size(), win.forward.size());
+    for (size_t i = 0; i < full.forward.size(); ++i) {
+        EXPECT_EQ(full.forward[i].name, win.forward[i].name);
+        EXPECT_EQ(job.V(full.forward[i].bytes), job.V(win.forward[i].bytes));
+        if (full.forward[i].kind != sc::OpKind::attention) {
+            EXPECT_EQ(job.V(full.forward[i].flops), job.V(win.forward[i].flops));
+        }
+    }
+    EXPECT_EQ(job.sums[static_cast<int>(sc::BlockKind::dense_layer)].dense,
+              job.sums[static_cast<int>(sc::BlockKind::dense_window_layer)].dense);
+    // The model's attention FLOPs per token: 2 full and 4 windowed layers, forward and backward (3x).
+    const sc::ModelStats st = sc::ComputeModelStats(m);
+    const double per_layer = 2.0 * m.heads * 2 * m.head_dim * 3 / m.seq;
+    EXPECT_DOUBLE_EQ(st.attention_flops_per_token,
+                     per_layer * (2 * EnumeratedPairs(512, 0) + 4 * EnumeratedPairs(512, 128)));
+    // A window as long as the sequence windows nothing; Megatron's unfused core skips nothing either.
+    sc::ModelConfig longer = m;
+    longer.window.size = 512;
+    EXPECT_EQ(sc::MakeJob(longer, job.par).graph.dense_window_layers, 0);
+    sc::KernelChoices unfused;
+    unfused.flash_attention = false;
+    const sc::Job u = sc::MakeJob(m, job.par, unfused);
+    double full_sum = 0, win_sum = 0;
+    for (const sc::Op& op : u.graph.Find(sc::BlockKind::dense_layer)->forward) full_sum += u.V(op.flops);
+    for (const sc::Op& op : u.graph.Find(sc::BlockKind::dense_window_layer)->forward) win_sum += u.V(op.flops);
+    EXPECT_EQ(full_sum, win_sum);
+}
+
+TEST(SlidingWindow, EveryStageListsItsLayersInOrderOfIndex) {
+    // GPT-OSS 120B (36 MoE layers, every other one windowed) on 4 and 5 stages (uneven), and a dense model with
+    // leading dense layers under MoE: every listed layer has the kind its index gives, the counts agree.
+    sc::ModelConfig mixed = Preset("deepseek-v3.json");
+    mixed.window = {1024, 3};
+    for (const auto& [m, spec] : std::vector<std::pair<sc::ModelConfig, const char*>>{
+             {Preset("gpt-oss-120b.json"), "tp=1,pp=4,dp=1,ep=1,batch=8"},
+             {Preset("gpt-oss-120b.json"), "tp=1,pp=5,uneven=1,dp=1,batch=10"},
+             {mixed, "tp=1,pp=4,vstages=2,schedule=interleaved,uneven=1,dp=1,batch=8"}}) {
+        SCOPED_TRACE(spec);
+        const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
+        int next = 0;
+        for (int g = 0; g < job.total_vstages(); ++g) {
+            const sc::StageBlockCounts c = sc::BlockCountsOfVstage(job, g);
+            int windowed = 0, layers = 0;
+            for (const sc::StageBlock& b : sc::BlocksOfVstage(job, g)) {
+                if (!sc::IsLayer(b.block->kind)) continue;
+                ASSERT_EQ(b.layer, next++);
+                const bool w = b.block->kind == sc::BlockKind::dense_window_layer ||
+                               b.block->kind == sc::BlockKind::moe_window_layer;
+                const bool moe =
+                    b.block->kind == sc::BlockKind::moe_layer || b.block->kind == sc::BlockKind::moe_window_layer;
+                EXPECT_EQ(w, m.windowed_layer(b.layer)) << b.layer;
+                EXPECT_EQ(moe, m.is_moe() && b.layer >= m.moe.dense_layers) << b.layer;
+                windowed += w, ++layers;
+            }
+            EXPECT_EQ(c.dense_window + c.moe_window, windowed);
+            EXPECT_EQ(c.layers(), layers);
+        }
+        EXPECT_EQ(next, m.layers);
+    }
+}
+
+TEST(SlidingWindow, TraceNodesCarryEachLayersCoreAndTheEstimateChargesThem) {
+    sc::ModelConfig m = Preset("llama3-8b.json");
+    m.layers = 4, m.seq = 8192;
+    m.window = {1024, 2};  // layers 0 and 2 windowed
+    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,pp=1,dp=1,microbatch=1,batch=2"));
+    const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
+    int cores = 0;
+    for (const sc::ProgNode& n : prog.nodes) {
+        const std::string& name = prog.names[n.name];
+        if (n.kind != sc::OpKind::attention || n.role != sc::NodeRole::forward) continue;
+        const int layer = name[1] - '0';
+        const double pairs = EnumeratedPairs(8192, m.windowed_layer(layer) ? 1024 : 0);
+        EXPECT_EQ(static_cast<double>(n.flops), CoreFlops(job, pairs)) << name;
+        ++cores;
+    }
+    EXPECT_EQ(cores, 2 * 4);  // two microbatches of four layers
+    // The trace's compute durations are the estimate's compute (windowed cores at the windowed efficiency).
+    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    const sc::TrainingOptions opt;
+    const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &sctest::MeasuredCalibration(), opt);
+    const std::vector<double> secs = sc::NodeSeconds(job, prog, sys, &sctest::MeasuredCalibration(), opt);
+    double traced = 0;
+    for (size_t i = 0; i < prog.nodes.size(); ++i)
+        if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
+            traced += secs[i];
+    const double charged =
+        e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
+    EXPECT_NEAR(traced, charged, 1e-9 * charged);
+    // And the window makes the step faster than the same model without one.
+    sc::ModelConfig full = m;
+    full.window = {};
+    const sc::TrainingEstimate f =
+        sc::EstimateTraining(sc::MakeJob(full, job.par), sys, &sctest::MeasuredCalibration(), opt);
+    EXPECT_LT(e.step.compute, f.step.compute);
+}
+
+TEST(SlidingWindow, ServingSumsAreTheWindowedPairsAndKeys) {
+    // Chunks of a prompt sum to the whole prompt's windowed pairs; a decode reads at most the window.
+    sc::BatchShape one, chunks;
+    one.AddPrefillChunk(0, 1000, 128);
+    for (int done = 0; done < 1000; done += 300) chunks.AddPrefillChunk(done, std::min(300, 1000 - done), 128);
+    EXPECT_DOUBLE_EQ(one.window_prefill_pairs, EnumeratedPairs(1000, 128));
+    EXPECT_DOUBLE_EQ(chunks.window_prefill_pairs, EnumeratedPairs(1000, 128));
+    EXPECT_DOUBLE_EQ(chunks.prefill_pairs, EnumeratedPairs(1000, 0));
+    EXPECT_DOUBLE_EQ(one.window_prefill_keys, 1000);  // the whole prompt is new
+    sc::BatchShape later;
+    later.AddPrefillChunk(700, 300, 128);  // queries 700..999 see keys 573..999
+    EXPECT_DOUBLE_EQ(later.window_prefill_keys, 999 - 573 + 1);
+    sc::BatchShape d;
+    d.AddDecode(5000, 128), d.AddDecode(50, 128);
+    EXPECT_DOUBLE_EQ(d.window_decode_keys, 128 + 51);
+    EXPECT_DOUBLE_EQ(d.decode_keys, 5001 + 51);
+
+    // Every layer windowed: decode steps past the window cost the same; a single request's first token is the
+    // per-op prefill of its prompt.
+    sc::ModelConfig m = servetest::Model("llama3-8b");
+    m.window = {256, 0};
+    const sc::System& sys = servetest::System("dgx-h100-superpod");
+    sc::ServingPrecision prec;
+    sc::IterationCost cost(m, prec, 1, sys, &servetest::Calibration(), 512, 512);
+    EXPECT_DOUBLE_EQ(cost.DecodeSeconds(1000), cost.DecodeSeconds(4000));
+    sc::ModelConfig full = m;
+    full.window = {};
+    sc::IterationCost full_cost(full, prec, 1, sys, &servetest::Calibration(), 512, 512);
+    EXPECT_LT(cost.DecodeSeconds(4000), full_cost.DecodeSeconds(4000));
+    EXPECT_DOUBLE_EQ(cost.DecodeSeconds(100), full_cost.DecodeSeconds(100));  // inside the window: no difference
+    sc::ServingConfig c = servetest::Base("llama3-8b", 1, 2000, 1, 1);
+    c.model = m;
+    c.engine.max_tokens = 4096;
+    sc::IterationCost engine_cost(m, c.precision, 1, sys, &servetest::Calibration(), 4096, 4096);
+    const sc::ServingResult r = sc::Simulate(c, engine_cost, 1000);
+    EXPECT_NEAR(r.ttft.mean, engine_cost.PrefillSeconds(2000), 1e-12);
+    EXPECT_LT(engine_cost
+                  .Work([] {
+                      sc::BatchShape b;
+                      b.AddPrefillChunk(0, 2000, 256);
+                      return b;
+                  }())
+                  .attention_flops,
+              full_cost
+                  .Work([] {
+                      sc::BatchShape b;
+                      b.AddPrefillChunk(0, 2000, 0);
+                      return b;
+                  }())
+                  .attention_flops);
+}
