@@ -81,6 +81,11 @@ TEST(SlidingWindow, PairsAndWindowedLayersAreTheEnumeratedCounts) {
     EXPECT_TRUE(oss.windowed_layer(0));
     EXPECT_FALSE(oss.windowed_layer(1));
     EXPECT_EQ(oss.windowed_layers(0, oss.layers), 18);
+    // Mistral 7B v0.1 windows every layer (4,096 of its 8,192-token context); its released weights hold 7.24B
+    // parameters (the mistralai/Mistral-7B-v0.1 model page).
+    const sc::ModelConfig mistral = Preset("mistral-7b.json");
+    EXPECT_EQ(mistral.graph_windowed_layers(0, mistral.layers), 32);
+    EXPECT_NEAR(sc::ComputeModelStats(mistral).params, 7.24e9, 0.005e9);
 }
 
 TEST(SlidingWindow, FieldIsStrictAndRoundTrips) {
