@@ -118,6 +118,7 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "gaf", o.kernels.grad_accumulation_fusion);
     Put(out, "fused_ew", o.kernels.fused_elementwise);
     Put(out, "deepep", o.kernels.deepep_dispatch);
+    Put(out, "fp8_dispatch", o.kernels.fp8_dispatch);
     Put(out, "tokens", o.tokens_to_train);
 }
 

@@ -169,6 +169,7 @@ std::string LinkState(const AppState& s) {
     l.grad_accumulation_fusion = s.options.kernels.grad_accumulation_fusion;
     l.fused_elementwise = s.options.kernels.fused_elementwise;
     l.deepep_dispatch = s.options.kernels.deepep_dispatch;
+    l.fp8_dispatch = s.options.kernels.fp8_dispatch;
     l.attention_kernel = s.options.attention_kernel;
     l.pp_scatter_gather = s.options.kernels.pp_scatter_gather;
     l.search_gpus = s.search.gpus;
@@ -233,7 +234,8 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     s.options.in_network_reduction = l.in_network_reduction;
     s.options.tokens_to_train = l.tokens;
     s.options.kernels = {l.flash_attention,   l.dropout,           l.grad_accumulation_fusion,
-                         l.pp_scatter_gather, l.fused_elementwise, l.deepep_dispatch};
+                         l.pp_scatter_gather, l.fused_elementwise, l.deepep_dispatch,
+                         l.fp8_dispatch};
     s.options.attention_kernel = l.attention_kernel;
     s.search.gpus = l.search_gpus;
     if (r.serving >= 0) {

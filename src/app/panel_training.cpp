@@ -190,6 +190,12 @@ static void DrawCluster(AppState& s) {
                 "on: an MoE token goes once to each expert-parallel rank holding one of its experts, and across "
                 "nodes once per node, forwarded over NVLink (DeepEP); off: every (token, expert) pair is sent "
                 "(Megatron-Core's all-to-all dispatcher)");
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("FP8 dispatch", &s.options.kernels.fp8_dispatch);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "on: MoE tokens go to their experts in FP8 with one fp32 scale per 128 values (the dispatch, and the "
+                "combine's gradient), as DeepSeek-V3 trained; the combine and the dispatch's gradient stay BF16");
         static const AttentionKernel kKernels[] = {AttentionKernel::cudnn, AttentionKernel::flash3,
                                                    AttentionKernel::flash2};
         int k = 0;

@@ -22,7 +22,7 @@ int Summary(int argc, char** argv) {
             "  group, pipeline traffic, peak memory. Parallel keys: tp pp dp cp ep sp microbatch batch schedule\n"
             "  (gpipe|1f1b|interleaved|zbh1|dualpipe) vstages recompute (none|selective|full|op) zero (0-3) fsdp order gpus uneven bucket_mb\n"
             "  --options: as for estimate; the kernel choices (flash_attention, dropout, grad_accumulation_fusion,\n"
-            "  fused_elementwise, deepep_dispatch) change\n"
+            "  fused_elementwise, deepep_dispatch, fp8_dispatch) change\n"
             "  the traces' ops, the other keys are accepted and not used.");
         return 0;
     }

@@ -114,6 +114,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "grad_accumulation_fusion") o.kernels.grad_accumulation_fusion = Flag(k, v);
         else if (k == "fused_elementwise") o.kernels.fused_elementwise = Flag(k, v);
         else if (k == "deepep_dispatch") o.kernels.deepep_dispatch = Flag(k, v);
+        else if (k == "fp8_dispatch") o.kernels.fp8_dispatch = Flag(k, v);
         else if (k == "attention_kernel") {
             if (!ParseAttentionKernel(v, &o.attention_kernel))
                 throw Error(k, "\"" + Clip(v) + "\" is not one of cudnn, flash3, flash2");
@@ -122,7 +123,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
                         "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
                         "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
                         "flash_attention attention_kernel dropout pp_scatter_gather grad_accumulation_fusion "
-                        "fused_elementwise deepep_dispatch");
+                        "fused_elementwise deepep_dispatch fp8_dispatch");
     }
     if (a.Has("tokens")) o.tokens_to_train = ParseNumberIn("--tokens", a.Get("tokens"), 0, kMaxTrainingTokens, true);
     return o;

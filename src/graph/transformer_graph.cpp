@@ -219,8 +219,13 @@ struct Builder {
     }
     // A collective whose forward and backward are the same kind (e.g. the MoE all-to-alls).
     void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, SymExpr bytes) {
-        blk->forward.push_back(Comm(name, Pass::forward, group, fwd_c, bytes));
-        pending.push_back({Comm(name + ".grad", Pass::backward, group, bwd_c, bytes)});
+        CommBoth(name, group, fwd_c, bwd_c, bytes, bytes);
+    }
+    // The same with the backward's buffer of its own size (a direction sent in another format).
+    void CommBoth(const std::string& name, Group group, Collective fwd_c, Collective bwd_c, SymExpr fwd_bytes,
+                  SymExpr bwd_bytes) {
+        blk->forward.push_back(Comm(name, Pass::forward, group, fwd_c, fwd_bytes));
+        pending.push_back({Comm(name + ".grad", Pass::backward, group, bwd_c, bwd_bytes)});
     }
 };
 
@@ -566,7 +571,10 @@ struct TransformerBuilder {
         // What the dispatch and combine move: top_k copies of each token (xr = k), or with DeepEP one per EP rank
         // its experts are on (xr, graph/moe_spread.h); the load factor cf applies to either.
         SymExpr sent = Tm * S(Sym::xr) * cf;
-        B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w);
+        // Token-to-expert bytes: FP8 with its per-128 scales under KernelChoices::fp8_dispatch (the dispatch's
+        // forward, the combine's gradient), else the activation precision; expert-to-token stays at the latter.
+        SymExpr to_experts = options.kernels.fp8_dispatch ? sent * h * (1.0 + 4.0 / 128) : sent * h * w;
+        B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, to_experts, sent * h * w);
         B.Elementwise("moe.sort_chunks", routed * h, 1, 1, B.Zero());
         if (options.expert_tp) {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
@@ -584,7 +592,7 @@ struct TransformerBuilder {
             B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
         }
         B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
-        B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w);
+        B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w, to_experts);
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
             Mlp("moe.shared", Tm, ffs);

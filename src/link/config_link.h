@@ -8,7 +8,8 @@
 //   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
 //   (+ load_imbalance=1.3 and routing=contiguous for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
-//    scatter_gather=0 when the framework's kernels are not the defaults; serve=<serving preset>;serve.<field>=...
+//    scatter_gather=0, fused_ew=0, deepep=1, fp8_dispatch=1 when the framework's kernels are not the defaults;
+//    window= and full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
 //    for the Serving tab, link/serve_keys.h, and view=search|serving and sweeps=1 when those views are open;
 //    sweep.axis1=, sweep.axis2=, sweep.fixed=1 for the Sweeps view)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only
@@ -97,6 +98,7 @@ struct ConfigLink {
     bool pp_scatter_gather = KernelChoices{}.pp_scatter_gather;
     bool fused_elementwise = KernelChoices{}.fused_elementwise;
     bool deepep_dispatch = KernelChoices{}.deepep_dispatch;
+    bool fp8_dispatch = KernelChoices{}.fp8_dispatch;
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
 

@@ -73,7 +73,7 @@ double RecomputeShare(const Job& job, const Op& op);
 // options'.
 constexpr const char* kKernelChoicesDiffer =
     "the kernel choices (flash_attention, dropout, grad_accumulation_fusion, fused_elementwise, pp_scatter_gather, "
-    "deepep_dispatch) "
+    "deepep_dispatch, fp8_dispatch) "
     "differ from the ones the job's graph was built with: build it with MakeJob(model, parallel, options.kernels)";
 
 // The blocks of virtual stage g, in forward order, each with its first layer index (for names).

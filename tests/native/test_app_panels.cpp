@@ -245,7 +245,7 @@ TEST(AppPanels, EagerElementwiseKernelsSlowTheStepAsInTheCliAndTravelInTheLink) 
                                                    &sc::KernelChoices::fused_elementwise);
 }
 
-TEST(AppPanels, DeepEpDispatchAndContiguousRoutingShrinkTheAllToAllAsInTheCliAndTravelInTheLink) {
+TEST(AppPanels, DeepEpFp8DispatchAndContiguousRoutingShrinkTheAllToAllAsInTheCliAndTravelInTheLink) {
     // DeepSeek-V3 with ep=64 over eight nodes (graph/moe_spread.h, training/comm_model.h).
     Page p;
     p.Frames(2);
@@ -260,9 +260,16 @@ TEST(AppPanels, DeepEpDispatchAndContiguousRoutingShrinkTheAllToAllAsInTheCliAnd
     ASSERT_TRUE(p.app->options.kernels.deepep_dispatch);
     ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
     EXPECT_LT(p.app->estimate.step.ep_comm, all_copies);
+    // FP8 dispatch: the token-to-expert direction in FP8 with its scales.
+    const double bf16 = p.app->estimate.step.ep_comm;
+    p.Click("Training on a cluster", "FP8 dispatch");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->options.kernels.fp8_dispatch);
+    EXPECT_LT(p.app->estimate.step.ep_comm, bf16);
     // Contiguous routing comes in by a link (the model panel's "routing" combo sets the same field).
     std::string link = sc::app::LinkState(*p.app);
     EXPECT_NE(link.find(";deepep=1;"), std::string::npos) << link;
+    EXPECT_NE(link.find(";fp8_dispatch=1;"), std::string::npos) << link;
     link.insert(link.find(";parallel="), ";routing=contiguous");
     App other = pagetest::OpenPage();
     ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
@@ -279,7 +286,7 @@ TEST(AppPanels, DeepEpDispatchAndContiguousRoutingShrinkTheAllToAllAsInTheCliAnd
     const sctest::CliResult cli =
         sctest::RunCli("estimate --json --allow-oom --model " + model + " --system presets/systems/" +
                            other->systems[other->system_index].file + " --parallel " +
-                           sc::app::CurrentParallelSpec(*other) + " --options deepep_dispatch=on",
+                           sc::app::CurrentParallelSpec(*other) + " --options deepep_dispatch=on,fp8_dispatch=on",
                        false);
     std::filesystem::remove(model);
     ASSERT_EQ(cli.status, 0) << cli.out;

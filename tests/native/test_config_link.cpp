@@ -29,7 +29,7 @@ ConfigLink Full() {
     l.overlap_dp = false, l.overlap_pp = false, l.overlap_tp = true, l.in_network_reduction = false;
     l.tokens = 3e11;
     l.flash_attention = false, l.dropout = true, l.grad_accumulation_fusion = false, l.pp_scatter_gather = false;
-    l.fused_elementwise = false, l.deepep_dispatch = true;
+    l.fused_elementwise = false, l.deepep_dispatch = true, l.fp8_dispatch = true;
     l.attention_kernel = sc::AttentionKernel::flash2;
     l.search_gpus = 1024;
     return l;
@@ -95,6 +95,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.pp_scatter_gather = false; },
              [](ConfigLink& l) { l.fused_elementwise = false; },
              [](ConfigLink& l) { l.deepep_dispatch = true; },
+             [](ConfigLink& l) { l.fp8_dispatch = true; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash3; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash2; },
              [](ConfigLink& l) { l.search_gpus = 1 << 24; },
@@ -161,13 +162,13 @@ TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
     EXPECT_TRUE(l.overlap_dp && l.overlap_pp && !l.overlap_tp && l.in_network_reduction);
     EXPECT_EQ(l.tokens, 0);
     EXPECT_TRUE(l.flash_attention && !l.dropout && l.grad_accumulation_fusion && l.pp_scatter_gather &&
-                l.fused_elementwise && !l.deepep_dispatch && !l.contiguous_routing);
+                l.fused_elementwise && !l.deepep_dispatch && !l.fp8_dispatch && !l.contiguous_routing && !l.window);
     EXPECT_EQ(l.attention_kernel, sc::TrainingOptions{}.attention_kernel);
     // The framework's kernels are written only when not the defaults, so links made before those keys existed
     // read and write as they did.
     const std::string text = EncodeConfigLink(DecodeConfigLink(kMinimal));
-    for (const char* key :
-         {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "deepep=", "attn_kernel=", "routing="})
+    for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "deepep=", "fp8_dispatch=",
+                            "attn_kernel=", "routing=", "window=", "full_every="})
         EXPECT_EQ(text.find(key), std::string::npos) << key << " in " << text;
 }
 

@@ -4,7 +4,9 @@
 // through the CLI.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "config/model_config.h"
@@ -175,6 +177,56 @@ TEST(MoeDispatch, TheTracesCarryTheSameCopies) {
     const double all_copies = ep_bytes({});
     ASSERT_GT(all_copies, 0);
     EXPECT_DOUBLE_EQ(ep_bytes(DeepEp()), all_copies / 4);
+}
+
+// FP8 dispatch (KernelChoices::fp8_dispatch): the token-to-expert direction (the dispatch, the combine's gradient)
+// carries 1 + 4/128 bytes an element, FP8 values and one fp32 scale per 128; the other direction stays bf16.
+TEST(MoeDispatch, Fp8DispatchSendsTokensToExpertsInFp8AndBringsThemBackAtTheActivationWidth) {
+    const sc::ModelConfig m = DeepSeek();
+    const double copies = 1.0 * m.seq * m.hidden * m.moe.top_k;  // one microbatch's routed elements
+    for (bool deepep : {false, true}) {
+        sc::KernelChoices k;
+        k.fp8_dispatch = true, k.deepep_dispatch = deepep;
+        const sc::Job job = sc::MakeJob(m, kEp64, k);
+        const double xr = deepep ? sc::MoeDistinctGroups(m.moe, 64) / m.moe.top_k : 1.0;
+        std::map<std::string, double> bytes;
+        for (const sc::Block& b : job.graph.blocks)
+            for (const auto* ops : {&b.forward, &b.backward})
+                for (const sc::Op& op : *ops)
+                    if (op.name.rfind("moe.dispatch", 0) == 0 || op.name.rfind("moe.combine", 0) == 0)
+                        bytes[op.name] = job.V(op.comm_bytes);
+        ASSERT_EQ(bytes.size(), 4u);
+        EXPECT_DOUBLE_EQ(bytes["moe.dispatch"], copies * xr * (1 + 4.0 / 128));
+        EXPECT_DOUBLE_EQ(bytes["moe.combine.grad"], copies * xr * (1 + 4.0 / 128));
+        EXPECT_DOUBLE_EQ(bytes["moe.combine"], copies * xr * 2);
+        EXPECT_DOUBLE_EQ(bytes["moe.dispatch.grad"], copies * xr * 2);
+    }
+    // The traces carry it: the EP all-to-alls of a step shrink from 4 bf16 transfers to 2 bf16 and 2 FP8 ones.
+    auto ep_bytes = [&](const sc::KernelChoices& k) {
+        double total = 0;
+        for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, kEp64, k)).classes)
+            for (const sc::CollectiveTotal& t : c.collectives)
+                if (t.group == sc::GroupKind::ep && t.type == sc::CollectiveType::all_to_all)
+                    total += t.bytes * c.ranks;
+        return total;
+    };
+    sc::KernelChoices fp8;
+    fp8.fp8_dispatch = true;
+    EXPECT_DOUBLE_EQ(ep_bytes(fp8), ep_bytes({}) * (2 + (1 + 4.0 / 128)) / 4);
+    // And the estimate and the CLI: less EP time, with either dispatcher.
+    const std::string base =
+        "estimate --json --allow-oom --model presets/models/deepseek-v3.json --system "
+        "dgx-h100-superpod --parallel pp=4,dp=64,ep=64,batch=512,zero=1,recompute=full,uneven=1";
+    auto ep_comm = [&](const std::string& extra) {
+        const sctest::CliResult r = sctest::RunCli(base + extra, false);
+        EXPECT_EQ(r.status, 0) << r.out;
+        return nlohmann::json::parse(r.out)["training"]["breakdown"]["ep_comm"].get<double>();
+    };
+    EXPECT_LT(ep_comm(" --options fp8_dispatch=on"), ep_comm(""));
+    EXPECT_LT(ep_comm(" --options deepep_dispatch=on,fp8_dispatch=on"), ep_comm(" --options deepep_dispatch=on"));
+    const sctest::CliResult bad = sctest::RunCli(base + " --options fp8_dispatch=maybe");
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.out.find("fp8_dispatch"), std::string::npos) << bad.out;
 }
 
 // Two 8-GPU nodes, ep=16, one expert a rank, top-2 contiguous: a token's two experts are two ranks of one node;
