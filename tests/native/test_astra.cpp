@@ -72,11 +72,13 @@ struct AstraCase {
     bool eager = false;         // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
     double load_imbalance = 1;  // moe.load_imbalance: the routed sizes of the most loaded expert rank
     bool deepep = false;        // DeepEP's dispatch (KernelChoices::deepep_dispatch): one copy per destination rank
+    bool fp8_dispatch = false;  // the token-to-expert all-to-alls in FP8 with per-128 scales (not whole elements)
+    int window = 0;             // a sliding window on every other layer (ModelConfig::window)
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
         << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << (c.deepep ? "deepep " : "")
-        << c.spec << " on " << c.net;
+        << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << c.spec << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -94,6 +96,9 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
         kernels.flash_attention = false, kernels.dropout = true, kernels.grad_accumulation_fusion = false;
     kernels.fused_elementwise = !c.eager;
     kernels.deepep_dispatch = c.deepep;
+    kernels.fp8_dispatch = c.fp8_dispatch;
+    m.window = {c.window, 2};
+    if (!c.window) m.window = {};
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -135,7 +140,11 @@ INSTANTIATE_TEST_SUITE_P(
         // DeepEP's dispatch: 1.86 destination ranks a token of 2 experts on 4 ranks of 2 experts each (uniform
         // routing), so the expert all-to-alls carry a rounded share of the routed copies.
         AstraCase{"moe_deepep", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false, false,
-                  false, 1, true}),
+                  false, 1, true},
+        // DeepSeek-V3's FP8 dispatch (1 + 4/128 bytes an element one way, bf16 the other) over DeepEP's copies, on a
+        // model whose every other layer has a sliding window (each layer's own attention FLOPs), pipelined.
+        AstraCase{"moe_fp8_dispatch_window", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml",
+                  false, false, false, 1, true, true, 64}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 }  // namespace
