@@ -8,6 +8,7 @@
 #include "app/panels.h"
 #include "imgui.h"
 #include "report/format.h"
+#include "report/model_report.h"
 
 namespace sc::app {
 
@@ -132,6 +133,7 @@ void DrawModelPanel(AppState& s) {
         TableRow("  embedding tables", FormatCount(st.embedding_params));
         TableRow("FLOPs/token: matmul", FormatFlops(st.matmul_flops_per_token));
         TableRow("  attention (causal)", FormatFlops(st.attention_flops_per_token));
+        if (const std::string w = WindowLine(m); !w.empty()) TableRow("    sliding window", w);
         TableRow("  model FLOPs", FormatFlops(st.model_flops_per_token()));
         TableRow("  6N rule", FormatFlops(st.six_n_flops_per_token()));
         TableRow("weights", FormatBytes(st.weight_bytes));

@@ -12,6 +12,13 @@ static std::string PrecisionLine(const PrecisionConfig& p) {
     return s + NameOf(p.optimizer) + " Adam moments";
 }
 
+std::string WindowLine(const ModelConfig& m) {
+    const int windowed = m.graph_windowed_layers(0, m.layers);
+    if (windowed == 0) return "";
+    return std::to_string(windowed) + " of " + std::to_string(m.layers) + " layers see the last " +
+           FormatInt(m.window.size) + " keys";
+}
+
 std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
     std::string o;
     auto line = [&](const std::string& label, const std::string& value) {
@@ -27,6 +34,7 @@ std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
     o += "Training FLOPs per token (seq " + std::to_string(st.seq) + ", forward + backward)\n";
     line("  matmul", FormatFlops(st.matmul_flops_per_token));
     line("  attention (causal)", FormatFlops(st.attention_flops_per_token));
+    if (const std::string w = WindowLine(m); !w.empty()) line("    sliding window", w);
     line("  model FLOPs", FormatFlops(st.model_flops_per_token()));
     line("  6N rule, for reference", FormatFlops(st.six_n_flops_per_token()));
     o += "Training state (" + PrecisionLine(m.precision) + ")\n";
@@ -44,6 +52,10 @@ std::string ModelReportJson(const ModelConfig& m, const ModelStats& st) {
     j["active_params"] = st.active_params;
     j["embedding_params"] = st.embedding_params;
     j["seq"] = st.seq;
+    if (m.has_window())  // windowed_layers: those whose attention the window shortens at this seq
+        j["sliding_window"] = {{"size", m.window.size},
+                               {"full_every", m.window.full_every},
+                               {"windowed_layers", m.graph_windowed_layers(0, m.layers)}};
     j["flops_per_token"] = {{"matmul", st.matmul_flops_per_token}, {"attention", st.attention_flops_per_token},
                             {"model", st.model_flops_per_token()}, {"vector", st.vector_flops_per_token},
                             {"six_n", st.six_n_flops_per_token()}, {"forward", st.forward_flops_per_token}};

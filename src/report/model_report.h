@@ -8,6 +8,9 @@
 namespace sc {
 
 std::string ModelReportText(const ModelConfig& m, const ModelStats& st);
+// "18 of 36 layers see the last 128 keys": the layers whose attention the sliding window shortens at the model's
+// sequence length; "" when none.
+std::string WindowLine(const ModelConfig& m);
 std::string ModelReportJson(const ModelConfig& m, const ModelStats& st);
 
 }  // namespace sc

@@ -86,6 +86,14 @@ TEST(SlidingWindow, PairsAndWindowedLayersAreTheEnumeratedCounts) {
     const sc::ModelConfig mistral = Preset("mistral-7b.json");
     EXPECT_EQ(mistral.graph_windowed_layers(0, mistral.layers), 32);
     EXPECT_NEAR(sc::ComputeModelStats(mistral).params, 7.24e9, 0.005e9);
+    // The model summary says which layers the window shortens (CLI text and JSON; the page mirrors the text).
+    const sctest::CliResult text = sctest::RunCli(
+        "estimate --model presets/models/gpt-oss-120b.json --parallel ep=8,dp=8,batch=64 --allow-oom", false);
+    EXPECT_NE(text.out.find("    sliding window            18 of 36 layers see the last 128 keys"), std::string::npos)
+        << text.out;
+    const sctest::CliResult json = sctest::RunCli(
+        "estimate --json --model presets/models/mistral-7b.json --parallel dp=8,batch=64 --allow-oom", false);
+    EXPECT_NE(json.out.find("\"windowed_layers\": 32"), std::string::npos) << json.out;
 }
 
 TEST(SlidingWindow, FieldIsStrictAndRoundTrips) {
