@@ -60,6 +60,8 @@ public:
         : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed), timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
+        kv_[0] = KvLayoutOf(c.model, c.pool.pp, e_.block_size);
+        if (decode) kv_[1] = KvLayoutOf(c.model, c.decode_pool->pp, e_.block_size);
         const bool disagg = decode.has_value();
         AddPool(c.pool, disagg ? Role::prefill : Role::mixed, 0);
         first_of_pool_[1] = replicas_.size();
@@ -138,10 +140,19 @@ private:
             const Replica& r = replicas_[first_of_pool_[pool]];
             const long long longest = Longest(r.role, input, output);
             const std::string field = r.pool == 1 ? "decode_pool.kv_blocks" : "engine.kv_blocks";
-            if (BlocksFor(longest, e_.block_size) > r.total_blocks)
+            // With windowed layers the most a request ever holds (KvLayout): its longest prefill (a preempted
+            // request's whole context under recompute) computed at most max_tokens at a time; otherwise its whole
+            // context.
+            const KvLayout& kv = kv_[r.pool];
+            const bool recomputes = e_.admission == KvAdmission::on_demand && e_.preemption == Preemption::recompute;
+            const long long prompt = std::min(longest, recomputes ? input + output - 1 : input);
+            const long long chunk = e_.static_batching ? prompt : std::min<long long>(prompt, e_.max_tokens);
+            const long long most =
+                e_.admission == KvAdmission::reserve_full ? kv.Reserved(longest) : kv.MostHeld(longest, chunk);
+            if (most > r.total_blocks)
                 throw Error(field, "a request of " + std::to_string(input) + " + " + std::to_string(output) +
-                                       " tokens needs " + std::to_string(BlocksFor(longest, e_.block_size)) +
-                                       " KV blocks but the cache holds " + std::to_string(r.total_blocks) +
+                                       " tokens needs " + std::to_string(most) + " KV blocks but the cache holds " +
+                                       std::to_string(r.total_blocks) +
                                        "; use more memory, more GPUs per replica or shorter requests");
         }
         // Without chunking a prompt runs whole: the longest is the prompt, or under on-demand recompute a
@@ -289,6 +300,12 @@ private:
 
     bool TakeBlocks(Replica& r, ServedRequest& q, long long needed_total) {
         const long long more = needed_total - q.blocks;
+        if (more < 0 && kv_[r.pool].windowed()) {  // blocks that left every window are freed (KvLayout::Held)
+            r.free_blocks -= more;
+            used_blocks_ += more;
+            q.blocks = needed_total;
+            return true;
+        }
         if (more <= 0) return true;
         if (r.free_blocks < more) return false;
         r.free_blocks -= more;
@@ -298,7 +315,7 @@ private:
     }
 
     long long ReservedBlocks(const Replica& r, const ServedRequest& q) const {
-        return BlocksFor(Longest(r.role, q.input, q.output), e_.block_size);
+        return kv_[r.pool].Reserved(Longest(r.role, q.input, q.output));
     }
 
     // One scheduled request's share of the iteration: a decode reads its cache and adds one key; a prefill chunk
@@ -327,7 +344,9 @@ private:
             if (!reserve) {
                 // Most iterations stay inside the blocks a sequence holds: no division for those.
                 const long long end = q.ctx + tokens;
-                const long long need = end <= q.blocks * e_.block_size ? q.blocks : BlocksFor(end, e_.block_size);
+                const long long need = kv_[r.pool].windowed()            ? kv_[r.pool].Held(q.ctx, tokens)
+                                       : end <= q.blocks * e_.block_size ? q.blocks
+                                                                         : BlocksFor(end, e_.block_size);
                 bool ok = TakeBlocks(r, q, need);
                 while (!ok && PreemptLast(r, i + 1)) ok = TakeBlocks(r, q, need);
                 if (!ok) {  // nothing after it to preempt: it preempts itself
@@ -347,13 +366,13 @@ private:
             const int feed = q.feed();
             const int tokens = static_cast<int>(std::min<long long>(feed, budget));
             if (!e_.chunked_prefill && !stat && tokens < feed) break;
-            const long long need = reserve ? ReservedBlocks(r, q) : BlocksFor(q.ctx + tokens, e_.block_size);
+            const long long need = reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens);
             if (!TakeBlocks(r, q, need)) break;
-            if (q.swapped) {  // its cache comes back from the host before it runs
-                q.swap_in = SwapSeconds(r, BlocksFor(q.ctx, e_.block_size));
+            if (q.swapped) {                                        // its cache comes back from the host before it runs
+                const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
+                q.swap_in = SwapSeconds(r, back);
                 r.swap_seconds += q.swap_in;
-                swapped_bytes_ += static_cast<double>(BlocksFor(q.ctx, e_.block_size)) * e_.block_size *
-                                  pools_[r.pool].cost->KvBytesPerToken();
+                swapped_bytes_ += static_cast<double>(back) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
                 q.swapped = false;
             }
             r.running.push_back(r.waiting.PopFront());
@@ -536,6 +555,7 @@ private:
     const EngineConfig& e_;
     const Workload& w_;
     std::array<PoolModel, 2> pools_{};
+    std::array<KvLayout, 2> kv_{};  // how each pool's sequences take blocks (sliding windows)
     KvTransferModel transfer_;
     Rng rng_;
     std::vector<Replica> replicas_;

@@ -45,6 +45,56 @@ double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& p
     return StageWeightBytesPerRank(m, prec, tp, 1).front();
 }
 
+namespace {
+
+long long CeilDiv(long long a, long long b) { return (a + b - 1) / b; }
+
+// Blocks of the whole stage for `full` blocks of every full layer and `win` of every windowed one.
+long long StageBlocks(const KvLayout& k, long long full, long long win) {
+    const long long layers = k.full_layers + k.window_layers;
+    return CeilDiv(k.full_layers * full + k.window_layers * win, layers);
+}
+
+}  // namespace
+
+long long KvLayout::Blocks(long long tokens) const { return CeilDiv(tokens, block_size); }
+
+long long KvLayout::Held(long long computed, long long scheduled) const {
+    const long long n = Blocks(computed + scheduled);
+    if (!windowed()) return n;
+    const long long first_useful = computed - window + 1;  // the earliest token a query of this iteration sees
+    const long long skipped = first_useful > 0 ? first_useful / block_size : 0;
+    return StageBlocks(*this, n, n - skipped);
+}
+
+long long KvLayout::Reserved(long long total) const {
+    const long long n = Blocks(total);
+    if (!windowed()) return n;
+    return StageBlocks(*this, n, Blocks(std::min(total, window)));
+}
+
+long long KvLayout::MostHeld(long long total, long long chunk) const {
+    const long long n = Blocks(total);
+    if (!windowed()) return n;
+    return StageBlocks(*this, n, std::min(n, Blocks(window - 1 + chunk) + 1));
+}
+
+KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size) {
+    KvLayout k;
+    k.block_size = block_size;
+    k.window = m.window.size;
+    int first = 0, most = -1;
+    for (int n : StageLayers(m.layers, pp)) {
+        if (n > most) {
+            most = n;
+            k.window_layers = m.windowed_layers(first, n);
+            k.full_layers = n - k.window_layers;
+        }
+        first += n;
+    }
+    return k;
+}
+
 double KvElementsPerTokenLayer(const ModelConfig& m, int tp) {
     if (m.is_mla()) return static_cast<double>(m.mla.kv_lora_rank) + m.mla.qk_rope_head_dim;
     return 2.0 * std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp)) * m.head_dim;

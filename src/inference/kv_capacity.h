@@ -20,6 +20,34 @@ struct KvCapacity {
     long long tokens() const { return blocks * block_size; }
 };
 
+// How a sequence's tokens take KV blocks (block_size tokens of every layer of a stage) when some of the stage's
+// layers have a sliding window (ModelConfig::window). A windowed layer needs only the blocks holding its last
+// `window` keys, so a block's windowed share is freed once it falls out of every window; in blocks of the whole
+// stage that is the layers' blocks rounded up, (full_layers x blocks + window_layers x window blocks) / layers.
+// Without windowed layers every count below is ceil(tokens / block_size).
+struct KvLayout {
+    int full_layers = 1, window_layers = 0;  // of the stage whose cache sets KvBytesPerToken
+    long long window = 0;                    // keys a windowed layer's query sees
+    int block_size = 16;
+    bool windowed() const { return window_layers > 0; }
+    // Every token in every layer: ceil(tokens / block_size).
+    long long Blocks(long long tokens) const;
+    // vLLM V1 (vllm/v1/core/single_type_kv_cache_manager.py, SlidingWindowManager.remove_skipped_blocks): before an
+    // iteration computes `scheduled` tokens after `computed` ones, a windowed layer frees the blocks wholly before
+    // token computed - window + 1 and then holds up to block ceil((computed + scheduled) / block_size).
+    long long Held(long long computed, long long scheduled) const;
+    // TensorRT-LLM's GUARANTEED_NO_EVICT reservation (kvCacheManager.cpp getRemainingBlocksToCompletion): a layer of
+    // window w reserves ceil(min(total, w) / block_size) blocks for a request of `total` tokens.
+    long long Reserved(long long total) const;
+    // The most Held gives a request of `total` tokens computed at most `chunk` tokens an iteration: full layers at
+    // the end, windowed ones at ceil((window - 1 + chunk) / block_size) + 1 (what a chunk and the window before it
+    // can touch).
+    long long MostHeld(long long total, long long chunk) const;
+};
+
+// The layout of the stage with the most layers of a `pp`-stage split (KvBytesPerToken's stage).
+KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size);
+
 // Cache elements of one token in one layer on one TP rank. Grouped-query attention: K and V of the rank's KV
 // heads, 2 x max(1, kv_heads / tp) x head_dim (KV heads are replicated when tp exceeds them). Multi-head latent
 // attention: the compressed latent c_KV and the shared rotary key k_R, kv_lora_rank + qk_rope_head_dim

@@ -283,3 +283,87 @@ TEST(SlidingWindow, ServingSumsAreTheWindowedPairsAndKeys) {
                   }())
                   .attention_flops);
 }
+
+namespace {
+
+// Blocks of one layer's cache holding the positions first .. last (none when last < first).
+long long BlocksTouched(long long first, long long last, int block) {
+    return last < first ? 0 : last / block - first / block + 1;
+}
+
+}  // namespace
+
+TEST(SlidingWindow, KvBlocksAreTheBlocksTheWindowsStillTouch) {
+    // Held: vLLM V1 frees a windowed layer's blocks once wholly before the earliest key a query of the iteration
+    // sees; a full layer keeps every block. In blocks of the whole stage, the layers' blocks rounded up.
+    for (int block : {1, 4, 16})
+        for (long long window : {2, 5, 16, 100})
+            for (auto [full, win] : {std::pair{0, 4}, {2, 2}, {3, 1}}) {
+                sc::KvLayout k;
+                k.full_layers = full, k.window_layers = win, k.window = window, k.block_size = block;
+                for (long long p = 0; p <= 300; p += 7)
+                    for (long long c : {1, 7, 64}) {
+                        const long long full_blocks = BlocksTouched(0, p + c - 1, block);
+                        const long long win_blocks = BlocksTouched(std::max(0LL, p - window + 1), p + c - 1, block);
+                        const long long layers = full + win;
+                        ASSERT_EQ(k.Held(p, c), (full * full_blocks + win * win_blocks + layers - 1) / layers)
+                            << block << " " << window << " " << full << "/" << win << " " << p << " " << c;
+                    }
+                // The most a request of `total` tokens holds, computed `chunk` at a time, bounds every iteration.
+                for (long long total : {50, 300})
+                    for (long long chunk : {1, 64}) {
+                        long long most = 0;
+                        for (long long p = 0; p < total; ++p)
+                            for (long long c = 1; c <= chunk && p + c <= total; ++c)
+                                most = std::max(most, k.Held(p, c));
+                        EXPECT_LE(most, k.MostHeld(total, chunk));
+                        EXPECT_LE(k.MostHeld(total, chunk), k.Blocks(total));
+                    }
+                // TensorRT-LLM's reservation: ceil(min(total, window) / block) for a windowed layer.
+                const long long n = (1000 + block - 1) / block, w = (std::min(1000LL, window) + block - 1) / block;
+                EXPECT_EQ(k.Reserved(1000), (full * n + win * w + full + win - 1) / (full + win));
+            }
+    // Without a window every count is the context's blocks.
+    const sc::KvLayout plain = sc::KvLayoutOf(Preset("llama3-8b.json"), 1, 16);
+    EXPECT_FALSE(plain.windowed());
+    EXPECT_EQ(plain.Held(1000, 24), 64);
+    EXPECT_EQ(plain.Reserved(1024), 64);
+    EXPECT_EQ(plain.MostHeld(1024, 1), 64);
+    // GPT-OSS 120B on 4 stages: the 9-layer stages hold 5 or 4 windowed layers; the first (5) is counted.
+    const sc::KvLayout oss = sc::KvLayoutOf(Preset("gpt-oss-120b.json"), 4, 16);
+    EXPECT_EQ(oss.window_layers, 5);
+    EXPECT_EQ(oss.full_layers, 4);
+}
+
+TEST(SlidingWindow, AWindowedCacheServesContextsLongerThanItHolds) {
+    // Every layer windowed to 256 keys, 16-token blocks, a cache of 64 blocks (1,024 token slots): a request of
+    // 100 + 3,000 tokens needs 194 blocks of full attention and is refused; windowed it never holds more than
+    // MostHeld and completes, its blocks freed as they leave the window.
+    sc::ServingConfig c = servetest::Base("llama3-8b", 1, 100, 3000, 2);
+    c.engine.block_size = 16;
+    c.engine.max_tokens = 512;  // a preempted request's recomputed context comes back 512 tokens at a time
+    const sc::System& sys = servetest::System("dgx-h100-superpod");
+    sc::IterationCost full_cost(c.model, c.precision, 1, sys, &servetest::Calibration(), 100, c.engine.max_tokens);
+    try {
+        sc::Simulate(c, full_cost, 64);
+        ADD_FAILURE() << "a 3,100-token request fitted 64 blocks of 16 tokens";
+    } catch (const sc::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs 194 KV blocks but the cache holds 64"), std::string::npos)
+            << e.what();
+    }
+    c.model.window = {256, 0};
+    sc::IterationCost cost(c.model, c.precision, 1, sys, &servetest::Calibration(), 100, c.engine.max_tokens);
+    const sc::ServingResult r = sc::Simulate(c, cost, 64);
+    EXPECT_EQ(r.completed, 2);
+    EXPECT_EQ(r.preemptions, 0);
+    const sc::KvLayout k = sc::KvLayoutOf(c.model, 1, 16);
+    // Both run together at the end: 2 x (256 - 1 + 1) / 16 + 1 = 2 x 17 blocks at most.
+    EXPECT_EQ(k.MostHeld(3100, 1), 17);
+    EXPECT_LE(r.kv_occupancy_peak, 2.0 * k.MostHeld(3100, 100) / 64);
+    EXPECT_GE(r.kv_occupancy_peak, 2.0 * 16 / 64);  // the window's 256 keys, 16 blocks each
+    // Reserved whole (TensorRT-LLM): ceil(min(3,100, 256) / 16) = 16 blocks a request.
+    c.engine.admission = sc::KvAdmission::reserve_full;
+    const sc::ServingResult reserved = sc::Simulate(c, cost, 64);
+    EXPECT_EQ(reserved.completed, 2);
+    EXPECT_DOUBLE_EQ(reserved.kv_occupancy_peak, 2.0 * 16 / 64);
+}
