@@ -10,6 +10,7 @@
 #include "preset_files.h"
 #include "test_util.h"
 #include "trace/summary.h"
+#include "trace_test_util.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
 #include "training/fp8_overheads.h"
@@ -164,20 +165,7 @@ TEST(EstimateKernelTerms, MoeRoutingIsAPartOnlyForMoe) {
 
 }  // namespace
 
-namespace {
-
-// Seconds of the compute nodes of a one-stage job's trace program, optimizer nodes apart.
-double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::TrainingOptions& opt) {
-    const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
-    const std::vector<double> secs = sc::NodeSeconds(job, prog, sys, &Cal(), opt);
-    double total = 0;
-    for (size_t i = 0; i < prog.nodes.size(); ++i)
-        if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
-            total += secs[i];
-    return total;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
     // One source of truth: the ET files' duration_micros come from NodeSeconds, so the trace must carry the
@@ -214,9 +202,8 @@ TEST(EstimateKernelTerms, TraceDurationsChargeWhatTheEstimateCharges) {
                 ASSERT_GT(e.step.kernel_fixed, 0);
                 EXPECT_EQ(e.step.comm_sms > 0, job.par.tp > 1);
                 EXPECT_EQ(e.step.fp8_cast > 0, p == sc::Precision::fp8);
-                const double charged =
-                    e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
-                EXPECT_NEAR(TraceComputeSeconds(job, sys, opt), charged, 1e-9 * charged);
+                const double charged = sctest::ChargedComputeSeconds(e);
+                EXPECT_NEAR(sctest::TraceComputeSeconds(job, sys, &Cal(), opt), charged, 1e-9 * charged);
             }
         }
     }

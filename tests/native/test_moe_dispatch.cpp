@@ -149,6 +149,15 @@ sc::KernelChoices DeepEp() {
     return k;
 }
 
+// Bytes of every expert all-to-all of a step in the trace summary, over all ranks, on 64 EP ranks.
+double EpAllToAllBytes(const sc::ModelConfig& m, const sc::KernelChoices& k) {
+    double bytes = 0;
+    for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, kEp64, k)).classes)
+        for (const sc::CollectiveTotal& t : c.collectives)
+            if (t.group == sc::GroupKind::ep && t.type == sc::CollectiveType::all_to_all) bytes += t.bytes * c.ranks;
+    return bytes;
+}
+
 TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
     sc::ModelConfig m = ContiguousDeepSeek();
     const sc::ParallelConfig& p = kEp64;
@@ -166,17 +175,9 @@ TEST(MoeDispatch, TheGraphSendsOneCopyPerDestinationRankWithDeepEp) {
 // sends eight copies).
 TEST(MoeDispatch, TheTracesCarryTheSameCopies) {
     const sc::ModelConfig m = ContiguousDeepSeek();
-    auto ep_bytes = [&](const sc::KernelChoices& k) {
-        double bytes = 0;
-        for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, kEp64, k)).classes)
-            for (const sc::CollectiveTotal& t : c.collectives)
-                if (t.group == sc::GroupKind::ep && t.type == sc::CollectiveType::all_to_all)
-                    bytes += t.bytes * c.ranks;
-        return bytes;
-    };
-    const double all_copies = ep_bytes({});
+    const double all_copies = EpAllToAllBytes(m, {});
     ASSERT_GT(all_copies, 0);
-    EXPECT_DOUBLE_EQ(ep_bytes(DeepEp()), all_copies / 4);
+    EXPECT_DOUBLE_EQ(EpAllToAllBytes(m, DeepEp()), all_copies / 4);
 }
 
 // FP8 dispatch (KernelChoices::fp8_dispatch): the token-to-expert direction (the dispatch, the combine's gradient)
@@ -202,31 +203,9 @@ TEST(MoeDispatch, Fp8DispatchSendsTokensToExpertsInFp8AndBringsThemBackAtTheActi
         EXPECT_DOUBLE_EQ(bytes["moe.dispatch.grad"], copies * xr * 2);
     }
     // The traces carry it: the EP all-to-alls of a step shrink from 4 bf16 transfers to 2 bf16 and 2 FP8 ones.
-    auto ep_bytes = [&](const sc::KernelChoices& k) {
-        double total = 0;
-        for (const sc::RankClass& c : sc::SummarizeJob(sc::MakeJob(m, kEp64, k)).classes)
-            for (const sc::CollectiveTotal& t : c.collectives)
-                if (t.group == sc::GroupKind::ep && t.type == sc::CollectiveType::all_to_all)
-                    total += t.bytes * c.ranks;
-        return total;
-    };
     sc::KernelChoices fp8;
     fp8.fp8_dispatch = true;
-    EXPECT_DOUBLE_EQ(ep_bytes(fp8), ep_bytes({}) * (2 + (1 + 4.0 / 128)) / 4);
-    // And the estimate and the CLI: less EP time, with either dispatcher.
-    const std::string base =
-        "estimate --json --allow-oom --model presets/models/deepseek-v3.json --system "
-        "dgx-h100-superpod --parallel pp=4,dp=64,ep=64,batch=512,zero=1,recompute=full,uneven=1";
-    auto ep_comm = [&](const std::string& extra) {
-        const sctest::CliResult r = sctest::RunCli(base + extra, false);
-        EXPECT_EQ(r.status, 0) << r.out;
-        return nlohmann::json::parse(r.out)["training"]["breakdown"]["ep_comm"].get<double>();
-    };
-    EXPECT_LT(ep_comm(" --options fp8_dispatch=on"), ep_comm(""));
-    EXPECT_LT(ep_comm(" --options deepep_dispatch=on,fp8_dispatch=on"), ep_comm(" --options deepep_dispatch=on"));
-    const sctest::CliResult bad = sctest::RunCli(base + " --options fp8_dispatch=maybe");
-    EXPECT_NE(bad.status, 0);
-    EXPECT_NE(bad.out.find("fp8_dispatch"), std::string::npos) << bad.out;
+    EXPECT_DOUBLE_EQ(EpAllToAllBytes(m, fp8), EpAllToAllBytes(m, {}) * (2 + (1 + 4.0 / 128)) / 4);
 }
 
 // Two 8-GPU nodes, ep=16, one expert a rank, top-2 contiguous: a token's two experts are two ranks of one node;
@@ -280,6 +259,12 @@ TEST(MoeDispatch, TheEstimateAndTheCliTakeTheOption) {
     const double all_to_all = ep_comm(""), uniform = ep_comm(" --options deepep_dispatch=on");
     const double contiguous = ep_comm(" --options deepep_dispatch=on --set moe.routing=contiguous");
     EXPECT_LT(uniform, all_to_all);
+    // FP8 dispatch: less EP time with either dispatcher.
+    EXPECT_LT(ep_comm(" --options fp8_dispatch=on"), all_to_all);
+    EXPECT_LT(ep_comm(" --options deepep_dispatch=on,fp8_dispatch=on"), uniform);
+    const sctest::CliResult bad_fp8 = sctest::RunCli(base + " --options fp8_dispatch=maybe");
+    EXPECT_NE(bad_fp8.status, 0);
+    EXPECT_NE(bad_fp8.out.find("fp8_dispatch"), std::string::npos) << bad_fp8.out;
     EXPECT_LT(contiguous, uniform);
     EXPECT_EQ(ep_comm(" --set moe.routing=contiguous"), all_to_all);  // every copy is sent either way
     const sctest::CliResult bad = sctest::RunCli(base + " --set moe.routing=random");

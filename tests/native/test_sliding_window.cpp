@@ -17,6 +17,7 @@
 #include "serve_test_util.h"
 #include "test_util.h"
 #include "trace/stage_program.h"
+#include "trace_test_util.h"
 #include "training/estimate.h"
 #include "training/timeline.h"
 
@@ -216,14 +217,8 @@ TEST(SlidingWindow, TraceNodesCarryEachLayersCoreAndTheEstimateChargesThem) {
     const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
     const sc::TrainingOptions opt;
     const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &sctest::MeasuredCalibration(), opt);
-    const std::vector<double> secs = sc::NodeSeconds(job, prog, sys, &sctest::MeasuredCalibration(), opt);
-    double traced = 0;
-    for (size_t i = 0; i < prog.nodes.size(); ++i)
-        if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
-            traced += secs[i];
-    const double charged =
-        e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
-    EXPECT_NEAR(traced, charged, 1e-9 * charged);
+    const double charged = sctest::ChargedComputeSeconds(e);
+    EXPECT_NEAR(sctest::TraceComputeSeconds(job, sys, &sctest::MeasuredCalibration(), opt), charged, 1e-9 * charged);
     // And the window makes the step faster than the same model without one.
     sc::ModelConfig full = m;
     full.window = {};

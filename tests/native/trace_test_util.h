@@ -11,8 +11,30 @@
 #include "parallel/job.h"
 #include "test_util.h"
 #include "trace/rank_traces.h"
+#include "trace/stage_program.h"
+#include "training/estimate.h"
+#include "training/timeline.h"
 
 namespace sctest {
+
+// Seconds of the compute nodes of a one-stage job's trace program (the ET files' duration_micros), optimizer
+// nodes apart.
+inline double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::CalibrationTable* cal,
+                                  const sc::TrainingOptions& opt) {
+    const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
+    const std::vector<double> secs = sc::NodeSeconds(job, prog, sys, cal, opt);
+    double total = 0;
+    for (size_t i = 0; i < prog.nodes.size(); ++i)
+        if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
+            total += secs[i];
+    return total;
+}
+
+// What the estimate charges for those nodes: compute (TP-overlap SMs included), recompute, the per-kernel fixed
+// cost, MoE routing and fp8 casts.
+inline double ChargedComputeSeconds(const sc::TrainingEstimate& e) {
+    return e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
+}
 
 inline sc::ModelConfig SmallGpt() {
     sc::ModelConfig m;
