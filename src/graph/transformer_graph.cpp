@@ -9,8 +9,6 @@
 // 2*d_qk FLOPs for QK^T and 2*d_v for AV; its backward costs twice its forward (dQ, dK from dS; dV, dP).
 #include "graph/transformer_graph.h"
 
-#include "graph/moe_spread.h"
-
 #include <algorithm>
 #include <optional>
 
@@ -669,37 +667,6 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         if (m.is_moe()) builder.MoeLayer(true);
     }
     return g;
-}
-
-Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
-    Binding x{};
-    auto set = [&](Sym s, double val) { x[static_cast<size_t>(s)] = val; };
-    set(Sym::b, v.microbatch);
-    set(Sym::s, m.seq);
-    set(Sym::h, m.hidden);
-    set(Sym::a, m.heads);
-    set(Sym::kv, m.kv_heads);
-    set(Sym::d, m.head_dim);
-    set(Sym::f, m.ffn);
-    set(Sym::V, m.vocab);
-    set(Sym::E, m.moe.experts);
-    set(Sym::k, m.moe.top_k);
-    set(Sym::fe, m.moe.expert_ffn);
-    set(Sym::se, m.moe.shared_experts);
-    set(Sym::ql, m.mla.q_lora_rank);
-    set(Sym::kvl, m.mla.kv_lora_rank);
-    set(Sym::dn, m.mla.qk_nope_head_dim);
-    set(Sym::dr, m.mla.qk_rope_head_dim);
-    set(Sym::dv, m.mla.v_head_dim);
-    set(Sym::tp, v.tp);
-    set(Sym::cp, v.cp);
-    set(Sym::ep, v.ep);
-    set(Sym::w, BytesOf(m.precision.activation));
-    // Routed pairs per EP rank over the balanced share: padded to capacity, or the most loaded rank's.
-    set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : MoeRankLoad(m.moe, v.ep));
-    set(Sym::q8, BytesOf(m.precision.compute) < 2 ? 1.0 : 0.0);
-    set(Sym::xr, v.deepep_dispatch && m.is_moe() ? MoeDistinctGroups(m.moe, v.ep) : m.moe.top_k);
-    return x;
 }
 
 }  // namespace sc

@@ -291,14 +291,13 @@ void BatchShape::AddPrefillChunk(double p, double c, double window) {
     }
 }
 
-// Attention of stage i's layers (-1: every layer): full layers at the batch's sums, windowed ones at its window
-// sums and the windowed kernel efficiency.
-double IterationCost::StageAttention(const BatchShape& b, int stage) const {
-    const double all = stage < 0 ? m_.layers : stage_layers_[static_cast<size_t>(stage)];
-    const double win = stage < 0 ? m_.windowed_layers(0, m_.layers) : stage_windowed_[static_cast<size_t>(stage)];
-    double t = (all - win) * AttentionPerLayer(b);
-    if (win > 0) t += win * AttentionPerLayer(WindowView(b), true);
-    return t;
+// Attention of one full layer at the batch's sums, and of one windowed layer at its window sums and the windowed
+// kernel efficiency (0 for a model without a window).
+IterationCost::LayerAttention IterationCost::AttentionOfLayers(const BatchShape& b) const {
+    LayerAttention a;
+    a.full = AttentionPerLayer(b);
+    if (m_.has_window()) a.windowed = AttentionPerLayer(WindowView(b), true);
+    return a;
 }
 
 double IterationCost::AttentionFlops(const BatchShape& b) const {
@@ -359,7 +358,9 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
     r.linear = c.linear;
     r.elementwise = c.elementwise;
     r.tp_comm = c.comm;
-    r.attention = StageAttention(b, -1);
+    const LayerAttention attn = AttentionOfLayers(b);
+    const double win = m_.windowed_layers(0, m_.layers);
+    r.attention = (m_.layers - win) * attn.full + win * attn.windowed;
     double up_flops = 0;
     r.linear += m_.layers * MlaUpSeconds(b, &up_flops);
     double gather = 0;
@@ -377,9 +378,12 @@ PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
     const double up = MlaUpSeconds(b, &up_flops);
     double gather = 0;
     const double head = HeadSeconds(b, &gather);
+    const LayerAttention attn = AttentionOfLayers(b);
     for (int i = 0; i < pp(); ++i) {
         const double dense = stage_dense_[static_cast<size_t>(i)], all = stage_layers_[static_cast<size_t>(i)];
-        double t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * up + StageAttention(b, i);
+        const double win = stage_windowed_[static_cast<size_t>(i)];
+        double t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * up + (all - win) * attn.full +
+                   win * attn.windowed;
         if (i == 0) t += c.embedding;
         if (i + 1 == pp()) t += head + gather;
         p.stage.push_back(t);

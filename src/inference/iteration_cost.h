@@ -134,9 +134,12 @@ private:
     // Attention of one full layer, or (windowed) of one windowed layer, whose keys are the window sums of b.
     double AttentionPerLayer(const BatchShape& b, bool windowed = false) const;
     double MlaAttentionPerLayer(const BatchShape& b, bool windowed) const;
-    // Attention of every layer of stage i (all stages: -1) and its FLOPs.
-    double StageAttention(const BatchShape& b, int stage) const;
-    double AttentionFlops(const BatchShape& b) const;
+    // Attention of one full and of one windowed layer (0 without a window), computed once per batch.
+    struct LayerAttention {
+        double full = 0, windowed = 0;
+    };
+    LayerAttention AttentionOfLayers(const BatchShape& b) const;
+    double AttentionFlops(const BatchShape& b) const;               // every layer's
     double MlaUpSeconds(const BatchShape& b, double* flops) const;  // per layer; 0 without MLA
     double HeadSeconds(const BatchShape& b, double* gather) const;  // final norm + LM head; the logits gather
     double PrefillAttentionFlops(const BatchShape& b) const;        // one layer
