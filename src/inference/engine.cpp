@@ -648,6 +648,10 @@ ServingRun SimulateServing(const ServingConfig& c, const System& sys, const Cali
     run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, sys.accelerator, c.engine);
     IterationCost decode_cost(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
+    if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size); k.windowed()) {
+        run.transfer->window = static_cast<double>(k.window);
+        run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
+    }
     run.result =
         Simulate(c, PoolModel{&cost, run.kv.blocks}, PoolModel{&decode_cost, run.decode_kv->blocks}, *run.transfer);
     return run;

@@ -75,10 +75,16 @@ struct PoolModel {
 // The KV cache's trip from a prefill replica to a decode replica: every prefill rank sends its shard to a
 // decode rank at once, so a prompt of n tokens takes latency + n * max(bytes per token on a prefill rank,
 // on a decode rank) / bandwidth (the point-to-point alpha-beta line of CommModel::P2PSeconds).
+// A model with windowed layers sends what the prefill pool's cache still holds (KvLayout): a windowed layer's last
+// `window` tokens, so the `window_share` of the bytes per token that windowed layers hold stops growing past them.
 struct KvTransferModel {
     double latency = 0;            // s
     double seconds_per_token = 0;  // s
-    double Seconds(double tokens) const { return latency + tokens * seconds_per_token; }
+    double window = 0, window_share = 0;
+    double Seconds(double tokens) const {
+        const double beyond = window_share > 0 && tokens > window ? tokens - window : 0;
+        return latency + (tokens - window_share * beyond) * seconds_per_token;
+    }
 };
 
 // Runs the workload of `c` on replicas whose iteration time is `cost` and whose cache holds `kv_blocks`

@@ -193,8 +193,12 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
     if (run.transfer)
         o += "KV transfer    " + FormatSeconds(run.transfer->latency) + " + " +
-             Fmt("%.3f", run.transfer->seconds_per_token * 1e6) + " us per prompt token; " +
-             std::to_string(r.kv_transfers) + " transfers, mean " + FormatSeconds(r.kv_transfer_mean) + "\n";
+             Fmt("%.3f", run.transfer->seconds_per_token * 1e6) + " us per prompt token" +
+             (run.transfer->window_share > 0
+                  ? " (" + Fmt("%.0f", run.transfer->window_share * 100) +
+                        "% of it, the windowed layers', only for the last " + Fmt("%.0f", run.transfer->window) + ")"
+                  : std::string()) +
+             "; " + std::to_string(r.kv_transfers) + " transfers, mean " + FormatSeconds(r.kv_transfer_mean) + "\n";
     o += "completed      " + std::to_string(r.completed) + " requests in " + FormatSeconds(r.duration) + "\n";
     o += "throughput     " + Fmt("%.3f", r.requests_per_s) + " req/s, " + Fmt("%.0f", r.input_tokens_per_s) +
          " input tok/s, " + Fmt("%.0f", r.output_tokens_per_s) + " output tok/s (" +
@@ -238,7 +242,9 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
     if (run.decode_kv) j["decode_kv"] = KvJson(*run.decode_kv);
     if (run.transfer)
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
-                            {"seconds_per_token", run.transfer->seconds_per_token}};
+                            {"seconds_per_token", run.transfer->seconds_per_token},
+                            {"window", run.transfer->window},
+                            {"window_share", run.transfer->window_share}};
     j["rate_sources"] = RateSourcesJson(run.rates);
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);

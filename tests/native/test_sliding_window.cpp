@@ -9,11 +9,13 @@
 #include "config/error.h"
 #include "config/model_config.h"
 #include "config/overrides.h"
+#include "engine/serve.h"
 #include "graph/model_stats.h"
 #include "inference/engine.h"
 #include "inference/iteration_cost.h"
 #include "parallel/job.h"
 #include "preset_files.h"
+#include "report/serve_report.h"
 #include "serve_test_util.h"
 #include "test_util.h"
 #include "trace/stage_program.h"
@@ -361,4 +363,34 @@ TEST(SlidingWindow, AWindowedCacheServesContextsLongerThanItHolds) {
     const sc::ServingResult reserved = sc::Simulate(c, cost, 64);
     EXPECT_EQ(reserved.completed, 2);
     EXPECT_DOUBLE_EQ(reserved.kv_occupancy_peak, 2.0 * 16 / 64);
+}
+
+TEST(SlidingWindow, ADisaggregatedPoolSendsWhatTheWindowsStillHold) {
+    // GPT-OSS-shaped windows on a Llama 3 8B: 16 of 32 layers windowed to 128 keys. A 900-token prompt crosses to
+    // the decode pool with its full layers' 900 tokens and its windowed layers' last 128.
+    sc::ServingConfig c = servetest::Base("llama3-8b", 1, 900, 40, 1);
+    c.model.window = {128, 2};
+    c.decode_pool = sc::PoolConfig{1, 1};
+    const sc::System& sys = servetest::System("dgx-h100-superpod");
+    const sc::ServingRun run = sc::SimulateServing(c, sys, &servetest::Calibration());
+    ASSERT_TRUE(run.transfer.has_value());
+    const sc::KvTransferModel& t = *run.transfer;
+    EXPECT_EQ(t.window, 128);
+    EXPECT_EQ(t.window_share, 0.5);
+    EXPECT_DOUBLE_EQ(t.Seconds(900), t.latency + (450 + 0.5 * 128) * t.seconds_per_token);
+    EXPECT_DOUBLE_EQ(t.Seconds(100), t.latency + 100 * t.seconds_per_token);  // inside the window: everything
+    ASSERT_EQ(run.result.kv_transfers, 1);
+    EXPECT_NEAR(run.result.kv_transfer_mean, t.Seconds(900), 1e-15);
+    // The report says so (the CLI's and the page's text).
+    sc::engine::ServeRequest req;
+    req.config = c, req.system = &sys, req.calibration = &servetest::Calibration();
+    const std::string text = sc::ServeReportText(req, sc::engine::RunServe(req));
+    EXPECT_NE(text.find("us per prompt token (50% of it, the windowed layers', only for the last 128)"),
+              std::string::npos)
+        << text;
+    // Without a window the whole context crosses, as before.
+    c.model.window = {};
+    const sc::ServingRun full = sc::SimulateServing(c, sys, &servetest::Calibration());
+    EXPECT_DOUBLE_EQ(full.transfer->Seconds(900), full.transfer->latency + 900 * full.transfer->seconds_per_token);
+    EXPECT_GT(full.result.kv_transfer_mean, run.result.kv_transfer_mean);
 }
