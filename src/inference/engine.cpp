@@ -52,8 +52,6 @@ struct InTransfer {
     bool operator>(const InTransfer& o) const { return done != o.done ? done > o.done : seq > o.seq; }
 };
 
-long long BlocksFor(long long tokens, int block_size) { return (tokens + block_size - 1) / block_size; }
-
 class Engine {
 public:
     Engine(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
@@ -342,11 +340,11 @@ private:
             int tokens = q.decoding() ? 1 : static_cast<int>(std::min<long long>(q.feed(), budget));
             if (!e_.chunked_prefill && !stat && tokens < q.feed()) continue;  // a whole prompt or nothing
             if (!reserve) {
-                // Most iterations stay inside the blocks a sequence holds: no division for those.
-                const long long end = q.ctx + tokens;
-                const long long need = kv_[r.pool].windowed()            ? kv_[r.pool].Held(q.ctx, tokens)
-                                       : end <= q.blocks * e_.block_size ? q.blocks
-                                                                         : BlocksFor(end, e_.block_size);
+                // Most iterations stay inside the blocks a sequence holds: no division for those (a windowed
+                // model's holding also shrinks, so it always asks KvLayout).
+                const KvLayout& kv = kv_[r.pool];
+                const bool inside = !kv.windowed() && q.ctx + tokens <= q.blocks * e_.block_size;
+                const long long need = inside ? q.blocks : kv.Held(q.ctx, tokens);
                 bool ok = TakeBlocks(r, q, need);
                 while (!ok && PreemptLast(r, i + 1)) ok = TakeBlocks(r, q, need);
                 if (!ok) {  // nothing after it to preempt: it preempts itself
