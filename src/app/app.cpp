@@ -62,6 +62,7 @@ void Recompute(AppState& s) {
     s.error = ev.model_error;
     s.parallel_error = ev.parallel_error;
     s.training_error = ev.training_error;
+    s.summary_error = ev.summary_error;
     s.computed_inputs = InputsKey(s);  // after DeriveHeadDim: the key of the model as computed
     if (!ev.model_error.empty()) return;
     s.stats = ev.stats;

@@ -76,6 +76,7 @@ struct AppState {
     TrainingEstimate estimate;
     bool has_estimate = false;
     std::string training_error;
+    std::string summary_error;  // the split is valid but its traces are past the node limit (trace/stage_program.h)
 
     // "Best layout": the search over every valid split for a GPU count and batch (search_driver.cpp).
     // It runs in shards, a few per frame within a time budget, so the page keeps drawing, shows progress and

@@ -174,6 +174,8 @@ void DrawParallelPanel(AppState& s) {
     ImGui::Separator();
     if (!s.parallel_error.empty()) {
         ErrorText(s.parallel_error);
+    } else if (!s.summary_error.empty()) {
+        ErrorText(s.summary_error);
     } else {
         DrawSummaryTable(s);
         DrawDownload(s);

@@ -12,7 +12,8 @@ inline constexpr long long kMaxRanks = 1LL << 24;                        // 16,7
 inline constexpr long long kMaxMicrobatches = 1LL << 16;                 // 65,536 per step and data-parallel replica
 inline constexpr long long kMaxBatch = 2147483647;                       // sequences per step (batch=), int range
 inline constexpr long long kMaxModelDim = 1LL << 24;                     // layers, hidden, heads, ffn, vocab, seq, ...
-inline constexpr double kMaxFlopsPerMicrobatch = 1152921504606846976.0;  // 2^60: every trace count fits int64
+inline constexpr double kMaxFlopsPerMicrobatch = 2305843009213693952.0;  // 2^61: every trace count fits int64
+inline constexpr double kMaxParams = 72057594037927936.0;                // 2^56 weights: the optimizer node's bytes fit
 inline constexpr long long kMaxInputFileBytes = 16LL << 20;              // 16 MiB
 inline constexpr double kMaxTrainingTokens = 1e18;                       // --tokens
 inline constexpr double kMaxCapacityFactor = 100;                        // moe.capacity_factor

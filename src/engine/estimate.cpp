@@ -71,7 +71,11 @@ Evaluation Evaluate(const Request& r) {
             ev.training_error = e.what();
         }
     }
-    ev.summary = SummarizeJob(*ev.job);
+    try {
+        ev.summary = SummarizeJob(*ev.job);
+    } catch (const Error& e) {
+        ev.summary_error = e.what();
+    }
     return ev;
 }
 

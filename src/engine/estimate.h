@@ -47,6 +47,7 @@ struct Evaluation {
     std::string training_error;  // "" when estimated (or not reached, or no cluster)
     std::optional<TrainingEstimate> training;
     std::optional<System> slice;  // as EstimateResult::slice
+    std::string summary_error;    // "" when summarized (or not reached): a stage's trace past kMaxStreamedStageNodes
     std::optional<TraceSummary> summary;
 };
 Evaluation Evaluate(const Request& request);

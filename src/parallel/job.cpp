@@ -14,16 +14,27 @@
 
 namespace sc {
 
-// Every FLOP and byte count of a trace node fits int64 (and the summary's sums stay positive) when one
-// microbatch's training FLOPs are at most kMaxFlopsPerMicrobatch (2^60), with room for recomputation.
+// Every FLOP and byte count of a trace node fits int64 with room to spare, and the summary's sums stay positive,
+// when one microbatch's training FLOPs F are at most kMaxFlopsPerMicrobatch (2^61) and the model holds at most
+// kMaxParams (2^56) weights. A compute node is a per-rank share of one op, so its num_ops is at most F; its
+// tensor_size is at most ~3 F (the widest pass per token, fp32 logits read and written, against the LM head's
+// 6 h V FLOPs per token); the optimizer node moves at most 32 bytes per weight, 2^61. Pinned near both limits
+// by TraceCounts.NearTheLimitsEveryCountIsAPositiveInt64.
 static void CheckMicrobatchFlops(const ModelConfig& m, const ParallelConfig& p, double flops_per_token) {
     const double flops = flops_per_token * m.seq * p.microbatch;
     if (flops <= kMaxFlopsPerMicrobatch) return;
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3g training FLOPs; at most 2^60 = %.3g", flops, kMaxFlopsPerMicrobatch);
+    std::snprintf(buf, sizeof buf, "%.3g training FLOPs; at most 2^61 = %.3g", flops, kMaxFlopsPerMicrobatch);
     throw Error(p.microbatch > 1 ? "microbatch" : "seq", "one microbatch of " + std::to_string(p.microbatch) + " x " +
                                                              std::to_string(m.seq) + " tokens of " + m.name + " is " +
                                                              buf + " (use a smaller microbatch or seq)");
+}
+
+static void CheckParams(const ModelConfig& m, double params) {
+    if (params <= kMaxParams) return;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " holds %.3g weights; at most 2^56 = %.3g", params, kMaxParams);
+    throw Error("layers", m.name + buf + " (use fewer layers or a smaller hidden size)");
 }
 
 void Rebind(Job& job, const ParallelConfig& p) {
@@ -56,7 +67,9 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p, const KernelChoices& 
     ValidateParallel(m, p);
     Job job;
     job.model = m;
-    job.model_flops_per_token = ComputeModelStats(m).model_flops_per_token();
+    const ModelStats stats = ComputeModelStats(m);
+    CheckParams(m, stats.params);
+    job.model_flops_per_token = stats.model_flops_per_token();
     job.graph = BuildTransformerGraph(m, GraphOptions{p.sp, p.etp > 1, kernels});
     Rebind(job, p);
     return job;

@@ -52,6 +52,7 @@ std::string PageReportText(const engine::Request& r, const engine::Evaluation& e
     if (ev.training) out += TrainingReportText(*ev.job, ev.slice ? *ev.slice : *r.system, *ev.training);
     if (!ev.training_error.empty()) out += "training error: " + ev.training_error + "\n";
     if (ev.summary) out += SummaryReportText(*ev.job, *ev.summary);
+    if (!ev.summary_error.empty()) out += "summary error: " + ev.summary_error + "\n";
     return out;
 }
 
@@ -69,6 +70,7 @@ std::string PageReportJson(const engine::Request& r, const engine::Evaluation& e
     j["estimate"] = Json::parse(EstimateJson(r, ev.stats, ev.job ? &*ev.job : nullptr, training, ev.slice));
     if (!ev.parallel_error.empty()) error("parallel", ev.parallel_error);
     if (!ev.training_error.empty()) error("training", ev.training_error);
+    if (!ev.summary_error.empty()) error("summary", ev.summary_error);
     if (ev.summary) j["summary"] = Json::parse(SummaryReportJson(*ev.job, *ev.summary));
     return j.dump(2) + "\n";
 }

@@ -17,7 +17,11 @@ RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds)
 }
 
 const StageProgram& RankTraceWriter::Program(int stage) {
-    if (!programs_[stage]) programs_[stage] = std::make_unique<StageProgram>(BuildStageProgram(job_, stage));
+    if (!programs_[stage]) {
+        programs_[stage] =
+            std::make_unique<StageProgram>(BuildStageProgram(job_, stage, kMaxHeldTraceNodes - held_nodes_));
+        held_nodes_ += programs_[stage]->nodes.size();
+    }
     return *programs_[stage];
 }
 

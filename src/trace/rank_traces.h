@@ -1,6 +1,6 @@
 // Writes per-rank Chakra ET files and the communicator-group JSON, one rank after another, in memory
 // bounded by one stage program and its encoded rank-invariant nodes per pipeline stage (independent of the
-// rank count).
+// rank count), and by kMaxHeldTraceNodes over all of them.
 #pragma once
 #include <functional>
 #include <memory>
@@ -63,6 +63,7 @@ private:
     std::vector<double> seconds_;  // of the stage being encoded
     Layout layout_;
     std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage
+    uint64_t held_nodes_ = 0;                              // in programs_: at most kMaxHeldTraceNodes
     std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise
     std::string metadata_;                                 // the GlobalMetadata record, the same in every file
     std::string file_;                                     // RankFile's buffer: only grows

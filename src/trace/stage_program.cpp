@@ -19,6 +19,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "config/error.h"
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
 
@@ -59,11 +60,27 @@ struct ProgramBuilder {
     const Layout layout;
     StageProgram prog;
     std::unordered_map<std::string, uint32_t> name_index;
-    int64_t chain = -1;      // last node of the main stream
-    int64_t wait = -1;       // a side-stream node the next main-stream node must wait for (a ZeRO-3 gather)
-    int64_t last_sync = -1;  // last node of the side stream
+    int64_t chain = -1;                  // last node of the main stream
+    int64_t wait = -1;                   // a side-stream node the next main-stream node must wait for (a ZeRO-3 gather)
+    int64_t last_sync = -1;              // last node of the side stream
+    const NodeVisitor* visit = nullptr;  // streaming: nodes go to it and are not kept
+    uint64_t emitted = 0;
+    uint64_t limit = kMaxHeldTraceNodes;
 
-    ProgramBuilder(const Job& j) : job(j), layout(j.par) {}
+    ProgramBuilder(const Job& j, const NodeVisitor* v, uint64_t max_nodes)
+        : job(j), layout(j.par), visit(v), limit(max_nodes) {}
+
+    [[noreturn]] void TooManyNodes() const {
+        const std::string where =
+            visit ? "one rank's trace (pipeline stage " + std::to_string(prog.stage) + ") passes " +
+                        std::to_string(limit) + " nodes (the most the summary streams)"
+                  : "the traces pass " + std::to_string(kMaxHeldTraceNodes) +
+                        " nodes held at once (the most a trace or replay keeps in memory; reached in pipeline stage " +
+                        std::to_string(prog.stage) + ")";
+        throw Error("batch", where + " at " + std::to_string(job.par.microbatches()) +
+                                 " microbatches a step; use fewer microbatches (raise microbatch), fewer layers a "
+                                 "stage (raise pp) or larger gradient buckets (bucket_mb)");
+    }
 
     uint32_t Name(const std::string& s) {
         auto [it, inserted] = name_index.try_emplace(s, static_cast<uint32_t>(prog.names.size()));
@@ -71,13 +88,19 @@ struct ProgramBuilder {
         return it->second;
     }
 
-    uint32_t Emit(ProgNode n, std::initializer_list<int64_t> deps) {
+    int64_t Emit(ProgNode n, std::initializer_list<int64_t> deps) {
+        if (emitted == limit) TooManyNodes();
+        if (visit) {
+            (*visit)(n, prog.names);
+            return static_cast<int64_t>(emitted++);
+        }
+        ++emitted;
         n.dep_begin = static_cast<uint32_t>(prog.deps.size());
         for (int64_t d : deps)
             if (d >= 0) prog.deps.push_back(static_cast<uint32_t>(d));
         n.dep_count = static_cast<uint32_t>(prog.deps.size()) - n.dep_begin;
         prog.nodes.push_back(n);
-        return static_cast<uint32_t>(prog.nodes.size() - 1);
+        return static_cast<int64_t>(prog.nodes.size() - 1);
     }
     int64_t async = -1;  // an async collective: the main-stream node after next waits for it
 
@@ -183,7 +206,7 @@ struct ProgramBuilder {
         n.peer = static_cast<int8_t>(peer);
         n.tag = Tag(microbatch, edge, backward);
         n.comm_bytes = static_cast<int64_t>(bytes);
-        uint32_t id = Emit(n, {dep});
+        int64_t id = Emit(n, {dep});
         if (!send) chain = id;
     }
 
@@ -228,8 +251,11 @@ struct GradBuckets {
     }
     void Add(double dense, double expert) {
         pending[0] += dense, pending[1] += expert;
-        for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < 2; ++i) {
+            // Alone in its group a rank reduces nothing: no buckets to count (a 2^56-weight model has 10^10).
+            if (B.layout.GroupSize(i == 1 ? GroupKind::edp : GroupKind::dp) <= 1) pending[i] = 0;
             for (; pending[i] >= bucket; pending[i] -= bucket) Reduce(i, bucket);
+        }
     }
     void Flush() {
         for (int i = 0; i < 2; ++i)
@@ -237,10 +263,8 @@ struct GradBuckets {
     }
 };
 
-}  // namespace
-
-StageProgram BuildStageProgram(const Job& job, int stage) {
-    ProgramBuilder B(job);
+StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t max_nodes) {
+    ProgramBuilder B(job, visit, max_nodes);
     B.prog.stage = stage;
     const ParallelConfig& p = job.par;
     const int S = job.total_vstages(), M = p.microbatches();
@@ -378,6 +402,16 @@ StageProgram BuildStageProgram(const Job& job, int stage) {
                    true);
     }
     return std::move(B.prog);
+}
+
+}  // namespace
+
+StageProgram BuildStageProgram(const Job& job, int stage, uint64_t max_nodes) {
+    return Build(job, stage, nullptr, max_nodes);
+}
+
+StageProgram VisitStageProgram(const Job& job, int stage, const NodeVisitor& visit, uint64_t max_nodes) {
+    return Build(job, stage, &visit, max_nodes);
 }
 
 }  // namespace sc

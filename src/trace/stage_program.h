@@ -4,6 +4,7 @@
 // FLOPs and bytes in a trace are the graph's.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,23 @@ struct StageProgram {
     std::vector<std::string> names;
 };
 
-StageProgram BuildStageProgram(const Job& job, int stage);
+// Trace nodes (README "Limits"). A program kept in memory takes ~100 bytes a node and its encoding ~50 more, so
+// the programs a trace writer or a replay holds at once (every stage's, in the worst case) stop at 2^24 nodes
+// together, ~2.5 GB, inside the page's 4 GB heap. The summary streams each stage's nodes and keeps none, so its
+// bound is time (~10 million nodes a second on one core: a stage of 2^28 in about half a minute). Past either,
+// building throws sc::Error naming the batch and what would bring the count down.
+inline constexpr uint64_t kMaxHeldTraceNodes = uint64_t{1} << 24;
+inline constexpr uint64_t kMaxStreamedStageNodes = uint64_t{1} << 28;
+
+// At most `max_nodes` nodes: what is left of kMaxHeldTraceNodes beside the programs already held.
+StageProgram BuildStageProgram(const Job& job, int stage, uint64_t max_nodes = kMaxHeldTraceNodes);
+
+// The same program node by node, in order, each node handed to `visit` with the program's names so far and
+// then dropped (the summary): memory does not grow with the node count. Returns the program with its names
+// and stage but no nodes or deps.
+using NodeVisitor = std::function<void(const ProgNode& node, const std::vector<std::string>& names)>;
+StageProgram VisitStageProgram(const Job& job, int stage, const NodeVisitor& visit,
+                               uint64_t max_nodes = kMaxStreamedStageNodes);
 
 // The graph's collective and group as the trace names them.
 CollectiveType ToChakra(Collective c);

@@ -279,7 +279,7 @@ TEST(BadInput, HugeMicrobatchesAndSequencesAreRefusedNotNegative) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out,
               "stagecraft summary: error: microbatch: one microbatch of 1000000 x 2048 tokens of GPT-3 175B is "
-              "2.17e+21 training FLOPs; at most 2^60 = 1.15e+18 (use a smaller microbatch or seq)\n");
+              "2.17e+21 training FLOPs; at most 2^61 = 2.31e+18 (use a smaller microbatch or seq)\n");
     r = RunCli("summary --model presets/models/llama3-8b.json --set seq=16777216");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("seq: one microbatch of 1 x 16777216 tokens"), std::string::npos) << r.out;
