@@ -9,8 +9,13 @@
 
 namespace sc {
 
-RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds)
-    : job_(job), seconds_of_(std::move(seconds)), layout_(job.par), programs_(job.par.pp), encoded_(job.par.pp) {
+RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds, uint64_t max_held_nodes)
+    : job_(job),
+      seconds_of_(std::move(seconds)),
+      layout_(job.par),
+      programs_(job.par.pp),
+      encoded_(job.par.pp),
+      max_held_nodes_(max_held_nodes) {
     StringSink sink;
     EtWriter(sink, 0).WriteMetadata("1.0.0");
     metadata_ = std::move(sink.bytes);
@@ -19,7 +24,7 @@ RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds)
 const StageProgram& RankTraceWriter::Program(int stage) {
     if (!programs_[stage]) {
         programs_[stage] =
-            std::make_unique<StageProgram>(BuildStageProgram(job_, stage, kMaxHeldTraceNodes - held_nodes_));
+            std::make_unique<StageProgram>(BuildStageProgram(job_, stage, max_held_nodes_ - held_nodes_));
         held_nodes_ += programs_[stage]->nodes.size();
     }
     return *programs_[stage];

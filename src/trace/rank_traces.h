@@ -21,7 +21,8 @@ class RankTraceWriter {
 public:
     // With `seconds`, every COMP node carries duration_micros (rounded to the microsecond, at least 1) for
     // ASTRA-sim's replay mode beside num_ops and tensor_size for its roofline mode; without, duration 0.
-    explicit RankTraceWriter(const Job& job, StageSeconds seconds = {});
+    // `max_held_nodes` bounds the stage programs held together (tests of the limit pass a smaller one).
+    explicit RankTraceWriter(const Job& job, StageSeconds seconds = {}, uint64_t max_held_nodes = kMaxHeldTraceNodes);
 
     int world() const { return layout_.world(); }
     // Rank r's whole file (GlobalMetadata then every node), built in a buffer the writer reuses: the view
@@ -63,11 +64,12 @@ private:
     std::vector<double> seconds_;  // of the stage being encoded
     Layout layout_;
     std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage
-    uint64_t held_nodes_ = 0;                              // in programs_: at most kMaxHeldTraceNodes
     std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise
-    std::string metadata_;                                 // the GlobalMetadata record, the same in every file
-    std::string file_;                                     // RankFile's buffer: only grows
-    EtNode node_;                                          // reused: no allocation per node in steady state
+    uint64_t max_held_nodes_;
+    uint64_t held_nodes_ = 0;  // in programs_: at most max_held_nodes_
+    std::string metadata_;     // the GlobalMetadata record, the same in every file
+    std::string file_;         // RankFile's buffer: only grows
+    EtNode node_;              // reused: no allocation per node in steady state
 };
 
 }  // namespace sc

@@ -16,6 +16,7 @@
 #include "graph/model_stats.h"
 #include "parallel/job.h"
 #include "test_util.h"
+#include "trace/rank_traces.h"
 #include "trace/stage_program.h"
 #include "trace/summary.h"
 #include "trace_test_util.h"
@@ -156,6 +157,19 @@ TEST(TraceCounts, AProgramPastTheNodeLimitIsRefused) {
                                              "or larger gradient buckets (bucket_mb)");
     }
     EXPECT_EQ(seen, nodes / 2);
+}
+
+// A trace writer holds every stage's program it has built: the limit is on all of them together.
+TEST(TraceCounts, TheWriterStopsWhenItsProgramsTogetherPassTheLimit) {
+    const sc::Job job = sc::MakeJob(sctest::SmallGpt(), sc::ParseParallelSpec("pp=2,batch=16"));
+    const uint64_t both = sc::BuildStageProgram(job, 0).nodes.size() + sc::BuildStageProgram(job, 1).nodes.size();
+    sc::StringSink sink;
+    sc::RankTraceWriter enough(job, {}, both);
+    enough.WriteRank(0, sink);
+    enough.WriteRank(1, sink);
+    sc::RankTraceWriter short_by_one(job, {}, both - 1);
+    short_by_one.WriteRank(0, sink);
+    EXPECT_THROW(short_by_one.WriteRank(1, sink), sc::Error);
 }
 
 // torchtitan's Llama 3.1 405B at 262,144 tokens (CP8 TP8 PP8, 512 H100s): 1.49e18 FLOPs a microbatch.
