@@ -29,8 +29,9 @@ int main() {
     req.parallel = sc::ParseParallelSpec("pp=1,batch=65536");
     const double t0 = bench::Now();
     s = sc::engine::RunSummary(req).summary;
-    bench::Result("summary_limit_s", bench::Now() - t0, "s",
-                  "Llama 3 8B, 65,536 microbatches on one rank, " + std::to_string(s.classes[0].total_nodes) + " nodes");
+    bench::Result(
+        "summary_limit_s", bench::Now() - t0, "s",
+        "Llama 3 8B, 65,536 microbatches on one rank, " + std::to_string(s.classes[0].total_nodes) + " nodes");
     bench::Result("summary_peak_rss", bench::PeakRssBytes(), "B");
     return 0;
 }

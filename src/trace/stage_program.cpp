@@ -111,12 +111,26 @@ struct ProgramBuilder {
         async = -1;
     }
 
-    // A graph op on the main stream; `share` of it (op-level checkpointing re-runs part of a fused GEMM).
-    void EmitOp(const Op& op, NodeRole role, const std::string& prefix, double share = 1.0) {
+    // Name ids of a block's ops (by op index), interned on first use: the same every microbatch. Looking each
+    // node's name up again made a stage of 10,000 layers, whose name table outgrows the caches, 8x slower a node.
+    struct OpNames {
+        std::vector<uint32_t> forward, recompute, backward;
+    };
+    static constexpr uint32_t kUnnamed = UINT32_MAX;
+    uint32_t OpName(std::vector<uint32_t>& ids, const std::vector<Op>& ops, size_t k, const StageBlock& sb,
+                    const char* extra = "") {
+        if (ids.empty()) ids.assign(ops.size(), kUnnamed);
+        if (ids[k] == kUnnamed) ids[k] = Name(Prefix(sb) + extra + ops[k].name);
+        return ids[k];
+    }
+
+    // A graph op on the main stream under name id `name`; `share` of it (op-level checkpointing re-runs part of
+    // a fused GEMM).
+    void EmitOp(const Op& op, NodeRole role, uint32_t name, double share = 1.0) {
         ProgNode n;
         n.role = role;
         n.kind = op.kind;
-        n.name = Name(prefix + op.name);
+        n.name = name;
         if (op.kind == OpKind::collective) {
             GroupKind k = ToGroupKind(op.group);
             if (layout.GroupSize(k) <= 1) return;
@@ -291,6 +305,8 @@ StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t
 
     std::vector<std::vector<StageBlock>> blocks(p.active_vstages());
     for (int c = 0; c < p.active_vstages(); ++c) blocks[c] = BlocksOfVstage(job, PositionOf(p, c, stage));
+    std::vector<std::vector<ProgramBuilder::OpNames>> op_names(p.active_vstages());  // [chunk][block]
+    for (int c = 0; c < p.active_vstages(); ++c) op_names[c].resize(blocks[c].size());
 
     // A block's gradients once its backward (or, split, its weight half) has run: ZeRO-3 / FSDP reduce-scatter
     // them at once on the side stream; otherwise they fill the buckets of the step's last microbatch (every
@@ -327,8 +343,9 @@ StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t
                 B.wait = gathered;
                 if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], wbytes, B.chain);  // prefetch
                 if (quantize) B.EmitFp8WeightQuant(sb);
-                std::string pre = B.Prefix(sb);
-                for (const Op& op : sb.block->forward) B.EmitOp(op, NodeRole::forward, pre);
+                const std::vector<Op>& ops = sb.block->forward;
+                for (size_t k = 0; k < ops.size(); ++k)
+                    B.EmitOp(ops[k], NodeRole::forward, B.OpName(op_names[step.chunk][j].forward, ops, k, sb));
             }
             if (g < S - 1) B.EmitP2P(true, next, step.microbatch, g, false, p2p_bytes, B.chain);
         } else if (step.weight) {
@@ -336,9 +353,10 @@ StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t
             // synchronisation of those gradients, which exist only now.
             for (int j = n - 1; j >= 0; --j) {
                 const StageBlock& sb = bl[j];
-                std::string pre = B.Prefix(sb);
-                for (const Op& op : sb.block->backward)
-                    if (op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
+                const std::vector<Op>& ops = sb.block->backward;
+                for (size_t k = 0; k < ops.size(); ++k)
+                    if (ops[k].weight_grad)
+                        B.EmitOp(ops[k], NodeRole::backward, B.OpName(op_names[step.chunk][j].backward, ops, k, sb));
                 B.EmitGradAccumulation(sb);
                 sync_grads(sb, step);
             }
@@ -351,13 +369,18 @@ StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t
                 const StageBlock& sb = bl[j];
                 B.wait = gathered;
                 if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
-                std::string pre = B.Prefix(sb);
-                if (sb.layer >= 0 && p.recompute != Recompute::none)
-                    for (const Op& op : sb.block->forward)
-                        if (const double share = RecomputeShare(job, op); share > 0)
-                            B.EmitOp(op, NodeRole::recompute, pre + "recompute.", share);
-                for (const Op& op : sb.block->backward)
-                    if (!split || !op.weight_grad) B.EmitOp(op, NodeRole::backward, pre);
+                ProgramBuilder::OpNames& names = op_names[step.chunk][j];
+                if (sb.layer >= 0 && p.recompute != Recompute::none) {
+                    const std::vector<Op>& ops = sb.block->forward;
+                    for (size_t k = 0; k < ops.size(); ++k)
+                        if (const double share = RecomputeShare(job, ops[k]); share > 0)
+                            B.EmitOp(ops[k], NodeRole::recompute, B.OpName(names.recompute, ops, k, sb, "recompute."),
+                                     share);
+                }
+                const std::vector<Op>& ops = sb.block->backward;
+                for (size_t k = 0; k < ops.size(); ++k)
+                    if (!split || !ops[k].weight_grad)
+                        B.EmitOp(ops[k], NodeRole::backward, B.OpName(names.backward, ops, k, sb));
                 if (!split) B.EmitGradAccumulation(sb), sync_grads(sb, step);
             }
             if (reduce_every_microbatch && !split) grads.Flush();

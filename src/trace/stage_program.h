@@ -50,7 +50,7 @@ struct StageProgram {
 // Trace nodes (README "Limits"). A program kept in memory takes ~100 bytes a node and its encoding ~50 more, so
 // the programs a trace writer or a replay holds at once (every stage's, in the worst case) stop at 2^24 nodes
 // together, ~2.5 GB, inside the page's 4 GB heap. The summary streams each stage's nodes and keeps none, so its
-// bound is time (~10 million nodes a second on one core: a stage of 2^28 in about half a minute). Past either,
+// bound is time (10-35 million nodes a second on one core: a stage of 2^28 in 8-27 s). Past either,
 // building throws sc::Error naming the batch and what would bring the count down.
 inline constexpr uint64_t kMaxHeldTraceNodes = uint64_t{1} << 24;
 inline constexpr uint64_t kMaxStreamedStageNodes = uint64_t{1} << 28;
