@@ -18,8 +18,8 @@ namespace sc {
 // when one microbatch's training FLOPs F are at most kMaxFlopsPerMicrobatch (2^61) and the model holds at most
 // kMaxParams (2^56) weights. A compute node is a per-rank share of one op, so its num_ops is at most F; its
 // tensor_size is at most ~3 F (the widest pass per token, fp32 logits read and written, against the LM head's
-// 6 h V FLOPs per token); the optimizer node moves at most 32 bytes per weight, 2^61. Pinned near both limits
-// by TraceCounts.NearTheLimitsEveryCountIsAPositiveInt64.
+// 6 h V FLOPs per token); the optimizer node moves at most 32 bytes per weight, 2^61. Pinned near the limits by
+// TraceCounts.NearTheLimitsEveryCountIsAPositiveInt64 and TraceCounts.TheWeightLimitKeepsTheOptimizerNodeInRange.
 static void CheckMicrobatchFlops(const ModelConfig& m, const ParallelConfig& p, double flops_per_token) {
     const double flops = flops_per_token * m.seq * p.microbatch;
     if (flops <= kMaxFlopsPerMicrobatch) return;
