@@ -191,6 +191,19 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         const json& others = g.Array("other_shapes");
         for (size_t k = 0; k < others.size(); ++k)
             ReadShape(others[k], g.Field("other_shapes") + "[" + std::to_string(k) + "]", true);
+        if (const json* grid = g.Get("grid", false)) {
+            const std::string gf = g.Field("grid");
+            if (!grid->is_array()) throw Error(gf, "expected an array, got " + std::string(grid->type_name()));
+            std::vector<GemmGridPoint> points;
+            for (size_t k = 0; k < grid->size(); ++k) {
+                const std::string f = gf + "[" + std::to_string(k) + "]";
+                Shape s = ReadShape((*grid)[k], f, true);
+                if (s.batch != 1)
+                    throw Error(f + ".batch", "a grid point is one GEMM (batch 1), got " + ShownNumber(s.batch));
+                points.push_back({s.m, s.n, s.k, s.tflops});
+            }
+            gc.grid = MakeGemmGrid(points, gf);
+        }
         ReadSourceFields(g, &gc.series, &gc.hardware, &gc.setup, &gc.source, &gc.note);
         g.RejectUnknown();
         t.gemm.push_back(std::move(gc));
@@ -279,6 +292,11 @@ double GemmTflops(const GemmCurve& curve, double m, double n, double k, double b
         throw Error("gemm", "m, n, k and batch must be positive, got " + ShownNumber(m) + " x " + ShownNumber(n) +
                                 " x " + ShownNumber(k) + " (batch " + ShownNumber(batch) + ")");
     return Interpolate(curve.tflops, 2 * batch * m * n * k);
+}
+
+double GemmTflopsOf(const GemmCurve& curve, double flops, const GemmDims& dims) {
+    if (!curve.grid.empty() && dims.known()) return GridTflops(curve.grid, dims);
+    return Interpolate(curve.tflops, std::max(flops, 1.0));
 }
 
 namespace {

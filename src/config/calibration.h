@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/gemm_grid.h"
 #include "config/precision.h"
 
 namespace sc {
@@ -44,12 +45,14 @@ struct CollectiveCurve {
     std::string series, hardware, setup, source, note;
 };
 
-// Achieved TFLOPS vs GEMM size (x = 2*batch*m*n*k FLOPs) over square shapes.
+// Achieved TFLOPS vs GEMM size (x = 2*batch*m*n*k FLOPs) over square shapes, and by shape where the source
+// measured a whole grid of them (config/gemm_grid.h).
 struct GemmCurve {
     std::string id;
     std::vector<std::string> accelerators;
     Precision dtype = Precision::bf16;
     MeasuredCurve tflops;
+    GemmGrid grid;  // empty: only the FLOP-count curve was measured
     std::string series, hardware, setup, source, note;
 };
 
@@ -108,6 +111,9 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
 double BusBandwidthGBps(const CollectiveCurve& curve, double message_bytes);
 // Achieved TFLOPS for an m x n x k GEMM (batch of `batch`), by its FLOP count on the square-shape curve.
 double GemmTflops(const GemmCurve& curve, double m, double n, double k, double batch = 1);
+// Achieved TFLOPS of a GEMM of `flops` FLOPs: on the curve's grid by shape when it has one and `dims` is known,
+// else on the square-shape curve by FLOP count.
+double GemmTflopsOf(const GemmCurve& curve, double flops, const GemmDims& dims);
 
 // The curve measured on `accelerator_id` for `op` in `scope`: prefers exactly `n_ranks`, then the nearest
 // rank count, then the most points. nullptr when there is none.

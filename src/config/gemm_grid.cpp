@@ -64,7 +64,8 @@ GemmGrid MakeGemmGrid(const std::vector<GemmGridPoint>& points, const std::strin
         const GemmGridPoint& p = points[i];
         const std::string f = field + "[" + std::to_string(i) + "]";
         for (double v : {p.m, p.n, p.k, p.tflops})
-            if (!(v > 0) || !std::isfinite(v)) throw Error(f, "sizes and tflops must be positive, got " + ShownNumber(v));
+            if (!(v > 0) || !std::isfinite(v))
+                throw Error(f, "sizes and tflops must be positive, got " + ShownNumber(v));
     }
     g.m = SortedSizes(points, &GemmGridPoint::m);
     g.n = SortedSizes(points, &GemmGridPoint::n);
@@ -76,7 +77,7 @@ GemmGrid MakeGemmGrid(const std::vector<GemmGridPoint>& points, const std::strin
         double& slot = g.tflops[(IndexOf(g.m, p.m) * g.n.size() + IndexOf(g.n, p.n)) * g.k.size() + IndexOf(g.k, p.k)];
         if (slot > 0)
             throw Error(field + "[" + std::to_string(i) + "]", "shape " + ShownNumber(p.m) + " x " + ShownNumber(p.n) +
-                                                                  " x " + ShownNumber(p.k) + " is listed twice");
+                                                                   " x " + ShownNumber(p.k) + " is listed twice");
         slot = p.tflops;
     }
     if (points.size() != g.tflops.size())

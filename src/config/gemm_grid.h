@@ -31,8 +31,8 @@ struct GemmGridPoint {
 };
 
 struct GemmGrid {
-    std::vector<double> m, n, k;  // sizes, strictly increasing; empty: no grid
-    std::vector<double> tflops;   // m-major: index (i * n.size() + j) * k.size() + l
+    std::vector<double> m, n, k;              // sizes, strictly increasing; empty: no grid
+    std::vector<double> tflops;               // m-major: index (i * n.size() + j) * k.size() + l
     std::vector<double> log_m, log_n, log_k;  // std::log of each size (GridTflops is on the estimate's hot path)
     bool empty() const { return tflops.empty(); }
 };

@@ -45,6 +45,9 @@ struct Op {
     // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
     // GEMM); its efficiency is that of one of them. Zero means one.
     Expr groups;
+    // Matmuls only: the GEMM's shape, an m x k input times a k x n weight (all groups' rows in m; the backward's
+    // input gradient is m x n times n x k, its weight gradient k x m times m x n). Unset: timed by FLOP count.
+    Expr gemm_m, gemm_n, gemm_k;
     // Matmuls only: stays in 16-bit when the model trains in fp8 (Megatron-Core's output layer and MoE
     // router are plain PyTorch linears outside Transformer Engine's fp8_autocast).
     bool high_precision = false;

@@ -81,6 +81,10 @@ struct Builder {
     // high_precision: the GEMM is outside fp8_autocast and runs in 16 bits.
     enum class Fp8Input { fused, cast, high_precision };
 
+    static void SetGemmDims(Op& op, const SymExpr& m, const SymExpr& n, const SymExpr& k) {
+        op.gemm_m = m.e, op.gemm_n = n.e, op.gemm_k = k.e;
+    }
+
     // Y[m x n] = X[m x k] * W[k x n]. Saves X for the weight gradient: `saved_rows` of its m rows. Under
     // sequence parallelism the input of the first GEMM after the TP all-gather is kept as this rank's
     // s/tp shard and all-gathered again in the backward, overlapped with the input-gradient GEMM and
@@ -104,6 +108,7 @@ struct Builder {
             blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
                                           q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
+        SetGemmDims(fwd, m, n, k);
         if (groups) fwd.groups = groups->e;
         fwd.high_precision = !fp8;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
@@ -119,9 +124,11 @@ struct Builder {
             regather.reset();
         }
         back.push_back(MakeOp(name + ".dgrad", OpKind::matmul, Pass::backward, flops, bytes));
+        SetGemmDims(back.back(), m, k, n);
         back.back().groups = fwd.groups;
         back.back().high_precision = fwd.high_precision;
         back.push_back(MakeOp(name + ".wgrad", OpKind::matmul, Pass::backward, flops, bytes));
+        SetGemmDims(back.back(), k, n, m);
         back.back().groups = fwd.groups;
         back.back().high_precision = fwd.high_precision;
         back.back().weight_grad = true;

@@ -108,9 +108,9 @@ double IterationCost::AllReduceSeconds(double bytes) const {
     return net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
 }
 
-double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision,
-                             bool windowed) const {
-    const double roofline = cm_->Seconds(kind, flops, bytes, true, groups, high_precision, windowed);
+double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision, bool windowed,
+                             const GemmDims& dims) const {
+    const double roofline = cm_->Seconds(kind, flops, bytes, true, groups, high_precision, windowed, dims);
     if (floor_.alpha_s <= 0 || (flops <= 0 && bytes <= 0)) return roofline;
     return std::max(roofline, floor_.alpha_s + bytes / cm_->memory_bytes_per_s());
 }
@@ -120,7 +120,8 @@ LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
     const double wb = WeightBytesPerElement(prec_), out = BytesOf(prec_.activations);
     auto gemm = [&](double rows, double n, double k) {
-        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out);
+        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out, 1, false, false,
+                      {rows, n, k});
     };
     LayerLinearTimes t;
     t.qkv = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h);
@@ -145,7 +146,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         if (rows <= 0) return 0.0;
         fl += 2 * rows * n * k;
         return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
-                      high);
+                      high, false, {rows / std::max(1.0, groups), n, k});
     };
     auto vec = [&](double elems, double fpe, double reads) {
         return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
@@ -229,13 +230,16 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
     if (b.prefill_tokens > 0) {
         const double rows = b.prefill_keys, n = hr * (dn + dv);
         *flops += 2 * rows * n * kvl;
-        t += Kernel(OpKind::matmul, 2 * rows * n * kvl, rows * kvl * in + kvl * n * wb + rows * n * a);
+        t += Kernel(OpKind::matmul, 2 * rows * n * kvl, rows * kvl * in + kvl * n * wb + rows * n * a, 1, false, false,
+                    {rows, n, kvl});
     }
     if (b.decodes > 0) {
         const double D = b.decodes;
         *flops += 2 * D * hr * dn * kvl + 2 * D * hr * kvl * dv;
-        t += Kernel(OpKind::matmul, 2 * D * hr * dn * kvl, (D * hr * dn + hr * dn * kvl + D * hr * kvl) * a, hr, true);
-        t += Kernel(OpKind::matmul, 2 * D * hr * kvl * dv, (D * hr * kvl + hr * kvl * dv + D * hr * dv) * a, hr, true);
+        t += Kernel(OpKind::matmul, 2 * D * hr * dn * kvl, (D * hr * dn + hr * dn * kvl + D * hr * kvl) * a, hr, true,
+                    false, {D, kvl, dn});
+        t += Kernel(OpKind::matmul, 2 * D * hr * kvl * dv, (D * hr * kvl + hr * kvl * dv + D * hr * dv) * a, hr, true,
+                    false, {D, dv, kvl});
     }
     return t;
 }
@@ -341,7 +345,8 @@ double IterationCost::HeadSeconds(const BatchShape& b, double* gather) const {
     const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
     if (tp_ > 1) *gather = net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
     return Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
-           Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true);
+           Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true,
+                  false, {b.logits, V, h});
 }
 
 // vLLM sends a stage's hidden states and residual (IntermediateTensors {"hidden_states", "residual"} of its

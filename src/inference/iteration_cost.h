@@ -129,8 +129,9 @@ private:
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
+    // `dims`: a matmul's shape, one GEMM of its groups (the GEMM table by shape where measured).
     double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false,
-                  bool windowed = false) const;
+                  bool windowed = false, const GemmDims& dims = {}) const;
     // Attention of one full layer, or (windowed) of one windowed layer, whose keys are the window sums of b.
     double AttentionPerLayer(const BatchShape& b, bool windowed = false) const;
     double MlaAttentionPerLayer(const BatchShape& b, bool windowed) const;

@@ -1,8 +1,10 @@
 // A model and its parallel split, with the symbolic graph built and evaluated once: the input of
 // traces, summaries, memory and the training estimate.
 #pragma once
+#include <algorithm>
 #include <vector>
 
+#include "config/gemm_grid.h"
 #include "config/model_config.h"
 #include "graph/graph.h"
 #include "parallel/layout.h"
@@ -93,6 +95,14 @@ struct StageBlockCounts {
     int layers() const { return dense + moe + dense_window + moe_window; }
 };
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g);
+
+// One GEMM of a matmul op on this job's values (Op::gemm_m/n/k; unknown when unset): a grouped op's rows are its
+// groups' together, so one group's GEMM has m / groups of them; `share` of a fused GEMM re-run (op-level
+// checkpointing) is that share of its output width. The estimate and the trace time a matmul with it.
+inline GemmDims GemmDimsOf(const Job& job, const Op& op, double share = 1.0) {
+    const double groups = std::max(1.0, job.V(op.groups));
+    return {job.V(op.gemm_m) / groups, share * job.V(op.gemm_n), job.V(op.gemm_k)};
+}
 
 // True when Rebind(job, b) would produce the same values as Rebind(job, a): the graph's symbols bind only
 // microbatch, tp, cp and ep (and the vocabulary padded to tp). A sweep over the other knobs (pp, dp,

@@ -23,21 +23,23 @@ enum class NodeRole : uint8_t {
 };
 
 struct ProgNode {
+    // Ordered widest first, so that the GEMM shape fits in what was padding (80 bytes a node).
+    int64_t flops = 0;
+    uint64_t bytes = 0;      // COMP: tensor_size
+    int64_t comm_bytes = 0;  // COLL / SEND / RECV
     EtNodeType type = EtNodeType::comp;
+    uint32_t name = 0;   // index into StageProgram::names
+    int32_t groups = 1;  // COMP matmul: equal GEMMs it stands for (grouped expert GEMM)
+    CollectiveType coll = CollectiveType::all_reduce;
+    int32_t tag = 0;
+    uint32_t dep_begin = 0, dep_count = 0;     // into StageProgram::deps (indices of earlier nodes)
+    float gemm_m = 0, gemm_n = 0, gemm_k = 0;  // COMP matmul: one GEMM's shape (GemmDimsOf; 0: by FLOP count)
     NodeRole role = NodeRole::forward;
     OpKind kind = OpKind::elementwise;  // COMP: what kind of op (matmul, attention, ...)
-    uint32_t name = 0;                  // index into StageProgram::names
-    int64_t flops = 0;
-    uint64_t bytes = 0;           // COMP: tensor_size
-    int32_t groups = 1;           // COMP matmul: equal GEMMs it stands for (grouped expert GEMM)
-    bool high_precision = false;  // COMP matmul: 16-bit even in an fp8 model (Op::high_precision)
-    CollectiveType coll = CollectiveType::all_reduce;
-    GroupKind group = GroupKind::tp;  // COLL: which communicator
-    int64_t comm_bytes = 0;           // COLL / SEND / RECV
-    int8_t peer = 0;                  // SEND / RECV: +1 next stage, -1 previous stage
-    int32_t tag = 0;
-    bool async = false;                     // COLL: runs beside the next main-stream node (Op::async)
-    uint32_t dep_begin = 0, dep_count = 0;  // into StageProgram::deps (indices of earlier nodes)
+    bool high_precision = false;        // COMP matmul: 16-bit even in an fp8 model (Op::high_precision)
+    GroupKind group = GroupKind::tp;    // COLL: which communicator
+    int8_t peer = 0;                    // SEND / RECV: +1 next stage, -1 previous stage
+    bool async = false;                 // COLL: runs beside the next main-stream node (Op::async)
 };
 
 struct StageProgram {

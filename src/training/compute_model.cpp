@@ -104,16 +104,15 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     }
 }
 
-double ComputeModel::MatmulEfficiency(double flops) const {
+double ComputeModel::MatmulEfficiency(double flops, const GemmDims& dims) const {
     if (!gemm_) return std::min(fixed_matmul_eff_, max_eff_);
-    return std::min(std::max(Interpolate(gemm_->tflops, std::max(flops, 1.0)) * 1e12 / gemm_peak_, 0.01), max_eff_);
+    return std::min(std::max(GemmTflopsOf(*gemm_, flops, dims) * 1e12 / gemm_peak_, 0.01), max_eff_);
 }
 
-double ComputeModel::MatmulEfficiency16(double flops) const {
-    if (BytesOf(compute_) >= 2) return MatmulEfficiency(flops);
-    if (!gemm16_) return gemm_ ? MatmulEfficiency(flops) : std::min(fixed_matmul_eff_, max_eff16_);
-    return std::min(std::max(Interpolate(gemm16_->tflops, std::max(flops, 1.0)) * 1e12 / gemm16_peak_, 0.01),
-                    max_eff16_);
+double ComputeModel::MatmulEfficiency16(double flops, const GemmDims& dims) const {
+    if (BytesOf(compute_) >= 2) return MatmulEfficiency(flops, dims);
+    if (!gemm16_) return gemm_ ? MatmulEfficiency(flops, dims) : std::min(fixed_matmul_eff_, max_eff16_);
+    return std::min(std::max(GemmTflopsOf(*gemm16_, flops, dims) * 1e12 / gemm16_peak_, 0.01), max_eff16_);
 }
 
 double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {
@@ -121,14 +120,14 @@ double ComputeModel::Roofline(double flops, double peak, double efficiency, doub
 }
 
 double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups, bool high_precision,
-                             bool windowed) const {
+                             bool windowed, const GemmDims& dims) const {
     double mem = bytes / hbm_;
     switch (kind) {
         case OpKind::matmul: {
             const double one = flops / std::max(1.0, groups);
             if (high_precision && BytesOf(compute_) < 2)
-                return Roofline(flops, attn_peak_, MatmulEfficiency16(one), bytes);
-            return Roofline(flops, peak_, MatmulEfficiency(one), bytes);
+                return Roofline(flops, attn_peak_, MatmulEfficiency16(one, dims), bytes);
+            return Roofline(flops, peak_, MatmulEfficiency(one, dims), bytes);
         }
         case OpKind::attention: {
             const double eff = windowed ? WindowedAttentionEfficiency(forward) : AttentionEfficiency(forward);

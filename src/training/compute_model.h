@@ -1,5 +1,6 @@
 // Time of one op on one accelerator: a roofline whose compute roof is the measured efficiency for the
-// op's kind and size (GEMM curve by FLOP count, FlashAttention throughput, vector units for the rest)
+// op's kind and size (GEMM table by shape where measured, else by FLOP count; FlashAttention throughput; vector
+// units for the rest)
 // and whose memory roof is the achieved HBM bandwidth.
 #pragma once
 #include "config/calibration.h"
@@ -31,14 +32,17 @@ public:
     // `groups`: a matmul that is that many equal GEMMs (a grouped expert GEMM) runs at the efficiency of one.
     // `high_precision`: a matmul kept in 16 bits in an fp8 model (the LM head, the MoE router).
     // `windowed`: an attention core of a windowed layer, timed at the windowed efficiency.
+    // `dims`: a matmul's shape, one GEMM of the group (GemmDimsOf); unknown: its efficiency by FLOP count.
     double Seconds(OpKind kind, double flops, double bytes, bool forward = true, double groups = 1,
-                   bool high_precision = false, bool windowed = false) const;
+                   bool high_precision = false, bool windowed = false, const GemmDims& dims = {}) const;
     double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
     // A windowed core's efficiency: the measured curve at the window's length (no sliding-window kernel has a
     // measured curve; a windowed core does per query the work of a causal call that long, in the same tiles).
     double WindowedAttentionEfficiency(bool forward) const { return forward ? win_eff_fwd_ : win_eff_bwd_; }
-    double MatmulEfficiency(double flops) const;    // fraction of this precision's peak
-    double MatmulEfficiency16(double flops) const;  // of the 16-bit peak, for high-precision matmuls
+    // Fraction of this precision's peak of one GEMM of `flops` FLOPs, by its shape `dims` where the curve has a
+    // measured grid (config/gemm_grid.h) and `dims` is known.
+    double MatmulEfficiency(double flops, const GemmDims& dims = {}) const;
+    double MatmulEfficiency16(double flops, const GemmDims& dims = {}) const;  // of the 16-bit peak (high precision)
     double peak_flops() const { return peak_; }
     double memory_bytes_per_s() const { return hbm_; }
     int sm_count() const { return sms_; }  // 0: the preset publishes none

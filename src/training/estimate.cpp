@@ -85,7 +85,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             comm[slot_of(op)] += share * comm_seconds(op);
         } else {
             const double flops = share * job.V(op.flops), bytes = share * job.V(op.bytes);
-            double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision, windowed);
+            double s = cm.Seconds(op.kind, flops, bytes, forward, job.V(op.groups), op.high_precision, windowed,
+                                  GemmDimsOf(job, op, share));
             const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
             if (op.kind == OpKind::matmul) t.matmul += s;  // the GEMMs' own time: what TP traffic can hide behind
             if (const int p = KernelPartOf(op); p >= 0) part[p] += s;

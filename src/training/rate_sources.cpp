@@ -18,6 +18,10 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
     if (const GemmCurve* c = cm.gemm_curve()) {
         std::string s = "measured curve " + c->series + " on " + c->hardware + " (" +
                         Printf("%.4g-%.4g TFLOPS", c->tflops.y.front(), c->tflops.y.back()) + ")";
+        if (!c->grid.empty())
+            s += Printf(", by shape on its %.0f-shape grid (m, n, k %.0f-", static_cast<double>(c->grid.tflops.size()),
+                        c->grid.m.front()) +
+                 Printf("%.0f; wider m x n at equal area, beyond it the edge)", c->grid.m.back());
         if (c->dtype != compute)
             s += std::string(", measured in ") + NameOf(c->dtype) + ": " + prec + " GEMMs at its fraction of peak";
         return s;

@@ -69,7 +69,8 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
                 const int layer =
                     attn.window > 0 && n.kind == OpKind::attention ? NodeOpOf(prog.names[n.name]).layer : -1;
                 const bool windowed = layer >= 0 && job.model.windowed_layer(layer);
-                double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision, windowed);
+                double s = cm.Seconds(n.kind, flops, bytes, forward, n.groups, n.high_precision, windowed,
+                                      GemmDims{n.gemm_m, n.gemm_n, n.gemm_k});
                 const double fixed = KernelFloorExcess(floor, s, flops, bytes, cm.memory_bytes_per_s());
                 if (ub && n.kind == OpKind::matmul) {
                     const NodeOp op = NodeOpOf(prog.names[n.name]);

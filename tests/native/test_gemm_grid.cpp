@@ -57,7 +57,9 @@ TEST(GemmGrid, InterpolatesWithinItsCornersAndRisesWithTheTable) {
                 auto lo = [](const std::vector<double>& s, double x) {
                     return *(std::upper_bound(s.begin(), s.end(), x) - 1);
                 };
-                auto hi = [](const std::vector<double>& s, double x) { return *std::upper_bound(s.begin(), s.end(), x); };
+                auto hi = [](const std::vector<double>& s, double x) {
+                    return *std::upper_bound(s.begin(), s.end(), x);
+                };
                 double mn = 1e300, mx = 0;
                 for (double a : {lo(g.m, m), hi(g.m, m)})
                     for (double b : {lo(g.n, n), hi(g.n, n)})
@@ -133,7 +135,8 @@ TEST(GemmGrid, EveryGraphMatmulCarriesTheShapeOfItsFlops) {
 // 8192 tokens x 1024 inputs -> 8192 outputs; its input gradient 8192 x 8192 -> 1024, its weight gradient contracts
 // the tokens.
 TEST(GemmGrid, BackwardGemmsAreTheForwardsTransposed) {
-    const Job job = MakeJob(servetest::Model("llama3-70b"), ParseParallelSpec("tp=8,pp=1,dp=1,microbatch=1,batch=1,sp=1"));
+    const Job job =
+        MakeJob(servetest::Model("llama3-70b"), ParseParallelSpec("tp=8,pp=1,dp=1,microbatch=1,batch=1,sp=1"));
     const Block& layer = *job.graph.Find(BlockKind::dense_layer);
     auto dims = [&](const std::vector<Op>& ops, const std::string& name) {
         for (const Op& op : ops)

@@ -335,7 +335,7 @@ Row FirstTokenLatency(int i, const json& r) {
             std::snprintf(
                 buf, sizeof buf,
                 "a compute-bound %d-token prefill: measured at %s of the GPUs' %s peak on its 2 N tokens FLOPs, "
-                "the model at %s (the square-shape GEMM curve, no per-kernel latency)",
+                "the model at %s (the measured GEMM rates, no per-kernel latency)",
                 isl, Pct(flops / (row.measured * 1e-3) / peak).c_str(), NameOf(prec.compute),
                 Pct(flops / (row.predicted * 1e-3) / peak).c_str());
         row.reason = buf;
@@ -420,8 +420,8 @@ std::vector<Row> Vidur(int i, const json& r) {
         else
             std::snprintf(
                 buf, sizeof buf,
-                "%s: the %.0f x %.0f x %.0f GEMM ran at %s of the fp16 peak in Vidur's profile, the square-shape "
-                "curve (by FLOP count) gives %s; narrow shapes run below it",
+                "%s: the %.0f x %.0f x %.0f GEMM ran at %s of the fp16 peak in Vidur's profile; XLA's sm_90 table, "
+                "read by shape, gives %s: two profiles of the shape that disagree",
                 rows[k].error() < 0 ? "under" : "over", T, n[k], kk[k],
                 Pct(2 * T * n[k] * kk[k] / (rows[k].measured * 1e-3) / peak).c_str(),
                 Pct(2 * T * n[k] * kk[k] / (rows[k].predicted * 1e-3) / peak).c_str());

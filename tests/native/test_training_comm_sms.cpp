@@ -127,7 +127,8 @@ TEST(CommSms, EstimateChargesTheSixGemmsAtTheirClosedForm) {
             if (op.kind == sc::OpKind::matmul && (fwd ? n == "attn.out" || n == "mlp.fc2"
                                                       : n == "attn.qkv.dgrad" || n == "attn.qkv.wgrad" ||
                                                             n == "mlp.gate_up.dgrad" || n == "mlp.gate_up.wgrad"))
-                gemms += cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), fwd, job.V(op.groups));
+                gemms += cm.Seconds(op.kind, job.V(op.flops), job.V(op.bytes), fwd, job.V(op.groups), false, false,
+                                    sc::GemmDimsOf(job, op));
         }
     ASSERT_GT(gemms, 0);
     const double expected = job.par.microbatches() * model.layers * gemms * 16.0 / 116.0;
