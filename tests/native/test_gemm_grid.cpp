@@ -27,24 +27,33 @@ const json& CalibrationJson() {
     return j;
 }
 
-// Every grid point is a batch-1 record of the series in data/calibration.json, and the grid returns it exactly: all
-// 125 shapes of XLA's sm_90 table, 256-4096 in m, n and k.
-TEST(GemmGrid, Sm90GridIsTheTableAndExactAtItsPoints) {
-    const GemmGrid& g = Sm90().grid;
-    ASSERT_EQ(g.tflops.size(), 125u);
-    const std::vector<double> sizes = {256, 512, 1024, 2048, 4096};
-    EXPECT_EQ(g.m, sizes);
-    EXPECT_EQ(g.n, sizes);
-    EXPECT_EQ(g.k, sizes);
-    int found = 0;
-    for (const json& r : CalibrationJson()["gemm"]) {
-        if (r["series"] != Sm90().series || r["shape"]["batch"] != 1) continue;
-        const json& s = r["shape"];
-        GemmDims d{s["m"].get<double>(), s["n"].get<double>(), s["k"].get<double>()};
-        EXPECT_EQ(GridTflops(g, d), r["measured"]["tflops"].get<double>()) << d.m << " x " << d.n << " x " << d.k;
-        ++found;
+// Every grid point is a batch-1 record of its series in data/calibration.json, and the grid returns it exactly: all
+// 125 shapes of XLA's sm_90 and sm_100 tables, 256-4096 in m, n and k.
+TEST(GemmGrid, GridsAreTheTablesAndExactAtTheirPoints) {
+    int grids = 0;
+    for (const GemmCurve& c : Calibration().gemm) {
+        if (c.grid.empty()) continue;
+        SCOPED_TRACE(c.id);
+        ++grids;
+        const GemmGrid& g = c.grid;
+        ASSERT_EQ(g.tflops.size(), 125u);
+        const std::vector<double> sizes = {256, 512, 1024, 2048, 4096};
+        EXPECT_EQ(g.m, sizes);
+        EXPECT_EQ(g.n, sizes);
+        EXPECT_EQ(g.k, sizes);
+        int found = 0;
+        for (const json& r : CalibrationJson()["gemm"]) {
+            if (r["series"] != c.series || r["shape"]["batch"] != 1) continue;
+            const json& s = r["shape"];
+            GemmDims d{s["m"].get<double>(), s["n"].get<double>(), s["k"].get<double>()};
+            EXPECT_EQ(GridTflops(g, d), r["measured"]["tflops"].get<double>()) << d.m << " x " << d.n << " x " << d.k;
+            ++found;
+        }
+        EXPECT_EQ(found, 125);
     }
-    EXPECT_EQ(found, 125);
+    EXPECT_EQ(grids, 2);
+    EXPECT_FALSE(FindGemmCurve(Calibration(), "b200", Precision::bf16)->grid.empty());
+    EXPECT_TRUE(FindGemmCurve(Calibration(), "a100-80gb", Precision::fp16)->grid.empty());  // no grid measured
 }
 
 // Between grid points the value stays within the eight corners around it; along a dimension where the table rises,
