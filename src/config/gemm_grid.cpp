@@ -70,20 +70,22 @@ GemmGrid MakeGemmGrid(const std::vector<GemmGridPoint>& points, const std::strin
     g.m = SortedSizes(points, &GemmGridPoint::m);
     g.n = SortedSizes(points, &GemmGridPoint::n);
     g.k = SortedSizes(points, &GemmGridPoint::k);
+    // Checked before the table is allocated: n points span at most n^3 shapes, and only a full grid is read.
+    const size_t shapes = g.m.size() * g.n.size() * g.k.size();
+    if (points.size() != shapes)
+        throw Error(field, "the points must cover every m x n x k of their sizes (" + std::to_string(g.m.size()) +
+                               " x " + std::to_string(g.n.size()) + " x " + std::to_string(g.k.size()) + " = " +
+                               std::to_string(shapes) + "), got " + std::to_string(points.size()));
     g.log_m = Logs(g.m), g.log_n = Logs(g.n), g.log_k = Logs(g.k);
-    g.tflops.assign(g.m.size() * g.n.size() * g.k.size(), 0.0);
+    g.tflops.assign(shapes, 0.0);
     for (size_t i = 0; i < points.size(); ++i) {
         const GemmGridPoint& p = points[i];
         double& slot = g.tflops[(IndexOf(g.m, p.m) * g.n.size() + IndexOf(g.n, p.n)) * g.k.size() + IndexOf(g.k, p.k)];
         if (slot > 0)
             throw Error(field + "[" + std::to_string(i) + "]", "shape " + ShownNumber(p.m) + " x " + ShownNumber(p.n) +
                                                                    " x " + ShownNumber(p.k) + " is listed twice");
-        slot = p.tflops;
+        slot = p.tflops;  // as many points as shapes: a shape listed twice leaves another empty
     }
-    if (points.size() != g.tflops.size())
-        throw Error(field, "the points must cover every m x n x k of their sizes (" + std::to_string(g.m.size()) +
-                               " x " + std::to_string(g.n.size()) + " x " + std::to_string(g.k.size()) + " = " +
-                               std::to_string(g.tflops.size()) + "), got " + std::to_string(points.size()));
     return g;
 }
 

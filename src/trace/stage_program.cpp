@@ -153,7 +153,8 @@ struct ProgramBuilder {
             n.high_precision = op.high_precision;
             if (op.kind == OpKind::matmul) {
                 const GemmDims d = GemmDimsOf(job, op, share);
-                n.gemm_m = static_cast<float>(d.m), n.gemm_n = static_cast<float>(d.n),
+                n.gemm_m = static_cast<float>(d.m);
+                n.gemm_n = static_cast<float>(d.n);
                 n.gemm_k = static_cast<float>(d.k);
             }
             if (n.flops == 0 && n.bytes == 0) return;  // an op this model does not run (fp8 casts in a bf16 model)

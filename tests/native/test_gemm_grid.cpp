@@ -178,6 +178,12 @@ TEST(GemmGrid, ABrokenGridIsAnErrorNamingIt) {
     EXPECT_NE(GridError([](json& g) { g[3]["batch"] = 2; }).find("grid[3].batch"), std::string::npos);
     EXPECT_NE(GridError([](json& g) { g[3]["tflops"] = -1; }).find("grid[3]"), std::string::npos);
     EXPECT_NE(GridError([](json& g) { g = 5; }).find("grid"), std::string::npos);
+    // Points of all-distinct sizes span n^3 shapes, not a grid: an error naming the count (checked before the table is
+    // allocated, so a parsed file never allocates more shapes than it lists).
+    const std::string spread = GridError([](json& g) {
+        for (size_t i = 0; i < g.size(); ++i) g[i]["m"] = 1000 + i, g[i]["n"] = 2000 + i, g[i]["k"] = 3000 + i;
+    });
+    EXPECT_NE(spread.find("125 x 125 x 125 = 1953125), got 125"), std::string::npos) << spread;
 }
 
 }  // namespace
