@@ -409,7 +409,10 @@ const char* const kGenerationCause =
     "model's larger, and the per-block (MX) scaling of Blackwell FP8 recipes is modelled only as per-tensor casts. "
     "The SMs that "
     "Transformer Engine's TP-overlap kernels take from the GEMMs are modelled (1-5 points on the rows with TP "
-    "overlap). Not modelled: clocks under the power limit with eight GPUs, NVLink and NICs busy (data/ holds no "
+    "overlap). One independent measurement points at the GEMM rates themselves: Vidur's profile of 8,352 Llama 2 "
+    "linear layers per GPU (data/vidur_*_linear_ms.csv, docs/validation.md \"GEMMs by shape\") ran them 11.5% "
+    "slower than the model's H100 rates at 1,025-4,096 tokens but only 5.1% slower than its A100 rates. "
+    "Not modelled: clocks under the power limit with eight GPUs, NVLink and NICs busy (data/ holds no "
     "clock measurement) and the SMs that NCCL's overlapped DP/CP collectives take (one CTA per channel, a count "
     "NCCL's topology search sets at run time and data/ does not hold)";
 const char* const kLongSequenceH100Cause =
