@@ -115,7 +115,7 @@ TEST(GemmGrid, ComputeModelTimesAKnownShapeOnTheGrid) {
 }
 
 // Every matmul of the graph that has a shape has the FLOPs of it (2 m n k per group), forward and backward, dense,
-// MoE and MLA layers, grouped experts and op-level checkpointing's shares.
+// MoE and MLA layers and grouped experts, with op-level checkpointing on (its re-run share scales n, GemmDimsOf).
 TEST(GemmGrid, EveryGraphMatmulCarriesTheShapeOfItsFlops) {
     struct Case {
         const char* model;
