@@ -23,7 +23,7 @@ enum class NodeRole : uint8_t {
 };
 
 struct ProgNode {
-    // Ordered widest first, so that the GEMM shape fits in what was padding (80 bytes a node).
+    // Ordered widest first, so that the GEMM shape fits in what was padding: 72 bytes a node (80 before the shape).
     int64_t flops = 0;
     uint64_t bytes = 0;      // COMP: tensor_size
     int64_t comm_bytes = 0;  // COLL / SEND / RECV
