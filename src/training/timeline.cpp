@@ -1,6 +1,7 @@
 #include "training/timeline.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -195,6 +196,14 @@ std::vector<ChromeEvent> ChromeEventsOf(const StageProgram& prog, const std::vec
                              : n.role == NodeRole::optimizer ? "optimizer"
                                                              : "compute";
                 e.args = {{"flops", n.flops}, {"bytes", static_cast<int64_t>(n.bytes)}};
+                if (n.kind == OpKind::matmul && n.gemm_m > 0) {  // the shape it was timed at, and what that gives
+                    char shape[96];
+                    std::snprintf(shape, sizeof shape, "%.0f x %.0f x %.0f%s", n.gemm_m, n.gemm_n, n.gemm_k,
+                                  n.groups > 1 ? (" x " + std::to_string(n.groups) + " groups").c_str() : "");
+                    e.args.push_back({"gemm (m x n x k)", std::string(shape)});
+                    if (timeline[i].dur_us > 0)
+                        e.args.push_back({"tflops", static_cast<double>(n.flops) / (timeline[i].dur_us * 1e6)});
+                }
                 break;
             case EtNodeType::comm_coll:
                 e.category = std::string("comm:") + NameOf(n.group);

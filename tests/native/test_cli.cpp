@@ -202,4 +202,39 @@ TEST(Cli, TraceTimesJobsLargerThanThePresetCluster) {
     fs::remove_all(dir);
 }
 
+TEST(Cli, TraceJsonNamesEachGemmsShapeAndRate) {
+    // A GEMM event says the shape it was timed at and the TFLOPS that gives: Llama 3 8B's QKV projection under TP8,
+    // 8,192 tokens x 4,096 inputs -> (32 + 2 x 8) x 128 / 8 = 768 outputs; its weight gradient contracts the tokens.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-gemm";
+    fs::remove_all(dir);
+    CliResult r = RunCli(
+        "trace --model presets/models/llama3-8b.json --parallel tp=8,pp=1,dp=1,batch=1 --format json --rank 0 "
+        "--system dgx-h100-superpod --out " +
+        dir.string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json trace = nlohmann::json::parse(sctest::ReadFile((dir / "trace.0.trace.json").string()));
+    int gemms = 0, qkv = 0;
+    for (const nlohmann::json& e : trace.at("traceEvents")) {
+        if (e.value("ph", "") != "X" || !e.contains("args") || !e.at("args").contains("gemm (m x n x k)")) continue;
+        const nlohmann::json& a = e.at("args");
+        const std::string name = e.at("name");
+        if (name.ends_with("attn.qkv")) {
+            EXPECT_EQ(a.at("gemm (m x n x k)"), "8192 x 768 x 4096") << name;
+            ++qkv;
+        }
+        if (name.ends_with("attn.qkv.wgrad")) {
+            EXPECT_EQ(a.at("gemm (m x n x k)"), "4096 x 768 x 8192") << name;
+            ++qkv;
+        }
+        EXPECT_NEAR(a.at("tflops").get<double>() * e.at("dur").get<double>() * 1e6, a.at("flops").get<double>(),
+                    1e-3 * a.at("flops").get<double>())
+            << name;
+        ++gemms;
+    }
+    EXPECT_GE(gemms, 32 * 6);  // six GEMMs of every layer's attention alone
+    EXPECT_EQ(qkv, 2 * 32);
+    fs::remove_all(dir);
+}
+
 }  // namespace
