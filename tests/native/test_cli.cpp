@@ -188,15 +188,18 @@ TEST(Cli, TraceWritesCompleteSetsOnly) {
     fs::remove_all(dir);
 }
 
+// Rank 0's Chrome trace of Llama 3 8B under `parallel` on the DGX H100 SuperPOD, written into a fresh `dir`.
+CliResult TraceRank0(const std::string& parallel, const std::filesystem::path& dir) {
+    std::filesystem::remove_all(dir);
+    return RunCli("trace --model presets/models/llama3-8b.json --parallel " + parallel +
+                  " --format json --rank 0 --system dgx-h100-superpod --out " + dir.string());
+}
+
 TEST(Cli, TraceTimesJobsLargerThanThePresetCluster) {
     // 2,048 ranks on a 1,024-GPU preset: the system grows to the job (as estimate --gpus does) instead of failing.
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-large";
-    fs::remove_all(dir);
-    CliResult r = RunCli(
-        "trace --model presets/models/llama3-8b.json --parallel tp=8,pp=2,dp=128,batch=256 --format json "
-        "--rank 0 --system dgx-h100-superpod --out " +
-        dir.string());
+    CliResult r = TraceRank0("tp=8,pp=2,dp=128,batch=256", dir);
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_TRUE(fs::exists(dir / "trace.0.trace.json")) << r.out;
     fs::remove_all(dir);
@@ -207,11 +210,7 @@ TEST(Cli, TraceJsonNamesEachGemmsShapeAndRate) {
     // 8,192 tokens x 4,096 inputs -> (32 + 2 x 8) x 128 / 8 = 768 outputs; its weight gradient contracts the tokens.
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "sc-cli-trace-gemm";
-    fs::remove_all(dir);
-    CliResult r = RunCli(
-        "trace --model presets/models/llama3-8b.json --parallel tp=8,pp=1,dp=1,batch=1 --format json --rank 0 "
-        "--system dgx-h100-superpod --out " +
-        dir.string());
+    CliResult r = TraceRank0("tp=8,pp=1,dp=1,batch=1", dir);
     ASSERT_EQ(r.status, 0) << r.out;
     const nlohmann::json trace = nlohmann::json::parse(sctest::ReadFile((dir / "trace.0.trace.json").string()));
     int gemms = 0, qkv = 0;
