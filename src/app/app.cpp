@@ -106,6 +106,7 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "overlap_tp", o.overlap_tp);
     Put(out, "overlap_tp_fraction", o.overlap_tp_fraction);
     Put(out, "inr", o.in_network_reduction);
+    Put(out, "fw_gemm", o.framework_gemm);
     Put(out, "matmul_eff", o.matmul_efficiency);
     Put(out, "attention_eff", o.attention_efficiency);
     Put(out, "memory_eff", o.memory_efficiency);

@@ -170,6 +170,7 @@ std::string LinkState(const AppState& s) {
     l.fused_elementwise = s.options.kernels.fused_elementwise;
     l.deepep_dispatch = s.options.kernels.deepep_dispatch;
     l.fp8_dispatch = s.options.kernels.fp8_dispatch;
+    l.framework_gemm = s.options.framework_gemm;
     l.attention_kernel = s.options.attention_kernel;
     l.pp_scatter_gather = s.options.kernels.pp_scatter_gather;
     l.search_gpus = s.search.gpus;
@@ -237,6 +238,7 @@ std::string ApplyLink(AppState& s, const std::string& text) {
                          l.pp_scatter_gather, l.fused_elementwise, l.deepep_dispatch,
                          l.fp8_dispatch};
     s.options.attention_kernel = l.attention_kernel;
+    s.options.framework_gemm = l.framework_gemm;
     s.search.gpus = l.search_gpus;
     if (r.serving >= 0) {
         SetServingDescription(s, r.serving);

@@ -104,6 +104,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "overlap_pp") o.overlap_pp = Flag(k, v);
         else if (k == "overlap_tp") o.overlap_tp = Flag(k, v);
         else if (k == "in_network_reduction" || k == "inr") o.in_network_reduction = Flag(k, v);
+        else if (k == "framework_gemm") o.framework_gemm = Flag(k, v);
         else if (k == "matmul_efficiency") o.matmul_efficiency = Fraction(k, v);
         else if (k == "attention_efficiency") o.attention_efficiency = Fraction(k, v);
         else if (k == "memory_efficiency") o.memory_efficiency = Fraction(k, v);
@@ -121,7 +122,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         } else
             throw Error(k,
                         "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
-                        "in_network_reduction matmul_efficiency attention_efficiency memory_efficiency "
+                        "in_network_reduction framework_gemm matmul_efficiency attention_efficiency memory_efficiency "
                         "flash_attention attention_kernel dropout pp_scatter_gather grad_accumulation_fusion "
                         "fused_elementwise deepep_dispatch fp8_dispatch");
     }

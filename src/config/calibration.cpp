@@ -209,6 +209,29 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         t.gemm.push_back(std::move(gc));
     }
 
+    const json* fw = r.Get("framework_gemm", false);
+    if (fw && !fw->is_array()) throw Error("framework_gemm", "expected an array, got " + std::string(fw->type_name()));
+    for (size_t i = 0; fw && i < fw->size(); ++i) {
+        JsonFields g((*fw)[i], "framework_gemm[" + std::to_string(i) + "]");
+        FrameworkGemmCurve fc;
+        fc.id = g.NonEmptyString("id");
+        if (!ids.insert(fc.id).second) throw Error(g.Field("id"), "\"" + fc.id + "\" is used twice");
+        fc.accelerators = AcceleratorIds(g);
+        fc.dtype = Dtype(g);
+        if (BytesOf(fc.dtype) != 2)
+            throw Error(g.Field("dtype"), "a framework profile applies to 16-bit GEMMs: \"fp16\" or \"bf16\"");
+        const std::string side = g.NonEmptyString("narrow_side");
+        if (side != "output" && side != "contraction")
+            throw Error(g.Field("narrow_side"), "\"" + side + "\" is not \"output\" (m or n) or \"contraction\" (k)");
+        fc.contraction = side == "contraction";
+        ExpectString(g, "x", "gemm_narrow_side");
+        ExpectString(g, "y", "time_ratio");
+        ReadPoints(g, "[gemm_narrow_side, time_ratio > 0]", 1e9, &fc.time_ratio);
+        ReadSourceFields(g, &fc.series, &fc.hardware, &fc.setup, &fc.source, &fc.note);
+        g.RejectUnknown();
+        t.framework_gemm.push_back(std::move(fc));
+    }
+
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
         JsonFields g(mamf[i], "gemm_max_achievable[" + std::to_string(i) + "]");
@@ -313,6 +336,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     };
     keep(table.collectives, out.collectives);
     keep(table.gemm, out.gemm);
+    keep(table.framework_gemm, out.framework_gemm);
     keep(table.gemm_max_achievable, out.gemm_max_achievable);
     keep(table.memory_bandwidth, out.memory_bandwidth);
     keep(table.attention, out.attention);
@@ -341,6 +365,13 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
         if (!best || g.tflops.x.size() > best->tflops.x.size()) best = &g;
     }
     return best;
+}
+
+const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::string_view accelerator_id,
+                                            bool contraction) {
+    for (const FrameworkGemmCurve& f : table.framework_gemm)
+        if (f.contraction == contraction && AppliesTo(f.accelerators, accelerator_id)) return &f;
+    return nullptr;
 }
 
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype) {

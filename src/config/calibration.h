@@ -91,9 +91,25 @@ struct AttentionCurve {
     std::string series, hardware, setup, source, note;
 };
 
+// How much longer a GEMM takes inside a framework on a server node than the part's GEMM curve says: measured time /
+// the curve's compute-roof time, the median over a profile's compute-bound GEMMs of about that narrowest side. A
+// GEMM narrowest in an output side (m or n) and one narrowest in its contraction (k) lose differently (Vidur's H100
+// profile: 1.13-1.30 against 1.03-1.08), so each part has a curve for each. Derived from a profile in data/ by a
+// test that checks it is current (tests/native/test_framework_gemm.cpp), not copied: the ratio is to the model's
+// own GEMM time without it.
+struct FrameworkGemmCurve {
+    std::string id;
+    std::vector<std::string> accelerators;
+    Precision dtype = Precision::fp16;  // the profile's precision; it applies to 16-bit GEMMs (bf16 runs as fp16)
+    bool contraction = false;           // the GEMMs narrowest in k (true) or in m or n (false)
+    MeasuredCurve time_ratio;           // x = that narrowest side, y = measured / curve time (> 0)
+    std::string series, hardware, setup, source, note;
+};
+
 struct CalibrationTable {
     std::vector<CollectiveCurve> collectives;
     std::vector<GemmCurve> gemm;
+    std::vector<FrameworkGemmCurve> framework_gemm;
     std::vector<GemmMaxAchievable> gemm_max_achievable;
     std::vector<HbmMeasurement> memory_bandwidth;
     std::vector<AttentionCurve> attention;
@@ -121,6 +137,10 @@ const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::s
                                            CollectiveOp op, std::string_view scope, int n_ranks);
 // The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// The framework profile's time ratio for 16-bit GEMMs on `accelerator_id` narrowest in k (`contraction`) or in m or
+// n; nullptr when none was profiled there.
+const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::string_view accelerator_id,
+                                            bool contraction);
 // The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);

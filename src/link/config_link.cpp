@@ -50,7 +50,7 @@ constexpr BoolKey kKernelKeys[] = {
     {"flash", &ConfigLink::flash_attention},        {"dropout", &ConfigLink::dropout},
     {"gaf", &ConfigLink::grad_accumulation_fusion}, {"scatter_gather", &ConfigLink::pp_scatter_gather},
     {"fused_ew", &ConfigLink::fused_elementwise},   {"deepep", &ConfigLink::deepep_dispatch},
-    {"fp8_dispatch", &ConfigLink::fp8_dispatch},
+    {"fp8_dispatch", &ConfigLink::fp8_dispatch},    {"fw_gemm", &ConfigLink::framework_gemm},
 };
 
 constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "inr", "wrap"};

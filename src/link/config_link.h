@@ -99,6 +99,7 @@ struct ConfigLink {
     bool fused_elementwise = KernelChoices{}.fused_elementwise;
     bool deepep_dispatch = KernelChoices{}.deepep_dispatch;
     bool fp8_dispatch = KernelChoices{}.fp8_dispatch;
+    bool framework_gemm = TrainingOptions{}.framework_gemm;
 
     int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
 

@@ -68,6 +68,12 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype) / CalibrationScale(acc, gemm16_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
+    // The profile is relative to the part's 16-bit curve; an efficiency set by hand, or no curve, has nothing to
+    // be relative to.
+    if (opt.framework_gemm && fixed_matmul_eff_ <= 0 && gemm16_ && cal) {
+        framework_ = FindFrameworkGemm(*cal, acc.id, false);
+        framework_k_ = FindFrameworkGemm(*cal, acc.id, true);
+    }
     // No GEMM runs faster than the best shape measured on the part (gemm_max_achievable, MAMF's brute-force
     // search). Every curve's plateau sits below it; the cap binds where a part has no curve and the fallback
     // would claim more than was ever measured (MI300X bf16: 0.70 of peak against MAMF's 0.51).
@@ -104,15 +110,28 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     }
 }
 
+// The ratio is read at the GEMM's narrowest side, on the curve of the GEMMs narrowest there: in the profile, a
+// GEMM narrow in an output side loses most where that side is a few hundred to a thousand, one narrow in k little
+// (H100). Outside a curve's profiled sides its nearest point holds (Interpolate's clamp).
+double ComputeModel::FrameworkGemmRatio(const GemmDims& dims) const {
+    if (!dims.known()) return 1;
+    const double out = std::min(dims.m, dims.n);
+    const FrameworkGemmCurve* f = dims.k < out ? framework_k_ : framework_;
+    return f ? Interpolate(f->time_ratio, std::min(out, dims.k)) : 1;
+}
+
 double ComputeModel::MatmulEfficiency(double flops, const GemmDims& dims) const {
     if (!gemm_) return std::min(fixed_matmul_eff_, max_eff_);
-    return std::min(std::max(GemmTflopsOf(*gemm_, flops, dims) * 1e12 / gemm_peak_, 0.01), max_eff_);
+    const double e = std::min(std::max(GemmTflopsOf(*gemm_, flops, dims) * 1e12 / gemm_peak_, 0.01), max_eff_);
+    // A ratio under 1 (the framework faster than the curve) still stops at the best shape measured on the part.
+    return BytesOf(compute_) == 2 ? std::min(e / FrameworkGemmRatio(dims), max_eff_) : e;
 }
 
 double ComputeModel::MatmulEfficiency16(double flops, const GemmDims& dims) const {
     if (BytesOf(compute_) >= 2) return MatmulEfficiency(flops, dims);
     if (!gemm16_) return gemm_ ? MatmulEfficiency(flops, dims) : std::min(fixed_matmul_eff_, max_eff16_);
-    return std::min(std::max(GemmTflopsOf(*gemm16_, flops, dims) * 1e12 / gemm16_peak_, 0.01), max_eff16_);
+    const double e = std::min(std::max(GemmTflopsOf(*gemm16_, flops, dims) * 1e12 / gemm16_peak_, 0.01), max_eff16_);
+    return std::min(e / FrameworkGemmRatio(dims), max_eff16_);
 }
 
 double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {

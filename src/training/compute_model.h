@@ -52,6 +52,13 @@ public:
     const GemmCurve* gemm_curve() const { return gemm_; }
     double flat_matmul_efficiency() const { return fixed_matmul_eff_; }  // when gemm_curve() is nullptr
     double max_matmul_efficiency() const { return max_eff_; }            // 1: none measured
+    // The framework profile 16-bit GEMMs narrowest in k (`contraction`) or in m or n are slowed by
+    // (TrainingOptions::framework_gemm); nullptr: none applies.
+    const FrameworkGemmCurve* framework_gemm(bool contraction = false) const {
+        return contraction ? framework_k_ : framework_;
+    }
+    // Measured / curve time of one 16-bit GEMM of shape `dims` in the framework profile; 1 without one or a shape.
+    double FrameworkGemmRatio(const GemmDims& dims) const;
     const AttentionCurve* attention_curve(bool forward) const { return forward ? attn_curve_fwd_ : attn_curve_bwd_; }
     bool hbm_measured() const { return hbm_measured_; }
 
@@ -73,6 +80,8 @@ private:
     // The best GEMM measured on the part (MAMF) as a fraction of the peak, at the compute precision and in 16
     // bits: no matmul efficiency exceeds it. 1 where nothing was measured or the efficiency is set by hand.
     double max_eff_ = 1, max_eff16_ = 1;
+    const FrameworkGemmCurve* framework_ = nullptr;    // GEMMs narrowest in m or n
+    const FrameworkGemmCurve* framework_k_ = nullptr;  // GEMMs narrowest in k
     const AttentionCurve* attn_curve_fwd_ = nullptr;
     const AttentionCurve* attn_curve_bwd_ = nullptr;
     bool hbm_measured_ = false;

@@ -24,6 +24,12 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
                  Printf("%.0f; wider m x n at equal area, beyond it the edge)", c->grid.m.back());
         if (c->dtype != compute)
             s += std::string(", measured in ") + NameOf(c->dtype) + ": " + prec + " GEMMs at its fraction of peak";
+        const FrameworkGemmCurve *out = cm.framework_gemm(false), *k = cm.framework_gemm(true);
+        if (out && BytesOf(compute) == 2) {
+            s += "; in a framework, x" + Printf("%.2f-%.2f", out->time_ratio.y.back(), out->time_ratio.y.front()) +
+                 " the time by the narrowest side (" + out->series + ")";
+            if (k) s += Printf(", x%.2f-%.2f when it is k", k->time_ratio.y.front(), k->time_ratio.y.back());
+        }
         return s;
     }
     const double flat = cm.flat_matmul_efficiency(), best = cm.max_matmul_efficiency();

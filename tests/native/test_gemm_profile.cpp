@@ -1,10 +1,11 @@
-// Vidur's profile of every linear layer of Llama 2 7B and 70B on one H100 and one A100 (data/vidur_h100_linear_ms.csv,
-// data/vidur_a100_linear_ms.csv: the QKV, output, MLP up and down projections at TP 1, 2, 4 and 8 and 1-4,096
-// tokens, 2,088 rows of 4 GEMMs each) against the serving model's per-op GEMM times, by shape where the part has a
-// grid (H100: XLA's sm_90 table) and by FLOP count (the grid removed): a measurement of how GEMMs are timed, on data
-// that set nothing in the model (only 8 TP8 70B rows on H100 are validation rows too, records 126-133 of
-// data/inference_measured.json). Writes build/gemm_profile.md; docs/validation.md carries it. Nothing here gates
-// the errors: the test fails only when a row cannot be read or predicted, or the docs are stale.
+// Vidur's profile of every linear layer of Llama 2 7B and 70B on one H100 and one A100 (vidur_profile.h) against
+// the serving model's per-op GEMM times, by shape where the part has a grid (H100: XLA's sm_90 table) and by FLOP
+// count (the grid removed): how well the single-GPU curves time a framework's GEMMs. Those readings leave out the
+// framework profile (presets/calibration/measured.json "framework_gemm"), which is derived from these rows
+// (test_framework_gemm.cpp); the model with it is shown apart and is in-sample. (8 TP8 70B rows on H100 are
+// serving validation rows too, records 126-133 of data/inference_measured.json.) Writes build/gemm_profile.md;
+// docs/validation.md carries it. Nothing here gates the errors: the test fails only when a row cannot be read or
+// predicted, or the docs are stale.
 //   ./build/stagecraft_tests --gtest_filter='GemmProfile.*'
 #include <gtest/gtest.h>
 
@@ -17,67 +18,27 @@
 
 #include "inference/iteration_cost.h"
 #include "serve_test_util.h"
+#include "vidur_profile.h"
 
 namespace {
 
 using namespace sc;
 
-struct ProfileRow {
-    std::string model;
-    int tp = 0;
-    double tokens = 0;
-    double ms[4] = {0, 0, 0, 0};  // QKV, output, MLP up, MLP down
-};
+using vidur::Fp16;
+using vidur::Llama2;
+using vidur::ProfileRow;
+using vidur::ReadProfile;
 
-std::vector<ProfileRow> ReadProfile(const std::string& file) {
-    std::istringstream in(sctest::ReadFile(servetest::kRoot + "/data/" + file));
-    std::string line;
-    std::getline(in, line);
-    EXPECT_EQ(line, "model,tp,num_tokens,attn_pre_proj_ms,attn_post_proj_ms,mlp_up_proj_ms,mlp_down_proj_ms");
-    std::vector<ProfileRow> rows;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string cell;
-        ProfileRow r;
-        std::getline(f, r.model, ',');
-        std::getline(f, cell, ',');
-        r.tp = std::stoi(cell);
-        std::getline(f, cell, ',');
-        r.tokens = std::stod(cell);
-        for (double& ms : r.ms) {
-            std::getline(f, cell, ',');
-            ms = std::stod(cell);
-        }
-        rows.push_back(r);
-    }
-    return rows;
-}
-
-// Llama 2 7B and 70B as released (config.json): 70B is the Llama 3 70B shape with a 32,000-token vocabulary; 7B has
-// 32 layers, 4,096 hidden, 32 heads with as many KV heads, FFN 11,008.
-ModelConfig Llama2(const std::string& name) {
-    if (name == "Llama-2-70B") {
-        ModelConfig m = servetest::Model("llama3-70b");
-        m.vocab = 32000;
-        return m;
-    }
-    EXPECT_EQ(name, "Llama-2-7B");
-    ModelConfig m = servetest::Model("llama3-8b");
-    m.kv_heads = 32;
-    m.ffn = 11008;
-    m.vocab = 32000;
-    return m;
-}
-
-// Vidur profiled fp16 (its profiling dtype), as records 126-133 are read.
-ServingPrecision Fp16() {
-    ServingPrecision s;
-    s.weights = s.compute = s.kv_cache = s.activations = s.embeddings = Precision::fp16;
-    return s;
+// The single-GPU curves alone: the framework profile is derived from these very rows (test_framework_gemm.cpp), so
+// the table's first readings leave it out.
+CalibrationTable WithoutFramework() {
+    CalibrationTable t = servetest::Calibration();
+    t.framework_gemm.clear();
+    return t;
 }
 
 CalibrationTable WithoutGrids() {
-    CalibrationTable t = servetest::Calibration();
+    CalibrationTable t = WithoutFramework();
     for (GemmCurve& g : t.gemm) g.grid = GemmGrid{};
     return t;
 }
@@ -116,19 +77,23 @@ struct Errors {
 void AddProfile(const std::string& gpu, const std::string& file, const std::string& system, std::string* md) {
     const std::vector<ProfileRow> rows = ReadProfile(file);
     EXPECT_EQ(rows.size(), 2088u) << file;
-    static const CalibrationTable flat = WithoutGrids();
+    static const CalibrationTable flat = WithoutGrids(), bare = WithoutFramework();
     const System& sys = servetest::System(system);
     const GemmCurve* curve = FindGemmCurve(servetest::Calibration(), sys.accelerator.id, Precision::bf16);
     if (!curve) curve = FindGemmCurve(servetest::Calibration(), sys.accelerator.id, Precision::fp16);
     ASSERT_NE(curve, nullptr) << system;
     const bool has_grid = !curve->grid.empty();
-    std::map<std::string, Errors> grid, flops;
+    const bool has_framework = FindFrameworkGemm(servetest::Calibration(), sys.accelerator.id, false) != nullptr;
+    std::map<std::string, Errors> grid, flops, framework;
     for (const ProfileRow& r : rows) {
-        IterationCost by_shape(Llama2(r.model), Fp16(), r.tp, sys, &servetest::Calibration(), 1024, 1);
+        IterationCost by_shape(Llama2(r.model), Fp16(), r.tp, sys, &bare, 1024, 1);
         IterationCost by_flops(Llama2(r.model), Fp16(), r.tp, sys, &flat, 1024, 1);
+        IterationCost with_framework(Llama2(r.model), Fp16(), r.tp, sys, &servetest::Calibration(), 1024, 1);
         const LayerLinearTimes a = by_shape.LayerLinear(r.tokens), b = by_flops.LayerLinear(r.tokens);
+        const LayerLinearTimes c = with_framework.LayerLinear(r.tokens);
         const double shape_ms[4] = {a.qkv * 1e3, a.out * 1e3, a.mlp_up * 1e3, a.mlp_down * 1e3};
         const double flops_ms[4] = {b.qkv * 1e3, b.out * 1e3, b.mlp_up * 1e3, b.mlp_down * 1e3};
+        const double framework_ms[4] = {c.qkv * 1e3, c.out * 1e3, c.mlp_up * 1e3, c.mlp_down * 1e3};
         for (const Band& band : kBands) {
             if (r.tokens < band.lo || r.tokens > band.hi) continue;
             for (int k = 0; k < 4; ++k) {
@@ -136,6 +101,7 @@ void AddProfile(const std::string& gpu, const std::string& file, const std::stri
                 for (const std::string& key : {std::string(band.name), std::string("all")}) {
                     grid[key].Add(shape_ms[k], r.ms[k]);
                     flops[key].Add(flops_ms[k], r.ms[k]);
+                    framework[key].Add(framework_ms[k], r.ms[k]);
                 }
             }
         }
@@ -144,6 +110,9 @@ void AddProfile(const std::string& gpu, const std::string& file, const std::stri
         if (has_grid) *md += grid[band].Row(gpu + ", " + band + ", by shape (the grid)");
         *md += flops[band].Row(gpu + ", " + band + ", by FLOP count");
     }
+    if (has_framework)
+        for (const char* band : {kBands[0].name, kBands[1].name, kBands[2].name, "all"})
+            *md += framework[band].Row(gpu + ", " + band + ", with the framework profile (derived from these rows)");
 }
 
 std::string Markdown() {

@@ -56,6 +56,9 @@ struct Row {
     // Set by Evaluate.
     sc::TrainingEstimate est;
     double predicted_seconds = 0, error = 0;
+    // The same row with TrainingOptions::framework_gemm off (16-bit GEMMs at the single-GPU curve alone): how much
+    // of the error the framework GEMM profile makes.
+    double error_without_framework = 0;
     std::string evaluation_error;
 };
 
