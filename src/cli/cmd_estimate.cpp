@@ -37,6 +37,8 @@ int Estimate(int argc, char** argv) {
             "               fold over a stage's tp*cp*dp ranks; recompute none|selective|full (Megatron-LM's) or op\n"
             "               (PyTorch op-level checkpointing with torchtitan's policy: every second torch.mm re-run)\n"
             "  --options    overlap_dp=on,overlap_pp=on,overlap_tp=off,in_network_reduction=on,\n"
+            "               framework_gemm=on (off: 16-bit GEMMs at the single-GPU curve, without the framework\n"
+            "               profile's measured slowdown),\n"
             "               matmul_efficiency=F,attention_efficiency=F,memory_efficiency=F (default: measured),\n"
             "               flash_attention=on,attention_kernel=cudnn|flash3|flash2,dropout=off,\n"
             "               pp_scatter_gather=on,grad_accumulation_fusion=on,fused_elementwise=on (off: PyTorch\n"
@@ -60,6 +62,9 @@ int Estimate(int argc, char** argv) {
     request.model = LoadModel(a);
     const bool json = a.Has("json");
     if (!a.Has("system")) {
+        // Without a cluster the report is the model's alone; the split and options still get checked, so a typo in
+        // them is an error here as it is with --system, not silently dropped.
+        MakeJob(request.model, ParseParallelSpec(a.Get("parallel", "")), LoadTrainingOptions(a).kernels);
         const engine::EstimateResult e = engine::RunEstimate(request);
         std::string out = json ? EstimateReportJson(request, e) : EstimateReportText(request, e);
         std::fwrite(out.data(), 1, out.size(), stdout);

@@ -47,6 +47,13 @@ TEST(Cli, BadInputIsOneClearError) {
     r = RunCli("estimate --modle x");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--modle: unknown flag"), std::string::npos);
+    // Without --system the report is the model's, but a bad split or option is still an error, not ignored.
+    r = RunCli("estimate --model presets/models/gpt3-175b.json --options framework_gemm=maybe");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("framework_gemm: expected on or off, got \"maybe\""), std::string::npos) << r.out;
+    r = RunCli("estimate --model presets/models/gpt3-175b.json --parallel tp=0");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("tp"), std::string::npos) << r.out;
 }
 
 TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
