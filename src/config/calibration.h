@@ -94,7 +94,7 @@ struct AttentionCurve {
 // How much longer a GEMM takes inside a framework on a server node than the part's GEMM curve says: measured time /
 // the curve's compute-roof time, the median over a profile's compute-bound GEMMs of about that narrowest side. A
 // GEMM narrowest in an output side (m or n) and one narrowest in its contraction (k) lose differently (Vidur's H100
-// profile: 1.13-1.30 against 1.03-1.08), so each part has a curve for each. Derived from a profile in data/ by a
+// profile: 1.11-1.30 against 1.03-1.08), so each part has a curve for each. Derived from a profile in data/ by a
 // test that checks it is current (tests/native/test_framework_gemm.cpp), not copied: the ratio is to the model's
 // own GEMM time without it.
 struct FrameworkGemmCurve {
