@@ -72,7 +72,7 @@ Shape ReadShape(const json& j, const std::string& path, bool with_tflops) {
     const char* keys[] = {"m", "n", "k", "batch"};
     double* outs[] = {&s.m, &s.n, &s.k, &s.batch};
     for (int i = 0; i < 4; ++i) {
-        *outs[i] = r.PositiveInt(keys[i], 2147483647);
+        *outs[i] = r.PositiveInt(keys[i], 2147483647LL);  // LL: the required overload, not a fallback
     }
     if (with_tflops) {
         s.tflops = r.Number("tflops");
@@ -276,7 +276,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
         ac.forward = d == "forward";
         ac.causal = a.Bool("causal");
-        ac.head_dim = a.PositiveInt("head_dim", 2147483647);
+        ac.head_dim = a.PositiveInt("head_dim", 2147483647LL);  // required (LL: not the fallback overload)
         ExpectString(a, "x", "seqlen");
         ExpectString(a, "y", "efficiency");
         ReadPoints(a, "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency);

@@ -577,6 +577,16 @@ TEST(HardwareCalibration, AttentionCurveErrorsNameTheField) {
               std::string::npos);
     EXPECT_NE(broken("[512, 0.285]", "[512, 1.5]").find("attention[0].points[0]"), std::string::npos);
     EXPECT_NE(broken("\"causal\": false", "\"causal\": 0").find("attention[0].causal"), std::string::npos);
+    // A required size left out is an error naming it, not a default (once read through an overload that took the
+    // maximum for a fallback).
+    EXPECT_NE(broken("\"head_dim\": 64,", "").find("attention[0].head_dim"), std::string::npos);
+    std::string no_m = text;
+    const size_t point = no_m.find("{\"m\": ", no_m.find("\"gemm\""));
+    ASSERT_NE(point, std::string::npos);
+    no_m.erase(point + 1, no_m.find(',', point) + 2 - (point + 1));  // {"m": 1024, "n": ... -> {"n": ...
+    const std::string e = sctest::ErrorOf([&] { sc::ParseCalibration(no_m); });
+    EXPECT_NE(e.find("gemm[0].points[0]"), std::string::npos) << e;
+    EXPECT_NE(e.find("\"m\""), std::string::npos) << e;  // "k: unknown field (did you mean "m"?)": one letter off
 }
 
 TEST(HardwareCalibration, Lookups) {
