@@ -232,6 +232,26 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         t.framework_gemm.push_back(std::move(fc));
     }
 
+    const json* wr = r.Get("weight_read_floor", false);
+    if (wr && !wr->is_array())
+        throw Error("weight_read_floor", "expected an array, got " + std::string(wr->type_name()));
+    for (size_t i = 0; wr && i < wr->size(); ++i) {
+        JsonFields g((*wr)[i], "weight_read_floor[" + std::to_string(i) + "]");
+        WeightReadFloor w;
+        w.id = g.NonEmptyString("id");
+        if (!ids.insert(w.id).second) throw Error(g.Field("id"), "\"" + w.id + "\" is used twice");
+        w.accelerators = AcceleratorIds(g);
+        w.dtype = Dtype(g);
+        w.alpha_us = g.Number("alpha_us");
+        // A kernel's fixed cost is microseconds; a millisecond would be a unit slip, not a launch.
+        if (!(w.alpha_us > 0 && w.alpha_us < 1000))
+            throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(w.alpha_us));
+        w.gemms = g.PositiveInt("gemms", 1000000000LL);
+        ReadSourceFields(g, &w.series, &w.hardware, &w.setup, &w.source, &w.note);
+        g.RejectUnknown();
+        t.weight_read_floor.push_back(std::move(w));
+    }
+
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
         JsonFields g(mamf[i], "gemm_max_achievable[" + std::to_string(i) + "]");
@@ -337,6 +357,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.collectives, out.collectives);
     keep(table.gemm, out.gemm);
     keep(table.framework_gemm, out.framework_gemm);
+    keep(table.weight_read_floor, out.weight_read_floor);
     keep(table.gemm_max_achievable, out.gemm_max_achievable);
     keep(table.memory_bandwidth, out.memory_bandwidth);
     keep(table.attention, out.attention);
@@ -371,6 +392,12 @@ const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::
                                             bool contraction) {
     for (const FrameworkGemmCurve& f : table.framework_gemm)
         if (f.contraction == contraction && AppliesTo(f.accelerators, accelerator_id)) return &f;
+    return nullptr;
+}
+
+const WeightReadFloor* FindWeightReadFloor(const CalibrationTable& table, std::string_view accelerator_id) {
+    for (const WeightReadFloor& w : table.weight_read_floor)
+        if (AppliesTo(w.accelerators, accelerator_id)) return &w;
     return nullptr;
 }
 

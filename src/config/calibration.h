@@ -106,10 +106,24 @@ struct FrameworkGemmCurve {
     std::string series, hardware, setup, source, note;
 };
 
+// The fixed cost of a kernel from a profile's weight reads: the median, over the profile's GEMMs that only read
+// their weights (the model's compute roof under a tenth of their bytes at STREAM-copy bandwidth), of measured time
+// minus those bytes at that bandwidth. For parts whose GEMM calibration has no floor point (training/kernel_floor.h).
+// Derived, as FrameworkGemmCurve is, by tests/native/test_framework_gemm.cpp.
+struct WeightReadFloor {
+    std::string id;
+    std::vector<std::string> accelerators;
+    Precision dtype = Precision::fp16;
+    double alpha_us = 0;  // > 0
+    int gemms = 0;        // the weight-read GEMMs it is the median of
+    std::string series, hardware, setup, source, note;
+};
+
 struct CalibrationTable {
     std::vector<CollectiveCurve> collectives;
     std::vector<GemmCurve> gemm;
     std::vector<FrameworkGemmCurve> framework_gemm;
+    std::vector<WeightReadFloor> weight_read_floor;
     std::vector<GemmMaxAchievable> gemm_max_achievable;
     std::vector<HbmMeasurement> memory_bandwidth;
     std::vector<AttentionCurve> attention;
@@ -141,6 +155,8 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
 // n; nullptr when none was profiled there.
 const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::string_view accelerator_id,
                                             bool contraction);
+// The weight-read floor profiled on `accelerator_id`; nullptr when none was.
+const WeightReadFloor* FindWeightReadFloor(const CalibrationTable& table, std::string_view accelerator_id);
 // The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);

@@ -35,6 +35,15 @@ KernelFloor MeasuredKernelFloor(const CalibrationTable* cal, const Accelerator& 
             }
         }
     }
+    if (best.alpha_s == 0) {
+        // The profile's alpha is already what a kernel costs beyond its bytes at STREAM-copy bandwidth; it does not
+        // depend on the bandwidth it is judged at (the training floor's unbounded one included).
+        if (const WeightReadFloor* w = FindWeightReadFloor(*cal, acc.id)) {
+            best.alpha_s = w->alpha_us * 1e-6;
+            best.series = w->series;
+            best.profile_gemms = w->gemms;
+        }
+    }
     return best;
 }
 

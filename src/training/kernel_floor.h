@@ -13,7 +13,9 @@
 // bytes of its square operands at the achieved HBM bandwidth) is under a tenth of its measured time: then what
 // it measured is almost all fixed cost. alpha = its measured time minus its bytes at HBM bandwidth (so the
 // alpha-beta line reproduces that measurement), the smallest over such points. An accelerator without such a
-// point has no floor term (alpha = 0) and the roofline stands as before; the report says which.
+// point takes the floor of a profile's weight-read GEMMs where one was profiled (CalibrationTable::
+// weight_read_floor: A100, from Vidur's profile, whose weight reads follow alpha + bytes at STREAM-copy bandwidth);
+// one with neither has no floor term (alpha = 0) and the roofline stands as before; the report says which.
 #pragma once
 #include <string>
 
@@ -27,6 +29,7 @@ struct KernelFloor {
     double gemm_flops = 0;    // the GEMM it was measured on (2 m n k) ...
     double gemm_seconds = 0;  // ... and its measured time
     std::string series;       // its calibration series
+    int profile_gemms = 0;    // > 0: alpha is the weight_read_floor median over that many profiled GEMMs instead
 };
 
 // A point is a floor measurement when roofline time <= kFloorRooflineShare x measured time.

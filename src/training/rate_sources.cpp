@@ -68,6 +68,9 @@ std::string HbmText(const ComputeModel& cm, const Accelerator& acc, const Traini
 
 std::string FloorText(const KernelFloor& f, const Accelerator& acc) {
     if (f.alpha_s <= 0) return "none measured for " + acc.id + ": no fixed cost per kernel beyond its roofline";
+    if (f.profile_gemms > 0)
+        return Printf("%.2f us per kernel: the median of ", f.alpha_s * 1e6) + f.series +
+               Printf("'s %.0f weight-read GEMMs beyond their bytes at STREAM-copy bandwidth", f.profile_gemms);
     return Printf("%.2f us per kernel: the ", f.alpha_s * 1e6) + f.series +
            Printf(" GEMM of %.3g MFLOP, measured at %.2f us", f.gemm_flops / 1e6, f.gemm_seconds * 1e6);
 }

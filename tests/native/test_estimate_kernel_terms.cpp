@@ -97,12 +97,16 @@ TEST(EstimateKernelTerms, FloorExcessClosedForm) {
     EXPECT_DOUBLE_EQ(sc::KernelFloorExcess(sc::KernelFloor{}, 1e-9, 1, 1, 3e12), 0);
 }
 
-// A100's GEMM calibration has no floor point (its curve starts at 1024^3): the term is zero, as it is without a
-// calibration table, and the accurate A100 rows cannot move.
+// A100's GEMM calibration has no floor point (its curve starts at 1024^3): without the weight-read floor Vidur's
+// profile gives it (calibration "weight_read_floor") the term is zero, as it is without a calibration table; with
+// it, the term is there.
 TEST(EstimateKernelTerms, NoFloorMeasurementNoTerm) {
     const sc::Job job = sc::MakeJob(TinyModel(), sc::ParseParallelSpec("tp=1,pp=1,dp=1,microbatch=1,batch=4"));
     const sc::TrainingOptions opt;
-    EXPECT_EQ(sc::EstimateTraining(job, LoadSystem("dgx-a100-superpod"), &Cal(), opt).step.kernel_fixed, 0);
+    sc::CalibrationTable no_profile = Cal();
+    no_profile.weight_read_floor.clear();
+    EXPECT_EQ(sc::EstimateTraining(job, LoadSystem("dgx-a100-superpod"), &no_profile, opt).step.kernel_fixed, 0);
+    EXPECT_GT(sc::EstimateTraining(job, LoadSystem("dgx-a100-superpod"), &Cal(), opt).step.kernel_fixed, 0);
     EXPECT_EQ(sc::EstimateTraining(job, LoadSystem("dgx-h100-superpod"), nullptr, opt).step.kernel_fixed, 0);
 }
 

@@ -95,6 +95,68 @@ TEST(FrameworkGemm, PresetIsTheProfilesMedianRatio) {
         }
 }
 
+// The weight-read floor: over the profile's GEMMs that only read their weights (compute roof on the curve under a
+// tenth of their bytes at STREAM-copy bandwidth: kernel_floor.h's share), the median of measured time minus those
+// bytes at that bandwidth, in us to 2 decimals; and how many GEMMs it is the median of.
+struct DerivedFloor {
+    double alpha_us = 0;
+    int gemms = 0;
+};
+
+DerivedFloor DeriveWeightReadFloor(const std::string& file, const std::string& system) {
+    CalibrationTable cal = servetest::Calibration();
+    cal.framework_gemm.clear();
+    cal.weight_read_floor.clear();
+    const Accelerator& acc = servetest::System(system).accelerator;
+    TrainingOptions opt;
+    opt.framework_gemm = false;
+    const ComputeModel cm(acc, Precision::fp16, &cal, opt);
+    std::vector<double> excess;
+    for (const vidur::ProfileRow& r : vidur::ReadProfile(file)) {
+        GemmDims g[4];
+        vidur::RowGemms(r, g);
+        for (int i = 0; i < 4; ++i) {
+            const double flops = 2 * g[i].m * g[i].n * g[i].k;
+            const double bytes = 2 * (g[i].m * g[i].k + g[i].k * g[i].n + g[i].m * g[i].n);
+            const double compute = flops / (cm.peak_flops() * cm.MatmulEfficiency(flops, g[i]));
+            const double read = bytes / cm.memory_bytes_per_s();
+            if (compute > kFloorRooflineShare * read) continue;
+            excess.push_back(r.ms[i] * 1e-3 - read);
+        }
+    }
+    DerivedFloor d;
+    if (excess.empty()) return d;
+    std::nth_element(excess.begin(), excess.begin() + excess.size() / 2, excess.end());
+    d.alpha_us = std::round(excess[excess.size() / 2] * 1e8) / 100;
+    d.gemms = static_cast<int>(excess.size());
+    return d;
+}
+
+TEST(FrameworkGemm, WeightReadFloorIsTheProfilesMedianExcess) {
+    const DerivedFloor a100 = DeriveWeightReadFloor("vidur_a100_linear_ms.csv", "dgx-a100-superpod");
+    const WeightReadFloor* w = FindWeightReadFloor(servetest::Calibration(), "a100-80gb");
+    ASSERT_NE(w, nullptr) << "a100-80gb has no weight_read_floor entry; it would be alpha_us " << a100.alpha_us
+                          << " over " << a100.gemms << " GEMMs";
+    EXPECT_EQ(w->alpha_us, a100.alpha_us) << "presets/calibration/measured.json weight_read_floor \"" << w->id
+                                          << "\" is stale: alpha_us is now " << a100.alpha_us;
+    EXPECT_EQ(w->gemms, a100.gemms);
+    // The A100's kernels now pay it; a part with a floor point in its GEMM calibration keeps that one.
+    const KernelFloor f =
+        TrainingKernelFloor(&servetest::Calibration(), servetest::System("dgx-a100-superpod").accelerator);
+    EXPECT_EQ(f.alpha_s, w->alpha_us * 1e-6);
+    EXPECT_EQ(f.profile_gemms, w->gemms);
+    const Accelerator& h100 = servetest::System("dgx-h100-superpod").accelerator;
+    const KernelFloor xla = TrainingKernelFloor(&servetest::Calibration(), h100);
+    EXPECT_EQ(xla.profile_gemms, 0);
+    EXPECT_EQ(xla.series, "xla-sm90-bf16");
+    // The same rule on Vidur's H100 profile, as a check of the rule: the H100 floor taken from XLA's table
+    // (5.20 us) and the one the profile's weight reads give agree within a factor of two.
+    const DerivedFloor h = DeriveWeightReadFloor("vidur_h100_linear_ms.csv", "dgx-h100-superpod");
+    EXPECT_GT(h.gemms, 100);
+    EXPECT_GT(h.alpha_us * 1e-6, xla.alpha_s / 2) << h.alpha_us;
+    EXPECT_LT(h.alpha_us * 1e-6, xla.alpha_s * 2) << h.alpha_us;
+}
+
 double GemmSeconds(const ComputeModel& cm, const GemmDims& d, bool high_precision = false) {
     return cm.Seconds(OpKind::matmul, 2 * d.m * d.n * d.k, 0, true, 1, high_precision, false, d);
 }

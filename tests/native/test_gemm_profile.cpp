@@ -29,11 +29,12 @@ using vidur::Llama2;
 using vidur::ProfileRow;
 using vidur::ReadProfile;
 
-// The single-GPU curves alone: the framework profile is derived from these very rows (test_framework_gemm.cpp), so
-// the table's first readings leave it out.
+// The single-GPU curves alone: the framework profile and the A100's weight-read floor are derived from these very
+// rows (test_framework_gemm.cpp), so the table's first readings leave them out.
 CalibrationTable WithoutFramework() {
     CalibrationTable t = servetest::Calibration();
     t.framework_gemm.clear();
+    t.weight_read_floor.clear();
     return t;
 }
 
@@ -83,7 +84,8 @@ void AddProfile(const std::string& gpu, const std::string& file, const std::stri
     if (!curve) curve = FindGemmCurve(servetest::Calibration(), sys.accelerator.id, Precision::fp16);
     ASSERT_NE(curve, nullptr) << system;
     const bool has_grid = !curve->grid.empty();
-    const bool has_framework = FindFrameworkGemm(servetest::Calibration(), sys.accelerator.id, false) != nullptr;
+    const bool has_framework = FindFrameworkGemm(servetest::Calibration(), sys.accelerator.id, false) != nullptr ||
+                               FindWeightReadFloor(servetest::Calibration(), sys.accelerator.id) != nullptr;
     std::map<std::string, Errors> grid, flops, framework;
     for (const ProfileRow& r : rows) {
         IterationCost by_shape(Llama2(r.model), Fp16(), r.tp, sys, &bare, 1024, 1);

@@ -105,15 +105,20 @@ TEST(RateSources, SearchReportNamesTheBestLayoutsRates) {
     EXPECT_EQ(j["rate_sources"]["gemm"], want.gemm);
 }
 
-// The kernel floor is a rate too: H100's comes from XLA's 256^3 GEMM (the whole 5.20 us, training's rule); A100 has
-// no floor measurement, so nothing is measured about its fixed cost and the rates are not all measured.
+// The kernel floor is a rate too: H100's comes from XLA's 256^3 GEMM (the whole 5.20 us, training's rule); A100's
+// GEMM calibration has none, and its floor is the one Vidur's weight reads give; MI300X has neither, so nothing is
+// measured about its fixed cost.
 TEST(RateSources, KernelFloorIsNamedOrSaidMissing) {
     EXPECT_EQ(Rates("dgx-h100-superpod").floor,
               "5.20 us per kernel: the xla-sm90-bf16 GEMM of 33.6 MFLOP, measured at "
               "5.20 us");
     const sc::RateSources a100 = Rates("dgx-a100-superpod");
-    EXPECT_EQ(a100.floor, "none measured for a100-80gb: no fixed cost per kernel beyond its roofline");
-    EXPECT_FALSE(a100.all_measured);
+    EXPECT_EQ(a100.floor,
+              "4.57 us per kernel: the median of vidur-a100-linear's 99 weight-read GEMMs beyond their bytes at "
+              "STREAM-copy bandwidth");
+    const sc::KernelFloor none = sc::TrainingKernelFloor(
+        &Cal(), sc::ParseAccelerator(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/hardware/mi300x.json")));
+    EXPECT_EQ(none.alpha_s, 0);
 }
 
 // Serving describes the iteration cost it simulates with: forward attention only, serving's own floor (the operands

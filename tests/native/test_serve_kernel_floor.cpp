@@ -76,10 +76,16 @@ TEST(ServeKernelFloor, Sm100PartsReadXlasSm100Table) {
 }
 
 // A100: its GEMM calibration starts at 1024^3 (cuBLASLt fp16, 119 TFLOPS), a GEMM whose roofline is 39% of its
-// time: no floor measurement, so no floor term and the roofline stands.
-TEST(ServeKernelFloor, A100HasNoFloorMeasurement) {
+// time: no floor point there, so the floor is the profile's weight-read one, at any bandwidth; without that, none.
+TEST(ServeKernelFloor, A100TakesTheWeightReadFloor) {
     const Accelerator& acc = servetest::System("dgx-a100-superpod").accelerator;
-    EXPECT_EQ(MeasuredKernelFloor(&Calibration(), acc, 1.61e12).alpha_s, 0);
+    const WeightReadFloor* w = FindWeightReadFloor(Calibration(), acc.id);
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(MeasuredKernelFloor(&Calibration(), acc, 1.61e12).alpha_s, w->alpha_us * 1e-6);
+    EXPECT_EQ(MeasuredKernelFloor(&Calibration(), acc, 1e15).alpha_s, w->alpha_us * 1e-6);
+    CalibrationTable no_profile = Calibration();
+    no_profile.weight_read_floor.clear();
+    EXPECT_EQ(MeasuredKernelFloor(&no_profile, acc, 1.61e12).alpha_s, 0);
     EXPECT_EQ(MeasuredKernelFloor(nullptr, acc, 1.61e12).alpha_s, 0);
 }
 
@@ -113,7 +119,7 @@ TEST(ServeKernelFloor, OnlyOverheadDominatedPointsCount) {
 }
 
 // One decode token on H100 TP8: the QKV GEMM reads its weight shard, so it takes exactly alpha + its bytes at
-// the achieved bandwidth; on A100 (no floor) exactly its bytes at the bandwidth.
+// the achieved bandwidth, on H100 (XLA's floor) and A100 (the weight-read floor) alike.
 TEST(ServeKernelFloor, AWeightReadGemmPaysAlphaPlusItsBytes) {
     const ModelConfig m = servetest::Model("llama3-70b");
     ServingPrecision p;
@@ -127,9 +133,8 @@ TEST(ServeKernelFloor, AWeightReadGemmPaysAlphaPlusItsBytes) {
         const double expected = cost.kernel_floor().alpha_s + bytes / cm.memory_bytes_per_s();
         EXPECT_NEAR(cost.LayerLinear(1).qkv, expected, 1e-12) << sys_id;
     }
-    EXPECT_GT(
-        IterationCost(m, p, 8, servetest::System("dgx-h100-superpod"), &Calibration(), 1024, 8).kernel_floor().alpha_s,
-        0);
+    for (const char* sys_id : {"dgx-h100-superpod", "dgx-a100-superpod"})
+        EXPECT_GT(IterationCost(m, p, 8, servetest::System(sys_id), &Calibration(), 1024, 8).kernel_floor().alpha_s, 0);
 }
 
 }  // namespace
