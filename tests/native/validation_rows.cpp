@@ -436,7 +436,7 @@ const char* const kFrameworkOvershootCause =
     "slower than measured because of the framework GEMM profile (presets/calibration/measured.json framework_gemm): "
     "its ratio is the median over Vidur's profiled GEMMs of one narrowest side, and between shapes of one side "
     "those ratios spread widely (p10-p90 of the compute-bound GEMMs narrow in m or n: H100 1.06-1.41 at 1,024, "
-    "1.03-1.29 at 2,048, 1.03-1.19 at 4,096; A100 0.97-1.19 at 1,024, 0.97-1.14 at 2,048): this run's GEMMs ran "
+    "1.03-1.30 at 2,048, 1.03-1.19 at 4,096; A100 0.97-1.19 at 1,024, 0.96-1.14 at 2,048): this run's GEMMs ran "
     "nearer the single-GPU curve than the median. With the profile off (--options framework_gemm=off) the row is "
     "within 10%; its assumptions give the number";
 
