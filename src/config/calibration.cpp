@@ -82,6 +82,62 @@ Shape ReadShape(const json& j, const std::string& path, bool with_tflops) {
     return s;
 }
 
+// An optional top-level array (absent: empty).
+const json& OptionalArray(JsonFields& r, const char* key) {
+    static const json kEmpty = json::array();
+    const json* a = r.Get(key, false);
+    if (!a) return kEmpty;
+    if (!a->is_array()) throw Error(key, "expected an array, got " + std::string(a->type_name()));
+    return *a;
+}
+
+// An entry's "id", which no other entry of the table may use.
+std::string UniqueId(JsonFields& g, std::set<std::string>& ids) {
+    std::string id = g.NonEmptyString("id");
+    if (!ids.insert(id).second) throw Error(g.Field("id"), "\"" + id + "\" is used twice");
+    return id;
+}
+
+// The fields every derived entry has first: its id, the parts it applies to, the precision it was measured in.
+template <class Entry>
+void ReadEntryHead(JsonFields& g, std::set<std::string>& ids, Entry* e) {
+    e->id = UniqueId(g, ids);
+    e->accelerators = AcceleratorIds(g);
+    e->dtype = Dtype(g);
+}
+
+FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std::set<std::string>& ids) {
+    JsonFields g(e, path);
+    FrameworkGemmCurve fc;
+    ReadEntryHead(g, ids, &fc);
+    if (BytesOf(fc.dtype) != 2)
+        throw Error(g.Field("dtype"), "a framework profile applies to 16-bit GEMMs: \"fp16\" or \"bf16\"");
+    const std::string side = g.NonEmptyString("narrow_side");
+    if (side != "output" && side != "contraction")
+        throw Error(g.Field("narrow_side"), "\"" + side + "\" is not \"output\" (m or n) or \"contraction\" (k)");
+    fc.contraction = side == "contraction";
+    ExpectString(g, "x", "gemm_narrow_side");
+    ExpectString(g, "y", "time_ratio");
+    ReadPoints(g, "[gemm_narrow_side, time_ratio > 0]", 1e9, &fc.time_ratio);
+    ReadSourceFields(g, &fc.series, &fc.hardware, &fc.setup, &fc.source, &fc.note);
+    g.RejectUnknown();
+    return fc;
+}
+
+WeightReadFloor ReadWeightReadFloor(const json& e, const std::string& path, std::set<std::string>& ids) {
+    JsonFields g(e, path);
+    WeightReadFloor w;
+    ReadEntryHead(g, ids, &w);
+    w.alpha_us = g.Number("alpha_us");
+    // A kernel's fixed cost is microseconds; a millisecond would be a unit slip, not a launch.
+    if (!(w.alpha_us > 0 && w.alpha_us < 1000))
+        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(w.alpha_us));
+    w.gemms = g.PositiveInt("gemms", 1000000000LL);
+    ReadSourceFields(g, &w.series, &w.hardware, &w.setup, &w.source, &w.note);
+    g.RejectUnknown();
+    return w;
+}
+
 }  // namespace
 
 void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
@@ -139,8 +195,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
     for (size_t i = 0; i < colls.size(); ++i) {
         JsonFields c(colls[i], "collectives[" + std::to_string(i) + "]");
         CollectiveCurve cc;
-        cc.id = c.NonEmptyString("id");
-        if (!ids.insert(cc.id).second) throw Error(c.Field("id"), "\"" + cc.id + "\" is used twice");
+        cc.id = UniqueId(c, ids);
         cc.accelerators = AcceleratorIds(c);
         cc.scope = c.NonEmptyString("scope");
         if (cc.scope != "scale_up" && cc.scope != "scale_out")
@@ -173,8 +228,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
     for (size_t i = 0; i < gemms.size(); ++i) {
         JsonFields g(gemms[i], "gemm[" + std::to_string(i) + "]");
         GemmCurve gc;
-        gc.id = g.NonEmptyString("id");
-        if (!ids.insert(gc.id).second) throw Error(g.Field("id"), "\"" + gc.id + "\" is used twice");
+        gc.id = UniqueId(g, ids);
         gc.accelerators = AcceleratorIds(g);
         gc.dtype = Dtype(g);
         ExpectString(g, "x", "flops_per_gemm (2*batch*m*n*k)");
@@ -209,48 +263,12 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         t.gemm.push_back(std::move(gc));
     }
 
-    const json* fw = r.Get("framework_gemm", false);
-    if (fw && !fw->is_array()) throw Error("framework_gemm", "expected an array, got " + std::string(fw->type_name()));
-    for (size_t i = 0; fw && i < fw->size(); ++i) {
-        JsonFields g((*fw)[i], "framework_gemm[" + std::to_string(i) + "]");
-        FrameworkGemmCurve fc;
-        fc.id = g.NonEmptyString("id");
-        if (!ids.insert(fc.id).second) throw Error(g.Field("id"), "\"" + fc.id + "\" is used twice");
-        fc.accelerators = AcceleratorIds(g);
-        fc.dtype = Dtype(g);
-        if (BytesOf(fc.dtype) != 2)
-            throw Error(g.Field("dtype"), "a framework profile applies to 16-bit GEMMs: \"fp16\" or \"bf16\"");
-        const std::string side = g.NonEmptyString("narrow_side");
-        if (side != "output" && side != "contraction")
-            throw Error(g.Field("narrow_side"), "\"" + side + "\" is not \"output\" (m or n) or \"contraction\" (k)");
-        fc.contraction = side == "contraction";
-        ExpectString(g, "x", "gemm_narrow_side");
-        ExpectString(g, "y", "time_ratio");
-        ReadPoints(g, "[gemm_narrow_side, time_ratio > 0]", 1e9, &fc.time_ratio);
-        ReadSourceFields(g, &fc.series, &fc.hardware, &fc.setup, &fc.source, &fc.note);
-        g.RejectUnknown();
-        t.framework_gemm.push_back(std::move(fc));
-    }
-
-    const json* wr = r.Get("weight_read_floor", false);
-    if (wr && !wr->is_array())
-        throw Error("weight_read_floor", "expected an array, got " + std::string(wr->type_name()));
-    for (size_t i = 0; wr && i < wr->size(); ++i) {
-        JsonFields g((*wr)[i], "weight_read_floor[" + std::to_string(i) + "]");
-        WeightReadFloor w;
-        w.id = g.NonEmptyString("id");
-        if (!ids.insert(w.id).second) throw Error(g.Field("id"), "\"" + w.id + "\" is used twice");
-        w.accelerators = AcceleratorIds(g);
-        w.dtype = Dtype(g);
-        w.alpha_us = g.Number("alpha_us");
-        // A kernel's fixed cost is microseconds; a millisecond would be a unit slip, not a launch.
-        if (!(w.alpha_us > 0 && w.alpha_us < 1000))
-            throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(w.alpha_us));
-        w.gemms = g.PositiveInt("gemms", 1000000000LL);
-        ReadSourceFields(g, &w.series, &w.hardware, &w.setup, &w.source, &w.note);
-        g.RejectUnknown();
-        t.weight_read_floor.push_back(std::move(w));
-    }
+    for (const json& e : OptionalArray(r, "framework_gemm"))
+        t.framework_gemm.push_back(
+            ReadFrameworkGemm(e, "framework_gemm[" + std::to_string(t.framework_gemm.size()) + "]", ids));
+    for (const json& e : OptionalArray(r, "weight_read_floor"))
+        t.weight_read_floor.push_back(
+            ReadWeightReadFloor(e, "weight_read_floor[" + std::to_string(t.weight_read_floor.size()) + "]", ids));
 
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
@@ -280,13 +298,11 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         h.RejectUnknown();
         t.memory_bandwidth.push_back(std::move(m));
     }
-    const json* att = r.Get("attention", false);
-    if (att && !att->is_array()) throw Error("attention", "expected an array, got " + std::string(att->type_name()));
-    for (size_t i = 0; att && i < att->size(); ++i) {
-        JsonFields a((*att)[i], "attention[" + std::to_string(i) + "]");
+    const json& att = OptionalArray(r, "attention");
+    for (size_t i = 0; i < att.size(); ++i) {
+        JsonFields a(att[i], "attention[" + std::to_string(i) + "]");
         AttentionCurve ac;
-        ac.id = a.NonEmptyString("id");
-        if (!ids.insert(ac.id).second) throw Error(a.Field("id"), "\"" + ac.id + "\" is used twice");
+        ac.id = UniqueId(a, ids);
         ac.accelerators = AcceleratorIds(a);
         std::string k = a.NonEmptyString("kernel");
         if (!ParseAttentionKernel(k, &ac.kernel))
