@@ -77,6 +77,21 @@ std::string Points(const MeasuredCurve& c) {
     return s + "]";
 }
 
+// H200 and H800 read the H100's profile as they read the sm_90 table it is relative to (the same GH100 SMs and peak);
+// the A100 40 GB part reads the 80 GB part's, as it reads its GEMM curve.
+TEST(FrameworkGemm, SameDiePartsReadTheProfiledPartsCurves) {
+    const CalibrationTable& cal = servetest::Calibration();
+    for (bool contraction : {false, true}) {
+        for (const char* part : {"h200", "h800"})
+            EXPECT_EQ(FindFrameworkGemm(cal, part, contraction), FindFrameworkGemm(cal, "h100-sxm", contraction))
+                << part;
+        EXPECT_EQ(FindFrameworkGemm(cal, "a100-40gb", contraction), FindFrameworkGemm(cal, "a100-80gb", contraction));
+        EXPECT_EQ(FindFrameworkGemm(cal, "b200", contraction), nullptr);
+        EXPECT_EQ(FindFrameworkGemm(cal, "mi300x", contraction), nullptr);
+    }
+    EXPECT_EQ(FindGemmCurve(cal, "h200", Precision::bf16), FindGemmCurve(cal, "h100-sxm", Precision::bf16));
+}
+
 TEST(FrameworkGemm, PresetIsTheProfilesMedianRatio) {
     for (auto [acc, file, system] : {std::tuple{"h100-sxm", "vidur_h100_linear_ms.csv", "dgx-h100-superpod"},
                                      std::tuple{"a100-80gb", "vidur_a100_linear_ms.csv", "dgx-a100-superpod"}})
