@@ -26,7 +26,8 @@ struct TrainingOptions {
     bool in_network_reduction = true;  // use SHARP / NVLink SHARP where a network level offers it
     // 16-bit GEMMs at what a framework's profile of the part measured relative to its GEMM curve
     // (presets/calibration/measured.json "framework_gemm", by the GEMM's smallest side: Vidur's profile of PyTorch
-    // linear layers on a DGX H100 and an A100 server). Off: the single-GPU microbenchmark curve alone.
+    // linear layers on a DGX H100, read for H200 and H800 too, and on an A100 server). Off: the single-GPU
+    // microbenchmark curve alone.
     bool framework_gemm = true;
     // Efficiencies as fractions of peak. 0 means: take the measured calibration curve for the accelerator
     // (GEMM TFLOPS vs size, STREAM copy bandwidth, collective bus bandwidth vs size), else the fallback below.
