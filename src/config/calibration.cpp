@@ -72,7 +72,7 @@ Shape ReadShape(const json& j, const std::string& path, bool with_tflops) {
     const char* keys[] = {"m", "n", "k", "batch"};
     double* outs[] = {&s.m, &s.n, &s.k, &s.batch};
     for (int i = 0; i < 4; ++i) {
-        *outs[i] = r.PositiveInt(keys[i], 2147483647LL);  // LL: the required overload, not a fallback
+        *outs[i] = r.PositiveIntAtMost(keys[i], 2147483647);
     }
     if (with_tflops) {
         s.tflops = r.Number("tflops");
@@ -132,7 +132,7 @@ WeightReadFloor ReadWeightReadFloor(const json& e, const std::string& path, std:
     // A kernel's fixed cost is microseconds; a millisecond would be a unit slip, not a launch.
     if (!(w.alpha_us > 0 && w.alpha_us < 1000))
         throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(w.alpha_us));
-    w.gemms = g.PositiveInt("gemms", 1000000000LL);
+    w.gemms = g.PositiveIntAtMost("gemms", 1000000000);
     ReadSourceFields(g, &w.series, &w.hardware, &w.setup, &w.source, &w.note);
     g.RejectUnknown();
     return w;
@@ -312,7 +312,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
         ac.forward = d == "forward";
         ac.causal = a.Bool("causal");
-        ac.head_dim = a.PositiveInt("head_dim", 2147483647LL);  // required (LL: not the fallback overload)
+        ac.head_dim = a.PositiveIntAtMost("head_dim", 2147483647);
         ExpectString(a, "x", "seqlen");
         ExpectString(a, "y", "efficiency");
         ReadPoints(a, "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency);

@@ -98,7 +98,11 @@ int JsonInt(const nlohmann::json& v, const std::string& name, long long lo, long
     return static_cast<int>(IntegerIn(name, v.get<double>(), Shown(v), lo, hi));
 }
 
-int JsonFields::PositiveInt(const char* key, long long max) { return JsonInt(*Get(key, true), Field(key), 1, max); }
+int JsonFields::PositiveInt(const char* key) { return PositiveIntAtMost(key, kMaxModelDim); }
+
+int JsonFields::PositiveIntAtMost(const char* key, long long max) {
+    return JsonInt(*Get(key, true), Field(key), 1, max);
+}
 
 int JsonFields::PositiveInt(const char* key, int fallback, long long max) {
     const nlohmann::json* j = Get(key, false);

@@ -42,7 +42,10 @@ public:
 
     // Required fields throw when missing; optional ones return `fallback`.
     // Integers are at most `max` (kMaxModelDim unless stated), numbers finite and at most `max`.
-    int PositiveInt(const char* key, long long max = kMaxModelDim);
+    int PositiveInt(const char* key);  // required, at most kMaxModelDim
+    // Required, at most `max`. Its own name: as an overload of PositiveInt, a call with an int max picked the
+    // fallback overload below and made a missing field silently that value.
+    int PositiveIntAtMost(const char* key, long long max);
     int PositiveInt(const char* key, int fallback, long long max = kMaxModelDim);
     int NonNegativeInt(const char* key, int fallback, long long max = kMaxModelDim);
     int Int(const char* key);  // any int

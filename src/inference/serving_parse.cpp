@@ -176,7 +176,9 @@ ServingDescription ParseServingDescription(std::string_view text) {
             for (const auto& [k, wt] : classes) w.priority_weights[static_cast<size_t>(k)] = wt;
         }
         w.concurrency = f.PositiveInt("concurrency", 1, 1 << 24);
-        w.requests = f.PositiveInt("requests", 2147483647);
+        // Required: read as PositiveInt("requests", 2147483647) it was the fallback overload, so a description
+        // without "requests" simulated 2^31 - 1 of them (a hang), not an error.
+        w.requests = f.PositiveIntAtMost("requests", 1 << 24);
         w.seed = static_cast<uint64_t>(f.NonNegativeInt("seed", 1, 2147483647));
         w.input = Lengths(f.Object("input"), "workload.input");
         w.output = Lengths(f.Object("output"), "workload.output");

@@ -246,6 +246,12 @@ TEST(Serve, BadInputNamesTheField) {
         "arrival":"burst","input":{"tokens":5},"output":{"tokens":5}}})");
               }).find("workload.arrival"),
               std::string::npos);
+    // How many requests to simulate is required (once, left out, it was 2^31 - 1 of them: a hang).
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  ParseServingDescription(R"({"model":"x","system":"y","workload":{
+        "input":{"tokens":5},"output":{"tokens":5}}})");
+              }).find("workload.requests"),
+              std::string::npos);
 }
 
 }  // namespace
