@@ -134,6 +134,17 @@ double ComputeModel::MatmulEfficiency16(double flops, const GemmDims& dims) cons
     return std::min(e / FrameworkGemmRatio(dims), max_eff16_);
 }
 
+const ComputeModel& ComputeModelCache::For(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
+                                           const TrainingOptions& opt, const AttentionShape& attn) {
+    const Key k{&acc, cal, &opt, compute, attn.sq, attn.sk, attn.dqk, attn.dv, attn.w, attn.window};
+    if (!model_ || !(k == key_)) {
+        model_.reset();  // a failed build leaves no model behind
+        model_.emplace(acc, compute, cal, opt, attn);
+        key_ = k;
+    }
+    return *model_;
+}
+
 double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {
     return std::max(flops / (peak * efficiency), bytes / hbm_);
 }

@@ -3,6 +3,8 @@
 // units for the rest)
 // and whose memory roof is the achieved HBM bandwidth.
 #pragma once
+#include <optional>
+
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "graph/graph.h"
@@ -85,6 +87,28 @@ private:
     const AttentionCurve* attn_curve_fwd_ = nullptr;
     const AttentionCurve* attn_curve_bwd_ = nullptr;
     bool hbm_measured_ = false;
+};
+
+// Where a caller running many estimates of one model on one part (the layout search) keeps the last compute
+// model: it depends on the layout only through the attention call's length (s/cp; AttentionShape::batch is not
+// read), so consecutive layouts share it. Keyed on the addresses of the accelerator, calibration and options,
+// not their contents: they must stay unchanged while the cache lives. The result is the same as a fresh model.
+class ComputeModelCache {
+public:
+    const ComputeModel& For(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
+                            const TrainingOptions& opt, const AttentionShape& attn);
+
+private:
+    struct Key {
+        const Accelerator* acc = nullptr;
+        const CalibrationTable* cal = nullptr;
+        const TrainingOptions* opt = nullptr;
+        Precision compute = Precision::bf16;
+        double sq = 0, sk = 0, dqk = 0, dv = 0, w = 0, window = 0;
+        bool operator==(const Key&) const = default;
+    };
+    Key key_;
+    std::optional<ComputeModel> model_;
 };
 
 }  // namespace sc

@@ -446,20 +446,33 @@ void FillEnergy(const System& sys, const TrainingOptions& opt, int world, Traini
 
 }  // namespace
 
+const KernelFloor& EstimateCache::Floor(const CalibrationTable* cal, const Accelerator& acc) {
+    if (!floor_ || floor_cal_ != cal || floor_acc_ != &acc) {
+        floor_ = TrainingKernelFloor(cal, acc);
+        floor_cal_ = cal, floor_acc_ = &acc;
+    }
+    return *floor_;
+}
+
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt, const TpOverlapKernels& kernels, CommModelCache* comm) {
+                                  const TrainingOptions& opt, const TpOverlapKernels& kernels, EstimateCache* cache) {
     if (!(opt.kernels == job.graph.kernels)) throw Error("options", kKernelChoicesDiffer);
-    ComputeModel cm(sys.accelerator, job.model.precision.compute, cal, opt, AttentionShapeOf(job));
+    const Precision compute = job.model.precision.compute;
+    std::optional<ComputeModel> own_cm;
+    const ComputeModel& cm = cache ? cache->compute.For(sys.accelerator, compute, cal, opt, AttentionShapeOf(job))
+                                   : own_cm.emplace(sys.accelerator, compute, cal, opt, AttentionShapeOf(job));
     std::optional<CommModel> own;
     const CommModel& net =
-        comm ? comm->For(sys, job.par, opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job))
-             : own.emplace(sys, Layout(job.par), opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job));
+        cache ? cache->comm.For(sys, job.par, opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job))
+              : own.emplace(sys, Layout(job.par), opt.in_network_reduction, cal, job.model.is_moe(), DeepEpMoe(job));
     const UserbufferConfig* userbuffers = UserbuffersOf(job, opt, kernels, cm.sm_count());
 
     // The per-kernel fixed cost from the accelerator's calibration (none without a calibration table or a floor
     // measurement: A100's GEMM curve starts at 1024^3, no floor point). TrainingKernelFloor: judged on the
     // compute roof alone, so that more bandwidth never makes a step slower.
-    const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
+    std::optional<KernelFloor> own_floor;
+    const KernelFloor& floor =
+        cache ? cache->Floor(cal, sys.accelerator) : own_floor.emplace(TrainingKernelFloor(cal, sys.accelerator));
     const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers, floor);
     const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
     TrainingEstimate e;

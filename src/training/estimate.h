@@ -3,6 +3,7 @@
 // schedule turns per-microbatch work into a step with its bubble; data-parallel and ZeRO traffic and the
 // optimizer close it. Every second lands in exactly one breakdown entry, and the entries sum to the step.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "parallel/memory.h"
 #include "training/comm_model.h"
 #include "training/comm_sms.h"
+#include "training/compute_model.h"
+#include "training/kernel_floor.h"
 #include "training/rate_sources.h"
 #include "training/training_options.h"
 
@@ -103,11 +106,26 @@ struct TrainingEstimate {
     RateSources rates;
 };
 
+// What EstimateTraining keeps between calls on the same, unchanged System, CalibrationTable and TrainingOptions
+// objects (the layout search; each part keys on their addresses, not their contents): the comm model of the last
+// arrangement of ranks, the compute model of the last attention length, and the part's kernel floor, which the
+// layout never changes. The estimate is the same with or without it.
+class EstimateCache {
+public:
+    CommModelCache comm;
+    ComputeModelCache compute;
+    const KernelFloor& Floor(const CalibrationTable* cal, const Accelerator& acc);
+
+private:
+    const CalibrationTable* floor_cal_ = nullptr;
+    const Accelerator* floor_acc_ = nullptr;
+    std::optional<KernelFloor> floor_;
+};
+
 // `kernels`: how the TP overlap runs (opt.overlap_tp), for the SMs its kernels hold (training/comm_sms.h).
-// `comm`: where to keep the comm model between calls on the same, unchanged System object (the layout search: the
-// cache keys on its address, not its contents); the estimate is the same with or without it.
+// `cache`: see EstimateCache.
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
                                   const TrainingOptions& opt, const TpOverlapKernels& kernels = {},
-                                  CommModelCache* comm = nullptr);
+                                  EstimateCache* cache = nullptr);
 
 }  // namespace sc

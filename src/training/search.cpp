@@ -182,7 +182,7 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
     uint64_t seq = 0;
 
     const uint64_t shards = static_cast<uint64_t>(req.shard_count), mine = static_cast<uint64_t>(req.shard_index);
-    CommModelCache comm;  // consecutive layouts mostly share their arrangement of ranks
+    EstimateCache cache;  // consecutive layouts mostly share their arrangement of ranks and attention length
     Enumerate(m, req, [&](const ParallelConfig& p) {
         const uint64_t index = seq++;
         if (shards > 1 && index % shards != mine) return;
@@ -209,7 +209,7 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
         // fit there does not fit, and EstimateTraining only adds to these bytes. Other stages: the estimate decides.
         if (StageMemoryOf(job, 0).total() > capacity) return;
         ++st.estimated;
-        TrainingEstimate e = EstimateTraining(job, sys, cal, opt, {}, &comm);
+        TrainingEstimate e = EstimateTraining(job, sys, cal, opt, {}, &cache);
         if (!e.fits) return;
         ++st.fitting;
         if (k == 0) return;

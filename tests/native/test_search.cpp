@@ -361,6 +361,37 @@ TEST(FastPaths, CommModelCacheEqualsAFreshModel) {
     EXPECT_GT(compared, 40);
 }
 
+TEST(FastPaths, EstimateCacheEqualsFreshEstimates) {
+    // The search keeps one compute model while the attention call's length (s/cp) stays, and the kernel floor for
+    // the whole search. Every field the compute model reads must rebuild it: a change of cp (the length), of the
+    // accelerator (another System object) or of a windowed model's window; the estimates must be bit for bit the
+    // ones without the cache.
+    const std::string root = SC_SOURCE_DIR;
+    const sc::CalibrationTable* cal = &H100().cal;
+    const sc::System a100 = sc::ParseSystem(sctest::ReadFile(root + "/presets/systems/dgx-a100-superpod.json"),
+                                            sctest::ReadFile(root + "/presets/hardware/a100-80gb.json"));
+    const sc::ModelConfig dense = sc::ParseModelConfig(sctest::ReadFile(root + "/presets/models/llama3-8b.json"));
+    const sc::ModelConfig windowed = sc::ParseModelConfig(sctest::ReadFile(root + "/presets/models/mistral-7b.json"));
+    const sc::TrainingOptions opt;
+    sc::EstimateCache cache;
+    const char* specs[] = {"tp=8,dp=8,batch=64",      "tp=8,dp=8,batch=64,microbatch=2", "tp=4,cp=2,dp=8,batch=64",
+                           "tp=2,cp=4,dp=8,batch=64", "tp=4,cp=2,dp=8,batch=64",         "tp=8,dp=8,batch=64"};
+    int compared = 0;
+    for (const sc::System* sys : {&H100().sys, &a100, &H100().sys})
+        for (const sc::ModelConfig* m : {&dense, &windowed, &dense})
+            for (const char* spec : specs) {
+                const sc::Job job = sc::MakeJob(*m, sc::ParseParallelSpec(spec));
+                const sc::TrainingEstimate cached = sc::EstimateTraining(job, *sys, cal, opt, {}, &cache);
+                const sc::TrainingEstimate fresh = sc::EstimateTraining(job, *sys, cal, opt);
+                EXPECT_EQ(cached.step_seconds, fresh.step_seconds) << m->name << " " << spec;
+                for (const sc::BreakdownPart& part : sc::kBreakdownParts)
+                    EXPECT_EQ(cached.step.*part.seconds, fresh.step.*part.seconds) << part.key << " " << spec;
+                EXPECT_EQ(cached.memory_peak, fresh.memory_peak) << spec;
+                ++compared;
+            }
+    EXPECT_EQ(compared, 54);
+}
+
 TEST(FastPaths, BlockCountsMatchTheBlockList) {
     sc::ModelConfig m = sctest::SmallMoe();
     m.layers = 11;
