@@ -39,6 +39,7 @@ ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
         if (!(std::isfinite(v) && v > 0 && v <= 1e9))
             throw Error("sweep_rates[" + std::to_string(i) + "]",
                         "must be in (0, 1e9] requests/s, got " + std::to_string(v));
+        CheckArrivalSpan("sweep_rates[" + std::to_string(i) + "]", r.config.workload.requests, v);
     }
     ValidateServingConfig(AtRate(r.config, r.sweep_rates.front()));
     ServeSweepSnapshot s;

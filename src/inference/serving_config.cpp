@@ -175,6 +175,17 @@ std::vector<int> StageLayers(int layers, int pp) {
     return v;
 }
 
+void CheckArrivalSpan(const std::string& field, long long requests, double rate) {
+    const double span = static_cast<double>(requests) / rate;
+    if (!(span <= kMaxClockSeconds))
+        throw Error(field, ShownNumber(static_cast<double>(requests)) + " requests at " + ShownNumber(rate) +
+                               " requests/s arrive over " + ShownNumber(span) +
+                               " s, past the 1e9 s (31.7 years) within which the simulation's clock resolves a "
+                               "microsecond; at least " +
+                               ShownNumber(static_cast<double>(requests) / kMaxClockSeconds) + " requests/s for " +
+                               std::to_string(requests) + " requests");
+}
+
 void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
     CheckPool("pool", c.pool, c.model);
@@ -232,6 +243,7 @@ void ValidateServingConfig(const ServingConfig& c) {
         if (!(w.rate > 0 && std::isfinite(w.rate) && w.rate <= 1e9))
             throw Error("workload.rate", std::string("must be in (0, 1e9] requests/s for ") + NameOf(w.arrival) +
                                              " arrivals, got " + ShownNumber(w.rate));
+        CheckArrivalSpan("workload.rate", w.requests, w.rate);
     }
     if (w.arrival == ArrivalKind::closed_loop) AtLeast("workload.concurrency", w.concurrency, 1, "clients");
     CheckLengths("workload.input", w.input);

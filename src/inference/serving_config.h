@@ -185,6 +185,14 @@ struct ServingConfig {
 
 constexpr int kMaxTimelines = 100000;  // timelines one result may keep (each holds a few spans)
 
+// The engine's clock is a double of seconds. Past 1e9 s (31.7 years) it resolves no better than 0.12 us, and
+// beyond that latencies of microseconds vanish: 5000 requests at 1e-300 requests/s reported every TTFT and TPOT
+// as 0 us. A run's arrivals (a trace's times, or requests / rate) must fall within it.
+constexpr double kMaxClockSeconds = 1e9;
+
+// `field` errs unless `requests` arrivals at `rate` per second span at most kMaxClockSeconds on average.
+void CheckArrivalSpan(const std::string& field, long long requests, double rate);
+
 // Checks every field (sc::Error naming the field, the value and what is valid). The model is checked by
 // ValidateModelConfig; tp must divide the attention heads.
 void ValidateServingConfig(const ServingConfig& c);

@@ -49,7 +49,7 @@ std::vector<TraceRequest> ParseTraceCsv(std::string_view text) {
             throw Error(where, "expected arrival_s,input_tokens,output_tokens[,priority], got " +
                                    std::to_string(cols.size()) + " columns");
         TraceRequest t;
-        t.arrival = ParseNumberIn(where + " arrival_s", cols[0], 0, 1e12);
+        t.arrival = ParseNumberIn(where + " arrival_s", cols[0], 0, kMaxClockSeconds);
         t.input = static_cast<int>(ParseIntegerIn(where + " input_tokens", cols[1], 1, kMaxModelDim));
         t.output = static_cast<int>(ParseIntegerIn(where + " output_tokens", cols[2], 1, kMaxModelDim));
         if (cols.size() == 4) t.priority = static_cast<int>(ParseIntegerIn(where + " priority", cols[3], 0, 1000));

@@ -141,6 +141,35 @@ TEST(ServeWorkload, LengthDistributions) {
     EXPECT_NE(sctest::ErrorOf([&] { ValidateServingConfig(c); }).find("workload.input.stddev"), std::string::npos);
 }
 
+TEST(ServeWorkload, ArrivalsStayWhereTheClockResolvesMicroseconds) {
+    // At the bound (a trace's last arrival at 1e9 s) a request alone still takes its own service time to a
+    // microsecond; past it (5000 requests at 1e-300 requests/s once gave every latency as 0 us) the run is refused,
+    // naming the field and the slowest rate that would do.
+    ServingConfig c = Base("llama3-8b", 1, 1, 1, 2);
+    c.workload.arrival = ArrivalKind::trace;
+    c.workload.trace = ParseTraceCsv("0,700,20\n1e9,300,5\n");
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 500, c.engine.max_tokens);
+    const ServingResult r = Simulate(c, cost, 100000);
+    ASSERT_EQ(r.completed, 2);
+    EXPECT_NEAR(r.sum_e2e, AloneE2e(cost, 700, 20) + AloneE2e(cost, 300, 5), 1e-6);
+    EXPECT_NE(sctest::ErrorOf([] { ParseTraceCsv("0,10,5\n1.1e9,10,5\n"); }).find("trace line 2 arrival_s"),
+              std::string::npos);
+
+    ServingConfig p = Base("llama3-8b", 1, 10, 10, 5000);
+    p.workload.arrival = ArrivalKind::poisson;
+    p.workload.rate = 5e-6;  // 5000 requests over 1e9 s: the bound
+    EXPECT_NO_THROW(ValidateServingConfig(p));
+    p.workload.rate = 1e-300;
+    const std::string e = sctest::ErrorOf([&] { ValidateServingConfig(p); });
+    EXPECT_EQ(e.rfind("workload.rate: ", 0), 0u) << e;
+    EXPECT_NE(e.find("at least 5e-06 requests/s"), std::string::npos) << e;
+    engine::ServeRequest req;
+    req.config = p;
+    req.system = &System("dgx-h100-superpod");
+    req.sweep_rates = {1, 4e-6};
+    EXPECT_NE(sctest::ErrorOf([&] { engine::SnapshotServeSweep(req); }).find("sweep_rates[1]"), std::string::npos);
+}
+
 TEST(ServeWorkload, TraceReplaysArrivalsAndLengths) {
     const std::vector<TraceRequest> trace = ParseTraceCsv("arrival_s,input,output\n0,700,20\n# idle\n1000,300,5\n");
     ASSERT_EQ(trace.size(), 2u);
