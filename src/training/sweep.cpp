@@ -235,21 +235,33 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     return s;
 }
 
-CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt) {
-    CalibrationTable t = base;
+void RescaleSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt,
+                             CalibrationTable& t) {
     auto mine = [&](const std::vector<std::string>& ids) {
         return std::find(ids.begin(), ids.end(), acc) != ids.end();
     };
-    for (GemmCurve& c : t.gemm)
-        if (mine(c.accelerators))
-            for (double& y : c.tflops.y) y *= pt.flops;
-    for (GemmMaxAchievable& g : t.gemm_max_achievable)
-        if (mine(g.accelerators)) g.tflops *= pt.flops;
-    for (HbmMeasurement& h : t.memory_bandwidth)
-        if (mine(h.accelerators)) h.tbps *= pt.hbm_bw;
-    for (CollectiveCurve& c : t.collectives)
-        if (mine(c.accelerators) && c.scope == "scale_out")
-            for (double& y : c.busbw.y) y *= pt.net_bw;
+    auto scale = [](const std::vector<double>& from, double f, std::vector<double>& to) {
+        for (size_t i = 0; i < from.size(); ++i) to[i] = from[i] * f;
+    };
+    for (size_t i = 0; i < base.gemm.size(); ++i)
+        if (mine(base.gemm[i].accelerators)) {
+            scale(base.gemm[i].tflops.y, pt.flops, t.gemm[i].tflops.y);
+            scale(base.gemm[i].grid.tflops, pt.flops, t.gemm[i].grid.tflops);  // the by-shape rates too
+        }
+    for (size_t i = 0; i < base.gemm_max_achievable.size(); ++i)
+        if (mine(base.gemm_max_achievable[i].accelerators))
+            t.gemm_max_achievable[i].tflops = base.gemm_max_achievable[i].tflops * pt.flops;
+    for (size_t i = 0; i < base.memory_bandwidth.size(); ++i)
+        if (mine(base.memory_bandwidth[i].accelerators))
+            t.memory_bandwidth[i].tbps = base.memory_bandwidth[i].tbps * pt.hbm_bw;
+    for (size_t i = 0; i < base.collectives.size(); ++i)
+        if (mine(base.collectives[i].accelerators) && base.collectives[i].scope == "scale_out")
+            scale(base.collectives[i].busbw.y, pt.net_bw, t.collectives[i].busbw.y);
+}
+
+CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt) {
+    CalibrationTable t = base;
+    RescaleSweepCalibration(base, acc, pt, t);
     return t;
 }
 
@@ -363,21 +375,33 @@ SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const Syste
     return c;
 }
 
-SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index) {
+void PrepareSweepPoint(const SweepContext& c, size_t index, SweepPointInputs& in) {
     if (index >= c.points)
         throw Error("point",
                     std::to_string(index) + " is not one of the sweep's " + std::to_string(c.points) + " points");
-    SweepPointInputs in;
     in.index = index;
     in.point = SweepPointAt(c.axes, index);
     const int gpus = in.point.gpus > 0 ? in.point.gpus : c.request.gpus;
     in.system = MakeSweepSystem(c.base, in.point, gpus);
-    if (c.cal) in.cal = MakeSweepCalibration(*c.cal, c.base.accelerator.id, in.point);
+    if (!c.cal) {
+        in.cal.reset();
+        in.cal_of = nullptr;
+    } else if (in.cal && in.cal_of == &*c.cal) {
+        RescaleSweepCalibration(*c.cal, c.base.accelerator.id, in.point, *in.cal);
+    } else {
+        in.cal = MakeSweepCalibration(*c.cal, c.base.accelerator.id, in.point);
+        in.cal_of = &*c.cal;
+    }
     in.options = MakeSweepOptions(c.options, in.point);
     in.search.gpus = gpus;
     in.search.batch = c.request.batch;
     in.search.top_k = 1;
     in.search.space = c.request.space;
+}
+
+SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index) {
+    SweepPointInputs in;
+    PrepareSweepPoint(c, index, in);
     return in;
 }
 
@@ -424,8 +448,9 @@ std::vector<SweepRow> RunSweepPoints(const SweepContext& c, int shard_index, int
         throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
                                  " is not one of 0 .. count-1");
     std::vector<SweepRow> rows;
+    SweepPointInputs in;
     for (size_t i = static_cast<size_t>(shard_index); i < c.points; i += static_cast<size_t>(shard_count)) {
-        const SweepPointInputs in = PrepareSweepPoint(c, i);
+        PrepareSweepPoint(c, i, in);
         for (int m = 0; m < static_cast<int>(c.models.size()); ++m)
             rows.push_back(SweepRowOf(c, in, m, EvaluateSweepPoint(c, in, m)));
     }

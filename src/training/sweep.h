@@ -81,9 +81,14 @@ SweepPoint SweepPointAt(const SweepAxes& axes, size_t index);
 // The base system changed as `pt` says, with room for `gpus` accelerators. The base's first level must be a
 // scale_up level (throws sc::Error("system", ...) otherwise).
 System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus);
-// The calibration table with `accelerator_id`'s curves scaled by the point's factors.
+// The calibration table with `accelerator_id`'s measured rates scaled by the point's factors: GEMM rates (by FLOP
+// count and by shape) and the best GEMM by flops, STREAM bandwidths by hbm_bw, scale-out collectives by net_bw.
 CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id,
                                       const SweepPoint& pt);
+// The same into `t`, a copy of `base` (another point's table of the same base): its values rewritten, nothing
+// allocated, as a sweep's loop over its points wants.
+void RescaleSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id, const SweepPoint& pt,
+                             CalibrationTable& t);
 // `base` with the point's overlap and in-network-reduction switches.
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt);
 // `base` built to hold `gpus`: a leaf-spine pod (two_tier, rail_optimized) keeps its size and whole pods are
@@ -149,9 +154,13 @@ struct SweepPointInputs {
     System system;
     std::optional<CalibrationTable> cal;
     TrainingOptions options;
-    SearchRequest search;  // top_k 1
+    SearchRequest search;                      // top_k 1
+    const CalibrationTable* cal_of = nullptr;  // the context table `cal` was scaled from
 };
 SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index);
+// The same into `in`, reusing what an earlier point of the same context left there: its calibration is rescaled in
+// place instead of copied (a copy of the part's table at every point cost as much as a fixed layout's estimate).
+void PrepareSweepPoint(const SweepContext& c, size_t index, SweepPointInputs& in);
 
 // Model `model` at the point: piece `piece` of `pieces` of its layout search; with a fixed layout, its one
 // estimate (piece 0; the other pieces are empty). MergeSearchResults(all pieces, 1) is the point's result.

@@ -15,6 +15,7 @@
 #include "report/search_report.h"
 #include "test_util.h"
 #include "trace_test_util.h"
+#include "training/compute_model.h"
 #include "training/sweep.h"
 
 namespace {
@@ -150,6 +151,33 @@ TEST(Sweep, SystemIsModifiedAsDocumented) {
     sc::System grown = sc::ExtendSystem(base, 4096);
     EXPECT_EQ(grown.TotalAccelerators(), 4096);
     EXPECT_EQ(grown.levels[0].size, 8);
+}
+
+TEST(Sweep, GemmsRunAtTheSameFractionOfTheScaledPeak) {
+    // A point at flops=f is a part whose measured GEMM rates are f times the base's, by FLOP count and by shape
+    // alike: every GEMM reaches the same fraction of the scaled peak, so a compute-bound one takes 1/f the time.
+    // (Until 2026-11-26 the by-shape grid of XLA's sm_90 / sm_100 tables was left unscaled: on H100 a 2x FLOPS
+    // point ran its shaped GEMMs at half the efficiency, the same time, and the flops axis moved a step by 6%.)
+    sc::SweepPoint pt;
+    pt.flops = 2;
+    const sc::TrainingOptions opt;
+    const sc::GemmDims shapes[] = {{4096, 4096, 4096}, {512, 8192, 4096}, {8192, 1024, 256}, {}};
+    int compared = 0;
+    for (const Base* b : {&H100(), &A100()}) {
+        const sc::System s = sc::MakeSweepSystem(b->sys, pt, 8);
+        const sc::CalibrationTable cal = sc::MakeSweepCalibration(b->cal, b->sys.accelerator.id, pt);
+        const sc::ComputeModel before(b->sys.accelerator, sc::Precision::bf16, &b->cal, opt);
+        const sc::ComputeModel after(s.accelerator, sc::Precision::bf16, &cal, opt);
+        for (const sc::GemmDims& d : shapes) {
+            const double flops = d.known() ? 2 * d.m * d.n * d.k : 2 * 4096.0 * 4096 * 4096;
+            EXPECT_DOUBLE_EQ(after.MatmulEfficiency(flops, d), before.MatmulEfficiency(flops, d))
+                << b->sys.accelerator.id << " " << d.m << "x" << d.n << "x" << d.k;
+            EXPECT_DOUBLE_EQ(after.Seconds(sc::OpKind::matmul, flops, 0, true, 1, false, false, d),
+                             before.Seconds(sc::OpKind::matmul, flops, 0, true, 1, false, false, d) / 2);
+            ++compared;
+        }
+    }
+    EXPECT_EQ(compared, 8);
 }
 
 std::vector<sc::SweepModel> Models() {
