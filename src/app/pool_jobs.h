@@ -75,8 +75,7 @@ struct PoolState {
 struct SweepSlices {
     std::shared_ptr<const SweepContext> context;  // the snapshot's
     size_t next_point = 0;                        // the point being evaluated, or the next one
-    SweepPointInputs point;                       // next_point made ready, when started (the storage of the last
-    bool started = false;                         // point is reused: PrepareSweepPoint rescales into it)
+    std::optional<SweepPointInputs> point;        // made ready (null: next_point not started)
     int model = 0, piece = 0;                     // at that point: the model and the piece of its search next
     std::vector<SearchResult> parts;              // that model's pieces so far
 };

@@ -145,20 +145,19 @@ void StepSweep(AppState& s, double budget_seconds) {
     const double t0 = Now();
     try {
         do {
-            if (!sl.started) {
-                PrepareSweepPoint(c, sl.next_point, sl.point);
-                sl.started = true;
+            if (!sl.point) {
+                sl.point = PrepareSweepPoint(c, sl.next_point);
                 sl.model = sl.piece = 0;
                 sl.parts.clear();
             }
-            sl.parts.push_back(EvaluateSweepPoint(c, sl.point, sl.model, sl.piece, pieces));
+            sl.parts.push_back(EvaluateSweepPoint(c, *sl.point, sl.model, sl.piece, pieces));
             if (++sl.piece < pieces) continue;
             SearchResult merged = MergeSearchResults(std::move(sl.parts), 1);
-            w.cells.push_back(CellOf(SweepRowOf(c, sl.point, sl.model, std::move(merged))));
+            w.cells.push_back(CellOf(SweepRowOf(c, *sl.point, sl.model, std::move(merged))));
             sl.parts.clear();
             sl.piece = 0;
             if (++sl.model < static_cast<int>(c.models.size())) continue;
-            sl.started = false;
+            sl.point.reset();
             ++sl.next_point;
             ++w.done;
         } while (sl.next_point < c.points && Now() - t0 < budget_seconds);

@@ -156,15 +156,14 @@ namespace {
 
 // The point's accelerator: its peaks, HBM and NIC scaled by the point's factors.
 void ScaleAccelerator(Accelerator& a, const SweepPoint& pt) {
-    for (std::optional<double>* v :
-         {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8, &a.matrix.fp4, &a.vector.fp32,
-          &a.vector.bf16, &a.preset_matrix.fp32, &a.preset_matrix.tf32, &a.preset_matrix.bf16, &a.preset_matrix.fp16,
-          &a.preset_matrix.fp8, &a.preset_matrix.fp4})
+    for (std::optional<double>* v : {&a.matrix.fp32, &a.matrix.tf32, &a.matrix.bf16, &a.matrix.fp16, &a.matrix.fp8,
+                                     &a.matrix.fp4, &a.vector.fp32, &a.vector.bf16})
         if (*v) **v *= pt.flops;
-    // The preset's figures too: MakeSweepCalibration scales the measured curves by the same factors, so the
-    // point is a new part that its scaled curves describe (not an edit of the base part, config/hardware_config.h).
+    // Not the preset's figures: the point is an edit of the base part, as --system-set makes one, and the
+    // measured curves answer for it scaled by edited / preset (CalibrationScale, config/hardware_config.h): the
+    // same fraction of its peak at every size, by FLOP count and by shape. The kernel's measured fixed cost
+    // (training/kernel_floor.h) is a time, not a rate, and stays.
     a.hbm_bandwidth_tbps *= pt.hbm_bw;
-    a.preset_hbm_bandwidth_tbps *= pt.hbm_bw;
     a.hbm_capacity_gib_usable *= pt.hbm_capacity;
     a.hbm_capacity_gb_marketing *= pt.hbm_capacity;
     a.nic_gbit_per_gpu *= pt.net_bw;
@@ -233,36 +232,6 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     }
     s.id = base.id + "@sweep";
     return s;
-}
-
-void RescaleSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt,
-                             CalibrationTable& t) {
-    auto mine = [&](const std::vector<std::string>& ids) {
-        return std::find(ids.begin(), ids.end(), acc) != ids.end();
-    };
-    auto scale = [](const std::vector<double>& from, double f, std::vector<double>& to) {
-        for (size_t i = 0; i < from.size(); ++i) to[i] = from[i] * f;
-    };
-    for (size_t i = 0; i < base.gemm.size(); ++i)
-        if (mine(base.gemm[i].accelerators)) {
-            scale(base.gemm[i].tflops.y, pt.flops, t.gemm[i].tflops.y);
-            scale(base.gemm[i].grid.tflops, pt.flops, t.gemm[i].grid.tflops);  // the by-shape rates too
-        }
-    for (size_t i = 0; i < base.gemm_max_achievable.size(); ++i)
-        if (mine(base.gemm_max_achievable[i].accelerators))
-            t.gemm_max_achievable[i].tflops = base.gemm_max_achievable[i].tflops * pt.flops;
-    for (size_t i = 0; i < base.memory_bandwidth.size(); ++i)
-        if (mine(base.memory_bandwidth[i].accelerators))
-            t.memory_bandwidth[i].tbps = base.memory_bandwidth[i].tbps * pt.hbm_bw;
-    for (size_t i = 0; i < base.collectives.size(); ++i)
-        if (mine(base.collectives[i].accelerators) && base.collectives[i].scope == "scale_out")
-            scale(base.collectives[i].busbw.y, pt.net_bw, t.collectives[i].busbw.y);
-}
-
-CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& acc, const SweepPoint& pt) {
-    CalibrationTable t = base;
-    RescaleSweepCalibration(base, acc, pt, t);
-    return t;
 }
 
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt) {
@@ -375,33 +344,20 @@ SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const Syste
     return c;
 }
 
-void PrepareSweepPoint(const SweepContext& c, size_t index, SweepPointInputs& in) {
+SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index) {
     if (index >= c.points)
         throw Error("point",
                     std::to_string(index) + " is not one of the sweep's " + std::to_string(c.points) + " points");
+    SweepPointInputs in;
     in.index = index;
     in.point = SweepPointAt(c.axes, index);
     const int gpus = in.point.gpus > 0 ? in.point.gpus : c.request.gpus;
     in.system = MakeSweepSystem(c.base, in.point, gpus);
-    if (!c.cal) {
-        in.cal.reset();
-        in.cal_of = nullptr;
-    } else if (in.cal && in.cal_of == &*c.cal) {
-        RescaleSweepCalibration(*c.cal, c.base.accelerator.id, in.point, *in.cal);
-    } else {
-        in.cal = MakeSweepCalibration(*c.cal, c.base.accelerator.id, in.point);
-        in.cal_of = &*c.cal;
-    }
     in.options = MakeSweepOptions(c.options, in.point);
     in.search.gpus = gpus;
     in.search.batch = c.request.batch;
     in.search.top_k = 1;
     in.search.space = c.request.space;
-}
-
-SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index) {
-    SweepPointInputs in;
-    PrepareSweepPoint(c, index, in);
     return in;
 }
 
@@ -411,7 +367,7 @@ SearchResult EvaluateSweepPoint(const SweepContext& c, const SweepPointInputs& i
                                  " models");
     if (pieces < 1 || piece < 0 || piece >= pieces)
         throw Error("piece", std::to_string(piece) + " of " + std::to_string(pieces) + " is not one of 0 .. count-1");
-    const CalibrationTable* cal = in.cal ? &*in.cal : nullptr;
+    const CalibrationTable* cal = c.cal ? &*c.cal : nullptr;
     if (c.request.layout) {
         // gpus is the innermost axis: the point's digit along it (SweepPointAt).
         const size_t job = model * c.axes.gpus.size() + in.index % c.axes.gpus.size();
@@ -448,9 +404,8 @@ std::vector<SweepRow> RunSweepPoints(const SweepContext& c, int shard_index, int
         throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
                                  " is not one of 0 .. count-1");
     std::vector<SweepRow> rows;
-    SweepPointInputs in;
     for (size_t i = static_cast<size_t>(shard_index); i < c.points; i += static_cast<size_t>(shard_count)) {
-        PrepareSweepPoint(c, i, in);
+        const SweepPointInputs in = PrepareSweepPoint(c, i);
         for (int m = 0; m < static_cast<int>(c.models.size()); ++m)
             rows.push_back(SweepRowOf(c, in, m, EvaluateSweepPoint(c, in, m)));
     }

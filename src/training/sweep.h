@@ -19,9 +19,10 @@
 //                 in-network reduction if either level did. So FullFlat is never worse than two-tier.
 //   overlap       on: DP, PP and TP communication overlapped with computation; off: none overlapped
 //   inr           in-network collectives (SHARP / NVLink SHARP) used where a level offers them, or not
-// Measured calibration curves of the accelerator (GEMM TFLOPS, HBM copy bandwidth, collective bus bandwidth)
-// are scaled by the same factors (MakeSweepCalibration): the hypothetical part reaches the same fraction of its
-// peak at each size as the measured one. Intermediate network levels of the base system are not kept (the
+// A point is an edit of the base part, as --system-set makes one: its measured calibration curves (GEMM TFLOPS by
+// FLOP count and by shape, the best GEMM, HBM copy bandwidth, NVLink bus bandwidth) answer for it scaled by edited /
+// preset (CalibrationScale), so the hypothetical part reaches the same fraction of its peak at each size as the
+// measured one. The kernel's measured fixed cost (training/kernel_floor.h) is a time and stays. Intermediate network levels of the base system are not kept (the
 // presets have two). Total accelerators: the GPU count rounded up to whole scale-up domains.
 // A torus system (TPU) keeps its chip-to-chip links and gets the job's slice (ExtendSystem); net_bw scales only the
 // network beyond the torus; domain and topology have nothing to act on and are errors.
@@ -81,14 +82,6 @@ SweepPoint SweepPointAt(const SweepAxes& axes, size_t index);
 // The base system changed as `pt` says, with room for `gpus` accelerators. The base's first level must be a
 // scale_up level (throws sc::Error("system", ...) otherwise).
 System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus);
-// The calibration table with `accelerator_id`'s measured rates scaled by the point's factors: GEMM rates (by FLOP
-// count and by shape) and the best GEMM by flops, STREAM bandwidths by hbm_bw, scale-out collectives by net_bw.
-CalibrationTable MakeSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id,
-                                      const SweepPoint& pt);
-// The same into `t`, a copy of `base` (another point's table of the same base): its values rewritten, nothing
-// allocated, as a sweep's loop over its points wants.
-void RescaleSweepCalibration(const CalibrationTable& base, const std::string& accelerator_id, const SweepPoint& pt,
-                             CalibrationTable& t);
 // `base` with the point's overlap and in-network-reduction switches.
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt);
 // `base` built to hold `gpus`: a leaf-spine pod (two_tier, rail_optimized) keeps its size and whole pods are
@@ -130,7 +123,7 @@ struct SweepRequest {
 // estimate, so rebuilding these dominated it):
 //  - the base system without its provenance and sources, which no estimate reads and every point would copy;
 //  - the calibration rows that apply to the base accelerator (CalibrationFor): every lookup is by accelerator
-//    id and a point keeps the base's id, so each point copies and scales only these;
+//    id and a point keeps the base's id; every point reads them as they are (an edit of the part);
 //  - for a fixed layout, each model's job: the graph and its values depend on the model and the split, not on
 //    the hardware a point changes (empty when the layout is not valid for that model).
 struct SweepContext {
@@ -147,20 +140,16 @@ struct SweepContext {
 SweepContext MakeSweepContext(const std::vector<SweepModel>& models, const System& base, const CalibrationTable* cal,
                               const TrainingOptions& opt, const SweepAxes& axes, const SweepRequest& req);
 
-// Point `index` made ready: its system, calibration and options, and the search request of its layout search.
+// Point `index` made ready: its system and options, and the search request of its layout search (the
+// calibration is the context's: the point's part is an edit of the base part, which the table answers for).
 struct SweepPointInputs {
     size_t index = 0;
     SweepPoint point;
     System system;
-    std::optional<CalibrationTable> cal;
     TrainingOptions options;
-    SearchRequest search;                      // top_k 1
-    const CalibrationTable* cal_of = nullptr;  // the context table `cal` was scaled from
+    SearchRequest search;  // top_k 1
 };
 SweepPointInputs PrepareSweepPoint(const SweepContext& c, size_t index);
-// The same into `in`, reusing what an earlier point of the same context left there: its calibration is rescaled in
-// place instead of copied (a copy of the part's table at every point cost as much as a fixed layout's estimate).
-void PrepareSweepPoint(const SweepContext& c, size_t index, SweepPointInputs& in);
 
 // Model `model` at the point: piece `piece` of `pieces` of its layout search; with a fixed layout, its one
 // estimate (piece 0; the other pieces are empty). MergeSearchResults(all pieces, 1) is the point's result.
