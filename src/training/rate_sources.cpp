@@ -24,6 +24,9 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
                  Printf("%.0f; wider m x n at equal area, beyond it the edge)", c->grid.m.back());
         if (c->dtype != compute)
             s += std::string(", measured in ") + NameOf(c->dtype) + ": " + prec + " GEMMs at its fraction of peak";
+        // An edited part (--system-set, the page, a sweep point) reads the curve scaled by edited / preset peak.
+        if (const double scale = CalibrationScale(acc, c->dtype); scale != 1)
+            s += Printf("; x%.3g for the edited peak", scale);
         const FrameworkGemmCurve *out = cm.framework_gemm(false), *k = cm.framework_gemm(true);
         if (out && BytesOf(compute) == 2) {
             s += "; in a framework, x" + Printf("%.2f-%.2f", out->time_ratio.y.back(), out->time_ratio.y.front()) +

@@ -42,6 +42,17 @@ TEST(RateSources, H100IsMeasuredThroughout) {
     EXPECT_TRUE(r.all_measured);
 }
 
+// An edited part reads its preset's curve scaled by edited / preset peak, and says so (the TFLOPS range shown is
+// the curve as measured).
+TEST(RateSources, AnEditedPeakSaysItsScale) {
+    sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    EXPECT_FALSE(Has(sc::DescribeRates(Llama8b(), sys, &Cal(), {}).gemm, "edited")) << "unedited";
+    sys.accelerator.matrix.bf16 = 2 * *sys.accelerator.matrix.bf16;
+    const std::string gemm = sc::DescribeRates(Llama8b(), sys, &Cal(), {}).gemm;
+    EXPECT_TRUE(Has(gemm, "measured curve xla-sm90-bf16")) << gemm;
+    EXPECT_TRUE(Has(gemm, "; x2 for the edited peak")) << gemm;
+}
+
 // GB300 names the curve it borrows and where it was measured; its attention and HBM are fallbacks.
 TEST(RateSources, Gb300SaysWhichRatesAreFallbacks) {
     const sc::RateSources r = Rates("gb300-nvl72");
