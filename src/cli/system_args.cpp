@@ -82,12 +82,19 @@ static bool Flag(const std::string& key, const std::string& v) {
     throw Error(key, "expected on or off, got \"" + v + "\"");
 }
 
-static double Fraction(const std::string& key, const std::string& v) {
+static double Fraction(const std::string& key, const std::string& v, double lo = 0) {
     char* end = nullptr;
     double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end || !(x > 0 && x <= 1)) throw Error(key, "expected a fraction in (0, 1], got \"" + v + "\"");
+    const bool in_range = lo > 0 ? x >= lo && x <= 1 : x > 0 && x <= 1;
+    if (v.empty() || *end || !in_range)
+        throw Error(key, "expected a fraction in " + (lo > 0 ? "[" + ShownNumber(lo) + ", 1]" : std::string("(0, 1]")) +
+                             ", got \"" + v + "\"");
     return x;
 }
+
+// A hand-set efficiency: at least 1% of the peak, the floor the compute model holds a measured GEMM to
+// (below it a step's time could leave double's range: memory_efficiency=1e-320 gave a NaN MFU).
+constexpr double kMinEfficiency = 0.01;
 
 TrainingOptions LoadTrainingOptions(const Args& a) {
     TrainingOptions o;
@@ -105,9 +112,9 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "overlap_tp") o.overlap_tp = Flag(k, v);
         else if (k == "in_network_reduction" || k == "inr") o.in_network_reduction = Flag(k, v);
         else if (k == "framework_gemm") o.framework_gemm = Flag(k, v);
-        else if (k == "matmul_efficiency") o.matmul_efficiency = Fraction(k, v);
-        else if (k == "attention_efficiency") o.attention_efficiency = Fraction(k, v);
-        else if (k == "memory_efficiency") o.memory_efficiency = Fraction(k, v);
+        else if (k == "matmul_efficiency") o.matmul_efficiency = Fraction(k, v, kMinEfficiency);
+        else if (k == "attention_efficiency") o.attention_efficiency = Fraction(k, v, kMinEfficiency);
+        else if (k == "memory_efficiency") o.memory_efficiency = Fraction(k, v, kMinEfficiency);
         else if (k == "overlap_tp_fraction") o.overlap_tp_fraction = Fraction(k, v);
         else if (k == "flash_attention") o.kernels.flash_attention = Flag(k, v);
         else if (k == "dropout") o.kernels.dropout = Flag(k, v);

@@ -209,6 +209,7 @@ Accelerator ParseAccelerator(std::string_view json_text) {
     if (r.Has("sm_count"))
         a.sm_count = PositiveInteger(quantity(*r.Get("sm_count", true), "sm_count", "SMs", false), "sm_count");
     r.RejectUnknown();
+    ValidateAcceleratorRates(a);
     a.preset_matrix = a.matrix;
     a.preset_hbm_bandwidth_tbps = a.hbm_bandwidth_tbps;
     return a;
@@ -267,13 +268,16 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
                     f_lat = l.Field("latency_us"), f_eff = l.Field("efficiency"), f_os = l.Field("oversubscription");
         lv.size = PositiveInteger(quantity("size", "accelerators"), f_size);
         lv.bandwidth_gbps = Positive(quantity("bandwidth_GBps_per_direction", "GB/s"), f_bw, "GB/s");
+        if (lv.bandwidth_gbps < kMinLevelGbps)
+            throw Error(f_bw, "must be at least " + ShownNumber(kMinLevelGbps) + " GB/s, got " +
+                                  ShownNumber(lv.bandwidth_gbps));
         lv.latency_us = *quantity("latency_us", "us").number;
         if (!(lv.latency_us >= 0))
             throw Error(f_lat, "must be zero or positive, got " + ShownNumber(lv.latency_us) + " us");
         lv.efficiency = *quantity("efficiency", "fraction").number;
-        if (!(lv.efficiency > 0 && lv.efficiency <= 1))
-            throw Error(f_eff,
-                        "must be in (0, 1] (measured busbw / nominal bandwidth), got " + ShownNumber(lv.efficiency));
+        if (!(lv.efficiency >= kMinLevelEfficiency && lv.efficiency <= 1))
+            throw Error(f_eff, "must be in [" + ShownNumber(kMinLevelEfficiency) +
+                                   ", 1] (measured busbw / nominal bandwidth), got " + ShownNumber(lv.efficiency));
         lv.in_network_reduction = quantity("in_network_reduction", "bool", ValueType::boolean).boolean;
         bool tiered = IsFatTree(lv.kind);
         if (tiered) {
@@ -398,16 +402,37 @@ double HbmCalibrationScale(const Accelerator& acc) {
 
 double CalibrationScale(const NetworkLevel& level) { return Ratio(level.EffectiveGBps(), level.preset_effective_gbps); }
 
+void ValidateAcceleratorRates(const Accelerator& a) {
+    struct Peak {
+        const char* field;
+        const std::optional<double>& tflops;
+    };
+    const Peak peaks[] = {{"matrix_tflops.fp32", a.matrix.fp32}, {"matrix_tflops.tf32", a.matrix.tf32},
+                          {"matrix_tflops.bf16", a.matrix.bf16}, {"matrix_tflops.fp16", a.matrix.fp16},
+                          {"matrix_tflops.fp8", a.matrix.fp8},   {"matrix_tflops.fp4", a.matrix.fp4},
+                          {"vector_tflops.fp32", a.vector.fp32}, {"vector_tflops.bf16", a.vector.bf16}};
+    for (const Peak& p : peaks)
+        if (p.tflops && !(*p.tflops >= kMinTflops))
+            throw Error(p.field, "must be at least " + ShownNumber(kMinTflops) + " TFLOPS (1 GFLOP/s), got " +
+                                     ShownNumber(*p.tflops));
+    if (!(a.hbm_bandwidth_tbps >= kMinHbmTbps))
+        throw Error("hbm_bandwidth_TBps", "must be at least " + ShownNumber(kMinHbmTbps) + " TB/s (1 GB/s), got " +
+                                              ShownNumber(a.hbm_bandwidth_tbps));
+}
+
 void ValidateSystemLevels(const System& sys) {
+    ValidateAcceleratorRates(sys.accelerator);
     for (size_t i = 0; i < sys.levels.size(); ++i) {
         const NetworkLevel& l = sys.levels[i];
         const std::string f = "levels[" + std::to_string(i) + "] (" + l.name + ")";
-        if (!(l.bandwidth_gbps > 0))
-            throw Error(f + ".bandwidth", "must be positive GB/s, got " + std::to_string(l.bandwidth_gbps));
+        if (!(l.bandwidth_gbps >= kMinLevelGbps))
+            throw Error(f + ".bandwidth", "must be at least " + ShownNumber(kMinLevelGbps) + " GB/s, got " +
+                                              ShownNumber(l.bandwidth_gbps));
         if (!(l.latency_us >= 0))
             throw Error(f + ".latency", "must be zero or positive us, got " + std::to_string(l.latency_us));
-        if (!(l.efficiency > 0 && l.efficiency <= 1))
-            throw Error(f + ".efficiency", "must be in (0, 1], got " + std::to_string(l.efficiency));
+        if (!(l.efficiency >= kMinLevelEfficiency && l.efficiency <= 1))
+            throw Error(f + ".efficiency",
+                        "must be in [" + ShownNumber(kMinLevelEfficiency) + ", 1], got " + ShownNumber(l.efficiency));
         if (l.kind == LevelKind::torus && l.in_network_reduction)
             throw Error(f + ".in_network_reduction", "a torus level has no switch to reduce in; turn it off");
     }

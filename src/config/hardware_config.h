@@ -142,9 +142,20 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
 // accelerator's scale-up domain. Throws sc::Error naming levels[i].size (or .kind).
 void ValidateSystemHierarchy(const System& sys);
 
-// Re-checks a system edited in place (the page's cluster panel): every level's bandwidth positive,
-// latency not negative, efficiency in (0, 1], no in-network reduction on a torus (it has no switch), the torus
-// levels' bandwidths within the chip's own links.
+// The slowest rates a part or a level may be given (presets, --system-set, the page, links). A what-if may go far
+// below any real part, but not to where a step's time leaves double's range: at 1e-300 TFLOPS a step took
+// 1e300 s, and at 1e-320 its time overflowed and the MFU came out NaN.
+constexpr double kMinTflops = 1e-3;           // 1 GFLOP/s, matrix or vector, any precision
+constexpr double kMinHbmTbps = 1e-3;          // 1 GB/s
+constexpr double kMinLevelGbps = 1e-3;        // 1 MB/s per direction
+constexpr double kMinLevelEfficiency = 0.01;  // measured busbw / nominal
+
+// Every peak the accelerator has at least kMinTflops and its HBM at least kMinHbmTbps; sc::Error names the field.
+void ValidateAcceleratorRates(const Accelerator& a);
+
+// Re-checks a system edited in place (the page's cluster panel): the accelerator's rates (above), every level's
+// bandwidth at least kMinLevelGbps, latency not negative, efficiency in [kMinLevelEfficiency, 1], no in-network
+// reduction on a torus (it has no switch), the torus levels' bandwidths within the chip's own links.
 // Throws sc::Error naming the level and field.
 void ValidateSystemLevels(const System& sys);
 

@@ -42,9 +42,9 @@ void EditLevel(System& sys, const std::string& key, const std::string& level, co
                              std::to_string(sys.levels.size() - 1));
     NetworkLevel& lv = sys.levels[LevelIndex(sys, key, level)];
     if (field == "size") lv.size = static_cast<int>(ParseIntegerIn(key, value, 1, kMaxRanks));
-    else if (field == "bandwidth") lv.bandwidth_gbps = ParseNumberIn(key, value, 0, 1e6, true);
+    else if (field == "bandwidth") lv.bandwidth_gbps = ParseNumberIn(key, value, kMinLevelGbps, 1e6);
     else if (field == "latency") lv.latency_us = ParseNumberIn(key, value, 0, 1e6);
-    else if (field == "efficiency") lv.efficiency = ParseNumberIn(key, value, 0, 1, true);
+    else if (field == "efficiency") lv.efficiency = ParseNumberIn(key, value, kMinLevelEfficiency, 1);
     else if (field == "in_network_reduction") {
         const bool on = OnOff(key, value);
         if (on && lv.kind == LevelKind::torus)
@@ -70,8 +70,8 @@ void EditLevel(System& sys, const std::string& key, const std::string& level, co
 void EditAccelerator(System& sys, const std::string& key, const std::string& field, const std::string& value,
                      const std::string& edit) {
     Accelerator& a = sys.accelerator;
-    auto tflops = [&](std::optional<double>& slot) { slot = ParseNumberIn(key, value, 0, 1e9, true); };
-    if (field == "hbm_tbps") a.hbm_bandwidth_tbps = ParseNumberIn(key, value, 0, 1e6, true);
+    auto tflops = [&](std::optional<double>& slot) { slot = ParseNumberIn(key, value, kMinTflops, 1e9); };
+    if (field == "hbm_tbps") a.hbm_bandwidth_tbps = ParseNumberIn(key, value, kMinHbmTbps, 1e6);
     else if (field == "memory_gb") {
         a.hbm_capacity_gb_marketing = ParseNumberIn(key, value, 0, 1e9, true);
         a.capacity_uses_marketing = true;

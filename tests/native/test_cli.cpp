@@ -54,6 +54,13 @@ TEST(Cli, BadInputIsOneClearError) {
     r = RunCli("estimate --model presets/models/gpt3-175b.json --parallel tp=0");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("tp"), std::string::npos) << r.out;
+    // A hand-set efficiency below 1% of the peak is refused: memory_efficiency=1e-320 printed a NaN MFU, exit 0.
+    r = RunCli(
+        "estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 8 "
+        "--parallel tp=8,batch=8 --options memory_efficiency=1e-320");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("memory_efficiency: expected a fraction in [0.01, 1], got \"1e-320\""), std::string::npos)
+        << r.out;
 }
 
 TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {

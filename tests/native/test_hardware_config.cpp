@@ -228,6 +228,12 @@ TEST(Hardware, MalformedInputsNameTheField) {
     auto [f7, e7] = BadAccelerator([](json& j) { j["scale_up"]["domain_size"]["value"] = 7.5; });
     EXPECT_EQ(e7, "scale_up.domain_size: must be a positive integer, got 7.5");
 
+    // Positive but too slow for a step's time to stay in double's range (ValidateAcceleratorRates).
+    auto [fs, es] = BadAccelerator([](json& j) { j["vector_tflops"]["fp32"]["value"] = 1e-300; });
+    EXPECT_EQ(es, "vector_tflops.fp32: must be at least 0.001 TFLOPS (1 GFLOP/s), got 1e-300");
+    auto [fh, eh] = BadAccelerator([](json& j) { j["hbm_bandwidth_TBps"]["value"] = 1e-4; });
+    EXPECT_EQ(fh, "hbm_bandwidth_TBps") << eh;
+
     auto [f8, e8] = BadAccelerator([](json& j) { j["matrix_tflops"]["fp16"]["status"] = "VERIFED"; });
     EXPECT_EQ(f8, "matrix_tflops.fp16.status");
 
@@ -338,7 +344,7 @@ std::pair<std::string, std::string> BadSystem(const std::string& id, const std::
 
 TEST(HardwareSystems, MalformedInputsNameTheField) {
     auto [f1, e1] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][0]["efficiency"]["value"] = 1.2; });
-    EXPECT_EQ(e1, "levels[0].efficiency: must be in (0, 1] (measured busbw / nominal bandwidth), got 1.2");
+    EXPECT_EQ(e1, "levels[0].efficiency: must be in [0.01, 1] (measured busbw / nominal bandwidth), got 1.2");
 
     auto [f2, e2] = BadSystem("dgx-h100-superpod", [](json& j) { j["levels"][1]["efficiency"]["value"] = 0; });
     EXPECT_EQ(f2, "levels[1].efficiency");
@@ -651,8 +657,18 @@ TEST(HardwareConfig, EditedLevelsAreRechecked) {
         sc::ValidateSystemLevels(sys);
         FAIL() << "a zero bandwidth must be refused";
     } catch (const sc::Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind("levels[1] (" + sys.levels[1].name + ").bandwidth: must be positive", 0),
-                  0u)
-            << e.what();
+        EXPECT_EQ(std::string(e.what()),
+                  "levels[1] (" + sys.levels[1].name + ").bandwidth: must be at least 0.001 GB/s, got 0");
     }
+    // Rates so small that a step's time leaves double's range are refused wherever they come from (an edit in
+    // the page, a preset): at 1e-320 TFLOPS the estimate printed a NaN MFU.
+    const sc::System ok = sys;
+    sys = ok, sys.levels[1].bandwidth_gbps = 100, sys.levels[0].efficiency = 1e-300;
+    EXPECT_EQ(sctest::FieldOf([&] { sc::ValidateSystemLevels(sys); }),
+              "levels[0] (" + sys.levels[0].name + ").efficiency");
+    sys = ok, sys.levels[1].bandwidth_gbps = 100, sys.accelerator.matrix.bf16 = 1e-300;
+    EXPECT_EQ(sctest::ErrorOf([&] { sc::ValidateSystemLevels(sys); }),
+              "matrix_tflops.bf16: must be at least 0.001 TFLOPS (1 GFLOP/s), got 1e-300");
+    sys = ok, sys.levels[1].bandwidth_gbps = 100, sys.accelerator.hbm_bandwidth_tbps = 1e-300;
+    EXPECT_EQ(sctest::FieldOf([&] { sc::ValidateSystemLevels(sys); }), "hbm_bandwidth_TBps");
 }
