@@ -179,9 +179,9 @@ void CheckArrivalSpan(const std::string& field, long long requests, double rate)
     const double span = static_cast<double>(requests) / rate;
     if (!(span <= kMaxClockSeconds))
         throw Error(field, ShownNumber(static_cast<double>(requests)) + " requests at " + ShownNumber(rate) +
-                               " requests/s arrive over " + ShownNumber(span) +
-                               " s, past the 1e9 s (31.7 years) within which the simulation's clock resolves a "
-                               "microsecond; at least " +
+                               " requests/s arrive over " + ShownNumber(span) + " s, past the " +
+                               ShownNumber(kMaxClockSeconds) +
+                               " s (31.7 years) within which the simulation's clock resolves a microsecond; at least " +
                                ShownNumber(static_cast<double>(requests) / kMaxClockSeconds) + " requests/s for " +
                                std::to_string(requests) + " requests");
 }

@@ -24,17 +24,18 @@
 #include <string_view>
 #include <vector>
 
+#include "config/hardware_config.h"
 #include "config/precision.h"
 #include "training/training_options.h"
 
 namespace sc {
 
-inline constexpr size_t kMaxLinkBytes = 64 * 1024;     // decoded text; a real link is a few hundred bytes
-inline constexpr int kMaxLinkLevels = 16;              // network levels a link may edit (net.0 to net.15)
-inline constexpr double kMinLinkBandwidthGBps = 1e-3;  // 1 MB/s: below it a step takes longer than a double holds
-inline constexpr double kMaxLinkBandwidthGBps = 1e6;   // 1 PB/s per GPU and direction
-inline constexpr double kMaxLinkLatencyUs = 1e6;       // one second per hop
-inline constexpr double kMinLinkEfficiency = 0.05;     // the page's efficiency slider spans 0.05 to 1
+inline constexpr size_t kMaxLinkBytes = 64 * 1024;              // decoded text; a real link is a few hundred bytes
+inline constexpr int kMaxLinkLevels = 16;                       // network levels a link may edit (net.0 to net.15)
+inline constexpr double kMinLinkBandwidthGBps = kMinLevelGbps;  // every level's floor (hardware_config.h)
+inline constexpr double kMaxLinkBandwidthGBps = 1e6;            // 1 PB/s per GPU and direction
+inline constexpr double kMaxLinkLatencyUs = 1e6;                // one second per hop
+inline constexpr double kMinLinkEfficiency = 0.05;              // the page's efficiency slider spans 0.05 to 1
 inline constexpr double kMaxLinkEfficiency = 1;
 
 // Edits of one network level of the system preset (innermost is 0); unset fields keep the preset's value.
