@@ -39,7 +39,10 @@ struct Replica {
     std::vector<Scheduled> batch;
     long long free_blocks = 0, total_blocks = 0;
     double busy_until = kNever;  // end of the running iteration
-    int pipeline = -1;           // pipelined replica (pp > 1): index into Engine::pipelines_ of its stages
+    // What this replica adds to the engine's totals of waiting and running requests (Engine::Recount).
+    long long counted_waiting = 0, counted_running = 0;
+    bool ready = false;  // in Engine::ready_: it may start an iteration at the next event
+    int pipeline = -1;   // pipelined replica (pp > 1): index into Engine::pipelines_ of its stages
     bool preempted_this_iteration = false;
     double swap_seconds = 0;  // host-link copies this iteration waits for
 };
@@ -68,10 +71,12 @@ public:
         count_of_pool_[1] = replicas_.size() - first_of_pool_[1];
         for (const Replica& r : replicas_) all_blocks_ += static_cast<double>(r.total_blocks);
         CheckFits();
+        for (Replica& r : replicas_) MarkReady(r);
         if (w_.arrival == ArrivalKind::offline) {
             const long long n = static_cast<long long>(count_of_pool_[0]);  // every scheduler of the first pool
             for (long long i = 0; i < n; ++i) replicas_[i].lazy = w_.requests / n + (i < w_.requests % n);
             arrived_ = w_.requests;
+            for (Replica& r : replicas_) Recount(r);
         } else if (w_.arrival == ArrivalKind::closed_loop) {
             const long long first = std::min<long long>(w_.concurrency, w_.requests);
             for (long long i = 0; i < first; ++i) closed_pending_.push_back({0.0, static_cast<int>(i)});
@@ -82,17 +87,27 @@ public:
         }
     }
 
+    // One event after another, each in O(log replicas): only the replicas something happened to are looked at
+    // (an idle replica with nothing queued stays idle until a request is queued to it), the next iteration end
+    // comes from a heap, and the totals of waiting and running requests are kept as they change. Replicas are
+    // handled in index order at every event, as a scan of all of them would, so the result does not depend on
+    // how many idle ones there are.
     ServingResult Run() {
         while (true) {
-            for (Replica& r : replicas_)
-                if (r.busy_until == kNever) StartIteration(r);
+            StartReady();
             double next = NextArrival();
-            for (const Replica& r : replicas_) next = std::min(next, r.busy_until);
+            if (!busy_.empty()) next = std::min(next, busy_.top().first);
             if (!transfers_.empty()) next = std::min(next, transfers_.top().done);
             if (next == kNever) break;
             Advance(next);
-            for (Replica& r : replicas_)
-                if (r.busy_until == now_) FinishIteration(r);
+            while (!busy_.empty() && busy_.top().first == now_) {  // ties in index order
+                const size_t i = busy_.top().second;
+                busy_.pop();
+                Replica& r = replicas_[i];
+                FinishIteration(r);
+                Recount(r);
+                MarkReady(r);
+            }
             TransfersDone();
             Arrivals();
         }
@@ -100,6 +115,36 @@ public:
     }
 
 private:
+    void MarkReady(Replica& r) {
+        if (r.ready || r.busy_until != kNever) return;
+        r.ready = true;
+        ready_.push_back(static_cast<size_t>(IndexOf(r)));
+    }
+
+    // Every idle replica that was queued to or has just finished, in index order (StartIteration leaves an idle
+    // replica without work as it is; one with work starts an iteration or throws).
+    void StartReady() {
+        std::sort(ready_.begin(), ready_.end());
+        for (const size_t i : ready_) {
+            Replica& r = replicas_[i];
+            r.ready = false;
+            if (r.busy_until != kNever) continue;
+            StartIteration(r);
+            Recount(r);
+            if (r.busy_until != kNever) busy_.push({r.busy_until, i});
+        }
+        ready_.clear();
+    }
+
+    // Brings the engine's totals up to date with the replica's queue and running set.
+    void Recount(Replica& r) {
+        const long long waiting = static_cast<long long>(r.waiting.Size()) + r.lazy;
+        const long long running = static_cast<long long>(r.running.size());
+        waiting_total_ += waiting - r.counted_waiting;
+        running_total_ += running - r.counted_running;
+        r.counted_waiting = waiting, r.counted_running = running;
+    }
+
     // A replica of pp > 1 stages runs pp schedulers, each its own batch in flight through the shared stages
     // with 1/pp of the KV blocks (vLLM's virtual engines); the engine holds one Replica per scheduler.
     void AddPool(const PoolConfig& p, Role role, int pool) {
@@ -203,6 +248,8 @@ private:
         Replica& r = replicas_[pick];
         timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
         r.waiting.PushBack(std::move(q));
+        Recount(r);
+        MarkReady(r);
     }
 
     void Arrivals() {
@@ -494,11 +541,7 @@ private:
 
     void Advance(double t) {
         const double dt = t - now_;
-        long long waiting = static_cast<long long>(transfers_.size()), running = 0;
-        for (const Replica& r : replicas_) {
-            waiting += static_cast<long long>(r.waiting.Size()) + r.lazy;
-            running += static_cast<long long>(r.running.size());
-        }
+        const long long waiting = static_cast<long long>(transfers_.size()) + waiting_total_, running = running_total_;
         in_system_area_ += dt * static_cast<double>(waiting + running);
         waiting_area_ += dt * static_cast<double>(waiting);
         kv_area_ += dt * static_cast<double>(used_blocks_);
@@ -557,6 +600,12 @@ private:
     KvTransferModel transfer_;
     Rng rng_;
     std::vector<Replica> replicas_;
+    std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)
+    // Iterations in flight: (end, replica), the earliest first and ties in index order.
+    std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>,
+                        std::greater<std::pair<double, size_t>>>
+        busy_;
+    long long waiting_total_ = 0, running_total_ = 0;  // over the replicas (Recount)
     std::array<size_t, 2> first_of_pool_{0, 0}, count_of_pool_{0, 0}, next_replica_{0, 0};
     std::array<size_t, 2> per_group_{1, 1};               // schedulers per replica of each pool (its pp)
     std::vector<std::vector<double>> pipelines_;          // per pipelined replica: when each stage is next free

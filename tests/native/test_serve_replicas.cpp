@@ -1,0 +1,78 @@
+// The serving engine with many replicas: an event looks only at the replicas something happened to (engine.cpp's
+// Run), so these check what a scan of every replica guaranteed for free: identical replicas given identical work
+// finish together (ties in index order) and serve as one replica does, times their count; Little's law holds on
+// the totals of waiting and running requests the engine keeps as they change, with most replicas idle at any
+// time; a disaggregated deployment of many replicas per pool does the same.
+#include <gtest/gtest.h>
+
+#include "inference/engine.h"
+#include "inference/iteration_cost.h"
+#include "serve_test_util.h"
+
+namespace {
+
+using namespace sc;
+using servetest::Base;
+using servetest::Calibration;
+using servetest::System;
+
+TEST(ServeReplicas, IdenticalReplicasWithIdenticalWorkServeAsOne) {
+    for (const int replicas : {1, 7, 64}) {
+        ServingConfig one = Base("llama3-8b", 1, 700, 90, 40);
+        one.workload.arrival = ArrivalKind::offline;  // every replica gets the same 40 requests at time 0
+        one.engine.max_seqs = 16;                     // several batches, each iteration ending at once everywhere
+        ServingConfig many = one;
+        many.pool.replicas = replicas;
+        many.workload.requests = 40LL * replicas;
+        IterationCost cost(one.model, one.precision, 1, System("dgx-h100-superpod"), &Calibration(), 700, 8192);
+        const ServingResult a = Simulate(one, cost, 4000), b = Simulate(many, cost, 4000);
+        SCOPED_TRACE(replicas);
+        ASSERT_EQ(b.completed, 40LL * replicas);
+        EXPECT_EQ(b.iterations, a.iterations * replicas);
+        EXPECT_DOUBLE_EQ(b.duration, a.duration);
+        for (auto [x, y] : {std::pair{a.ttft, b.ttft}, std::pair{a.e2e, b.e2e}}) {
+            EXPECT_DOUBLE_EQ(y.p50, x.p50);
+            EXPECT_DOUBLE_EQ(y.p99, x.p99);
+            EXPECT_DOUBLE_EQ(y.max, x.max);
+        }
+        EXPECT_NEAR(b.output_tokens_per_s, a.output_tokens_per_s * replicas, 1e-9 * b.output_tokens_per_s);
+        EXPECT_NEAR(b.mean_running, a.mean_running, 1e-9 * a.mean_running);
+        EXPECT_NEAR(b.mean_in_system, a.mean_in_system * replicas, 1e-9 * b.mean_in_system);
+    }
+}
+
+TEST(ServeReplicas, LittlesLawWithMostReplicasIdle) {
+    // 3,000 replicas, 6,000 Poisson arrivals at 40/s: a replica sees a request every 75 s on average and is idle
+    // nearly all the time, so the totals in Little's law come from the few replicas that are busy.
+    ServingConfig c = Base("llama3-8b", 1, 0, 0, 6000);
+    c.workload.input = LengthDist::Uniform(50, 1500);
+    c.workload.output = LengthDist::Uniform(1, 200);
+    c.workload.arrival = ArrivalKind::poisson;
+    c.workload.rate = 40;
+    c.pool.replicas = 3000;
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 800, 8192);
+    const ServingResult r = Simulate(c, cost, 4000);
+    ASSERT_EQ(r.completed, 6000);
+    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+    EXPECT_GT(r.mean_in_system, 0);
+    // At this load a request rarely waits: its replica is idle when it arrives (round-robin, 3,000 of them).
+    EXPECT_LT(r.mean_waiting, 0.01 * r.mean_in_system);
+}
+
+TEST(ServeReplicas, DisaggregatedPoolsOfManyReplicas) {
+    ServingConfig c = Base("llama3-8b", 1, 0, 0, 4000);
+    c.workload.input = LengthDist::Uniform(50, 1500);
+    c.workload.output = LengthDist::Uniform(2, 200);
+    c.workload.arrival = ArrivalKind::poisson;
+    c.workload.rate = 200;
+    c.pool.replicas = 300;
+    c.decode_pool = PoolConfig{1, 500};
+    const ServingRun run = SimulateServing(c, System("dgx-h100-superpod"), &Calibration());
+    const ServingResult& r = run.result;
+    ASSERT_EQ(r.completed, 4000);
+    EXPECT_EQ(r.gpus, 800);
+    EXPECT_EQ(r.kv_transfers, 4000);  // every request has a second token, so every one crosses
+    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+}
+
+}  // namespace
