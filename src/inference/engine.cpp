@@ -38,7 +38,8 @@ struct Replica {
     std::vector<ServedRequest> running;  // in admission order
     std::vector<Scheduled> batch;
     long long free_blocks = 0, total_blocks = 0;
-    double busy_until = kNever;  // end of the running iteration
+    long long sending_blocks = 0;  // a prefill replica's blocks held by requests on the link to the decode pool
+    double busy_until = kNever;    // end of the running iteration
     // What this replica adds to the engine's totals of waiting and running requests (Engine::Recount).
     long long counted_waiting = 0, counted_running = 0;
     bool ready = false;  // in Engine::ready_: it may start an iteration at the next event
@@ -280,6 +281,8 @@ private:
             transfers_.pop();
             Replica& from = replicas_[t.from];
             from.free_blocks += t.q.blocks;
+            from.sending_blocks -= t.q.blocks;
+            MarkReady(from);  // what waited for these blocks may start now
             used_blocks_ -= t.q.blocks;
             t.q.blocks = 0;
             transfer_sum_ += now_ - t.q.prefill_done;
@@ -426,6 +429,9 @@ private:
             budget -= tokens;
         }
         if (r.batch.empty()) {
+            // A prefill replica whose free blocks are all on the link waits for a transfer to end (TransfersDone
+            // marks it ready again), as Splitwise's prompt machines hold a prompt's cache until it is sent.
+            if (r.running.empty() && r.sending_blocks > 0) return;
             if (!r.running.empty() || HasWaiting(r))
                 throw Error("engine", "the scheduler can run nothing: max_seqs=" + std::to_string(e_.max_seqs) +
                                           ", max_tokens=" + std::to_string(e_.max_tokens) + ", " +
@@ -533,6 +539,7 @@ private:
             q.prefill_done = now_;
             const double arrives = now_ + transfer_.Seconds(q.ctx);
             timelines_.Transfer(q.timeline, now_, arrives, IndexOf(r));
+            r.sending_blocks += q.blocks;
             transfers_.push({arrives, transfer_seq_++, std::move(q), static_cast<size_t>(IndexOf(r))});
         }
         r.running.resize(kept);

@@ -2,7 +2,8 @@
 // Run), so these check what a scan of every replica guaranteed for free: identical replicas given identical work
 // finish together (ties in index order) and serve as one replica does, times their count; Little's law holds on
 // the totals of waiting and running requests the engine keeps as they change, with most replicas idle at any
-// time; a disaggregated deployment of many replicas per pool does the same.
+// time; a disaggregated deployment of many replicas per pool does the same, and a prefill replica whose cache is
+// all on the link waits for it instead of stopping the run.
 #include <gtest/gtest.h>
 
 #include "inference/engine.h"
@@ -72,6 +73,30 @@ TEST(ServeReplicas, DisaggregatedPoolsOfManyReplicas) {
     ASSERT_EQ(r.completed, 4000);
     EXPECT_EQ(r.gpus, 800);
     EXPECT_EQ(r.kv_transfers, 4000);  // every request has a second token, so every one crosses
+    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+}
+
+TEST(ServeReplicas, APrefillReplicaWaitsForItsBlocksOnTheLink) {
+    // The prefill replica holds 3 prompts of 900 tokens (57 blocks each); each prompt's cache takes 1 s to cross.
+    // 30 requests queued at time 0 go in waves of 3, each after the last wave's caches have left: the tenth wave's
+    // first tokens come after 9 transfers. (The engine stopped with "the scheduler can run nothing" here: no
+    // running request, requests waiting, and every free block on the link.)
+    ServingConfig c = Base("llama3-8b", 1, 900, 40, 30);
+    c.workload.arrival = ArrivalKind::offline;
+    c.decode_pool = PoolConfig{1, 1};
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 900, 8192);
+    KvTransferModel link;
+    link.seconds_per_token = 1.0 / 900;
+    const ServingResult r = Simulate(c, PoolModel{&cost, 3 * 57}, PoolModel{&cost, 100000}, link);
+    ASSERT_EQ(r.completed, 30);
+    EXPECT_EQ(r.kv_transfers, 30);
+    EXPECT_NEAR(r.kv_transfer_mean, 1.0, 1e-12);
+    BatchShape wave;
+    for (int k = 0; k < 3; ++k) wave.AddPrefillChunk(0, 900, cost.window());
+    wave.logits = 3;
+    const double prefill = cost.Breakdown(wave).total();
+    EXPECT_GE(r.ttft.max, 9.0 + 10 * prefill - 1e-9);
+    EXPECT_LE(r.ttft.max, 9.0 + 10 * prefill + 1e-9);
     EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
 }
 
