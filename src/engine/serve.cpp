@@ -5,6 +5,8 @@
 #include <string>
 
 #include "config/error.h"
+#include "config/numbers.h"
+#include "training/sweep.h"
 
 namespace sc::engine {
 
@@ -22,9 +24,25 @@ ServingConfig AtRate(const ServingConfig& c, double rate) {
 
 }  // namespace
 
+System ServingCluster(const System& sys, const ServingConfig& c) {
+    const long long gpus = static_cast<long long>(c.pool.gpus()) + (c.decode_pool ? c.decode_pool->gpus() : 0);
+    if (gpus <= sys.TotalAccelerators()) return sys;
+    if (gpus > kMaxRanks)
+        throw Error(c.decode_pool ? "decode_pool.replicas" : "pool.replicas",
+                    "the pools need " + std::to_string(gpus) + " GPUs; at most " + std::to_string(kMaxRanks) +
+                        " can be described");
+    try {
+        return ExtendSystem(sys, static_cast<int>(gpus));
+    } catch (const Error& e) {  // a torus pod with nothing beyond it
+        throw Error(c.decode_pool ? "decode_pool.replicas" : "pool.replicas",
+                    "the pools need " + std::to_string(gpus) + " GPUs: " + e.what());
+    }
+}
+
 ServeResult RunServe(const ServeRequest& r) {
     if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
-    return SimulateServing(r.config, *r.system, r.calibration);
+    ValidateServingConfig(r.config);
+    return SimulateServing(r.config, ServingCluster(*r.system, r.config), r.calibration);
 }
 
 ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
@@ -44,7 +62,7 @@ ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
     ValidateServingConfig(AtRate(r.config, r.sweep_rates.front()));
     ServeSweepSnapshot s;
     s.config = r.config;
-    s.system = *r.system;
+    s.system = ServingCluster(*r.system, r.config);
     if (r.calibration) s.calibration = std::make_shared<const CalibrationTable>(*r.calibration);
     s.rates = r.sweep_rates;
     return s;

@@ -41,7 +41,14 @@ struct ServeRequest {
 // One simulation: the KV capacity of each pool, the transfer model, the results (inference/engine.h).
 using ServeResult = ServingRun;
 
+// The cluster a description's pools run on: `sys`, or, when the pools need more GPUs than it has, `sys` extended
+// to hold them as `--gpus` extends a training cluster (ExtendSystem: whole pods joined by a core tier, or the
+// outermost level widened; its name says so). A system preset describes a topology family, not a size limit;
+// replicas never talk to each other, so only the link between disaggregated pools depends on where they sit.
+System ServingCluster(const System& sys, const ServingConfig& c);
+
 // Throws sc::Error("system") without a cluster, or naming the field of anything else that is invalid.
+// Runs on ServingCluster(*request.system, request.config).
 ServeResult RunServe(const ServeRequest& request);
 
 struct ServeSweepSnapshot {

@@ -20,6 +20,13 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
+// Replicas of a pool that can receive a request: requests are dealt round-robin (Engine::Enqueue), so never more
+// than there are requests.
+long long MadeReplicas(const PoolConfig& p, const Workload& w) { return std::min<long long>(p.replicas, w.requests); }
+
+// Pipeline schedulers one simulation may keep (each about 1 KB with its queue): 2 GiB.
+constexpr long long kMaxSchedulers = 1LL << 21;
+
 // What a replica does with a request. mixed: everything. prefill (disaggregated): the prompt and the first
 // token, then the request leaves for the decode pool with its KV cache. decode: requests arrive with the
 // prompt's KV cache and the first token; they decode (and, after a recompute preemption, prefill again).
@@ -70,7 +77,12 @@ public:
         count_of_pool_[0] = replicas_.size();
         if (disagg) AddPool(*c.decode_pool, Role::decode, 1);
         count_of_pool_[1] = replicas_.size() - first_of_pool_[1];
-        for (const Replica& r : replicas_) all_blocks_ += static_cast<double>(r.total_blocks);
+        // Every replica's cache, the ones never made (AddPool) included.
+        all_blocks_ =
+            static_cast<double>(c.pool.replicas) * c.pool.pp * static_cast<double>(pool.kv_blocks / c.pool.pp);
+        if (decode)
+            all_blocks_ += static_cast<double>(c.decode_pool->replicas) * c.decode_pool->pp *
+                           static_cast<double>(decode->kv_blocks / c.decode_pool->pp);
         CheckFits();
         for (Replica& r : replicas_) MarkReady(r);
         if (w_.arrival == ArrivalKind::offline) {
@@ -148,9 +160,12 @@ private:
 
     // A replica of pp > 1 stages runs pp schedulers, each its own batch in flight through the shared stages
     // with 1/pp of the KV blocks (vLLM's virtual engines); the engine holds one Replica per scheduler.
+    // Only the replicas that will receive a request are made (MadeReplicas): requests are dealt round-robin, so
+    // with more replicas than requests the rest would stay idle and empty, and a replica's state (its queue) costs
+    // about 1 KB.
     void AddPool(const PoolConfig& p, Role role, int pool) {
         per_group_[pool] = static_cast<size_t>(p.pp);
-        for (int g = 0; g < p.replicas; ++g) {
+        for (long long g = 0; g < MadeReplicas(p, w_); ++g) {
             if (p.pp > 1) pipelines_.push_back(std::vector<double>(static_cast<size_t>(p.pp), 0.0));
             for (int v = 0; v < p.pp; ++v) {
                 Replica r;
@@ -247,7 +262,7 @@ private:
         for (size_t v = first + 1; v < first + per; ++v)
             if (Unfinished(replicas_[v]) < Unfinished(replicas_[pick])) pick = v;
         Replica& r = replicas_[pick];
-        timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
+        timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
         r.waiting.PushBack(std::move(q));
         Recount(r);
         MarkReady(r);
@@ -295,9 +310,17 @@ private:
         return static_cast<long long>(r.waiting.Size() + r.running.size()) + r.lazy;
     }
     int IndexOf(const Replica& r) const { return static_cast<int>(&r - replicas_.data()); }
+    // The scheduler's number in the timelines: its place among every pool's schedulers, made or not (the decode
+    // pool's come after all of the first pool's), so it does not depend on how many AddPool made.
+    int Numbered(const Replica& r) const {
+        const size_t i = static_cast<size_t>(IndexOf(r));
+        if (r.pool == 0) return static_cast<int>(i);
+        return static_cast<int>(static_cast<long long>(c_.pool.replicas) * c_.pool.pp +
+                                static_cast<long long>(i - first_of_pool_[1]));
+    }
     ServedRequest NewLazy(Replica& r) {
         ServedRequest q = NewRequest(0.0, -1);
-        timelines_.Wait(q.timeline, SpanKind::queued, IndexOf(r));
+        timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
         return q;
     }
 
@@ -340,7 +363,7 @@ private:
         r.free_blocks += q.blocks;
         used_blocks_ -= q.blocks;
         q.blocks = 0;
-        timelines_.Wait(q.timeline, SpanKind::preempted, IndexOf(r));
+        timelines_.Wait(q.timeline, SpanKind::preempted, Numbered(r));
         r.waiting.PushFront(std::move(q));
         r.preempted_this_iteration = true;
         return true;
@@ -476,12 +499,12 @@ private:
             q.scheduled_in = iterations_;
             const SpanKind kind = q.decoding() ? SpanKind::decode : SpanKind::prefill;
             const int tokens = kind == SpanKind::decode ? 1 : s.tokens;
-            timelines_.Run(q.timeline, kind, now_, r.busy_until, IndexOf(r), tokens, q.swap_in);
+            timelines_.Run(q.timeline, kind, now_, r.busy_until, Numbered(r), tokens, q.swap_in);
             q.swap_in = 0;
         }
         for (ServedRequest& q : r.running)
             if (q.timeline >= 0 && q.scheduled_in != iterations_)
-                timelines_.Run(q.timeline, SpanKind::stalled, now_, r.busy_until, IndexOf(r), 0);
+                timelines_.Run(q.timeline, SpanKind::stalled, now_, r.busy_until, Numbered(r), 0);
     }
 
     void Complete(ServedRequest& q) {
@@ -538,7 +561,7 @@ private:
             }
             q.prefill_done = now_;
             const double arrives = now_ + transfer_.Seconds(q.ctx);
-            timelines_.Transfer(q.timeline, now_, arrives, IndexOf(r));
+            timelines_.Transfer(q.timeline, now_, arrives, Numbered(r));
             r.sending_blocks += q.blocks;
             transfers_.push({arrives, transfer_seq_++, std::move(q), static_cast<size_t>(IndexOf(r))});
         }
@@ -643,6 +666,14 @@ ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long l
 ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
                        KvTransferModel transfer) {
     ValidateServingConfig(c);
+    const long long schedulers = MadeReplicas(c.pool, c.workload) * c.pool.pp +
+                                 (c.decode_pool ? MadeReplicas(*c.decode_pool, c.workload) * c.decode_pool->pp : 0);
+    if (schedulers > kMaxSchedulers)
+        throw Error(c.decode_pool ? "decode_pool.replicas" : "pool.replicas",
+                    "the simulation keeps a queue for each pipeline scheduler of every replica that receives a "
+                    "request (min(replicas, workload.requests) x pp per pool): " +
+                        std::to_string(schedulers) + ", about " + std::to_string(schedulers / 1024) + " MiB; at most " +
+                        std::to_string(kMaxSchedulers) + ": use fewer replicas or requests");
     if (c.decode_pool.has_value() != decode.has_value())
         throw Error("decode_pool",
                     "the decode pool's cost must be given exactly when the description has a decode pool");
@@ -689,6 +720,7 @@ double TypicalPrompt(const ServingConfig& c) {
 ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
     ValidateServingConfig(c);
     ServingRun run;
+    run.system_name = sys.name;
     // The context-attention kernel's efficiency is looked up at the mean prompt (a chunk when prompts are chunked).
     const double typical_prompt = TypicalPrompt(c);
     run.kv = ComputeKvCapacity(c.model, c.precision, c.pool, sys.accelerator, c.engine);

@@ -108,7 +108,8 @@ struct ServingRun {
     std::optional<KvCapacity> decode_kv;  // the decode pool's
     std::optional<KvTransferModel> transfer;
     ServingResult result;
-    RateSources rates;  // what the iteration cost's rates rest on (the prefill pool's when disaggregated)
+    RateSources rates;        // what the iteration cost's rates rest on (the prefill pool's when disaggregated)
+    std::string system_name;  // the cluster the pools ran on (engine::RunServe may have extended the request's)
 };
 ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
 

@@ -102,6 +102,11 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
         throw Error(field + ".pp", "pp=" + std::to_string(p.pp) + " pipeline stages for " + std::to_string(m.layers) +
                                        " layers; valid: 1.." + std::to_string(m.layers) +
                                        " (every stage holds at least one layer)");
+    const long long gpus = static_cast<long long>(p.tp) * p.pp * p.replicas;  // PoolConfig::gpus() is an int
+    if (gpus > kMaxRanks)
+        throw Error(field + ".replicas", std::to_string(p.replicas) + " replicas of tp=" + std::to_string(p.tp) +
+                                             " x pp=" + std::to_string(p.pp) + " need " + std::to_string(gpus) +
+                                             " GPUs; at most " + std::to_string(kMaxRanks) + " can be described");
     if (p.ep == 1) return;
     if (!m.is_moe())
         throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " splits experts, but " + m.name +

@@ -170,7 +170,7 @@ std::string SloText(const SloTargets& s) {
 std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeResult& run) {
     const ServingConfig& c = q.config;
     const ServingResult& r = run.result;
-    std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + q.system->name + ")\n";
+    std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + run.system_name + ")\n";
     o += "precision      " + WeightFormatName(c.precision) + " weights, " + NameOf(c.precision.compute) + " GEMMs, " +
          NameOf(c.precision.kv_cache) + " KV cache\n";
     if (c.decode_pool) {
@@ -239,6 +239,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
 
 std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
     Json j = {{"deployment", DeploymentJson(q.config, *q.system)}, {"kv", KvJson(run.kv)}};
+    j["deployment"]["system"] = run.system_name;  // the cluster the pools ran on (engine::ServingCluster)
     if (run.decode_kv) j["decode_kv"] = KvJson(*run.decode_kv);
     if (run.transfer)
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},

@@ -3,9 +3,11 @@
 // finish together (ties in index order) and serve as one replica does, times their count; Little's law holds on
 // the totals of waiting and running requests the engine keeps as they change, with most replicas idle at any
 // time; a disaggregated deployment of many replicas per pool does the same, and a prefill replica whose cache is
-// all on the link waits for it instead of stopping the run.
+// all on the link waits for it instead of stopping the run. Replicas beyond the requests are never made, and pools
+// larger than their system's preset run on it extended (engine::ServingCluster).
 #include <gtest/gtest.h>
 
+#include "engine/serve.h"
 #include "inference/engine.h"
 #include "inference/iteration_cost.h"
 #include "serve_test_util.h"
@@ -98,6 +100,73 @@ TEST(ServeReplicas, APrefillReplicaWaitsForItsBlocksOnTheLink) {
     EXPECT_GE(r.ttft.max, 9.0 + 10 * prefill - 1e-9);
     EXPECT_LE(r.ttft.max, 9.0 + 10 * prefill + 1e-9);
     EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+}
+
+TEST(ServeReplicas, ReplicasBeyondTheRequestsChangeOnlyTheCacheShare) {
+    // 300 requests on 300 replicas or on 30,000: round-robin gives each request a replica of its own either way, so
+    // every latency is the same; the mean KV occupancy is over every replica's cache, 100 times more of it.
+    ServingConfig c = Base("llama3-8b", 1, 0, 0, 300);
+    c.workload.input = LengthDist::Uniform(50, 1500);
+    c.workload.output = LengthDist::Uniform(1, 200);
+    c.workload.arrival = ArrivalKind::poisson;
+    c.workload.rate = 50;
+    c.pool.replicas = 300;
+    ServingConfig wide = c;
+    wide.pool.replicas = 30000;
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 800, 8192);
+    const ServingResult a = Simulate(c, cost, 4000), b = Simulate(wide, cost, 4000);
+    ASSERT_EQ(b.completed, 300);
+    EXPECT_EQ(b.iterations, a.iterations);
+    EXPECT_EQ(b.duration, a.duration);
+    EXPECT_EQ(b.e2e.max, a.e2e.max);
+    EXPECT_EQ(b.ttft.p99, a.ttft.p99);
+    EXPECT_NEAR(b.kv_occupancy_mean * 100, a.kv_occupancy_mean, 1e-12 * a.kv_occupancy_mean);
+    EXPECT_NEAR(b.kv_occupancy_peak * 100, a.kv_occupancy_peak, 1e-12 * a.kv_occupancy_peak);
+    // Their state is what bounds a run: a queue per scheduler of a replica that gets a request.
+    wide.pool.replicas = 3000000;
+    wide.workload.requests = 3000000;
+    wide.workload.rate = 1e5;
+    const std::string e = sctest::ErrorOf([&] { Simulate(wide, cost, 4000); });
+    EXPECT_NE(e.find("pool.replicas: the simulation keeps a queue for each pipeline scheduler"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("3000000, about 2929 MiB; at most 2097152"), std::string::npos) << e;
+    // A pool's GPU count fits an int: tp x pp x replicas at most 2^24.
+    wide.pool = PoolConfig{8, 1 << 22, 1};
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  ValidateServingConfig(wide);
+              }).find("pool.replicas: 4194304 replicas of tp=8 x pp=1 need 33554432 GPUs; at most 16777216"),
+              std::string::npos);
+}
+
+TEST(ServeReplicas, PoolsLargerThanTheirSystemRunOnItExtended) {
+    // 100 + 100 replicas of TP8: 1,600 GPUs on a 1,024-GPU SuperPOD preset. It grows as --gpus grows a training
+    // cluster: whole 1,024-GPU pods joined by a core tier, and the KV crosses that tier. (Until 2026-11-26 a
+    // disaggregated run stopped with "the two pools need 1600 GPUs" and a pool of one kind ran past the preset's
+    // size without saying so.)
+    engine::ServeRequest q;
+    q.config = Base("llama3-8b", 8, 0, 0, 2000);
+    q.config.workload.input = LengthDist::Uniform(100, 2000);
+    q.config.workload.output = LengthDist::Uniform(10, 200);
+    q.config.workload.arrival = ArrivalKind::poisson;
+    q.config.workload.rate = 400;
+    q.config.pool.replicas = 100;
+    q.config.decode_pool = PoolConfig{8, 100};
+    const sc::System& sys = System("dgx-h100-superpod");
+    q.system = &sys;
+    q.calibration = &Calibration();
+    const sc::System grown = engine::ServingCluster(sys, q.config);
+    ASSERT_EQ(grown.levels.size(), sys.levels.size() + 1);
+    EXPECT_EQ(grown.TotalAccelerators(), 2048);
+    EXPECT_EQ(grown.LevelForSpan(1600), static_cast<int>(sys.levels.size()));  // the core tier
+    const engine::ServeResult run = engine::RunServe(q);
+    EXPECT_EQ(run.system_name, grown.name);
+    EXPECT_NE(run.system_name.find("2 pods of 1024 joined by a core tier"), std::string::npos) << run.system_name;
+    ASSERT_TRUE(run.transfer);
+    EXPECT_DOUBLE_EQ(run.transfer->latency, grown.levels.back().latency_us * 1e-6);
+    EXPECT_EQ(run.result.completed, 2000);
+    // Within the preset: the preset itself.
+    q.config.pool.replicas = q.config.decode_pool->replicas = 10;
+    EXPECT_EQ(engine::RunServe(q).system_name, sys.name);
 }
 
 }  // namespace
