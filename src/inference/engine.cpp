@@ -228,9 +228,7 @@ private:
 
     double NextArrival() const {
         if (w_.arrival == ArrivalKind::closed_loop) {
-            double t = kNever;
-            for (const auto& p : closed_pending_) t = std::min(t, p.first);
-            return t;
+            return closed_pending_.empty() ? kNever : closed_pending_.front().first;
         }
         return arrived_ < w_.requests ? next_arrival_ : kNever;
     }
@@ -270,14 +268,10 @@ private:
 
     void Arrivals() {
         if (w_.arrival == ArrivalKind::closed_loop) {
-            for (size_t i = 0; i < closed_pending_.size();) {
-                if (closed_pending_[i].first <= now_) {
-                    Enqueue(NewRequest(now_, closed_pending_[i].second), 0);
-                    ++arrived_;
-                    closed_pending_.erase(closed_pending_.begin() + static_cast<long>(i));
-                } else {
-                    ++i;
-                }
+            while (!closed_pending_.empty() && closed_pending_.front().first <= now_) {
+                Enqueue(NewRequest(now_, closed_pending_.front().second), 0);
+                ++arrived_;
+                closed_pending_.pop_front();
             }
             return;
         }
@@ -637,9 +631,12 @@ private:
         busy_;
     long long waiting_total_ = 0, running_total_ = 0;  // over the replicas (Recount)
     std::array<size_t, 2> first_of_pool_{0, 0}, count_of_pool_{0, 0}, next_replica_{0, 0};
-    std::array<size_t, 2> per_group_{1, 1};               // schedulers per replica of each pool (its pp)
-    std::vector<std::vector<double>> pipelines_;          // per pipelined replica: when each stage is next free
-    std::vector<std::pair<double, int>> closed_pending_;  // (time, client): at most `concurrency` entries
+    std::array<size_t, 2> per_group_{1, 1};       // schedulers per replica of each pool (its pp)
+    std::vector<std::vector<double>> pipelines_;  // per pipelined replica: when each stage is next free
+    // (time, client), at most `concurrency`: a client sends its next request when its last completes, so times
+    // are pushed in the clock's order and the front is always the earliest (a scan of every entry per event made
+    // 100,000 clients take 4 s).
+    std::deque<std::pair<double, int>> closed_pending_;
     std::priority_queue<InTransfer, std::vector<InTransfer>, std::greater<InTransfer>> transfers_;
     long long transfer_seq_ = 0, transfer_count_ = 0;
     double transfer_sum_ = 0;

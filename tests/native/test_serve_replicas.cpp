@@ -169,4 +169,25 @@ TEST(ServeReplicas, PoolsLargerThanTheirSystemRunOnItExtended) {
     EXPECT_EQ(engine::RunServe(q).system_name, sys.name);
 }
 
+TEST(ServeReplicas, ClosedLoopClientsKeepTheirRequestsInTheSystem) {
+    // 5,000 clients, each sending its next request the moment its last completes, 20,000 requests on 50
+    // replicas: until the last 5,000 are sent, exactly 5,000 are in the system at every instant.
+    ServingConfig c = Base("llama3-8b", 1, 0, 0, 20000);
+    c.workload.input = LengthDist::Uniform(50, 500);
+    c.workload.output = LengthDist::Uniform(1, 50);
+    c.workload.arrival = ArrivalKind::closed_loop;
+    c.workload.concurrency = 5000;
+    c.pool.replicas = 50;
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 300, 8192);
+    const ServingResult r = Simulate(c, cost, 4000);
+    ASSERT_EQ(r.completed, 20000);
+    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+    EXPECT_LT(r.mean_in_system, 5000);
+    ASSERT_GT(r.series.size(), 8u);
+    for (size_t i = 0; i < r.series.size() / 2; ++i) {
+        const SeriesPoint& p = r.series[i];
+        EXPECT_NEAR(p.running + p.waiting, 5000, 1e-6) << "bucket " << i << " from " << p.start << " s";
+    }
+}
+
 }  // namespace
