@@ -49,12 +49,21 @@ int Search(int argc, char** argv) {
         req.top_k = static_cast<int>(k);
     }
     if (req.gpus > ls.system.TotalAccelerators()) {
-        if (!a.Has("extend"))
-            throw Error("--gpus", std::to_string(req.gpus) + " GPUs exceed the " +
-                                      std::to_string(ls.system.TotalAccelerators()) + " accelerators of " +
-                                      ls.system.id +
-                                      "; pass --extend to build it at that size (pods joined by a core tier beyond " +
-                                      ls.system.levels.back().name + "), or pick a larger system");
+        if (!a.Has("extend")) {
+            // The hint says what --extend would build (ExtendSystem names it), or why it cannot (a torus pod
+            // with no network beyond it): it said "pods joined by a core tier" for every system, torus included.
+            const std::string exceed = std::to_string(req.gpus) + " GPUs exceed the " +
+                                       std::to_string(ls.system.TotalAccelerators()) + " accelerators of " +
+                                       ls.system.id;
+            std::string grown;
+            try {
+                grown = ExtendSystem(ls.system, req.gpus).name.substr(ls.system.name.size());
+            } catch (const Error& e) {
+                throw Error("--gpus", exceed + "; it cannot be extended: " + e.what());
+            }
+            throw Error("--gpus",
+                        exceed + "; pass --extend to build it at that size" + grown + ", or pick a larger system");
+        }
         BuildCluster(ls, a, req.gpus);
     } else {
         BuildCluster(ls, a, 0);

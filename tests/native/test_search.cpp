@@ -478,7 +478,20 @@ TEST(SearchCli, ClearErrors) {
     EXPECT_EQ(
         r.out,
         "stagecraft search: error: --gpus: 4096 GPUs exceed the 1024 accelerators of dgx-h100-superpod; pass --extend "
-        "to build it at that size (pods joined by a core tier beyond ndr-ib-fat-tree), or pick a larger system\n");
+        "to build it at that size (4 pods of 1024 joined by a core tier), or pick a larger system\n");
+    // The hint says what --extend builds: a wider outer level where it is not a leaf-spine pod, nothing for a
+    // torus pod with no network beyond it (it said "pods joined by a core tier" for every system).
+    r = RunCli("search --model presets/models/llama3-8b.json --system tpu-v5p-pod --gpus 20000 --batch 1024");
+    EXPECT_NE(r.out.find("pass --extend to build it at that size (dcn extended to 24576 accelerators)"),
+              std::string::npos)
+        << r.out;
+    r = RunCli("search --model presets/models/llama3-8b.json --system tpu-v4-pod --gpus 8192 --batch 1024");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--gpus: 8192 GPUs exceed the 4096 accelerators of tpu-v4-pod; it cannot be extended: "
+                         "gpus: 8192 accelerators do not fit in Google TPU v4 pod"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("--extend"), std::string::npos) << r.out;
     r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--batch: missing"), std::string::npos) << r.out;
