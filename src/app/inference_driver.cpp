@@ -72,14 +72,37 @@ void RunInference(AppState& s) {
         q.error = "no serving preset is loaded";
         return;
     }
+    q.running.reset();
     try {
-        const engine::ServeRequest request = CurrentServeRequest(s);
-        q.result = engine::RunServe(request);
-        q.report = ServeReportText(request, q.result);
+        q.running = std::make_unique<engine::ServeRun>(CurrentServeRequest(s));
+    } catch (const Error& e) {
+        q.error = e.what();
+    }
+}
+
+void StepServe(AppState& s, double budget_seconds) {
+    InferenceState& q = s.inference;
+    if (!q.running) return;
+    if (q.ran_for != InputsKey(s)) {  // the model or cluster changed under it: the tab starts another
+        q.running.reset();
+        return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        // Events in batches of 4,096 (a few ms at most) between looks at the clock.
+        bool done = false;
+        do {
+            done = q.running->Step(4096);
+        } while (!done &&
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < budget_seconds);
+        if (!done) return;
+        q.result = q.running->Finish();
+        q.report = ServeReportText(CurrentServeRequest(s), q.result);
         q.has_result = true;
     } catch (const Error& e) {
         q.error = e.what();
     }
+    q.running.reset();
 }
 
 std::vector<double> SweepRates(double from, double to, int points) {

@@ -33,6 +33,9 @@ struct InferenceState {
     engine::ServeResult result;
     std::string report;
     std::string error;
+    // The simulation under way: a slice per frame (StepServe), so a run of a million requests never stops the
+    // page; null when none runs.
+    std::unique_ptr<engine::ServeRun> running;
 
     // The rate sweep: shards over a snapshot taken at its start, a few per frame, as the layout search runs.
     struct {
@@ -56,8 +59,10 @@ void SetServingDescription(AppState& s, int index);
 
 // The request of the current state: the edited description with the page's model, cluster and calibration.
 engine::ServeRequest CurrentServeRequest(const AppState& s);
-// Runs one simulation; errors are kept in inference.error, never thrown.
+// Starts one simulation (StepServe runs it); errors are kept in inference.error, never thrown.
 void RunInference(AppState& s);
+// Runs the started simulation for about `budget_seconds`; when it ends, its result and report are the tab's.
+void StepServe(AppState& s, double budget_seconds);
 
 // The rates a sweep visits: `points` rates evenly spaced from `from` to `to` (both > 0, from < to, points >= 2).
 std::vector<double> SweepRates(double from, double to, int points);

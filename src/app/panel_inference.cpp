@@ -274,6 +274,8 @@ void DrawInferenceTab(AppState& s) {
     DrawSweep(s);
     ImGui::TableSetColumnIndex(1);
     if (q.has_result) DrawResult(s);
+    else if (q.error.empty() && q.running)
+        ImGui::TextDisabled("simulating... %.0f%% of the requests completed", 100 * q.running->Progress());
     else if (q.error.empty()) ImGui::TextDisabled("simulating...");
     ImGui::EndTable();
 }

@@ -185,6 +185,7 @@ void StepJobs(AppState& s, double budget_seconds) {
     StepSearch(s, budget_seconds);
     StepSweep(s, budget_seconds);
     StepServeSweep(s, budget_seconds);  // the Serving tab's rate sweep moves on with its tab closed too
+    StepServe(s, budget_seconds);       // and its one simulation
 }
 
 std::string SweepCsv(const AppState& s) {

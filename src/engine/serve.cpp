@@ -45,6 +45,21 @@ ServeResult RunServe(const ServeRequest& r) {
     return SimulateServing(r.config, ServingCluster(*r.system, r.config), r.calibration);
 }
 
+ServeRun::ServeRun(const ServeRequest& r) {
+    if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
+    ValidateServingConfig(r.config);
+    if (r.calibration) calibration_ = std::make_shared<const CalibrationTable>(*r.calibration);
+    sim_ = std::make_unique<ServingSimulation>(r.config, ServingCluster(*r.system, r.config), calibration_.get());
+}
+
+bool ServeRun::Step(long long events) { return sim_->Step(events); }
+
+double ServeRun::Progress() const {
+    return static_cast<double>(sim_->completed()) / static_cast<double>(sim_->requests());
+}
+
+ServeResult ServeRun::Finish() { return sim_->Finish(); }
+
 ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
     if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
     if (r.sweep_rates.empty()) throw Error("sweep_rates", "a rate sweep needs at least one rate");

@@ -51,6 +51,20 @@ System ServingCluster(const System& sys, const ServingConfig& c);
 // Runs on ServingCluster(*request.system, request.config).
 ServeResult RunServe(const ServeRequest& request);
 
+// One simulation a slice at a time (the page's Serving tab, so that a long run never stops the interface): owns
+// copies of the cluster it runs on (ServingCluster) and of the calibration, so its caller may change its own
+// meanwhile. Checks as RunServe does when made; Finish gives RunServe's result, bit for bit.
+class ServeRun {
+public:
+    explicit ServeRun(const ServeRequest& request);
+    bool Step(long long events);  // true when the run is over (ServingSimulation::Step)
+    double Progress() const;      // completed / requests, 0..1
+    ServeResult Finish();         // once Step returned true
+private:
+    std::shared_ptr<const CalibrationTable> calibration_;
+    std::unique_ptr<ServingSimulation> sim_;
+};
+
 struct ServeSweepSnapshot {
     ServingConfig config;
     System system;

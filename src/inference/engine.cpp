@@ -106,26 +106,34 @@ public:
     // handled in index order at every event, as a scan of all of them would, so the result does not depend on
     // how many idle ones there are.
     ServingResult Run() {
-        while (true) {
-            StartReady();
-            double next = NextArrival();
-            if (!busy_.empty()) next = std::min(next, busy_.top().first);
-            if (!transfers_.empty()) next = std::min(next, transfers_.top().done);
-            if (next == kNever) break;
-            Advance(next);
-            while (!busy_.empty() && busy_.top().first == now_) {  // ties in index order
-                const size_t i = busy_.top().second;
-                busy_.pop();
-                Replica& r = replicas_[i];
-                FinishIteration(r);
-                Recount(r);
-                MarkReady(r);
-            }
-            TransfersDone();
-            Arrivals();
-        }
+        while (Step()) {}
         return Results();
     }
+
+    // One instant of the clock: what starts, then the next event time and everything that happens at it.
+    // False when nothing is left to happen (every request has completed).
+    bool Step() {
+        StartReady();
+        double next = NextArrival();
+        if (!busy_.empty()) next = std::min(next, busy_.top().first);
+        if (!transfers_.empty()) next = std::min(next, transfers_.top().done);
+        if (next == kNever) return false;
+        Advance(next);
+        while (!busy_.empty() && busy_.top().first == now_) {  // ties in index order
+            const size_t i = busy_.top().second;
+            busy_.pop();
+            Replica& r = replicas_[i];
+            FinishIteration(r);
+            Recount(r);
+            MarkReady(r);
+        }
+        TransfersDone();
+        Arrivals();
+        return true;
+    }
+
+    long long completed() const { return completed_; }
+    ServingResult TakeResults() { return Results(); }
 
 private:
     void MarkReady(Replica& r) {
@@ -660,8 +668,9 @@ ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long l
     return Simulate(c, PoolModel{&cost, kv_blocks}, std::nullopt, {});
 }
 
-ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
-                       KvTransferModel transfer) {
+namespace {
+
+void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode) {
     ValidateServingConfig(c);
     const long long schedulers = MadeReplicas(c.pool, c.workload) * c.pool.pp +
                                  (c.decode_pool ? MadeReplicas(*c.decode_pool, c.workload) * c.decode_pool->pp : 0);
@@ -683,6 +692,13 @@ ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<Poo
         throw Error("decode_pool.kv_blocks", "must be at least 1 per pipeline stage (" +
                                                  std::to_string(c.decode_pool->pp) + "), got " +
                                                  std::to_string(decode->kv_blocks));
+}
+
+}  // namespace
+
+ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
+                       KvTransferModel transfer) {
+    CheckPools(c, pool, decode);
     Engine engine(c, pool, decode, transfer);
     return engine.Run();
 }
@@ -714,30 +730,69 @@ double TypicalPrompt(const ServingConfig& c) {
 }
 }  // namespace
 
-ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
-    ValidateServingConfig(c);
+// What a simulation owns: its description (the engine reads it by reference), the pools' iteration costs (the
+// engine reads them by pointer) and the run's other results, then the engine itself.
+struct ServingSimulation::Impl {
+    ServingConfig c;
+    std::optional<IterationCost> cost, decode_cost;
     ServingRun run;
+    std::optional<Engine> engine;
+    bool done = false;
+};
+
+ServingSimulation::ServingSimulation(const ServingConfig& config, const System& sys, const CalibrationTable* cal)
+    : impl_(std::make_unique<Impl>()) {
+    ValidateServingConfig(config);
+    impl_->c = config;
+    const ServingConfig& c = impl_->c;
+    ServingRun& run = impl_->run;
     run.system_name = sys.name;
     // The context-attention kernel's efficiency is looked up at the mean prompt (a chunk when prompts are chunked).
     const double typical_prompt = TypicalPrompt(c);
     run.kv = ComputeKvCapacity(c.model, c.precision, c.pool, sys.accelerator, c.engine);
-    IterationCost cost(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
+    const IterationCost& cost =
+        impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
+    const PoolModel pool{&cost, run.kv.blocks};
     if (!c.decode_pool) {
-        run.result = Simulate(c, PoolModel{&cost, run.kv.blocks}, std::nullopt, {});
-        return run;
+        CheckPools(c, pool, std::nullopt);
+        impl_->engine.emplace(c, pool, std::nullopt, KvTransferModel{});
+        return;
     }
     run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, sys.accelerator, c.engine);
-    IterationCost decode_cost(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
+    const IterationCost& decode_cost =
+        impl_->decode_cost.emplace(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
     if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size); k.windowed()) {
         run.transfer->window = static_cast<double>(k.window);
         run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
     }
-    run.result =
-        Simulate(c, PoolModel{&cost, run.kv.blocks}, PoolModel{&decode_cost, run.decode_kv->blocks}, *run.transfer);
-    return run;
+    const PoolModel decode{&decode_cost, run.decode_kv->blocks};
+    CheckPools(c, pool, decode);
+    impl_->engine.emplace(c, pool, decode, *run.transfer);
+}
+
+ServingSimulation::~ServingSimulation() = default;
+
+bool ServingSimulation::Step(long long events) {
+    for (long long k = 0; k < events && !impl_->done; ++k) impl_->done = !impl_->engine->Step();
+    return impl_->done;
+}
+
+long long ServingSimulation::completed() const { return impl_->engine->completed(); }
+long long ServingSimulation::requests() const { return impl_->c.workload.requests; }
+
+ServingRun ServingSimulation::Finish() {
+    if (!impl_->done) throw Error("serving", "the simulation has not finished (Step until it returns true)");
+    impl_->run.result = impl_->engine->TakeResults();
+    return std::move(impl_->run);
+}
+
+ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
+    ServingSimulation sim(c, sys, cal);
+    while (!sim.Step(1 << 20)) {}
+    return sim.Finish();
 }
 
 }  // namespace sc

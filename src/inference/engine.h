@@ -11,6 +11,7 @@
 // requests of an offline run are created when admitted, not all at time 0); latencies go into fixed-size
 // histograms (latency_histogram.h).
 #pragma once
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -112,5 +113,25 @@ struct ServingRun {
     std::string system_name;  // the cluster the pools ran on (engine::RunServe may have extended the request's)
 };
 ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
+
+// The same simulation in steps, so that a caller with a frame to draw (the page) runs it a slice at a time and a
+// long run never stops its interface: Step(n) runs up to n events (instants of the clock) and says whether the run
+// is over; Finish then gives what SimulateServing gives, bit for bit (SimulateServing is this, run to its end).
+// Copies the description; borrows `sys` only while constructing, `cal` for its whole life (the iteration costs
+// read its curves).
+class ServingSimulation {
+public:
+    ServingSimulation(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
+    ~ServingSimulation();
+    ServingSimulation(const ServingSimulation&) = delete;
+    ServingSimulation& operator=(const ServingSimulation&) = delete;
+    bool Step(long long events);
+    long long completed() const;  // requests completed so far
+    long long requests() const;   // in the run
+    ServingRun Finish();          // once Step returned true; throws sc::Error before
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace sc

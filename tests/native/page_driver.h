@@ -105,4 +105,11 @@ struct Page {
     }
 };
 
+// The Serving tab's simulation from start to end, as the frames run it (RunInference starts it; StepServe runs
+// a slice a frame), in slices of 5 ms so that a test sees more than one.
+inline void RunServingToEnd(sc::app::AppState& s) {
+    sc::app::RunInference(s);
+    while (s.inference.running) sc::app::StepServe(s, 0.005);
+}
+
 }  // namespace pagetest

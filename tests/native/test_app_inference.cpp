@@ -48,11 +48,35 @@ TEST(AppInference, OneSimulationPrintsWhatTheCliPrints) {
         const auto preset = nlohmann::json::parse(sctest::ReadFile(kRoot + "/presets/inference/" + file));
         EXPECT_EQ(s->presets[s->preset_index].file, preset.at("model").get<std::string>() + ".json");
         EXPECT_EQ(s->systems[s->system_index].file, preset.at("system").get<std::string>() + ".json");
-        sc::app::RunInference(*s);
+        pagetest::RunServingToEnd(*s);
         ASSERT_EQ(s->inference.error, "") << file;
         ASSERT_TRUE(s->inference.has_result);
         EXPECT_EQ(s->inference.report, Cli("serve --preset " + id)) << file;
     }
+}
+
+// A simulation runs a slice per frame (StepServe), so a long one never stops the page: 100,000 requests take
+// many slices, the tab says how far it is, and the report at the end is the CLI's. (It ran whole inside the frame
+// that started it: a million requests stopped the page for about 10 s.)
+TEST(AppInference, ALongSimulationRunsInFrameSlices) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    s->inference.config.workload.requests = 100000;
+    sc::app::RunInference(*s);
+    ASSERT_EQ(s->inference.error, "");
+    ASSERT_TRUE(s->inference.running);
+    int slices = 0;
+    double progress = 0;
+    while (s->inference.running) {
+        EXPECT_FALSE(s->inference.has_result);
+        EXPECT_GE(s->inference.running->Progress(), progress);
+        progress = s->inference.running->Progress();
+        sc::app::StepServe(*s, 0.001);
+        ++slices;
+    }
+    EXPECT_GT(slices, 5);
+    ASSERT_TRUE(s->inference.has_result);
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=100000"));
 }
 
 TEST(AppInference, AnEditedFieldIsSimulatedAsTheCliSetsIt) {
@@ -60,7 +84,7 @@ TEST(AppInference, AnEditedFieldIsSimulatedAsTheCliSetsIt) {
     ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
     s->inference.config.workload.rate = 8;
     s->inference.config.pool.replicas = 1;
-    sc::app::RunInference(*s);
+    pagetest::RunServingToEnd(*s);
     ASSERT_EQ(s->inference.error, "");
     EXPECT_EQ(s->inference.report,
               Cli("serve --preset llama3-8b-h100-poisson --set workload.rate=8 --set pool.replicas=1"));
@@ -84,11 +108,11 @@ TEST(AppInference, PipelineAndExpertSplitsTravelInTheLink) {
     ASSERT_TRUE(r.config.decode_pool.has_value());
     EXPECT_EQ(r.config.decode_pool->pp, 4);
     s->inference.config.decode_pool.reset();
-    sc::app::RunInference(*s);
+    pagetest::RunServingToEnd(*s);
     ASSERT_EQ(s->inference.error, "");
     EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set pool.pp=2 --timelines 3"));
     s->inference.config.pool.ep = 2;  // a dense model has no experts to split
-    sc::app::RunInference(*s);
+    pagetest::RunServingToEnd(*s);
     EXPECT_NE(s->inference.error.find("pool.ep: ep=2 splits experts"), std::string::npos) << s->inference.error;
 }
 
@@ -105,7 +129,7 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     ASSERT_TRUE(r.config.precision.int4.has_value());
     EXPECT_EQ(r.config.precision.int4->group_size, 128);
     EXPECT_EQ(r.config.precision.compute, sc::Precision::bf16);
-    sc::app::RunInference(*s);
+    pagetest::RunServingToEnd(*s);
     ASSERT_EQ(s->inference.error, "");
     EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set precision.weights=int4"));
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);

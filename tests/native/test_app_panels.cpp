@@ -420,7 +420,7 @@ TEST(AppPanels, TheServingTabsEditsAreInTheLinkAndRestoreTheSameReport) {
     q.config.slo.ttft = 0.2;
     q.config.slo.tpot = 0.05;
     q.preset_index = -1;
-    sc::app::RunInference(*p.app);
+    pagetest::RunServingToEnd(*p.app);
     ASSERT_EQ(q.error, "");
     const std::string link = sc::app::LinkState(*p.app);
     EXPECT_NE(link.find(";serve=" + q.presets[1].file.substr(0, q.presets[1].file.size() - 5) + ";"), std::string::npos)
@@ -429,7 +429,7 @@ TEST(AppPanels, TheServingTabsEditsAreInTheLinkAndRestoreTheSameReport) {
     Page other;
     other.Frames(2);
     ASSERT_EQ(sc::app::ApplyLink(*other.app, link), "");
-    sc::app::RunInference(*other.app);
+    pagetest::RunServingToEnd(*other.app);
     const sc::app::InferenceState& r = other.app->inference;
     EXPECT_EQ(r.error, "");
     EXPECT_EQ(r.preset_index, -1) << "shown as edited";

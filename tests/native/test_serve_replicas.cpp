@@ -7,9 +7,12 @@
 // larger than their system's preset run on it extended (engine::ServingCluster).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/serve.h"
 #include "inference/engine.h"
 #include "inference/iteration_cost.h"
+#include "inference/serving_parse.h"
 #include "serve_test_util.h"
 
 namespace {
@@ -187,6 +190,43 @@ TEST(ServeReplicas, ClosedLoopClientsKeepTheirRequestsInTheSystem) {
     for (size_t i = 0; i < r.series.size() / 2; ++i) {
         const SeriesPoint& p = r.series[i];
         EXPECT_NEAR(p.running + p.waiting, 5000, 1e-6) << "bucket " << i << " from " << p.start << " s";
+    }
+}
+
+TEST(ServeSteps, ASimulationInStepsEqualsOneRunToTheEnd) {
+    // The page runs a simulation a slice per frame (ServingSimulation::Step): the result must not depend on the
+    // slices. Every preset, disaggregated and pipelined ones among them, in steps of 1 and of 97 events.
+    const auto files = nlohmann::json::parse(sctest::ReadFile(servetest::kRoot + "/presets/inference/index.json"))
+                           .get<std::vector<std::string>>();
+    ASSERT_GE(files.size(), 5u);
+    for (const std::string& file : files) {
+        const ServingDescription d =
+            ParseServingDescription(sctest::ReadFile(servetest::kRoot + "/presets/inference/" + file));
+        ServingConfig c = d.config;
+        c.model = servetest::Model(d.model_id);
+        c.workload.requests = std::min<long long>(c.workload.requests, 400);
+        if (c.workload.arrival == ArrivalKind::closed_loop || c.workload.arrival == ArrivalKind::offline)
+            c.workload.concurrency = std::min(c.workload.concurrency, 400);
+        const sc::System& sys = System(d.system_id);
+        const ServingRun whole = SimulateServing(c, sys, &Calibration());
+        for (const long long step : {1LL, 97LL}) {
+            SCOPED_TRACE(file + ", steps of " + std::to_string(step));
+            ServingSimulation sim(c, sys, &Calibration());
+            EXPECT_NE(sctest::ErrorOf([&] { sim.Finish(); }).find("has not finished"), std::string::npos);
+            long long steps = 0;
+            while (!sim.Step(step)) ++steps;
+            EXPECT_GT(steps, 10);
+            EXPECT_EQ(sim.completed(), c.workload.requests);
+            const ServingRun run = sim.Finish();
+            EXPECT_EQ(run.result.duration, whole.result.duration);
+            EXPECT_EQ(run.result.iterations, whole.result.iterations);
+            EXPECT_EQ(run.result.sum_e2e, whole.result.sum_e2e);
+            EXPECT_EQ(run.result.ttft.p99, whole.result.ttft.p99);
+            EXPECT_EQ(run.result.kv_occupancy_mean, whole.result.kv_occupancy_mean);
+            EXPECT_EQ(run.result.preemptions, whole.result.preemptions);
+            EXPECT_EQ(run.kv.blocks, whole.kv.blocks);
+            EXPECT_EQ(run.system_name, whole.system_name);
+        }
     }
 }
 
