@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
@@ -42,6 +43,16 @@ inline sc::ServingConfig Base(const std::string& model, int tp, int input, int o
     c.workload.requests = requests;
     c.workload.input.min = c.workload.input.max = input;
     c.workload.output.min = c.workload.output.max = output;
+    return c;
+}
+
+// The same with uniform input and output lengths ({min, max} tokens) and the arrival process `arrival`.
+inline sc::ServingConfig Uniform(const std::string& model, int tp, long long requests, std::pair<int, int> input,
+                                 std::pair<int, int> output, sc::ArrivalKind arrival) {
+    sc::ServingConfig c = Base(model, tp, 0, 0, requests);
+    c.workload.input = sc::LengthDist::Uniform(input.first, input.second);
+    c.workload.output = sc::LengthDist::Uniform(output.first, output.second);
+    c.workload.arrival = arrival;
     return c;
 }
 

@@ -22,6 +22,24 @@ using servetest::Base;
 using servetest::Calibration;
 using servetest::System;
 
+// Llama 3 8B on `replicas` one-GPU replicas: `requests` of 50..`in_max` prompt and `out_min`..`out_max` output
+// tokens (uniform), arriving as `arrival` says.
+ServingConfig Uniform8b(long long requests, int in_max, int out_min, int out_max, ArrivalKind arrival, int replicas) {
+    ServingConfig c = servetest::Uniform("llama3-8b", 1, requests, {50, in_max}, {out_min, out_max}, arrival);
+    c.pool.replicas = replicas;
+    return c;
+}
+
+// One pool of Llama 3 8B on one H100 per replica, `c`'s workload: every request completes and Little's law holds
+// on the totals the engine keeps.
+ServingResult SimulateOnH100(const ServingConfig& c, double typical_prompt) {
+    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), typical_prompt, 8192);
+    const ServingResult r = Simulate(c, cost, 4000);
+    EXPECT_EQ(r.completed, c.workload.requests);
+    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+    return r;
+}
+
 TEST(ServeReplicas, IdenticalReplicasWithIdenticalWorkServeAsOne) {
     for (const int replicas : {1, 7, 64}) {
         ServingConfig one = Base("llama3-8b", 1, 700, 90, 40);
@@ -50,28 +68,17 @@ TEST(ServeReplicas, IdenticalReplicasWithIdenticalWorkServeAsOne) {
 TEST(ServeReplicas, LittlesLawWithMostReplicasIdle) {
     // 3,000 replicas, 6,000 Poisson arrivals at 40/s: a replica sees a request every 75 s on average and is idle
     // nearly all the time, so the totals in Little's law come from the few replicas that are busy.
-    ServingConfig c = Base("llama3-8b", 1, 0, 0, 6000);
-    c.workload.input = LengthDist::Uniform(50, 1500);
-    c.workload.output = LengthDist::Uniform(1, 200);
-    c.workload.arrival = ArrivalKind::poisson;
+    ServingConfig c = Uniform8b(6000, 1500, 1, 200, ArrivalKind::poisson, 3000);
     c.workload.rate = 40;
-    c.pool.replicas = 3000;
-    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 800, 8192);
-    const ServingResult r = Simulate(c, cost, 4000);
-    ASSERT_EQ(r.completed, 6000);
-    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+    const ServingResult r = SimulateOnH100(c, 800);
     EXPECT_GT(r.mean_in_system, 0);
     // At this load a request rarely waits: its replica is idle when it arrives (round-robin, 3,000 of them).
     EXPECT_LT(r.mean_waiting, 0.01 * r.mean_in_system);
 }
 
 TEST(ServeReplicas, DisaggregatedPoolsOfManyReplicas) {
-    ServingConfig c = Base("llama3-8b", 1, 0, 0, 4000);
-    c.workload.input = LengthDist::Uniform(50, 1500);
-    c.workload.output = LengthDist::Uniform(2, 200);
-    c.workload.arrival = ArrivalKind::poisson;
+    ServingConfig c = Uniform8b(4000, 1500, 2, 200, ArrivalKind::poisson, 300);
     c.workload.rate = 200;
-    c.pool.replicas = 300;
     c.decode_pool = PoolConfig{1, 500};
     const ServingRun run = SimulateServing(c, System("dgx-h100-superpod"), &Calibration());
     const ServingResult& r = run.result;
@@ -108,12 +115,8 @@ TEST(ServeReplicas, APrefillReplicaWaitsForItsBlocksOnTheLink) {
 TEST(ServeReplicas, ReplicasBeyondTheRequestsChangeOnlyTheCacheShare) {
     // 300 requests on 300 replicas or on 30,000: round-robin gives each request a replica of its own either way, so
     // every latency is the same; the mean KV occupancy is over every replica's cache, 100 times more of it.
-    ServingConfig c = Base("llama3-8b", 1, 0, 0, 300);
-    c.workload.input = LengthDist::Uniform(50, 1500);
-    c.workload.output = LengthDist::Uniform(1, 200);
-    c.workload.arrival = ArrivalKind::poisson;
+    ServingConfig c = Uniform8b(300, 1500, 1, 200, ArrivalKind::poisson, 300);
     c.workload.rate = 50;
-    c.pool.replicas = 300;
     ServingConfig wide = c;
     wide.pool.replicas = 30000;
     IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 800, 8192);
@@ -147,10 +150,7 @@ TEST(ServeReplicas, PoolsLargerThanTheirSystemRunOnItExtended) {
     // disaggregated run stopped with "the two pools need 1600 GPUs" and a pool of one kind ran past the preset's
     // size without saying so.)
     engine::ServeRequest q;
-    q.config = Base("llama3-8b", 8, 0, 0, 2000);
-    q.config.workload.input = LengthDist::Uniform(100, 2000);
-    q.config.workload.output = LengthDist::Uniform(10, 200);
-    q.config.workload.arrival = ArrivalKind::poisson;
+    q.config = servetest::Uniform("llama3-8b", 8, 2000, {100, 2000}, {10, 200}, ArrivalKind::poisson);
     q.config.workload.rate = 400;
     q.config.pool.replicas = 100;
     q.config.decode_pool = PoolConfig{8, 100};
@@ -175,16 +175,9 @@ TEST(ServeReplicas, PoolsLargerThanTheirSystemRunOnItExtended) {
 TEST(ServeReplicas, ClosedLoopClientsKeepTheirRequestsInTheSystem) {
     // 5,000 clients, each sending its next request the moment its last completes, 20,000 requests on 50
     // replicas: until the last 5,000 are sent, exactly 5,000 are in the system at every instant.
-    ServingConfig c = Base("llama3-8b", 1, 0, 0, 20000);
-    c.workload.input = LengthDist::Uniform(50, 500);
-    c.workload.output = LengthDist::Uniform(1, 50);
-    c.workload.arrival = ArrivalKind::closed_loop;
+    ServingConfig c = Uniform8b(20000, 500, 1, 50, ArrivalKind::closed_loop, 50);
     c.workload.concurrency = 5000;
-    c.pool.replicas = 50;
-    IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 300, 8192);
-    const ServingResult r = Simulate(c, cost, 4000);
-    ASSERT_EQ(r.completed, 20000);
-    EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-9 * r.sum_e2e);
+    const ServingResult r = SimulateOnH100(c, 300);
     EXPECT_LT(r.mean_in_system, 5000);
     ASSERT_GT(r.series.size(), 8u);
     for (size_t i = 0; i < r.series.size() / 2; ++i) {
