@@ -118,6 +118,8 @@ std::vector<double> SweepRates(double from, double to, int points) {
 void CancelServeSweep(AppState& s) {
     auto& w = s.inference.sweep;
     w.next_shard = -1;
+    w.next_point = 0;
+    w.point.reset();
     w.snapshot.reset();
     w.parts.clear();
     s.pool.serve_sweep_id = 0;
@@ -126,6 +128,14 @@ void CancelServeSweep(AppState& s) {
 
 bool ServeSweepRunning(const AppState& s) { return s.inference.sweep.snapshot != nullptr; }
 int ServeSweepShardsDone(const AppState& s) { return static_cast<int>(s.inference.sweep.parts.size()); }
+
+double ServeSweepProgress(const AppState& s) {
+    const auto& w = s.inference.sweep;
+    if (!w.snapshot) return 0;
+    if (w.next_shard < 0) return static_cast<double>(w.parts.size()) / kServeSweepShards;
+    const double point = w.point ? w.point->Progress() : 0;
+    return (static_cast<double>(w.parts.size()) + point) / static_cast<double>(w.snapshot->rates.size());
+}
 
 std::vector<double> ServeSweepJobRates(const std::vector<std::string>& args) {
     if (args.size() != 3) throw Error("sweep", "a serve-sweep job carries from, to and points");
@@ -241,12 +251,19 @@ void StepServeSweep(AppState& s, double budget_seconds) {
     auto& w = s.inference.sweep;
     if (w.next_shard < 0 || !w.snapshot) return;
     const auto start = std::chrono::steady_clock::now();
+    // Point by point, each simulation in slices of events (engine::ServeRun), so that no frame runs a whole one:
+    // a point of a million requests took the page's thread about 10 s.
+    const auto spent = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     try {
+        const size_t points = w.snapshot->rates.size();
         do {
-            w.parts.push_back(engine::RunServeSweepShard(*w.snapshot, w.next_shard++, kServeSweepShards));
-        } while (w.next_shard < kServeSweepShards &&
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < budget_seconds);
-        if (w.next_shard < kServeSweepShards) return;
+            if (!w.point) w.point = std::make_unique<engine::ServeRun>(*w.snapshot, w.next_point);
+            if (!w.point->Step(4096)) continue;
+            w.parts.push_back({{w.next_point, w.snapshot->rates[w.next_point], w.point->Finish()}});
+            w.point.reset();
+            ++w.next_point;
+        } while (w.next_point < points && spent() < budget_seconds);
+        if (w.next_point < points) return;
         FinishServeSweep(s);
         return;
     } catch (const Error& e) {

@@ -41,7 +41,9 @@ struct InferenceState {
     struct {
         double from = 0, to = 0;  // requests/s; 0: a quarter to twice the workload's rate
         int points = 8;
-        int next_shard = -1;  // -1: none running
+        int next_shard = -1;  // -1: none running; 0: on the page's thread, point by point (next_point)
+        size_t next_point = 0;
+        std::unique_ptr<engine::ServeRun> point;  // the point under way on the page's thread, a slice per frame
         std::unique_ptr<const engine::ServeSweepSnapshot> snapshot;
         std::vector<std::vector<engine::ServeSweepPoint>> parts;
         std::vector<engine::ServeSweepPoint> points_done;  // merged, in rate order
@@ -81,6 +83,9 @@ std::string AddServeSweepShard(AppState& s, const std::string& text);
 // True while a rate sweep runs (frame slices or pool), and the shards back so far.
 bool ServeSweepRunning(const AppState& s);
 int ServeSweepShardsDone(const AppState& s);
+// How far the running sweep is, 0..1: shards back from the pool, or points (and the current one's requests)
+// done on the page's thread.
+double ServeSweepProgress(const AppState& s);
 // Runs shards until `budget_seconds` have passed (at least one) and merges after the last.
 void StepServeSweep(AppState& s, double budget_seconds);
 void CancelServeSweep(AppState& s);

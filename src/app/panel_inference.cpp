@@ -221,7 +221,7 @@ void DrawSweep(AppState& s) {
     ImGui::PopItemWidth();
     ImGui::SameLine();
     if (ServeSweepRunning(s)) {  // in the pool, or in frame slices (StepJobs, every frame)
-        ImGui::ProgressBar(static_cast<float>(ServeSweepShardsDone(s)) / kServeSweepShards, ImVec2(120, 0));
+        ImGui::ProgressBar(static_cast<float>(ServeSweepProgress(s)), ImVec2(120, 0));
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) CancelServeSweep(s);
     } else if (ImGui::Button("Rate sweep")) {

@@ -52,6 +52,12 @@ ServeRun::ServeRun(const ServeRequest& r) {
     sim_ = std::make_unique<ServingSimulation>(r.config, ServingCluster(*r.system, r.config), calibration_.get());
 }
 
+ServeRun::ServeRun(const ServeSweepSnapshot& s, size_t index) : calibration_(s.calibration) {
+    if (index >= s.rates.size())
+        throw Error("sweep", "no point " + std::to_string(index) + " in a sweep of " + std::to_string(s.rates.size()));
+    sim_ = std::make_unique<ServingSimulation>(AtRate(s.config, s.rates[index]), s.system, calibration_.get());
+}
+
 bool ServeRun::Step(long long events) { return sim_->Step(events); }
 
 double ServeRun::Progress() const {

@@ -54,9 +54,14 @@ ServeResult RunServe(const ServeRequest& request);
 // One simulation a slice at a time (the page's Serving tab, so that a long run never stops the interface): owns
 // copies of the cluster it runs on (ServingCluster) and of the calibration, so its caller may change its own
 // meanwhile. Checks as RunServe does when made; Finish gives RunServe's result, bit for bit.
+struct ServeSweepSnapshot;
+
 class ServeRun {
 public:
     explicit ServeRun(const ServeRequest& request);
+    // Point `index` of a rate sweep, on the snapshot's cluster and calibration (shared, not copied): what
+    // RunServeSweepShard computes for it, bit for bit.
+    ServeRun(const ServeSweepSnapshot& sweep, size_t index);
     bool Step(long long events);  // true when the run is over (ServingSimulation::Step)
     double Progress() const;      // completed / requests, 0..1
     ServeResult Finish();         // once Step returned true

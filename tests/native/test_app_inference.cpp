@@ -152,6 +152,34 @@ TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
               Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=400 --rate-sweep 4,8,12,16"));
 }
 
+// Without workers the sweep's points run one after another on the page's thread, each simulation a slice of
+// events per frame (it ran a whole shard of simulations inside one frame): many frames per point, the progress
+// never goes back, and the report is still the CLI's.
+TEST(AppInference, TheRateSweepOnThePagesThreadSlicesEachPoint) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    s->inference.config.workload.requests = 20000;
+    auto& w = s->inference.sweep;
+    w.from = 10;
+    w.to = 20;
+    w.points = 2;
+    sc::app::StartServeSweep(*s);
+    ASSERT_EQ(w.error, "");
+    ASSERT_EQ(w.next_shard, 0) << "on the page's thread";
+    int frames = 0;
+    double progress = 0;
+    for (; frames < 100000 && w.next_shard >= 0; ++frames) {
+        sc::app::StepServeSweep(*s, 0.0);
+        if (w.next_shard < 0) break;  // finished
+        EXPECT_GE(sc::app::ServeSweepProgress(*s), progress);
+        progress = sc::app::ServeSweepProgress(*s);
+    }
+    ASSERT_EQ(w.error, "");
+    EXPECT_GT(frames, 10);
+    ASSERT_EQ(w.points_done.size(), 2u);
+    EXPECT_EQ(w.report, Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=20000 --rate-sweep 10,20"));
+}
+
 // The rate sweep as the page's worker pool runs it: a "serve-sweep" job carrying the page's link, each shard run by
 // a worker that rebuilds the request from that link (as worker_bindings.cpp does) and sent back as text; the
 // merged report equals the CLI's, as the frame slices' does. A worker's bad shard text ends the sweep with its error.
