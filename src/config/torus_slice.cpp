@@ -54,6 +54,15 @@ std::optional<System> SliceTorus(const System& pod, int gpus) {
                                  ""};
         s.levels.push_back(lv);
     }
+    if (s.levels.empty()) {
+        // One chip: no link carries any of its traffic, but a system still has a level, sized to what it holds
+        // (an empty one read as 0 accelerators: "gpus=1 exceeds the 0 accelerators of system tpu-v4-pod").
+        NetworkLevel lv = pod.levels[0];
+        lv.size = 1;
+        lv.wraparound = false;
+        lv.provenance["size"] = {"DERIVED", {"--gpus 1"}, "one chip of the pod", ""};
+        s.levels.push_back(lv);
+    }
     s.name += " (slice " + shape + ")";
     return s;
 }

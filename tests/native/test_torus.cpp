@@ -149,6 +149,9 @@ TEST(Torus, SlicesAreTheMostCubicOfWholeCubes) {
     // Smaller than a cube: a mesh inside one; dimensions of one chip dropped (v4-8 is 2x2x1).
     EXPECT_EQ(slice(V4(), 32), "2mx4mx4m");
     EXPECT_EQ(slice(V4(), 4), "2mx2m");
+    // One chip keeps one level of one chip: with none, the system held 0 accelerators and every one-chip job on a
+    // TPU system failed ("a system needs at least one network level").
+    EXPECT_EQ(slice(V4(), 1), "1m");
     // The pod itself, more than a cube but not whole cubes, or more than the pod: no slice.
     EXPECT_EQ(slice(V4(), 4096), "none");
     EXPECT_EQ(slice(V4(), 100), "none");
@@ -207,6 +210,27 @@ TEST(Torus, EstimateSearchAndTraceRunOnOneSlice) {
     EXPECT_FALSE(sc::TorusPartFor(v5p, 8192).has_value());
     EXPECT_EQ(sc::TorusPartFor(v5p, 6144), std::nullopt);
     EXPECT_EQ(Shape(*sc::TorusPartFor(v5p, 4096)), "16x16x16");
+}
+
+TEST(Torus, OneChipJobsRun) {
+    // A one-chip estimate, search and serving replica on either TPU system (each failed on a system of no levels).
+    sc::engine::Request r;
+    r.model = sc::ParseModelConfig(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json"));
+    r.parallel = sc::ParseParallelSpec("tp=1,dp=1,batch=1");
+    const sc::System v5p = sctest::LoadSystemPreset("tpu-v5p-pod");
+    for (const sc::System* pod : {&V4(), &v5p}) {
+        SCOPED_TRACE(pod->id);
+        r.system = pod;
+        const sc::engine::EstimateResult e = sc::engine::RunEstimate(r);
+        ASSERT_TRUE(e.training.has_value());
+        EXPECT_GT(e.training->step_seconds, 0);
+        EXPECT_EQ(e.training->step.tp_comm + e.training->step.dp_comm, 0);  // nothing leaves the chip
+        r.search.gpus = 1;
+        r.search.batch = 4;
+        EXPECT_EQ(sc::engine::SnapshotSearch(r).system.TotalAccelerators(), 1);
+        const sc::IterationCost cost(r.model, {}, sc::PoolConfig{1, 1, 1, 1}, *pod, nullptr, 1024, 64);
+        EXPECT_GT(cost.DecodeSeconds(2048), 0);
+    }
 }
 
 TEST(Torus, AServingReplicaRunsOnItsOwnSlice) {
