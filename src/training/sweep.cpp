@@ -191,15 +191,37 @@ System MakeTorusSweepSystem(const System& base, const SweepPoint& pt, int gpus) 
     return s;
 }
 
+// A FullFlat system (one flat level for every GPU): the accelerator's factors apply as on any system, net_bw scales
+// the flat network, and the job gets as many GPUs as it needs (ExtendSystem). There is no scale-up domain to
+// resize, and no two-tier pair to flatten: it is flat already, so a topology axis would compare it with itself.
+System MakeFlatSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
+    if (pt.domain > 0)
+        throw Error("domain", "system " + base.id +
+                                  " is FullFlat: it has no scale-up domain to resize (sweep domain with a scale_up "
+                                  "system, e.g. gb200-nvl72)");
+    if (pt.topology == Topology::fullflat)
+        throw Error("topology", "system " + base.id +
+                                    " is FullFlat already: the topology axis flattens a scale-up and scale-out pair "
+                                    "(sweep topology with a scale_up system, e.g. dgx-h100-superpod)");
+    System s = base;
+    ScaleAccelerator(s.accelerator, pt);
+    s.levels[0].bandwidth_gbps *= pt.net_bw;
+    s = ExtendSystem(s, gpus);
+    s.id = base.id + "@sweep";
+    return s;
+}
+
 }  // namespace
 
 System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     RequirePositiveCount("gpus", gpus);
     if (!base.levels.empty() && base.levels[0].kind == LevelKind::torus) return MakeTorusSweepSystem(base, pt, gpus);
+    if (base.levels.size() == 1 && base.levels[0].kind == LevelKind::fullflat)
+        return MakeFlatSweepSystem(base, pt, gpus);
     if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
         throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
                                   " has no scale_up first level (use a preset like dgx-h100-superpod or gb200-nvl72, "
-                                  "or a torus like tpu-v4-pod)");
+                                  "a torus like tpu-v4-pod or a FullFlat one like h100-fullflat)");
     System s = base;
     ScaleAccelerator(s.accelerator, pt);
     Accelerator& a = s.accelerator;

@@ -11,7 +11,10 @@
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "config/error.h"
+#include "preset_files.h"
 #include "report/search_report.h"
 #include "test_util.h"
 #include "trace_test_util.h"
@@ -142,12 +145,17 @@ TEST(Sweep, SystemIsModifiedAsDocumented) {
     EXPECT_DOUBLE_EQ(sc::CalibrationScale(s.accelerator, sc::Precision::fp8), 2);
     EXPECT_DOUBLE_EQ(sc::HbmCalibrationScale(s.accelerator), 3);
 
+    // A first level that is neither a scale-up domain, a torus nor the one level of a FullFlat system has no
+    // defined sweep (a FullFlat system sweeps: SweepSystem.AFullFlatSystemSweepsItsChipAndNetwork).
+    sc::System two_tier_first = base;
+    two_tier_first.levels[0].kind = sc::LevelKind::two_tier;
     try {
-        sc::MakeSweepSystem(Cluster("gb200-fullflat", "gb200").sys, sc::SweepPoint{}, 64);
+        sc::MakeSweepSystem(two_tier_first, sc::SweepPoint{}, 64);
         ADD_FAILURE() << "no error";
     } catch (const sc::Error& e) {
         EXPECT_EQ(e.field, "system");
     }
+    EXPECT_NO_THROW(sc::MakeSweepSystem(Cluster("gb200-fullflat", "gb200").sys, sc::SweepPoint{}, 64));
     sc::System grown = sc::ExtendSystem(base, 4096);
     EXPECT_EQ(grown.TotalAccelerators(), 4096);
     EXPECT_EQ(grown.levels[0].size, 8);
@@ -526,3 +534,37 @@ TEST(SweepCalibration, TheAcceleratorsRowsAnswerEveryLookupAsTheWholeTable) {
     EXPECT_GT(rows_kept, 0u);
     EXPECT_EQ(sc::CalibrationFor(all, "no-such-accelerator").gemm.size(), 0u);
 }
+
+namespace {
+
+// A FullFlat system (h100-fullflat, one flat level) sweeps as a torus does: the accelerator's factors apply,
+// net_bw scales the flat network, the job gets its GPUs; there is no domain to resize nor a pair to flatten. (It
+// was refused for every axis: "has no scale_up first level".)
+TEST(SweepSystem, AFullFlatSystemSweepsItsChipAndNetwork) {
+    const sc::System flat = sctest::LoadSystemPreset("h100-fullflat");
+    ASSERT_EQ(flat.levels.size(), 1u);
+    sc::SweepPoint pt;
+    pt.flops = 2, pt.net_bw = 4;
+    const sc::System s = sc::MakeSweepSystem(flat, pt, 64);
+    EXPECT_EQ(*s.accelerator.matrix.bf16, 2 * *flat.accelerator.matrix.bf16);
+    EXPECT_EQ(s.levels[0].bandwidth_gbps, 4 * flat.levels[0].bandwidth_gbps);
+    EXPECT_EQ(s.levels[0].kind, sc::LevelKind::fullflat);
+    EXPECT_GE(sc::MakeSweepSystem(flat, sc::SweepPoint{}, 4 * flat.TotalAccelerators()).TotalAccelerators(),
+              4 * flat.TotalAccelerators());
+    sc::SweepPoint domain;
+    domain.domain = 72;
+    EXPECT_EQ(sctest::FieldOf([&] { sc::MakeSweepSystem(flat, domain, 64); }), "domain");
+    sc::SweepPoint flatten;
+    flatten.topology = sc::Topology::fullflat;
+    EXPECT_EQ(sctest::FieldOf([&] { sc::MakeSweepSystem(flat, flatten, 64); }), "topology");
+    // From the command line: twice the FLOPS is faster.
+    const CliResult r = sctest::RunCli(
+        "sweep --model presets/models/llama3-8b.json --system h100-fullflat --gpus 8 --batch 8 --axis flops=1,2 --json",
+        false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto rows = nlohmann::json::parse(r.out);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_LT(rows[1].at("step_seconds").get<double>(), rows[0].at("step_seconds").get<double>());
+}
+
+}  // namespace
