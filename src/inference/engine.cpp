@@ -89,7 +89,6 @@ public:
             const long long n = static_cast<long long>(count_of_pool_[0]);  // every scheduler of the first pool
             for (long long i = 0; i < n; ++i) replicas_[i].lazy = w_.requests / n + (i < w_.requests % n);
             arrived_ = w_.requests;
-            for (Replica& r : replicas_) Recount(r);
         } else if (w_.arrival == ArrivalKind::closed_loop) {
             const long long first = std::min<long long>(w_.concurrency, w_.requests);
             for (long long i = 0; i < first; ++i) closed_pending_.push_back({0.0, static_cast<int>(i)});
@@ -100,18 +99,12 @@ public:
         }
     }
 
-    // One event after another, each in O(log replicas): only the replicas something happened to are looked at
-    // (an idle replica with nothing queued stays idle until a request is queued to it), the next iteration end
-    // comes from a heap, and the totals of waiting and running requests are kept as they change. Replicas are
-    // handled in index order at every event, as a scan of all of them would, so the result does not depend on
-    // how many idle ones there are.
-    ServingResult Run() {
-        while (Step()) {}
-        return Results();
-    }
-
     // One instant of the clock: what starts, then the next event time and everything that happens at it.
-    // False when nothing is left to happen (every request has completed).
+    // False when nothing is left to happen (every request has completed). Each costs O(log replicas): only the
+    // replicas something happened to are looked at (an idle replica with nothing queued stays idle until a
+    // request is queued to it), the next iteration end comes from a heap, and the totals of waiting and running
+    // requests are kept as they change. Replicas are handled in index order at every instant, as a scan of all
+    // of them would, so the result does not depend on how many idle ones there are.
     bool Step() {
         StartReady();
         double next = NextArrival();
@@ -661,13 +654,6 @@ private:
 
 }  // namespace
 
-ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks) {
-    if (c.decode_pool)
-        throw Error("decode_pool",
-                    "a disaggregated description needs both pools' costs (the Simulate overload with pools)");
-    return Simulate(c, PoolModel{&cost, kv_blocks}, std::nullopt, {});
-}
-
 namespace {
 
 void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode) {
@@ -696,103 +682,19 @@ void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel>
 
 }  // namespace
 
-ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
-                       KvTransferModel transfer) {
-    CheckPools(c, pool, decode);
-    Engine engine(c, pool, decode, transfer);
-    return engine.Run();
-}
-
-KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const PoolConfig& decode,
-                             double prefill_bytes, double decode_bytes) {
-    const int span = prefill.gpus() + decode.gpus();
-    if (span > sys.TotalAccelerators())
-        throw Error("decode_pool.replicas", "the two pools need " + std::to_string(span) + " GPUs; " + sys.name +
-                                                " has " + std::to_string(sys.TotalAccelerators()));
-    const NetworkLevel& link = sys.levels[static_cast<size_t>(sys.LevelForSpan(span))];
-    KvTransferModel t;
-    t.latency = link.latency_us * 1e-6;
-    t.seconds_per_token = std::max(prefill_bytes, decode_bytes) / (link.EffectiveGBps() * 1e9);
-    return t;
-}
-
-namespace {
-double TypicalPrompt(const ServingConfig& c) {
-    double p = (c.workload.input.min + c.workload.input.max) / 2.0;
-    if (c.workload.input.kind == LengthDist::Kind::normal) p = c.workload.input.mean;
-    if (c.workload.arrival == ArrivalKind::trace) {
-        double sum = 0;
-        for (const TraceRequest& t : c.workload.trace) sum += t.input;
-        p = sum / static_cast<double>(c.workload.trace.size());
-    }
-    if (c.engine.chunked_prefill && !c.engine.static_batching) p = std::min<double>(p, c.engine.max_tokens);
-    return p;
-}
-}  // namespace
-
-// What a simulation owns: its description (the engine reads it by reference), the pools' iteration costs (the
-// engine reads them by pointer) and the run's other results, then the engine itself.
-struct ServingSimulation::Impl {
-    ServingConfig c;
-    std::optional<IterationCost> cost, decode_cost;
-    ServingRun run;
-    std::optional<Engine> engine;
-    bool done = false;
+struct EngineSteps::State {
+    Engine engine;
 };
 
-ServingSimulation::ServingSimulation(const ServingConfig& config, const System& sys, const CalibrationTable* cal)
-    : impl_(std::make_unique<Impl>()) {
-    ValidateServingConfig(config);
-    impl_->c = config;
-    const ServingConfig& c = impl_->c;
-    ServingRun& run = impl_->run;
-    run.system_name = sys.name;
-    // The context-attention kernel's efficiency is looked up at the mean prompt (a chunk when prompts are chunked).
-    const double typical_prompt = TypicalPrompt(c);
-    run.kv = ComputeKvCapacity(c.model, c.precision, c.pool, sys.accelerator, c.engine);
-    const IterationCost& cost =
-        impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
-    run.rates =
-        DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
-    const PoolModel pool{&cost, run.kv.blocks};
-    if (!c.decode_pool) {
-        CheckPools(c, pool, std::nullopt);
-        impl_->engine.emplace(c, pool, std::nullopt, KvTransferModel{});
-        return;
-    }
-    run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, sys.accelerator, c.engine);
-    const IterationCost& decode_cost =
-        impl_->decode_cost.emplace(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
-    run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
-    if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size); k.windowed()) {
-        run.transfer->window = static_cast<double>(k.window);
-        run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
-    }
-    const PoolModel decode{&decode_cost, run.decode_kv->blocks};
+EngineSteps::EngineSteps(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
+                         KvTransferModel transfer) {
     CheckPools(c, pool, decode);
-    impl_->engine.emplace(c, pool, decode, *run.transfer);
+    s_ = std::make_unique<State>(State{Engine(c, pool, decode, transfer)});
 }
 
-ServingSimulation::~ServingSimulation() = default;
-
-bool ServingSimulation::Step(long long events) {
-    for (long long k = 0; k < events && !impl_->done; ++k) impl_->done = !impl_->engine->Step();
-    return impl_->done;
-}
-
-long long ServingSimulation::completed() const { return impl_->engine->completed(); }
-long long ServingSimulation::requests() const { return impl_->c.workload.requests; }
-
-ServingRun ServingSimulation::Finish() {
-    if (!impl_->done) throw Error("serving", "the simulation has not finished (Step until it returns true)");
-    impl_->run.result = impl_->engine->TakeResults();
-    return std::move(impl_->run);
-}
-
-ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
-    ServingSimulation sim(c, sys, cal);
-    while (!sim.Step(1 << 20)) {}
-    return sim.Finish();
-}
+EngineSteps::~EngineSteps() = default;
+bool EngineSteps::Step() { return s_->engine.Step(); }
+long long EngineSteps::completed() const { return s_->engine.completed(); }
+ServingResult EngineSteps::Results() { return s_->engine.TakeResults(); }
 
 }  // namespace sc

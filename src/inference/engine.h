@@ -96,6 +96,24 @@ ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long l
 ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
                        KvTransferModel transfer);
 
+// Simulate, one instant at a time: the engine itself (engine.cpp), what Simulate and ServingSimulation run.
+// Checks as Simulate does; `c` and the pools' costs must outlive it. Step returns false once nothing is left to
+// happen (every request has completed); Results then gives what Simulate gives.
+class EngineSteps {
+public:
+    EngineSteps(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer);
+    ~EngineSteps();
+    EngineSteps(const EngineSteps&) = delete;
+    EngineSteps& operator=(const EngineSteps&) = delete;
+    bool Step();
+    long long completed() const;
+    ServingResult Results();
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
 // The KV transfer between the pools on `sys`: both pools placed side by side (prefill GPUs then decode GPUs),
 // the link is the innermost network level spanning them all (System::LevelForSpan), at its effective
 // per-direction bandwidth and per-hop latency.

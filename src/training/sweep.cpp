@@ -169,19 +169,22 @@ void ScaleAccelerator(Accelerator& a, const SweepPoint& pt) {
     a.nic_gbit_per_gpu *= pt.net_bw;
 }
 
-// A torus system (TPU): the chips' own links stay as they are; the network beyond them (the data-center network
-// joining slices) scales with net_bw; the job gets its slice, or whole pods over that network (ExtendSystem).
-// The axes that reshape a scale-up domain or its fabric have nothing to act on.
-System MakeTorusSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
+// A system with no switched scale-up domain: a torus (TPU), whose chips' own links stay as they are while the
+// network beyond them (the data-center network joining slices) scales with net_bw, or FullFlat, whose one flat
+// network scales with net_bw. The accelerator's factors apply as on any system, and the job gets its slice or as
+// many GPUs as it needs (ExtendSystem). The axes that reshape a scale-up domain or flatten a two-tier pair have
+// nothing to act on (on FullFlat, a topology axis would compare the system with itself).
+System MakeUnswitchedSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
+    const bool torus = base.levels[0].kind == LevelKind::torus;
+    const std::string is = "system " + base.id + (torus ? " is a torus of chip-to-chip links" : " is FullFlat");
     if (pt.domain > 0)
-        throw Error("domain", "system " + base.id +
-                                  " is a torus of chip-to-chip links: it has no scale-up domain to "
-                                  "resize (sweep domain with a scale_up system, e.g. gb200-nvl72)");
+        throw Error("domain", is + ": it has no scale-up domain to resize (sweep domain with a scale_up system, e.g. "
+                                   "gb200-nvl72)");
     if (pt.topology == Topology::fullflat)
-        throw Error("topology", "system " + base.id +
-                                    " is a torus of chip-to-chip links: it has no switched "
-                                    "scale-up and scale-out pair to flatten (sweep topology with a "
-                                    "scale_up system, e.g. dgx-h100-superpod)");
+        throw Error("topology", is +
+                                    (torus ? ": it has no switched scale-up and scale-out pair to flatten"
+                                           : " already: the topology axis flattens a scale-up and scale-out pair") +
+                                    " (sweep topology with a scale_up system, e.g. dgx-h100-superpod)");
     System s = base;
     ScaleAccelerator(s.accelerator, pt);
     for (NetworkLevel& l : s.levels)
@@ -191,33 +194,13 @@ System MakeTorusSweepSystem(const System& base, const SweepPoint& pt, int gpus) 
     return s;
 }
 
-// A FullFlat system (one flat level for every GPU): the accelerator's factors apply as on any system, net_bw scales
-// the flat network, and the job gets as many GPUs as it needs (ExtendSystem). There is no scale-up domain to
-// resize, and no two-tier pair to flatten: it is flat already, so a topology axis would compare it with itself.
-System MakeFlatSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
-    if (pt.domain > 0)
-        throw Error("domain", "system " + base.id +
-                                  " is FullFlat: it has no scale-up domain to resize (sweep domain with a scale_up "
-                                  "system, e.g. gb200-nvl72)");
-    if (pt.topology == Topology::fullflat)
-        throw Error("topology", "system " + base.id +
-                                    " is FullFlat already: the topology axis flattens a scale-up and scale-out pair "
-                                    "(sweep topology with a scale_up system, e.g. dgx-h100-superpod)");
-    System s = base;
-    ScaleAccelerator(s.accelerator, pt);
-    s.levels[0].bandwidth_gbps *= pt.net_bw;
-    s = ExtendSystem(s, gpus);
-    s.id = base.id + "@sweep";
-    return s;
-}
-
 }  // namespace
 
 System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
     RequirePositiveCount("gpus", gpus);
-    if (!base.levels.empty() && base.levels[0].kind == LevelKind::torus) return MakeTorusSweepSystem(base, pt, gpus);
-    if (base.levels.size() == 1 && base.levels[0].kind == LevelKind::fullflat)
-        return MakeFlatSweepSystem(base, pt, gpus);
+    if (!base.levels.empty() && (base.levels[0].kind == LevelKind::torus ||
+                                 (base.levels.size() == 1 && base.levels[0].kind == LevelKind::fullflat)))
+        return MakeUnswitchedSweepSystem(base, pt, gpus);
     if (base.levels.empty() || base.levels[0].kind != LevelKind::scale_up)
         throw Error("system", "the sweep varies a scale-up domain and the network beyond it, but system " + base.id +
                                   " has no scale_up first level (use a preset like dgx-h100-superpod or gb200-nvl72, "

@@ -135,14 +135,21 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
 }
 
-TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
+// A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.
+App SweepPage(long long requests, double from, double to, int points) {
     App s = OpenPage();
-    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
-    s->inference.config.workload.requests = 400;  // a short run per point keeps the test quick
+    EXPECT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    s->inference.config.workload.requests = requests;
     auto& w = s->inference.sweep;
-    w.from = 4;
-    w.to = 16;
-    w.points = 4;
+    w.from = from;
+    w.to = to;
+    w.points = points;
+    return s;
+}
+
+TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
+    App s = SweepPage(400, 4, 16, 4);  // a short run per point keeps the test quick
+    auto& w = s->inference.sweep;
     sc::app::StartServeSweep(*s);
     ASSERT_EQ(w.error, "");
     for (int frame = 0; frame < 1000 && w.next_shard >= 0; ++frame) sc::app::StepServeSweep(*s, 0.0);
@@ -156,13 +163,8 @@ TEST(AppInference, TheRateSweepInFrameSlicesEqualsTheCliSweep) {
 // events per frame (it ran a whole shard of simulations inside one frame): many frames per point, the progress
 // never goes back, and the report is still the CLI's.
 TEST(AppInference, TheRateSweepOnThePagesThreadSlicesEachPoint) {
-    App s = OpenPage();
-    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
-    s->inference.config.workload.requests = 20000;
+    App s = SweepPage(20000, 10, 20, 2);
     auto& w = s->inference.sweep;
-    w.from = 10;
-    w.to = 20;
-    w.points = 2;
     sc::app::StartServeSweep(*s);
     ASSERT_EQ(w.error, "");
     ASSERT_EQ(w.next_shard, 0) << "on the page's thread";
@@ -184,13 +186,8 @@ TEST(AppInference, TheRateSweepOnThePagesThreadSlicesEachPoint) {
 // a worker that rebuilds the request from that link (as worker_bindings.cpp does) and sent back as text; the
 // merged report equals the CLI's, as the frame slices' does. A worker's bad shard text ends the sweep with its error.
 TEST(AppInference, TheRateSweepInWorkersEqualsTheCliSweep) {
-    App s = OpenPage();
-    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
-    s->inference.config.workload.requests = 400;
+    App s = SweepPage(400, 4, 16, 4);
     auto& w = s->inference.sweep;
-    w.from = 4;
-    w.to = 16;
-    w.points = 4;
     sc::app::SetPoolWorkers(*s, 2);
     sc::app::StartServeSweep(*s);
     ASSERT_EQ(w.error, "");

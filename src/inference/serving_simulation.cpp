@@ -1,0 +1,116 @@
+// A serving run from its description (SimulateServing, ServingSimulation): the pools' iteration costs on the
+// cluster, their KV capacity from the memory model, the link between disaggregated pools, then the discrete-event
+// engine (engine.cpp) over them, in one go or an instant at a time.
+#include <algorithm>
+#include <string>
+
+#include "config/error.h"
+#include "inference/engine.h"
+
+namespace sc {
+
+ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long long kv_blocks) {
+    if (c.decode_pool)
+        throw Error("decode_pool",
+                    "a disaggregated description needs both pools' costs (the Simulate overload with pools)");
+    return Simulate(c, PoolModel{&cost, kv_blocks}, std::nullopt, {});
+}
+
+ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
+                       KvTransferModel transfer) {
+    EngineSteps engine(c, pool, decode, transfer);
+    while (engine.Step()) {}
+    return engine.Results();
+}
+
+KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const PoolConfig& decode,
+                             double prefill_bytes, double decode_bytes) {
+    const int span = prefill.gpus() + decode.gpus();
+    if (span > sys.TotalAccelerators())
+        throw Error("decode_pool.replicas", "the two pools need " + std::to_string(span) + " GPUs; " + sys.name +
+                                                " has " + std::to_string(sys.TotalAccelerators()));
+    const NetworkLevel& link = sys.levels[static_cast<size_t>(sys.LevelForSpan(span))];
+    KvTransferModel t;
+    t.latency = link.latency_us * 1e-6;
+    t.seconds_per_token = std::max(prefill_bytes, decode_bytes) / (link.EffectiveGBps() * 1e9);
+    return t;
+}
+
+namespace {
+double TypicalPrompt(const ServingConfig& c) {
+    double p = (c.workload.input.min + c.workload.input.max) / 2.0;
+    if (c.workload.input.kind == LengthDist::Kind::normal) p = c.workload.input.mean;
+    if (c.workload.arrival == ArrivalKind::trace) {
+        double sum = 0;
+        for (const TraceRequest& t : c.workload.trace) sum += t.input;
+        p = sum / static_cast<double>(c.workload.trace.size());
+    }
+    if (c.engine.chunked_prefill && !c.engine.static_batching) p = std::min<double>(p, c.engine.max_tokens);
+    return p;
+}
+}  // namespace
+
+// What a simulation owns: its description (the engine reads it by reference), the pools' iteration costs (the
+// engine reads them by pointer) and the run's other results, then the engine itself.
+struct ServingSimulation::Impl {
+    ServingConfig c;
+    std::optional<IterationCost> cost, decode_cost;
+    ServingRun run;
+    std::optional<EngineSteps> engine;
+    bool done = false;
+};
+
+ServingSimulation::ServingSimulation(const ServingConfig& config, const System& sys, const CalibrationTable* cal)
+    : impl_(std::make_unique<Impl>()) {
+    ValidateServingConfig(config);
+    impl_->c = config;
+    const ServingConfig& c = impl_->c;
+    ServingRun& run = impl_->run;
+    run.system_name = sys.name;
+    // The context-attention kernel's efficiency is looked up at the mean prompt (a chunk when prompts are chunked).
+    const double typical_prompt = TypicalPrompt(c);
+    run.kv = ComputeKvCapacity(c.model, c.precision, c.pool, sys.accelerator, c.engine);
+    const IterationCost& cost =
+        impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
+    run.rates =
+        DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
+    const PoolModel pool{&cost, run.kv.blocks};
+    if (!c.decode_pool) {
+        impl_->engine.emplace(c, pool, std::nullopt, KvTransferModel{});
+        return;
+    }
+    run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, sys.accelerator, c.engine);
+    const IterationCost& decode_cost =
+        impl_->decode_cost.emplace(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
+    run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
+    if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size); k.windowed()) {
+        run.transfer->window = static_cast<double>(k.window);
+        run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
+    }
+    const PoolModel decode{&decode_cost, run.decode_kv->blocks};
+    impl_->engine.emplace(c, pool, decode, *run.transfer);
+}
+
+ServingSimulation::~ServingSimulation() = default;
+
+bool ServingSimulation::Step(long long events) {
+    for (long long k = 0; k < events && !impl_->done; ++k) impl_->done = !impl_->engine->Step();
+    return impl_->done;
+}
+
+long long ServingSimulation::completed() const { return impl_->engine->completed(); }
+long long ServingSimulation::requests() const { return impl_->c.workload.requests; }
+
+ServingRun ServingSimulation::Finish() {
+    if (!impl_->done) throw Error("serving", "the simulation has not finished (Step until it returns true)");
+    impl_->run.result = impl_->engine->Results();
+    return std::move(impl_->run);
+}
+
+ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
+    ServingSimulation sim(c, sys, cal);
+    while (!sim.Step(1 << 20)) {}
+    return sim.Finish();
+}
+
+}  // namespace sc
