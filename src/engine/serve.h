@@ -51,11 +51,11 @@ System ServingCluster(const System& sys, const ServingConfig& c);
 // Runs on ServingCluster(*request.system, request.config).
 ServeResult RunServe(const ServeRequest& request);
 
+struct ServeSweepSnapshot;
+
 // One simulation a slice at a time (the page's Serving tab, so that a long run never stops the interface): owns
 // copies of the cluster it runs on (ServingCluster) and of the calibration, so its caller may change its own
 // meanwhile. Checks as RunServe does when made; Finish gives RunServe's result, bit for bit.
-struct ServeSweepSnapshot;
-
 class ServeRun {
 public:
     explicit ServeRun(const ServeRequest& request);
