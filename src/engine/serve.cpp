@@ -25,7 +25,9 @@ ServingConfig AtRate(const ServingConfig& c, double rate) {
 }  // namespace
 
 System ServingCluster(const System& sys, const ServingConfig& c) {
-    const long long gpus = static_cast<long long>(c.pool.gpus()) + (c.decode_pool ? c.decode_pool->gpus() : 0);
+    // In 64 bits from the fields, so that it needs no validated description (the simulation checks it once).
+    const auto gpus_of = [](const PoolConfig& p) { return static_cast<long long>(p.tp) * p.pp * p.replicas; };
+    const long long gpus = gpus_of(c.pool) + (c.decode_pool ? gpus_of(*c.decode_pool) : 0);
     if (gpus <= sys.TotalAccelerators()) return sys;
     if (gpus > kMaxRanks)
         throw Error(c.decode_pool ? "decode_pool.replicas" : "pool.replicas",
@@ -41,13 +43,11 @@ System ServingCluster(const System& sys, const ServingConfig& c) {
 
 ServeResult RunServe(const ServeRequest& r) {
     if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
-    ValidateServingConfig(r.config);
     return SimulateServing(r.config, ServingCluster(*r.system, r.config), r.calibration);
 }
 
 ServeRun::ServeRun(const ServeRequest& r) {
     if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
-    ValidateServingConfig(r.config);
     if (r.calibration) calibration_ = std::make_shared<const CalibrationTable>(*r.calibration);
     sim_ = std::make_unique<ServingSimulation>(r.config, ServingCluster(*r.system, r.config), calibration_.get());
 }

@@ -117,8 +117,7 @@ public:
             busy_.pop();
             Replica& r = replicas_[i];
             FinishIteration(r);
-            Recount(r);
-            MarkReady(r);
+            MarkReady(r);  // idle now: StartReady recounts it before the clock moves
         }
         TransfersDone();
         Arrivals();
@@ -656,8 +655,8 @@ private:
 
 namespace {
 
+// The pools against the (valid) description: what the engine needs beyond ValidateServingConfig.
 void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode) {
-    ValidateServingConfig(c);
     const long long schedulers = MadeReplicas(c.pool, c.workload) * c.pool.pp +
                                  (c.decode_pool ? MadeReplicas(*c.decode_pool, c.workload) * c.decode_pool->pp : 0);
     if (schedulers > kMaxSchedulers)

@@ -97,7 +97,8 @@ ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<Poo
                        KvTransferModel transfer);
 
 // Simulate, one instant at a time: the engine itself (engine.cpp), what Simulate and ServingSimulation run.
-// Checks as Simulate does; `c` and the pools' costs must outlive it. Step returns false once nothing is left to
+// `c` must be valid (ValidateServingConfig: its callers have checked it once); the pools are checked against it.
+// `c` and the pools' costs must outlive it. Step returns false once nothing is left to
 // happen (every request has completed); Results then gives what Simulate gives.
 class EngineSteps {
 public:

@@ -18,6 +18,7 @@ ServingResult Simulate(const ServingConfig& c, const IterationCost& cost, long l
 
 ServingResult Simulate(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
                        KvTransferModel transfer) {
+    ValidateServingConfig(c);
     EngineSteps engine(c, pool, decode, transfer);
     while (engine.Step()) {}
     return engine.Results();
