@@ -88,18 +88,20 @@ struct ProgramBuilder {
         return it->second;
     }
 
-    int64_t Emit(ProgNode n, std::initializer_list<int64_t> deps) {
+    // By reference: the node is copied only when kept (a copy made for every visited node cost the summary 20%).
+    int64_t Emit(const ProgNode& n, std::initializer_list<int64_t> deps) {
         if (emitted == limit) TooManyNodes();
         if (visit) {
             (*visit)(n, prog.names);
             return static_cast<int64_t>(emitted++);
         }
         ++emitted;
-        n.dep_begin = static_cast<uint32_t>(prog.deps.size());
+        const auto dep_begin = static_cast<uint32_t>(prog.deps.size());
         for (int64_t d : deps)
             if (d >= 0) prog.deps.push_back(static_cast<uint32_t>(d));
-        n.dep_count = static_cast<uint32_t>(prog.deps.size()) - n.dep_begin;
-        prog.nodes.push_back(n);
+        ProgNode& kept = prog.nodes.emplace_back(n);
+        kept.dep_begin = dep_begin;
+        kept.dep_count = static_cast<uint32_t>(prog.deps.size()) - dep_begin;
         return static_cast<int64_t>(prog.nodes.size() - 1);
     }
     int64_t async = -1;  // an async collective: the main-stream node after next waits for it
@@ -196,12 +198,19 @@ struct ProgramBuilder {
     // Returns its index, or -1 when it vanishes (group of one, nothing to move).
     int64_t EmitColl(const std::string& name, NodeRole role, CollectiveType c, GroupKind k, double bytes, bool on_chain,
                      int64_t after = -1) {
+        return EmitCollNamed([&] { return Name(name); }, role, c, k, bytes, on_chain, after);
+    }
+    // The same under a name id from `name_id()`, asked only when the collective is emitted (so names are interned
+    // in the order the nodes come, as by name).
+    template <class NameId>
+    int64_t EmitCollNamed(NameId name_id, NodeRole role, CollectiveType c, GroupKind k, double bytes, bool on_chain,
+                          int64_t after = -1) {
         if (layout.GroupSize(k) <= 1 || bytes <= 0) return -1;
         ProgNode n;
         n.type = EtNodeType::comm_coll;
         n.role = role;
         n.kind = OpKind::collective;
-        n.name = Name(name);
+        n.name = name_id();
         n.coll = c;
         n.group = k;
         n.comm_bytes = static_cast<int64_t>(TraceCommSize(c, layout.GroupSize(k), bytes));
@@ -217,17 +226,20 @@ struct ProgramBuilder {
         return (microbatch * job.total_vstages() + edge) * 2 + (backward ? 1 : 0);
     }
 
+    uint32_t p2p_names[2][2] = {{kUnnamed, kUnnamed}, {kUnnamed, kUnnamed}};  // [send][backward]
     void EmitP2P(bool send, int peer, int microbatch, int edge, bool backward, double bytes, int64_t dep) {
         ProgNode n;
         n.type = send ? EtNodeType::comm_send : EtNodeType::comm_recv;
         n.role = NodeRole::pipeline;
         n.kind = OpKind::collective;
-        n.name = Name(std::string(send ? "send." : "recv.") + (backward ? "grad" : "act"));
+        uint32_t& id = p2p_names[send][backward];  // one of four names, for every microbatch: interned once
+        if (id == kUnnamed) id = Name(std::string(send ? "send." : "recv.") + (backward ? "grad" : "act"));
+        n.name = id;
         n.peer = static_cast<int8_t>(peer);
         n.tag = Tag(microbatch, edge, backward);
         n.comm_bytes = static_cast<int64_t>(bytes);
-        int64_t id = Emit(n, {dep});
-        if (!send) chain = id;
+        const int64_t node = Emit(n, {dep});
+        if (!send) chain = node;
     }
 
     double WeightBytes(const Block& b, bool expert, double bytes_per_param) const {
@@ -283,42 +295,79 @@ struct GradBuckets {
     }
 };
 
-StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t max_nodes) {
-    ProgramBuilder B(job, visit, max_nodes);
-    B.prog.stage = stage;
-    const ParallelConfig& p = job.par;
-    const int S = job.total_vstages(), M = p.microbatches();
-    const double wbytes = BytesOf(job.model.precision.compute), gbytes = BytesOf(job.model.precision.grad);
-    const Block* layer_block = job.graph.Find(BlockKind::dense_layer);
-    const double act_bytes = job.V(layer_block->boundary_bytes);
-    // Pipeline scatter/gather (KernelChoices::pp_scatter_gather; Megatron-LM's default without SP): each TP rank
-    // sends its 1/tp share of the boundary over its own link and the receiving TP group all-gathers it before the
-    // first block of the stage (or its last, for the gradient) can run. Under SP the boundary is already split.
-    const bool scatter = job.graph.kernels.pp_scatter_gather && !p.sp && p.tp > 1;
-    const double p2p_bytes = scatter ? act_bytes / p.tp : act_bytes;
-    auto receive = [&](int peer, int microbatch, int edge, bool backward) {
-        B.EmitP2P(false, peer, microbatch, edge, backward, p2p_bytes, B.chain);
-        if (scatter)
-            B.EmitColl(backward ? "recv.grad.tp_all_gather" : "recv.act.tp_all_gather", NodeRole::pipeline,
-                       CollectiveType::all_gather, GroupKind::tp, act_bytes, true);
-    };
-    const bool zero3 = p.zero >= 3;
+}  // namespace
+
+// Build's state between steps: everything the schedule's loop kept in locals, so a stage can be built a slice at a
+// time (the page's summary) with the same nodes in the same order as in one go.
+struct StageProgramStream::Builder {
+    ProgramBuilder B;
+    const ParallelConfig& p;
+    const int S, M;
+    const double wbytes, gbytes;
+    bool scatter = false;       // pipeline scatter/gather (the constructor)
+    double boundary_bytes = 0;  // a layer's output activation, what a stage hands the next
+    double p2p_bytes = 0;       // what one send carries: the boundary, or its 1/tp share under scatter/gather
+    const bool zero3;
     // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters after every microbatch's backward
     // (DeepSpeed stage 2); plain DP and ZeRO-1 accumulate full gradients and reduce once, after the last.
-    const bool reduce_every_microbatch = p.zero == 2;
-    GradBuckets grads{B, p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
-                      std::round(p.bucket_mb * 1024 * 1024)};
+    const bool reduce_every_microbatch;
+    GradBuckets grads;
+    std::vector<std::vector<StageBlock>> blocks;                 // [chunk]
+    std::vector<std::vector<ProgramBuilder::OpNames>> op_names;  // [chunk][block]
+    // fp8 GEMM weights are quantized in a chunk's first forward and kept for the step's other microbatches
+    // (Megatron-Core's is_first_microbatch); under ZeRO-3 / FSDP, gathered anew for every microbatch, so
+    // quantized in every forward (training/fp8_overheads.h, Fp8WeightCastsPerStep).
+    std::vector<bool> quantized;
+    std::vector<PipelineStep> schedule;
+    size_t next = 0;  // the schedule's next step
+    bool complete = false;
 
-    std::vector<std::vector<StageBlock>> blocks(p.active_vstages());
-    for (int c = 0; c < p.active_vstages(); ++c) blocks[c] = BlocksOfVstage(job, PositionOf(p, c, stage));
-    std::vector<std::vector<ProgramBuilder::OpNames>> op_names(p.active_vstages());  // [chunk][block]
-    for (int c = 0; c < p.active_vstages(); ++c) op_names[c].resize(blocks[c].size());
+    Builder(const Job& job, int stage, const NodeVisitor* visit, uint64_t max_nodes)
+        : B(job, visit, max_nodes),
+          p(job.par),
+          S(job.total_vstages()),
+          M(job.par.microbatches()),
+          wbytes(BytesOf(job.model.precision.compute)),
+          gbytes(BytesOf(job.model.precision.grad)),
+          zero3(job.par.zero >= 3),
+          reduce_every_microbatch(job.par.zero == 2),
+          grads{B, job.par.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
+                std::round(job.par.bucket_mb * 1024 * 1024)},
+          blocks(job.par.active_vstages()),
+          op_names(job.par.active_vstages()),
+          quantized(job.par.active_vstages(), false),
+          schedule(PipelineSchedule(job.par, stage)) {
+        B.prog.stage = stage;
+        boundary_bytes = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
+        // Pipeline scatter/gather (KernelChoices::pp_scatter_gather; Megatron-LM's default without SP): each TP
+        // rank sends its 1/tp share of the boundary over its own link and the receiving TP group all-gathers it
+        // before the first block of the stage (or its last, for the gradient) can run. Under SP the boundary is
+        // already split.
+        scatter = job.graph.kernels.pp_scatter_gather && !p.sp && p.tp > 1;
+        p2p_bytes = scatter ? boundary_bytes / p.tp : boundary_bytes;
+        for (int c = 0; c < p.active_vstages(); ++c) {
+            blocks[c] = BlocksOfVstage(job, PositionOf(p, c, stage));
+            op_names[c].resize(blocks[c].size());
+        }
+    }
+    uint32_t gather_names[2] = {ProgramBuilder::kUnnamed, ProgramBuilder::kUnnamed};  // [backward]
+    void Receive(int peer, int microbatch, int edge, bool backward) {
+        B.EmitP2P(false, peer, microbatch, edge, backward, p2p_bytes, B.chain);
+        if (!scatter) return;
+        auto name_id = [&] {
+            uint32_t& id = gather_names[backward];
+            if (id == ProgramBuilder::kUnnamed)
+                id = B.Name(backward ? "recv.grad.tp_all_gather" : "recv.act.tp_all_gather");
+            return id;
+        };
+        B.EmitCollNamed(name_id, NodeRole::pipeline, CollectiveType::all_gather, GroupKind::tp, boundary_bytes, true);
+    }
 
     // A block's gradients once its backward (or, split, its weight half) has run: ZeRO-3 / FSDP reduce-scatter
     // them at once on the side stream; otherwise they fill the buckets of the step's last microbatch (every
     // microbatch's under ZeRO-2). Under DualPipe a chunk sees only its direction's microbatches (chunk c runs
     // c*M/2 .. (c+1)*M/2-1), so its last is the last of those.
-    auto sync_grads = [&](const StageBlock& sb, const PipelineStep& step) {
+    void SyncGrads(const StageBlock& sb, const PipelineStep& step) {
         const int last = p.schedule == Schedule::dualpipe ? (step.chunk + 1) * (M / 2) - 1 : M - 1;
         const std::string pre = B.Prefix(sb);
         if (zero3) {
@@ -329,118 +378,159 @@ StageProgram Build(const Job& job, int stage, const NodeVisitor* visit, uint64_t
         } else if (reduce_every_microbatch || step.microbatch == last) {
             grads.Add(B.WeightBytes(*sb.block, false, gbytes), B.WeightBytes(*sb.block, true, gbytes));
         }
-    };
-    // fp8 GEMM weights are quantized in a chunk's first forward and kept for the step's other microbatches
-    // (Megatron-Core's is_first_microbatch); under ZeRO-3 / FSDP, gathered anew for every microbatch, so
-    // quantized in every forward (training/fp8_overheads.h, Fp8WeightCastsPerStep).
-    std::vector<bool> quantized(p.active_vstages(), false);
-    for (const PipelineStep& step : PipelineSchedule(p, stage)) {
-        const int g = PositionOf(p, step.chunk, stage);
-        const int next = ForwardPeer(p, step.chunk);  // the rank of position g + 1 (DualPipe's chunk 1: g - 1)
+    }
+
+    void Forward(const PipelineStep& step, int g, int next_rank) {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
-        if (step.forward) {
-            if (g > 0) receive(-next, step.microbatch, g - 1, false);
-            int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
-            const bool quantize = zero3 || !quantized[step.chunk];
-            quantized[step.chunk] = true;
-            for (int j = 0; j < n; ++j) {
-                const StageBlock& sb = bl[j];
-                B.wait = gathered;
-                if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], wbytes, B.chain);  // prefetch
-                if (quantize) B.EmitFp8WeightQuant(sb);
+        if (g > 0) Receive(-next_rank, step.microbatch, g - 1, false);
+        int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
+        const bool quantize = zero3 || !quantized[step.chunk];
+        quantized[step.chunk] = true;
+        for (int j = 0; j < n; ++j) {
+            const StageBlock& sb = bl[j];
+            B.wait = gathered;
+            if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], wbytes, B.chain);  // prefetch
+            if (quantize) B.EmitFp8WeightQuant(sb);
+            const std::vector<Op>& ops = sb.block->forward;
+            for (size_t k = 0; k < ops.size(); ++k)
+                B.EmitOp(ops[k], NodeRole::forward, B.OpName(op_names[step.chunk][j].forward, ops, k, sb));
+        }
+        if (g < S - 1) B.EmitP2P(true, next_rank, step.microbatch, g, false, p2p_bytes, B.chain);
+    }
+
+    // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the synchronisation
+    // of those gradients, which exist only now.
+    void WeightHalf(const PipelineStep& step) {
+        const auto& bl = blocks[step.chunk];
+        for (int j = static_cast<int>(bl.size()) - 1; j >= 0; --j) {
+            const StageBlock& sb = bl[j];
+            const std::vector<Op>& ops = sb.block->backward;
+            for (size_t k = 0; k < ops.size(); ++k)
+                if (ops[k].weight_grad)
+                    B.EmitOp(ops[k], NodeRole::backward, B.OpName(op_names[step.chunk][j].backward, ops, k, sb));
+            B.EmitGradAccumulation(sb);
+            SyncGrads(sb, step);
+        }
+        if (reduce_every_microbatch) grads.Flush();
+    }
+
+    void Backward(const PipelineStep& step, int g, int next_rank) {
+        const auto& bl = blocks[step.chunk];
+        const int n = static_cast<int>(bl.size());
+        if (g < S - 1) Receive(next_rank, step.microbatch, g, true);
+        const bool split = step.split;
+        int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
+        for (int j = n - 1; j >= 0; --j) {
+            const StageBlock& sb = bl[j];
+            B.wait = gathered;
+            if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
+            ProgramBuilder::OpNames& names = op_names[step.chunk][j];
+            if (sb.layer >= 0 && p.recompute != Recompute::none) {
                 const std::vector<Op>& ops = sb.block->forward;
                 for (size_t k = 0; k < ops.size(); ++k)
-                    B.EmitOp(ops[k], NodeRole::forward, B.OpName(op_names[step.chunk][j].forward, ops, k, sb));
+                    if (const double share = RecomputeShare(B.job, ops[k]); share > 0)
+                        B.EmitOp(ops[k], NodeRole::recompute, B.OpName(names.recompute, ops, k, sb, "recompute."),
+                                 share);
             }
-            if (g < S - 1) B.EmitP2P(true, next, step.microbatch, g, false, p2p_bytes, B.chain);
-        } else if (step.weight) {
-            // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the
-            // synchronisation of those gradients, which exist only now.
-            for (int j = n - 1; j >= 0; --j) {
-                const StageBlock& sb = bl[j];
-                const std::vector<Op>& ops = sb.block->backward;
-                for (size_t k = 0; k < ops.size(); ++k)
-                    if (ops[k].weight_grad)
-                        B.EmitOp(ops[k], NodeRole::backward, B.OpName(op_names[step.chunk][j].backward, ops, k, sb));
-                B.EmitGradAccumulation(sb);
-                sync_grads(sb, step);
-            }
-            if (reduce_every_microbatch) grads.Flush();
-        } else {
-            if (g < S - 1) receive(next, step.microbatch, g, true);
-            const bool split = step.split;
-            int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
-            for (int j = n - 1; j >= 0; --j) {
-                const StageBlock& sb = bl[j];
-                B.wait = gathered;
-                if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
-                ProgramBuilder::OpNames& names = op_names[step.chunk][j];
-                if (sb.layer >= 0 && p.recompute != Recompute::none) {
-                    const std::vector<Op>& ops = sb.block->forward;
-                    for (size_t k = 0; k < ops.size(); ++k)
-                        if (const double share = RecomputeShare(job, ops[k]); share > 0)
-                            B.EmitOp(ops[k], NodeRole::recompute, B.OpName(names.recompute, ops, k, sb, "recompute."),
-                                     share);
-                }
-                const std::vector<Op>& ops = sb.block->backward;
-                for (size_t k = 0; k < ops.size(); ++k)
-                    if (!split || !ops[k].weight_grad)
-                        B.EmitOp(ops[k], NodeRole::backward, B.OpName(names.backward, ops, k, sb));
-                if (!split) B.EmitGradAccumulation(sb), sync_grads(sb, step);
-            }
-            if (reduce_every_microbatch && !split) grads.Flush();
-            if (g > 0) B.EmitP2P(true, -next, step.microbatch, g - 1, true, p2p_bytes, B.chain);
+            const std::vector<Op>& ops = sb.block->backward;
+            for (size_t k = 0; k < ops.size(); ++k)
+                if (!split || !ops[k].weight_grad)
+                    B.EmitOp(ops[k], NodeRole::backward, B.OpName(names.backward, ops, k, sb));
+            if (!split) B.EmitGradAccumulation(sb), SyncGrads(sb, step);
+        }
+        if (reduce_every_microbatch && !split) grads.Flush();
+        if (g > 0) B.EmitP2P(true, -next_rank, step.microbatch, g - 1, true, p2p_bytes, B.chain);
+    }
+
+    void Run(const PipelineStep& step) {
+        const int g = PositionOf(p, step.chunk, B.prog.stage);
+        const int next_rank = ForwardPeer(p, step.chunk);  // the rank of position g + 1 (DualPipe's chunk 1: g - 1)
+        if (step.forward) Forward(step, g, next_rank);
+        else if (step.weight) WeightHalf(step);
+        else Backward(step, g, next_rank);
+    }
+
+    // After the schedule's last step: the last buckets, the tied-embedding reduction, the optimizer.
+    void Finish() {
+        grads.Flush();
+        const Job& job = B.job;
+        const int stage = B.prog.stage;
+        // Tied embeddings across pipeline stages: the first stage's embedding and the last stage's LM head
+        // hold copies of one matrix, whose gradients are summed between them (Megatron's embedding group).
+        if (job.model.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
+            double bytes = job.padded_vocab / p.tp * job.model.hidden * gbytes;
+            B.EmitColl("embedding.tied_grad", NodeRole::grad_sync, CollectiveType::all_reduce, GroupKind::embed, bytes,
+                       false, B.chain);
+        }
+
+        // Optimizer step (Adam): ~13 FLOPs per parameter; reads gradient, master, m, v; writes master, m, v
+        // and the compute copy. ZeRO shards it: dense parameters over the data-parallel group, expert ones over
+        // the expert-data-parallel group.
+        double dense = 0, expert = 0;
+        for (const auto& bl : blocks)
+            for (const StageBlock& sb : bl)
+                dense += B.WeightBytes(*sb.block, false, 1), expert += B.WeightBytes(*sb.block, true, 1);
+        const PrecisionConfig& prec = job.model.precision;
+        const double params =
+            p.zero >= 1 ? dense / B.layout.GroupSize(GroupKind::dp) + expert / B.layout.GroupSize(GroupKind::edp)
+                        : dense + expert;
+        const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
+        ProgNode opt;
+        opt.type = EtNodeType::comp;
+        opt.role = NodeRole::optimizer;
+        opt.kind = OpKind::elementwise;
+        opt.name = B.Name("optimizer.adam");
+        opt.flops = std::max<int64_t>(1, static_cast<int64_t>(13 * params));
+        opt.bytes = static_cast<uint64_t>(params * (gbytes + 2 * (master + 2 * BytesOf(prec.optimizer)) + wbytes));
+        B.wait = B.last_sync;
+        B.EmitOnChain(opt);
+        if (p.zero == 1 || p.zero == 2) {
+            B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp,
+                       dense * wbytes, true);
+            B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp,
+                       expert * wbytes, true);
         }
     }
-    grads.Flush();
+};
 
-    // Tied embeddings across pipeline stages: the first stage's embedding and the last stage's LM head
-    // hold copies of one matrix, whose gradients are summed between them (Megatron's embedding group).
-    if (job.model.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
-        double bytes = job.padded_vocab / p.tp * job.model.hidden * gbytes;
-        B.EmitColl("embedding.tied_grad", NodeRole::grad_sync, CollectiveType::all_reduce, GroupKind::embed, bytes,
-                   false, B.chain);
-    }
+StageProgramStream::StageProgramStream(const Job& job, int stage, const NodeVisitor* visit, uint64_t max_nodes)
+    : b_(std::make_unique<Builder>(job, stage, visit, max_nodes)) {}
+StageProgramStream::~StageProgramStream() = default;
+StageProgramStream::StageProgramStream(StageProgramStream&&) noexcept = default;
+StageProgramStream& StageProgramStream::operator=(StageProgramStream&&) noexcept = default;
 
-    // Optimizer step (Adam): ~13 FLOPs per parameter; reads gradient, master, m, v; writes master, m, v
-    // and the compute copy. ZeRO shards it: dense parameters over the data-parallel group, expert ones over
-    // the expert-data-parallel group.
-    double dense = 0, expert = 0;
-    for (const auto& bl : blocks)
-        for (const StageBlock& sb : bl)
-            dense += B.WeightBytes(*sb.block, false, 1), expert += B.WeightBytes(*sb.block, true, 1);
-    const PrecisionConfig& prec = job.model.precision;
-    const double params = p.zero >= 1
-                              ? dense / B.layout.GroupSize(GroupKind::dp) + expert / B.layout.GroupSize(GroupKind::edp)
-                              : dense + expert;
-    const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
-    ProgNode opt;
-    opt.type = EtNodeType::comp;
-    opt.role = NodeRole::optimizer;
-    opt.kind = OpKind::elementwise;
-    opt.name = B.Name("optimizer.adam");
-    opt.flops = std::max<int64_t>(1, static_cast<int64_t>(13 * params));
-    opt.bytes = static_cast<uint64_t>(params * (gbytes + 2 * (master + 2 * BytesOf(prec.optimizer)) + wbytes));
-    B.wait = B.last_sync;
-    B.EmitOnChain(opt);
-    if (p.zero == 1 || p.zero == 2) {
-        B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp, dense * wbytes,
-                   true);
-        B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp, expert * wbytes,
-                   true);
+bool StageProgramStream::Advance(uint64_t min_nodes) {
+    Builder& b = *b_;
+    const uint64_t until = b.B.emitted + std::min(min_nodes, UINT64_MAX - b.B.emitted);
+    while (!b.complete && b.B.emitted < until) {
+        if (b.next < b.schedule.size()) {
+            b.Run(b.schedule[b.next++]);
+        } else {
+            b.Finish();
+            b.complete = true;
+        }
     }
-    return std::move(B.prog);
+    return b.complete;
 }
 
-}  // namespace
+double StageProgramStream::Progress() const {
+    if (b_->complete) return 1;
+    return static_cast<double>(b_->next) / static_cast<double>(b_->schedule.size() + 1);
+}
+
+StageProgram StageProgramStream::Take() { return std::move(b_->B.prog); }
 
 StageProgram BuildStageProgram(const Job& job, int stage, uint64_t max_nodes) {
-    return Build(job, stage, nullptr, max_nodes);
+    StageProgramStream s(job, stage, nullptr, max_nodes);
+    s.Advance(UINT64_MAX);
+    return s.Take();
 }
 
 StageProgram VisitStageProgram(const Job& job, int stage, const NodeVisitor& visit, uint64_t max_nodes) {
-    return Build(job, stage, &visit, max_nodes);
+    StageProgramStream s(job, stage, &visit, max_nodes);
+    s.Advance(UINT64_MAX);
+    return s.Take();
 }
 
 }  // namespace sc

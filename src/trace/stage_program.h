@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,8 @@ struct StageProgram {
 // Trace nodes (README "Limits"). A program kept in memory takes ~100 bytes a node and its encoding ~50 more, so
 // the programs a trace writer or a replay holds at once (every stage's, in the worst case) stop at 2^24 nodes
 // together, ~2.5 GB, inside the page's 4 GB heap. The summary streams each stage's nodes and keeps none, so its
-// bound is time (10-35 million nodes a second on one core: a stage of 2^28 in 8-27 s). Past either,
+// bound is time (60-100 million nodes a second on one core natively, about a third of that in wasm: a stage of
+// 2^28 in 3-5 s natively; the page counts it over frames, trace/summary.h JobSummarizer). Past either,
 // building throws sc::Error naming the batch and what would bring the count down.
 inline constexpr uint64_t kMaxHeldTraceNodes = uint64_t{1} << 24;
 inline constexpr uint64_t kMaxStreamedStageNodes = uint64_t{1} << 28;
@@ -66,6 +68,28 @@ StageProgram BuildStageProgram(const Job& job, int stage, uint64_t max_nodes = k
 using NodeVisitor = std::function<void(const ProgNode& node, const std::vector<std::string>& names)>;
 StageProgram VisitStageProgram(const Job& job, int stage, const NodeVisitor& visit,
                                uint64_t max_nodes = kMaxStreamedStageNodes);
+
+// One stage's program built a few pipeline steps at a time, with the nodes, in the order, that one go builds:
+// the two functions above run it to the end; the page's summary (trace/summary.h JobSummarizer) runs a slice a
+// frame, so a stage of 10^8 nodes never stops the page. `job` and `visit` (null: the nodes are kept) must outlive
+// it.
+class StageProgramStream {
+public:
+    StageProgramStream(const Job& job, int stage, const NodeVisitor* visit, uint64_t max_nodes);
+    ~StageProgramStream();
+    StageProgramStream(StageProgramStream&&) noexcept;
+    StageProgramStream& operator=(StageProgramStream&&) noexcept;
+    // Builds whole pipeline steps until at least `min_nodes` (>= 1) more nodes have been emitted or the program is
+    // complete (after the last step: the last gradient buckets, the tied-embedding reduction, the optimizer).
+    // Returns true once complete. Throws sc::Error past max_nodes, as the functions above do.
+    bool Advance(uint64_t min_nodes);
+    double Progress() const;  // the share of the schedule's steps built, 0 to 1
+    StageProgram Take();      // once complete: the program (names and stage only, when visited)
+
+private:
+    struct Builder;
+    std::unique_ptr<Builder> b_;
+};
 
 // The graph's collective and group as the trace names them.
 CollectiveType ToChakra(Collective c);

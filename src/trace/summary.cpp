@@ -26,7 +26,19 @@ RankClass ClassOf(const Job& job, const Layout& layout, int stage) {
     return rc;
 }
 
-void Count(const Layout& layout, const ProgNode& n, const std::vector<std::string>& names, RankClass& rc) {
+// Whether each name of a stage's program is a score GEMM, looked up once per name (searching the name of every node
+// was a tenth of the summary's time).
+struct ScoreGemmNames {
+    std::vector<int8_t> known;  // by name index: -1 not looked at yet, 0 no, 1 yes
+    bool operator()(uint32_t name, const std::vector<std::string>& names) {
+        if (name >= known.size()) known.resize(names.size(), -1);
+        if (known[name] < 0) known[name] = IsScoreGemm(names[name]) ? 1 : 0;
+        return known[name] == 1;
+    }
+};
+
+void Count(const Layout& layout, const ProgNode& n, const std::vector<std::string>& names, ScoreGemmNames& score,
+           RankClass& rc) {
     rc.nodes[static_cast<int>(n.type)]++;
     rc.total_nodes++;
     switch (n.type) {
@@ -35,7 +47,7 @@ void Count(const Layout& layout, const ProgNode& n, const std::vector<std::strin
             rc.compute_bytes += n.bytes;
             // Attention is the fused core's nodes, or the unfused core's score GEMMs (QK^T, AV and their
             // gradients; KernelChoices::flash_attention = false): the same query-key work either way.
-            if (n.kind == OpKind::attention || (n.kind == OpKind::matmul && IsScoreGemm(names[n.name])))
+            if (n.kind == OpKind::attention || (n.kind == OpKind::matmul && score(n.name, names)))
                 rc.attention_flops += n.flops;
             else if (n.kind == OpKind::matmul) rc.matmul_flops += n.flops;
             if (n.role == NodeRole::recompute) rc.recompute_flops += n.flops;
@@ -62,27 +74,63 @@ void Count(const Layout& layout, const ProgNode& n, const std::vector<std::strin
 RankClass SummarizeProgram(const Job& job, const StageProgram& prog) {
     const Layout layout(job.par);
     RankClass rc = ClassOf(job, layout, prog.stage);
-    for (const ProgNode& n : prog.nodes) Count(layout, n, prog.names, rc);
+    ScoreGemmNames score;
+    for (const ProgNode& n : prog.nodes) Count(layout, n, prog.names, score, rc);
     return rc;
 }
 
-TraceSummary SummarizeJob(const Job& job) {
-    TraceSummary s;
-    s.world = job.par.world();
-    s.microbatches = job.par.microbatches();
-    const Layout layout(job.par);
-    for (int stage = 0; stage < job.par.pp; ++stage) {
+// The stage being streamed: its class so far and the stream that feeds it.
+struct JobSummarizer::Stage {
+    RankClass rc;
+    ScoreGemmNames score;
+    NodeVisitor visit;
+    StageProgramStream stream;
+    Stage(const Job& job, const Layout& layout, int stage)
+        : rc(ClassOf(job, layout, stage)),
+          visit([this, &layout](const ProgNode& n, const std::vector<std::string>& names) {
+              Count(layout, n, names, score, rc);
+          }),
+          stream(job, stage, &visit, kMaxStreamedStageNodes) {}
+};
+
+JobSummarizer::JobSummarizer(const Job& job) : job_(job), layout_(job.par) {
+    summary_.world = job.par.world();
+    summary_.microbatches = job.par.microbatches();
+}
+JobSummarizer::~JobSummarizer() = default;
+
+bool JobSummarizer::Advance(uint64_t min_nodes) {
+    for (uint64_t before = nodes_; !done() && nodes_ - before < min_nodes;) {
+        if (!stage_) stage_ = std::make_unique<Stage>(job_, layout_, static_cast<int>(summary_.classes.size()));
+        const uint64_t stage_before = stage_->rc.total_nodes;
+        const bool complete = stage_->stream.Advance(min_nodes - (nodes_ - before));
+        nodes_ += stage_->rc.total_nodes - stage_before;
+        if (!complete) continue;
         // Streamed: the summary's memory does not grow with the microbatches or the layers.
-        RankClass rc = ClassOf(job, layout, stage);
-        VisitStageProgram(
-            job, stage, [&](const ProgNode& n, const std::vector<std::string>& names) { Count(layout, n, names, rc); });
-        s.total_flops += rc.flops * rc.ranks;
+        RankClass& rc = stage_->rc;
+        summary_.total_flops += rc.flops * rc.ranks;
         double comm = rc.send_bytes;
         for (const CollectiveTotal& c : rc.collectives) comm += c.bytes;
-        s.total_comm_bytes += comm * rc.ranks;
-        s.classes.push_back(std::move(rc));
+        summary_.total_comm_bytes += comm * rc.ranks;
+        summary_.classes.push_back(std::move(rc));
+        stage_.reset();
     }
-    return s;
+    return done();
+}
+
+bool JobSummarizer::done() const { return static_cast<int>(summary_.classes.size()) == job_.par.pp; }
+
+double JobSummarizer::Progress() const {
+    const double stages = static_cast<double>(summary_.classes.size()) + (stage_ ? stage_->stream.Progress() : 0);
+    return stages / job_.par.pp;
+}
+
+TraceSummary JobSummarizer::Take() { return std::move(summary_); }
+
+TraceSummary SummarizeJob(const Job& job) {
+    JobSummarizer s(job);
+    s.Advance(UINT64_MAX);
+    return s.Take();
 }
 
 }  // namespace sc
