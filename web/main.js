@@ -326,6 +326,14 @@ function syncCanvasSize() {
 
 // ---- Fallback without WebGPU: HTML controls over the same state, the results panel open, the link kept.
 let fallbackControls = null;
+// A large split's trace summary is counted a slice a frame on the canvas page; here, a slice a timer tick, so the
+// text shows it when done and the controls stay responsive meanwhile.
+let summaryPump = null;
+function pumpSummary(app) {
+  const busy = app.stepSummary();
+  updateMirror();
+  summaryPump = setTimeout(() => pumpSummary(app), busy ? 0 : 100);
+}
 function showFallback(reason) {
   document.body.classList.add('no-gpu');
   fallback.hidden = false;
@@ -342,6 +350,7 @@ function showFallback(reason) {
       copyLink,
     });
     fallbackControls.sync();
+    if (summaryPump === null) pumpSummary(app);
   }
   updateMirror();
 }

@@ -50,7 +50,14 @@ static void DrawSplitFields(AppState& s) {
 }
 
 static void DrawSummaryTable(const AppState& s) {
-    const TraceSummary& sum = s.summary;
+    if (s.summarizing) {  // counted a slice a frame (StepSummary)
+        char label[64];
+        std::snprintf(label, sizeof label, "counting the traces' nodes: %.0f%%", 100 * s.summarizing->Progress());
+        ImGui::ProgressBar(static_cast<float>(s.summarizing->Progress()), ImVec2(320, 0), label);
+        return;
+    }
+    if (!s.evaluation.summary) return;
+    const TraceSummary& sum = *s.evaluation.summary;
     ImGui::Text("%d ranks in %d classes; %s computed, %s communicated per step", sum.world,
                 static_cast<int>(sum.classes.size()), FormatFlops(sum.total_flops).c_str(),
                 FormatBytes(sum.total_comm_bytes).c_str());
@@ -116,14 +123,14 @@ static double DownloadEta(const DownloadState& d) {
 
 static void DrawTimelineButton(AppState& s) {
     DownloadState& d = s.download;
-    const int world = s.job ? s.parallel.world() : 1;
+    const int world = s.evaluation.job ? s.parallel.world() : 1;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     ImGui::InputInt("##timeline-rank", &d.timeline_rank, 0);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the rank whose timeline \"Perfetto JSON\" saves (0..%d)", world - 1);
     const bool rank_ok = d.timeline_rank >= 0 && d.timeline_rank < world;
     ImGui::SameLine();
-    ImGui::BeginDisabled(!s.job || !CurrentSystem(s) || !rank_ok);
+    ImGui::BeginDisabled(!s.evaluation.job || !CurrentSystem(s) || !rank_ok);
     if (ImGui::Button("Perfetto JSON")) d.timeline_requested = true;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -148,7 +155,7 @@ static void DrawDownload(AppState& s) {
         if (ImGui::Button("Cancel")) d.cancel = true;
         return;
     }
-    ImGui::BeginDisabled(!s.job || !d.supported);
+    ImGui::BeginDisabled(!s.evaluation.job || !d.supported);
     if (ImGui::Button("Download traces")) d.requested = true;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))

@@ -123,7 +123,7 @@ std::string AddPoolShard(AppState& s, int id, const std::string& text);
 // A worker's error for job `id`: the job ends and shows it.
 void FailPoolJob(AppState& s, int id, const std::string& message);
 
-// The frame's share of a search or sweep that runs on the page's thread (no pool, or a configuration that
+// The frame's share of a summary, search or sweep that runs on the page's thread (no pool, or a configuration that
 // cannot be a link): called once per frame by DrawUI, whether or not their panels are open.
 constexpr double kJobFrameBudget = 0.030;  // seconds per frame: the page stays responsive
 void StepJobs(AppState& s, double budget_seconds);

@@ -182,6 +182,7 @@ std::string AddSweepShard(AppState& s, const std::string& bytes) {
 }
 
 void StepJobs(AppState& s, double budget_seconds) {
+    StepSummary(s, budget_seconds);  // a large split's trace summary, after the edit that asked for it
     StepSearch(s, budget_seconds);
     StepSweep(s, budget_seconds);
     StepServeSweep(s, budget_seconds);  // the Serving tab's rate sweep moves on with its tab closed too

@@ -49,7 +49,7 @@ SummaryResult RunSummary(const Request& r) {
     return {std::move(job), std::move(summary)};
 }
 
-Evaluation Evaluate(const Request& r) {
+Evaluation EvaluateEstimate(const Request& r) {
     Evaluation ev;
     try {
         ValidateModelConfig(r.model);
@@ -71,6 +71,14 @@ Evaluation Evaluate(const Request& r) {
             ev.training_error = e.what();
         }
     }
+    ev.summary_pending = true;
+    return ev;
+}
+
+Evaluation Evaluate(const Request& r) {
+    Evaluation ev = EvaluateEstimate(r);
+    if (!ev.summary_pending) return ev;
+    ev.summary_pending = false;
     try {
         ev.summary = SummarizeJob(*ev.job);
     } catch (const Error& e) {

@@ -49,7 +49,11 @@ struct Evaluation {
     std::optional<System> slice;  // as EstimateResult::slice
     std::string summary_error;    // "" when summarized (or not reached): a stage's trace past kMaxStreamedStageNodes
     std::optional<TraceSummary> summary;
+    bool summary_pending = false;  // the split is valid and its summary is left to the caller (EvaluateEstimate)
 };
 Evaluation Evaluate(const Request& request);
+// The same without the trace summary, which can take seconds (10^9 nodes at the microbatch limit): the page counts
+// it a slice a frame (trace/summary.h JobSummarizer) and marks it pending meanwhile.
+Evaluation EvaluateEstimate(const Request& request);
 
 }  // namespace sc::engine

@@ -53,6 +53,9 @@ std::string PageReportText(const engine::Request& r, const engine::Evaluation& e
     if (!ev.training_error.empty()) out += "training error: " + ev.training_error + "\n";
     if (ev.summary) out += SummaryReportText(*ev.job, *ev.summary);
     if (!ev.summary_error.empty()) out += "summary error: " + ev.summary_error + "\n";
+    if (ev.summary_pending)
+        out += "summary: being counted (" + std::to_string(ev.job->par.world()) + " ranks, " +
+               std::to_string(ev.job->par.microbatches()) + " microbatches a step)\n";
     return out;
 }
 
@@ -72,6 +75,7 @@ std::string PageReportJson(const engine::Request& r, const engine::Evaluation& e
     if (!ev.training_error.empty()) error("training", ev.training_error);
     if (!ev.summary_error.empty()) error("summary", ev.summary_error);
     if (ev.summary) j["summary"] = Json::parse(SummaryReportJson(*ev.job, *ev.summary));
+    if (ev.summary_pending) j["summary_pending"] = true;
     return j.dump(2) + "\n";
 }
 

@@ -24,10 +24,12 @@ std::string SearchReportJson(const engine::SearchSnapshot& snap, const SearchRes
 
 // The page's report: for a valid request exactly EstimateReportText followed by SummaryReportText (what
 // `stagecraft estimate` then `stagecraft summary` print); a stage that failed is one line "<stage> error: ..."
-// where its report would be, and the stages after it are left out as Evaluate leaves them out.
+// where its report would be, and the stages after it are left out as Evaluate leaves them out. A summary still
+// being counted (ev.summary_pending) is one line "summary: being counted (...)".
 std::string PageReportText(const engine::Request& request, const engine::Evaluation& ev);
 // The same as JSON (the page's "Copy JSON"): {"estimate": what `stagecraft estimate --json` prints, "summary":
-// what `stagecraft summary --json` prints}, and "errors": [{"stage", "message"}] for a stage that failed.
+// what `stagecraft summary --json` prints}, and "errors": [{"stage", "message"}] for a stage that failed;
+// "summary_pending": true in place of "summary" while it is being counted.
 std::string PageReportJson(const engine::Request& request, const engine::Evaluation& ev);
 
 }  // namespace sc

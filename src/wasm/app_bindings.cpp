@@ -245,6 +245,15 @@ public:
     // throw, and its own methods go through the guard.
     PagePool pool() { return PagePool(*state_); }
 
+    // Without frames (the no-WebGPU page): counts a slice of a large split's trace summary, which the canvas page
+    // counts a slice a frame; true while some of it is left.
+    bool stepSummary() {
+        return Safe([&] {
+            sc::app::StepSummary(*state_, sc::app::kJobFrameBudget);
+            return state_->summarizing != nullptr;
+        });
+    }
+
     std::string mirrorText() {
         std::string text;
         std::string error = scweb::ErrorOf([&] { text = sc::app::MirrorText(*state_); });
@@ -419,6 +428,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("downloadCancelled", &WebApp::downloadCancelled)
         .function("setDownloadSupported", &WebApp::setDownloadSupported)
         .function("pool", &WebApp::pool)
+        .function("stepSummary", &WebApp::stepSummary)
         .function("mirrorText", &WebApp::mirrorText)
         .function("mirrorVersion", &WebApp::mirrorVersion)
         .function("resultJson", &WebApp::resultJson)

@@ -68,6 +68,26 @@ test('Firefox: the page without WebGPU computes what the CLI prints', { skip: mi
   }
 });
 
+// Without frames, the page counts a large split's summary a slice a timer tick (web/main.js pumpSummary).
+test('Firefox: the page without WebGPU counts a large split\'s summary, then shows what the CLI prints', { skip: missing || false, timeout: 180000 }, async () => {
+  const { page, errors } = await open(`#model=llama3-8b&system=dgx-h100-superpod&parallel=${split}`);
+  try {
+    const large = 'tp=1,dp=1,batch=16384';
+    const model = ['--model', 'presets/models/llama3-8b.json'];
+    const estimate = cli('estimate', ...model, '--allow-oom', '--system', 'dgx-h100-superpod', '--parallel', large).toString();
+    const expected = estimate + cli('summary', ...model, '--parallel', large).toString();
+    const started = await page.evaluate((spec) => {
+      const app = window.stagecraft.app;
+      return { error: app.setParallel(spec), text: app.mirrorText() };
+    }, large);
+    assert.deepEqual(started, { error: '', text: `${estimate}summary: being counted (1 ranks, 16384 microbatches a step)\n` });
+    await page.waitForFunction((e) => document.getElementById('results').textContent === e, { timeout: 120000 }, expected);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('Firefox: "Download traces" gives a zip of the CLI trace bytes', { skip: missing || false, timeout: 180000 }, async () => {
   const { page, errors } = await open(`#model=llama3-8b&system=dgx-a100-superpod&parallel=${split}`);
   try {

@@ -40,6 +40,32 @@ test('the DOM mirror shows exactly what the CLI prints for the same model, clust
   }
 });
 
+// 16,384 microbatches of Llama 3 8B on one rank: 14 million trace nodes, more than an edit counts
+// (kSummaryNodesInEdit), so the summary is counted a slice a frame and the page keeps drawing.
+test('a large split: its trace summary is counted over frames, then the mirror shows what the CLI prints', async () => {
+  const split = 'tp=1,dp=1,batch=16384';
+  const { page, errors } = await session.open({ hash: '#model=llama3-8b&system=dgx-h100-superpod&parallel=tp=2,dp=4,batch=32' });
+  try {
+    await waitFrames(page, 2);
+    const model = ['--model', 'presets/models/llama3-8b.json'];
+    const estimate = cli('estimate', ...model, '--allow-oom', '--system', 'dgx-h100-superpod', '--parallel', split);
+    const expected = estimate + cli('summary', ...model, '--parallel', split);
+    const started = await page.evaluate((spec) => {
+      const app = window.stagecraft.app;
+      const error = app.setParallel(spec);
+      return { error, text: app.mirrorText(), frames: window.stagecraft.frames };
+    }, split);
+    assert.equal(started.error, '');
+    assert.equal(started.text, `${estimate}summary: being counted (1 ranks, 16384 microbatches a step)\n`);
+    await page.waitForFunction((e) => document.getElementById('results').textContent === e, expected, { timeout: 120000 });
+    const frames = (await page.evaluate(() => window.stagecraft.frames)) - started.frames;
+    assert.ok(frames >= 3, `the count ran over ${frames} frames`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('typing a new tp into the Parallelism panel updates the trace summary', async () => {
   const { page, errors } = await session.open({ hash: '#model=gpt3-175b&system=dgx-a100-superpod&parallel=tp=8,pp=8,dp=2,batch=16' });
   try {

@@ -164,4 +164,36 @@ TEST(App, AFinishedSearchEqualsTheCliSearch) {
         Cli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 --batch 64 --json"));
 }
 
+// A split whose summary is more nodes than an edit counts (kSummaryNodesInEdit) is counted over the next frames:
+// meanwhile the report says so and the page keeps drawing; then it shows what the CLI prints. An edit mid-count
+// drops it.
+TEST(App, ALargeSplitsSummaryIsCountedOverFramesThenShowsWhatTheCliPrints) {
+    App s = OpenPage();
+    const std::string large = "tp=1,dp=1,batch=4096";  // 4,096 microbatches of Llama 3 8B: 3.4 million nodes
+    const std::string model = "--model presets/models/llama3-8b.json";
+    const std::string estimate =
+        Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel " + large);
+    ASSERT_EQ(sc::app::SetParallel(*s, large), "");
+    ASSERT_TRUE(s->summarizing);
+    EXPECT_EQ(sc::app::MirrorText(*s), estimate + "summary: being counted (1 ranks, 4096 microbatches a step)\n");
+    EXPECT_NE(sc::app::ResultJson(*s).find("\"summary_pending\": true"), std::string::npos);
+
+    int frames = 0;
+    while (s->summarizing && frames < 100000) sc::app::StepJobs(*s, 0.001), ++frames;
+    EXPECT_GT(frames, 1);  // not within one frame's millisecond
+    EXPECT_FALSE(s->summarizing);
+    EXPECT_EQ(sc::app::MirrorText(*s), estimate + Cli("summary " + model + " --parallel " + large));
+    EXPECT_EQ(sc::app::ResultJson(*s).find("summary_pending"), std::string::npos);
+
+    // Mid-count, another split: the count is dropped, and the new split's summary (small) is shown at once.
+    ASSERT_EQ(sc::app::SetParallel(*s, large), "");
+    sc::app::StepJobs(*s, 0.001);
+    ASSERT_TRUE(s->summarizing);
+    const std::string small = "tp=2,pp=2,dp=4,batch=32";
+    ASSERT_EQ(sc::app::SetParallel(*s, small), "");
+    EXPECT_FALSE(s->summarizing);
+    EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate " + model + " --system dgx-h100-superpod --parallel " + small) +
+                                           Cli("summary " + model + " --parallel " + small));
+}
+
 }  // namespace
