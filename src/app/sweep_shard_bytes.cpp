@@ -2,9 +2,9 @@
 // is 10^5 cells, and the worker's text encoding (with each row's CSV line) and the page's parsing of it cost
 // 5 and 6-8 us a cell, a third of the pool's time on a fixed-layout sweep (README "Workers"). Fixed-width
 // little-endian fields, read back with a bounds check on every one; a cell is about 290 bytes:
-//   "sweep-shard 2\n" <u64 cells> then per cell:
+//   "sweep-shard 3\n" <u64 cells> then per cell:
 //   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak> <f64 x breakdown parts>
-//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw; u32 domain, gpus; u8 topology, overlap, inr>
+//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw; u32 domain, gpus; u8 topology (Topology), overlap, inr>
 //   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute;
 //    f64 bucket_mb; u32 length + bytes of order> <u64 candidates, valid, fitting, estimated>
 // WebAssembly is little-endian, and so is every machine the native tests run on (checked below).
@@ -24,7 +24,7 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the shard bytes are little-endian");
 
-constexpr std::string_view kMagic = "sweep-shard 2\n";
+constexpr std::string_view kMagic = "sweep-shard 3\n";  // 3: topology is 0-2 (2 is torus)
 
 template <typename T>
 void Put(std::string& o, T v) {
@@ -73,6 +73,7 @@ struct Reader {
 
 constexpr int kSchedules = static_cast<int>(Schedule::dualpipe) + 1;
 constexpr int kRecomputes = static_cast<int>(Recompute::op) + 1;
+constexpr int kTopologies = static_cast<int>(Topology::torus) + 1;
 
 void PutLayout(std::string& o, const ParallelConfig& p) {
     for (int v : {p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.microbatch, p.batch, p.vstages, p.zero, p.gpus})
@@ -102,7 +103,7 @@ ParallelConfig GetLayout(Reader& r) {
 // Appends the cells of `bytes` to `out` (the page's cells, reserved for the whole sweep: no temporary vector and
 // no reallocation per shard, which cost more than reading the bytes).
 void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
-    if (bytes.substr(0, kMagic.size()) != kMagic) Malformed("it does not start with \"sweep-shard 2\"");
+    if (bytes.substr(0, kMagic.size()) != kMagic) Malformed("it does not start with \"sweep-shard 3\"");
     Reader r{bytes, kMagic.size()};
     const uint64_t count = r.Get<uint64_t>();
     if (count > bytes.size()) Malformed("it claims " + std::to_string(count) + " cells");
@@ -117,7 +118,7 @@ void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
         for (double* v : {&p.flops, &p.hbm_bw, &p.hbm_capacity, &p.net_bw}) *v = r.Get<double>();
         p.domain = r.Count("domain size");
         p.gpus = r.Count("GPU count");
-        p.topology = r.Bool() ? Topology::fullflat : Topology::two_tier;
+        p.topology = r.Enum<Topology>(kTopologies, "topology");
         p.overlap = r.Bool(), p.inr = r.Bool();
         c.best = GetLayout(r);
         for (uint64_t* v : {&c.stats.candidates, &c.stats.valid, &c.stats.fitting, &c.stats.estimated})
@@ -141,7 +142,7 @@ std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
         const SweepPoint& p = c.point;
         for (double v : {p.flops, p.hbm_bw, p.hbm_capacity, p.net_bw}) Put<double>(o, v);
         Put<uint32_t>(o, static_cast<uint32_t>(p.domain)), Put<uint32_t>(o, static_cast<uint32_t>(p.gpus));
-        Put<uint8_t>(o, p.topology == Topology::fullflat), Put<uint8_t>(o, p.overlap), Put<uint8_t>(o, p.inr);
+        Put<uint8_t>(o, static_cast<uint8_t>(p.topology)), Put<uint8_t>(o, p.overlap), Put<uint8_t>(o, p.inr);
         PutLayout(o, c.best);
         for (uint64_t v : {c.stats.candidates, c.stats.valid, c.stats.fitting, c.stats.estimated}) Put<uint64_t>(o, v);
     }

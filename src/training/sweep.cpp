@@ -13,7 +13,14 @@
 
 namespace sc {
 
-const char* NameOf(Topology t) { return t == Topology::fullflat ? "fullflat" : "two_tier"; }
+const char* NameOf(Topology t) {
+    switch (t) {
+        case Topology::two_tier: return "two_tier";
+        case Topology::fullflat: return "fullflat";
+        case Topology::torus: return "torus";
+    }
+    return "two_tier";
+}
 
 namespace {
 
@@ -392,6 +399,10 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
     size_t d = 0;
     while (d + 1 < in.system.levels.size() && in.system.levels[d + 1].kind == LevelKind::torus) ++d;
     row.point.domain = in.system.levels[in.system.levels[0].kind == LevelKind::torus ? d : 0].size;
+    // The network it ran on: on a system without a switched scale-up and scale-out pair the topology axis has
+    // nothing to act on (MakeUnswitchedSweepSystem), and its default, two_tier, would misname a torus or FullFlat.
+    if (in.system.levels[0].kind == LevelKind::torus) row.point.topology = Topology::torus;
+    if (in.system.levels[0].kind == LevelKind::fullflat) row.point.topology = Topology::fullflat;
     row.point.gpus = in.search.gpus;  // likewise the GPU count
     row.model_index = model;
     row.model = c.models[model].name;

@@ -41,7 +41,9 @@
 
 namespace sc {
 
-enum class Topology { two_tier, fullflat };
+// An axis value (two_tier, fullflat), or what a row ran on when the system has no switched pair for the axis to
+// act on (a torus system's rows say torus, a FullFlat system's fullflat); torus is never an axis value.
+enum class Topology { two_tier, fullflat, torus };
 const char* NameOf(Topology t);
 
 struct SweepAxes {
@@ -60,7 +62,7 @@ struct SweepPoint {
     double flops = 1, hbm_bw = 1, hbm_capacity = 1;
     int domain = 0;
     double net_bw = 1;
-    Topology topology = Topology::two_tier;
+    Topology topology = Topology::two_tier;  // a row: the network it ran on (Topology)
     bool overlap = true, inr = true;
     int gpus = 0;  // 0: the request's; a row holds the count it used
 };

@@ -565,6 +565,8 @@ TEST(SweepSystem, AFullFlatSystemSweepsItsChipAndNetwork) {
     const auto rows = nlohmann::json::parse(r.out);
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_LT(rows[1].at("step_seconds").get<double>(), rows[0].at("step_seconds").get<double>());
+    for (const auto& row : rows)
+        EXPECT_EQ(row.at("point").at("topology"), "fullflat") << row;  // not the axis's two_tier
 }
 
 }  // namespace

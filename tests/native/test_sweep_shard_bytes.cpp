@@ -33,7 +33,7 @@ std::vector<SweepCell> Cells() {
     a.stats = {18446744073709551615u, 7, 5, 3};
     SweepCell b;  // not found: zeros and the default layout
     b.key = {0, 0};
-    b.point.topology = sc::Topology::two_tier;
+    b.point.topology = sc::Topology::torus;  // a row on a torus system
     b.point.overlap = true;
     b.point.inr = false;
     return {a, b};
@@ -116,17 +116,22 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
     // A GPU count past 2^24 in the first cell (its 16777216, a little-endian u32 after the magic, the count, the
     // key, found, four results, the breakdown, four point factors and the domain).
     std::string many_gpus = good;
-    const size_t at = std::strlen("sweep-shard 2\n") + 8 + 8 + 4 + 1 + 8 * (4 + sc::kBreakdownPartCount + 4) + 4;
+    const size_t at = std::strlen("sweep-shard 3\n") + 8 + 8 + 4 + 1 + 8 * (4 + sc::kBreakdownPartCount + 4) + 4;
     uint32_t was = 0;
     std::memcpy(&was, many_gpus.data() + at, 4);
     ASSERT_EQ(was, 16777216u);
     const uint32_t more = 99999999;
     std::memcpy(many_gpus.data() + at, &more, 4);
     EXPECT_NE(error(many_gpus).find("of 99999999"), std::string::npos) << error(many_gpus);
+    // A topology past torus (the byte after the GPU count).
+    std::string topology = good;
+    ASSERT_EQ(topology[at + 4], 1);  // the first cell's fullflat
+    topology[at + 4] = 3;
+    EXPECT_NE(error(topology).find("no topology 3"), std::string::npos) << error(topology);
     // A count of cells no shard could hold.
     std::string claims = good;
     const uint64_t huge = 1ull << 40;
-    std::memcpy(claims.data() + std::strlen("sweep-shard 2\n"), &huge, 8);
+    std::memcpy(claims.data() + std::strlen("sweep-shard 3\n"), &huge, 8);
     EXPECT_NE(error(claims).find("claims"), std::string::npos);
 }
 

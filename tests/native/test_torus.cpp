@@ -266,6 +266,13 @@ TEST(Torus, SweepsScaleTheChipAndTheNetworkBeyondTheTorus) {
     sc::SweepPoint flat;
     flat.topology = sc::Topology::fullflat;
     EXPECT_EQ(FieldOf([&] { sc::MakeSweepSystem(V4(), flat, 512); }), "topology");
+    // Its rows name the torus as their network (they said two_tier, the axis's default, which was not applied).
+    const sctest::CliResult r = sctest::RunCli(
+        "sweep --model presets/models/llama3-8b.json --system tpu-v5p-pod --gpus 64 --batch 64 --axis flops=1,2 --json",
+        false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    for (const nlohmann::json& row : nlohmann::json::parse(r.out))
+        EXPECT_EQ(row.at("point").at("topology"), "torus") << row;
 }
 
 // The v4 pod preset with `edit` applied to its JSON; the parse error.
