@@ -100,8 +100,9 @@ struct AppState {
     } search;
 
     DownloadState download;
-    PoolState pool;    // the web-worker pool that runs the search and the sweep (pool_jobs.h)
-    SweepState sweep;  // the Sweeps view
+    PoolState pool;       // the web-worker pool that runs the search and the sweep (pool_jobs.h)
+    size_t job_turn = 0;  // which page-thread job StepJobs runs first this frame (they take turns)
+    SweepState sweep;     // the Sweeps view
 
     // Serving ("Serving" tab of the cluster window): inference_driver.h.
     InferenceState inference;
