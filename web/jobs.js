@@ -1,7 +1,7 @@
-// The page's side of the worker pool: each frame, takes the job the app state raised (PagePool.takeJob: a
-// search or a sweep, src/app/pool_jobs.h), runs it in the pool (pool.js), hands every shard's result back to the
-// state (which merges through the engine), and drops the rest of a job the state no longer wants (cancelled or
-// replaced). Also serves the Sweeps view's "Export CSV".
+// The page's side of the worker pool: each frame, takes the jobs the app state raised (PagePool.takeJob: a
+// search, a sweep, a rate sweep or a large split's trace summary, src/app/pool_jobs.h), runs them in the pool
+// (pool.js), hands every shard's result back to the state (which merges through the engine), and drops the rest
+// of a job the state no longer wants (cancelled or replaced). Also serves the Sweeps view's "Export CSV".
 import { WorkerPool, poolSize } from './pool.js';
 
 export function workersAvailable() {
@@ -19,35 +19,8 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
   const stats = { shards: 0, workerMs: 0, mergeMs: 0 }; // mergeMs: the page's time merging shard results
 
   function tick() {
-    const job = pagePool.takeJob();
-    if (job) {
-      pool ??= new WorkerPool({ type: 'init', ...init }, size);
-      running.add(job.id);
-      pool.run(job, {
-        onShard: (shard, text, ms) => {
-          stats.shards++;
-          stats.workerMs += ms;
-          const t0 = performance.now();
-          const error = pagePool.addShard(job.id, text);
-          stats.mergeMs += performance.now() - t0;
-          if (error) console.warn(`stagecraft: worker shard ${shard} of job ${job.id}: ${error}`);
-        },
-        onError: (message) => {
-          running.delete(job.id);
-          if (!pool.failed) {
-            pagePool.fail(job.id, `web worker: ${message}`);
-            return;
-          }
-          // No worker could start (workers blocked, no wasm in workers): this job and every later one run on the
-          // page's thread, in frame slices, from the same request.
-          console.warn(`stagecraft: no web worker could start (${message}); computing on the page`);
-          pagePool.setWorkers(0);
-          if (job.kind === 'search') pagePool.startSearch();
-          else if (job.kind === 'serve-sweep') pagePool.startServeSweep();
-          else pagePool.startSweep(job.axes[0] ?? '', job.axes[1] ?? '');
-        },
-      });
-    }
+    // Every job raised since the last frame (an edit raises the summary's beside whatever a button raised).
+    for (let job = pagePool.takeJob(); job; job = pagePool.takeJob()) start(job);
     for (const id of running) {
       if (!pagePool.wanted(id)) {
         pool?.cancel(id);
@@ -55,6 +28,36 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
       }
     }
     if (pagePool.takeCsvRequest()) saveText?.('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
+  }
+
+  function start(job) {
+    pool ??= new WorkerPool({ type: 'init', ...init }, size);
+    running.add(job.id);
+    pool.run(job, {
+      onShard: (shard, text, ms) => {
+        stats.shards++;
+        stats.workerMs += ms;
+        const t0 = performance.now();
+        const error = pagePool.addShard(job.id, text);
+        stats.mergeMs += performance.now() - t0;
+        if (error) console.warn(`stagecraft: worker shard ${shard} of job ${job.id}: ${error}`);
+      },
+      onError: (message) => {
+        running.delete(job.id);
+        if (!pool.failed) {
+          pagePool.fail(job.id, `web worker: ${message}`);
+          return;
+        }
+        // No worker could start (workers blocked, no wasm in workers): this job and every later one run on the
+        // page's thread, in frame slices, from the same request (setWorkers(0) moves the summary there itself).
+        console.warn(`stagecraft: no web worker could start (${message}); computing on the page`);
+        pagePool.setWorkers(0);
+        if (job.kind === 'summary') return;
+        if (job.kind === 'search') pagePool.startSearch();
+        else if (job.kind === 'serve-sweep') pagePool.startServeSweep();
+        else pagePool.startSweep(job.axes[0] ?? '', job.axes[1] ?? '');
+      },
+    });
   }
 
   return { tick, pagePool, stats, size, get pool() { return pool; } };

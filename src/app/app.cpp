@@ -43,8 +43,6 @@ engine::Request CurrentRequest(const AppState& s) {
     return r;
 }
 
-namespace {
-
 void UpdateReport(AppState& s) {
     const engine::Request request = CurrentRequest(s);
     s.report = PageReportText(request, s.evaluation);
@@ -52,26 +50,10 @@ void UpdateReport(AppState& s) {
     s.summary_error = s.evaluation.summary_error;
 }
 
-// Counts `nodes` more of the pending summary (at least; whole pipeline steps); false while it is still pending.
-bool CountSummary(AppState& s, uint64_t nodes) {
-    engine::Evaluation& ev = s.evaluation;
-    try {
-        if (!s.summarizing->Advance(nodes)) return false;
-        ev.summary = s.summarizing->Take();
-    } catch (const Error& e) {
-        ev.summary_error = e.what();
-    }
-    s.summarizing.reset();
-    ev.summary_pending = false;
-    return true;
-}
-
-}  // namespace
-
 void Recompute(AppState& s) {
-    s.link_error.clear();   // every edit (and a link applied whole) ends the message about a refused link
-    s.link_note.clear();    // "copied" was about the state before this edit
-    s.summarizing.reset();  // before the job it counts
+    s.link_error.clear();  // every edit (and a link applied whole) ends the message about a refused link
+    s.link_note.clear();   // "copied" was about the state before this edit
+    CancelSummary(s);      // before the job it counts
     s.evaluation = {};
     s.has_estimate = false;
     engine::Evaluation ev;
@@ -85,10 +67,7 @@ void Recompute(AppState& s) {
     if (ev.model_error.empty()) ev = engine::EvaluateEstimate(CurrentRequest(s));
     s.evaluation = std::move(ev);
     const engine::Evaluation& e = s.evaluation;
-    if (e.summary_pending) {
-        s.summarizing = std::make_unique<JobSummarizer>(*e.job);
-        CountSummary(s, kSummaryNodesInEdit);
-    }
+    StartSummary(s);  // counts the summary, or its first nodes
     UpdateReport(s);
     s.error = e.model_error;
     s.parallel_error = e.parallel_error;
@@ -97,15 +76,6 @@ void Recompute(AppState& s) {
     if (!e.model_error.empty()) return;
     s.stats = e.stats;
     if (e.training) s.estimate = *e.training, s.has_estimate = true;
-}
-
-void StepSummary(AppState& s, double budget_seconds) {
-    if (!s.summarizing) return;
-    const auto start = std::chrono::steady_clock::now();
-    // 2^16 nodes (about 1 ms natively) between looks at the clock.
-    while (!CountSummary(s, uint64_t{1} << 16))
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= budget_seconds) return;
-    UpdateReport(s);
 }
 
 namespace {

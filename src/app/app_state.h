@@ -6,6 +6,7 @@
 
 #include "app/inference_driver.h"
 #include "app/pool_jobs.h"
+#include "app/summary_driver.h"
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
@@ -67,9 +68,9 @@ struct AppState {
     // The last Recompute's results, the report's source: the job (absent when the split is invalid), its estimate
     // and trace summary. The fields below repeat what the panels read.
     engine::Evaluation evaluation;
-    // A summary of more than kSummaryNodesInEdit nodes is counted a slice a frame (StepSummary) instead of inside
-    // the edit; meanwhile evaluation.summary_pending is set and the report says so.
-    std::unique_ptr<JobSummarizer> summarizing;  // counts *evaluation.job; null when none is being counted
+    // A summary of more than kSummaryNodesInEdit nodes is counted after the edit, by the worker pool or a slice a
+    // frame (summary_driver.h); meanwhile evaluation.summary_pending is set and the report says so.
+    SummaryCount summarizing;
     std::string parallel_error;
 
     // Cluster and the training estimate.
@@ -130,14 +131,10 @@ engine::Request CurrentRequest(const AppState& s);
 
 // Recomputes stats, job, summary, estimate and report from the edited inputs (engine::Evaluate and
 // PageReportText, as the CLI's estimate and summary do); errors are stored, never thrown. A summary past
-// kSummaryNodesInEdit nodes is left to StepSummary.
+// kSummaryNodesInEdit nodes is counted after the edit (summary_driver.h).
 void Recompute(AppState& s);
-// Counts the pending summary for about `budget_seconds`; when done, the report shows it (what Recompute would have
-// shown). StepJobs calls it every frame.
-void StepSummary(AppState& s, double budget_seconds);
-// Nodes a Recompute counts itself (about 10 ms natively): every split of the presets' usual sizes is summarized
-// within the edit, as before; larger ones over the next frames.
-constexpr uint64_t kSummaryNodesInEdit = uint64_t{1} << 20;
+// The report text and JSON of `evaluation` (Recompute, and a summary counted after the edit once it is done).
+void UpdateReport(AppState& s);
 // Everything the results depend on (model, head_dim rule, split, cluster and its levels, calibration, options),
 // as text: two states with the same key have the same results.
 std::string InputsKey(const AppState& s);

@@ -123,7 +123,7 @@ void CancelServeSweep(AppState& s) {
     w.snapshot.reset();
     w.parts.clear();
     s.pool.serve_sweep_id = 0;
-    if (s.pool.waiting.kind == "serve-sweep") s.pool.waiting = {};
+    DropWaitingJobs(s, "serve-sweep");
 }
 
 bool ServeSweepRunning(const AppState& s) { return s.inference.sweep.snapshot != nullptr; }
@@ -239,12 +239,9 @@ void StartServeSweep(AppState& s) {
         return;
     }
     // The workers rebuild the same request from the link (its serve.* keys carry the tab's description).
-    s.pool.waiting = {++s.pool.last_id,
-                      "serve-sweep",
-                      link,
-                      {LinkNumber(w.from), LinkNumber(w.to), std::to_string(w.points)},
-                      kServeSweepShards};
-    s.pool.serve_sweep_id = s.pool.waiting.id;
+    s.pool.serve_sweep_id = RaisePoolJob(
+        s,
+        {0, "serve-sweep", link, {LinkNumber(w.from), LinkNumber(w.to), std::to_string(w.points)}, kServeSweepShards});
 }
 
 void StepServeSweep(AppState& s, double budget_seconds) {

@@ -50,10 +50,11 @@ static void DrawSplitFields(AppState& s) {
 }
 
 static void DrawSummaryTable(const AppState& s) {
-    if (s.summarizing) {  // counted a slice a frame (StepSummary)
-        char label[64];
-        std::snprintf(label, sizeof label, "counting the traces' nodes: %.0f%%", 100 * s.summarizing->Progress());
-        ImGui::ProgressBar(static_cast<float>(s.summarizing->Progress()), ImVec2(320, 0), label);
+    if (SummaryRunning(s)) {  // counted after the edit (summary_driver.h)
+        char label[80];
+        std::snprintf(label, sizeof label, "counting the traces' nodes%s: %.0f%%",
+                      s.pool.summary_id != 0 ? " in the workers" : "", 100 * SummaryProgress(s));
+        ImGui::ProgressBar(static_cast<float>(SummaryProgress(s)), ImVec2(360, 0), label);
         return;
     }
     if (!s.evaluation.summary) return;

@@ -52,7 +52,7 @@ void AppendSweepShard(std::string_view bytes, std::vector<SweepCell>& out);
 // ---- The job the page raises (the JS side takes it once and runs it; see web/main.js).
 struct PoolJob {
     int id = 0;                     // 0: none waiting
-    std::string kind;               // "search", "sweep" or "serve-sweep"
+    std::string kind;               // "search", "sweep", "serve-sweep" or "summary"
     std::string link;               // the configuration (LinkState)
     std::vector<std::string> axes;  // sweep: ParseSweepAxis arguments ("flops=1,2,4"); serve-sweep: from, to, points
     int shards = 0;                 // run shards 0 .. shards-1 of this count
@@ -61,12 +61,15 @@ struct PoolJob {
 
 // What the state keeps about the pool (AppState::pool).
 struct PoolState {
-    int workers = 0;            // set by the page's JS; 0: no pool, jobs run in frame slices
-    int last_id = 0;            // ids of raised jobs count up from 1
-    PoolJob waiting;            // raised, not yet taken by the JS (id 0: none)
+    int workers = 0;  // set by the page's JS; 0: no pool, jobs run in frame slices
+    int last_id = 0;  // ids of raised jobs count up from 1
+    // Raised, not yet taken by the JS, oldest first: an edit raises the summary's job in the frame a button may
+    // raise another (one slot lost the first, whose result then never came).
+    std::vector<PoolJob> waiting;
     int search_id = 0;          // the pool job running the search (0: none, or it runs in frame slices)
     int sweep_id = 0;           // likewise for the sweep
     int serve_sweep_id = 0;     // likewise for the Serving tab's rate sweep (inference_driver.cpp)
+    int summary_id = 0;         // likewise for a large split's trace summary (summary_driver.cpp)
     double search_started = 0;  // steady-clock seconds when the search started (its ETA)
 };
 
@@ -113,8 +116,12 @@ void SetPoolWorkers(AppState& s, int workers);
 // The link a pool job carries: the state's link when the page has workers and the state can be a link, else ""
 // (the job runs in frame slices: no pool, or a model loaded from outside the presets).
 std::string PoolLink(const AppState& s);
-// The job raised since the last call (id 0 when none); the state now waits for its shards.
+// The oldest job raised and not yet taken (id 0 when none); the state now waits for its shards.
 PoolJob TakePoolJob(AppState& s);
+// Raises a job of `kind` for the JS to take; returns its id (the caller keeps it as its job's).
+int RaisePoolJob(AppState& s, PoolJob job);
+// Drops the raised, untaken jobs of `kind` (their job was cancelled or replaced).
+void DropWaitingJobs(AppState& s, const std::string& kind);
 // Whether job `id` still wants shards (false once cancelled, replaced or finished): the JS drops the rest.
 bool PoolJobWanted(const AppState& s, int id);
 // One shard's result text of job `id` ("" on success, else the error, which also ends the job). Results of a

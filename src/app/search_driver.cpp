@@ -31,7 +31,7 @@ void CancelSearch(AppState& s) {
     s.search.snapshot.reset();
     s.search.parts.clear();
     s.pool.search_id = 0;
-    if (s.pool.waiting.kind == "search") s.pool.waiting = {};
+    DropWaitingJobs(s, "search");
 }
 
 void StartSearch(AppState& s) {
@@ -50,8 +50,7 @@ void StartSearch(AppState& s) {
     s.pool.search_started = Now();
     const std::string link = PoolLink(s);
     if (link.empty()) return;  // frame slices
-    s.pool.waiting = {++s.pool.last_id, "search", link, {}, kSearchShards};
-    s.pool.search_id = s.pool.waiting.id;
+    s.pool.search_id = RaisePoolJob(s, {0, "search", link, {}, kSearchShards});
     q.seconds = -Now();  // wall time, completed when the last shard is merged
 }
 
@@ -117,7 +116,12 @@ SearchResult DecodeSearchShard(const engine::SearchSnapshot& snap, const std::st
 }
 
 // ---- The pool's jobs (the sweep's side is in sweep_driver.cpp)
-void SetPoolWorkers(AppState& s, int workers) { s.pool.workers = workers < 0 ? 0 : workers; }
+void SetPoolWorkers(AppState& s, int workers) {
+    s.pool.workers = workers < 0 ? 0 : workers;
+    // The summary's job is raised by an edit, not a button: without workers it goes on in frame slices (the other
+    // jobs are restarted on the page's thread by the JS that found no worker could start).
+    if (s.pool.workers == 0) CountSummaryOnPage(s);
+}
 
 std::string PoolLink(const AppState& s) {
     if (s.pool.workers <= 0) return "";
@@ -129,13 +133,25 @@ std::string PoolLink(const AppState& s) {
 }
 
 PoolJob TakePoolJob(AppState& s) {
-    PoolJob j = std::move(s.pool.waiting);
-    s.pool.waiting = {};
+    if (s.pool.waiting.empty()) return {};
+    PoolJob j = std::move(s.pool.waiting.front());
+    s.pool.waiting.erase(s.pool.waiting.begin());
     return j;
 }
 
+int RaisePoolJob(AppState& s, PoolJob job) {
+    job.id = ++s.pool.last_id;
+    s.pool.waiting.push_back(std::move(job));
+    return s.pool.waiting.back().id;
+}
+
+void DropWaitingJobs(AppState& s, const std::string& kind) {
+    std::erase_if(s.pool.waiting, [&](const PoolJob& j) { return j.kind == kind; });
+}
+
 bool PoolJobWanted(const AppState& s, int id) {
-    return id != 0 && (id == s.pool.search_id || id == s.pool.sweep_id || id == s.pool.serve_sweep_id);
+    const PoolState& p = s.pool;
+    return id != 0 && (id == p.search_id || id == p.sweep_id || id == p.serve_sweep_id || id == p.summary_id);
 }
 
 void FailPoolJob(AppState& s, int id, const std::string& message) {
@@ -149,6 +165,8 @@ void FailPoolJob(AppState& s, int id, const std::string& message) {
     } else if (id == s.pool.serve_sweep_id) {
         CancelServeSweep(s);
         s.inference.sweep.error = message;
+    } else if (id == s.pool.summary_id) {
+        FailSummary(s, message);
     }
 }
 
@@ -156,6 +174,7 @@ std::string AddPoolShard(AppState& s, int id, const std::string& text) {
     if (!PoolJobWanted(s, id)) return "";
     if (id == s.pool.sweep_id) return AddSweepShard(s, text);
     if (id == s.pool.serve_sweep_id) return AddServeSweepShard(s, text);
+    if (id == s.pool.summary_id) return AddSummaryShard(s, text);
     auto& q = s.search;
     try {
         q.parts.push_back(DecodeSearchShard(*q.snapshot, text));

@@ -90,7 +90,7 @@ void CancelSweep(AppState& s) {
     w.next_shard = -1;
     w.shards = w.done = 0;
     s.pool.sweep_id = 0;
-    if (s.pool.waiting.kind == "sweep") s.pool.waiting = {};
+    DropWaitingJobs(s, "sweep");
 }
 
 void StartSweep(AppState& s) {
@@ -133,8 +133,7 @@ void StartSweep(AppState& s) {
         w.next_shard = 0;
         return;
     }
-    s.pool.waiting = {++s.pool.last_id, "sweep", link, w.args, w.shards, w.fixed_layout};
-    s.pool.sweep_id = s.pool.waiting.id;
+    s.pool.sweep_id = RaisePoolJob(s, {0, "sweep", link, w.args, w.shards, w.fixed_layout});
 }
 
 void StepSweep(AppState& s, double budget_seconds) {

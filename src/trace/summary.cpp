@@ -93,10 +93,41 @@ struct JobSummarizer::Stage {
           stream(job, stage, &visit, kMaxStreamedStageNodes) {}
 };
 
-JobSummarizer::JobSummarizer(const Job& job) : job_(job), layout_(job.par) {
-    summary_.world = job.par.world();
-    summary_.microbatches = job.par.microbatches();
+namespace {
+
+// A stage's class into the summary, after the stages before it: the totals are summed in stage order, so any way
+// of counting the stages (one go, slices, the page's workers) gives the same doubles.
+void AddClass(TraceSummary& s, RankClass rc) {
+    s.total_flops += rc.flops * rc.ranks;
+    double comm = rc.send_bytes;
+    for (const CollectiveTotal& c : rc.collectives) comm += c.bytes;
+    s.total_comm_bytes += comm * rc.ranks;
+    s.classes.push_back(std::move(rc));
 }
+
+TraceSummary EmptySummary(const Job& job) {
+    TraceSummary s;
+    s.world = job.par.world();
+    s.microbatches = job.par.microbatches();
+    return s;
+}
+
+}  // namespace
+
+RankClass SummarizeStage(const Job& job, int stage) {
+    const Layout layout(job.par);
+    JobSummarizer::Stage st(job, layout, stage);
+    st.stream.Advance(UINT64_MAX);
+    return std::move(st.rc);
+}
+
+TraceSummary AssembleSummary(const Job& job, std::vector<RankClass> classes) {
+    TraceSummary s = EmptySummary(job);
+    for (RankClass& rc : classes) AddClass(s, std::move(rc));
+    return s;
+}
+
+JobSummarizer::JobSummarizer(const Job& job) : job_(job), layout_(job.par), summary_(EmptySummary(job)) {}
 JobSummarizer::~JobSummarizer() = default;
 
 bool JobSummarizer::Advance(uint64_t min_nodes) {
@@ -107,12 +138,7 @@ bool JobSummarizer::Advance(uint64_t min_nodes) {
         nodes_ += stage_->rc.total_nodes - stage_before;
         if (!complete) continue;
         // Streamed: the summary's memory does not grow with the microbatches or the layers.
-        RankClass& rc = stage_->rc;
-        summary_.total_flops += rc.flops * rc.ranks;
-        double comm = rc.send_bytes;
-        for (const CollectiveTotal& c : rc.collectives) comm += c.bytes;
-        summary_.total_comm_bytes += comm * rc.ranks;
-        summary_.classes.push_back(std::move(rc));
+        AddClass(summary_, std::move(stage_->rc));
         stage_.reset();
     }
     return done();

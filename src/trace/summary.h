@@ -47,6 +47,11 @@ struct TraceSummary {
 
 RankClass SummarizeProgram(const Job& job, const StageProgram& prog);
 TraceSummary SummarizeJob(const Job& job);
+// One stage's class, its nodes streamed as SummarizeJob streams each stage's (the page's workers count a few each).
+RankClass SummarizeStage(const Job& job, int stage);
+// The summary of one class per stage, in stage order (SummarizeStage's), with the totals summed in that order as
+// SummarizeJob sums them: the same doubles, bit for bit.
+TraceSummary AssembleSummary(const Job& job, std::vector<RankClass> classes);
 
 // SummarizeJob a slice at a time: the page builds a large split's summary over several frames (app/app.cpp
 // StepSummary) instead of stopping inside the edit (GPT-3 175B at pp=96 and 65,536 microbatches streams 10^9
@@ -62,8 +67,9 @@ public:
     double Progress() const;  // the share of the stages' schedules counted, 0 to 1
     TraceSummary Take();      // once done
 
+    struct Stage;  // the stage being counted (summary.cpp; SummarizeStage counts one alone)
+
 private:
-    struct Stage;
     const Job& job_;
     const Layout layout_;
     TraceSummary summary_;

@@ -250,7 +250,7 @@ public:
     bool stepSummary() {
         return Safe([&] {
             sc::app::StepSummary(*state_, sc::app::kJobFrameBudget);
-            return state_->summarizing != nullptr;
+            return sc::app::SummaryRunning(*state_);
         });
     }
 

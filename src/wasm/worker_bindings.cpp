@@ -172,11 +172,29 @@ public:
         });
     }
 
+    // summaryShard(link, shard, count) -> {ok, text}: the trace-summary classes of stages shard, shard + count, ...
+    // of the link's split (the page's "summary" job, for a split past kSummaryNodesInEdit nodes).
+    val summaryShard(val link, val shard, val count) {
+        return scweb::Guard([&] {
+            const ShardArgs sh = ShardOf(shard, count);
+            const std::string key = scweb::StringArg(link, "link");
+            if (applied_ != key) Apply(key);
+            const std::optional<sc::Job>& job = state_->evaluation.job;
+            if (!job)
+                throw sc::Error("parallel", state_->parallel_error.empty() ? state_->error : state_->parallel_error);
+            return Text(sc::app::EncodeSummaryShard(sc::app::RunSummaryShard(*job, sh.index, sh.count)));
+        });
+    }
+
 private:
     void Apply(const std::string& link) {
+        applied_.clear();
         const std::string error = sc::app::ApplyLink(*state_, link);
         if (!error.empty()) throw sc::Error("link", error);
+        applied_ = link;
     }
+
+    std::string applied_;  // the link the state holds (the summary's shards read its job)
 
     sc::app::AppState* state_;
     std::unique_ptr<const sc::engine::SearchSnapshot> search_;
@@ -328,7 +346,8 @@ EMSCRIPTEN_BINDINGS(stagecraft_workers) {
         .function("addServingPreset", &WorkerCore::addServingPreset)
         .function("searchShard", &WorkerCore::searchShard)
         .function("sweepShard", &WorkerCore::sweepShard)
-        .function("serveSweepShard", &WorkerCore::serveSweepShard);
+        .function("serveSweepShard", &WorkerCore::serveSweepShard)
+        .function("summaryShard", &WorkerCore::summaryShard);
     emscripten::class_<PagePool>("PagePool")
         .function("setWorkers", &PagePool::setWorkers)
         .function("takeJob", &PagePool::takeJob)

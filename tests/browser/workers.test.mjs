@@ -204,3 +204,37 @@ test('when no worker can start, the search falls back to the page thread and giv
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+// A split past the nodes an edit counts (4 stages, 3.4 million nodes): its trace summary is counted in the
+// workers, one shard a stage, and the mirror then shows what the CLI prints; with every worker blocked, the same
+// summary comes from frame slices.
+test('a large split\'s trace summary is counted in the workers, or on the page when none can start', { timeout: 300000 }, async () => {
+  const split = 'tp=1,pp=4,dp=1,batch=4096';
+  const model = ['--model', 'presets/models/llama3-8b.json'];
+  const expected = cli(['estimate', ...model, '--allow-oom', '--system', 'dgx-a100-superpod', '--parallel', split]) +
+    cli(['summary', ...model, '--parallel', split]);
+  const blocked = () => {
+    window.Worker = class {
+      constructor() {
+        setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
+      }
+      postMessage() {}
+      terminate() {}
+    };
+  };
+  for (const [label, init, shards] of [['workers', undefined, 4], ['blocked', blocked, 0]]) {
+    const { page, errors } = await open('', init);
+    const frames0 = await page.evaluate(() => window.stagecraft.frames);
+    const started = await page.evaluate((spec) => {
+      const app = window.stagecraft.app;
+      return { error: app.setParallel(spec), text: app.mirrorText() };
+    }, split);
+    assert.equal(started.error, '');
+    assert.match(started.text, /summary: being counted \(4 ranks, 4096 microbatches a step\)\n$/, label);
+    await page.waitForFunction((e) => document.getElementById('results').textContent === e, expected, { timeout: 180000 });
+    assert.equal(await page.evaluate(() => window.stagecraft.jobs.stats.shards), shards, `${label}: shards in workers`);
+    assert.ok((await page.evaluate(() => window.stagecraft.frames)) - frames0 > 0, `${label}: frames drawn meanwhile`);
+    assert.deepEqual(errors, [], label);
+    await page.close();
+  }
+});

@@ -10,6 +10,8 @@
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/summary_driver.h"
+#include "config/error.h"
 #include "engine/search.h"
 #include "report/engine_report.h"
 #include "test_util.h"
@@ -174,26 +176,101 @@ TEST(App, ALargeSplitsSummaryIsCountedOverFramesThenShowsWhatTheCliPrints) {
     const std::string estimate =
         Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel " + large);
     ASSERT_EQ(sc::app::SetParallel(*s, large), "");
-    ASSERT_TRUE(s->summarizing);
+    ASSERT_TRUE(sc::app::SummaryRunning(*s));
     EXPECT_EQ(sc::app::MirrorText(*s), estimate + "summary: being counted (1 ranks, 4096 microbatches a step)\n");
     EXPECT_NE(sc::app::ResultJson(*s).find("\"summary_pending\": true"), std::string::npos);
 
     int frames = 0;
-    while (s->summarizing && frames < 100000) sc::app::StepJobs(*s, 0.001), ++frames;
+    while (sc::app::SummaryRunning(*s) && frames < 100000) sc::app::StepJobs(*s, 0.001), ++frames;
     EXPECT_GT(frames, 1);  // not within one frame's millisecond
-    EXPECT_FALSE(s->summarizing);
+    EXPECT_FALSE(sc::app::SummaryRunning(*s));
     EXPECT_EQ(sc::app::MirrorText(*s), estimate + Cli("summary " + model + " --parallel " + large));
     EXPECT_EQ(sc::app::ResultJson(*s).find("summary_pending"), std::string::npos);
 
     // Mid-count, another split: the count is dropped, and the new split's summary (small) is shown at once.
     ASSERT_EQ(sc::app::SetParallel(*s, large), "");
     sc::app::StepJobs(*s, 0.001);
-    ASSERT_TRUE(s->summarizing);
+    ASSERT_TRUE(sc::app::SummaryRunning(*s));
     const std::string small = "tp=2,pp=2,dp=4,batch=32";
     ASSERT_EQ(sc::app::SetParallel(*s, small), "");
-    EXPECT_FALSE(s->summarizing);
+    EXPECT_FALSE(sc::app::SummaryRunning(*s));
     EXPECT_EQ(sc::app::MirrorText(*s), Cli("estimate " + model + " --system dgx-h100-superpod --parallel " + small) +
                                            Cli("summary " + model + " --parallel " + small));
+}
+
+// With workers, the count after the edit is the pool's: one "summary" job whose shards hold whole stages, merged
+// in stage order into what the CLI prints. A stale job's shards are ignored; a damaged one is a clear error; a pool
+// whose workers cannot start hands the count to frame slices.
+TEST(App, WithWorkersALargeSplitsSummaryIsCountedInThePool) {
+    App s = OpenPage();
+    sc::app::SetPoolWorkers(*s, 2);
+    const std::string large = "tp=1,pp=4,dp=1,batch=4096";  // 4 stages of 8 layers, 3.4 million nodes in all
+    const std::string model = "--model presets/models/llama3-8b.json";
+    ASSERT_EQ(sc::app::SetParallel(*s, large), "");
+    ASSERT_TRUE(sc::app::SummaryRunning(*s));
+    EXPECT_FALSE(s->summarizing.slices) << "not also in frame slices";
+    // A button in the same frame raises its own job: both wait, oldest first (one slot lost the first).
+    sc::app::StartSearch(*s);
+    const sc::app::PoolJob job = sc::app::TakePoolJob(*s);
+    ASSERT_EQ(job.kind, "summary");
+    EXPECT_EQ(job.shards, 4);  // one a stage (at most 8 a worker)
+    EXPECT_EQ(sc::app::TakePoolJob(*s).kind, "search");
+    sc::app::CancelSearch(*s);
+
+    App worker = OpenPage();  // a worker: the same presets, nothing else of the page's state
+    ASSERT_EQ(sc::app::ApplyLink(*worker, job.link), "");
+    ASSERT_TRUE(worker->evaluation.job);
+    std::vector<std::string> texts;
+    for (int shard = 0; shard < job.shards; ++shard)
+        texts.push_back(
+            sc::app::EncodeSummaryShard(sc::app::RunSummaryShard(*worker->evaluation.job, shard, job.shards)));
+    for (int shard = job.shards - 1; shard >= 0; --shard) {  // any order
+        EXPECT_TRUE(sc::app::PoolJobWanted(*s, job.id));
+        EXPECT_EQ(sc::app::SummaryProgress(*s), (job.shards - 1.0 - shard) / job.shards);
+        ASSERT_EQ(sc::app::AddPoolShard(*s, job.id, texts[shard]), "");
+    }
+    EXPECT_FALSE(sc::app::PoolJobWanted(*s, job.id));
+    EXPECT_FALSE(sc::app::SummaryRunning(*s));
+    const std::string expected =
+        Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel " + large) +
+        Cli("summary " + model + " --parallel " + large);
+    EXPECT_EQ(sc::app::MirrorText(*s), expected);
+
+    // Another edit mid-job: the old job is no longer wanted and its shards change nothing.
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=1,pp=2,dp=1,batch=4096"), "");
+    const sc::app::PoolJob next = sc::app::TakePoolJob(*s);
+    ASSERT_EQ(next.kind, "summary");
+    ASSERT_EQ(sc::app::SetParallel(*s, large), "");
+    EXPECT_FALSE(sc::app::PoolJobWanted(*s, next.id));
+    EXPECT_EQ(sc::app::AddPoolShard(*s, next.id, texts[0]), "");
+    const sc::app::PoolJob last = sc::app::TakePoolJob(*s);
+
+    // A shard that names a stage twice, or leaves one out, ends the count with an error naming the shard.
+    EXPECT_EQ(sc::app::AddPoolShard(*s, last.id, texts[1]), "");
+    EXPECT_NE(sc::app::AddPoolShard(*s, last.id, texts[1]).find("summary shard"), std::string::npos);
+    EXPECT_FALSE(sc::app::SummaryRunning(*s));
+    EXPECT_NE(sc::app::MirrorText(*s).find("summary error: summary shard: malformed result from a worker: stage 1"),
+              std::string::npos)
+        << sc::app::MirrorText(*s);
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=1,pp=2,dp=1,batch=4096"), "");
+    const sc::app::PoolJob two = sc::app::TakePoolJob(*s);
+    ASSERT_EQ(two.shards, 2);
+    EXPECT_EQ(sc::app::AddPoolShard(*s, two.id, "[]"), "");
+    EXPECT_NE(sc::app::AddPoolShard(*s, two.id, "[]").find("no class of stage 0"), std::string::npos);
+    EXPECT_NE(sc::app::MirrorText(*s).find("no class of stage 0"), std::string::npos) << sc::app::MirrorText(*s);
+    EXPECT_THROW(sc::app::DecodeSummaryShard("[{\"stage\": 0}]"), sc::Error);  // a class with fields missing
+
+    // No worker could start: the pool's count goes on in frame slices, to the same summary.
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=1,pp=2,dp=1,batch=2048"), "");
+    ASSERT_NE(s->pool.summary_id, 0);
+    sc::app::SetPoolWorkers(*s, 0);
+    EXPECT_EQ(s->pool.summary_id, 0);
+    EXPECT_EQ(sc::app::TakePoolJob(*s).id, 0) << "the raised job is dropped";
+    for (int frames = 0; sc::app::SummaryRunning(*s) && frames < 100000; ++frames) sc::app::StepJobs(*s, 0.001);
+    EXPECT_EQ(
+        sc::app::MirrorText(*s),
+        Cli("estimate " + model + " --allow-oom --system dgx-h100-superpod --parallel tp=1,pp=2,dp=1,batch=2048") +
+            Cli("summary " + model + " --parallel tp=1,pp=2,dp=1,batch=2048"));
 }
 
 }  // namespace
