@@ -5,8 +5,10 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "app/summary_driver.h"
 #include "config/error.h"
 #include "parallel/job.h"
 #include "trace/stage_program.h"
@@ -98,7 +100,9 @@ void ExpectSameSummary(const sc::TraceSummary& a, const sc::TraceSummary& b) {
             EXPECT_EQ(x.collectives[k].count, y.collectives[k].count);
             EXPECT_EQ(x.collectives[k].bytes, y.collectives[k].bytes);
         }
-        EXPECT_EQ(x.memory.total(), y.memory.total());
+        const sc::StageMemory &m = x.memory, &n = y.memory;
+        EXPECT_EQ(std::tie(m.params, m.weights, m.gradients, m.optimizer, m.activations, m.peak_inflight),
+                  std::tie(n.params, n.weights, n.gradients, n.optimizer, n.activations, n.peak_inflight));
     }
 }
 
@@ -181,6 +185,24 @@ TEST(JobSummarizer, SlicesCountWhatSummarizeJobCounts) {
                 }
                 ExpectSameSummary(s.Take(), whole);
             }
+        }
+    }
+}
+
+// The page's workers count whole stages (SummarizeStage), send them as text and the page sums them in stage order
+// (AssembleSummary): the same summary bit for bit, whichever shard held which stage.
+TEST(JobSummarizer, StagesCountedApartAndSentAsTextSumToSummarizeJob) {
+    for (const Case& c : kCases) {
+        SCOPED_TRACE(c.spec);
+        const sc::Job job = JobOf(c);
+        const sc::TraceSummary whole = sc::SummarizeJob(job);
+        for (int shards : {1, 2, 3}) {
+            std::vector<sc::RankClass> classes(job.par.pp);
+            for (int shard = shards - 1; shard >= 0; --shard)
+                for (sc::RankClass& rc : sc::app::DecodeSummaryShard(
+                         sc::app::EncodeSummaryShard(sc::app::RunSummaryShard(job, shard, shards))))
+                    classes[rc.stage] = std::move(rc);
+            ExpectSameSummary(sc::AssembleSummary(job, std::move(classes)), whole);
         }
     }
 }
