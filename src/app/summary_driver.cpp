@@ -59,8 +59,6 @@ void StartSummary(AppState& s) {
     s.summarizing.slices.reset();
     const int pp = s.evaluation.job->par.pp;
     s.summarizing.shards = std::min(pp, kSummaryShardsPerWorker * s.pool.workers);
-    s.summarizing.classes.resize(pp);
-    s.summarizing.have.assign(pp, false);
     s.pool.summary_id = RaisePoolJob(s, {0, "summary", link, {}, s.summarizing.shards});
 }
 
@@ -83,15 +81,6 @@ void StepSummary(AppState& s, double budget_seconds) {
     while (!CountSlice(s, uint64_t{1} << 16))
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= budget_seconds) return;
     UpdateReport(s);
-}
-
-std::vector<RankClass> RunSummaryShard(const Job& job, int shard, int count) {
-    if (count < 1 || shard < 0 || shard >= count)
-        throw Error("shard", "shard " + std::to_string(shard) + " of " + std::to_string(count) +
-                                 ": must be in [0, count) with count >= 1");
-    std::vector<RankClass> out;
-    for (int stage = shard; stage < job.par.pp; stage += count) out.push_back(SummarizeStage(job, stage));
-    return out;
 }
 
 std::string EncodeSummaryShard(const std::vector<RankClass>& classes) {
@@ -151,26 +140,18 @@ std::vector<RankClass> DecodeSummaryShard(const std::string& text) {
 std::string AddSummaryShard(AppState& s, const std::string& text) {
     SummaryCount& c = s.summarizing;
     try {
-        for (RankClass& rc : DecodeSummaryShard(text)) {
-            if (rc.stage < 0 || rc.stage >= static_cast<int>(c.classes.size()) || c.have[rc.stage])
-                throw Error("summary shard",
-                            "malformed result from a worker: stage " + std::to_string(rc.stage) + " unexpected");
-            c.have[rc.stage] = true;
-            c.classes[rc.stage] = std::move(rc);
-        }
+        c.parts.push_back(DecodeSummaryShard(text));
+        if (++c.done < c.shards) return "";
+        Finish(s, MergeSummaryShards(*s.evaluation.job, std::move(c.parts)), "");
     } catch (const Error& e) {
-        FailSummary(s, e.what());
-        return e.what();
+        // The merge's "summary shard: stage 3 comes twice" as the decoder words a damaged shard.
+        std::string error = e.what();
+        const std::string field = "summary shard: ", worker = "malformed result from a worker: ";
+        if (e.field == "summary shard" && error.compare(field.size(), worker.size(), worker) != 0)
+            error.insert(field.size(), worker);
+        FailSummary(s, error);
+        return error;
     }
-    if (++c.done < c.shards) return "";
-    for (size_t stage = 0; stage < c.have.size(); ++stage)
-        if (!c.have[stage]) {
-            const std::string error =
-                "summary shard: malformed result from a worker: no class of stage " + std::to_string(stage);
-            FailSummary(s, error);
-            return error;
-        }
-    Finish(s, AssembleSummary(*s.evaluation.job, std::move(c.classes)), "");
     UpdateReport(s);
     return "";
 }

@@ -23,11 +23,10 @@ inline constexpr uint64_t kSummaryNodesInEdit = uint64_t{1} << 20;
 inline constexpr int kSummaryShardsPerWorker = 8;
 
 struct SummaryCount {
-    std::unique_ptr<JobSummarizer> slices;  // frame slices: counts *evaluation.job (null otherwise)
-    int shards = 0;                         // the pool's job: its shards (0: none runs)
-    int done = 0;                           // its shards back
-    std::vector<RankClass> classes;         // its classes by stage, filled as the shards come back
-    std::vector<bool> have;                 // which stages have come back
+    std::unique_ptr<JobSummarizer> slices;      // frame slices: counts *evaluation.job (null otherwise)
+    int shards = 0;                             // the pool's job: its shards (0: none runs)
+    int done = 0;                               // its shards back
+    std::vector<std::vector<RankClass>> parts;  // its shards' classes as they came back
 };
 
 // After Recompute's estimate, when evaluation.summary_pending: counts the first nodes, then hands the rest to the
@@ -46,8 +45,6 @@ void FailSummary(AppState& s, const std::string& message);
 // Drops the count under way (the split it counts is being replaced).
 void CancelSummary(AppState& s);
 
-// A shard of the pool's job, worker side: the classes of stages shard, shard + count, ... of `job`.
-std::vector<RankClass> RunSummaryShard(const Job& job, int shard, int count);
 // Worker -> page, as text (a few hundred classes at most): every field, doubles exactly (JSON's 17 digits).
 std::string EncodeSummaryShard(const std::vector<RankClass>& classes);
 std::vector<RankClass> DecodeSummaryShard(const std::string& text);

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "config/error.h"
+
 namespace sc {
 
 namespace {
@@ -125,6 +127,32 @@ TraceSummary AssembleSummary(const Job& job, std::vector<RankClass> classes) {
     TraceSummary s = EmptySummary(job);
     for (RankClass& rc : classes) AddClass(s, std::move(rc));
     return s;
+}
+
+std::vector<RankClass> SummarizeStageShard(const Job& job, int shard, int count) {
+    if (count < 1 || shard < 0 || shard >= count)
+        throw Error("shard", "shard " + std::to_string(shard) + " of " + std::to_string(count) +
+                                 ": must be in [0, count) with count >= 1");
+    std::vector<RankClass> out;
+    for (int stage = shard; stage < job.par.pp; stage += count) out.push_back(SummarizeStage(job, stage));
+    return out;
+}
+
+TraceSummary MergeSummaryShards(const Job& job, std::vector<std::vector<RankClass>> shards) {
+    std::vector<RankClass> classes(job.par.pp);
+    std::vector<bool> have(job.par.pp, false);
+    for (std::vector<RankClass>& shard : shards)
+        for (RankClass& rc : shard) {
+            if (rc.stage < 0 || rc.stage >= job.par.pp || have[rc.stage])
+                throw Error("summary shard",
+                            "stage " + std::to_string(rc.stage) +
+                                (rc.stage < 0 || rc.stage >= job.par.pp ? " is outside the job" : " comes twice"));
+            have[rc.stage] = true;
+            classes[rc.stage] = std::move(rc);
+        }
+    for (int stage = 0; stage < job.par.pp; ++stage)
+        if (!have[stage]) throw Error("summary shard", "no class of stage " + std::to_string(stage));
+    return AssembleSummary(job, std::move(classes));
 }
 
 JobSummarizer::JobSummarizer(const Job& job) : job_(job), layout_(job.par), summary_(EmptySummary(job)) {}

@@ -52,6 +52,12 @@ RankClass SummarizeStage(const Job& job, int stage);
 // The summary of one class per stage, in stage order (SummarizeStage's), with the totals summed in that order as
 // SummarizeJob sums them: the same doubles, bit for bit.
 TraceSummary AssembleSummary(const Job& job, std::vector<RankClass> classes);
+// The classes of stages shard, shard + count, ... (a thread of `stagecraft summary`, a worker of the page).
+// Throws sc::Error for a shard outside [0, count).
+std::vector<RankClass> SummarizeStageShard(const Job& job, int shard, int count);
+// Every shard's classes placed by stage and assembled (AssembleSummary). Throws sc::Error("summary shard", ...)
+// when a stage is missing, repeated or outside the job (a damaged shard).
+TraceSummary MergeSummaryShards(const Job& job, std::vector<std::vector<RankClass>> shards);
 
 // SummarizeJob a slice at a time: the page builds a large split's summary over several frames (app/app.cpp
 // StepSummary) instead of stopping inside the edit (GPT-3 175B at pp=96 and 65,536 microbatches streams 10^9

@@ -182,7 +182,7 @@ public:
             const std::optional<sc::Job>& job = state_->evaluation.job;
             if (!job)
                 throw sc::Error("parallel", state_->parallel_error.empty() ? state_->error : state_->parallel_error);
-            return Text(sc::app::EncodeSummaryShard(sc::app::RunSummaryShard(*job, sh.index, sh.count)));
+            return Text(sc::app::EncodeSummaryShard(sc::SummarizeStageShard(*job, sh.index, sh.count)));
         });
     }
 

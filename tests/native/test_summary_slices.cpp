@@ -11,6 +11,7 @@
 #include "app/summary_driver.h"
 #include "config/error.h"
 #include "parallel/job.h"
+#include "test_util.h"
 #include "trace/stage_program.h"
 #include "trace/summary.h"
 #include "trace_test_util.h"
@@ -197,14 +198,27 @@ TEST(JobSummarizer, StagesCountedApartAndSentAsTextSumToSummarizeJob) {
         const sc::Job job = JobOf(c);
         const sc::TraceSummary whole = sc::SummarizeJob(job);
         for (int shards : {1, 2, 3}) {
-            std::vector<sc::RankClass> classes(job.par.pp);
-            for (int shard = shards - 1; shard >= 0; --shard)
-                for (sc::RankClass& rc : sc::app::DecodeSummaryShard(
-                         sc::app::EncodeSummaryShard(sc::app::RunSummaryShard(job, shard, shards))))
-                    classes[rc.stage] = std::move(rc);
-            ExpectSameSummary(sc::AssembleSummary(job, std::move(classes)), whole);
+            std::vector<std::vector<sc::RankClass>> parts;
+            for (int shard = shards - 1; shard >= 0; --shard)  // in any order
+                parts.push_back(sc::app::DecodeSummaryShard(
+                    sc::app::EncodeSummaryShard(sc::SummarizeStageShard(job, shard, shards))));
+            ExpectSameSummary(sc::MergeSummaryShards(job, std::move(parts)), whole);
         }
     }
+}
+
+// `stagecraft summary --threads N` counts stages on N threads; the text and JSON do not depend on N (4 stages on 1,
+// 3 and 8 threads: 8 runs 4, one a stage).
+TEST(JobSummarizer, TheCliSummaryIsTheSameOnAnyNumberOfThreads) {
+    const std::string args = "summary --model presets/models/llama3-8b.json --parallel tp=2,pp=4,dp=2,batch=64 ";
+    for (const char* format : {"", "--json "}) {
+        const sctest::CliResult one = sctest::RunCli(args + format + "--threads 1");
+        ASSERT_EQ(one.status, 0) << one.out;
+        for (const char* threads : {"--threads 3", "--threads 8", ""})
+            EXPECT_EQ(sctest::RunCli(args + format + threads).out, one.out) << threads;
+    }
+    EXPECT_EQ(sctest::RunCli(args + "--threads 0").out,
+              "stagecraft summary: error: --threads: expected 1 to 1024 threads, got 0\n");
 }
 
 }  // namespace
