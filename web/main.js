@@ -350,6 +350,9 @@ function showFallback(reason) {
       copyLink,
     });
     fallbackControls.sync();
+    // No more frames, so no more pool ticks (a lost device stops them): what the pool was to count, the timer
+    // counts on this thread.
+    app.pool().setWorkers(0);
     if (summaryPump === null) pumpSummary(app);
   }
   updateMirror();
