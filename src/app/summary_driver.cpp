@@ -1,8 +1,10 @@
 // A large split's trace summary after the edit: in the worker pool or a slice a frame (summary_driver.h).
 #include "app/summary_driver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/app_state.h"
 #include "app/pool_jobs.h"
