@@ -60,5 +60,19 @@ export function createJobs(app, init, { size = poolSize(), saveText } = {}) {
     });
   }
 
-  return { tick, pagePool, stats, size, get pool() { return pool; } };
+  // One task of the page's own (not a job of the state's): resolves to its text, or rejects with the worker's
+  // error; `poolFailed` on the error when no worker could start (then the page computes it itself).
+  let taskId = 0;
+  function runTask(kind, link, axes) {
+    pool ??= new WorkerPool({ type: 'init', ...init }, size);
+    const id = --taskId; // negative: never one of the state's job ids
+    return new Promise((resolve, reject) => {
+      pool.run({ id, kind, link, axes, shards: 1 }, {
+        onShard: (shard, text) => resolve(text),
+        onError: (message) => reject(Object.assign(new Error(message), { poolFailed: Boolean(pool.failed) })),
+      });
+    });
+  }
+
+  return { tick, runTask, pagePool, stats, size, get pool() { return pool; } };
 }

@@ -360,8 +360,23 @@ function showFallback(reason) {
 
 // "Perfetto JSON": one rank's timeline (every stage replayed on the page's cluster) saved as
 // trace.<rank>.trace.json, the bytes `stagecraft trace --format json --rank <rank>` writes.
-function saveTimeline(module, app, rank) {
+// With workers it is computed in one (every stage is replayed: seconds for a large split); without, or when none
+// can start, here.
+async function saveTimeline(module, app, rank) {
   const message = (text) => app.setDownloadProgress(0, 0, 0, false, text);
+  const link = app.linkState();
+  if (stagecraft.jobs && link.ok) {
+    message(`Replaying every stage for rank ${rank}'s timeline in a worker...`);
+    try {
+      saveTimelineText(message, rank, await stagecraft.jobs.runTask('timeline', link.link, [String(rank)]));
+      return;
+    } catch (e) {
+      if (!e.poolFailed) {
+        message(`No timeline: ${e.message}`);
+        return;
+      }
+    }
+  }
   const stream = new module.TraceStream(app.currentModelJson(), app.currentParallelSpec());
   try {
     let text = '';
@@ -370,12 +385,16 @@ function saveTimeline(module, app, rank) {
       message(`No timeline: ${stream.error() || 'choose a cluster to time the ops'}`);
       return;
     }
-    const name = `trace.${rank}.trace.json`;
-    saveBlob(name, new Blob([text], { type: 'application/json' }));
-    message(`Saved ${name} (${(text.length / 1e6).toFixed(1)} MB): open it in ui.perfetto.dev.`);
+    saveTimelineText(message, rank, text);
   } finally {
     stream.delete();
   }
+}
+
+function saveTimelineText(message, rank, text) {
+  const name = `trace.${rank}.trace.json`;
+  saveBlob(name, new Blob([text], { type: 'application/json' }));
+  message(`Saved ${name} (${(text.length / 1e6).toFixed(1)} MB): open it in ui.perfetto.dev.`);
 }
 
 // Saves text as a download (the Sweeps view's CSV), as the zip is saved.
@@ -625,7 +644,9 @@ async function main() {
       updateMirror();
       if (app.takeDownloadRequest()) downloadTraces(module, app); // async; progress shows in the panel
       const timelineRank = app.takeTimelineRequest();
-      if (timelineRank >= 0) saveTimeline(module, app, timelineRank);
+      if (timelineRank >= 0) {
+        saveTimeline(module, app, timelineRank).catch((e) => app.setDownloadProgress(0, 0, 0, false, `No timeline: ${e?.message ?? e}`));
+      }
       if (jobs && restDone) jobs.tick();
       else if (pagePool.takeCsvRequest()) saveText('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
       trackLink();

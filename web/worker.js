@@ -4,7 +4,8 @@
 //
 // Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration,
 //                serving: [{file, json}], wasm: the page's compiled WebAssembly.Module, or null}
-//               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep'|'summary', link, axes, fixedLayout, shard, count}
+//               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep'|'summary'|'timeline', link, axes, fixedLayout,
+//                shard, count}
 // Messages out: {type: 'ready', shared: whether it runs the page's compiled module} | {type: 'init-error', error}
 //               {type: 'result', job, shard, ok, text | error, ms} (a sweep shard's text is a Uint8Array of bytes)
 /* global createStagecraft */
@@ -55,6 +56,7 @@ function run(m) {
   const r = m.kind === 'search' ? core.searchShard(m.link, m.shard, m.count)
     : m.kind === 'serve-sweep' ? core.serveSweepShard(m.link, m.axes, m.shard, m.count)
     : m.kind === 'summary' ? core.summaryShard(m.link, m.shard, m.count)
+    : m.kind === 'timeline' ? core.timelineShard(m.link, m.axes, m.shard, m.count)
     : core.sweepShard(m.link, m.axes, m.shard, m.count, m.fixedLayout ?? false);
   const ms = performance.now() - t0;
   // A sweep shard comes back as bytes (a Uint8Array of its own): transferred, not copied.

@@ -10,6 +10,7 @@
 #include "app/panels.h"
 #include "config/error.h"
 #include "engine/estimate.h"
+#include "engine/trace.h"
 #include "imgui.h"
 #include "report/engine_report.h"
 #include "report/markdown.h"
@@ -276,6 +277,24 @@ void SetComputePrecision(ModelConfig& m, Precision p) {
 }
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }
+
+std::string RankTimelineJson(const AppState& s, int rank) {
+    engine::Request r;
+    r.model = ParseModelConfig(CurrentModelJson(s));
+    r.parallel = ParseParallelSpec(CurrentParallelSpec(s));
+    r.system = CurrentSystem(s);
+    if (!r.system) throw Error("system", "choose a cluster to time the ops");
+    r.calibration = CurrentCalibration(s);
+    r.options = CurrentOptions(s);
+    const engine::TraceSnapshot snap = engine::SnapshotTrace(r);
+    const std::unique_ptr<RankTraceWriter> writer = engine::MakeTraceWriter(snap);
+    if (rank < 0 || rank >= writer->world())
+        throw Error("rank",
+                    std::to_string(rank) + " is outside the job's ranks 0.." + std::to_string(writer->world() - 1));
+    StringSink out;
+    engine::WriteRankTimelineJson(snap, *writer, rank, out);
+    return std::move(out.bytes);
+}
 std::string CurrentParallelSpec(const AppState& s) { return ParallelSpecString(s.parallel); }
 const System* CurrentSystem(const AppState& s) {
     return s.system_index >= 0 ? &s.systems[s.system_index].system : nullptr;

@@ -51,6 +51,11 @@ std::string CurrentParallelSpec(const AppState& state);
 const System* CurrentSystem(const AppState& state);
 const CalibrationTable* CurrentCalibration(const AppState& state);  // null when none was set
 const TrainingOptions& CurrentOptions(const AppState& state);
+// Rank `rank`'s timeline as Chrome trace JSON, from the state's model, split, cluster, calibration and options as
+// the page's TraceStream takes them (the model through its JSON): the bytes of `stagecraft trace --format json
+// --rank R`. A worker computes it for the page's "Perfetto JSON" (replaying every stage of a large split takes
+// seconds). Throws sc::Error (no cluster, a rank outside the job, past the node limit).
+std::string RankTimelineJson(const AppState& state, int rank);
 // Download handshake with the page's JS (see DownloadState in app_state.h).
 bool TakeDownloadRequest(AppState& state);
 void SetDownloadProgress(AppState& state, int done, int total, double bytes, bool running, const std::string& message);

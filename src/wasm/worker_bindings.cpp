@@ -18,6 +18,7 @@
 #include "app/inference_driver.h"
 #include "app/pool_jobs.h"
 #include "config/error.h"
+#include "config/numbers.h"
 #include "engine/search.h"
 #include "engine/sweep.h"
 #include "guard.h"
@@ -186,6 +187,20 @@ public:
         });
     }
 
+    // timelineShard(link, [rank], 0, 1) -> {ok, text}: rank's timeline of the link's page as Chrome trace JSON (the
+    // page's "Perfetto JSON": every stage replayed, seconds for a large split, so not on the page's thread).
+    val timelineShard(val link, val args, val shard, val count) {
+        return scweb::Guard([&] {
+            ShardOf(shard, count);
+            const std::vector<std::string> a = StringsOf(args, "args", "[rank] as a string");
+            if (a.size() != 1) throw sc::Error("args", "expected [rank]");
+            const int rank = static_cast<int>(sc::ParseIntegerIn("rank", a[0], 0, (1 << 24) - 1));
+            const std::string key = scweb::StringArg(link, "link");
+            if (applied_ != key) Apply(key);
+            return Text(sc::app::RankTimelineJson(*state_, rank));
+        });
+    }
+
 private:
     void Apply(const std::string& link) {
         applied_.clear();
@@ -347,7 +362,8 @@ EMSCRIPTEN_BINDINGS(stagecraft_workers) {
         .function("searchShard", &WorkerCore::searchShard)
         .function("sweepShard", &WorkerCore::sweepShard)
         .function("serveSweepShard", &WorkerCore::serveSweepShard)
-        .function("summaryShard", &WorkerCore::summaryShard);
+        .function("summaryShard", &WorkerCore::summaryShard)
+        .function("timelineShard", &WorkerCore::timelineShard);
     emscripten::class_<PagePool>("PagePool")
         .function("setWorkers", &PagePool::setWorkers)
         .function("takeJob", &PagePool::takeJob)

@@ -94,25 +94,39 @@ test('Tab leaves the canvas for the results panel unless a field is being edited
   }
 });
 
-test('"Perfetto JSON" saves one rank\'s timeline with the bytes `stagecraft trace --format json` writes', { timeout: 120000 }, async () => {
-  const { page, errors } = await session.open({ hash });
+// Computed in a worker (every stage is replayed), or on the page when no worker can start: the same bytes.
+test('"Perfetto JSON" saves one rank\'s timeline with the bytes `stagecraft trace --format json` writes', { timeout: 180000 }, async () => {
+  const blocked = () => {
+    window.Worker = class {
+      constructor() {
+        setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
+      }
+      postMessage() {}
+      terminate() {}
+    };
+  };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-timeline-'));
   try {
-    await waitFrames(page, 2);
-    const download = page.waitForEvent('download', { timeout: 60000 });
-    await clickItem(page, 'Parallelism and traces', 'Perfetto JSON');
-    const d = await download;
-    assert.equal(d.suggestedFilename(), 'trace.0.trace.json');
-    const got = fs.readFileSync(await d.path());
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-timeline-'));
-    try {
-      execFileSync(CLI, ['trace', ...model, '--parallel', split, '--system', 'dgx-a100-superpod', '--format', 'json', '--rank', '0', '--out', dir], { cwd: ROOT });
-      assert.ok(got.equals(fs.readFileSync(path.join(dir, 'trace.0.trace.json'))), 'same bytes as the CLI');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+    execFileSync(CLI, ['trace', ...model, '--parallel', split, '--system', 'dgx-a100-superpod', '--format', 'json', '--rank', '0', '--out', dir], { cwd: ROOT });
+    const expected = fs.readFileSync(path.join(dir, 'trace.0.trace.json'));
+    for (const [label, initScript] of [['workers', undefined], ['blocked', blocked]]) {
+      const { page, errors } = await session.open({ hash, initScript });
+      try {
+        await waitFrames(page, 2);
+        const download = page.waitForEvent('download', { timeout: 60000 });
+        await clickItem(page, 'Parallelism and traces', 'Perfetto JSON');
+        const d = await download;
+        assert.equal(d.suggestedFilename(), 'trace.0.trace.json', label);
+        assert.ok(fs.readFileSync(await d.path()).equals(expected), `${label}: same bytes as the CLI`);
+        const pooled = await page.evaluate(() => Boolean(window.stagecraft.jobs?.pool && !window.stagecraft.jobs.pool.failed));
+        assert.equal(pooled, label === 'workers', `${label}: computed in a worker`);
+        await waitFrames(page, 2);
+        assert.deepEqual(errors, [], label);
+      } finally {
+        await page.close();
+      }
     }
-    await waitFrames(page, 2);
-    assert.deepEqual(errors, []);
   } finally {
-    await page.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -273,4 +273,26 @@ TEST(App, WithWorkersALargeSplitsSummaryIsCountedInThePool) {
             Cli("summary " + model + " --parallel tp=1,pp=2,dp=1,batch=2048"));
 }
 
+// "Perfetto JSON" in a worker: the link applied to a worker's state gives the bytes `stagecraft trace --format json`
+// writes for the page's request; a rank outside the job and a page without a cluster are errors naming them.
+TEST(App, ARankTimelineFromTheLinkIsTheCliTimeline) {
+    App s = OpenPage();
+    const std::string split = "tp=2,pp=2,dp=2,batch=16";
+    ASSERT_EQ(sc::app::SetParallel(*s, split), "");
+    s->options.kernels.flash_attention = false;  // a Training-panel choice the link carries
+    sc::app::Recompute(*s);
+    App worker = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*worker, sc::app::LinkState(*s)), "");
+    const std::string dir = ::testing::TempDir() + "sc_timeline_link";
+    const sctest::CliResult r = sctest::RunCli("trace --model presets/models/llama3-8b.json --parallel " + split +
+                                               " --system dgx-h100-superpod --options flash_attention=off"
+                                               " --format json --rank 5 --force --out " +
+                                               dir);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(sc::app::RankTimelineJson(*worker, 5), sctest::ReadFile(dir + "/trace.5.trace.json"));
+    EXPECT_EQ(sctest::ErrorOf([&] { sc::app::RankTimelineJson(*worker, 8); }).rfind("rank: 8 is outside", 0), 0u);
+    worker->system_index = -1;
+    EXPECT_EQ(sctest::ErrorOf([&] { sc::app::RankTimelineJson(*worker, 0); }).rfind("system:", 0), 0u);
+}
+
 }  // namespace
