@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, clickItem, startSession, waitFrames } from './harness.mjs';
+import { ROOT, blockWorkers, clickItem, startSession, waitFrames } from './harness.mjs';
 
 const CLI = path.join(ROOT, 'build', 'stagecraft');
 const cli = (...args) => execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8' });
@@ -96,20 +96,11 @@ test('Tab leaves the canvas for the results panel unless a field is being edited
 
 // Computed in a worker (every stage is replayed), or on the page when no worker can start: the same bytes.
 test('"Perfetto JSON" saves one rank\'s timeline with the bytes `stagecraft trace --format json` writes', { timeout: 180000 }, async () => {
-  const blocked = () => {
-    window.Worker = class {
-      constructor() {
-        setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
-      }
-      postMessage() {}
-      terminate() {}
-    };
-  };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-timeline-'));
   try {
     execFileSync(CLI, ['trace', ...model, '--parallel', split, '--system', 'dgx-a100-superpod', '--format', 'json', '--rank', '0', '--out', dir], { cwd: ROOT });
     const expected = fs.readFileSync(path.join(dir, 'trace.0.trace.json'));
-    for (const [label, initScript] of [['workers', undefined], ['blocked', blocked]]) {
+    for (const [label, initScript] of [['workers', undefined], ['blocked', blockWorkers]]) {
       const { page, errors } = await session.open({ hash, initScript });
       try {
         await waitFrames(page, 2);

@@ -148,6 +148,18 @@ export async function launchBrowser({ viewport = { width: 1024, height: 768 }, d
 }
 
 // Collects console errors and uncaught page errors of `page` into an array.
+// An init script (page.addInitScript) under which every worker fails to load, as when a policy blocks worker
+// scripts: the page must then compute on its own thread.
+export function blockWorkers() {
+  window.Worker = class {
+    constructor() {
+      setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
+    }
+    postMessage() {}
+    terminate() {}
+  };
+}
+
 export function collectErrors(page) {
   const errors = [];
   page.on('console', (m) => {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, startSession } from './harness.mjs';
+import { ROOT, blockWorkers, startSession } from './harness.mjs';
 
 const CLI = process.env.SC_CLI ?? path.join(ROOT, 'build', 'stagecraft');
 // A small request, so the test is quick: Llama 3 8B on 64 A100s.
@@ -183,17 +183,7 @@ test('a bad sweep axis is refused with a message naming it', { timeout: 120000 }
 });
 
 test('when no worker can start, the search falls back to the page thread and gives the same result', { timeout: 300000 }, async () => {
-  // Every worker fails to load, as when a policy blocks worker scripts.
-  const blocked = () => {
-    window.Worker = class {
-      constructor() {
-        setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
-      }
-      postMessage() {}
-      terminate() {}
-    };
-  };
-  const { page, errors } = await open('', blocked);
+  const { page, errors } = await open('', blockWorkers);
   const start = () => window.stagecraft.pagePool.startSearch();
   const r = await runJob(page, start, 'searchStatus');
   assert.ok(r.text.length > 0);
@@ -213,16 +203,7 @@ test('a large split\'s trace summary is counted in the workers, or on the page w
   const model = ['--model', 'presets/models/llama3-8b.json'];
   const expected = cli(['estimate', ...model, '--allow-oom', '--system', 'dgx-a100-superpod', '--parallel', split]) +
     cli(['summary', ...model, '--parallel', split]);
-  const blocked = () => {
-    window.Worker = class {
-      constructor() {
-        setTimeout(() => this.onerror?.({ message: 'worker blocked for the test', preventDefault() {} }), 0);
-      }
-      postMessage() {}
-      terminate() {}
-    };
-  };
-  for (const [label, init, shards] of [['workers', undefined, 4], ['blocked', blocked, 0]]) {
+  for (const [label, init, shards] of [['workers', undefined, 4], ['blocked', blockWorkers, 0]]) {
     const { page, errors } = await open('', init);
     const frames0 = await page.evaluate(() => window.stagecraft.frames);
     const started = await page.evaluate((spec) => {
