@@ -84,6 +84,12 @@ double ParseNumberIn(const std::string& field, std::string_view text, double lo,
     return CheckNumber(field, v, Quoted(text), lo, hi, lo_open);
 }
 
+void RequireShard(long long index, long long count) {
+    if (count < 1 || index < 0 || index >= count)
+        throw Error("shard",
+                    "shard " + std::to_string(index) + " of " + std::to_string(count) + " is not one of 0 .. count-1");
+}
+
 void RequirePositiveCount(const char* key, long long value, std::string_view note) {
     if (value <= 0)
         throw Error(key,

@@ -36,6 +36,9 @@ double NumberIn(const std::string& field, double value, std::string_view shown, 
 // A count given as key=value (a --parallel spec, a search or sweep request) that must be at least 1: throws
 // Error(key, "key=<value> must be a positive integer<note>").
 void RequirePositiveCount(const char* key, long long value, std::string_view note = {});
+// A shard of a sharded run (search, sweep, rate sweep, summary): throws sc::Error("shard") unless
+// 0 <= index < count.
+void RequireShard(long long index, long long count);
 
 // The same rules for text: an optional sign and decimal digits only ("1e3", "8x", "" are not integers).
 long long ParseIntegerIn(const std::string& field, std::string_view text, long long lo, long long hi);

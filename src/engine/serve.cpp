@@ -90,9 +90,7 @@ ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
 }
 
 std::vector<ServeSweepPoint> RunServeSweepShard(const ServeSweepSnapshot& s, int shard, int count) {
-    if (count < 1) throw Error("shards", "must be at least 1, got " + std::to_string(count));
-    if (shard < 0 || shard >= count)
-        throw Error("shard", "must be in [0, " + std::to_string(count) + "), got " + std::to_string(shard));
+    RequireShard(shard, count);
     std::vector<ServeSweepPoint> out;
     for (size_t i = static_cast<size_t>(shard); i < s.rates.size(); i += static_cast<size_t>(count)) {
         out.push_back({i, s.rates[i], SimulateServing(AtRate(s.config, s.rates[i]), s.system, s.calibration.get())});

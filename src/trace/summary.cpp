@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "config/error.h"
+#include "config/numbers.h"
 
 namespace sc {
 
@@ -130,9 +131,7 @@ TraceSummary AssembleSummary(const Job& job, std::vector<RankClass> classes) {
 }
 
 std::vector<RankClass> SummarizeStageShard(const Job& job, int shard, int count) {
-    if (count < 1 || shard < 0 || shard >= count)
-        throw Error("shard", "shard " + std::to_string(shard) + " of " + std::to_string(count) +
-                                 ": must be in [0, count) with count >= 1");
+    RequireShard(shard, count);
     std::vector<RankClass> out;
     for (int stage = shard; stage < job.par.pp; stage += count) out.push_back(SummarizeStage(job, stage));
     return out;

@@ -35,9 +35,7 @@ void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
                     "gpus=" + std::to_string(req.gpus) + "; at most " + std::to_string(kMaxRanks) + " ranks (2^24)");
     RequirePositiveCount("batch", req.batch, " (sequences per step)");
     if (req.top_k < 0) throw Error("top", "top=" + std::to_string(req.top_k) + " must be zero or positive");
-    if (req.shard_count < 1 || req.shard_index < 0 || req.shard_index >= req.shard_count)
-        throw Error("shard", "shard " + std::to_string(req.shard_index) + " of " + std::to_string(req.shard_count) +
-                                 " is not one of 0 .. count-1");
+    RequireShard(req.shard_index, req.shard_count);
     const SearchSpace& s = req.space;
     auto positive = [](const char* key, const std::vector<int>& v) {
         for (int x : v) RequirePositiveCount(key, x);

@@ -416,9 +416,7 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
 }
 
 std::vector<SweepRow> RunSweepPoints(const SweepContext& c, int shard_index, int shard_count) {
-    if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count)
-        throw Error("shard", "shard " + std::to_string(shard_index) + " of " + std::to_string(shard_count) +
-                                 " is not one of 0 .. count-1");
+    RequireShard(shard_index, shard_count);
     std::vector<SweepRow> rows;
     for (size_t i = static_cast<size_t>(shard_index); i < c.points; i += static_cast<size_t>(shard_count)) {
         const SweepPointInputs in = PrepareSweepPoint(c, i);
