@@ -1,7 +1,6 @@
 // App lifecycle and the glue between state and panels.
 #include "app/app.h"
 
-#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -277,6 +276,12 @@ void SetComputePrecision(ModelConfig& m, Precision p) {
 }
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }
+std::string CurrentParallelSpec(const AppState& s) { return ParallelSpecString(s.parallel); }
+const System* CurrentSystem(const AppState& s) {
+    return s.system_index >= 0 ? &s.systems[s.system_index].system : nullptr;
+}
+const CalibrationTable* CurrentCalibration(const AppState& s) { return s.calibration.get(); }
+const TrainingOptions& CurrentOptions(const AppState& s) { return s.options; }
 
 std::string RankTimelineJson(const AppState& s, int rank) {
     engine::Request r;
@@ -295,12 +300,6 @@ std::string RankTimelineJson(const AppState& s, int rank) {
     engine::WriteRankTimelineJson(snap, *writer, rank, out);
     return std::move(out.bytes);
 }
-std::string CurrentParallelSpec(const AppState& s) { return ParallelSpecString(s.parallel); }
-const System* CurrentSystem(const AppState& s) {
-    return s.system_index >= 0 ? &s.systems[s.system_index].system : nullptr;
-}
-const CalibrationTable* CurrentCalibration(const AppState& s) { return s.calibration.get(); }
-const TrainingOptions& CurrentOptions(const AppState& s) { return s.options; }
 
 bool TakeDownloadRequest(AppState& s) {
     bool r = s.download.requested;
