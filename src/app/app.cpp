@@ -152,12 +152,15 @@ void Refresh(AppState& s) {
     if (s.has_model && InputsKey(s) != s.computed_inputs) Recompute(s);
 }
 
+void SetModel(AppState& s, const ModelConfig& m) {
+    s.model = m;
+    s.derive_head_dim = m.head_dim * m.heads == m.hidden;
+    s.has_model = true;
+}
+
 std::string LoadModelJson(AppState& s, const std::string& json_text) {
     try {
-        ModelConfig m = ParseModelConfig(json_text);
-        s.model = m;
-        s.derive_head_dim = m.head_dim * m.heads == m.hidden;
-        s.has_model = true;
+        SetModel(s, ParseModelConfig(json_text));
         Recompute(s);
         return "";
     } catch (const Error& e) {
@@ -249,7 +252,7 @@ std::string SetParallel(AppState& s, const std::string& spec) {
     return s.parallel_error;
 }
 
-void ResetToDefaults(AppState& s) {
+void ResetInputsToDefaults(AppState& s) {
     for (SystemPreset& sp : s.systems) sp.system.levels = sp.preset_levels;
     s.system_index = s.systems.empty() ? -1 : 0;
     s.options = TrainingOptions{};
@@ -260,10 +263,13 @@ void ResetToDefaults(AppState& s) {
     s.search.error.clear();
     if (!s.presets.empty()) {
         s.preset_index = 0;
-        LoadModelJson(s, s.presets[0].json);  // recomputes
-    } else if (s.has_model) {
-        Recompute(s);
+        SetModel(s, s.presets[0].config);  // parsed when it was registered (AddPreset)
     }
+}
+
+void ResetToDefaults(AppState& s) {
+    ResetInputsToDefaults(s);
+    if (s.has_model) Recompute(s);
 }
 
 void SetComputePrecision(ModelConfig& m, Precision p) {

@@ -67,17 +67,24 @@ void SetDownloadSupported(AppState& state, bool supported);
 // The current configuration as link text (src/link/config_link.h); throws sc::Error naming the field when it
 // cannot be one (a model loaded from outside the presets, a value a link refuses).
 std::string LinkState(const AppState& state);
-// Decodes `text`, checks it against the page's presets and applies every field, then recomputes. Returns "" or
+// Decodes `text`, checks it against the page's presets and applies every field, then recomputes once. Returns "" or
 // the error; on an error the page is back at its defaults and shows the message until the next edit.
-std::string ApplyLink(AppState& state, const std::string& text);
+// LinkApply::inputs sets the inputs only, without the estimate and summary of Recompute: what a web worker needs
+// for a search, sweep or rate sweep of the link (CurrentRequest, CurrentServeRequest read nothing else).
+enum class LinkApply { evaluate, inputs };
+std::string ApplyLink(AppState& state, const std::string& text, LinkApply how = LinkApply::evaluate);
 // The page's defaults (first preset and system, the default split and options, levels as loaded) with `message`
 // shown: for a link the page could not even decompress.
 void RejectLink(AppState& state, const std::string& message);
 // "Copy link" handshake: the button raises a request, the page's JS copies the URL and reports the outcome.
 bool TakeCopyLinkRequest(AppState& state);
 void SetLinkNote(AppState& state, const std::string& note);
-// The page's defaults, as it opens without a hash (keeps the registered presets and systems).
+// The page's defaults, as it opens without a hash (keeps the registered presets and systems), recomputed.
 void ResetToDefaults(AppState& state);
+// The same inputs without recomputing (the caller recomputes once it has set the rest).
+void ResetInputsToDefaults(AppState& state);
+// The model (its head_dim derived from hidden / heads while they agree), without recomputing.
+void SetModel(AppState& state, const ModelConfig& model);
 // Sets the compute precision as the Model panel does: gradients and activations follow it, never below bf16.
 void SetComputePrecision(ModelConfig& m, Precision p);
 

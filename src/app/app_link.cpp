@@ -187,7 +187,7 @@ std::string LinkState(const AppState& s) {
     return EncodeConfigLink(l);
 }
 
-std::string ApplyLink(AppState& s, const std::string& text) {
+std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     ConfigLink l;
     Resolved r;
     try {
@@ -198,9 +198,10 @@ std::string ApplyLink(AppState& s, const std::string& text) {
         RejectLink(s, what.starts_with("link: ") ? what : "link: " + what);
         return s.link_error;
     }
-    ResetToDefaults(s);
+    // One Recompute, of the whole state, at the end (each of these used to recompute a state about to change).
+    ResetInputsToDefaults(s);
     s.preset_index = r.preset;
-    LoadModelJson(s, s.presets[r.preset].json);
+    SetModel(s, s.presets[r.preset].config);
     ModelConfig& m = s.model;
     for (auto [field, value] : {std::pair{&m.layers, l.layers},
                                 {&m.hidden, l.hidden},
@@ -250,7 +251,15 @@ std::string ApplyLink(AppState& s, const std::string& text) {
     SetSweepAxes(s, l.sweep_axis1.empty() ? kDefaultSweepAxis : l.sweep_axis1, l.sweep_axis2);
     s.sweep.fixed_layout = l.sweep_fixed;
     s.apply_views = true;
-    Recompute(s);
+    if (how == LinkApply::evaluate) {
+        Recompute(s);
+    } else {
+        try {
+            if (s.derive_head_dim) DeriveHeadDim(s.model);  // as Recompute does before it takes the request
+        } catch (const Error&) {
+            // The request's model is refused where it is used, as it is on the page.
+        }
+    }
     return "";
 }
 

@@ -117,7 +117,7 @@ public:
             const std::string key = scweb::StringArg(link, "link");
             if (!search_ || search_key_ != key) {
                 search_.reset();
-                Apply(key);
+                ApplyInputs(key);
                 search_ = std::make_unique<const sc::engine::SearchSnapshot>(
                     sc::engine::SnapshotSearch(sc::app::CurrentRequest(*state_)));
                 search_key_ = key;
@@ -138,7 +138,7 @@ public:
             const std::string page = scweb::StringArg(link, "link"), key = KeyOf(page, args) + (fixed ? "|fixed" : "");
             if (!sweep_ || sweep_key_ != key) {
                 sweep_.reset();
-                Apply(page);
+                ApplyInputs(page);
                 sc::engine::Request r = sc::app::CurrentRequest(*state_);
                 for (const std::string& a : args) sc::ParseSweepAxis(a, r.sweep.axes);
                 r.sweep.fixed_layout = fixed;
@@ -161,7 +161,7 @@ public:
             const std::string page = scweb::StringArg(link, "link"), key = KeyOf(page, rates);
             if (!serve_sweep_ || serve_sweep_key_ != key) {
                 serve_sweep_.reset();
-                Apply(page);
+                ApplyInputs(page);
                 sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*state_);
                 r.sweep_rates = sc::app::ServeSweepJobRates(rates);
                 serve_sweep_ =
@@ -179,7 +179,7 @@ public:
         return scweb::Guard([&] {
             const ShardArgs sh = ShardOf(shard, count);
             const std::string key = scweb::StringArg(link, "link");
-            if (applied_ != key) Apply(key);
+            ApplyEvaluated(key);
             const std::optional<sc::Job>& job = state_->evaluation.job;
             if (!job)
                 throw sc::Error("parallel", state_->parallel_error.empty() ? state_->error : state_->parallel_error);
@@ -196,20 +196,33 @@ public:
             if (a.size() != 1) throw sc::Error("args", "expected [rank]");
             const int rank = static_cast<int>(sc::ParseIntegerIn("rank", a[0], 0, (1 << 24) - 1));
             const std::string key = scweb::StringArg(link, "link");
-            if (applied_ != key) Apply(key);
+            ApplyEvaluated(key);
             return Text(sc::app::RankTimelineJson(*state_, rank));
         });
     }
 
 private:
-    void Apply(const std::string& link) {
-        applied_.clear();
-        const std::string error = sc::app::ApplyLink(*state_, link);
+    // A search, sweep or rate sweep reads only the inputs of the link (CurrentRequest); the summary and timeline
+    // read the job Recompute builds (up to 2^20 nodes counted besides: some 60 ms for GPT-3 175B at pp=96 in
+    // wasm, which every worker used to pay at the start of every search or sweep).
+    void ApplyInputs(const std::string& link) {
+        if (inputs_ == link) return;
+        Apply(link, sc::app::LinkApply::inputs);
+    }
+    void ApplyEvaluated(const std::string& link) {
+        if (evaluated_ == link) return;
+        Apply(link, sc::app::LinkApply::evaluate);
+        evaluated_ = link;
+    }
+    void Apply(const std::string& link, sc::app::LinkApply how) {
+        inputs_.clear(), evaluated_.clear();
+        const std::string error = sc::app::ApplyLink(*state_, link, how);
         if (!error.empty()) throw sc::Error("link", error);
-        applied_ = link;
+        inputs_ = link;
     }
 
-    std::string applied_;  // the link the state holds (the summary's shards read its job)
+    std::string inputs_;     // the link whose inputs the state holds
+    std::string evaluated_;  // the link the state's evaluation (its job) was computed from
 
     sc::app::AppState* state_;
     std::unique_ptr<const sc::engine::SearchSnapshot> search_;

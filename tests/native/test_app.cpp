@@ -275,6 +275,31 @@ TEST(App, WithWorkersALargeSplitsSummaryIsCountedInThePool) {
 
 // "Perfetto JSON" in a worker: the link applied to a worker's state gives the bytes `stagecraft trace --format json`
 // writes for the page's request; a rank outside the job and a page without a cluster are errors naming them.
+// A worker applies a search's or sweep's link for its inputs only (LinkApply::inputs: no estimate, no summary
+// counted); the request it builds must be the one the whole link gives, edits of the model (head_dim derived from
+// an edited hidden size), cluster and options included.
+TEST(App, ALinkAppliedForItsInputsBuildsTheRequestOfTheWholeLink) {
+    App s = OpenPage();
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=2,pp=2,dp=4,batch=32,recompute=selective"), "");
+    s->model.hidden = 3072;  // heads stay 32: head_dim follows, 96
+    s->systems[0].system.levels[1].bandwidth_gbps = 25;
+    s->options.overlap_tp = true;
+    sc::app::Recompute(*s);
+    const std::string link = sc::app::LinkState(*s);
+    App whole = OpenPage(), inputs = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*whole, link), "");
+    ASSERT_EQ(sc::app::ApplyLink(*inputs, link, sc::app::LinkApply::inputs), "");
+    EXPECT_EQ(inputs->report, OpenPage()->report) << "nothing evaluated: the report is still the opening page's";
+    EXPECT_EQ(inputs->model.head_dim, 96);
+    EXPECT_EQ(sc::app::LinkState(*inputs), link);
+    const sc::engine::Request request = sc::app::CurrentRequest(*inputs);
+    EXPECT_EQ(sc::PageReportText(request, sc::engine::Evaluate(request)), whole->report);
+    EXPECT_EQ(whole->report, s->report);
+    // A refused link leaves the defaults either way.
+    EXPECT_EQ(sc::app::ApplyLink(*inputs, "v1;model=nope;end", sc::app::LinkApply::inputs),
+              sc::app::ApplyLink(*whole, "v1;model=nope;end"));
+}
+
 TEST(App, ARankTimelineFromTheLinkIsTheCliTimeline) {
     App s = OpenPage();
     const std::string split = "tp=2,pp=2,dp=2,batch=16";
