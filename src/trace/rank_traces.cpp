@@ -23,11 +23,20 @@ RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds, uint64_t 
 
 const StageProgram& RankTraceWriter::Program(int stage) {
     if (!programs_[stage]) {
+        // A stage already encoded is counted in held_nodes_ once, as bytes: its program again takes no more room.
+        const uint64_t counted = encoded_[stage] ? encoded_[stage]->nodes : 0;
         programs_[stage] =
-            std::make_unique<StageProgram>(BuildStageProgram(job_, stage, max_held_nodes_ - held_nodes_));
-        held_nodes_ += programs_[stage]->nodes.size();
+            std::make_unique<StageProgram>(BuildStageProgram(job_, stage, max_held_nodes_ - held_nodes_ + counted));
+        held_nodes_ += programs_[stage]->nodes.size() - counted;
     }
     return *programs_[stage];
+}
+
+uint64_t RankTraceWriter::ProgramNodesHeld() const {
+    uint64_t n = 0;
+    for (const auto& p : programs_)
+        if (p) n += p->nodes.size();
+    return n;
 }
 
 void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
@@ -56,6 +65,7 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
 
 const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
     if (encoded_[stage]) return *encoded_[stage];
+    const bool built_here = !programs_[stage];
     const StageProgram& prog = Program(stage);
     seconds_.clear();
     if (seconds_of_) seconds_ = seconds_of_(prog);
@@ -64,7 +74,12 @@ const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
     EtWriter w(sink, 0);
     w.WriteMetadata("1.0.0");
     sink.bytes.clear();  // only node records are kept
-    for (size_t i = 0; i < prog.nodes.size(); ++i) {
+    const size_t n = prog.nodes.size();
+    for (size_t i = 0; i < n; ++i) {
+        // The bytes reserved from the first nodes' size: a string doubling on its way to a gigabyte holds the old
+        // and the new buffer at once, which the page's 4 GB of wasm memory cannot spare at the node limit.
+        if (i == kSizeSample && n > 4 * kSizeSample)
+            sink.bytes.reserve(static_cast<size_t>(1.1 * static_cast<double>(sink.bytes.size()) / kSizeSample * n));
         const ProgNode& p = prog.nodes[i];
         FillNode(prog, i);
         Slot slot;
@@ -88,8 +103,11 @@ const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
         out->uses[slot] = true;
     }
     out->encoded = std::move(sink.bytes);
-    out->nodes = prog.nodes.size();
+    out->nodes = n;
     encoded_[stage] = std::move(out);
+    // The ranks need only the bytes: a program built for them is dropped (held_nodes_ keeps counting the stage),
+    // which halves what a stage at the node limit holds while its ranks are written. One asked for (Program) stays.
+    if (built_here) programs_[stage].reset();
     return *encoded_[stage];
 }
 

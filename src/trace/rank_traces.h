@@ -24,6 +24,8 @@ public:
     // `max_held_nodes` bounds the stage programs held together (tests of the limit pass a smaller one).
     explicit RankTraceWriter(const Job& job, StageSeconds seconds = {}, uint64_t max_held_nodes = kMaxHeldTraceNodes);
 
+    static constexpr size_t kSizeSample = 4096;  // nodes a stage encodes before its bytes are reserved
+
     int world() const { return layout_.world(); }
     // Rank r's whole file (GlobalMetadata then every node), built in a buffer the writer reuses: the view
     // is valid until the next call. How the page hands a rank's file to JavaScript without a copy.
@@ -32,7 +34,11 @@ public:
     uint64_t WriteRank(int rank, ByteSink& sink);
     // The communicator groups JSON ({"1": [0, 1], ...}) that ASTRA-sim takes with --comm-group-configuration.
     void WriteCommGroups(ByteSink& sink) const;
+    // Stage `stage`'s program (built when first asked for; a program the writer built only to encode its ranks was
+    // dropped then, and is built again). The reference stays valid while the writer lives.
     const StageProgram& Program(int stage);
+    // Nodes of the stage programs held now (tests: those built only to encode ranks are dropped).
+    uint64_t ProgramNodesHeld() const;
 
 private:
     // What a rank-dependent node needs from its rank: a collective the id of its group of one kind; a send
@@ -63,10 +69,10 @@ private:
     StageSeconds seconds_of_;
     std::vector<double> seconds_;  // of the stage being encoded
     Layout layout_;
-    std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage
-    std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise
+    std::vector<std::unique_ptr<StageProgram>> programs_;  // built lazily, one per stage; dropped once encoded
+    std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise, kept
     uint64_t max_held_nodes_;
-    uint64_t held_nodes_ = 0;  // in programs_: at most max_held_nodes_
+    uint64_t held_nodes_ = 0;  // of the stages in programs_ or encoded_ (each counted once): at most max_held_nodes_
     std::string metadata_;     // the GlobalMetadata record, the same in every file
     std::string file_;         // RankFile's buffer: only grows
     EtNode node_;              // reused: no allocation per node in steady state

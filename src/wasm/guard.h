@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <exception>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -30,6 +31,11 @@ val Guard(F&& f) {
         return f();
     } catch (const sc::Error& e) {
         return Failure(e.what());
+    } catch (const std::bad_alloc&) {
+        // What ran out is the module's memory (CMakeLists.txt: -sMAXIMUM_MEMORY=4GB), not a bug of the input.
+        return Failure(
+            "out of memory: this needs more than the page's 4 GB of WebAssembly memory; the command line "
+            "(stagecraft) has no such limit, or choose fewer microbatches or ranks");
     } catch (const std::exception& e) {
         return Failure(std::string("internal error: ") + e.what());
     } catch (...) {

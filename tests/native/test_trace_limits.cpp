@@ -172,6 +172,33 @@ TEST(TraceCounts, TheWriterStopsWhenItsProgramsTogetherPassTheLimit) {
     EXPECT_THROW(short_by_one.WriteRank(1, sink), sc::Error);
 }
 
+// A program the writer builds only to encode its stage's ranks is dropped once encoded (the page's 4 GB of wasm
+// memory holds a stage at the node limit only so): the stage stays counted once, a program asked for again is
+// built again within the limit, one asked for before the ranks is kept, and the ranks' bytes are the same either
+// way (with enough nodes that the stage's bytes are reserved from the first ones' size).
+TEST(TraceCounts, AStageEncodedForItsRanksIsHeldOnceAsBytes) {
+    const sc::Job job = sc::MakeJob(sctest::SmallGpt(), sc::ParseParallelSpec("pp=2,batch=512"));
+    const uint64_t n0 = sc::BuildStageProgram(job, 0).nodes.size(), n1 = sc::BuildStageProgram(job, 1).nodes.size();
+    ASSERT_GT(n0, 4 * sc::RankTraceWriter::kSizeSample);
+    sc::RankTraceWriter dropping(job, {}, n0 + n1), keeping(job, {}, n0 + n1);
+    const sc::StageProgram* kept = &keeping.Program(0);
+    for (int rank = 0; rank < 2; ++rank) {
+        sc::StringSink a, b;
+        dropping.WriteRank(rank, a);
+        keeping.WriteRank(rank, b);
+        EXPECT_EQ(a.bytes, b.bytes) << "rank " << rank;
+    }
+    EXPECT_EQ(dropping.ProgramNodesHeld(), 0u) << "the programs built to encode the ranks are dropped";
+    EXPECT_EQ(keeping.ProgramNodesHeld(), n0) << "only the one asked for is kept";
+    EXPECT_EQ(&keeping.Program(0), kept) << "a program asked for stays";
+    EXPECT_EQ(dropping.Program(0).nodes.size(), n0) << "built again, counted once";
+    EXPECT_EQ(dropping.Program(1).nodes.size(), n1);
+    sc::RankTraceWriter short_by_one(job, {}, n0 + n1 - 1);
+    sc::StringSink sink;
+    short_by_one.WriteRank(0, sink);
+    EXPECT_THROW(short_by_one.WriteRank(1, sink), sc::Error) << "the encoded stage still counts";
+}
+
 // torchtitan's Llama 3.1 405B at 262,144 tokens (CP8 TP8 PP8, 512 H100s): 1.49e18 FLOPs a microbatch.
 TEST(TraceCounts, The262kTokenRunIsExpressed) {
     sc::ModelConfig m =
