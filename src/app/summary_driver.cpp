@@ -52,7 +52,7 @@ void CancelSummary(AppState& s) {
 
 void StartSummary(AppState& s) {
     CancelSummary(s);
-    if (!s.evaluation.summary_pending) return;
+    if (!s.evaluation.summary_pending || !s.counts_summary) return;
     s.summarizing.slices = std::make_unique<JobSummarizer>(*s.evaluation.job);
     if (CountSlice(s, kSummaryNodesInEdit)) return;
     const std::string link = PoolLink(s);

@@ -77,7 +77,7 @@ std::string Checked(const std::string& error) {
 
 class WorkerCore {
 public:
-    WorkerCore() : state_(sc::app::CreateAppState()) {}
+    WorkerCore() : state_(sc::app::CreateAppState()) { state_->counts_summary = false; }
     ~WorkerCore() { sc::app::DestroyAppState(state_); }
     WorkerCore(const WorkerCore&) = delete;
     WorkerCore& operator=(const WorkerCore&) = delete;
@@ -196,15 +196,15 @@ public:
             if (a.size() != 1) throw sc::Error("args", "expected [rank]");
             const int rank = static_cast<int>(sc::ParseIntegerIn("rank", a[0], 0, (1 << 24) - 1));
             const std::string key = scweb::StringArg(link, "link");
-            ApplyEvaluated(key);
+            ApplyInputs(key);  // RankTimelineJson builds its own trace snapshot from the inputs
             return Text(sc::app::RankTimelineJson(*state_, rank));
         });
     }
 
 private:
-    // A search, sweep or rate sweep reads only the inputs of the link (CurrentRequest); the summary and timeline
-    // read the job Recompute builds (up to 2^20 nodes counted besides: some 60 ms for GPT-3 175B at pp=96 in
-    // wasm, which every worker used to pay at the start of every search or sweep).
+    // A search, sweep, rate sweep or timeline reads only the inputs of the link (CurrentRequest and the like); the
+    // summary's shards read the job Recompute builds (the worker's own summary is not counted: counts_summary).
+    // Recompute cost some 60 ms for GPT-3 175B at pp=96 in wasm, which every worker paid for every job.
     void ApplyInputs(const std::string& link) {
         if (inputs_ == link) return;
         Apply(link, sc::app::LinkApply::inputs);

@@ -217,9 +217,12 @@ TEST(App, WithWorkersALargeSplitsSummaryIsCountedInThePool) {
     EXPECT_EQ(sc::app::TakePoolJob(*s).kind, "search");
     sc::app::CancelSearch(*s);
 
-    App worker = OpenPage();  // a worker: the same presets, nothing else of the page's state
+    App worker = OpenPage();         // a worker: the same presets, nothing else of the page's state
+    worker->counts_summary = false;  // as WorkerCore sets it: the job is built, its summary is not counted
     ASSERT_EQ(sc::app::ApplyLink(*worker, job.link), "");
     ASSERT_TRUE(worker->evaluation.job);
+    EXPECT_FALSE(sc::app::SummaryRunning(*worker));
+    EXPECT_EQ(sc::app::TakePoolJob(*worker).id, 0) << "no job of its own";
     std::vector<std::string> texts;
     for (int shard = 0; shard < job.shards; ++shard)
         texts.push_back(
@@ -306,8 +309,8 @@ TEST(App, ARankTimelineFromTheLinkIsTheCliTimeline) {
     ASSERT_EQ(sc::app::SetParallel(*s, split), "");
     s->options.kernels.flash_attention = false;  // a Training-panel choice the link carries
     sc::app::Recompute(*s);
-    App worker = OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*worker, sc::app::LinkState(*s)), "");
+    App worker = OpenPage();  // as a web worker applies it: the inputs only
+    ASSERT_EQ(sc::app::ApplyLink(*worker, sc::app::LinkState(*s), sc::app::LinkApply::inputs), "");
     const std::string dir = ::testing::TempDir() + "sc_timeline_link";
     const sctest::CliResult r = sctest::RunCli("trace --model presets/models/llama3-8b.json --parallel " + split +
                                                " --system dgx-h100-superpod --options flash_attention=off"
