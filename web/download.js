@@ -2,7 +2,7 @@
 // the user picks (File System Access API). One rank's bytes are alive at a time, so memory stays
 // bounded whatever the rank count. Progress and cancel go through the app (the ImGui panel shows them).
 // Browsers without the API get the same files in a streamed zip (zip.js).
-import { downloadZip } from './zip.js';
+import { downloadZip, prepareRank } from './zip.js';
 
 export function folderSupported() {
   return typeof window.showDirectoryPicker === 'function';
@@ -44,6 +44,10 @@ export async function downloadTraces(Module, app, prefix = 'trace', saveZip = un
     let bytes = 0;
     report(0, world, 0, true, '');
     for (let rank = 0; rank < world; ++rank) {
+      if ((await prepareRank(stream, rank, () => app.downloadCancelled())) === null) {
+        report(rank, world, bytes, false, stream.error());
+        return;
+      }
       if (app.downloadCancelled()) {
         report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks; the files it wrote were removed.`);
         return;

@@ -58,6 +58,11 @@ export async function downloadZip(Module, app, prefix = 'trace', save = saveBlob
         await new Promise((resolve) => setTimeout(resolve, 0));
         slice = performance.now();
       }
+      if ((await prepareRank(stream, rank, () => app.downloadCancelled())) === null) {
+        zip.terminate();
+        report(rank, world, bytes, false, stream.error());
+        return;
+      }
       if (app.downloadCancelled()) {
         zip.terminate();
         report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks; nothing was saved.`);
@@ -88,6 +93,19 @@ export async function downloadZip(Module, app, prefix = 'trace', save = saveBlob
     stream.delete();
     parts = [];
     pending = [];
+  }
+}
+
+// The first rank of a stage builds the stage's bytes, seconds of work in wasm for a stage of millions of nodes:
+// TraceStream.prepareRank does a slice of it per call, and the page draws (and Cancel works) between the calls.
+// Resolves true when the rank can be written, false when the user cancelled meanwhile, null on an error
+// (stream.error() says it). Both downloads call it before writeRank.
+export async function prepareRank(stream, rank, cancelled) {
+  for (;;) {
+    const ready = stream.prepareRank(rank);
+    if (ready !== false) return ready;
+    if (cancelled()) return false;
+    await new Promise((resolve) => setTimeout(resolve, 0));
   }
 }
 

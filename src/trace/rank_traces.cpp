@@ -9,6 +9,21 @@
 
 namespace sc {
 
+// A stage's bytes in three phases, each resumable: its program (unless one was asked for already), its nodes'
+// times (whole: about a tenth of the work), then the nodes encoded in order.
+struct RankTraceWriter::Pending {
+    int stage = -1;
+    std::unique_ptr<StageProgramStream> stream;  // phase 1, when the writer builds the program
+    std::unique_ptr<StageProgram> owned;         // the program it built (dropped once encoded)
+    const StageProgram* prog = nullptr;          // the program being encoded: `owned` or programs_[stage]
+    bool counted = false;                        // prog's nodes are in held_nodes_
+    bool timed = false;
+    size_t next = 0;  // the next node to encode
+    StringSink sink;
+    std::unique_ptr<EtWriter> writer;  // writes into sink
+    std::unique_ptr<StageBytes> out = std::make_unique<StageBytes>();
+};
+
 RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds, uint64_t max_held_nodes)
     : job_(job),
       seconds_of_(std::move(seconds)),
@@ -22,6 +37,10 @@ RankTraceWriter::RankTraceWriter(const Job& job, StageSeconds seconds, uint64_t 
 }
 
 const StageProgram& RankTraceWriter::Program(int stage) {
+    if (!programs_[stage] && pending_ && pending_->stage == stage && pending_->owned) {
+        programs_[stage] = std::move(pending_->owned);  // the one Prepare built (and counted): now asked for, kept
+        pending_->prog = programs_[stage].get();
+    }
     if (!programs_[stage]) {
         // A stage already encoded is counted in held_nodes_ once, as bytes: its program again takes no more room.
         const uint64_t counted = encoded_[stage] ? encoded_[stage]->nodes : 0;
@@ -63,51 +82,107 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
     n.pg = 0;
 }
 
-const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
-    if (encoded_[stage]) return *encoded_[stage];
-    const bool built_here = !programs_[stage];
-    const StageProgram& prog = Program(stage);
-    seconds_.clear();
-    if (seconds_of_) seconds_ = seconds_of_(prog);
-    auto out = std::make_unique<StageBytes>();
-    StringSink sink;
-    EtWriter w(sink, 0);
-    w.WriteMetadata("1.0.0");
-    sink.bytes.clear();  // only node records are kept
-    const size_t n = prog.nodes.size();
-    for (size_t i = 0; i < n; ++i) {
-        // The bytes reserved from the first nodes' size: a string doubling on its way to a gigabyte holds the old
-        // and the new buffer at once, which the page's 4 GB of wasm memory cannot spare at the node limit.
-        if (i == kSizeSample && n > 4 * kSizeSample)
-            sink.bytes.reserve(static_cast<size_t>(1.1 * static_cast<double>(sink.bytes.size()) / kSizeSample * n));
-        const ProgNode& p = prog.nodes[i];
-        FillNode(prog, i);
-        Slot slot;
-        if (p.type == EtNodeType::comm_coll) slot = static_cast<Slot>(p.group);
-        else if (p.type == EtNodeType::comm_send) slot = p.peer > 0 ? kSendNext : kSendPrev;
-        else if (p.type == EtNodeType::comm_recv) slot = p.peer > 0 ? kRecvNext : kRecvPrev;
-        else {
-            w.WriteNode(node_);
-            continue;
-        }
-        Hole h;
-        const std::string part = EtWriter::EncodeRankInvariantPart(node_);
-        h.prefix_room =
-            static_cast<uint8_t>(EtWriter::FixedPrefixSize(part.size(), EtWriter::MaxRankDependentSize(p.type)));
-        sink.bytes.append(h.prefix_room, '\0');
-        h.part_begin = sink.bytes.size();
-        sink.bytes += part;
-        h.part_end = sink.bytes.size();
-        h.slot = slot;
-        out->holes.push_back(h);
-        out->uses[slot] = true;
+RankTraceWriter::~RankTraceWriter() = default;
+
+void RankTraceWriter::Abandon() {
+    if (pending_ && pending_->owned && pending_->counted) held_nodes_ -= pending_->owned->nodes.size();
+    pending_.reset();
+}
+
+bool RankTraceWriter::Prepare(int stage, uint64_t min_nodes) {
+    if (stage < 0 || stage >= job_.par.pp)
+        throw Error("stage", "stage " + std::to_string(stage) + " is outside 0.." + std::to_string(job_.par.pp - 1));
+    if (encoded_[stage]) return true;
+    try {
+        return Advance(stage, min_nodes);
+    } catch (...) {
+        Abandon();  // a program past the node limit, or memory run out: nothing half-built stays
+        throw;
     }
-    out->encoded = std::move(sink.bytes);
-    out->nodes = n;
-    encoded_[stage] = std::move(out);
+}
+
+bool RankTraceWriter::Advance(int stage, uint64_t min_nodes) {
+    if (pending_ && pending_->stage != stage) Abandon();
+    if (!pending_) {
+        pending_ = std::make_unique<Pending>();
+        Pending& q = *pending_;
+        q.stage = stage;
+        if (programs_[stage]) {
+            q.prog = programs_[stage].get(), q.counted = true;  // asked for (Program): kept, already counted
+        } else {
+            // A stage already encoded and dropped is not here; one counted as bytes is not rebuilt (encoded_ above).
+            q.stream = std::make_unique<StageProgramStream>(job_, stage, nullptr, max_held_nodes_ - held_nodes_);
+        }
+    }
+    Pending& q = *pending_;
+    uint64_t work = 0;  // nodes' worth of work done by this call
+    if (q.stream) {
+        if (!q.stream->Advance(std::max<uint64_t>(1, min_nodes))) return false;
+        q.owned = std::make_unique<StageProgram>(q.stream->Take());
+        q.stream.reset();
+        q.prog = q.owned.get();
+        held_nodes_ += q.prog->nodes.size(), q.counted = true;
+        if (min_nodes != UINT64_MAX) return false;  // this call built a slice of it: the times next call
+    }
+    const StageProgram& prog = *q.prog;
+    const size_t n = prog.nodes.size();
+    if (!q.timed) {
+        seconds_.clear();
+        if (seconds_of_) seconds_ = seconds_of_(prog);
+        q.timed = true;
+        q.writer = std::make_unique<EtWriter>(q.sink, 0);
+        q.writer->WriteMetadata("1.0.0");
+        q.sink.bytes.clear();  // only node records are kept
+        work += n / 8;         // the times cost about an eighth of the encoding
+        if (work >= min_nodes) return false;
+    }
+    for (; q.next < n && work < min_nodes; ++q.next, ++work) EncodeNode(q, q.next);
+    if (q.next < n) return false;
+    q.out->encoded = std::move(q.sink.bytes);
+    q.out->nodes = n;
+    encoded_[stage] = std::move(q.out);
     // The ranks need only the bytes: a program built for them is dropped (held_nodes_ keeps counting the stage),
     // which halves what a stage at the node limit holds while its ranks are written. One asked for (Program) stays.
-    if (built_here) programs_[stage].reset();
+    pending_.reset();
+    return true;
+}
+
+void RankTraceWriter::EncodeNode(Pending& q, size_t i) {
+    const StageProgram& prog = *q.prog;
+    const size_t n = prog.nodes.size();
+    std::string& bytes = q.sink.bytes;
+    // The bytes reserved from the first nodes' size: a string doubling on its way to a gigabyte holds the old and
+    // the new buffer at once, which the page's 4 GB of wasm memory cannot spare at the node limit.
+    if (i == kSizeSample && n > 4 * kSizeSample)
+        bytes.reserve(static_cast<size_t>(1.1 * static_cast<double>(bytes.size()) / kSizeSample * n));
+    const ProgNode& p = prog.nodes[i];
+    FillNode(prog, i);
+    Slot slot;
+    if (p.type == EtNodeType::comm_coll) slot = static_cast<Slot>(p.group);
+    else if (p.type == EtNodeType::comm_send) slot = p.peer > 0 ? kSendNext : kSendPrev;
+    else if (p.type == EtNodeType::comm_recv) slot = p.peer > 0 ? kRecvNext : kRecvPrev;
+    else return q.writer->WriteNode(node_);
+    Hole h;
+    const std::string part = EtWriter::EncodeRankInvariantPart(node_);
+    h.prefix_room =
+        static_cast<uint8_t>(EtWriter::FixedPrefixSize(part.size(), EtWriter::MaxRankDependentSize(p.type)));
+    bytes.append(h.prefix_room, '\0');
+    h.part_begin = bytes.size();
+    bytes += part;
+    h.part_end = bytes.size();
+    h.slot = slot;
+    q.out->holes.push_back(h);
+    q.out->uses[slot] = true;
+}
+
+bool RankTraceWriter::PrepareRank(int rank, uint64_t min_nodes) {
+    if (rank < 0 || rank >= layout_.world())
+        throw Error("rank", "rank " + std::to_string(rank) + " is outside 0.." + std::to_string(layout_.world() - 1));
+    return Prepare(layout_.Stage(rank), min_nodes);
+}
+
+const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
+    while (!Prepare(stage, UINT64_MAX)) {}
     return *encoded_[stage];
 }
 

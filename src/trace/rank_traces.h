@@ -23,6 +23,9 @@ public:
     // ASTRA-sim's replay mode beside num_ops and tensor_size for its roofline mode; without, duration 0.
     // `max_held_nodes` bounds the stage programs held together (tests of the limit pass a smaller one).
     explicit RankTraceWriter(const Job& job, StageSeconds seconds = {}, uint64_t max_held_nodes = kMaxHeldTraceNodes);
+    ~RankTraceWriter();
+    RankTraceWriter(const RankTraceWriter&) = delete;
+    RankTraceWriter& operator=(const RankTraceWriter&) = delete;
 
     static constexpr size_t kSizeSample = 4096;  // nodes a stage encodes before its bytes are reserved
 
@@ -37,6 +40,12 @@ public:
     // Stage `stage`'s program (built when first asked for; a program the writer built only to encode its ranks was
     // dropped then, and is built again). The reference stays valid while the writer lives.
     const StageProgram& Program(int stage);
+    // Builds stage `stage`'s bytes (its program, its nodes' times, their encoding) by about `min_nodes` nodes of
+    // work; true once its ranks' files need nothing more than their own fields filled in. RankFile does whatever is
+    // left at once; the page's download calls this first, a slice between frames, so a stage of millions of nodes
+    // (seconds of work in wasm) never stops the page. Asking for another stage drops a part-built one.
+    bool Prepare(int stage, uint64_t min_nodes);
+    bool PrepareRank(int rank, uint64_t min_nodes);  // Prepare of the rank's stage
     // Nodes of the stage programs held now (tests: those built only to encode ranks are dropped).
     uint64_t ProgramNodesHeld() const;
 
@@ -62,7 +71,11 @@ private:
         uint64_t nodes = 0;
         bool uses[kSlots] = {};
     };
-    const StageBytes& Encoded(int stage);
+    const StageBytes& Encoded(int stage);  // Prepare run to the end
+    struct Pending;                        // a stage's bytes part built (rank_traces.cpp)
+    bool Advance(int stage, uint64_t min_nodes);
+    void EncodeNode(Pending& q, size_t i);
+    void Abandon();                                     // drops the part-built stage
     void FillNode(const StageProgram& prog, size_t i);  // node_ from the program, rank-dependent fields unset
 
     const Job& job_;
@@ -73,9 +86,10 @@ private:
     std::vector<std::unique_ptr<StageBytes>> encoded_;     // likewise, kept
     uint64_t max_held_nodes_;
     uint64_t held_nodes_ = 0;  // of the stages in programs_ or encoded_ (each counted once): at most max_held_nodes_
-    std::string metadata_;     // the GlobalMetadata record, the same in every file
-    std::string file_;         // RankFile's buffer: only grows
-    EtNode node_;              // reused: no allocation per node in steady state
+    std::unique_ptr<Pending> pending_;  // the stage Prepare is building, at most one
+    std::string metadata_;              // the GlobalMetadata record, the same in every file
+    std::string file_;                  // RankFile's buffer: only grows
+    EtNode node_;                       // reused: no allocation per node in steady state
 };
 
 }  // namespace sc

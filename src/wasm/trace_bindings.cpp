@@ -44,6 +44,20 @@ void TraceStream::TimeOn(const sc::System& sys, const sc::CalibrationTable* cal,
     else writer_.reset();
 }
 
+val TraceStream::prepareRank(val rank_arg) {
+    if (!writer_) return val::null();
+    val r = scweb::Guard([&] {
+        const int rank = static_cast<int>(scweb::IntegerArg(rank_arg, "rank", 0, writer_->world() - 1));
+        val ok = val::object();
+        ok.set("ok", true);
+        ok.set("ready", writer_->PrepareRank(rank, kPrepareSliceNodes));
+        return ok;
+    });
+    if (r["ok"].as<bool>()) return r["ready"];
+    error_ = r["error"].as<std::string>();
+    return val::null();
+}
+
 val TraceStream::writeRank(val rank_arg) {
     if (!writer_) return val::null();
     val r = scweb::Guard([&] {
@@ -90,6 +104,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_traces) {
         .constructor<std::string, std::string>()
         .function("error", &TraceStream::error)
         .function("world", &TraceStream::world)
+        .function("prepareRank", &TraceStream::prepareRank)
         .function("writeRank", &TraceStream::writeRank)
         .function("commGroups", &TraceStream::commGroups)
         .function("rankTimelineJson", &TraceStream::rankTimelineJson);

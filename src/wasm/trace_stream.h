@@ -26,6 +26,11 @@ public:
     int world();
     // rank: an integer in [0, world); anything else is an error (null, and error() says why).
     emscripten::val writeRank(emscripten::val rank);
+    // The first rank of a stage builds the stage's bytes, seconds of work in wasm for millions of nodes: this does
+    // a slice of it (kPrepareSliceNodes, some 10-30 ms) and says whether the rank is ready (true) or needs another
+    // call (false); null on an error (error()). The download calls it between frames before writeRank.
+    emscripten::val prepareRank(emscripten::val rank);
+    static constexpr uint64_t kPrepareSliceNodes = uint64_t{1} << 17;
     std::string commGroups();
     // Rank `rank`'s timeline as Chrome trace JSON (Perfetto), every stage replayed together on the cluster the
     // stream was timed on (what `stagecraft trace --format json` writes); "" and error() without a cluster.

@@ -199,6 +199,44 @@ TEST(TraceCounts, AStageEncodedForItsRanksIsHeldOnceAsBytes) {
     EXPECT_THROW(short_by_one.WriteRank(1, sink), sc::Error) << "the encoded stage still counts";
 }
 
+// The page's download prepares a stage a slice between frames (RankTraceWriter::Prepare): the same bytes as in one
+// go, a stage left part-built for another is dropped and built again, and one past the node limit leaves nothing
+// counted behind it.
+TEST(TraceCounts, AStagePreparedInSlicesHasTheBytesOfOneGo) {
+    const sc::Job job = sc::MakeJob(sctest::SmallGpt(), sc::ParseParallelSpec("pp=2,batch=512"));
+    sc::RankTraceWriter whole(job);
+    std::string expected[2];
+    for (int rank = 0; rank < 2; ++rank) {
+        sc::StringSink s;
+        whole.WriteRank(rank, s);
+        expected[rank] = s.bytes;
+    }
+    sc::RankTraceWriter sliced(job);
+    int calls = 0;
+    while (!sliced.Prepare(1, 1000)) ++calls;  // stage 1 part-built ...
+    EXPECT_GT(calls, 10);
+    for (int i = 0; i < 3; ++i) EXPECT_FALSE(sliced.Prepare(0, 1000));  // ... stage 0 begun, then left
+    for (int rank = 0; rank < 2; ++rank) {
+        while (!sliced.Prepare(rank, 1000)) {}
+        sc::StringSink s;
+        sliced.WriteRank(rank, s);
+        EXPECT_EQ(s.bytes, expected[rank]) << "rank " << rank;
+    }
+    EXPECT_EQ(sliced.ProgramNodesHeld(), 0u);
+    EXPECT_THROW(sliced.Prepare(2, 1), sc::Error);
+
+    const uint64_t n0 = sc::BuildStageProgram(job, 0).nodes.size(), n1 = sc::BuildStageProgram(job, 1).nodes.size();
+    ASSERT_NE(n0, n1);  // the embedding and the LM head make the stages differ
+    const int big = n0 > n1 ? 0 : 1;
+    sc::RankTraceWriter tight(job, {}, std::min(n0, n1));
+    EXPECT_THROW(
+        {
+            while (!tight.Prepare(big, 1000)) {}
+        },
+        sc::Error);
+    EXPECT_TRUE(tight.Prepare(1 - big, UINT64_MAX)) << "the refused stage holds no room";
+}
+
 // torchtitan's Llama 3.1 405B at 262,144 tokens (CP8 TP8 PP8, 512 H100s): 1.49e18 FLOPs a microbatch.
 TEST(TraceCounts, The262kTokenRunIsExpressed) {
     sc::ModelConfig m =

@@ -39,6 +39,30 @@ test('TraceStream.writeRank takes only an integer rank of the job', () => {
   }
 });
 
+test('TraceStream.prepareRank takes a rank as writeRank does, and slices give the bytes of one go', () => {
+  const split = 'tp=2,pp=2,dp=2,batch=512';
+  const s = new sc.TraceStream(preset, split);
+  const whole = new sc.TraceStream(preset, split);
+  try {
+    for (const bad of [NaN, 'abc', -1, 8, 1.5, null]) {
+      assert.equal(s.prepareRank(bad), null, String(bad));
+      assert.match(s.error(), /^rank: expected an integer/, String(bad));
+    }
+    for (const rank of [0, 7]) {  // stages 0 and 1
+      let calls = 0;
+      for (let ready = false; !ready; ++calls) {
+        ready = s.prepareRank(rank);
+        assert.notEqual(ready, null, s.error());
+      }
+      assert.ok(calls > 1, 'a stage of 512 microbatches takes more than one slice');
+      assert.deepEqual(s.writeRank(rank).slice(), whole.writeRank(rank).slice(), `rank ${rank}`);
+    }
+  } finally {
+    s.delete();
+    whole.delete();
+  }
+});
+
 test('1,000 bad calls leave the module usable and its heap where it was', () => {
   const deep = '{"layers": ' + '['.repeat(100000) + ']'.repeat(100000) + '}';  // depth 10^5
   const huge = [`${'k'.repeat(1 << 20)}=1`];
