@@ -127,11 +127,9 @@ std::string Markdown() {
     return md + "<!-- end of the generated GEMM profile table -->\n";
 }
 
-std::string BuildDir() { return std::filesystem::path(SC_CLI_PATH).parent_path().string(); }
-
 TEST(GemmProfile, WritesTheTableAndDocsCarryIt) {
     const std::string md = Markdown();
-    std::ofstream(BuildDir() + "/gemm_profile.md") << md;
+    std::ofstream(sctest::BuildDir() + "/gemm_profile.md") << md;
     EXPECT_NE(sctest::ReadFile(servetest::kRoot + "/docs/validation.md").find(md), std::string::npos)
         << "docs/validation.md is stale: replace its GEMM profile table (between the generated-by comment of "
            "tests/native/test_gemm_profile.cpp and its end comment) with build/gemm_profile.md";

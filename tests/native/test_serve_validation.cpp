@@ -559,8 +559,6 @@ std::string Markdown() {
     return md;
 }
 
-std::string BuildDir() { return std::filesystem::path(SC_CLI_PATH).parent_path().string(); }
-
 TEST(ServeValidation, EveryRecordIsMappedOrSaysWhyNot) {
     std::vector<bool> seen(Records().size(), false);
     for (const Row& r : AllRows()) {
@@ -577,7 +575,7 @@ TEST(ServeValidation, EveryRecordIsMappedOrSaysWhyNot) {
     for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "record " << i;
 }
 
-TEST(ServeValidation, WritesTheTable) { std::ofstream(BuildDir() + "/serving_validation.md") << Markdown(); }
+TEST(ServeValidation, WritesTheTable) { std::ofstream(sctest::BuildDir() + "/serving_validation.md") << Markdown(); }
 
 TEST(ServeValidation, DocsAreCurrent) {
     const std::string docs = sctest::ReadFile(kRoot + "/docs/serving.md");

@@ -197,7 +197,7 @@ TEST(TrainingValidation, EstimatePrintsTheMegatronTflopsTheRowsAreComparedIn) {
 
 TEST(TrainingValidation, WritesTheTable) {
     std::string md = Markdown();
-    std::ofstream(BuildDir() + "/validation.md") << md;
+    std::ofstream(sctest::BuildDir() + "/validation.md") << md;
     EXPECT_NE(md.find("narayanan2021_t1_1008.0B"), std::string::npos);
 }
 

@@ -16,6 +16,9 @@
 namespace sctest {
 
 // The whole file, bytes as they are. Throws when it cannot be read, which fails the test with the path.
+// The build folder (where the CLI is built): the tests' generated tables go there (validation.md, ...).
+inline std::string BuildDir() { return std::filesystem::path(SC_CLI_PATH).parent_path().string(); }
+
 inline std::string ReadFile(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw std::runtime_error("cannot read " + path);

@@ -240,6 +240,4 @@ std::string Markdown() {
     return o;
 }
 
-std::string BuildDir() { return std::filesystem::path(SC_CLI_PATH).parent_path().string(); }
-
 }  // namespace validation

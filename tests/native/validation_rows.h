@@ -75,7 +75,5 @@ std::vector<Row>& AllRows();
 // docs/validation.md's generated part (the README's table is a piece of it) and one row's CLI command.
 std::string Markdown();
 std::string CliCommand(const Row& r);
-// Where the test binary lives: the generated tables are written there.
-std::string BuildDir();
 
 }  // namespace validation
