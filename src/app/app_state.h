@@ -71,8 +71,8 @@ struct AppState {
     // A summary of more than kSummaryNodesInEdit nodes is counted after the edit, by the worker pool or a slice a
     // frame (summary_driver.h); meanwhile evaluation.summary_pending is set and the report says so.
     SummaryCount summarizing;
-    // False in a web worker's state (worker_bindings.cpp): it builds the job for its summary and timeline shards,
-    // and a summary of its own would only be counted (kSummaryNodesInEdit nodes, some 35 ms in wasm) and dropped.
+    // False in a web worker's state (worker_bindings.cpp): it builds the job for its summary shards, and a summary
+    // of its own would only be counted (kSummaryNodesInEdit nodes, some 35 ms in wasm) and dropped.
     bool counts_summary = true;
     std::string parallel_error;
 
