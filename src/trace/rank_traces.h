@@ -76,6 +76,7 @@ private:
     bool Advance(int stage, uint64_t min_nodes);
     void EncodeNode(Pending& q, size_t i);
     void Abandon();                                     // drops the part-built stage
+    int StageOf(int rank) const;                        // throws for a rank outside the job
     void FillNode(const StageProgram& prog, size_t i);  // node_ from the program, rank-dependent fields unset
 
     const Job& job_;
