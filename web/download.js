@@ -1,8 +1,8 @@
 // "Download traces": streams every rank's Chakra ET file, then the communicator groups, into a folder
-// the user picks (File System Access API). One rank's bytes are alive at a time, so memory stays
-// bounded whatever the rank count. Progress and cancel go through the app (the ImGui panel shows them).
+// the user picks (File System Access API). A piece of one rank's file is alive at a time, so memory stays
+// bounded whatever the rank count and the file's size. Progress and cancel go through the app (the ImGui panel shows them).
 // Browsers without the API get the same files in a streamed zip (zip.js).
-import { downloadZip, prepareRank } from './zip.js';
+import { downloadZip, prepareRank, rankPieces } from './zip.js';
 
 export function folderSupported() {
   return typeof window.showDirectoryPicker === 'function';
@@ -52,14 +52,30 @@ export async function downloadTraces(Module, app, prefix = 'trace', saveZip = un
         report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks; the files it wrote were removed.`);
         return;
       }
-      // Copy out of wasm memory: the view dies at the next call into the module.
-      const view = stream.writeRank(rank);
-      if (!view) { report(rank, world, bytes, false, stream.error()); return; }
-      const data = view.slice();
       const name = `${prefix}.${rank}.et`;
-      await writeFile(dir, name, data);
+      const file = await dir.getFileHandle(name, { create: true });
       written.push(name);
-      bytes += data.length;
+      const w = await file.createWritable();
+      let done = null;
+      try {
+        done = await rankPieces(stream, rank, async (data) => {
+          await w.write(data);
+          bytes += data.length;
+          report(rank, world, bytes, true, '');
+        }, () => app.downloadCancelled());
+      } finally {
+        if (done) await w.close();
+        else {
+          try {
+            await w.abort(); // the swap file goes; the rank's file, empty, is removed below
+          } catch {}
+        }
+      }
+      if (done === null) { report(rank, world, bytes, false, stream.error()); return; }
+      if (!done) {
+        report(rank, world, bytes, false, `Cancelled after ${rank} of ${world} ranks; the files it wrote were removed.`);
+        return;
+      }
       report(rank + 1, world, bytes, true, '');
     }
     await writeFile(dir, `${prefix}.json`, stream.commGroups());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "config/error.h"
@@ -170,6 +171,7 @@ void RankTraceWriter::EncodeNode(Pending& q, size_t i) {
     bytes += part;
     h.part_end = bytes.size();
     h.slot = slot;
+    q.out->max_part = std::max(q.out->max_part, part.size());
     q.out->holes.push_back(h);
     q.out->uses[slot] = true;
 }
@@ -187,10 +189,10 @@ const RankTraceWriter::StageBytes& RankTraceWriter::Encoded(int stage) {
     return *encoded_[stage];
 }
 
-std::string_view RankTraceWriter::RankFile(int rank) {
+void RankTraceWriter::StartRankFile(int rank) {
+    cursor_.enc = nullptr;
     const StageBytes& enc = Encoded(StageOf(rank));
     // This rank's bytes for each slot its stage uses.
-    EtWriter::RankDependentPart slot[kSlots];
     EtNode& n = node_;
     n.id = 0, n.name.clear(), n.data_deps.clear(), n.ctrl_deps.clear();
     for (int s = 0; s < kSlots; ++s) {
@@ -206,35 +208,71 @@ std::string_view RankTraceWriter::RankFile(int rank) {
             n.name = send ? "send to a neighbour stage" : "recv from a neighbour stage";  // for an error only
             (send ? n.comm_dst : n.comm_src) = peer;
         }
-        EtWriter::EncodeRankDependentPart(n, rank, slot[s]);
+        EtWriter::EncodeRankDependentPart(n, rank, cursor_.slot[s]);
     }
+    cursor_.hole = cursor_.pos = 0;
+    cursor_.metadata = false;
+    cursor_.enc = &enc;
+}
 
-    const size_t bound = metadata_.size() + enc.encoded.size() +
+std::string_view RankTraceWriter::NextPiece(size_t max_bytes) {
+    RankCursor& c = cursor_;
+    if (!c.enc) return {};
+    const StageBytes& enc = *c.enc;
+    // The piece stops at `limit` bytes, or after the first record that crosses it (at most `record` bytes).
+    const size_t limit = std::max({max_bytes, metadata_.size(), size_t{1}});
+    const size_t record = EtWriter::kMaxFramePrefixBytes + enc.max_part + EtWriter::kMaxRankDependentBytes;
+    const size_t whole = metadata_.size() + enc.encoded.size() +
                          enc.holes.size() * (EtWriter::kMaxFramePrefixBytes + EtWriter::kMaxRankDependentBytes);
+    const size_t bound = limit >= whole ? whole : std::min(whole, limit + record);
     if (file_.size() < bound) file_.resize(bound);
-    char* o = file_.data();
-    std::memcpy(o, metadata_.data(), metadata_.size());
-    o += metadata_.size();
+    char* const begin = file_.data();
+    char* o = begin;
+    if (!c.metadata) {
+        std::memcpy(o, metadata_.data(), metadata_.size());
+        o += metadata_.size();
+        c.metadata = true;
+    }
     const char* e = enc.encoded.data();
-    size_t pos = 0;
-    for (const Hole& h : enc.holes) {
+    while (static_cast<size_t>(o - begin) < limit) {
+        const size_t left = limit - static_cast<size_t>(o - begin);
+        if (c.hole == enc.holes.size()) {  // the records after the last hole
+            const size_t n = std::min(left, enc.encoded.size() - c.pos);
+            std::memcpy(o, e + c.pos, n);
+            o += n, c.pos += n;
+            break;
+        }
+        const Hole& h = enc.holes[c.hole];
+        const size_t run_end = h.part_begin - h.prefix_room;  // the records before the hole end here
+        if (run_end - c.pos > left) {                         // the piece ends among them
+            std::memcpy(o, e + c.pos, left);
+            o += left, c.pos += left;
+            break;
+        }
         const size_t part = h.part_end - h.part_begin;
         if (h.prefix_room) {  // the records before, the prefix's room and the part in one copy
-            std::memcpy(o, e + pos, h.part_end - pos);
-            o = EtWriter::CompleteRecord(o + (h.part_begin - pos), part, slot[h.slot]);
+            std::memcpy(o, e + c.pos, h.part_end - c.pos);
+            o = EtWriter::CompleteRecord(o + (h.part_begin - c.pos), part, c.slot[h.slot]);
         } else {
-            std::memcpy(o, e + pos, h.part_begin - pos);
-            o = EtWriter::FrameRecord(o + (h.part_begin - pos), std::string_view(e + h.part_begin, part), slot[h.slot]);
+            std::memcpy(o, e + c.pos, h.part_begin - c.pos);
+            o = EtWriter::FrameRecord(o + (h.part_begin - c.pos), std::string_view(e + h.part_begin, part),
+                                      c.slot[h.slot]);
         }
-        pos = h.part_end;
+        c.pos = h.part_end, ++c.hole;
     }
-    std::memcpy(o, e + pos, enc.encoded.size() - pos);
-    o += enc.encoded.size() - pos;
-    return std::string_view(file_.data(), static_cast<size_t>(o - file_.data()));
+    if (c.hole == enc.holes.size() && c.pos == enc.encoded.size()) c.enc = nullptr;  // this was the last piece
+    return std::string_view(begin, static_cast<size_t>(o - begin));
+}
+
+std::string_view RankTraceWriter::RankFile(int rank) {
+    StartRankFile(rank);
+    return NextPiece(SIZE_MAX);
 }
 
 uint64_t RankTraceWriter::WriteRank(int rank, ByteSink& sink) {
-    sink.Write(RankFile(rank));
+    StartRankFile(rank);
+    for (std::string_view piece = NextPiece(kWritePieceBytes); !piece.empty(); piece = NextPiece(kWritePieceBytes))
+        sink.Write(piece);
     return encoded_[layout_.Stage(rank)]->nodes;
 }
 

@@ -31,10 +31,19 @@ public:
 
     int world() const { return layout_.world(); }
     // Rank r's whole file (GlobalMetadata then every node), built in a buffer the writer reuses: the view
-    // is valid until the next call. How the page hands a rank's file to JavaScript without a copy.
+    // is valid until the next call.
     std::string_view RankFile(int rank);
-    // The same file into `sink` in one Write. Returns the node count.
+    // The same file in pieces, so that a whole file is never held beside its stage's bytes (a stage at the node
+    // limit makes 1.4 GB files, which the page's 4 GB cannot hold twice): StartRankFile, then NextPiece until it
+    // returns an empty view. A piece is at most `max_bytes` plus one collective's or peer operation's record, in
+    // the buffer RankFile uses (valid until the next call); the pieces joined are RankFile's bytes. Starting
+    // another rank, or RankFile, ends the file under way.
+    void StartRankFile(int rank);
+    std::string_view NextPiece(size_t max_bytes);
+    // The file into `sink` in pieces of kWritePieceBytes. Returns the node count.
     uint64_t WriteRank(int rank, ByteSink& sink);
+    static constexpr size_t kWritePieceBytes = size_t{8} << 20;
+    size_t FileBufferBytes() const { return file_.size(); }  // the buffer RankFile and NextPiece fill (tests)
     // The communicator groups JSON ({"1": [0, 1], ...}) that ASTRA-sim takes with --comm-group-configuration.
     void WriteCommGroups(ByteSink& sink) const;
     // Stage `stage`'s program (built when first asked for; a program the writer built only to encode its ranks was
@@ -69,7 +78,15 @@ private:
         std::string encoded;
         std::vector<Hole> holes;  // in file order; the records before a hole end at its part_begin
         uint64_t nodes = 0;
+        size_t max_part = 0;  // the largest hole's part: what a piece may run past its size by
         bool uses[kSlots] = {};
+    };
+    // The rank file under way (StartRankFile / NextPiece).
+    struct RankCursor {
+        const StageBytes* enc = nullptr;           // null: none (or its last piece was handed out)
+        EtWriter::RankDependentPart slot[kSlots];  // the rank's bytes for each slot its stage uses
+        size_t hole = 0, pos = 0;                  // the next hole, the next byte of enc->encoded
+        bool metadata = false;                     // GlobalMetadata handed out
     };
     const StageBytes& Encoded(int stage);  // Prepare run to the end
     struct Pending;                        // a stage's bytes part built (rank_traces.cpp)
@@ -89,8 +106,9 @@ private:
     uint64_t held_nodes_ = 0;  // of the stages in programs_ or encoded_ (each counted once): at most max_held_nodes_
     std::unique_ptr<Pending> pending_;  // the stage Prepare is building, at most one
     std::string metadata_;              // the GlobalMetadata record, the same in every file
-    std::string file_;                  // RankFile's buffer: only grows
-    EtNode node_;                       // reused: no allocation per node in steady state
+    std::string file_;                  // RankFile's and NextPiece's buffer: only grows
+    RankCursor cursor_;
+    EtNode node_;  // reused: no allocation per node in steady state
 };
 
 }  // namespace sc

@@ -73,6 +73,34 @@ val TraceStream::writeRank(val rank_arg) {
     return val::null();
 }
 
+val TraceStream::startRank(val rank_arg) {
+    if (!writer_) return val::null();
+    val r = scweb::Guard([&] {
+        writer_->StartRankFile(static_cast<int>(scweb::IntegerArg(rank_arg, "rank", 0, writer_->world() - 1)));
+        val ok = val::object();
+        ok.set("ok", true);
+        return ok;
+    });
+    if (r["ok"].as<bool>()) return val(true);
+    error_ = r["error"].as<std::string>();
+    return val::null();
+}
+
+val TraceStream::nextPiece() {
+    if (!writer_) return val::null();
+    val r = scweb::Guard([&] {
+        const std::string_view piece = writer_->NextPiece(kPieceBytes);  // the writer's buffer: no copy
+        val ok = val::object();
+        ok.set("ok", true);
+        ok.set("bytes",
+               val(emscripten::typed_memory_view(piece.size(), reinterpret_cast<const uint8_t*>(piece.data()))));
+        return ok;
+    });
+    if (r["ok"].as<bool>()) return r["bytes"];
+    error_ = r["error"].as<std::string>();
+    return val::null();
+}
+
 std::string TraceStream::commGroups() {
     if (!writer_) return "";
     return scweb::Kept(error_, [&] {
@@ -106,6 +134,8 @@ EMSCRIPTEN_BINDINGS(stagecraft_traces) {
         .function("world", &TraceStream::world)
         .function("prepareRank", &TraceStream::prepareRank)
         .function("writeRank", &TraceStream::writeRank)
+        .function("startRank", &TraceStream::startRank)
+        .function("nextPiece", &TraceStream::nextPiece)
         .function("commGroups", &TraceStream::commGroups)
         .function("rankTimelineJson", &TraceStream::rankTimelineJson);
 }

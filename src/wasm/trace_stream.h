@@ -1,7 +1,8 @@
 // Streaming per-rank traces to JavaScript: TraceStream(modelJson, parallelSpec), optionally timed on the
-// page's cluster (WebApp.timeTraceStream), then writeRank(r) per rank. Each call returns a view of one
-// rank's file in wasm memory, valid until the next call: JS writes it out before asking for the next, so
-// memory stays bounded by one rank's trace whatever the rank count. The job, cluster and writer come from the
+// page's cluster (WebApp.timeTraceStream), then per rank prepareRank(r) until ready, startRank(r) and nextPiece()
+// until empty (or writeRank(r), the whole file at once). Each returns a view into wasm memory, valid until the
+// next call: JS writes it out before asking for the next, so memory stays bounded by a piece of one rank's trace
+// whatever the rank count and the file's size. The job, cluster and writer come from the
 // engine's trace snapshot (src/engine/trace.h), as `stagecraft trace` makes them.
 #pragma once
 #include <emscripten/val.h>
@@ -26,6 +27,12 @@ public:
     int world();
     // rank: an integer in [0, world); anything else is an error (null, and error() says why).
     emscripten::val writeRank(emscripten::val rank);
+    // The same file in pieces of about kPieceBytes, which is how both downloads take it: a file of a stage near
+    // the node limit (1.4 GB) is never whole in wasm memory or in JavaScript. startRank(rank) (true, or null and
+    // error()), then nextPiece() until it returns an empty view; each view is valid until the next call.
+    emscripten::val startRank(emscripten::val rank);
+    emscripten::val nextPiece();
+    static constexpr size_t kPieceBytes = size_t{4} << 20;
     // The first rank of a stage builds the stage's bytes, seconds of work in wasm for millions of nodes: this does
     // a slice of it (kPrepareSliceNodes, some 10-30 ms) and says whether the rank is ready (true) or needs another
     // call (false); null on an error (error()). The download calls it between frames before writeRank.

@@ -96,9 +96,13 @@ test('typing a new tp into the Parallelism panel updates the trace summary', asy
 
 // An in-memory stand-in for the File System Access API's directory handle: what the page writes
 // is kept (as sha256 and size per file) for the test to read back. window.__present lists files the folder
-// holds already (opts.present); window.__failOn names a file whose write fails (opts.failOn).
+// holds already (opts.present); window.__failOn names a file whose write fails (opts.failOn). As in the real API,
+// getFileHandle with create makes an (empty) file at once (window.__created) and a writable's bytes land only on
+// close; abort() drops them (window.__aborted).
 function fakeDirectoryPicker(opts) {
   window.__written = {};
+  window.__created = {};
+  window.__aborted = [];
   window.__present = (opts && opts.present) || [];
   window.__failOn = opts && opts.failOn;
   window.showDirectoryPicker = async () => ({
@@ -106,6 +110,7 @@ function fakeDirectoryPicker(opts) {
       if (!options.create && !(name in window.__written) && !window.__present.includes(name)) {
         throw new DOMException(`${name} not found`, 'NotFoundError');
       }
+      if (options.create) window.__created[name] = true;
       return {
         async createWritable() {
           if (name === window.__failOn) {
@@ -125,12 +130,16 @@ function fakeDirectoryPicker(opts) {
               const hash = await crypto.subtle.digest('SHA-256', all);
               window.__written[name] = { size: n, sha256: [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, '0')).join('') };
             },
+            async abort() {
+              window.__aborted.push(name);
+            },
           };
         },
       };
     },
     async removeEntry(name) {
       delete window.__written[name];
+      delete window.__created[name];
     },
   });
 }
@@ -181,6 +190,62 @@ test('"Download traces" removes what it wrote when a write fails, and asks befor
     for (let i = 0; i < 100 && !asked; ++i) await waitFrames(page, 2);
     assert.match(asked, /already holds a trace set/);
     await waitFrames(page, 4);
+    assert.deepEqual(await page.evaluate(() => Object.keys(window.__written)), []);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+// Rank files of several pieces (~13 MB, written 4 MB at a time): each reaches the folder whole, and a cancel in the
+// middle of the second file drops that file's writes (abort) and removes every file the download made.
+test('"Download traces" writes files larger than a piece whole, and a cancel midway leaves nothing', { timeout: 180000 }, async () => {
+  const split = 'tp=2,pp=2,dp=2,batch=2048';
+  const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-a100-superpod&parallel=${split}`, initScript: fakeDirectoryPicker });
+  try {
+    await waitFrames(page, 2);
+    await page.evaluate(() => {
+      const app = window.stagecraft.app;
+      const set = app.setDownloadProgress.bind(app);
+      window.__messages = [];
+      app.setDownloadProgress = (done, total, bytes, running, message) => {
+        set(done, total, bytes, running, message);
+        if (message) window.__messages.push(message);
+        if (done === 1 && running) window.__firstFile ??= bytes;
+        if (window.__cancelMidway && done === 1 && bytes > window.__firstFile && running) window.__cancelNow = true;
+      };
+      const cancelled = app.downloadCancelled.bind(app);
+      app.downloadCancelled = () => cancelled() || window.__cancelNow === true;
+    });
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 120000 });
+    assert.match((await page.evaluate(() => window.__messages))[0], /^Wrote 8 traces/);
+    const written = await page.evaluate(() => window.__written);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-dl-'));
+    try {
+      cli('trace', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod', '--parallel', split, '--out', dir);
+      for (const f of ['trace.0.et', 'trace.7.et']) {
+        const bytes = fs.readFileSync(path.join(dir, f));
+        assert.ok(bytes.length > 3 * (4 << 20), `${f}: ${bytes.length} B, several pieces`);
+        assert.equal(written[f].sha256, crypto.createHash('sha256').update(bytes).digest('hex'), f);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+
+    await page.evaluate(() => {
+      window.__written = {};
+      window.__created = {};
+      window.__messages = [];
+      window.__firstFile = undefined;
+      window.__cancelMidway = true;
+    });
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 120000 });
+    assert.match((await page.evaluate(() => window.__messages))[0], /^Cancelled after 1 of 8 ranks; the files it wrote were removed\.$/);
+    await waitFrames(page, 4);
+    assert.deepEqual(await page.evaluate(() => window.__aborted), ['trace.1.et'], 'the file under way was aborted');
+    assert.deepEqual(await page.evaluate(() => Object.keys(window.__created)), [], 'every file made was removed');
     assert.deepEqual(await page.evaluate(() => Object.keys(window.__written)), []);
     assert.deepEqual(errors, []);
   } finally {

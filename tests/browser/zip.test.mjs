@@ -75,3 +75,49 @@ test('a cancelled zip download saves nothing', { timeout: 120000 }, async () => 
     await page.close();
   }
 });
+
+// Rank files of several pieces (TraceStream.nextPiece hands 4 MB at a time; these are ~13 MB): the zip holds the
+// CLI's bytes, the progress moves inside a file, and a cancel in the middle of the first file saves nothing.
+test('rank files larger than a piece zip whole, with progress inside a file, and cancel midway', { timeout: 180000 }, async () => {
+  const large = 'tp=2,pp=2,dp=2,batch=2048';
+  const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-a100-superpod&parallel=${large}`, initScript: noFolders });
+  try {
+    await waitFrames(page, 2);
+    await page.evaluate(() => {
+      const app = window.stagecraft.app;
+      const set = app.setDownloadProgress.bind(app);
+      window.__progress = [];
+      app.setDownloadProgress = (done, total, bytes, running, message) => {
+        set(done, total, bytes, running, message);
+        window.__progress.push({ done, bytes, running, message });
+        // The second run cancels once part of the first file is in.
+        if (window.__cancelMidway && done === 0 && bytes > 0 && running) window.__cancelNow = true;
+      };
+      const cancelled = app.downloadCancelled.bind(app);
+      app.downloadCancelled = () => cancelled() || window.__cancelNow === true;
+    });
+    const download = page.waitForEvent('download', { timeout: 120000 });
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    const files = unzipSync(new Uint8Array(fs.readFileSync(await (await download).path())));
+    assert.ok(files['trace.0.et'].length > 3 * (4 << 20), `a rank file of ${files['trace.0.et'].length} B is several pieces`);
+    assertFilesEqualCliTrace(assert, files, large);
+    const progress = await page.evaluate(() => window.__progress);
+    assert.ok(progress.filter((p) => p.done === 0 && p.bytes > 0).length >= 3, 'the progress moves inside the first file');
+
+    let downloads = 0;
+    page.on('download', () => downloads++);
+    await page.evaluate(() => {
+      window.__progress = [];
+      window.__cancelMidway = true;
+    });
+    await clickItem(page, 'Parallelism and traces', 'Download traces');
+    await page.waitForFunction(() => window.__progress.some((p) => p.message), null, { timeout: 60000 });
+    const ended = await page.evaluate(() => window.__progress.find((p) => p.message));
+    assert.match(ended.message, /^Cancelled after 0 of 8 ranks; nothing was saved\.$/);
+    await waitFrames(page, 10);
+    assert.equal(downloads, 0, 'no file was saved');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

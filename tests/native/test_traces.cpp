@@ -425,3 +425,54 @@ TEST(Traces, OwnAstraRulesCatchWhatAstraSimRejects) {
 }
 
 }  // namespace
+
+// A rank's file in pieces (how the page hands a file of up to 1.4 GB to JavaScript, and how WriteRank writes): the
+// pieces joined are RankFile's bytes at every piece size, down to one byte and below the metadata's size; each is
+// full but the last and runs past its size by at most one record, so the writer's buffer stays the piece's size,
+// not the file's; starting another rank (or RankFile) midway ends the file under way.
+TEST(Traces, ARankFileInPiecesIsTheWholeFile) {
+    sc::Job job = MakeJob(sctest::SmallMoe(), "tp=2,sp=1,ep=2,dp=2,pp=2,batch=32");
+    sc::RankTraceWriter whole(job);
+    std::vector<std::string> expected;
+    for (int r = 0; r < whole.world(); ++r) expected.emplace_back(whole.RankFile(r));
+    const size_t file = expected[0].size();
+    ASSERT_GT(file, size_t{64} << 10);
+    constexpr size_t kRecordSlack = 1024;  // a collective's record: name, attributes, group
+    for (size_t piece : {size_t{1}, size_t{7}, size_t{100}, size_t{4096}, size_t{65536}, file, 4 * file}) {
+        sc::RankTraceWriter w(job);
+        for (int r : {0, 3, 7}) {
+            w.StartRankFile(r);
+            std::string joined;
+            std::vector<size_t> sizes;
+            for (std::string_view p = w.NextPiece(piece); !p.empty(); p = w.NextPiece(piece)) {
+                joined.append(p);
+                sizes.push_back(p.size());
+            }
+            EXPECT_EQ(joined, expected[r]) << "rank " << r << ", pieces of " << piece;
+            EXPECT_TRUE(w.NextPiece(piece).empty()) << "a finished file stays finished";
+            for (size_t i = 0; i < sizes.size(); ++i) {
+                EXPECT_LE(sizes[i], std::max<size_t>(piece, 64) + kRecordSlack) << "piece " << i;
+                if (i + 1 < sizes.size()) {
+                    EXPECT_GE(sizes[i], piece) << "piece " << i << " of " << sizes.size();
+                }
+            }
+        }
+        if (piece == 4096) {
+            EXPECT_LE(w.FileBufferBytes(), piece + kRecordSlack) << "the buffer holds a piece, not a file";
+            EXPECT_LT(w.FileBufferBytes(), file / 4);
+        }
+    }
+    sc::RankTraceWriter w(job);
+    w.StartRankFile(1);
+    EXPECT_FALSE(w.NextPiece(4096).empty());
+    EXPECT_EQ(std::string(w.RankFile(5)), expected[5]) << "RankFile midway";
+    EXPECT_TRUE(w.NextPiece(4096).empty()) << "RankFile ended the file under way";
+    w.StartRankFile(2);
+    w.NextPiece(1000);
+    w.StartRankFile(6);
+    std::string joined;
+    for (std::string_view p = w.NextPiece(5000); !p.empty(); p = w.NextPiece(5000)) joined.append(p);
+    EXPECT_EQ(joined, expected[6]) << "a start midway begins the new rank's file";
+    EXPECT_THROW(w.StartRankFile(8), sc::Error);
+    EXPECT_TRUE(w.NextPiece(4096).empty()) << "a refused start leaves no file under way";
+}

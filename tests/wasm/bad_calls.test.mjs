@@ -63,6 +63,38 @@ test('TraceStream.prepareRank takes a rank as writeRank does, and slices give th
   }
 });
 
+test('TraceStream.startRank takes a rank as writeRank does, and nextPiece gives its file in pieces', () => {
+  const split = 'tp=2,pp=2,dp=2,batch=2048';
+  const s = new sc.TraceStream(preset, split);
+  const whole = new sc.TraceStream(preset, split);
+  try {
+    for (const bad of [NaN, 'abc', -1, 8, 1.5, null]) {
+      assert.equal(s.startRank(bad), null, String(bad));
+      assert.match(s.error(), /^rank: expected an integer/, String(bad));
+      assert.equal(s.nextPiece().length, 0, 'a refused start leaves no file under way');
+    }
+    for (const rank of [0, 7]) {  // stages 0 and 1
+      const expected = whole.writeRank(rank).slice();
+      assert.ok(expected.length > 3 * (4 << 20), `rank ${rank}'s file (${expected.length} B) is several pieces`);
+      assert.equal(s.startRank(rank), true, s.error());
+      const joined = new Uint8Array(expected.length);
+      let at = 0, pieces = 0;
+      for (let p = s.nextPiece(); p.length > 0; p = s.nextPiece(), ++pieces) {
+        assert.ok(p.length <= (4 << 20) + 1024, `piece ${pieces}: ${p.length} B`);
+        assert.ok(at + p.length <= joined.length, 'no more bytes than the file');
+        joined.set(p, at);
+        at += p.length;
+      }
+      assert.equal(at, expected.length);
+      assert.ok(pieces >= 3);
+      assert.deepEqual(joined, expected, `rank ${rank}`);
+    }
+  } finally {
+    s.delete();
+    whole.delete();
+  }
+});
+
 test('1,000 bad calls leave the module usable and its heap where it was', () => {
   const deep = '{"layers": ' + '['.repeat(100000) + ']'.repeat(100000) + '}';  // depth 10^5
   const huge = [`${'k'.repeat(1 << 20)}=1`];
