@@ -27,7 +27,7 @@ int Estimate(int argc, char** argv) {
         std::fputs(
             "usage: stagecraft estimate --model FILE [--precision P] [--set key=value]... [--json]\n"
             "                           [--system SYSTEM --parallel SPEC [--options k=v,...] [--tokens N]]\n"
-            "  --model      a model preset (presets/models/*.json) or any file of that form\n"
+            "  --model      a model preset (presets/models/*.json or its id) or any file of that form\n"
             "  --precision  compute precision of weights and activations (default: the preset's, else bf16)\n"
             "  --set        override a preset field, e.g. --set layers=48 --set seq=4096 --set moe.top_k=4\n"
             "  --system     a cluster (presets/systems/*.json or its id): adds step time, memory, MFU\n"

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/file_sink.h"
+#include "cli/preset_paths.h"
 #include "cli/search_args.h"
 #include "cli/shards.h"
 #include "cli/system_args.h"
@@ -47,14 +48,6 @@ const char* kServeUsage =
     "                estimate\n"
     "  --json        print JSON instead of text\n";
 
-fs::path PresetPath(const std::string& given) {
-    fs::path p = given;
-    std::error_code ec;
-    if (!fs::exists(p, ec) && p.extension() != ".json" && !p.empty())
-        p = fs::path("presets/inference") / (given + ".json");
-    return p;
-}
-
 // The model preset an id names: presets/models/<id>.json beside the description's folder.
 ModelConfig LoadModelById(const fs::path& preset, const std::string& id) {
     bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
@@ -86,7 +79,7 @@ int Serve(int argc, char** argv) {
         std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
         return a.Has("help") ? 0 : 2;
     }
-    const fs::path preset = PresetPath(a.Get("preset"));
+    const fs::path preset = PresetPath("--preset", "inference", "serving", a.Get("preset"));
     const std::string file = Clip(preset.string());
     std::string text = ReadFile(preset.string(), "--preset");
     ServingDescription d;

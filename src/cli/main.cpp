@@ -23,6 +23,8 @@ static const char* kUsage =
     "      best layout and MFU of each model over a grid of hardware variants (co-design study)\n"
     "  serve --preset FILE [--set key=value]... [--rate-sweep R1,R2,...] [--json]\n"
     "      a served model's latency percentiles, throughput and goodput (discrete-event serving simulation)\n"
+    "a preset (--model, --system, --preset) is a file, or an id (llama3-8b, dgx-h100-superpod) looked up in\n"
+    "presets/ under the working directory, then beside the program\n"
     "run `stagecraft <command> --help` for a command's flags\n";
 
 static int Run(const std::string& cmd, int argc, char** argv) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/preset_paths.h"
 #include "config/error.h"
 #include "config/json_fields.h"
 #include "config/numbers.h"
@@ -34,12 +35,8 @@ static std::string AcceleratorId(const std::string& text) {
 
 static fs::path SystemPath(const Args& a, const char* fallback) {
     if (!a.Has("system") && !fallback)
-        throw Error("--system", "missing; give a system preset, e.g. --system presets/systems/dgx-h100-superpod.json");
-    fs::path path = a.Has("system") ? a.Get("system") : std::string(fallback);
-    std::error_code ec;  // a name too long for the file system is reported by ReadFile, not thrown here
-    if (!fs::exists(path, ec) && path.extension() != ".json" && !path.empty())
-        path = fs::path("presets/systems") / (path.string() + ".json");
-    return path;
+        throw Error("--system", "missing; give a system preset file or id, e.g. --system dgx-h100-superpod");
+    return PresetPath("--system", "systems", "system", a.Has("system") ? a.Get("system") : std::string(fallback));
 }
 
 LoadedSystem LoadSystem(const Args& a, const char* fallback) {

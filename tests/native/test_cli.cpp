@@ -63,6 +63,54 @@ TEST(Cli, BadInputIsOneClearError) {
         << r.out;
 }
 
+// A preset is named by file or by id (presets/<folder>/<id>.json), and an id resolves from any working directory:
+// the working directory's presets/ first, then the repository's beside the program. An unknown id names the flag,
+// the folders looked in and the ids that exist.
+TEST(Cli, PresetIdsWorkFromAnyDirectory) {
+    const std::string elsewhere = testing::TempDir();
+    const std::string by_path =
+        "estimate --model presets/models/llama3-8b.json --system presets/systems/dgx-h100-superpod.json --gpus 8 "
+        "--parallel tp=8,batch=8";
+    const sctest::CliResult expected = sctest::RunCli(by_path);
+    ASSERT_EQ(expected.status, 0) << expected.out;
+    for (const std::string& dir : {std::string(SC_SOURCE_DIR), elsewhere}) {
+        const sctest::CliResult r = sctest::RunCliFrom(
+            dir, "estimate --model llama3-8b --system dgx-h100-superpod --gpus 8 --parallel tp=8,batch=8");
+        EXPECT_EQ(r.status, 0) << dir << ": " << r.out;
+        EXPECT_EQ(r.out, expected.out) << "from " << dir;
+    }
+    sctest::CliResult r =
+        sctest::RunCliFrom(elsewhere, "serve --preset llama3-8b-h100-poisson --set workload.requests=50");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out, sctest::RunCli("serve --preset presets/inference/llama3-8b-h100-poisson.json --set "
+                                    "workload.requests=50")
+                         .out);
+    // trace's default cluster (dgx-h100-superpod) is an id too.
+    const std::string out = elsewhere + "/trace_by_id";
+    r = sctest::RunCliFrom(elsewhere, "trace --model llama3-8b --parallel tp=2,batch=2 --quiet --out " + out);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(std::filesystem::exists(out + "/trace.1.et"));
+    std::filesystem::remove_all(out);
+
+    r = sctest::RunCliFrom(elsewhere, "estimate --model llama9");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--model: \"llama9\" is neither a file nor a model preset id (looked in presets/models/ or "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("the ids there: deepseek-v3, gpt-oss-120b"), std::string::npos) << r.out;
+    r = sctest::RunCli("estimate --model llama3-8b --system dgx-h9000");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--system: \"dgx-h9000\" is neither a file nor a system preset id (looked in "
+                         "presets/systems/); the ids there: dgx-a100-40gb-superpod"),
+              std::string::npos)
+        << r.out;
+    r = sctest::RunCli("serve --preset nope");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--preset: \"nope\" is neither a file nor a serving preset id"), std::string::npos) << r.out;
+    r = sctest::RunCli("estimate --model no/such.json");  // a path is read as given
+    EXPECT_NE(r.out.find("no/such.json: cannot open file"), std::string::npos) << r.out;
+}
+
 TEST(Cli, EstimateBuildsAClusterOfAnySizeWithGpus) {
     // 2,048 ranks on a 1,024-GPU preset: the error names --gpus, and --gpus joins two pods with a core tier.
     const std::string job =

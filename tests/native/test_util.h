@@ -67,10 +67,9 @@ struct CliResult {
     std::string out;  // stdout, and stderr too unless RunCli was told otherwise
 };
 
-// `stagecraft <args>` run from the source folder (preset paths are relative to it).
-inline CliResult RunCli(const std::string& args, bool with_stderr = true) {
-    const std::string cmd = std::string("cd ") + SC_SOURCE_DIR + " && " + SC_CLI_PATH + " " + args +
-                            (with_stderr ? " 2>&1" : " 2>/dev/null");
+// `stagecraft <args>` run from `dir` (RunCli: the source folder, which the tests' preset paths are relative to).
+inline CliResult RunCliFrom(const std::string& dir, const std::string& args, bool with_stderr = true) {
+    const std::string cmd = "cd " + dir + " && " + SC_CLI_PATH + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) throw std::runtime_error("cannot run " + cmd);
     std::string out;
@@ -79,6 +78,9 @@ inline CliResult RunCli(const std::string& args, bool with_stderr = true) {
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
     const int status = pclose(p);
     return {WEXITSTATUS(status), out};
+}
+inline CliResult RunCli(const std::string& args, bool with_stderr = true) {
+    return RunCliFrom(SC_SOURCE_DIR, args, with_stderr);
 }
 
 }  // namespace sctest
