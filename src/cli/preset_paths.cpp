@@ -1,6 +1,7 @@
 #include "cli/preset_paths.h"
 
 #include <algorithm>
+#include <cctype>
 #include <system_error>
 #include <vector>
 
@@ -46,8 +47,10 @@ fs::path PresetPath(const std::string& flag, const std::string& folder, const st
                     const std::string& given) {
     const fs::path p = given;
     std::error_code ec;
-    const bool id = !given.empty() && given.find('/') == std::string::npos && p.extension() != ".json";
-    if (!id || fs::exists(p, ec)) return p;  // a path: read (or refused) as given
+    // An id is a plain file name (letters, digits, '.', '_', '-'; at most 100); anything else is a path.
+    bool id = !given.empty() && given.size() <= 100 && p.extension() != ".json";
+    for (char c : given) id = id && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+    if (!id || fs::exists(p, ec)) return p;  // a path: read (or refused, naming why) as given
     const std::vector<fs::path> roots = PresetRoots();
     std::string looked, ids;
     for (const fs::path& root : roots) {
