@@ -209,10 +209,10 @@ static void DrawCluster(AppState& s) {
         changed |= ImGui::Checkbox("framework GEMM profile", &s.options.framework_gemm);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(
-                "on: 16-bit GEMMs take how much longer a framework's GEMMs took than the part's GEMM curve, by the "
+                "on: GEMMs take how much longer a framework's 16-bit GEMMs took than the part's GEMM curve, by the "
                 "GEMM's narrowest side and whether it is k (Vidur's PyTorch profile on a DGX H100, read for H200 and "
-                "H800 too, and on an A100 server; other parts have none); off: the single-GPU microbenchmark curve "
-                "alone");
+                "H800 too, and on an A100 server; other parts have none), at every precision; off: the single-GPU "
+                "microbenchmark curve alone");
         ImGui::TreePop();
     }
     double tokens_b = s.options.tokens_to_train / 1e9;

@@ -124,7 +124,11 @@ double ComputeModel::MatmulEfficiency(double flops, const GemmDims& dims) const 
     if (!gemm_) return std::min(fixed_matmul_eff_, max_eff_);
     const double e = std::min(std::max(GemmTflopsOf(*gemm_, flops, dims) * 1e12 / gemm_peak_, 0.01), max_eff_);
     // A ratio under 1 (the framework faster than the curve) still stops at the best shape measured on the part.
-    return BytesOf(compute_) == 2 ? std::min(e / FrameworkGemmRatio(dims), max_eff_) : e;
+    // The profile was measured in 16 bits and is applied at every precision: no fp8 GEMM has a framework profile,
+    // and of what a framework adds to an isolated GEMM, fixed time per kernel costs an fp8 GEMM (half the time)
+    // twice the share and a slowdown in proportion the same share; none is known to spare fp8 (docs/validation.md
+    // "The framework GEMM profile at every precision").
+    return std::min(e / FrameworkGemmRatio(dims), max_eff_);
 }
 
 double ComputeModel::MatmulEfficiency16(double flops, const GemmDims& dims) const {

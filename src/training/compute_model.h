@@ -54,12 +54,12 @@ public:
     const GemmCurve* gemm_curve() const { return gemm_; }
     double flat_matmul_efficiency() const { return fixed_matmul_eff_; }  // when gemm_curve() is nullptr
     double max_matmul_efficiency() const { return max_eff_; }            // 1: none measured
-    // The framework profile 16-bit GEMMs narrowest in k (`contraction`) or in m or n are slowed by
-    // (TrainingOptions::framework_gemm); nullptr: none applies.
+    // The framework profile (measured on 16-bit GEMMs, applied at every precision) GEMMs narrowest in k
+    // (`contraction`) or in m or n are slowed by (TrainingOptions::framework_gemm); nullptr: none applies.
     const FrameworkGemmCurve* framework_gemm(bool contraction = false) const {
         return contraction ? framework_k_ : framework_;
     }
-    // Measured / curve time of one 16-bit GEMM of shape `dims` in the framework profile; 1 without one or a shape.
+    // Measured / curve time of a GEMM of shape `dims` in the framework profile; 1 without one or a shape.
     double FrameworkGemmRatio(const GemmDims& dims) const;
     const AttentionCurve* attention_curve(bool forward) const { return forward ? attn_curve_fwd_ : attn_curve_bwd_; }
     bool hbm_measured() const { return hbm_measured_; }

@@ -28,9 +28,10 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
         if (const double scale = CalibrationScale(acc, c->dtype); scale != 1)
             s += Printf("; x%.3g for the edited peak", scale);
         const FrameworkGemmCurve *out = cm.framework_gemm(false), *k = cm.framework_gemm(true);
-        if (out && BytesOf(compute) == 2) {
+        if (out) {
             s += "; in a framework, x" + Printf("%.2f-%.2f", out->time_ratio.y.back(), out->time_ratio.y.front()) +
-                 " the time by the narrowest side (" + out->series + ")";
+                 " the time by the narrowest side (" + out->series +
+                 (BytesOf(compute) == 2 ? ")" : ", measured in 16 bits)");
             if (k) s += Printf(", x%.2f-%.2f when it is k", k->time_ratio.y.front(), k->time_ratio.y.back());
         }
         return s;
