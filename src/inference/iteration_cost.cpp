@@ -88,6 +88,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal);
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
+    head_cache_.assign(cache_.size(), HeadCost{});
 }
 
 IterationCost::~IterationCost() = default;
@@ -340,13 +341,20 @@ double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) cons
 double IterationCost::HeadSeconds(const BatchShape& b, double* gather) const {
     *gather = 0;
     if (b.logits <= 0) return 0;
-    const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
-    const double a = BytesOf(prec_.activations), eb = BytesOf(prec_.embeddings);
-    const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
-    if (tp_ > 1) *gather = net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
-    return Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
-           Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1, true,
-                  false, {b.logits, V, h});
+    const bool cacheable = b.logits == std::floor(b.logits) && b.logits < static_cast<double>(head_cache_.size());
+    HeadCost scratch;
+    HeadCost& c = cacheable ? head_cache_[static_cast<size_t>(b.logits)] : scratch;
+    if (c.head < 0) {
+        const double h = m_.hidden, V = std::ceil(static_cast<double>(m_.vocab) / tp_);
+        const double a = BytesOf(prec_.activations), eb = BytesOf(prec_.embeddings);
+        const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
+        if (tp_ > 1) c.gather = net_->Seconds(CollectiveType::all_gather, GroupKind::tp, b.logits * V * tp_ * a);
+        c.head = Kernel(OpKind::elementwise, norm_fpe * b.logits * h, 2 * b.logits * h * a) +
+                 Kernel(OpKind::matmul, 2 * b.logits * V * h, b.logits * h * eb + V * h * eb + b.logits * V * a, 1,
+                        true, false, {b.logits, V, h});
+    }
+    *gather = c.gather;
+    return c.head;
 }
 
 // vLLM sends a stage's hidden states and residual (IntermediateTensors {"hidden_states", "residual"} of its

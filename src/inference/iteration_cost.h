@@ -159,6 +159,12 @@ private:
     std::unique_ptr<CommModel> net_;
     KernelFloor floor_;
     mutable std::vector<PerT> cache_;
+    // HeadSeconds by logits count (at most the token budget, as T): the LM head GEMM's curve lookup and the logits'
+    // all-gather were a sixth of a serving simulation's work, asked again every iteration for the same few counts.
+    struct HeadCost {
+        double head = -1, gather = 0;
+    };
+    mutable std::vector<HeadCost> head_cache_;
     mutable PerT scratch_;
 };
 
