@@ -500,12 +500,27 @@ StageProgramStream::~StageProgramStream() = default;
 StageProgramStream::StageProgramStream(StageProgramStream&&) noexcept = default;
 StageProgramStream& StageProgramStream::operator=(StageProgramStream&&) noexcept = default;
 
+// A kept program's vectors sized once from its first 1/32 of the schedule (at least 64 steps), 5% over: grown
+// by doubling, a stage of millions of nodes held the old and the new node array at once on its last growth
+// (the page's download stopped for 200 ms copying one) and up to twice the nodes it needed after it, room the
+// page's 4 GB of wasm memory then lacked for the stage's encoding. An estimate short of the end grows as before.
+static void ReserveFromFirstSteps(StageProgram& prog, size_t steps_done, size_t steps, uint64_t limit) {
+    constexpr size_t kMinSteps = 64;
+    if (steps < 2 * kMinSteps || steps_done != std::max(kMinSteps, steps / 32)) return;
+    const double scale = 1.05 * static_cast<double>(steps) / static_cast<double>(steps_done);
+    const double nodes = std::min(scale * static_cast<double>(prog.nodes.size()), static_cast<double>(limit));
+    prog.nodes.reserve(static_cast<size_t>(nodes));
+    prog.deps.reserve(static_cast<size_t>(nodes * static_cast<double>(prog.deps.size()) /
+                                          std::max<double>(1, static_cast<double>(prog.nodes.size()))));
+}
+
 bool StageProgramStream::Advance(uint64_t min_nodes) {
     Builder& b = *b_;
     const uint64_t until = b.B.emitted + std::min(min_nodes, UINT64_MAX - b.B.emitted);
     while (!b.complete && b.B.emitted < until) {
         if (b.next < b.schedule.size()) {
             b.Run(b.schedule[b.next++]);
+            if (!b.B.visit) ReserveFromFirstSteps(b.B.prog, b.next, b.schedule.size(), b.B.limit);
         } else {
             b.Finish();
             b.complete = true;

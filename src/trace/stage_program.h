@@ -52,8 +52,9 @@ struct StageProgram {
 
 // Trace nodes (README "Limits"). A program kept in memory takes ~90 bytes a node and its encoding ~90 more, so
 // what a trace writer or a replay holds at once (every stage's program or bytes, in the worst case) stops at 2^24
-// nodes together: a stage at the limit took the page's wasm memory to 3.66 GiB of its 4 GB (a writer drops the
-// program it built for a stage's ranks once they are encoded, trace/rank_traces.h; the heap keeps its high-water). The summary streams each stage's nodes and keeps none, so its
+// nodes together: a stage of 16.6 million nodes takes the page's wasm memory to 2.60 GiB of its 4 GB (a writer
+// drops the program it built for a stage's ranks once they are encoded, trace/rank_traces.h, and a kept program's
+// arrays are sized from its first steps, StageProgramStream::Advance; the heap keeps its high-water). The summary streams each stage's nodes and keeps none, so its
 // bound is time (60-100 million nodes a second on one core natively, about a third of that in wasm: a stage of
 // 2^28 in 3-5 s natively; the page counts it over frames, trace/summary.h JobSummarizer). Past either,
 // building throws sc::Error naming the batch and what would bring the count down.
