@@ -248,3 +248,21 @@ TEST(TraceCounts, The262kTokenRunIsExpressed) {
 }
 
 }  // namespace
+
+// A kept stage program's arrays are sized from its first steps, not grown by doubling (the page's wasm heap held a
+// stage near the node limit only so): its capacity is within a few percent of its nodes, on a pipeline stage with
+// warm-up and cool-down and on one stage with a gradient sync at the end; the nodes are the same.
+TEST(TraceCounts, AStageProgramIsSizedNearItsNodeCount) {
+    for (const char* spec : {"pp=4,batch=4096", "dp=2,batch=8192,zero=2", "pp=2,batch=2048,schedule=zbh1"}) {
+        const sc::Job job = sc::MakeJob(sctest::SmallGpt(), sc::ParseParallelSpec(spec));
+        for (int stage : {0, job.par.pp - 1}) {
+            const sc::StageProgram p = sc::BuildStageProgram(job, stage);
+            ASSERT_GT(p.nodes.size(), size_t{100000}) << spec;
+            const double room = static_cast<double>(p.nodes.capacity()) / static_cast<double>(p.nodes.size());
+            const double deps = static_cast<double>(p.deps.capacity()) / static_cast<double>(p.deps.size());
+            EXPECT_GE(room, 1.0);
+            EXPECT_LT(room, 1.10) << spec << " stage " << stage << ": " << p.nodes.size() << " nodes";
+            EXPECT_LT(deps, 1.10) << spec << " stage " << stage;
+        }
+    }
+}
