@@ -225,6 +225,36 @@ export function assertFilesEqualCliTrace(assert, files, split) {
   }
 }
 
+// Watches the page's trace download: every progress report goes to window.__progress ({done, total, bytes, running,
+// message}), and the download sees a cancel (as from the panel's Cancel button) once window.__cancelWhen, a function
+// the test sets in the page, returns true for a report. Returns a function that clears the record and sets the
+// condition: `await watch(() => false)`, `await watch((p) => p.done === 1 && p.running)`.
+export async function watchDownload(page) {
+  await page.evaluate(() => {
+    const app = window.stagecraft.app;
+    const set = app.setDownloadProgress.bind(app);
+    const cancelled = app.downloadCancelled.bind(app);
+    app.setDownloadProgress = (done, total, bytes, running, message) => {
+      set(done, total, bytes, running, message);
+      const p = { done, total, bytes, running, message };
+      window.__progress.push(p);
+      if (window.__cancelWhen(p)) window.__cancelNow = true;
+    };
+    app.downloadCancelled = () => cancelled() || window.__cancelNow;
+  });
+  return (cancelWhen) => page.evaluate((src) => {
+    window.__progress = [];
+    window.__cancelNow = false;
+    window.__cancelWhen = (0, eval)(`(${src})`);
+  }, cancelWhen.toString());
+}
+
+// The first report of a download that carried a message (its end: written, cancelled or failed).
+export async function downloadEnd(page, timeout = 120000) {
+  await page.waitForFunction(() => window.__progress.some((p) => p.message), null, { timeout });
+  return page.evaluate(() => window.__progress.find((p) => p.message).message);
+}
+
 // Moves to the item first and lets a frame pass, as a hand would: ImGui's tab items react to a press only over
 // an item hovered in the previous frame.
 export async function clickItem(page, window, label) {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, itemRect, screenshotPath, startSession, waitFrames, clickItem } from './harness.mjs';
+import { ROOT, itemRect, screenshotPath, startSession, waitFrames, clickItem, watchDownload, downloadEnd } from './harness.mjs';
 
 const CLI = path.join(ROOT, 'build', 'stagecraft');
 const cli = (...args) => execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8' });
@@ -204,22 +204,11 @@ test('"Download traces" writes files larger than a piece whole, and a cancel mid
   const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-a100-superpod&parallel=${split}`, initScript: fakeDirectoryPicker });
   try {
     await waitFrames(page, 2);
-    await page.evaluate(() => {
-      const app = window.stagecraft.app;
-      const set = app.setDownloadProgress.bind(app);
-      window.__messages = [];
-      app.setDownloadProgress = (done, total, bytes, running, message) => {
-        set(done, total, bytes, running, message);
-        if (message) window.__messages.push(message);
-        if (done === 1 && running) window.__firstFile ??= bytes;
-        if (window.__cancelMidway && done === 1 && bytes > window.__firstFile && running) window.__cancelNow = true;
-      };
-      const cancelled = app.downloadCancelled.bind(app);
-      app.downloadCancelled = () => cancelled() || window.__cancelNow === true;
-    });
+    const watch = await watchDownload(page);
+    await watch(() => false);
     await clickItem(page, 'Parallelism and traces', 'Download traces');
-    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 120000 });
-    assert.match((await page.evaluate(() => window.__messages))[0], /^Wrote 8 traces/);
+    assert.match(await downloadEnd(page), /^Wrote 8 traces/);
+    const firstFile = (await page.evaluate(() => window.__progress)).find((p) => p.done === 1).bytes;
     const written = await page.evaluate(() => window.__written);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-dl-'));
     try {
@@ -236,13 +225,11 @@ test('"Download traces" writes files larger than a piece whole, and a cancel mid
     await page.evaluate(() => {
       window.__written = {};
       window.__created = {};
-      window.__messages = [];
-      window.__firstFile = undefined;
-      window.__cancelMidway = true;
     });
+    // Once part of the second file is in.
+    await watch(new Function('p', `return p.done === 1 && p.bytes > ${firstFile} && p.running;`));
     await clickItem(page, 'Parallelism and traces', 'Download traces');
-    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 120000 });
-    assert.match((await page.evaluate(() => window.__messages))[0], /^Cancelled after 1 of 8 ranks; the files it wrote were removed\.$/);
+    assert.match(await downloadEnd(page), /^Cancelled after 1 of 8 ranks; the files it wrote were removed\.$/);
     await waitFrames(page, 4);
     assert.deepEqual(await page.evaluate(() => window.__aborted), ['trace.1.et'], 'the file under way was aborted');
     assert.deepEqual(await page.evaluate(() => Object.keys(window.__created)), [], 'every file made was removed');

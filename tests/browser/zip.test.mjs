@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ROOT, itemRect, startSession, waitFrames, clickItem, assertFilesEqualCliTrace } from './harness.mjs';
+import { ROOT, itemRect, startSession, waitFrames, clickItem, assertFilesEqualCliTrace, watchDownload, downloadEnd } from './harness.mjs';
 
 const { unzipSync } = createRequire(path.join(ROOT, 'web', 'package.json'))('fflate');
 const split = 'tp=2,pp=2,dp=2,batch=8';
@@ -51,23 +51,10 @@ test('a cancelled zip download saves nothing', { timeout: 120000 }, async () => 
     let downloads = 0;
     page.on('download', () => downloads++);
     await waitFrames(page, 2);
-    // Cancel as soon as the first rank is in: the panel's Cancel button sets the flag the stream polls.
-    await page.evaluate(() => {
-      const app = window.stagecraft.app;
-      const set = app.setDownloadProgress.bind(app);
-      window.__messages = [];
-      app.setDownloadProgress = (done, total, bytes, running, message) => {
-        set(done, total, bytes, running, message);
-        if (message) window.__messages.push(message);
-        if (done === 1 && running) window.__cancelNow = true;
-      };
-      const cancelled = app.downloadCancelled.bind(app);
-      app.downloadCancelled = () => cancelled() || window.__cancelNow === true;
-    });
+    // Cancel as soon as the first rank is in.
+    await (await watchDownload(page))((p) => p.done === 1 && p.running);
     await clickItem(page, 'Parallelism and traces', 'Download traces');
-    await page.waitForFunction(() => window.__messages.length > 0, null, { timeout: 60000 });
-    const messages = await page.evaluate(() => window.__messages);
-    assert.match(messages[0], /^Cancelled after \d+ of 256 ranks; nothing was saved\.$/);
+    assert.match(await downloadEnd(page, 60000), /^Cancelled after \d+ of 256 ranks; nothing was saved\.$/);
     await waitFrames(page, 10);
     assert.equal(downloads, 0, 'no file was saved');
     assert.deepEqual(errors, []);
@@ -83,19 +70,8 @@ test('rank files larger than a piece zip whole, with progress inside a file, and
   const { page, errors } = await session.open({ hash: `#model=llama3-8b&system=dgx-a100-superpod&parallel=${large}`, initScript: noFolders });
   try {
     await waitFrames(page, 2);
-    await page.evaluate(() => {
-      const app = window.stagecraft.app;
-      const set = app.setDownloadProgress.bind(app);
-      window.__progress = [];
-      app.setDownloadProgress = (done, total, bytes, running, message) => {
-        set(done, total, bytes, running, message);
-        window.__progress.push({ done, bytes, running, message });
-        // The second run cancels once part of the first file is in.
-        if (window.__cancelMidway && done === 0 && bytes > 0 && running) window.__cancelNow = true;
-      };
-      const cancelled = app.downloadCancelled.bind(app);
-      app.downloadCancelled = () => cancelled() || window.__cancelNow === true;
-    });
+    const watch = await watchDownload(page);
+    await watch(() => false);
     const download = page.waitForEvent('download', { timeout: 120000 });
     await clickItem(page, 'Parallelism and traces', 'Download traces');
     const files = unzipSync(new Uint8Array(fs.readFileSync(await (await download).path())));
@@ -106,14 +82,9 @@ test('rank files larger than a piece zip whole, with progress inside a file, and
 
     let downloads = 0;
     page.on('download', () => downloads++);
-    await page.evaluate(() => {
-      window.__progress = [];
-      window.__cancelMidway = true;
-    });
+    await watch((p) => p.done === 0 && p.bytes > 0 && p.running);  // once part of the first file is in
     await clickItem(page, 'Parallelism and traces', 'Download traces');
-    await page.waitForFunction(() => window.__progress.some((p) => p.message), null, { timeout: 60000 });
-    const ended = await page.evaluate(() => window.__progress.find((p) => p.message));
-    assert.match(ended.message, /^Cancelled after 0 of 8 ranks; nothing was saved\.$/);
+    assert.match(await downloadEnd(page, 60000), /^Cancelled after 0 of 8 ranks; nothing was saved\.$/);
     await waitFrames(page, 10);
     assert.equal(downloads, 0, 'no file was saved');
     assert.deepEqual(errors, []);
