@@ -379,22 +379,23 @@ async function saveTimeline(module, app, rank) {
   }
   const stream = new module.TraceStream(app.currentModelJson(), app.currentParallelSpec());
   try {
-    let text = '';
-    if (!stream.error() && app.timeTraceStream(stream)) text = stream.rankTimelineJson(rank);
-    if (!text) {
+    let bytes = null;
+    if (!stream.error() && app.timeTraceStream(stream)) bytes = stream.rankTimelineJson(rank);
+    if (!bytes) {
       message(`No timeline: ${stream.error() || 'choose a cluster to time the ops'}`);
       return;
     }
-    saveTimelineText(message, rank, text);
+    saveTimelineText(message, rank, bytes);
   } finally {
     stream.delete();
   }
 }
 
-function saveTimelineText(message, rank, text) {
+// `bytes`: the JSON as a Uint8Array (a JavaScript string of it would stop at 2^29 characters).
+function saveTimelineText(message, rank, bytes) {
   const name = `trace.${rank}.trace.json`;
-  saveBlob(name, new Blob([text], { type: 'application/json' }));
-  message(`Saved ${name} (${(text.length / 1e6).toFixed(1)} MB): open it in ui.perfetto.dev.`);
+  saveBlob(name, new Blob([bytes], { type: 'application/json' }));
+  message(`Saved ${name} (${(bytes.length / 1e6).toFixed(1)} MB): open it in ui.perfetto.dev.`);
 }
 
 // Saves text as a download (the Sweeps view's CSV), as the zip is saved.

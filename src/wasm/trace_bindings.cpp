@@ -110,16 +110,25 @@ std::string TraceStream::commGroups() {
     });
 }
 
-std::string TraceStream::rankTimelineJson(val rank_arg) {
-    if (!writer_) return "";
-    return scweb::Kept(error_, [&] {
+val TraceStream::rankTimelineJson(val rank_arg) {
+    if (!writer_) return val::null();
+    val r = scweb::Guard([&] {
         const int rank = static_cast<int>(scweb::IntegerArg(rank_arg, "rank", 0, writer_->world() - 1));
         sc::StringSink s;
         sc::engine::WriteRankTimelineJson(*snap_, *writer_, rank, s);
-        return s.bytes;
+        val ok = val::object();
+        ok.set("ok", true);
+        // Bytes, not a JavaScript string: V8 refuses strings past 2^29 characters, which a rank of a few thousand
+        // microbatches passes (185 bytes a node); copied out, since `s` dies here.
+        ok.set("bytes",
+               val(emscripten::typed_memory_view(s.bytes.size(), reinterpret_cast<const uint8_t*>(s.bytes.data())))
+                   .call<val>("slice"));
+        return ok;
     });
+    if (r["ok"].as<bool>()) return r["bytes"];
+    error_ = r["error"].as<std::string>();
+    return val::null();
 }
-
 std::string TraceStream::error() {
     return scweb::Kept(error_, [&] { return error_; });
 }

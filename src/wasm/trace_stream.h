@@ -40,8 +40,9 @@ public:
     static constexpr uint64_t kPrepareSliceNodes = uint64_t{1} << 17;
     std::string commGroups();
     // Rank `rank`'s timeline as Chrome trace JSON (Perfetto), every stage replayed together on the cluster the
-    // stream was timed on (what `stagecraft trace --format json` writes); "" and error() without a cluster.
-    std::string rankTimelineJson(emscripten::val rank);
+    // stream was timed on (what `stagecraft trace --format json` writes), as a Uint8Array of its own; null and
+    // error() without a cluster or on a bad rank.
+    emscripten::val rankTimelineJson(emscripten::val rank);
 
 private:
     std::unique_ptr<sc::engine::TraceSnapshot> snap_;  // null when the model or split was refused

@@ -187,7 +187,7 @@ public:
         });
     }
 
-    // timelineShard(link, [rank], 0, 1) -> {ok, text}: rank's timeline of the link's page as Chrome trace JSON (the
+    // timelineShard(link, [rank], 0, 1) -> {ok, bytes}: rank's timeline of the link's page as Chrome trace JSON (the
     // page's "Perfetto JSON": every stage replayed, seconds for a large split, so not on the page's thread).
     val timelineShard(val link, val args, val shard, val count) {
         return scweb::Guard([&] {
@@ -197,7 +197,9 @@ public:
             const int rank = static_cast<int>(sc::ParseIntegerIn("rank", a[0], 0, (1 << 24) - 1));
             const std::string key = scweb::StringArg(link, "link");
             ApplyInputs(key);  // RankTimelineJson builds its own trace snapshot from the inputs
-            return Text(sc::app::RankTimelineJson(*state_, rank));
+            // Bytes, transferred to the page: a JavaScript string stops at 2^29 characters (a rank of a few
+            // thousand microbatches) and would be copied again.
+            return Bytes(sc::app::RankTimelineJson(*state_, rank));
         });
     }
 
