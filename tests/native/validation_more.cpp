@@ -32,6 +32,15 @@ namespace {
 bool Starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 bool Has(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
 int IntOr(const json& v, int fallback) { return v.is_number() ? v.get<int>() : fallback; }
+// A record's field, null when the record has none. nlohmann's operator[] on a const json reads past the end of the
+// object for a missing key (undefined behaviour; most records have no "techniques" or "kernels"): it crashed
+// TrainingValidation.WritesTheTable once, in get<std::string>, in a clean clone's suite.
+const json& At(const json& o, const char* key) {
+    static const json null;
+    if (!o.is_object()) return null;
+    const auto it = o.find(key);
+    return it == o.end() ? null : *it;
+}
 
 sc::ModelConfig FromPreset(const std::string& file) {
     return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file));
@@ -49,19 +58,19 @@ double NeMoLlamaFlops(const sc::ModelConfig& m, double B) { return sc::NeMoLlama
 // Llama-style: RMSNorm, SwiGLU, rotary positions, no biases, untied embeddings.
 sc::ModelConfig Llama(const json& m, int vocab) {
     sc::ModelConfig c;
-    c.layers = m["layers"];
-    c.hidden = m["hidden"];
-    c.heads = m["heads"];
-    c.kv_heads = IntOr(m["kv_heads"], c.heads);
-    c.ffn = IntOr(m["ffn"], 0);
-    c.vocab = IntOr(m["vocab"], vocab);
-    c.seq = m["seq"];
+    c.layers = At(m, "layers");
+    c.hidden = At(m, "hidden");
+    c.heads = At(m, "heads");
+    c.kv_heads = IntOr(At(m, "kv_heads"), c.heads);
+    c.ffn = IntOr(At(m, "ffn"), 0);
+    c.vocab = IntOr(At(m, "vocab"), vocab);
+    c.seq = At(m, "seq");
     c.mlp = sc::MlpKind::swiglu;
     c.norm = sc::NormKind::rmsnorm;
     c.position = sc::PositionKind::rotary;
     c.tied_embeddings = false;
     c.bias = false;
-    if (m.contains("head_dim") && m["head_dim"].is_number()) c.head_dim = m["head_dim"];
+    if (m.contains("head_dim") && At(m, "head_dim").is_number()) c.head_dim = At(m, "head_dim");
     else sc::DeriveHeadDim(c);
     return c;
 }
@@ -73,12 +82,12 @@ struct Built {
 };
 
 Built ModelOf(const json& r) {
-    const json& m = r["model"];
-    const std::string name = m["name"];
+    const json& m = At(r, "model");
+    const std::string name = At(m, "name");
     Built b;
     if (Starts(name, "LLAMA3") || Starts(name, "Llama 3")) {
         b.model = Llama(m, 128256);
-        if (m["vocab"].is_null())
+        if (At(m, "vocab").is_null())
             b.assumptions.push_back("vocabulary 128256 (the Llama 3 tokenizer; NeMo LLM_VOCAB_SIZE_MAP llama3)");
     } else if (Starts(name, "LLAMA2")) {
         b.model = Llama(m, 32000);
@@ -89,14 +98,14 @@ Built ModelOf(const json& r) {
         // parameters, modelled as rotary).
         b.model = Llama(m, 0);
         b.model.kv_heads = b.model.heads;
-        b.model.ffn = IntOr(m["ffn"], 4 * b.model.hidden);
+        b.model.ffn = IntOr(At(m, "ffn"), 4 * b.model.hidden);
         b.model.mlp = sc::MlpKind::gelu;
         b.model.norm = sc::NormKind::layernorm;
         b.model.tied_embeddings = true;
         const bool gpt = !Starts(name, "MPT");
         b.model.bias = gpt;
         b.model.position = gpt ? sc::PositionKind::learned : sc::PositionKind::rotary;
-        if (m["ffn"].is_null())
+        if (At(m, "ffn").is_null())
             b.assumptions.push_back("FFN 4h, GeLU, multi-head attention (Megatron-LM GPT defaults; not in the table)");
         if (Starts(name, "MPT"))
             b.assumptions.push_back("MPT: no biases, ALiBi modelled as rotary (neither has position parameters)");
@@ -109,7 +118,7 @@ Built ModelOf(const json& r) {
         // The preset (xai-org/grok-1 README: 8 experts, 2 per token, 48 query and 8 KV heads; the DGXC README's
         // "mlp flops = 18 ..." is a gated expert MLP) with the record's vocabulary.
         b.model = FromPreset("grok-1.json");
-        b.model.moe.expert_ffn = m["expert_ffn"];
+        b.model.moe.expert_ffn = At(m, "expert_ffn");
         b.assumptions.push_back(
             "8 experts, top-2, gated expert MLPs (xai-org/grok-1 README; the record leaves the count out)");
     } else if (Starts(name, "DeepSeek V3")) {
@@ -127,10 +136,10 @@ Built ModelOf(const json& r) {
         b.unexpressible = "model dimensions not published in the record (" + name + ")";
         return b;
     }
-    b.model.name = r["key"];
+    b.model.name = At(r, "key");
     b.model.source = "data/training_measured_more.json";
-    if (m["seq"].is_number()) b.model.seq = m["seq"];
-    if (m["vocab"].is_number()) b.model.vocab = m["vocab"];  // the record's tokenizer where it names one
+    if (At(m, "seq").is_number()) b.model.seq = At(m, "seq");
+    if (At(m, "vocab").is_number()) b.model.vocab = At(m, "vocab");  // the record's tokenizer where it names one
     return b;
 }
 
@@ -143,7 +152,7 @@ struct ClusterChoice {
 };
 
 ClusterChoice ClusterOf(const json& r) {
-    const std::string gpu = r["system"]["gpu"].is_string() ? r["system"]["gpu"].get<std::string>() : "";
+    const std::string gpu = At(At(r, "system"), "gpu").is_string() ? At(At(r, "system"), "gpu").get<std::string>() : "";
     if (Starts(gpu, "GB200")) return {"gb200-nvl72", "", ""};
     if (Starts(gpu, "B200")) return {"dgx-b200-superpod", "", ""};
     if (Has(gpu, "A100-SXM4-40GB"))
@@ -188,25 +197,26 @@ const AutoModelConfig* AutoModelConfigOf(const std::string& key) {
 
 // The layout as the record gives it, with the framework defaults of its source where it is silent.
 void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
-    const json& p = r["parallel"];
-    const std::string key = r["key"];
-    const int gpus = r["system"]["count"];
+    const json& p = At(r, "parallel");
+    const std::string key = At(r, "key");
+    const int gpus = At(At(r, "system"), "count");
     sc::ParallelConfig& q = row.par;
-    if (!p["tp"].is_number() || !p["pp"].is_number() || !p["dp"].is_number()) {
+    if (!At(p, "tp").is_number() || !At(p, "pp").is_number() || !At(p, "dp").is_number()) {
         why_not.push_back("tensor/pipeline/data-parallel sizes not published");
         return;
     }
-    q.tp = p["tp"], q.pp = p["pp"], q.dp = p["dp"], q.cp = IntOr(p["cp"], 1), q.ep = IntOr(p["ep"], 1);
-    q.etp = IntOr(p["etp"], 1);
+    q.tp = At(p, "tp"), q.pp = At(p, "pp"), q.dp = At(p, "dp"), q.cp = IntOr(At(p, "cp"), 1),
+    q.ep = IntOr(At(p, "ep"), 1);
+    q.etp = IntOr(At(p, "etp"), 1);
     const AutoModelConfig* automodel = AutoModelConfigOf(key);
     if (automodel) {  // the config is the table's run: the sizes both give agree
-        EXPECT_EQ(IntOr(p["global_batch"], 0), automodel->global_batch) << key;
-        EXPECT_EQ(IntOr(p["local_batch"], 0), automodel->local_batch) << key;
-        if (p["ep"].is_number()) {
-            EXPECT_EQ(p["ep"].get<int>(), automodel->ep) << key;
+        EXPECT_EQ(IntOr(At(p, "global_batch"), 0), automodel->global_batch) << key;
+        EXPECT_EQ(IntOr(At(p, "local_batch"), 0), automodel->local_batch) << key;
+        if (At(p, "ep").is_number()) {
+            EXPECT_EQ(At(p, "ep").get<int>(), automodel->ep) << key;
         }
     }
-    if (automodel && !p["ep"].is_number()) {
+    if (automodel && !At(p, "ep").is_number()) {
         q.ep = automodel->ep;
         row.assumptions.push_back("ep=" + std::to_string(q.ep) + " (the table's EP is '-'; ep_size of its " +
                                   automodel->file + ", AutoModel@8d9bfb90e)");
@@ -216,16 +226,16 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     // expert_tensor_parallel_size = tensor_model_parallel_size"; before MCore 0.10 experts were always TP-split).
     const bool megatron_family =
         Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") || Starts(key, "mcore_");
-    if (q.ep > 1 && q.tp > 1 && !p["etp"].is_number() && megatron_family) {
+    if (q.ep > 1 && q.tp > 1 && !At(p, "etp").is_number() && megatron_family) {
         q.etp = q.tp;
         row.assumptions.push_back("etp=tp (Megatron-Core's default when expert_tensor_parallel_size is not given)");
     }
     const bool scale_dp = q.world() != gpus && Starts(key, "nemolongseq_");
-    q.microbatch = IntOr(p["microbatch"], 1);
-    if (!p["microbatch"].is_number()) row.assumptions.push_back("microbatch 1 (not published)");
-    const std::string prec = p["precision"].is_string() ? p["precision"].get<std::string>() : "";
-    const bool fsdp = p["zero"].is_string() &&
-                      (Has(p["zero"], "FSDP2") || Has(p["zero"], "FULL_SHARD") || Has(p["zero"], "Fully Sharded"));
+    q.microbatch = IntOr(At(p, "microbatch"), 1);
+    if (!At(p, "microbatch").is_number()) row.assumptions.push_back("microbatch 1 (not published)");
+    const std::string prec = At(p, "precision").is_string() ? At(p, "precision").get<std::string>() : "";
+    const bool fsdp = At(p, "zero").is_string() && (Has(At(p, "zero"), "FSDP2") || Has(At(p, "zero"), "FULL_SHARD") ||
+                                                    Has(At(p, "zero"), "Fully Sharded"));
     const bool torchtitan = Starts(key, "torchtitan_");
     if (torchtitan && q.pp > 1) {
         // torchtitan splits the local batch into one microbatch per pipeline stage (pipeline_parallel_microbatches
@@ -235,9 +245,9 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
         row.assumptions.push_back("local batch " + std::to_string(local) + " in " + std::to_string(q.pp) +
                                   " pipeline microbatches (torchtitan's default: one per stage)");
     }
-    q.batch = p["global_batch"].is_number() ? p["global_batch"].get<int>()
-                                            : q.microbatch * q.dp * (torchtitan && q.pp > 1 ? q.pp : 1);
-    if (!p["global_batch"].is_number())
+    q.batch = At(p, "global_batch").is_number() ? At(p, "global_batch").get<int>()
+                                                : q.microbatch * q.dp * (torchtitan && q.pp > 1 ? q.pp : 1);
+    if (!At(p, "global_batch").is_number())
         row.assumptions.push_back("global batch = local batch x dp (one step of the table)");
     if (scale_dp) {
         // The B200 long-sequence table's TPxPPxDPxCP is a quarter of its GPU count in every row. dp is taken
@@ -256,8 +266,9 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
                                       "; TFLOP/s per GPU compared on " + std::to_string(q.world()));
         }
     }
-    const std::string sched = p["pipeline_schedule"].is_string() ? p["pipeline_schedule"].get<std::string>() : "";
-    const int vp = IntOr(p["vp"], 1);
+    const std::string sched =
+        At(p, "pipeline_schedule").is_string() ? At(p, "pipeline_schedule").get<std::string>() : "";
+    const int vp = IntOr(At(p, "vp"), 1);
     if (q.pp > 1 && (vp > 1 || Has(sched, "nterleaved"))) {
         q.schedule = sc::Schedule::interleaved;
         q.vstages = vp > 1 ? vp : 2;
@@ -268,7 +279,7 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
         row.assumptions.push_back(
             "layers not divisible by the pipeline's chunks: uneven stages, as Megatron's account-for-embedding/loss split");
     }
-    const std::string rc = p["recompute"].is_string() ? p["recompute"].get<std::string>() : "";
+    const std::string rc = At(p, "recompute").is_string() ? At(p, "recompute").get<std::string>() : "";
     q.recompute = Starts(rc, "full")        ? sc::Recompute::full
                   : Starts(rc, "selective") ? sc::Recompute::selective
                                             : sc::Recompute::none;
@@ -295,8 +306,8 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     }
     q.sp = q.tp > 1;  // Megatron/NeMo recipes and torchtitan's TP plan shard the norms' sequence when tp > 1
     if (fsdp) {
-        q.zero = p["zero"].is_string() && Has(p["zero"], "SHARD_GRAD_OP") ? 2 : 3;
-    } else if (p["zero"].is_string() && Has(p["zero"], "SHARD_GRAD_OP")) {
+        q.zero = At(p, "zero").is_string() && Has(At(p, "zero"), "SHARD_GRAD_OP") ? 2 : 3;
+    } else if (At(p, "zero").is_string() && Has(At(p, "zero"), "SHARD_GRAD_OP")) {
         q.zero = 2;
     } else {
         q.zero = 1;  // Megatron-Core's distributed optimizer (NeMo's and the Megatron-LM README's default)
@@ -316,7 +327,7 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
 }
 
 sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
-    const std::string key = r["key"];
+    const std::string key = At(r, "key");
     sc::TrainingOptions o;
     // Megatron-Core / NeMo recipes overlap TP communication with GEMMs (--tp-comm-overlap; the Megatron-LM
     // README names it); torchtitan only with AsyncTP.
@@ -327,11 +338,11 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     // SDPA's FlashAttention-2 backend in torchtitan; llm-foundry's attn_impl "flash" (FlashAttention-2).
     if (Starts(key, "torchtitan_") || Starts(key, "llmfoundry_")) o.attention_kernel = sc::AttentionKernel::flash2;
     // torchtitan without torch.compile ("FSDP (eager)"): PyTorch eager's RMSNorm, rotary and SwiGLU kernels.
-    const json& tech = r["parallel"]["techniques"];
+    const json& tech = At(At(r, "parallel"), "techniques");
     if (Starts(key, "torchtitan_") && tech.is_string() && Has(tech.get<std::string>(), "eager"))
         o.kernels.fused_elementwise = false;
     // "TE + DeepEP" (AutoModel's enable_deepep): tokens dispatched once per expert rank and node.
-    const json& kernels = r["parallel"]["kernels"];
+    const json& kernels = At(At(r, "parallel"), "kernels");
     if (kernels.is_string() && Has(kernels.get<std::string>(), "DeepEP")) o.kernels.deepep_dispatch = true;
     return o;
 }
@@ -340,42 +351,42 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
 
 // Sets the row's measurement in the source's convention; "" or why it cannot be compared.
 std::string MeasurementOf(const json& r, Row& row) {
-    const json& me = r["measured"];
-    const std::string key = r["key"];
-    const int gpus = row.gpus > 0 ? row.gpus : r["system"]["count"].get<int>();
+    const json& me = At(r, "measured");
+    const std::string key = At(r, "key");
+    const int gpus = row.gpus > 0 ? row.gpus : At(At(r, "system"), "count").get<int>();
     const double tokens = 1.0 * row.par.global_batch() * row.model.seq;
-    if (me["iter_time_s"].is_number()) {
+    if (At(me, "iter_time_s").is_number()) {
         row.measured_what = "iteration time (s)";
-        row.measured_value = me["iter_time_s"];
+        row.measured_value = At(me, "iter_time_s");
         row.measured_seconds = row.measured_value;
         row.to_unit = [](double t) { return t; };
         // The time agrees with the record's other numbers: its token rate (batch x seq / time / GPUs) and, for
         // llm-foundry, its "Model TFLOP" by the README's own formula, 3 (2 N s + 4 l h s^2) per sequence (every
         // query-key pair: non-causal), which checks that convention too.
-        if (me["tokens_per_s_per_gpu"].is_number()) {
-            EXPECT_NEAR(tokens / (row.measured_seconds * gpus), me["tokens_per_s_per_gpu"].get<double>(),
-                        0.005 * me["tokens_per_s_per_gpu"].get<double>())
+        if (At(me, "tokens_per_s_per_gpu").is_number()) {
+            EXPECT_NEAR(tokens / (row.measured_seconds * gpus), At(me, "tokens_per_s_per_gpu").get<double>(),
+                        0.005 * At(me, "tokens_per_s_per_gpu").get<double>())
                 << key;
         }
         if (Starts(key, "llmfoundry_")) {
-            const json& m = r["model"];
-            const double N = m["params"], s = m["seq"], l = m["layers"], h = m["hidden"];
+            const json& m = At(r, "model");
+            const double N = At(m, "params"), s = At(m, "seq"), l = At(m, "layers"), h = At(m, "hidden");
             const double F = 3 * (2 * N * s + 4 * l * h * s * s) * row.par.global_batch();
-            EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, me["tflops_per_gpu"].get<double>(),
-                        0.01 * me["tflops_per_gpu"].get<double>())
+            EXPECT_NEAR(F / (row.measured_seconds * gpus) / 1e12, At(me, "tflops_per_gpu").get<double>(),
+                        0.01 * At(me, "tflops_per_gpu").get<double>())
                 << key << ": llm-foundry's FLOP formula does not reproduce its TFLOP/s";
         }
         return "";
     }
-    if (me["tokens_per_s_per_gpu"].is_number()) {
-        const double tps = me["tokens_per_s_per_gpu"];
+    if (At(me, "tokens_per_s_per_gpu").is_number()) {
+        const double tps = At(me, "tokens_per_s_per_gpu");
         row.measured_what = "tokens/s/GPU";
         row.measured_value = tps;
         row.measured_seconds = tokens / (tps * gpus);
         row.to_unit = [tokens, gpus](double t) { return tokens / (t * gpus); };
         return "";
     }
-    if (me["tflops_per_gpu"].is_number()) {
+    if (At(me, "tflops_per_gpu").is_number()) {
         double F = 0;
         if (Starts(key, "nemolongseq_")) {
             F = NeMoLlamaFlops(row.model, row.par.global_batch());
@@ -386,7 +397,7 @@ std::string MeasurementOf(const json& r, Row& row) {
         } else {
             return "TFLOP/s with an unpublished FLOP formula and no time or token rate";
         }
-        const double tf = me["tflops_per_gpu"];
+        const double tf = At(me, "tflops_per_gpu");
         row.measured_value = tf;
         row.measured_seconds = F / (tf * 1e12 * gpus);
         row.to_unit = [F, gpus](double t) { return F / (t * gpus) / 1e12; };
@@ -500,7 +511,7 @@ std::vector<Row> MoreRowsOf(const json& r) {
         return MoreRowsOfRecord(r);
     } catch (const std::exception& e) {
         Row row;
-        row.key = r["key"];
+        row.key = At(r, "key");
         row.set = "more";
         row.comparable = false;
         row.not_comparable_reason = std::string("record incomplete: ") + e.what();
@@ -510,9 +521,9 @@ std::vector<Row> MoreRowsOf(const json& r) {
 
 std::vector<Row> MoreRowsOfRecord(const json& r) {
     Row row;
-    row.key = r["key"];
+    row.key = At(r, "key");
     row.set = "more";
-    std::string src = r["source"];
+    std::string src = At(r, "source");
     row.source = src.substr(0, src.find(','));
     std::vector<std::string> why_not;
     Built b = ModelOf(r);
@@ -535,7 +546,7 @@ std::vector<Row> MoreRowsOfRecord(const json& r) {
     row.system = cluster.system;
     row.accelerator = cluster.accelerator;
     if (!cluster.note.empty()) row.assumptions.push_back(cluster.note);
-    if (Has(r["system"]["gpu"].get<std::string>(), "Grand Teton")) {
+    if (Has(At(At(r, "system"), "gpu").get<std::string>(), "Grand Teton")) {
         row.hbm_tbps = 2.4;  // record: "96GB HBM2e with 2.4 TB/sec"
         row.hbm_gb = 96;
     }
