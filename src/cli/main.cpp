@@ -24,7 +24,7 @@ static const char* kUsage =
     "  serve --preset FILE [--set key=value]... [--rate-sweep R1,R2,...] [--json]\n"
     "      a served model's latency percentiles, throughput and goodput (discrete-event serving simulation)\n"
     "a preset (--model, --system, --preset) is a file, or an id (llama3-8b, dgx-h100-superpod) looked up in\n"
-    "presets/ under the working directory, then beside the program\n"
+    "presets/ under the working directory, then beside the program, then in its source tree\n"
     "run `stagecraft <command> --help` for a command's flags\n";
 
 static int Run(const std::string& cmd, int argc, char** argv) {

@@ -14,16 +14,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The presets/ folders an id is looked for in, in order: the working directory's, then the one beside the
-// program (<dir of the executable>/../presets: build/stagecraft in a checkout).
+// The presets/ folders an id is looked for in, in order: the working directory's, the one beside the program
+// (<dir of the executable>/../presets: build/stagecraft in a checkout), and the source tree's it was built from
+// (a build folder elsewhere), each once.
 std::vector<fs::path> PresetRoots() {
     std::vector<fs::path> roots{fs::path("presets")};
+    auto add = [&](const fs::path& dir) {
+        std::error_code ec;
+        for (const fs::path& r : roots)
+            if (fs::equivalent(dir, r, ec) || dir == r) return;
+        roots.push_back(dir);
+    };
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const fs::path beside = (exe.parent_path() / ".." / "presets").lexically_normal();
-        if (!fs::equivalent(beside, roots[0], ec)) roots.push_back(beside);
-    }
+    if (!ec) add((exe.parent_path() / ".." / "presets").lexically_normal());
+#ifdef SC_PRESETS_DIR
+    add(fs::path(SC_PRESETS_DIR));
+#endif
     return roots;
 }
 
