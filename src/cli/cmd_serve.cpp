@@ -50,10 +50,8 @@ const char* kServeUsage =
 
 // The model preset an id names: presets/models/<id>.json beside the description's folder.
 ModelConfig LoadModelById(const fs::path& preset, const std::string& id) {
-    bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
-    for (char c : id)
-        plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
-    if (!plain) throw Error("model", "\"" + Clip(id) + "\" is not a model preset id (letters, digits, '.', '_', '-')");
+    if (!IsPresetId(id))
+        throw Error("model", "\"" + Clip(id) + "\" is not a model preset id (letters, digits, '.', '_', '-')");
     const fs::path path = preset.parent_path() / ".." / "models" / (id + ".json");
     const std::string text = ReadFile(path.string(), "model");
     try {

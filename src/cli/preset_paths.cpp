@@ -50,14 +50,18 @@ std::string IdsIn(const fs::path& dir) {
 
 }  // namespace
 
+bool IsPresetId(const std::string& s) {
+    bool plain = !s.empty() && s.size() <= 100 && s.find("..") == std::string::npos;
+    for (char c : s) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+    return plain;
+}
+
 fs::path PresetPath(const std::string& flag, const std::string& folder, const std::string& what,
                     const std::string& given) {
     const fs::path p = given;
     std::error_code ec;
-    // An id is a plain file name (letters, digits, '.', '_', '-'; at most 100); anything else is a path.
-    bool id = !given.empty() && given.size() <= 100 && p.extension() != ".json";
-    for (char c : given) id = id && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
-    if (!id || fs::exists(p, ec)) return p;  // a path: read (or refused, naming why) as given
+    if (!IsPresetId(given) || p.extension() == ".json" || fs::exists(p, ec))
+        return p;  // a path: read (or refused, naming why) as given
     const std::vector<fs::path> roots = PresetRoots();
     std::string looked, ids;
     for (const fs::path& root : roots) {

@@ -9,6 +9,8 @@
 
 namespace sc::cli {
 
+// A preset id: a plain file name (letters, digits, '.', '_', '-'; at most 100; no ".."), never a path.
+bool IsPresetId(const std::string& s);
 // folder: "models", "systems" or "inference"; what: "model", "system" or "serving" (for the error).
 std::filesystem::path PresetPath(const std::string& flag, const std::string& folder, const std::string& what,
                                  const std::string& given);

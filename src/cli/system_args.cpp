@@ -25,10 +25,7 @@ static std::string AcceleratorId(const std::string& text) {
     if (!root.is_object() || it == root.end()) throw Error("accelerator", "missing required field");
     if (!it->is_string()) throw Error("accelerator", "expected an accelerator id (a string), got " + Shown(*it));
     const std::string id = it->get<std::string>();
-    bool plain = !id.empty() && id.size() <= 100 && id.find("..") == std::string::npos;
-    for (char c : id)
-        plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
-    if (!plain)
+    if (!IsPresetId(id))
         throw Error("accelerator", "\"" + Clip(id) + "\" is not an accelerator id (letters, digits, '.', '_', '-')");
     return id;
 }
