@@ -61,6 +61,12 @@ public:
     }
     // Measured / curve time of a GEMM of shape `dims` in the framework profile; 1 without one or a shape.
     double FrameworkGemmRatio(const GemmDims& dims) const;
+    // An fp8 GEMM read on a square-shape curve, by FLOP count, runs at that rate times this: the part's 16-bit grid
+    // at its shape over the 16-bit square curve at its FLOPs. 1 without a shape, or when the fp8 curve has its own
+    // grid or the part has no 16-bit grid.
+    double ShapeFactor(double flops, const GemmDims& dims) const;
+    // The 16-bit curve whose grid gives ShapeFactor its shape; nullptr when ShapeFactor is 1.
+    const GemmCurve* shape_curve() const { return shape_grid_; }
     const AttentionCurve* attention_curve(bool forward) const { return forward ? attn_curve_fwd_ : attn_curve_bwd_; }
     bool hbm_measured() const { return hbm_measured_; }
 
@@ -76,7 +82,8 @@ private:
     double win_eff_fwd_ = 0, win_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;
-    const GemmCurve* gemm16_ = nullptr;  // bf16 (or fp16) curve, for matmuls kept in 16 bits
+    const GemmCurve* gemm16_ = nullptr;      // bf16 (or fp16) curve, for matmuls kept in 16 bits
+    const GemmCurve* shape_grid_ = nullptr;  // gemm16_, when it lends its grid to a square-only fp8 curve
     double gemm16_peak_ = 0;
     double gemm_peak_ = 0;  // peak of the curve's own precision, to turn TFLOPS into an efficiency
     // The best GEMM measured on the part (MAMF) as a fraction of the peak, at the compute precision and in 16

@@ -22,6 +22,9 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
             s += Printf(", by shape on its %.0f-shape grid (m, n, k %.0f-", static_cast<double>(c->grid.tflops.size()),
                         c->grid.m.front()) +
                  Printf("%.0f; wider m x n at equal area, beyond it the edge)", c->grid.m.back());
+        if (const GemmCurve* g = cm.shape_curve())
+            s += ", by shape as " + g->series + "'s grid (measured in " + NameOf(g->dtype) +
+                 ") over its square curve at equal FLOPs";
         if (c->dtype != compute)
             s += std::string(", measured in ") + NameOf(c->dtype) + ": " + prec + " GEMMs at its fraction of peak";
         // An edited part (--system-set, the page, a sweep point) reads the curve scaled by edited / preset peak.

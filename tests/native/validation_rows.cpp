@@ -406,7 +406,7 @@ Row Nemo(const json& r) {
         << row.key;
     row.cause =
         "FP8 on H100: the model runs the GEMMs at the cuBLASLt FP8 microbenchmark rate (0.6-0.7 of the FP8 peak) "
-        "slowed by the framework GEMM profile measured in 16 bits, keeps activations and their traffic in bf16 and "
+        "with the 16-bit table's shape, slowed by the framework GEMM profile measured in 16 bits, keeps activations and their traffic in bf16 and "
         "charges Transformer Engine's cast and transpose passes, the 16-bit LM head and the SMs its TP-overlap "
         "kernels take, and is still fast, more than the BF16 rows of the same release: whether FP8 GEMMs lose more "
         "to the framework than 16-bit ones (a fixed time per kernel would make them) is not measured";
