@@ -127,11 +127,14 @@ double ComputeModel::FrameworkGemmRatio(const GemmDims& dims) const {
 // with a 16-bit one. The fp8 curves measured off the square (Azure's cuBLASLt runs, presets/calibration) say so:
 // at 802,816 x 192 x 768 the square curve at equal FLOPs reads H100 fp8 1.86x and GB200 fp8 1.95x too fast, this
 // factor brings them to 1.48x and 1.33x (n = 192 is below the grid's 256: its edge is an upper bound), and at
-// 1,024 x 2,145 x 1,024 GB200 from 1.09x to 1.03x (H100 1.31x -> 1.32x) (GemmShapeFactor.MovesFp8TowardItsOffSquareRuns).
+// 1,024 x 2,145 x 1,024 GB200 from 1.09x to 1.03x (H100 stays 1.31x) (GemmShapeFactor.MovesFp8TowardItsOffSquareRuns).
 // Not applied to fp4: GB200's fp4 run at 802,816 x 192 x 768 measured 1.56x faster than its own square curve.
+// At most 1: a shape is charged, never credited. Under the grid's smallest side the grid reads its edge (an upper
+// bound) while the square curve reads the GEMM's few FLOPs, and the ratio would be an artefact of the two clamps
+// (x14 for a 1 x 8,192 x 8,192 decode GEMM on H100); above it the ratio stays within 1% of 1 for shapes this wide.
 double ComputeModel::ShapeFactor(double flops, const GemmDims& dims) const {
     if (!shape_grid_ || !dims.known()) return 1;
-    return GridTflops(shape_grid_->grid, dims) / Interpolate(shape_grid_->tflops, std::max(flops, 1.0));
+    return std::min(1.0, GridTflops(shape_grid_->grid, dims) / Interpolate(shape_grid_->tflops, std::max(flops, 1.0)));
 }
 
 double ComputeModel::MatmulEfficiency(double flops, const GemmDims& dims) const {

@@ -62,8 +62,8 @@ public:
     // Measured / curve time of a GEMM of shape `dims` in the framework profile; 1 without one or a shape.
     double FrameworkGemmRatio(const GemmDims& dims) const;
     // An fp8 GEMM read on a square-shape curve, by FLOP count, runs at that rate times this: the part's 16-bit grid
-    // at its shape over the 16-bit square curve at its FLOPs. 1 without a shape, or when the fp8 curve has its own
-    // grid or the part has no 16-bit grid.
+    // at its shape over the 16-bit square curve at its FLOPs, at most 1. 1 without a shape, or when the fp8 curve has
+    // its own grid or the part has no 16-bit grid.
     double ShapeFactor(double flops, const GemmDims& dims) const;
     // The 16-bit curve whose grid gives ShapeFactor its shape; nullptr when ShapeFactor is 1.
     const GemmCurve* shape_curve() const { return shape_grid_; }
