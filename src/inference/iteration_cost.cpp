@@ -280,12 +280,6 @@ BatchShape WindowView(const BatchShape& b) {
 
 }  // namespace
 
-void BatchShape::AddDecode(double p, double window) {
-    decodes += 1;
-    decode_keys += p + 1;
-    if (window > 0) window_decode_keys += std::min(p + 1, window);
-}
-
 void BatchShape::AddPrefillChunk(double p, double c, double window) {
     prefill_tokens += c;
     prefill_pairs += c * p + c * (c + 1) / 2;

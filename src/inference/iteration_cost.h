@@ -15,6 +15,7 @@
 // T = prefill + decode tokens as one GEMM (weights read once per iteration); attention runs as two kernels,
 // context (prefill) and generation (decode), as TensorRT-LLM and vLLM run them.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -46,7 +47,11 @@ struct BatchShape {
     double tokens() const { return prefill_tokens + decodes; }
     // One scheduled request's share: a decode (`decode`) reads its cache of p tokens and adds one key; a prefill
     // chunk of c tokens after p attends to p + 1 .. p + c keys. `window`: the model's (0: none).
-    void AddDecode(double p, double window);
+    void AddDecode(double p, double window) {  // inline: once per running sequence per iteration
+        decodes += 1;
+        decode_keys += p + 1;
+        if (window > 0) window_decode_keys += std::min(p + 1, window);
+    }
     void AddPrefillChunk(double p, double c, double window);
 };
 
