@@ -224,8 +224,8 @@ TEST(GemmShapeFactor, Fp8TakesTheSixteenBitGridsShape) {
 
 // The measurement behind it: the fp8 runs Azure measured off the square (presets/calibration "other_shapes", batch 1),
 // each predicted from its square curve by FLOP count and with the 16-bit grid's shape. Over the fp8 curves of parts
-// with a grid, the factor brings the worst and the mean |log error| down. What it leaves: at 802,816 x 192 x 768 both
-// are still too fast (n = 192 is under the grid's 256, where its edge is an upper bound).
+// with a grid, the factor brings the worst and the mean |log error| down. What it leaves: at 802,816 x 192 x 768 all
+// three parts are still too fast (n = 192 is under the grid's 256, where its edge is an upper bound).
 TEST(GemmShapeFactor, MovesFp8TowardItsOffSquareRuns) {
     const json j = json::parse(sctest::ReadFile(servetest::kRoot + "/presets/calibration/measured.json"));
     double worst_square = 0, worst_shaped = 0, sum_square = 0, sum_shaped = 0;
