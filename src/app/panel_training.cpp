@@ -274,17 +274,19 @@ static void DrawEstimate(const AppState& s) {
         steps[i] = {kBreakdownParts[i].short_label, b.*kBreakdownParts[i].seconds, kColours[i]};
     StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
     const System* sys = CurrentSystem(s);
-    if (const PublishedRuns* runs = sys ? PublishedRunsFor(sys->accelerator.id) : nullptr) {
+    const Precision compute = s.evaluation.job ? s.evaluation.job->model.precision.compute : Precision::bf16;
+    if (const PublishedRuns* runs = sys ? PublishedRunsFor(sys->accelerator.id, compute) : nullptr) {
         // Wrapped: the panel is narrower than the line at the default width.
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::PushTextWrapPos(0);
-        ImGui::Text("published runs on %s: %s", runs->accelerator, PublishedRunsText(*runs).c_str());
+        ImGui::Text("published runs %s", PublishedRunsLine(*runs, compute).c_str());
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
         Formula(
-            "measured / predicted step time of the published runs on this accelerator that the model was "
-            "compared with (docs/validation.md: Megatron-LM, NeMo, DGX Cloud, torchtitan, llm-foundry, ...). The "
-            "estimate above is the model's own; no factor is fitted to these runs.");
+            "measured / predicted step time of the published runs on this accelerator, in this precision's class "
+            "(16-bit or fp8), that the model was compared with (docs/validation.md: Megatron-LM, NeMo, DGX Cloud, "
+            "torchtitan, llm-foundry, ...). The estimate above is the model's own; no factor is fitted to these "
+            "runs.");
     }
     if (!e.rates.gemm.empty()) {
         // One line; which rates are measured and which are fallbacks is in its tooltip (the CLI prints all three).

@@ -29,8 +29,9 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
     // How far published runs on this accelerator were from the model (docs/validation.md), so the step time is
     // read with its measured spread.
-    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id))
-        line("published runs", "on " + sys.accelerator.id + ": " + PublishedRunsText(*runs) + " [docs/validation.md]");
+    const Precision compute = job.model.precision.compute;
+    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id, compute))
+        line("published runs", PublishedRunsLine(*runs, compute) + " [docs/validation.md]");
     // What the rates rest on: measured on this part, or a fallback (presets/calibration/measured.json).
     if (!e.rates.gemm.empty()) {
         line("rates from",
@@ -127,8 +128,9 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     if (e.days_to_train > 0)
         j["to_train"] = {
             {"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
-    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id))
+    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id, job.model.precision.compute))
         j["published_runs"] = {{"accelerator", runs->accelerator},
+                               {"precision", runs->precision},
                                {"runs", runs->runs},
                                {"measured_over_predicted",
                                 {{"min", runs->min},

@@ -161,22 +161,38 @@ TEST(Cli, EstimateReportsTflopsAndMfuUnderEachConvention) {
 }
 
 TEST(Cli, EstimateSaysHowFarPublishedRunsOnTheAcceleratorWere) {
-    // The spread of docs/validation.md's rows on the system's accelerator, beside the model's own step time.
-    const sc::PublishedRuns* h100 = sc::PublishedRunsFor("h100-sxm");
+    // The spread of docs/validation.md's rows on the system's accelerator in the estimate's precision, beside the
+    // model's own step time.
+    const sc::PublishedRuns* h100 = sc::PublishedRunsFor("h100-sxm", sc::Precision::bf16);
+    const sc::PublishedRuns* h100_fp8 = sc::PublishedRunsFor("h100-sxm", sc::Precision::fp8);
     ASSERT_NE(h100, nullptr);
+    ASSERT_NE(h100_fp8, nullptr);
+    EXPECT_STREQ(h100->precision, "16-bit");
+    EXPECT_STREQ(h100_fp8->precision, "fp8");
     const std::string args =
         "estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod --parallel tp=2,dp=4,batch=64,zero=1";
     CliResult r = RunCli(args);
     EXPECT_EQ(r.status, 0) << r.out;
-    EXPECT_NE(r.out.find("published runs                on h100-sxm: " + sc::PublishedRunsText(*h100)),
+    EXPECT_NE(r.out.find("published runs                on h100-sxm in 16-bit: " + sc::PublishedRunsText(*h100)),
+              std::string::npos)
+        << r.out;
+    r = RunCli(args + " --precision fp8");
+    EXPECT_NE(r.out.find("published runs                on h100-sxm in fp8: " + sc::PublishedRunsText(*h100_fp8)),
               std::string::npos)
         << r.out;
     r = RunCli(args + " --json", false);
     ASSERT_EQ(r.status, 0) << r.out;
     const nlohmann::json p = nlohmann::json::parse(r.out)["training"]["published_runs"];
     EXPECT_EQ(p["accelerator"], "h100-sxm");
+    EXPECT_EQ(p["precision"], "16-bit");
     EXPECT_EQ(p["runs"], h100->runs);
     EXPECT_EQ(p["measured_over_predicted"]["median"], h100->median);
+    // Every run compared on B200 was in fp8: a bf16 plan sees them, said to be another precision's.
+    const sc::PublishedRuns* b200 = sc::PublishedRunsFor("b200", sc::Precision::bf16);
+    ASSERT_NE(b200, nullptr);
+    EXPECT_STREQ(b200->precision, "fp8");
+    EXPECT_EQ(sc::PublishedRunsLine(*b200, sc::Precision::bf16),
+              "on b200 in fp8 (none in 16-bit): " + sc::PublishedRunsText(*b200));
     // No published run was compared on MI300X: no line, and null in the JSON.
     const std::string mi300x =
         "estimate --model presets/models/llama3-8b.json --system mi300x-cluster "
