@@ -208,6 +208,16 @@ Accelerator ParseAccelerator(std::string_view json_text) {
         PositiveOrNull(quantity(*r.Get("board_power_W", true), "board_power_W", "W", true), "board_power_W", "W");
     if (r.Has("sm_count"))
         a.sm_count = PositiveInteger(quantity(*r.Get("sm_count", true), "sm_count", "SMs", false), "sm_count");
+    if (r.Has("collective_ctas")) {
+        a.collective_ctas = PositiveInteger(quantity(*r.Get("collective_ctas", true), "collective_ctas", "CTAs", false),
+                                            "collective_ctas");
+        if (a.sm_count == 0)
+            throw Error("collective_ctas", "needs sm_count: the CTAs of a collective are a share of the SMs");
+        if (a.collective_ctas >= a.sm_count)
+            throw Error("collective_ctas", std::to_string(a.collective_ctas) + " CTAs leave none of the " +
+                                               std::to_string(a.sm_count) + " SMs for compute; valid: 1 to " +
+                                               std::to_string(a.sm_count - 1));
+    }
     r.RejectUnknown();
     ValidateAcceleratorRates(a);
     a.preset_matrix = a.matrix;

@@ -63,6 +63,10 @@ struct Accelerator {
     // Streaming multiprocessors (NVIDIA) the kernels of one GPU share; 0 = not published in the preset. Needed
     // where communication kernels take SMs from overlapped compute (training/comm_sms.h).
     int sm_count = 0;
+    // Thread blocks an NCCL collective runs on: one per channel, each resident on an SM for the whole collective
+    // (Hu et al. 2025, "Demystifying NCCL", arXiv 2507.04786). 0 = no measurement in the preset. The compute an
+    // overlapped data-parallel collective hides behind runs on the other SMs meanwhile (training/comm_sms.h).
+    int collective_ctas = 0;
     std::map<std::string, Provenance> provenance;
     // The peaks and HBM bandwidth as the preset gave them. Measured calibration curves (config/calibration.h)
     // describe that part; after an edit (--system-set, the page, a link) they answer for the edited part

@@ -26,7 +26,13 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         std::snprintf(buf, sizeof buf, "%s (%.1f%%)", FormatSeconds(s).c_str(), 100 * s / e.step_seconds);
         line(std::string("  ") + label, buf);
     };
-    for (const BreakdownPart& p : kBreakdownParts) part(p.label, b.*p.seconds);
+    for (const BreakdownPart& p : kBreakdownParts) {
+        part(p.label, b.*p.seconds);
+        if (p.seconds != &StepBreakdown::compute) continue;
+        // Of compute, what communication kernels beside it take (training/comm_sms.h): not parts of their own.
+        part("  of which TP/EP comm SMs", b.comm_sms);
+        part("  of which DP comm SMs", b.dp_comm_sms);
+    }
     // How far published runs on this accelerator were from the model (docs/validation.md), so the step time is
     // read with its measured spread.
     const Precision compute = job.model.precision.compute;
@@ -102,6 +108,8 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["gpus"] = job.par.world();
     j["step_seconds"] = e.step_seconds;
     j["breakdown"] = BreakdownJson(e.step);
+    // Of breakdown.compute (not parts of their own): the SMs that overlapped communication kernels hold.
+    j["compute_lost_to_comm_sms"] = {{"tp_ep", e.step.comm_sms}, {"dp", e.step.dp_comm_sms}};
     j["mfu"] = e.mfu;
     j["hfu"] = e.hfu;
     j["mfu_bf16"] = e.mfu_bf16;

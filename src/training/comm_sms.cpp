@@ -40,6 +40,11 @@ double CommSmSeconds(double gemm, double comm, const UserbufferOverlap& o, int s
     return std::min(std::max(0.0, comm) * n / sms, margin_loss);
 }
 
+double CollectiveSmSeconds(double compute, double hidden, const Accelerator& acc) {
+    if (acc.collective_ctas <= 0 || acc.sm_count <= 0) return 0;
+    return CommSmSeconds(compute, hidden, UserbufferOverlap{acc.collective_ctas, false}, acc.sm_count);
+}
+
 const UserbufferConfig* UserbuffersOf(const Job& job, const TrainingOptions& opt, const TpOverlapKernels& kernels,
                                       int sm_count) {
     const bool on =

@@ -7,6 +7,7 @@
 #pragma once
 #include <string_view>
 
+#include "config/hardware_config.h"
 #include "graph/graph.h"
 #include "parallel/job.h"
 #include "training/training_options.h"
@@ -58,6 +59,12 @@ const UserbufferOverlap* UserbufferOverlapOf(OpKind kind, Pass pass, std::string
 // share the GPU only while the kernel runs: the GEMM does comm * (sms - num_sm) / sms of its work in that time,
 // i.e. loses comm * num_sm / sms, never more than the margin's loss. 0 when sms is unknown (0).
 double CommSmSeconds(double gemm, double comm, const UserbufferOverlap& o, int sms);
+
+// Seconds the compute beside an overlapped data-parallel collective (a gradient reduction, a ZeRO gather) loses
+// to the CTAs of its NCCL kernel: for the `hidden` seconds the collective runs beside `compute` seconds of
+// kernels, those get sms - ctas of the SMs (CommSmSeconds without the margin: hidden * ctas / sms). 0 when the
+// accelerator preset gives no CTA count (Accelerator::collective_ctas) or no SM count.
+double CollectiveSmSeconds(double compute, double hidden, const Accelerator& acc);
 
 // The userbuffers configuration a job's GEMMs lose SMs to, or nullptr when they lose none: TP overlap on, run on
 // Transformer Engine's userbuffers, TP > 1 under sequence parallelism (Megatron-Core requires SP for

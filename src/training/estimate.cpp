@@ -176,15 +176,21 @@ double TpExposed(const BlockTime& b, const TrainingOptions& opt, int tp) {
 
 // ZeRO-3/FSDP: two gathers (forward, backward) and one gradient scatter per block and microbatch, prefetched
 // behind the block's compute when overlapping. Per block kind, since it depends only on it.
-double Zero3Exposed(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
+double Zero3Seconds(const BlockTime& b, const Job& job, const CommModel& net) {
     if (job.par.zero < 3) return 0.0;
     const double w = BytesOf(job.model.precision.compute), g = BytesOf(job.model.precision.grad);
-    double t = 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-               2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
-               net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
-               net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
-    double hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
-    return std::max(0.0, t - hide);
+    return 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
+           2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
+           net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
+           net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
+}
+double Zero3Hide(const BlockTime& b, const TrainingOptions& opt) { return opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0; }
+double Zero3Exposed(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
+    return std::max(0.0, Zero3Seconds(b, job, net) - Zero3Hide(b, opt));
+}
+// The part of them that hides behind the block's compute: what their kernels' SMs slow (dp_comm_sms).
+double Zero3Hidden(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
+    return std::min(Zero3Seconds(b, job, net), Zero3Hide(b, opt));
 }
 
 // ---- Phase 2: stage sums, one microbatch of each pipeline stage (all its virtual stages). ----
@@ -196,12 +202,17 @@ struct StageCost {
     double dense_params = 0, expert_params = 0;
     double fp8_quant = 0, fp8_quant_fixed = 0;  // one quantization of the stage's fp8 GEMM weights
     double zero3_exposed = 0;                   // per microbatch
+    double zero3_hidden = 0;                    // per microbatch: the ZeRO-3 traffic behind the compute
     int layers = 0;
     double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
     double work_with_zero3() const { return work() + zero3_exposed; }
 };
 
-void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, double zero3, int n) {
+struct Zero3Part {
+    double exposed = 0, hidden = 0;  // per microbatch
+};
+
+void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part zero3, int n) {
     if (n <= 0) return;
     c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
     c.sm_loss += n * b.sm_loss;
@@ -211,7 +222,8 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, double zero3
     c.comm[kSlotEp] += n * b.comm(kSlotEp);
     c.dense_params += n * b.dense_params, c.expert_params += n * b.expert_params;
     c.fp8_quant += n * b.fp8_quant, c.fp8_quant_fixed += n * b.fp8_quant_fixed;
-    c.zero3_exposed += n * zero3;
+    c.zero3_exposed += n * zero3.exposed;
+    c.zero3_hidden += n * zero3.hidden;
 }
 
 // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate costs
@@ -221,9 +233,12 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
     const ParallelConfig& p = job.par;
     struct Kind {
         const BlockTime& time;
-        double tp_exposed, zero3;
+        double tp_exposed;
+        Zero3Part zero3;
     };
-    auto kind = [&](const BlockTime& b) { return Kind{b, TpExposed(b, opt, p.tp), Zero3Exposed(b, job, net, opt)}; };
+    auto kind = [&](const BlockTime& b) {
+        return Kind{b, TpExposed(b, opt, p.tp), {Zero3Exposed(b, job, net, opt), Zero3Hidden(b, job, net, opt)}};
+    };
     const Kind emb = kind(t.embedding), dense = kind(t.dense), moe = kind(t.moe), head = kind(t.head);
     const Kind dense_w = kind(t.dense_window), moe_w = kind(t.moe_window);
     std::vector<StageCost> stages(p.pp);
@@ -285,7 +300,8 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
 }
 
 void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int bneck, const CommModel& net,
-                      const TrainingOptions& opt, int sm_count, StepBreakdown& br) {
+                      const TrainingOptions& opt, const Accelerator& acc, StepBreakdown& br) {
+    const int sm_count = acc.sm_count;
     const ParallelConfig& p = job.par;
     const int V = p.active_vstages();
     const double R = RoundsPerStep(p);
@@ -304,6 +320,9 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
     br.cp_comm = R * b.comm[kSlotCp];
     br.ep_comm = R * b.comm[kSlotEp];
     br.dp_comm = R * b.zero3_exposed;
+    // ZeRO-3's gathers and scatters hidden behind the compute hold SMs meanwhile.
+    br.dp_comm_sms = CollectiveSmSeconds(R * (b.fwd + b.bwd + b.rec), R * b.zero3_hidden, acc);
+    br.compute += br.dp_comm_sms;
     const PairOverlap pair = DualPipeOverlap(p, b, bneck, sm_count);
     br.ep_comm -= pair.ep_hidden;
     br.compute += pair.sm_loss;  // comm_sms is part of compute: charged, not only shown
@@ -351,7 +370,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
 // program does the same). ZeRO-3's per-block traffic is a pipeline term (AddPipelineTerms). Then the tied
 // embedding's gradient all-reduce between the first and last stage.
 void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const CommModel& net,
-                          const TrainingOptions& opt, StepBreakdown& br) {
+                          const TrainingOptions& opt, const Accelerator& acc, StepBreakdown& br) {
     const ParallelConfig& p = job.par;
     const int M = p.microbatches();
     const double w = BytesOf(job.model.precision.compute), g = BytesOf(job.model.precision.grad);
@@ -371,8 +390,15 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
         // all-gather behind the next step's first forward.
         const double reductions = every_microbatch ? M : 1, window = b.bwd;
         if (opt.overlap_dp) {
-            br.dp_comm += reductions * std::max(t_red / buckets, t_red - window);
-            br.dp_comm += t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd) : 0;
+            const double red_exposed = std::max(t_red / buckets, t_red - window);
+            const double ag_exposed = t_ag > 0 ? std::max(t_ag / buckets, t_ag - b.fwd) : 0;
+            br.dp_comm += reductions * red_exposed + ag_exposed;
+            // What hides runs beside the backward (the reduction) and the first forward (the gather), whose
+            // kernels get the SMs the collectives' kernels leave.
+            const double sms = CollectiveSmSeconds(reductions * window, reductions * (t_red - red_exposed), acc) +
+                               CollectiveSmSeconds(b.fwd, t_ag - ag_exposed, acc);
+            br.dp_comm_sms += sms;
+            br.compute += sms;
         } else {
             br.dp_comm += reductions * t_red + t_ag;
         }
@@ -478,8 +504,8 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
     const StageCost& bneck = stages[e.bottleneck_stage];
-    AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, cm.sm_count(), e.step);
-    AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, e.step);
+    AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, sys.accelerator, e.step);
+    AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, sys.accelerator, e.step);
     const double casts = Fp8WeightCastsPerStep(job.par.zero, RoundsPerStep(job.par));
     e.step.fp8_cast += casts * bneck.fp8_quant;
     e.step.kernel_fixed += casts * bneck.fp8_quant_fixed;

@@ -43,6 +43,11 @@ struct StepBreakdown {
     // Of compute + recompute (not a part of its own, so not in kBreakdownParts): GEMM time lost to the SMs that
     // overlapped TP communication kernels hold (Transformer Engine userbuffers; training/comm_sms.h).
     double comm_sms = 0;
+    // Of compute (likewise not a part of its own): what the compute beside the overlapped data-parallel
+    // collectives (gradient reduction, ZeRO parameter gathers) loses to the SMs their NCCL kernels hold
+    // (Accelerator::collective_ctas; training/comm_sms.h). The estimate's alone: the trace's compute nodes do not
+    // carry it, since ASTRA-sim decides what runs beside what.
+    double dp_comm_sms = 0;
     double total() const;
 };
 

@@ -218,14 +218,16 @@ TEST(DualPipe, EstimateBubbleIsThePapersFormulaAndPairsHideTheAllToAll) {
     EXPECT_LT(moed.step.ep_comm, 0.5 * moe1.step.ep_comm);
     EXPECT_GT(moed.step.comm_sms, moe1.step.comm_sms);  // the communication kernels' 20 SMs
     // ... charged to the step: the same run on an accelerator that publishes no SM count (no term) computes for
-    // exactly comm_sms less.
+    // exactly comm_sms less (and for the SMs its overlapped DP collectives hold, dp_comm_sms).
     sc::System no_sms = sys;
     no_sms.accelerator.sm_count = 0;
     const sc::TrainingEstimate free = sc::EstimateTraining(
         sc::MakeJob(moe, sc::ParseParallelSpec(split + ",schedule=dualpipe")), no_sms, nullptr, opt);
     EXPECT_EQ(free.step.comm_sms, 0);
-    EXPECT_NEAR(moed.step.compute - free.step.compute, moed.step.comm_sms, 1e-9 * moed.step.compute);
-    EXPECT_NEAR(moed.step_seconds - free.step_seconds, moed.step.comm_sms, 1e-9 * moed.step_seconds);
+    EXPECT_EQ(free.step.dp_comm_sms, 0);
+    const double sms = moed.step.comm_sms + moed.step.dp_comm_sms;
+    EXPECT_NEAR(moed.step.compute - free.step.compute, sms, 1e-9 * moed.step.compute);
+    EXPECT_NEAR(moed.step_seconds - free.step_seconds, sms, 1e-9 * moed.step_seconds);
     std::printf(
         "deepseek-v3 16 layers pp4 ep8: 1f1b step %.3f s (ep %.3f, bubble %.3f), dualpipe %.3f s (ep %.3f, "
         "bubble %.3f, comm SMs %.3f)\n",

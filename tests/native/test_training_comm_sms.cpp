@@ -91,6 +91,7 @@ TEST(CommSms, PresetsCarryTheirSmCounts) {
     EXPECT_EQ(LoadSystem("h800-cluster").accelerator.sm_count, 132);
     json h100 = json::parse(sctest::ReadFile(kRoot + "/presets/hardware/h100-sxm.json"));
     h100.erase("sm_count");
+    h100.erase("collective_ctas");                             // a share of the SMs: needs them
     EXPECT_EQ(sc::ParseAccelerator(h100.dump()).sm_count, 0);  // optional: absent means unknown
     h100["sm_count"] = {{"value", 13.5}, {"unit", "SMs"}, {"status", "VERIFIED"}, {"sources", {"x"}}};
     const std::string e = sctest::ErrorOf([&] { sc::ParseAccelerator(h100.dump()); });
@@ -151,6 +152,91 @@ TEST(CommSms, NoTermWithoutOverlapSpOrSmCount) {
     sc::System unknown = sys;
     unknown.accelerator.sm_count = 0;
     EXPECT_EQ(sms("tp=8,sp=1,batch=4", on, unknown), 0);
+}
+
+}  // namespace
+
+// ---- The SMs of overlapped data-parallel collectives (Accelerator::collective_ctas). ----
+
+namespace {
+
+sc::System WithCtas(sc::System sys, int ctas) {
+    sys.accelerator.collective_ctas = ctas;
+    return sys;
+}
+
+// What hides of a job's data-parallel traffic: the exposed DP time without overlap less that with it (both the
+// plain reduction and gather of ZeRO-0..2 and ZeRO-3's per-block traffic expose all of it without overlap).
+double HiddenDpSeconds(const sc::Job& job, const sc::System& sys) {
+    sc::TrainingOptions off;
+    off.overlap_dp = false;
+    return sc::EstimateTraining(job, sys, &Cal(), off).step.dp_comm -
+           sc::EstimateTraining(job, sys, &Cal(), sc::TrainingOptions{}).step.dp_comm;
+}
+
+TEST(CollectiveSms, TheH100PresetGivesItsProfiledCtaCount) {
+    EXPECT_EQ(LoadSystem("dgx-h100-superpod").accelerator.collective_ctas, 24);
+    EXPECT_EQ(LoadSystem("dgx-a100-superpod").accelerator.collective_ctas, 0);  // no measurement: no term
+}
+
+TEST(CollectiveSms, ChargesTheHiddenTrafficTimesCtasOverSms) {
+    // Llama 3 8B, pure DP over 8 nodes: the gradient reduce-scatter hides behind the backward and the parameter
+    // gather behind the first forward, each but its last bucket. While they run the compute gets 132 - 24 SMs.
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    const sc::ModelConfig model = sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/llama3-8b.json"));
+    for (const char* spec :
+         {"tp=1,pp=1,dp=64,microbatch=1,batch=64,zero=1", "tp=1,pp=1,dp=64,microbatch=1,batch=128,zero=2",
+          "tp=1,pp=1,dp=64,microbatch=1,batch=64,zero=3"}) {
+        SCOPED_TRACE(spec);
+        const sc::Job job = sc::MakeJob(model, sc::ParseParallelSpec(spec));
+        const double hidden = HiddenDpSeconds(job, sys);
+        ASSERT_GT(hidden, 0);
+        const sc::TrainingEstimate with = sc::EstimateTraining(job, sys, &Cal(), sc::TrainingOptions{});
+        const sc::TrainingEstimate free = sc::EstimateTraining(job, WithCtas(sys, 0), &Cal(), sc::TrainingOptions{});
+        EXPECT_NEAR(with.step.dp_comm_sms, hidden * 24.0 / 132.0, 1e-9 * hidden);
+        EXPECT_EQ(free.step.dp_comm_sms, 0);
+        // Charged to compute, so to the step, and nowhere else.
+        EXPECT_NEAR(with.step.compute - free.step.compute, with.step.dp_comm_sms, 1e-12 * with.step_seconds);
+        EXPECT_NEAR(with.step_seconds - free.step_seconds, with.step.dp_comm_sms, 1e-12 * with.step_seconds);
+        EXPECT_EQ(with.step.dp_comm, free.step.dp_comm);
+        // Twice the CTAs, twice the loss.
+        const sc::TrainingEstimate twice = sc::EstimateTraining(job, WithCtas(sys, 48), &Cal(), sc::TrainingOptions{});
+        EXPECT_NEAR(twice.step.dp_comm_sms, 2 * with.step.dp_comm_sms, 1e-9 * with.step.dp_comm_sms);
+    }
+}
+
+TEST(CollectiveSms, NothingHiddenNothingCharged) {
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    const sc::ModelConfig model = sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/llama3-8b.json"));
+    const sc::Job job = sc::MakeJob(model, sc::ParseParallelSpec("tp=1,pp=1,dp=64,microbatch=1,batch=64,zero=1"));
+    sc::TrainingOptions off;
+    off.overlap_dp = false;  // the collectives run alone, on every SM
+    EXPECT_EQ(sc::EstimateTraining(job, sys, &Cal(), off).step.dp_comm_sms, 0);
+    const sc::Job alone = sc::MakeJob(model, sc::ParseParallelSpec("tp=8,pp=1,dp=1,sp=1,batch=4"));  // no DP
+    EXPECT_EQ(sc::EstimateTraining(alone, sys, &Cal(), sc::TrainingOptions{}).step.dp_comm_sms, 0);
+    sc::System unknown = sys;
+    unknown.accelerator.sm_count = 0;
+    EXPECT_EQ(sc::EstimateTraining(job, unknown, &Cal(), sc::TrainingOptions{}).step.dp_comm_sms, 0);
+}
+
+TEST(CollectiveSms, ACtaCountMustLeaveSmsForCompute) {
+    json h100 = json::parse(sctest::ReadFile(kRoot + "/presets/hardware/h100-sxm.json"));
+    json ctas = h100["collective_ctas"];
+    ctas["value"] = 132;
+    h100["collective_ctas"] = ctas;
+    std::string e = sctest::ErrorOf([&] { sc::ParseAccelerator(h100.dump()); });
+    EXPECT_NE(e.find("collective_ctas"), std::string::npos) << e;
+    EXPECT_NE(e.find("valid: 1 to 131"), std::string::npos) << e;
+    ctas["value"] = 0;
+    h100["collective_ctas"] = ctas;
+    e = sctest::ErrorOf([&] { sc::ParseAccelerator(h100.dump()); });
+    EXPECT_NE(e.find("collective_ctas"), std::string::npos) << e;
+    ctas["value"] = 24;
+    h100["collective_ctas"] = ctas;
+    h100.erase("sm_count");
+    e = sctest::ErrorOf([&] { sc::ParseAccelerator(h100.dump()); });
+    EXPECT_NE(e.find("collective_ctas"), std::string::npos) << e;
+    EXPECT_NE(e.find("sm_count"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -31,9 +31,11 @@ inline double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, con
 }
 
 // What the estimate charges for those nodes: compute (TP-overlap SMs included), recompute, the per-kernel fixed
-// cost, MoE routing and fp8 casts.
+// cost, MoE routing and fp8 casts; not the SMs the overlapped DP collectives hold (StepBreakdown::dp_comm_sms),
+// which only the estimate charges (ASTRA-sim decides what runs beside what).
 inline double ChargedComputeSeconds(const sc::TrainingEstimate& e) {
-    return e.step.compute + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing + e.step.fp8_cast;
+    return e.step.compute - e.step.dp_comm_sms + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing +
+           e.step.fp8_cast;
 }
 
 inline sc::ModelConfig SmallGpt() {

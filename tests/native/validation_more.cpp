@@ -424,9 +424,11 @@ const char* const kGenerationCause =
     "model's larger, and the per-block (MX) scaling of Blackwell FP8 recipes is modelled only as per-tensor casts. "
     "The SMs that "
     "Transformer Engine's TP-overlap kernels take from the GEMMs are modelled (1-5 points on the rows with TP "
-    "overlap). B200 and GB200 have no framework profile. Not modelled: clocks under the power limit with eight GPUs, NVLink and NICs busy (data/ holds no "
-    "clock measurement) and the SMs that NCCL's overlapped DP/CP collectives take (one CTA per channel, a count "
-    "NCCL's topology search sets at run time and data/ does not hold)";
+    "overlap). So are the SMs that NCCL's overlapped data-parallel collectives hold on H100 (one CTA per channel, "
+    "24 as profiled on an H100: 0.5-10 points on the rows with large DP or FSDP traffic, a point or less on the "
+    "DGX Cloud rows); no other part has a measured CTA count. B200 and GB200 have no framework profile. Not "
+    "modelled: clocks under the power limit with eight GPUs, NVLink and NICs busy (data/ holds no clock "
+    "measurement)";
 const char* const kLongSequenceH100Cause =
     "NeMo 24.03 long-sequence runs on H100: beyond the H100 gap of the other rows, the error grows with attention's "
     "share of the FLOPs (8% at 4k tokens, 57% at 64k: compare those rows), while NeMo 25.04's Llama 3 8B runs on "
@@ -508,6 +510,8 @@ std::string CauseOf(const std::string& key, const Row& row) {
 }
 
 }  // namespace
+
+bool IsGenerationGapCause(const std::string& cause) { return cause == kGenerationCause; }
 
 std::vector<Row> MoreRowsOfRecord(const json& r);
 

@@ -67,6 +67,8 @@ const nlohmann::json& Records();
 const nlohmann::json& MoreRecords();
 // One record of data/training_measured_more.json -> its row (validation_more.cpp).
 std::vector<Row> MoreRowsOf(const nlohmann::json& record);
+// Whether a cause is the generation gap, which describes rows too fast: a row found too slow needs another.
+bool IsGenerationGapCause(const std::string& cause);
 // A system preset, with another accelerator preset in it when `accelerator` is not empty (loaded once).
 const sc::System& PresetSystem(const std::string& id, const std::string& accelerator = "");
 // Every record's rows (two for a record with two measurements), evaluated once.
