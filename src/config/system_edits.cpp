@@ -1,5 +1,7 @@
 #include "config/system_edits.h"
 
+#include <algorithm>
+
 #include "config/error.h"
 #include "config/numbers.h"
 
@@ -8,7 +10,8 @@ namespace sc {
 namespace {
 
 const char* const kLevelFields = "size bandwidth latency efficiency in_network_reduction oversubscription wraparound";
-const char* const kAcceleratorFields = "hbm_tbps memory_gb bf16_tflops fp16_tflops fp8_tflops fp4_tflops power_w";
+const char* const kAcceleratorFields =
+    "hbm_tbps memory_gb bf16_tflops fp16_tflops fp8_tflops fp4_tflops power_w collective_ctas";
 
 bool OnOff(const std::string& key, const std::string& v) {
     if (v == "on" || v == "true" || v == "1") return true;
@@ -80,7 +83,12 @@ void EditAccelerator(System& sys, const std::string& key, const std::string& fie
     else if (field == "fp8_tflops") tflops(a.matrix.fp8);
     else if (field == "fp4_tflops") tflops(a.matrix.fp4);
     else if (field == "power_w") a.board_power_w = ParseNumberIn(key, value, 0, 1e6, true);
-    else throw Error(key, "\"" + Clip(field) + "\" is not an accelerator field; valid: " + kAcceleratorFields);
+    else if (field == "collective_ctas") {
+        // 0: collectives that hold no SM (copy-engine or NIC-driven); otherwise a share of the SMs.
+        if (a.sm_count <= 0 && value != "0")
+            throw Error(key, a.id + " gives no SM count, so a CTA count has nothing to be a share of; valid: 0");
+        a.collective_ctas = static_cast<int>(ParseIntegerIn(key, value, 0, std::max(0, a.sm_count - 1)));
+    } else throw Error(key, "\"" + Clip(field) + "\" is not an accelerator field; valid: " + kAcceleratorFields);
     a.provenance[field] = Edited(edit);
 }
 

@@ -14,6 +14,8 @@
 //   accelerator.memory_gb        memory capacity, GB (1e9 bytes)
 //   accelerator.bf16_tflops | fp16_tflops | fp8_tflops | fp4_tflops   dense matrix peaks
 //   accelerator.power_w          board power, W
+//   accelerator.collective_ctas  CTAs an overlapped NCCL collective holds, 0 to SMs - 1 (0: none, as
+//                                copy-engine collectives)
 #pragma once
 #include <string>
 #include <vector>

@@ -60,9 +60,11 @@ Recompute ParseRecompute(const std::string& field, const std::string& v) {
     throw Error(field, "\"" + v + "\" is not one of none, selective, full, op");
 }
 
-// The key a spec item sets ("mb" is "microbatch", "fsdp" is "zero"), to refuse one given twice.
+// The key a spec item sets ("mb" is "microbatch", "vp" is "vstages" as NeMo's and DGX Cloud's tables name it,
+// "fsdp" is "zero"), to refuse one given twice.
 static std::string CanonicalKey(const std::string& k) {
     if (k == "mb") return "microbatch";
+    if (k == "vp") return "vstages";
     if (k == "fsdp") return "zero";
     return k;
 }
@@ -78,7 +80,7 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "microbatch" || k == "mb") p.microbatch = ToInt(k, v, kMaxModelDim);
     else if (k == "batch")
         p.batch = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxBatch));  // 0 would mean "the default"
-    else if (k == "vstages") p.vstages = ToInt(k, v, kMaxModelDim), *vstages_given = true;
+    else if (k == "vstages" || k == "vp") p.vstages = ToInt(k, v, kMaxModelDim), *vstages_given = true;
     else if (k == "zero") p.zero = ToInt(k, v, 3);
     else if (k == "gpus") p.gpus = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxRanks));  // 0 would mean "unchecked"
     else if (k == "uneven") p.uneven = ToBool(k, v);
@@ -89,7 +91,7 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
     else
         throw Error(Clip(k),
-                    "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch batch schedule vstages "
+                    "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
                     "recompute zero fsdp order gpus uneven bucket_mb");
 }
 
@@ -104,10 +106,11 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
         std::string k = item.substr(0, eq), v = item.substr(eq + 1);
         const std::string key = CanonicalKey(k);
         if (std::find(seen.begin(), seen.end(), key) != seen.end())
-            throw Error(
-                Clip(k),
-                "given twice in the parallel spec" +
-                    std::string(key == "microbatch" || key == "zero" ? " (mb is microbatch, fsdp=1 is zero=3)" : ""));
+            throw Error(Clip(k),
+                        "given twice in the parallel spec" + std::string(key == "microbatch" || key == "zero"
+                                                                             ? " (mb is microbatch, fsdp=1 is zero=3)"
+                                                                         : key == "vstages" ? " (vp is vstages)"
+                                                                                            : ""));
         seen.push_back(key);
         SetKey(p, k, v, &vstages_given);
     }

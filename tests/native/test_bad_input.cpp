@@ -218,6 +218,7 @@ TEST(BadInput, ParallelSpecRefusesDuplicatesZeroAndOutOfRangeValues) {
     EXPECT_EQ(SpecError("tp=8,tp=2"), "tp: given twice in the parallel spec");
     EXPECT_EQ(SpecError("mb=2,microbatch=4"),
               "microbatch: given twice in the parallel spec (mb is microbatch, fsdp=1 is zero=3)");
+    EXPECT_EQ(SpecError("vp=2,vstages=4"), "vstages: given twice in the parallel spec (vp is vstages)");
     EXPECT_EQ(SpecError("batch=0"), "batch: must be a positive integer, got \"0\"");
     EXPECT_EQ(SpecError("gpus=0"), "gpus: must be a positive integer, got \"0\"");
     EXPECT_EQ(SpecError("gpus=-8"), "gpus: must be a positive integer, got \"-8\"");
@@ -351,6 +352,18 @@ TEST(BadInput, SweepTooLargeIsRefusedBeforeItStarts) {
     EXPECT_EQ(r.out,
               "stagecraft sweep: error: --axis: 200000 points x 1 model(s) = 200000 rows; at most 100000 per run: "
               "narrow the axes or split the sweep into several runs\n");
+}
+
+}  // namespace
+
+namespace {
+
+// NeMo's and DGX Cloud's tables call the interleaved schedule's chunks per stage "VP": the spec takes vp for vstages.
+TEST(BadInput, VpIsVstages) {
+    const sc::ParallelConfig a = sc::ParseParallelSpec("pp=4,schedule=interleaved,vp=3");
+    const sc::ParallelConfig b = sc::ParseParallelSpec("pp=4,schedule=interleaved,vstages=3");
+    EXPECT_EQ(a.vstages, 3);
+    EXPECT_EQ(sc::ParallelSpecString(a), sc::ParallelSpecString(b));
 }
 
 }  // namespace

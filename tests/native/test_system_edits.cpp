@@ -7,6 +7,7 @@
 #include "config/error.h"
 #include "config/system_edits.h"
 #include "parallel/job.h"
+#include "preset_files.h"
 #include "test_util.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
@@ -141,6 +142,44 @@ TEST(SystemEdits, FromTheCommandLine) {
     sctest::CliResult bad = sctest::RunCli(base + " --system-set 1.bandwidth=0");
     EXPECT_EQ(bad.status, 1);
     EXPECT_NE(bad.out.find("--system-set: 1.bandwidth"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+
+namespace {
+
+// The CTAs an overlapped NCCL collective holds (Accelerator::collective_ctas) as a what-if: 0 is a collective that
+// holds no SM (NCCL's copy-engine path), and the estimate's DP comm SMs follow the count.
+TEST(SystemEdits, CollectiveCtasAreAWhatIf) {
+    const sc::System base = Preset("dgx-h100-superpod");
+    const sc::ModelConfig model = sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/llama3-8b.json"));
+    const sc::Job job = sc::MakeJob(model, sc::ParseParallelSpec("tp=1,pp=1,dp=64,microbatch=1,batch=64,zero=1"));
+    auto dp_sms = [&](const std::string& edit) {
+        sc::System s = base;
+        sc::ApplySystemEdits(s, {edit});
+        EXPECT_EQ(s.accelerator.provenance.at("collective_ctas").status, "EDITED");
+        return sc::EstimateTraining(job, s, &sctest::MeasuredCalibration(), sc::TrainingOptions{}).step.dp_comm_sms;
+    };
+    const double at24 =
+        sc::EstimateTraining(job, base, &sctest::MeasuredCalibration(), sc::TrainingOptions{}).step.dp_comm_sms;
+    ASSERT_GT(at24, 0);
+    EXPECT_EQ(dp_sms("accelerator.collective_ctas=0"), 0);
+    EXPECT_NEAR(dp_sms("accelerator.collective_ctas=12"), at24 / 2, 1e-12);
+    auto err = [&](const sc::System& sys, const std::string& edit) {
+        sc::System s = sys;
+        return sctest::ErrorOf([&] { sc::ApplySystemEdits(s, {edit}); });
+    };
+    std::string e = err(base, "accelerator.collective_ctas=132");
+    EXPECT_NE(e.find("accelerator.collective_ctas"), std::string::npos) << e;
+    EXPECT_NE(e.find("131"), std::string::npos) << e;
+    EXPECT_NE(err(base, "accelerator.collective_ctas=2.5").find("accelerator.collective_ctas"), std::string::npos);
+    EXPECT_NE(err(base, "accelerator.collective_ctas=-1").find("accelerator.collective_ctas"), std::string::npos);
+    // A part that gives no SM count takes only 0.
+    sc::System no_sms = base;
+    no_sms.accelerator.sm_count = 0, no_sms.accelerator.collective_ctas = 0;
+    e = err(no_sms, "accelerator.collective_ctas=8");
+    EXPECT_NE(e.find("no SM count"), std::string::npos) << e;
+    EXPECT_EQ(err(no_sms, "accelerator.collective_ctas=0"), "");
 }
 
 }  // namespace
