@@ -273,6 +273,22 @@ static void DrawEstimate(const AppState& s) {
     for (int i = 0; i < kBreakdownPartCount; ++i)
         steps[i] = {kBreakdownParts[i].short_label, b.*kBreakdownParts[i].seconds, kColours[i]};
     StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
+    if (const double sms = b.comm_sms + b.dp_comm_sms; sms > 0) {
+        // Not parts of their own: what the SMs of overlapped communication kernels cost the compute above.
+        char tp[64], dp[64];
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::PushTextWrapPos(0);  // wrapped: the panel can be narrower than the line
+        ImGui::Text("in compute, comm kernels' SMs: TP/EP %s, DP %s (hover)", Secs(b.comm_sms, tp),
+                    Secs(b.dp_comm_sms, dp));
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+        Formula(
+            "An overlapped collective runs as CTAs on some SMs; the compute beside it gets the rest. TP/EP: "
+            "Transformer Engine's userbuffers GEMMs (num_sm of sm_count, with or without the SM margin) and "
+            "DualPipe's all-to-all (20 SMs). DP: the gradient reduction, ZeRO gathers and FSDP traffic hidden "
+            "behind compute lose hidden x collective_ctas / sm_count (one NCCL CTA per channel; 24 on H100 as "
+            "profiled; parts without a measured count: none). docs/validation.md");
+    }
     const System* sys = CurrentSystem(s);
     const Precision compute = s.evaluation.job ? s.evaluation.job->model.precision.compute : Precision::bf16;
     if (const PublishedRuns* runs = sys ? PublishedRunsFor(sys->accelerator.id, compute) : nullptr) {
