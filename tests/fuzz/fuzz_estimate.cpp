@@ -46,6 +46,9 @@ void Estimate(const sc::ModelConfig& model) {
             const sc::TrainingEstimate e = sc::EstimateTraining(job, h100, &cal, opt);
             for (const sc::BreakdownPart& p : sc::kBreakdownParts) CheckFigure(e.step.*p.seconds);
             CheckFigure(e.step.comm_sms);
+            CheckFigure(e.step.dp_comm_sms);
+            // Shares of what they slow: compute and recompute.
+            Check(e.step.comm_sms + e.step.dp_comm_sms <= (e.step.compute + e.step.recompute) * (1 + 1e-12));
             Check(std::isfinite(e.step_seconds) && e.step_seconds > 0);
             for (double v : {e.tokens_per_second, e.mfu, e.hfu, e.mfu_bf16, e.model_flops_per_step,
                              e.hardware_flops_per_step, e.memory_peak, e.energy_joules_per_step})
