@@ -184,14 +184,6 @@ double Zero3Seconds(const BlockTime& b, const Job& job, const CommModel& net) {
            net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
            net.Seconds(CollectiveType::reduce_scatter, GroupKind::edp, b.expert_params * g);
 }
-double Zero3Hide(const BlockTime& b, const TrainingOptions& opt) { return opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0; }
-double Zero3Exposed(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
-    return std::max(0.0, Zero3Seconds(b, job, net) - Zero3Hide(b, opt));
-}
-// The part of them that hides behind the block's compute: what their kernels' SMs slow (dp_comm_sms).
-double Zero3Hidden(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
-    return std::min(Zero3Seconds(b, job, net), Zero3Hide(b, opt));
-}
 
 // ---- Phase 2: stage sums, one microbatch of each pipeline stage (all its virtual stages). ----
 
@@ -208,9 +200,15 @@ struct StageCost {
     double work_with_zero3() const { return work() + zero3_exposed; }
 };
 
+// Of that traffic, per microbatch: what the block's compute cannot cover, and what hides behind it (what its
+// kernels' SMs slow, dp_comm_sms).
 struct Zero3Part {
-    double exposed = 0, hidden = 0;  // per microbatch
+    double exposed = 0, hidden = 0;
 };
+Zero3Part Zero3Of(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
+    const double t = Zero3Seconds(b, job, net), hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
+    return {std::max(0.0, t - hide), std::min(t, hide)};
+}
 
 void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part zero3, int n) {
     if (n <= 0) return;
@@ -236,9 +234,7 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
         double tp_exposed;
         Zero3Part zero3;
     };
-    auto kind = [&](const BlockTime& b) {
-        return Kind{b, TpExposed(b, opt, p.tp), {Zero3Exposed(b, job, net, opt), Zero3Hidden(b, job, net, opt)}};
-    };
+    auto kind = [&](const BlockTime& b) { return Kind{b, TpExposed(b, opt, p.tp), Zero3Of(b, job, net, opt)}; };
     const Kind emb = kind(t.embedding), dense = kind(t.dense), moe = kind(t.moe), head = kind(t.head);
     const Kind dense_w = kind(t.dense_window), moe_w = kind(t.moe_window);
     std::vector<StageCost> stages(p.pp);
