@@ -295,7 +295,7 @@ static void DrawEstimate(const AppState& s) {
         // Wrapped: the panel is narrower than the line at the default width.
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::PushTextWrapPos(0);
-        ImGui::Text("published runs %s", PublishedRunsLine(*runs, compute).c_str());
+        ImGui::Text("published runs %s", PublishedRunsLine(*runs, compute, sys->accelerator.id).c_str());
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
         Formula(

@@ -37,7 +37,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     // read with its measured spread.
     const Precision compute = job.model.precision.compute;
     if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id, compute))
-        line("published runs", PublishedRunsLine(*runs, compute) + " [docs/validation.md]");
+        line("published runs", PublishedRunsLine(*runs, compute, sys.accelerator.id) + " [docs/validation.md]");
     // What the rates rest on: measured on this part, or a fallback (presets/calibration/measured.json).
     if (!e.rates.gemm.empty()) {
         line("rates from",
@@ -137,16 +137,20 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
         j["to_train"] = {
             {"days", e.days_to_train}, {"gpu_hours", e.gpu_hours_to_train}, {"energy_mwh", e.energy_mwh_to_train}};
     if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id, job.model.precision.compute))
-        j["published_runs"] = {{"accelerator", runs->accelerator},
-                               {"precision", runs->precision},
-                               {"runs", runs->runs},
-                               {"measured_over_predicted",
-                                {{"min", runs->min},
-                                 {"p25", runs->p25},
-                                 {"median", runs->median},
-                                 {"p75", runs->p75},
-                                 {"max", runs->max}}},
-                               {"source", "docs/validation.md"}};
+        j["published_runs"] = {
+            {"accelerator", runs->accelerator},
+            {"stands_in_because", runs->accelerator == sys.accelerator.id
+                                      ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(PublishedRunsStandIn(sys.accelerator.id))},
+            {"precision", runs->precision},
+            {"runs", runs->runs},
+            {"measured_over_predicted",
+             {{"min", runs->min},
+              {"p25", runs->p25},
+              {"median", runs->median},
+              {"p75", runs->p75},
+              {"max", runs->max}}},
+            {"source", "docs/validation.md"}};
     else j["published_runs"] = nullptr;
     if (!e.rates.gemm.empty()) j["rate_sources"] = RateSourcesJson(e.rates);
     else j["rate_sources"] = nullptr;

@@ -20,13 +20,18 @@ constexpr PublishedRuns kTable[] = {
 };
 // clang-format on
 
-}  // namespace
+// Parts no run was compared on, and the part whose runs stand in for theirs: the same GPU die.
+struct StandIn {
+    const char* accelerator;
+    const char* runs_of;
+    const char* why;
+};
+constexpr StandIn kStandIns[] = {
+    {"h200", "h100-sxm", "the same GH100 GPU"},
+    {"h800", "h100-sxm", "the same GH100 GPU"},
+};
 
-std::span<const PublishedRuns> PublishedRunsTable() { return kTable; }
-
-const char* PublishedPrecisionOf(Precision compute) { return BytesOf(compute) < 2 ? "fp8" : "16-bit"; }
-
-const PublishedRuns* PublishedRunsFor(std::string_view accelerator_id, Precision compute) {
+const PublishedRuns* RunsOn(std::string_view accelerator_id, Precision compute) {
     const std::string_view wanted = PublishedPrecisionOf(compute);
     const PublishedRuns* other = nullptr;
     for (const PublishedRuns& p : kTable) {
@@ -37,9 +42,37 @@ const PublishedRuns* PublishedRunsFor(std::string_view accelerator_id, Precision
     return other;
 }
 
-std::string PublishedRunsLine(const PublishedRuns& p, Precision compute) {
+const StandIn* StandInOf(std::string_view accelerator_id) {
+    for (const StandIn& s : kStandIns)
+        if (accelerator_id == s.accelerator) return &s;
+    return nullptr;
+}
+
+}  // namespace
+
+std::span<const PublishedRuns> PublishedRunsTable() { return kTable; }
+
+const char* PublishedPrecisionOf(Precision compute) { return BytesOf(compute) < 2 ? "fp8" : "16-bit"; }
+
+const PublishedRuns* PublishedRunsFor(std::string_view accelerator_id, Precision compute) {
+    if (const PublishedRuns* own = RunsOn(accelerator_id, compute)) return own;
+    const StandIn* s = StandInOf(accelerator_id);
+    return s ? RunsOn(s->runs_of, compute) : nullptr;
+}
+
+const char* PublishedRunsStandIn(std::string_view accelerator_id) {
+    const StandIn* s = StandInOf(accelerator_id);
+    return s && !RunsOn(accelerator_id, Precision::bf16) ? s->why : nullptr;
+}
+
+std::string PublishedRunsLine(const PublishedRuns& p, Precision compute, std::string_view accelerator_id) {
     const std::string wanted = PublishedPrecisionOf(compute);
-    std::string s = std::string("on ") + p.accelerator + " in " + p.precision;
+    std::string s = std::string("on ") + p.accelerator;
+    if (accelerator_id != p.accelerator) {
+        const char* why = PublishedRunsStandIn(accelerator_id);
+        s += " (none on " + std::string(accelerator_id) + (why ? std::string(": ") + why : "") + ")";
+    }
+    s += std::string(" in ") + p.precision;
     if (wanted != p.precision) s += " (none in " + wanted + ")";
     return s + ": " + PublishedRunsText(p);
 }

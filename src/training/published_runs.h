@@ -33,12 +33,17 @@ struct PublishedRuns {
 const char* PublishedPrecisionOf(Precision compute);
 std::span<const PublishedRuns> PublishedRunsTable();
 // The runs on `accelerator_id` in the precision of `compute` (PublishedPrecisionOf), or, when none was compared in
-// it, those in the other; nullptr when no published run on the accelerator was compared.
+// it, those in the other. A part with no compared run of its own reads the runs of the part with the same GPU
+// (PublishedRunsStandIn); nullptr when neither has one.
 const PublishedRuns* PublishedRunsFor(std::string_view accelerator_id, Precision compute);
+// Why another part's runs stand in for `accelerator_id`'s ("the same GH100 GPU" for H200 and H800, whose presets
+// cite it: H200 "same compute as H100 SXM", H800 "same GH100 silicon"), or nullptr.
+const char* PublishedRunsStandIn(std::string_view accelerator_id);
 // "1.21-1.46x the model's step time (middle half of 69 runs, median 1.32x)"; with fewer than four runs,
 // their range (or the one run).
 std::string PublishedRunsText(const PublishedRuns& p);
-// "on h100-sxm in fp8: " + PublishedRunsText, saying "(none in fp8)" when the runs are another precision's.
-std::string PublishedRunsLine(const PublishedRuns& p, Precision compute);
+// "on h100-sxm in fp8: " + PublishedRunsText, saying "(none in fp8)" when the runs are another precision's and
+// "(none on h200: the same GH100 GPU)" when they are another part's than `accelerator_id`.
+std::string PublishedRunsLine(const PublishedRuns& p, Precision compute, std::string_view accelerator_id);
 
 }  // namespace sc

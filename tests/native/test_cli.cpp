@@ -191,8 +191,24 @@ TEST(Cli, EstimateSaysHowFarPublishedRunsOnTheAcceleratorWere) {
     const sc::PublishedRuns* b200 = sc::PublishedRunsFor("b200", sc::Precision::bf16);
     ASSERT_NE(b200, nullptr);
     EXPECT_STREQ(b200->precision, "fp8");
-    EXPECT_EQ(sc::PublishedRunsLine(*b200, sc::Precision::bf16),
+    EXPECT_EQ(sc::PublishedRunsLine(*b200, sc::Precision::bf16, "b200"),
               "on b200 in fp8 (none in 16-bit): " + sc::PublishedRunsText(*b200));
+    // No run was compared on H200 or H800: the runs on H100, the same GH100 GPU, stand in, said so.
+    EXPECT_EQ(sc::PublishedRunsFor("h200", sc::Precision::bf16), h100);
+    EXPECT_EQ(sc::PublishedRunsFor("h800", sc::Precision::fp8), h100_fp8);
+    const std::string h200 =
+        "estimate --model presets/models/llama3-8b.json --system dgx-h200-superpod --parallel tp=2,dp=4,batch=64,zero=1";
+    r = RunCli(h200);
+    EXPECT_NE(r.out.find("published runs                on h100-sxm (none on h200: the same GH100 GPU) in 16-bit: " +
+                         sc::PublishedRunsText(*h100)),
+              std::string::npos)
+        << r.out;
+    r = RunCli(h200 + " --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json h200_runs = nlohmann::json::parse(r.out)["training"]["published_runs"];
+    EXPECT_EQ(h200_runs["accelerator"], "h100-sxm");
+    EXPECT_EQ(h200_runs["stands_in_because"], "the same GH100 GPU");
+    EXPECT_TRUE(p["stands_in_because"].is_null());  // H100's own runs
     // No published run was compared on MI300X: no line, and null in the JSON.
     const std::string mi300x =
         "estimate --model presets/models/llama3-8b.json --system mi300x-cluster "
