@@ -90,7 +90,7 @@ void Put(std::string& out, const char* name, double v) {
 void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
     // Every field that reaches a result; provenance does not.
     // A tripwire on 64-bit builds (where the tests run): a new NetworkLevel field changes its size.
-    static_assert(sizeof(void*) != 8 || sizeof(NetworkLevel) == 136, "NetworkLevel changed: key the new field here");
+    static_assert(sizeof(void*) != 8 || sizeof(NetworkLevel) == 144, "NetworkLevel changed: key the new field here");
     for (const NetworkLevel& l : levels) {
         out += ";level=" + l.name;
         Put(out, "kind", static_cast<int>(l.kind));
@@ -101,6 +101,7 @@ void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
         Put(out, "inr", l.in_network_reduction);
         Put(out, "wrap", l.wraparound);
         Put(out, "os", l.oversubscription);
+        Put(out, "node", l.node_size);
         Put(out, "eff0", l.preset_effective_gbps);
     }
 }

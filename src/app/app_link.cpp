@@ -80,6 +80,7 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
         for (const auto& [key, set] : {std::pair{"experts", l.experts.has_value()},
                                        {"top_k", l.top_k.has_value()},
                                        {"expert_ffn", l.expert_ffn.has_value()},
+                                       {"moe_every", l.moe_every.has_value()},
                                        {"load_imbalance", l.load_imbalance.has_value()},
                                        {"routing", l.contiguous_routing.has_value()}})
             if (set) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
@@ -133,6 +134,7 @@ std::string LinkState(const AppState& s) {
     l.experts = IfEdited(m.moe.experts, b.moe.experts);
     l.top_k = IfEdited(m.moe.top_k, b.moe.top_k);
     l.expert_ffn = IfEdited(m.moe.expert_ffn, b.moe.expert_ffn);
+    l.moe_every = IfEdited(m.moe.every, b.moe.every);
     l.load_imbalance = IfEdited(m.moe.load_imbalance, b.moe.load_imbalance);
     l.window = IfEdited(m.window.size, b.window.size);
     l.full_every = IfEdited(m.window.full_every, b.window.full_every);
@@ -213,6 +215,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
                                 {&m.moe.experts, l.experts},
                                 {&m.moe.top_k, l.top_k},
                                 {&m.moe.expert_ffn, l.expert_ffn},
+                                {&m.moe.every, l.moe_every},
                                 {&m.window.size, l.window},
                                 {&m.window.full_every, l.full_every}})
         if (value) *field = *value;

@@ -301,6 +301,15 @@ System ParseSystem(std::string_view system_json, const Accelerator& accelerator)
                     "only fat-tree levels (two_tier, rail_optimized, three_tier) have an oversubscription; this level is ") +
                     NameOf(lv.kind));
         }
+        if (l.Has("node_size")) {
+            if (lv.kind != LevelKind::scale_up)
+                throw Error(l.Field("node_size"),
+                            std::string("only a scale_up level spans nodes; this level is ") + NameOf(lv.kind));
+            lv.node_size = PositiveInteger(quantity("node_size", "accelerators"), l.Field("node_size"));
+            if (lv.size % lv.node_size != 0)
+                throw Error(l.Field("node_size"), std::to_string(lv.node_size) + " does not divide the level's " +
+                                                      std::to_string(lv.size) + " accelerators");
+        }
         if (lv.kind == LevelKind::torus) {
             lv.wraparound = quantity("wraparound", "bool", ValueType::boolean).boolean;
             if (lv.in_network_reduction)

@@ -110,6 +110,10 @@ struct NetworkLevel {
     // direction over both of its links in the dimension (2 x one link's rate): what a bidirectional ring gets.
     bool wraparound = false;
     double oversubscription = 1;  // >= 1; only fat-tree levels (two_tier, rail_optimized, three_tier) set it
+    // Scale-up levels spanning several nodes only (GB200/GB300 NVL72: a compute tray's 4 GPUs): accelerators per
+    // node, what a scheduler allocates; a job is placed in equal segments of whole nodes per domain
+    // (config/job_segments.h). 0: the domain is one node.
+    int node_size = 0;
     std::map<std::string, Provenance> provenance;  // keys relative to the level ("efficiency", ...)
     // EffectiveGBps() as the preset gave it: the scale-up level's measured collective curves are scaled by
     // EffectiveGBps() / this after an edit (CalibrationScale). 0 in a level built by hand: scale 1.

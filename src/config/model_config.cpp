@@ -1,5 +1,6 @@
 #include "config/model_config.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "config/error.h"
@@ -43,6 +44,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.moe.shared_experts = g.NonNegativeInt("shared_experts", 0);
         m.moe.expert_ffn = g.PositiveInt("expert_ffn", m.ffn);
         m.moe.dense_layers = g.NonNegativeInt("dense_layers", 0);
+        m.moe.every = g.PositiveInt("every", 1);
         m.moe.capacity_factor = g.NonNegativeNumber("capacity_factor", 0, kMaxCapacityFactor);
         m.moe.load_imbalance = g.NonNegativeNumber("load_imbalance", 1, kMaxCapacityFactor);
         m.moe.router_groups = g.NonNegativeInt("router_groups", 0);
@@ -146,6 +148,11 @@ void ValidateModelConfig(const ModelConfig& m) {
         if (m.moe.dense_layers >= m.layers)
             throw Error("moe.dense_layers", std::to_string(m.moe.dense_layers) +
                                                 " dense layers leave no MoE layer of " + std::to_string(m.layers));
+        IntegerIn("moe.every", m.moe.every, std::to_string(m.moe.every), 1, m.layers);
+        if (m.moe_layers() == 0)
+            throw Error("moe.every", "every " + std::to_string(m.moe.every) + "-th layer after the " +
+                                         std::to_string(m.moe.dense_layers) + " dense ones leaves no MoE layer of " +
+                                         std::to_string(m.layers) + ": lower every or dense_layers");
     }
     // size 0 turns the window off whatever full_every says (the page's "window" field set to 0).
     if (m.window.size != 0) {
@@ -162,6 +169,32 @@ void ValidateModelConfig(const ModelConfig& m) {
         RequirePositive("mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
         RequirePositive("mla.v_head_dim", m.mla.v_head_dim);
     }
+}
+
+int ModelConfig::moe_layers_in(int first, int count) const {
+    if (!is_moe() || count <= 0 || moe.every < 1) return 0;
+    // MoE layers are those i >= dense_layers with (i + 1) a multiple of every: multiples in lo + 1 .. hi.
+    const int lo = std::max(first, moe.dense_layers), hi = first + count;
+    return lo >= hi ? 0 : hi / moe.every - lo / moe.every;
+}
+
+ModelConfig::LayerKinds ModelConfig::layer_kinds(int first, int count, bool windows) const {
+    LayerKinds k;
+    if (count <= 0) return k;
+    if (!is_moe() || moe.every == 1) {  // the dense layers lead: two ranges
+        const int dense = count - moe_layers_in(first, count);
+        k.dense_window = windows ? windowed_layers(first, dense) : 0;
+        k.moe_window = windows ? windowed_layers(first + dense, count - dense) : 0;
+        k.dense = dense - k.dense_window;
+        k.moe = count - dense - k.moe_window;
+        return k;
+    }
+    for (int i = first; i < first + count; ++i) {  // interleaved: a stage's layers, at most the model's
+        const bool w = windows && windowed_layer(i);
+        if (moe_layer(i)) ++(w ? k.moe_window : k.moe);
+        else ++(w ? k.dense_window : k.dense);
+    }
+    return k;
 }
 
 int ModelConfig::windowed_layers(int first, int count) const {
@@ -206,6 +239,7 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"shared_experts", m.moe.shared_experts},
                     {"expert_ffn", m.moe.expert_ffn},
                     {"dense_layers", m.moe.dense_layers},
+                    {"every", m.moe.every},
                     {"capacity_factor", m.moe.capacity_factor},
                     {"load_imbalance", m.moe.load_imbalance}};
     if (m.is_moe() && m.moe.routing != MoeRouting::uniform) j["moe"]["routing"] = "contiguous";

@@ -38,6 +38,11 @@ struct MoeConfig {
     // it bounds how many ranks and nodes a token reaches (graph/moe_spread.h).
     int router_groups = 0;
     int router_group_topk = 0;
+    // Interleaving: past the leading dense layers, layer i (from 0) has the MoE MLP when (i + 1) % every == 0 and a
+    // dense one (of `ffn`) otherwise. 1: every layer. Llama 4 Maverick's config.json interleave_moe_layer_step 2
+    // (layers 1, 3, 5, ... MoE: transformers' Llama4TextConfig moe_layers); Megatron-Core's --moe-layer-freq
+    // ([0,1]*24) writes the same pattern.
+    int every = 1;
 };
 
 // Routed (token, expert) pairs on the most loaded of `ep` expert-parallel ranks over a balanced rank's: the rank
@@ -101,7 +106,11 @@ struct ModelConfig {
 
     bool is_moe() const { return moe.experts > 0; }
     bool is_mla() const { return mla.kv_lora_rank > 0; }
-    int moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+    // Whether layer i (from 0) has the MoE MLP (MoeConfig::dense_layers and every).
+    bool moe_layer(int i) const { return is_moe() && i >= moe.dense_layers && (i + 1) % moe.every == 0; }
+    // MoE layers among layers first .. first + count - 1 (closed form).
+    int moe_layers_in(int first, int count) const;
+    int moe_layers() const { return moe_layers_in(0, layers); }
     int dense_layers() const { return layers - moe_layers(); }
     bool has_window() const { return window.size > 0; }
     // Whether layer i is windowed (whatever the sequence length; serving's contexts vary).
@@ -114,6 +123,13 @@ struct ModelConfig {
     int graph_windowed_layers(int first, int count) const {
         return window.size < seq ? windowed_layers(first, count) : 0;
     }
+    // Layers first .. first + count - 1 by MLP (dense or MoE) and attention (full or windowed); `windows` false
+    // counts every layer as full (the training graph's: a window as long as the sequence changes nothing).
+    struct LayerKinds {
+        int dense = 0, dense_window = 0, moe = 0, moe_window = 0;
+    };
+    LayerKinds layer_kinds(int first, int count, bool windows) const;
+    LayerKinds graph_layer_kinds(int first, int count) const { return layer_kinds(first, count, window.size < seq); }
 };
 
 // Query-key pairs of one sequence's queries at positions 0 .. n-1 (causal, each sees itself) under a window of

@@ -1,7 +1,7 @@
 #include "engine/estimate.h"
 
 #include "config/error.h"
-#include "config/torus_slice.h"
+#include "config/job_segments.h"
 
 namespace sc::engine {
 
@@ -9,12 +9,13 @@ namespace {
 
 // A job smaller than a torus pod runs on a slice of it, as it would on Cloud TPU and as the trace's timeline
 // (engine/trace.cpp) times it; `slice` keeps that slice for the report. A count no slice of whole cubes holds
-// runs on the pod's first chips, and the report says so rather than naming the pod alone.
+// runs on the pod's first chips, and the report says so rather than naming the pod alone. On NVL72 racks a job
+// runs in segments of whole trays (config/job_segments.h).
 TrainingEstimate Train(const Job& job, const Request& r, std::optional<System>& slice) {
     // The page's panels can edit a level to a value no preset has; the CLI's edits are checked as they are made,
     // so this only repeats that check for them.
     ValidateSystemLevels(*r.system);
-    slice = TorusPartFor(*r.system, job.par.world());
+    slice = JobPartFor(*r.system, job.par.world());
     const System& sys = slice ? *slice : *r.system;
     TrainingEstimate e = EstimateTraining(job, sys, r.calibration, r.options);
     e.rates = DescribeRates(job, sys, r.calibration, r.options);

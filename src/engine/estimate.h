@@ -17,8 +17,8 @@ struct EstimateResult {
     std::optional<Job> job;                    // when the request has a cluster: the split it was timed on
     std::optional<TrainingEstimate> training;  // likewise
     // The slice of a torus pod (TPU) the split ran on, when the cluster is one larger than it
-    // (config/torus_slice.h), or the pod named as "its first N chips" when no slice holds N; the reports name
-    // it. Absent: the cluster as given.
+    // (config/torus_slice.h), or the pod named as "its first N chips" when no slice holds N; or the segments of
+    // NVL72 racks it ran in (config/job_segments.h); the reports name it. Absent: the cluster as given.
     std::optional<System> slice;
 };
 

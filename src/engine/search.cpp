@@ -1,7 +1,7 @@
 #include "engine/search.h"
 
 #include "config/error.h"
-#include "config/torus_slice.h"
+#include "config/job_segments.h"
 
 namespace sc::engine {
 
@@ -9,8 +9,9 @@ SearchSnapshot SnapshotSearch(const Request& r) {
     if (!r.system) throw Error("system", "the layout search needs a cluster; none was given");
     SearchSnapshot s;
     s.model = r.model;
-    // A torus pod (TPU) gives the searched GPU count a slice of its own shape, as the estimate does.
-    std::optional<System> slice = TorusPartFor(*r.system, r.search.gpus);
+    // A torus pod (TPU) gives the searched GPU count a slice of its own shape, NVL72 racks segments of whole trays,
+    // as the estimate does.
+    std::optional<System> slice = JobPartFor(*r.system, r.search.gpus);
     s.system = slice ? std::move(*slice) : *r.system;
     if (r.calibration) s.calibration = std::make_shared<const CalibrationTable>(*r.calibration);
     s.options = r.options;

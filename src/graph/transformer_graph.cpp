@@ -657,13 +657,12 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     Graph g;
     g.sequence_parallel = options.sequence_parallel;
     g.kernels = options.kernels;
-    g.dense_layers = m.dense_layers();
-    g.moe_layers = m.moe_layers();
+    const ModelConfig::LayerKinds kinds = m.graph_layer_kinds(0, m.layers);
+    g.dense_layers = kinds.dense;
+    g.moe_layers = kinds.moe;
+    g.dense_window_layers = kinds.dense_window;
+    g.moe_window_layers = kinds.moe_window;
     TransformerBuilder builder(m, options, g);
-    g.dense_window_layers = m.graph_windowed_layers(0, g.dense_layers);
-    g.moe_window_layers = m.graph_windowed_layers(g.dense_layers, g.moe_layers);
-    g.dense_layers -= g.dense_window_layers;
-    g.moe_layers -= g.moe_window_layers;
     builder.Embedding();
     builder.DenseLayer(false);
     if (m.is_moe()) builder.MoeLayer(false);

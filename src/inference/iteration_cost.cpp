@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "config/error.h"
+#include "config/job_segments.h"
 #include "config/torus_slice.h"
 #include "inference/kv_capacity.h"
 #include "parallel/layout.h"
@@ -43,12 +44,12 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
                         "lists the valid values)");
     // On a torus pod (TPU) a replica runs on its own slice of tp x pp chips, as a training job does
     // (config/torus_slice.h); elsewhere on the cluster as given.
-    sys_ = TorusPartFor(sys, split.tp * split.pp).value_or(sys);
+    sys_ = JobPartFor(sys, split.tp * split.pp).value_or(sys);
     stage_layers_ = StageLayers(m.layers, split.pp);
-    // Stages hold consecutive layers; the dense ones come first (ModelConfig: MoE's leading dense layers).
+    // Stages hold consecutive layers; the dense ones lead, then every or every n-th is MoE (ModelConfig::moe_layer).
     int first = 0;
     for (int n : stage_layers_) {
-        stage_dense_.push_back(std::clamp(m.dense_layers() - first, 0, n));
+        stage_dense_.push_back(n - m.moe_layers_in(first, n));
         stage_windowed_.push_back(m.windowed_layers(first, n));
         first += n;
     }

@@ -30,7 +30,7 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     std::vector<double> out;
     int first = 0;
     for (int n : StageLayers(m.layers, pp)) {
-        const int dense = std::clamp(m.dense_layers() - first, 0, n);
+        const int dense = n - m.moe_layers_in(first, n);
         double b = (dense * params(BlockKind::dense_layer) + (n - dense) * params(BlockKind::moe_layer)) *
                    WeightBytesPerElement(prec);
         if (first == 0) b += emb * BytesOf(prec.embeddings);

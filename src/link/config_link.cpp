@@ -26,12 +26,19 @@ struct IntKey {
 };
 // The model fields in the order they are written (the Model panel's order).
 constexpr IntKey kModelKeys[] = {
-    {"layers", &ConfigLink::layers},    {"hidden", &ConfigLink::hidden},
-    {"heads", &ConfigLink::heads},      {"kv_heads", &ConfigLink::kv_heads},
-    {"ffn", &ConfigLink::ffn},          {"vocab", &ConfigLink::vocab},
-    {"seq", &ConfigLink::seq},          {"experts", &ConfigLink::experts},
-    {"top_k", &ConfigLink::top_k},      {"expert_ffn", &ConfigLink::expert_ffn},
-    {"window", &ConfigLink::window, 0}, {"full_every", &ConfigLink::full_every, 0},
+    {"layers", &ConfigLink::layers},
+    {"hidden", &ConfigLink::hidden},
+    {"heads", &ConfigLink::heads},
+    {"kv_heads", &ConfigLink::kv_heads},
+    {"ffn", &ConfigLink::ffn},
+    {"vocab", &ConfigLink::vocab},
+    {"seq", &ConfigLink::seq},
+    {"experts", &ConfigLink::experts},
+    {"top_k", &ConfigLink::top_k},
+    {"expert_ffn", &ConfigLink::expert_ffn},
+    {"moe_every", &ConfigLink::moe_every},
+    {"window", &ConfigLink::window, 0},
+    {"full_every", &ConfigLink::full_every, 0},
 };
 
 struct BoolKey {

@@ -109,13 +109,12 @@ StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     c.head = g == job.total_vstages() - 1;
     LayerRange r = LayersOfVirtualStage(job.par, job.model.layers, g);
     c.first_layer = r.first;
-    // MoE layers follow the leading dense ones.
-    const int dense_end = job.model.is_moe() ? job.model.moe.dense_layers : job.model.layers;
-    const int dense = std::clamp(dense_end - r.first, 0, r.count);
-    c.dense_window = job.model.graph_windowed_layers(r.first, dense);
-    c.moe_window = job.model.graph_windowed_layers(r.first + dense, r.count - dense);
-    c.dense = dense - c.dense_window;
-    c.moe = r.count - dense - c.moe_window;
+    // MoE layers follow the leading dense ones, every one or every n-th (ModelConfig::moe_layer).
+    const ModelConfig::LayerKinds k = job.model.graph_layer_kinds(r.first, r.count);
+    c.dense = k.dense;
+    c.dense_window = k.dense_window;
+    c.moe = k.moe;
+    c.moe_window = k.moe_window;
     return c;
 }
 
@@ -125,10 +124,9 @@ std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
     std::vector<StageBlock> out;
     out.reserve(c.layers() + 2);
     if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});
-    const int dense_end = c.first_layer + c.dense + c.dense_window;
     const bool window = c.dense_window + c.moe_window > 0;
     for (int l = c.first_layer; l < c.first_layer + c.layers(); ++l) {
-        const bool moe = l >= dense_end, windowed = window && job.model.windowed_layer(l);
+        const bool moe = job.model.moe_layer(l), windowed = window && job.model.windowed_layer(l);
         const BlockKind k = moe ? (windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer)
                                 : (windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer);
         out.push_back({gr.Find(k), l});

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "config/error.h"
+#include "config/job_segments.h"
 #include "config/numbers.h"
 #include "config/split_list.h"
 #include "config/torus_slice.h"
@@ -256,7 +257,7 @@ TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& 
 System ExtendSystem(const System& base, int gpus) {
     if (base.levels.empty()) throw Error("system.levels", "a system needs at least one network level");
     if (std::optional<System> slice = SliceTorus(base, gpus)) return *slice;  // named by the engine otherwise
-    if (gpus <= base.TotalAccelerators()) return base;
+    if (gpus <= base.TotalAccelerators()) return SegmentedPartFor(base, gpus).value_or(base);
     if (base.levels.back().kind == LevelKind::torus)
         throw Error("gpus", std::to_string(gpus) + " accelerators do not fit in " + base.name + " (" +
                                 std::to_string(base.TotalAccelerators()) +
@@ -281,13 +282,13 @@ System ExtendSystem(const System& base, int gpus) {
         s.levels.push_back(core);
         s.name += " (" + std::to_string(core.size / pod.size) + " pods of " + std::to_string(pod.size) +
                   " joined by a core tier)";
-        return s;
+        return SegmentedPartFor(s, gpus).value_or(s);
     }
     NetworkLevel& out = s.levels.back();
     const long long unit = s.levels.size() > 1 ? s.levels[s.levels.size() - 2].size : 1;
     out.size = static_cast<int>((gpus + unit - 1) / unit * unit);
     s.name += " (" + out.name + " extended to " + std::to_string(out.size) + " accelerators)";
-    return s;
+    return SegmentedPartFor(s, gpus).value_or(s);
 }
 
 namespace {

@@ -89,7 +89,8 @@ TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& 
 // `base` built to hold `gpus`: a leaf-spine pod (two_tier, rail_optimized) keeps its size and whole pods are
 // joined by a core tier (three_tier, non-blocking); any other outermost level grows to a multiple of the level
 // below. Unchanged when the system already holds them, except a torus pod (TPU), which a smaller job gets a
-// slice of (config/torus_slice.h). What --gpus and `search --extend` use.
+// slice of (config/torus_slice.h); and a job on NVL72 racks runs in segments of whole trays
+// (config/job_segments.h). What --gpus and `search --extend` use.
 System ExtendSystem(const System& base, int gpus);
 
 struct SweepModel {

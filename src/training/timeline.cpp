@@ -58,7 +58,6 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
         if (const Block* moe = job.graph.Find(BlockKind::moe_layer))
             tp_collective[1] = LargestTpCollectiveSeconds(job, *moe, net);
     }
-    const int dense_layers = job.model.is_moe() ? job.model.moe.dense_layers : job.model.layers;
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
@@ -77,7 +76,8 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
                     const NodeOp op = NodeOpOf(prog.names[n.name]);
                     const Pass pass = forward ? Pass::forward : Pass::backward;
                     const UserbufferOverlap* o = op.layer < 0 ? nullptr : UserbufferOverlapOf(n.kind, pass, op.op, *ub);
-                    if (o) s += CommSmSeconds(s, tp_collective[op.layer < dense_layers ? 0 : 1], *o, cm.sm_count());
+                    if (o)
+                        s += CommSmSeconds(s, tp_collective[job.model.moe_layer(op.layer) ? 1 : 0], *o, cm.sm_count());
                 }
                 t[i] = s + fixed;
                 break;

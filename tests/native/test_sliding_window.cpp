@@ -189,7 +189,7 @@ TEST(SlidingWindow, EveryStageListsItsLayersInOrderOfIndex) {
                 const bool moe =
                     b.block->kind == sc::BlockKind::moe_layer || b.block->kind == sc::BlockKind::moe_window_layer;
                 EXPECT_EQ(w, m.windowed_layer(b.layer)) << b.layer;
-                EXPECT_EQ(moe, m.is_moe() && b.layer >= m.moe.dense_layers) << b.layer;
+                EXPECT_EQ(moe, m.moe_layer(b.layer)) << b.layer;
                 windowed += w, ++layers;
             }
             EXPECT_EQ(c.dense_window + c.moe_window, windowed);
