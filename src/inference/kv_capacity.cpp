@@ -18,7 +18,7 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     // Every expert split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP); under ep the
     // rank holds whole experts instead, the same bytes: experts x expert size / tp either way.
     p.etp = m.is_moe() ? tp : 1;
-    const Job job = MakeJob(m, p);  // validates tp against the model
+    const Job job = MakeJob(KvReplicatedModel(m, tp), p);  // validates tp against the model
     auto params = [&](BlockKind k) {
         const BlockSums& s = job.sums[static_cast<int>(k)];
         return s.dense + s.expert + s.tied_dense + s.tied_expert;
@@ -93,6 +93,12 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size) {
         first += n;
     }
     return k;
+}
+
+ModelConfig KvReplicatedModel(const ModelConfig& m, int tp) {
+    ModelConfig r = m;
+    if (!m.is_mla() && tp > m.kv_heads && tp % m.kv_heads == 0) r.kv_heads = tp;
+    return r;
 }
 
 double KvElementsPerTokenLayer(const ModelConfig& m, int tp) {

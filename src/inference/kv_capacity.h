@@ -56,6 +56,12 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size);
 // device must load the full cache").
 double KvElementsPerTokenLayer(const ModelConfig& m, int tp);
 
+// `m` as one of `tp` ranks holds its weights: with fewer KV heads than ranks (and tp a multiple of them) each rank
+// keeps a copy of one KV head's K and V projections, so the model is counted with kv_heads = tp (vLLM's
+// QKVParallelLinear, vllm/model_executor/layers/linear.py: "if tp_size >= self.total_num_kv_heads:
+// self.num_kv_heads = 1; self.num_kv_head_replicas = divide(tp_size, self.total_num_kv_heads)"). Otherwise `m`.
+ModelConfig KvReplicatedModel(const ModelConfig& m, int tp);
+
 // Parameters one TP rank holds and their bytes: decoder layers at the weight precision, the embedding and the
 // LM head at the embedding precision. Counted on the training graph's weights (graph/transformer_graph.h),
 // so training and serving agree on the parameters.

@@ -97,6 +97,11 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
     if (m.heads % p.tp != 0)
         throw Error(field + ".tp",
                     "tp=" + std::to_string(p.tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
+    // Fewer KV heads than ranks: each rank holds a copy of one (KvReplicatedModel); otherwise they split evenly.
+    if (!m.is_mla() && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+        throw Error(field + ".tp", "tp=" + std::to_string(p.tp) + " neither divides the " + std::to_string(m.kv_heads) +
+                                       " key/value heads nor is a multiple of them (then each rank holds a copy "
+                                       "of one, as vLLM and TensorRT-LLM replicate them)");
     AtLeast((field + ".replicas").c_str(), p.replicas, 1, "copies of the model");
     if (p.pp < 1 || p.pp > m.layers)
         throw Error(field + ".pp", "pp=" + std::to_string(p.pp) + " pipeline stages for " + std::to_string(m.layers) +
