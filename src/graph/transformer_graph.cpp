@@ -94,7 +94,11 @@ struct Builder {
     // Under fp8 (q8 = 1) two more memory passes go with it: the input's cast or transpose before the forward
     // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
     // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
-    // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element).
+    // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element). The input an
+    // fp8 GEMM keeps for its weight gradient is the quantized copy, one byte an element: Transformer Engine's
+    // linear modules save `inputmat` after quantizing it, keeping only its columnwise data ("Discard row-wise data
+    // since it is not needed in backward pass"; NVIDIA/TransformerEngine transformer_engine/pytorch/module/
+    // linear.py, as grouped_linear.py and layernorm_linear.py do with theirs).
     // `torch_mms`: the output widths of the nn.Linear calls this GEMM fuses, for op-level checkpointing (empty: one
     // of width n; a grouped expert GEMM is no torch.mm and is re-run).
     void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr,
@@ -111,7 +115,8 @@ struct Builder {
         SetGemmDims(fwd, m, n, k);
         if (groups) fwd.groups = groups->e;
         fwd.high_precision = !fp8;
-        fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * w).e;
+        const SymExpr saved_w = fp8 ? w + q8 * (-1.0 * w + 1.0) : w;  // 1 byte under fp8 (q8 = 1), else w
+        fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * saved_w).e;
         if (!groups) CheckpointTorchMms(fwd, m, torch_mms.size() ? torch_mms : std::initializer_list<SymExpr>{n});
         blk->forward.push_back(fwd);
         std::vector<Op> back;
@@ -459,9 +464,10 @@ struct TransformerBuilder {
         SymExpr o = T * a / tp * dv;
         Op fwd = B.MakeOp(pre + "attn.core", OpKind::attention, Pass::forward, flops, (q + k_ + v_ + o) * w);
         // Saved for backward: Q, K, V (KeepQkv), O (the output projection's saved input, counted there) and one
-        // fp32 log-sum-exp per query row, what selective recomputation drops.
+        // fp32 log-sum-exp per query row, what selective recomputation drops. Under fp8 the projection keeps its
+        // own fp8 copy of O, so the core's 16-bit O (its backward reads it) is counted here too.
         KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
-        fwd.saved_bytes = (T * a / tp * 4.0).e;
+        fwd.saved_bytes = (T * a / tp * 4.0 + S(Sym::q8) * o * w).e;
         fwd.selective = true;
         fwd.sac_rerun = B.Zero().e;  // SDPA is on op-level checkpointing's save list: its output and log-sum-exp
         fwd.sac_saved_bytes = (o * w + T * a / tp * 4.0).e;

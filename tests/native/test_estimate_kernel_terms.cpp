@@ -153,6 +153,22 @@ TEST(EstimateKernelTerms, Fp8WeightsQuantizedOncePerStepOrPerMicrobatch) {
     EXPECT_GT(z1, weights * 4 / cm.memory_bytes_per_s());  // the graph's activation casts come on top
 }
 
+// Transformer Engine keeps an fp8 GEMM's input for the weight gradient as its fp8 copy: per token and layer the
+// QKV, gate/up and down projections keep h, h and f bytes instead of twice that, and the output projection keeps
+// its own 1-byte copy of O beside the attention core's 16-bit O (which its backward reads): (h + f) bytes fewer a
+// token and layer than the same model in bf16. Activations precision (bf16) and everything else stay.
+TEST(EstimateKernelTerms, Fp8GemmsKeepTheirInputsInFp8) {
+    sc::ModelConfig m = Model("llama3-8b.json");
+    const auto saved = [&](sc::Precision p) {
+        m.precision.compute = p;
+        const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=1,pp=1,dp=1,microbatch=1,batch=1"));
+        return job.sums[static_cast<int>(sc::BlockKind::dense_layer)].saved[0];
+    };
+    const double h = 4096, f = 14336, tokens = 8192;
+    const double bf16 = saved(sc::Precision::bf16), fp8 = saved(sc::Precision::fp8);
+    EXPECT_DOUBLE_EQ(bf16 - fp8, tokens * (h + f));
+}
+
 // The MoE router, top-k, permute / sort / unsort and combine are their own part; a dense model has none.
 TEST(EstimateKernelTerms, MoeRoutingIsAPartOnlyForMoe) {
     const sc::System sys = LoadSystem("dgx-h100-superpod");
