@@ -97,7 +97,7 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
     ParallelConfig p;
-    bool vstages_given = false;
+    bool vstages_given = false, etp_is_tp = false;
     std::vector<std::string> seen;
     for (const std::string& item : SplitList(spec)) {
         if (item.empty()) continue;
@@ -112,8 +112,10 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
                                                                          : key == "vstages" ? " (vp is vstages)"
                                                                                             : ""));
         seen.push_back(key);
-        SetKey(p, k, v, &vstages_given);
+        if (key == "etp" && v == "tp") etp_is_tp = true;  // experts split like the dense layers, whatever tp is
+        else SetKey(p, k, v, &vstages_given);
     }
+    if (etp_is_tp) p.etp = p.tp;
     if (p.schedule == Schedule::interleaved && !vstages_given) p.vstages = 2;
     return p;
 }

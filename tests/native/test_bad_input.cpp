@@ -366,4 +366,21 @@ TEST(BadInput, VpIsVstages) {
     EXPECT_EQ(sc::ParallelSpecString(a), sc::ParallelSpecString(b));
 }
 
+// `etp=tp` (the estimate's --help writes "etp=1|tp") is the TP size, given before or after it; any other word is
+// refused naming the key.
+TEST(BadInput, EtpTpIsTheTpSize) {
+    EXPECT_EQ(sc::ParseParallelSpec("tp=4,ep=8,etp=tp").etp, 4);
+    EXPECT_EQ(sc::ParseParallelSpec("etp=tp,ep=8,tp=4").etp, 4);
+    EXPECT_EQ(sc::ParseParallelSpec("etp=tp").etp, 1);
+    EXPECT_EQ(sc::ParallelSpecString(sc::ParseParallelSpec("tp=4,ep=8,etp=tp")),
+              sc::ParallelSpecString(sc::ParseParallelSpec("tp=4,ep=8,etp=4")));
+    try {
+        sc::ParseParallelSpec("tp=4,etp=dp");
+        FAIL() << "etp=dp accepted";
+    } catch (const sc::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("etp"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(sc::ParseParallelSpec("tp=4,etp=tp,etp=4"), sc::Error);  // given twice
+}
+
 }  // namespace
