@@ -7,6 +7,7 @@
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
+#include "config/model_config.h"
 #include "test_util.h"
 
 namespace sctest {
@@ -17,6 +18,11 @@ inline sc::System LoadSystemPreset(const std::string& id) {
     const std::string text = ReadFile(root + "/presets/systems/" + id + ".json");
     const std::string acc = nlohmann::json::parse(text).at("accelerator").get<std::string>();
     return sc::ParseSystem(text, ReadFile(root + "/presets/hardware/" + acc + ".json"));
+}
+
+// presets/models/<file>.
+inline sc::ModelConfig LoadModelPreset(const std::string& file) {
+    return sc::ParseModelConfig(ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/" + file));
 }
 
 // presets/calibration/measured.json, parsed once.

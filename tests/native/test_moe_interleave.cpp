@@ -20,21 +20,13 @@
 
 namespace {
 
-const std::string kRoot = SC_SOURCE_DIR;
 const char* kSmall = R"({"name":"t","layers":6,"hidden":64,"heads":4,"ffn":256,"vocab":100,"seq":512,
                          "moe":{"experts":4,"top_k":1,"expert_ffn":128}})";
 
-sc::ModelConfig Preset(const std::string& file) {
-    return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + file));
-}
+sc::ModelConfig Preset(const std::string& file) { return sctest::LoadModelPreset(file); }
 
 std::string ErrorOf(const std::vector<std::string>& sets) {
-    try {
-        sc::ParseModelConfig(sc::ApplyOverrides(kSmall, sets, "test"));
-    } catch (const sc::Error& e) {
-        return e.what();
-    }
-    return "";
+    return sctest::ErrorOf([&] { sc::ParseModelConfig(sc::ApplyOverrides(kSmall, sets, "test")); });
 }
 
 TEST(MoeInterleave, FieldIsStrictAndRoundTrips) {
