@@ -304,6 +304,19 @@ static void DrawEstimate(const AppState& s) {
             "torchtitan, llm-foundry, ...). The estimate above is the model's own; no factor is fitted to these "
             "runs.");
     }
+    if (s.evaluation.slice && sys && s.evaluation.slice->name.rfind(sys->name, 0) == 0) {
+        // The part of the cluster the job ran on, when not its first GPUs (a torus slice, NVL72 segments): the
+        // network table above shows the preset's levels. The CLI names it in its "Training on" line.
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::PushTextWrapPos(0);
+        ImGui::Text("placed on%s (hover)", s.evaluation.slice->name.substr(sys->name.size()).c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+        Formula(
+            "A job smaller than a torus pod runs on a slice of whole cubes (config/torus_slice.h); a job on NVL72 "
+            "racks that is not a multiple of the rack runs in equal segments of whole trays a rack, as NVIDIA's "
+            "launchers ask Slurm for (config/job_segments.h). The estimate above is timed on that part.");
+    }
     if (!e.rates.gemm.empty()) {
         // One line; which rates are measured and which are fallbacks is in its tooltip (the CLI prints all three).
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

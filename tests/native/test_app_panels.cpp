@@ -119,6 +119,34 @@ TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
         std::string::npos);
 }
 
+// Llama 4 Maverick on 256 GB200: the page places the job in segments of 64 GPUs a rack as the CLI does and says
+// so (the Training panel's "placed on" line, the results text); moe_every typed in the Model panel makes every
+// layer MoE, slower, and travels in the link.
+TEST(AppPanels, MaverickOnNvlRacksRunsInSegmentsAndMoeEveryTravelsInTheLink) {
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "llama4-maverick.json"));
+    ASSERT_TRUE(sc::app::SelectSystem(*p.app, "gb200-nvl72.json"));
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=1,pp=2,vstages=12,schedule=interleaved,ep=64,dp=128,batch=2048,zero=1"));
+    ASSERT_TRUE(p.app->evaluation.slice);
+    EXPECT_EQ(p.app->evaluation.slice->levels.front().size, 64);
+    EXPECT_NE(sc::app::MirrorText(*p.app).find("4 segments of 64"), std::string::npos) << sc::app::MirrorText(*p.app);
+    const double interleaved = p.app->estimate.step_seconds;
+    p.FocusField("Model", "moe_every");
+    p.Type("1");
+    p.Enter();
+    p.Frames(2);
+    EXPECT_EQ(p.app->model.moe.every, 1);
+    EXPECT_GT(p.app->estimate.step_seconds, interleaved);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";moe_every=1;"), std::string::npos) << link;
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    EXPECT_NE(sc::app::ApplyLink(*other, "v1;model=llama3-8b;moe_every=2;parallel=dp=8;end").find("moe_every"),
+              std::string::npos);
+}
+
 TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInTheLink) {
     Page p;
     p.Frames(2);
