@@ -67,7 +67,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     heads_rank_ = static_cast<double>(m.heads) / tp;
     // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
     // KV heads so every rank holds at least one; trtllm-bench's memory estimate uses max(tp, kv_heads)).
-    kv_heads_rank_ = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
+    kv_heads_rank_ = KvHeadsPerRank(m, tp);
     const int most_layers = *std::max_element(stage_layers_.begin(), stage_layers_.end());
     kv_bytes_per_token_ = most_layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
 

@@ -95,21 +95,25 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size) {
     return k;
 }
 
+double KvHeadsPerRank(const ModelConfig& m, int tp) {
+    return std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
+}
+
 ModelConfig KvReplicatedModel(const ModelConfig& m, int tp) {
     ModelConfig r = m;
-    if (!m.is_mla() && tp > m.kv_heads && tp % m.kv_heads == 0) r.kv_heads = tp;
+    if (!m.is_mla() && tp > m.kv_heads && tp % m.kv_heads == 0) r.kv_heads = tp;  // KvHeadsPerRank 1 each
     return r;
 }
 
 double KvElementsPerTokenLayer(const ModelConfig& m, int tp) {
     if (m.is_mla()) return static_cast<double>(m.mla.kv_lora_rank) + m.mla.qk_rope_head_dim;
-    return 2.0 * std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp)) * m.head_dim;
+    return 2.0 * KvHeadsPerRank(m, tp) * m.head_dim;
 }
 
 double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& prec, int tp, double tokens,
                                 double seqs) {
     const double a = BytesOf(prec.activations), h = m.hidden;
-    const double kv_rank = std::max(1.0, std::ceil(static_cast<double>(m.kv_heads) / tp));
+    const double kv_rank = KvHeadsPerRank(m, tp);
     // MLA: the queries and the up-projected keys and values of a prefill.
     const double qkv = m.is_mla() ? static_cast<double>(m.heads) / tp *
                                         (2.0 * m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)

@@ -56,6 +56,9 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size);
 // device must load the full cache").
 double KvElementsPerTokenLayer(const ModelConfig& m, int tp);
 
+// KV heads one of `tp` ranks holds: kv_heads / tp, or a copy of one when tp exceeds them (KvReplicatedModel).
+double KvHeadsPerRank(const ModelConfig& m, int tp);
+
 // `m` as one of `tp` ranks holds its weights: with fewer KV heads than ranks (and tp a multiple of them) each rank
 // keeps a copy of one KV head's K and V projections, so the model is counted with kv_heads = tp (vLLM's
 // QKVParallelLinear, vllm/model_executor/layers/linear.py: "if tp_size >= self.total_num_kv_heads:
