@@ -138,6 +138,7 @@ std::string LinkState(const AppState& s) {
     l.load_imbalance = IfEdited(m.moe.load_imbalance, b.moe.load_imbalance);
     l.window = IfEdited(m.window.size, b.window.size);
     l.full_every = IfEdited(m.window.full_every, b.window.full_every);
+    l.mtp_layers = IfEdited(m.mtp_layers, b.mtp_layers);
     if (m.moe.routing != b.moe.routing) l.contiguous_routing = m.moe.routing == MoeRouting::contiguous;
     // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
     // naming the compute precision whenever any of the three differs reproduces all three.
@@ -217,7 +218,8 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
                                 {&m.moe.expert_ffn, l.expert_ffn},
                                 {&m.moe.every, l.moe_every},
                                 {&m.window.size, l.window},
-                                {&m.window.full_every, l.full_every}})
+                                {&m.window.full_every, l.full_every},
+                                {&m.mtp_layers, l.mtp_layers}})
         if (value) *field = *value;
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;

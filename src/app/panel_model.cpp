@@ -67,6 +67,9 @@ void DrawModelPanel(AppState& s) {
     if (m.window.size > 0)
         changed |= IntField("full_every", &m.window.full_every,
                             "every n-th layer keeps full attention (GPT-OSS 2, Gemma 3 6); 0: every layer windowed");
+    changed |= IntField("mtp_layers", &m.mtp_layers,
+                        "multi-token prediction modules after the last layer, each one more layer of its kind and "
+                        "one more LM head, on the last pipeline stage (DeepSeek-V3 1; 0: none)");
     if (m.is_moe()) {
         changed |= IntField("experts", &m.moe.experts, "routed experts per MoE layer");
         changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");

@@ -2,11 +2,12 @@
 // is 10^5 cells, and the worker's text encoding (with each row's CSV line) and the page's parsing of it cost
 // 5 and 6-8 us a cell, a third of the pool's time on a fixed-layout sweep (README "Workers"). Fixed-width
 // little-endian fields, read back with a bounds check on every one; a cell is about 290 bytes:
-//   "sweep-shard 3\n" <u64 cells> then per cell:
+//   "sweep-shard 4\n" <u64 cells> then per cell:
 //   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak> <f64 x breakdown parts>
 //   <point: f64 flops, hbm_bw, hbm_capacity, net_bw; u32 domain, gpus; u8 topology (Topology), overlap, inr>
 //   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute;
-//    f64 bucket_mb; u32 length + bytes of order> <u64 candidates, valid, fitting, estimated>
+//    f64 bucket_mb; u32 length + bytes of order; u32 pipeline-layout stages, u32 layers of each, u32 its MTP
+//    modules> <u64 candidates, valid, fitting, estimated>
 // WebAssembly is little-endian, and so is every machine the native tests run on (checked below).
 #include <bit>
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the shard bytes are little-endian");
 
-constexpr std::string_view kMagic = "sweep-shard 3\n";  // 3: topology is 0-2 (2 is torus)
+constexpr std::string_view kMagic = "sweep-shard 4\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts
 
 template <typename T>
 void Put(std::string& o, T v) {
@@ -100,6 +101,9 @@ void PutLayout(std::string& o, const ParallelConfig& p) {
     Put<double>(o, p.bucket_mb);
     Put<uint32_t>(o, static_cast<uint32_t>(p.order.size()));
     o += p.order;
+    Put<uint32_t>(o, static_cast<uint32_t>(p.layout.size()));
+    for (int n : p.layout) Put<uint32_t>(o, static_cast<uint32_t>(n));
+    Put<uint32_t>(o, static_cast<uint32_t>(p.layout_mtp));
 }
 
 // Into the cell's own layout (a ParallelConfig built and copied in cost a string copy a cell).
@@ -114,12 +118,17 @@ void GetLayout(Reader& r, ParallelConfig& p) {
     if (n > 64 || n > r.t.size() - r.pos) Malformed("a rank order of " + std::to_string(n) + " bytes");
     p.order.assign(r.t.substr(r.pos, n));
     r.pos += n;
+    const uint32_t stages = r.Get<uint32_t>();
+    if (stages > (r.t.size() - r.pos) / 4) Malformed("a pipeline layout of " + std::to_string(stages) + " stages");
+    p.layout.resize(stages);
+    for (int& v : p.layout) v = r.Count("layout stage");
+    p.layout_mtp = r.Count("layout MTP modules");
 }
 
 // Appends the cells of `bytes` to `out` (the page's cells, reserved for the whole sweep: no temporary vector and
 // no reallocation per shard, which cost more than reading the bytes).
 void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
-    if (bytes.substr(0, kMagic.size()) != kMagic) Malformed("it does not start with \"sweep-shard 3\"");
+    if (bytes.substr(0, kMagic.size()) != kMagic) Malformed("it does not start with \"sweep-shard 4\"");
     Reader r{bytes, kMagic.size()};
     const uint64_t count = r.Get<uint64_t>();
     if (count > bytes.size()) Malformed("it claims " + std::to_string(count) + " cells");

@@ -37,6 +37,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
                                                                                      : PositionKind::rotary;
     m.tied_embeddings = f.Bool("tied_embeddings", true);
     m.bias = f.Bool("bias", false);
+    m.mtp_layers = f.NonNegativeInt("mtp_layers", 0);
     if (const nlohmann::json* j = f.Object("moe")) {
         JsonFields g(*j, "moe");
         m.moe.experts = g.PositiveInt("experts");
@@ -109,6 +110,8 @@ void ValidateModelConfig(const ModelConfig& m) {
     RequirePositive("ffn", m.ffn);
     RequirePositive("vocab", m.vocab);
     RequirePositive("seq", m.seq);
+    // DeepSeek-V3 trains one module, Nemotron-H two; more modules than layers would be a second model.
+    IntegerIn("mtp_layers", m.mtp_layers, std::to_string(m.mtp_layers), 0, m.layers);
     if (!m.is_mla() && m.heads % m.kv_heads != 0)
         throw Error("kv_heads", std::to_string(m.kv_heads) + " key/value heads do not divide " +
                                     std::to_string(m.heads) + " attention heads");
@@ -233,6 +236,7 @@ std::string ModelConfigToJson(const ModelConfig& m) {
     j["position"] = m.position == PositionKind::learned ? "learned" : "rotary";
     j["tied_embeddings"] = m.tied_embeddings;
     j["bias"] = m.bias;
+    if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
     if (m.is_moe())
         j["moe"] = {{"experts", m.moe.experts},
                     {"top_k", m.moe.top_k},

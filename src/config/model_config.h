@@ -99,12 +99,19 @@ struct ModelConfig {
     PositionKind position = PositionKind::learned;
     bool tied_embeddings = true;
     bool bias = false;  // biases on linear layers and norms (GPT-3 yes, Llama no)
+    // Multi-token prediction modules (DeepSeek-V3 report, arXiv 2412.19437 Sec. 2.2; Megatron-Core mtp_num_layers):
+    // each predicts one more future token from the previous depth's hidden state and the next token's embedding
+    // through its own norms, a 2h -> h projection and one transformer layer of the main model's last layer kind,
+    // sharing the embedding and the output head. They run after the main model, on its last pipeline stage.
+    int mtp_layers = 0;
     MoeConfig moe;
     MlaConfig mla;
     SlidingWindow window;
     PrecisionConfig precision;
 
     bool is_moe() const { return moe.experts > 0; }
+    // The last pipeline stage needs the embedding table too: as a tied LM head, or for the MTP modules' lookups.
+    bool embedding_on_last_stage() const { return tied_embeddings || mtp_layers > 0; }
     bool is_mla() const { return mla.kv_lora_rank > 0; }
     // Whether layer i (from 0) has the MoE MLP (MoeConfig::dense_layers and every).
     bool moe_layer(int i) const { return is_moe() && i >= moe.dense_layers && (i + 1) % moe.every == 0; }

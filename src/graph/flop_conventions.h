@@ -11,7 +11,10 @@ namespace sc {
 // "per-GPU teraFLOP/s"): 12 B s l h^2 [ (1 + g/a + s/h) q/h + f/h k m + F_shared/h + V/(2 l h) ], g query
 // groups, a heads, q = heads x head_dim, f the expert (or dense) FFN, k experts per token, m 3/2 for gated MLPs,
 // F_shared the shared experts' FFN, V the (padded) vocabulary. Every layer counts as MoE in a MoE model and
-// attention as standard multi-head (the formula's own simplifications). `sequences`: B.
+// attention as standard multi-head (the formula's own simplifications). `sequences`: B. MTP modules count as
+// that many more layers and LM heads, l -> l + mtp and V -> (1 + mtp) V (Megatron-LM's and Megatron-Bridge's
+// num_floating_point_operations: "logits computation ... * (1 + mtp_num_layers)"; their 2h -> h projection is
+// not counted).
 double MegatronFlops(const ModelConfig& m, double sequences, double vocab);
 
 // NeMo nemo/utils/flops_formulas.py llama2 / llama3 (NeMo 24.03-25.04): B s l h^2 (12 + 12 g/a + 18 f/h +

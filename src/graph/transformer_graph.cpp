@@ -558,15 +558,15 @@ struct TransformerBuilder {
     }
 
     // ---- the MoE of one layer: router, dispatch, experts, combine, shared experts ----
-    void Moe() {
+    void Moe(const std::string& pre) {
         // Megatron-Core MoE: with TP the layer runs sequence-parallel, so each rank routes its own
         // T/tp tokens (validated: MoE with tp>1 requires sequence_parallel).
         SymExpr experts = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
         SymExpr Tm = T / tp;
-        Norm("moe.norm", Tm);
-        B.Weight("moe.router", h * experts, h * experts);
-        B.Matmul("moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
-        B.Elementwise("moe.topk", Tm * experts, 3, 1, Tm * k);
+        Norm(pre + "moe.norm", Tm);
+        B.Weight(pre + "moe.router", h * experts, h * experts);
+        B.Matmul(pre + "moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
+        B.Elementwise(pre + "moe.topk", Tm * experts, 3, 1, Tm * k);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute, times the capacity factor when experts are padded to capacity, or times
         // the most loaded rank's share under dropless routing (MoeRankLoad): the all-to-all and the expert GEMMs
@@ -578,40 +578,42 @@ struct TransformerBuilder {
         // before the all-to-all, and `sort_chunks_by_idxs` regroups the received tokens by local expert after
         // it (and back before the return all-to-all). Memory passes over every routed token: read and write
         // (one op per element moved, the convention of the embedding lookup).
-        B.Elementwise("moe.permute", routed * h, 1, 1, B.Zero());
+        B.Elementwise(pre + "moe.permute", routed * h, 1, 1, B.Zero());
         // What the dispatch and combine move: top_k copies of each token (xr = k), or with DeepEP one per EP rank
         // its experts are on (xr, graph/moe_spread.h); the load factor cf applies to either.
         SymExpr sent = Tm * S(Sym::xr) * cf;
         // Token-to-expert bytes: FP8 with its per-128 scales under KernelChoices::fp8_dispatch (the dispatch's
         // forward, the combine's gradient), else the activation precision; expert-to-token stays at the latter.
         SymExpr to_experts = options.kernels.fp8_dispatch ? sent * h * (1.0 + 4.0 / 128) : sent * h * w;
-        B.CommBoth("moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, to_experts, sent * h * w);
-        B.Elementwise("moe.sort_chunks", routed * h, 1, 1, B.Zero());
+        B.CommBoth(pre + "moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, to_experts,
+                   sent * h * w);
+        B.Elementwise(pre + "moe.sort_chunks", routed * h, 1, 1, B.Zero());
         if (options.expert_tp) {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
             // intermediate is split over the TP group, which first gathers all its routed tokens and
             // afterwards reduce-scatters the partial outputs back.
             SymExpr all_routed = routed * tp;
-            B.CommBoth("moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
+            B.CommBoth(pre + "moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
                        all_routed * h * w);
-            Mlp("moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
-            B.CommBoth("moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
+            Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
+            B.CommBoth(pre + "moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
                        all_routed * h * w);
-            B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe) / tp, /*expert=*/true);
+            B.Weight(pre + "moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe) / tp, /*expert=*/true);
         } else {
-            Mlp("moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
-            B.Weight("moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
+            Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
+            B.Weight(pre + "moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
         }
-        B.Elementwise("moe.unsort_chunks", routed * h, 1, 1, B.Zero());
-        B.CommBoth("moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w, to_experts);
+        B.Elementwise(pre + "moe.unsort_chunks", routed * h, 1, 1, B.Zero());
+        B.CommBoth(pre + "moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w,
+                   to_experts);
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
-            Mlp("moe.shared", Tm, ffs);
-            B.Weight("moe.shared", MlpParams(ffs), MlpParams(ffs));
+            Mlp(pre + "moe.shared", Tm, ffs);
+            B.Weight(pre + "moe.shared", MlpParams(ffs), MlpParams(ffs));
         }
-        B.Elementwise("moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
-        Residual("moe.residual", Tm * h);
-        B.Weight("moe.norm", norm_params, norm_params);
+        B.Elementwise(pre + "moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
+        Residual(pre + "moe.residual", Tm * h);
+        B.Weight(pre + "moe.norm", norm_params, norm_params);
     }
 
     // ---- the layer blocks: attention then a dense MLP or an MoE ----
@@ -627,20 +629,36 @@ struct TransformerBuilder {
         B.Begin(windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer, boundary);
         window = windowed ? m.window.size : 0;
         Attention("");
-        Moe();
+        Moe("");
         B.End();
     }
 
-    // ---- head: final norm, vocab-parallel LM head and cross-entropy (Megatron) ----
+    // ---- head: final norm, vocab-parallel LM head and cross-entropy (Megatron), then the MTP modules ----
     void Head() {
         B.Begin(BlockKind::head, boundary);
         Norm("head.norm", Tn);
         B.Weight("head.norm", norm_params, norm_params);
-        B.TpEnter("head", T * h);
-        B.Matmul("head.logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);
+        LogitsGemm("head");
         if (m.tied_embeddings)  // counted once, in the embedding
             B.Weight("head.logits (tied to embedding)", B.C(0), V / tp * h, false, /*tied=*/true);
         else B.Weight("head.logits", V * h, V / tp * h);
+        CrossEntropy("head");
+        // The MTP modules look tokens up in the embedding's table: on another pipeline stage its copy here, kept
+        // in step by the embedding group's gradient all-reduce (Megatron-Core GPTModel builds an embedding on the
+        // stage with mtp_process). A tied head's copy above already is that table.
+        if (m.mtp_layers > 0 && !m.tied_embeddings)
+            B.Weight("mtp.embedding (copy of the embedding)", B.C(0), V / tp * h, false, /*tied=*/true);
+        for (int k = 1; k <= m.mtp_layers; ++k) MtpModule("mtp" + std::to_string(k) + ".");
+        B.End();
+    }
+
+    // The vocab-parallel LM head on this rank's tokens. Its weight is the model's output layer (the caller's Weight
+    // entry): the MTP modules share it.
+    void LogitsGemm(const std::string& pre) {
+        B.TpEnter(pre, T * h);
+        B.Matmul(pre + ".logits", T, V / tp, h, &Tn, nullptr, Builder::Fp8Input::high_precision);
+    }
+    void CrossEntropy(const std::string& pre) {
         // Cross-entropy over the local vocabulary shard in fp32 (about 5 FLOPs per logit), as Megatron-Core's
         // vocab-parallel cross entropy runs it (tensor_parallel/cross_entropy.py, unfused), one pass per line:
         // forward .float() (w in, 4 out), max (4), in-place subtract of the max (4 + 4), exp in place (4 + 4),
@@ -648,12 +666,41 @@ struct TransformerBuilder {
         // backward the in-place scale by the loss gradient (4 + 4) and the cast back to the LM head's width
         // (4 + w): w + 12. Two all-reduces of one fp32 per token (max and sum of exponentials) across the TP group.
         const SymExpr logits = T * V / tp;
-        B.Custom("head.cross_entropy", OpKind::elementwise, 5 * logits, (w + 36.0) * logits, 4.0 * logits, 10 * logits,
-                 (w + 12.0) * logits);
+        B.Custom(pre + ".cross_entropy", OpKind::elementwise, 5 * logits, (w + 36.0) * logits, 4.0 * logits,
+                 10 * logits, (w + 12.0) * logits);
         g.blocks.back().forward.push_back(
-            B.Comm("head.cross_entropy.tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, 8.0 * T));
+            B.Comm(pre + ".cross_entropy.tp_all_reduce", Pass::forward, Group::tp, Collective::all_reduce, 8.0 * T));
         B.pending.push_back({});
-        B.End();
+    }
+
+    // One multi-token prediction module (DeepSeek-V3 report Sec. 2.2, as Megatron-Core's MultiTokenPredictionLayer
+    // runs it): the next token's embedding (a vocab-parallel lookup of the shared table) and the previous depth's
+    // hidden state, each RMS-normed, concatenated and projected 2h -> h by a column-parallel linear whose output is
+    // gathered over the TP group; one transformer layer of the main model's last layer kind (Megatron-Core builds
+    // the MTP block from the last layer's spec) with full attention; its own final norm; the shared output head
+    // and a cross-entropy of its own.
+    void MtpModule(const std::string& pre) {
+        Op fwd = B.MakeOp(pre + "embedding.lookup", OpKind::gather, Pass::forward, T * h, (T * h + T) * w);
+        g.blocks.back().forward.push_back(fwd);
+        B.pending.push_back(
+            {B.MakeOp(pre + "embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});
+        B.TpLeave(pre + "embedding", T * h);
+        Norm(pre + "enorm", Tn);
+        Norm(pre + "hnorm", Tn);
+        B.Weight(pre + "enorm", norm_params, norm_params);
+        B.Weight(pre + "hnorm", norm_params, norm_params);
+        B.TpEnter(pre + "eh_proj", 2.0 * T * h);
+        B.Weight(pre + "eh_proj", 2.0 * h * h, 2.0 * h * h / tp);
+        B.Matmul(pre + "eh_proj", T, h / tp, 2.0 * h, &Tn, nullptr, Builder::Fp8Input::cast);
+        B.CommBoth(pre + "eh_proj.tp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, T * h * w);
+        window = 0;
+        Attention(pre);
+        if (m.moe_layer(m.layers - 1)) Moe(pre);
+        else DenseMlp(pre);
+        Norm(pre + "head.norm", Tn);
+        B.Weight(pre + "head.norm", norm_params, norm_params);
+        LogitsGemm(pre + "head");
+        CrossEntropy(pre + "head");
     }
 };
 

@@ -18,7 +18,11 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     // Every expert split over the TP group (vLLM's and TensorRT-LLM's default for MoE under TP); under ep the
     // rank holds whole experts instead, the same bytes: experts x expert size / tp either way.
     p.etp = m.is_moe() ? tp : 1;
-    const Job job = MakeJob(KvReplicatedModel(m, tp), p);  // validates tp against the model
+    // Without speculative decoding (not modelled) an engine loads no MTP module: vLLM reads DeepSeek's MTP layer
+    // only as the draft model of its "deepseek_mtp" speculative method.
+    ModelConfig served = KvReplicatedModel(m, tp);
+    served.mtp_layers = 0;
+    const Job job = MakeJob(served, p);  // validates tp against the model
     auto params = [&](BlockKind k) {
         const BlockSums& s = job.sums[static_cast<int>(k)];
         return s.dense + s.expert + s.tied_dense + s.tied_expert;

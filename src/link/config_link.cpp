@@ -39,6 +39,7 @@ constexpr IntKey kModelKeys[] = {
     {"moe_every", &ConfigLink::moe_every},
     {"window", &ConfigLink::window, 0},
     {"full_every", &ConfigLink::full_every, 0},
+    {"mtp_layers", &ConfigLink::mtp_layers, 0},
 };
 
 struct BoolKey {

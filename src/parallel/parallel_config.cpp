@@ -8,6 +8,7 @@
 #include "config/error.h"
 #include "config/numbers.h"
 #include "config/split_list.h"
+#include "parallel/pipeline_layout.h"
 
 namespace sc {
 
@@ -84,7 +85,10 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "zero") p.zero = ToInt(k, v, 3);
     else if (k == "gpus") p.gpus = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxRanks));  // 0 would mean "unchecked"
     else if (k == "uneven") p.uneven = ToBool(k, v);
-    else if (k == "order") p.order = v;
+    else if (k == "layout") {
+        const PipelineLayout l = ParsePipelineLayout(v);
+        p.layout = l.layers, p.layout_mtp = l.mtp;
+    } else if (k == "order") p.order = v;
     else if (k == "bucket_mb") p.bucket_mb = ParseNumberIn(k, v, 1, kMaxBucketMb);
     else if (k == "schedule") p.schedule = ParseSchedule(k, v);
     else if (k == "recompute") p.recompute = ParseRecompute(k, v);
@@ -92,15 +96,22 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else
         throw Error(Clip(k),
                     "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
-                    "recompute zero fsdp order gpus uneven bucket_mb");
+                    "recompute zero fsdp order gpus uneven layout bucket_mb");
 }
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
     ParallelConfig p;
     bool vstages_given = false, etp_is_tp = false;
-    std::vector<std::string> seen;
+    std::vector<std::string> seen, items;
+    // Megatron's layout strings may hold cosmetic commas ("Et*3|(tt|)*29,m|L"): a piece without '=' right after a
+    // layout item continues it.
     for (const std::string& item : SplitList(spec)) {
         if (item.empty()) continue;
+        if (item.find('=') == std::string::npos && !items.empty() && items.back().rfind("layout=", 0) == 0)
+            items.back() += item;
+        else items.push_back(item);
+    }
+    for (const std::string& item : items) {
         size_t eq = item.find('=');
         if (eq == std::string::npos) throw Error(Clip(item), "expected key=value in the parallel spec");
         std::string k = item.substr(0, eq), v = item.substr(eq + 1);
@@ -128,6 +139,7 @@ std::string ParallelSpecString(const ParallelConfig& p) {
                     ",schedule=" + NameOf(p.schedule) + ",vstages=" + std::to_string(p.vstages) +
                     ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) + ",order=" + p.order;
     if (p.uneven) s += ",uneven=1";
+    if (!p.layout.empty()) s += ",layout=" + PipelineLayoutString(p.layout, p.layout_mtp);
     // Only when set, so the usual split reads as before; a page link carries the split in this form.
     if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
         char buf[40];
@@ -212,7 +224,19 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.schedule == Schedule::dualpipe && (p.pp < 2 || p.pp % 2))
         throw Error("pp",
                     "DualPipe needs an even pp >= 2 (each rank holds stages i and pp-1-i; got pp=" + S(p.pp) + ")");
-    if (!p.uneven && m.layers % stages) {
+    if (!p.layout.empty()) {
+        if (static_cast<int>(p.layout.size()) != stages)
+            throw Error("layout", "the layout has " + S(static_cast<int>(p.layout.size())) + " virtual stages; " +
+                                      (p.schedule == Schedule::interleaved ? "pp*vstages = " : "pp = ") + S(stages));
+        long long sum = 0;
+        for (int n : p.layout) sum += n;
+        if (sum != m.layers)
+            throw Error("layout", "the layout places " + std::to_string(sum) + " transformer layers 't'; " + m.name +
+                                      " has " + S(m.layers));
+        if (p.layout_mtp != 0 && p.layout_mtp != m.mtp_layers)
+            throw Error("layout", "the layout places " + S(p.layout_mtp) + " MTP modules 'm'; " + m.name +
+                                      " has mtp_layers=" + S(m.mtp_layers));
+    } else if (!p.uneven && m.layers % stages) {
         if (p.schedule != Schedule::interleaved)
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");

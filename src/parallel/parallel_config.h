@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/model_config.h"
 
@@ -49,6 +50,11 @@ struct ParallelConfig {
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)
+    // Megatron-Core's pipeline layout (`layout=`, parallel/pipeline_layout.h): the transformer layers of each
+    // pipeline position in model order, and the MTP modules it places with the loss; empty: the even split (or
+    // uneven=1's).
+    std::vector<int> layout;
+    int layout_mtp = 0;
     std::string order = "tp-cp-dp-pp";  // rank layout, fastest-varying first, dash-separated
     int gpus = 0;                       // when set, must equal tp*cp*dp*pp
 

@@ -127,6 +127,12 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
 }
 
 LayerRange LayersOfVirtualStage(const ParallelConfig& p, int layers, int g) {
+    if (!p.layout.empty()) {  // Megatron's explicit layout (ValidateParallel checks it against the model)
+        LayerRange r;
+        for (int i = 0; i < g; ++i) r.first += p.layout[i];
+        r.count = p.layout[g];
+        return r;
+    }
     const int S = p.pipeline_positions();
     const int base = layers / S, rem = layers % S;
     // Which virtual stages get one extra layer: 1, 2, ... (middle first), then 0 and S-1 if needed.

@@ -122,7 +122,7 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
 
 // Layers [first, first + count) of pipeline position g (0 .. pipeline_positions()-1; PositionOf).
 // Even split when it divides; with uneven=1 the remaining layers go to the middle stages first, so the
-// first stage (embedding) and last stage (head and loss) carry fewer layers.
+// first stage (embedding) and last stage (head and loss) carry fewer layers; with a layout, the layout's.
 struct LayerRange {
     int first = 0;
     int count = 0;

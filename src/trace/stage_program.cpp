@@ -456,9 +456,9 @@ struct StageProgramStream::Builder {
         grads.Flush();
         const Job& job = B.job;
         const int stage = B.prog.stage;
-        // Tied embeddings across pipeline stages: the first stage's embedding and the last stage's LM head
-        // hold copies of one matrix, whose gradients are summed between them (Megatron's embedding group).
-        if (job.model.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
+        // The embedding table on the first and the last stage (a tied LM head, or the MTP modules' lookups): two
+        // copies of one matrix, whose gradients are summed between them (Megatron's embedding group).
+        if (job.model.embedding_on_last_stage() && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
             double bytes = job.padded_vocab / p.tp * job.model.hidden * gbytes;
             B.EmitColl("embedding.tied_grad", NodeRole::grad_sync, CollectiveType::all_reduce, GroupKind::embed, bytes,
                        false, B.chain);

@@ -363,8 +363,8 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
 
 // Gradient reduction in buckets behind the backward: once per step after the last microbatch (plain DP,
 // ZeRO-1), or after every microbatch under ZeRO-2, which keeps only its gradient shard (the trace's stage
-// program does the same). ZeRO-3's per-block traffic is a pipeline term (AddPipelineTerms). Then the tied
-// embedding's gradient all-reduce between the first and last stage.
+// program does the same). ZeRO-3's per-block traffic is a pipeline term (AddPipelineTerms). Then the embedding
+// table's gradient all-reduce between the first and last stage (a tied head, or the MTP modules' copy).
 void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const CommModel& net,
                           const TrainingOptions& opt, const Accelerator& acc, StepBreakdown& br) {
     const ParallelConfig& p = job.par;
@@ -399,7 +399,7 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
             br.dp_comm += reductions * t_red + t_ag;
         }
     }
-    if (job.model.tied_embeddings && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))
+    if (job.model.embedding_on_last_stage() && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))
         br.dp_comm +=
             net.Seconds(CollectiveType::all_reduce, GroupKind::embed, job.padded_vocab / p.tp * job.model.hidden * g);
 }

@@ -147,6 +147,37 @@ TEST(AppPanels, MaverickOnNvlRacksRunsInSegmentsAndMoeEveryTravelsInTheLink) {
               std::string::npos);
 }
 
+// DeepSeek-V3's MTP module on the last of Megatron-Bridge's PP4 x VP4 stages (its layout string), taken out in the
+// Model panel: the last stage runs faster, and both the module count and the layout travel in the link.
+TEST(AppPanels, DeepSeekMtpOnMegatronsLayoutTravelsInTheLink) {
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "deepseek-v3.json"));
+    ASSERT_TRUE(sc::app::SelectSystem(*p.app, "gb200-nvl72.json"));
+    ASSERT_EQ(p.app->model.mtp_layers, 1);
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p,
+                                       "tp=1,pp=4,vstages=4,schedule=interleaved,ep=64,dp=64,batch=8192,zero=1,"
+                                       "layout=Et*4|(t*4|)*14tmL"));
+    const double with = p.app->estimate.step_seconds;
+    p.FocusField("Model", "mtp_layers");
+    p.Type("0");
+    p.Enter();
+    p.Frames(2);
+    EXPECT_EQ(p.app->model.mtp_layers, 0);
+    // The layout still names one module: the page says so, naming the field.
+    EXPECT_NE(p.app->parallel_error.find("mtp_layers=0"), std::string::npos) << p.app->parallel_error;
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p,
+                                       "tp=1,pp=4,vstages=4,schedule=interleaved,ep=64,dp=64,batch=8192,zero=1,"
+                                       "layout=Et*4|(t*4|)*14tL"));
+    EXPECT_LT(p.app->estimate.step_seconds, with);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(";mtp_layers=0;"), std::string::npos) << link;
+    EXPECT_NE(link.find(",layout=Et*4|(t*4|)*14tL"), std::string::npos) << link;
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+}
+
 TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInTheLink) {
     Page p;
     p.Frames(2);

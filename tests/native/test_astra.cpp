@@ -83,11 +83,13 @@ struct AstraCase {
     bool deepep = false;        // DeepEP's dispatch (KernelChoices::deepep_dispatch): one copy per destination rank
     bool fp8_dispatch = false;  // the token-to-expert all-to-alls in FP8 with per-128 scales (not whole elements)
     int window = 0;             // a sliding window on every other layer (ModelConfig::window)
+    int mtp = 0;                // multi-token prediction modules (ModelConfig::mtp_layers), on the last stage
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
         << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << (c.deepep ? "deepep " : "")
-        << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << c.spec << " on " << c.net;
+        << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << (c.mtp ? "mtp " : "") << c.spec
+        << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -108,6 +110,7 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     kernels.fp8_dispatch = c.fp8_dispatch;
     m.window = {c.window, 2};
     if (!c.window) m.window = {};
+    m.mtp_layers = c.mtp;
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -153,7 +156,12 @@ INSTANTIATE_TEST_SUITE_P(
         // DeepSeek-V3's FP8 dispatch (1 + 4/128 bytes an element one way, bf16 the other) over DeepEP's copies, on a
         // model whose every other layer has a sliding window (each layer's own attention FLOPs), pipelined.
         AstraCase{"moe_fp8_dispatch_window", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml",
-                  false, false, false, 1, true, true, 64}),
+                  false, false, false, 1, true, true, 64},
+        // One MTP module (an MoE layer, its projection, a second LM head) on the last of two stages that Megatron's
+        // layout string splits 3 + 1, and the embedding table's gradient all-reduce between the two stages that the
+        // untied model's MTP copy brings.
+        AstraCase{"moe_mtp_layout", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,layout=Et*3|tmL",
+                  "net_test_8_2d.yml", false, false, false, 1, false, false, 0, 1}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 // The traces' clock against the estimate's. Llama 3 8B on 16 H100s (two DGX nodes; net_h100_16_eff.yml models

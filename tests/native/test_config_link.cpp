@@ -21,7 +21,7 @@ ConfigLink Full() {
     l.model = "mixtral-8x7b";
     l.layers = 48, l.hidden = 6144, l.heads = 48, l.kv_heads = 8, l.ffn = 16384, l.vocab = 50000, l.seq = 8192;
     l.experts = 16, l.top_k = 4, l.expert_ffn = 7168, l.load_imbalance = 1.35, l.contiguous_routing = true;
-    l.window = 4096, l.full_every = 6;
+    l.window = 4096, l.full_every = 6, l.mtp_layers = 2;
     l.precision = sc::Precision::fp8;
     l.system = "dgx-h100-superpod";
     l.levels = {{0, 450.5, 0.25, 0.8, false, std::nullopt}, {2, std::nullopt, 12.0, std::nullopt, true, true}};
@@ -63,6 +63,8 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.window = 128; },
              [](ConfigLink& l) { l.full_every = 0; },
              [](ConfigLink& l) { l.full_every = 2; },
+             [](ConfigLink& l) { l.mtp_layers = 0; },
+             [](ConfigLink& l) { l.mtp_layers = 1; },
              [](ConfigLink& l) { l.contiguous_routing = true; },
              [](ConfigLink& l) { l.contiguous_routing = false; },
              [](ConfigLink& l) { l.precision = sc::Precision::fp4; },
@@ -168,7 +170,7 @@ TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
     // read and write as they did.
     const std::string text = EncodeConfigLink(DecodeConfigLink(kMinimal));
     for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "deepep=", "fp8_dispatch=",
-                            "attn_kernel=", "routing=", "window=", "full_every="})
+                            "attn_kernel=", "routing=", "window=", "full_every=", "mtp_layers="})
         EXPECT_EQ(text.find(key), std::string::npos) << key << " in " << text;
 }
 

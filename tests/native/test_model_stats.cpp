@@ -38,9 +38,19 @@ TEST(ModelStats, MoeParameterCountsMatchPublished) {
     EXPECT_NEAR(mx.params / 1e9, 46.7, 0.1);
     EXPECT_NEAR(mx.active_params / 1e9, 12.9, 0.1);
     // DeepSeek-V3: 671B total, 37B activated (arXiv 2412.19437, abstract), without the MTP module.
-    sc::ModelStats ds = sc::ComputeModelStats(Preset("deepseek-v3.json"));
+    sc::ModelConfig main_model = Preset("deepseek-v3.json");
+    main_model.mtp_layers = 0;
+    sc::ModelStats ds = sc::ComputeModelStats(main_model);
     EXPECT_NEAR(ds.params / 1e9, 671, 1.5);
     EXPECT_NEAR(ds.active_params / 1e9, 37.5, 1.0);
+    // Its MTP module (sec. 2.2): one MoE layer, the 2h -> h projection and three RMSNorms (embedding, hidden state,
+    // output); the embedding and the output head are shared, no parameters of their own. The report's "685B
+    // including 14B of MTP" counts the checkpoint's copies of both tables too (2 V h = 1.85B; with them 684.5B).
+    const double h = 7168, a = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128, E = 256, fe = 2048;
+    const double mla = h * ql + ql + ql * a * (dn + dr) + h * (kvl + dr) + kvl + kvl * a * (dn + dv) + a * dv * h;
+    const double moe_layer = mla + h * E + E * 3 * h * fe + 3 * h * fe + 2 * h;
+    EXPECT_DOUBLE_EQ(sc::ComputeModelStats(Preset("deepseek-v3.json")).params - ds.params,
+                     moe_layer + 2 * h * h + 3 * h);
     EXPECT_NEAR(sc::ComputeModelStats(Preset("gpt4-1.8t-moe.json")).params / 1e12, 1.83, 0.02);
 }
 
@@ -119,15 +129,18 @@ TEST(ModelStats, MoeFlopsPerTokenEqualClosedForm) {
     EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 3 * L * a * (d + d) * (s + 1));
 }
 
-// DeepSeek-V3 (MLA, 3 dense layers then 1 shared + top-8 of 256 routed experts).
+// DeepSeek-V3 (MLA, 3 dense layers then 1 shared + top-8 of 256 routed experts), and its MTP module: one more MoE
+// layer, the 2h -> h projection and one more LM head (the graph's other ops are elementwise).
 TEST(ModelStats, MlaFlopsPerTokenEqualClosedForm) {
     sc::ModelStats st = sc::ComputeModelStats(Preset("deepseek-v3.json"));
     const double h = 7168, a = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128, V = 129280, s = 4096;
     const double f = 18432, E = 256, k = 8, fe = 2048, dense = 3, moe = 58;
     double mla = h * ql + ql * a * (dn + dr) + h * (kvl + dr) + kvl * a * (dn + dv) + a * dv * h;
-    double per_token = dense * (mla + 3 * h * f) + moe * (mla + h * E + k * 3 * h * fe + 3 * h * fe) + V * h;
+    const double moe_layer = mla + h * E + k * 3 * h * fe + 3 * h * fe, mtp = 1;
+    double per_token = dense * (mla + 3 * h * f) + moe * moe_layer + V * h;
+    per_token += mtp * (2 * h * h + moe_layer + V * h);
     EXPECT_DOUBLE_EQ(st.matmul_flops_per_token, 6 * per_token);
-    EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 3 * (dense + moe) * a * (dn + dr + dv) * (s + 1));
+    EXPECT_DOUBLE_EQ(st.attention_flops_per_token, 3 * (dense + moe + mtp) * a * (dn + dr + dv) * (s + 1));
 }
 
 }  // namespace

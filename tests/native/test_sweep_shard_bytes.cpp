@@ -29,7 +29,7 @@ std::vector<SweepCell> Cells() {
     a.step.compute = 1.25, a.step.dp_comm = std::numeric_limits<double>::min(), a.step.optimizer = 3e-9;
     a.best = sc::ParseParallelSpec(
         "tp=8,pp=4,dp=16,cp=2,sp=1,microbatch=2,batch=1024,schedule=interleaved,vstages=3,"
-        "recompute=selective,zero=1,order=tp-dp-cp-pp");
+        "recompute=selective,zero=1,order=tp-dp-cp-pp,layout=Et*5|(t*6|)*10tmL");
     a.stats = {18446744073709551615u, 7, 5, 3};
     SweepCell b;  // not found: zeros and the default layout
     b.key = {0, 0};
@@ -59,6 +59,8 @@ void ExpectSame(const SweepCell& x, const SweepCell& y) {
     EXPECT_EQ(sc::ParallelSpecString(x.best), sc::ParallelSpecString(y.best));
     EXPECT_EQ(x.best.etp, y.best.etp);
     EXPECT_EQ(x.best.uneven, y.best.uneven);
+    EXPECT_EQ(x.best.layout, y.best.layout);  // also in the spec string above
+    EXPECT_EQ(x.best.layout_mtp, y.best.layout_mtp);
     EXPECT_EQ(Bits(x.best.bucket_mb), Bits(y.best.bucket_mb));
     EXPECT_EQ(x.best.gpus, y.best.gpus);
     for (auto m : {&sc::SearchStats::candidates, &sc::SearchStats::valid, &sc::SearchStats::fitting,
@@ -116,7 +118,7 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
     // A GPU count past 2^24 in the first cell (its 16777216, a little-endian u32 after the magic, the count, the
     // key, found, four results, the breakdown, four point factors and the domain).
     std::string many_gpus = good;
-    const size_t at = std::strlen("sweep-shard 3\n") + 8 + 8 + 4 + 1 + 8 * (4 + sc::kBreakdownPartCount + 4) + 4;
+    const size_t at = std::strlen("sweep-shard 4\n") + 8 + 8 + 4 + 1 + 8 * (4 + sc::kBreakdownPartCount + 4) + 4;
     uint32_t was = 0;
     std::memcpy(&was, many_gpus.data() + at, 4);
     ASSERT_EQ(was, 16777216u);
@@ -131,7 +133,7 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
     // A count of cells no shard could hold.
     std::string claims = good;
     const uint64_t huge = 1ull << 40;
-    std::memcpy(claims.data() + std::strlen("sweep-shard 3\n"), &huge, 8);
+    std::memcpy(claims.data() + std::strlen("sweep-shard 4\n"), &huge, 8);
     EXPECT_NE(error(claims).find("claims"), std::string::npos);
 }
 

@@ -123,6 +123,15 @@ Built ModelOf(const json& r) {
             "8 experts, top-2, gated expert MLPs (xai-org/grok-1 README; the record leaves the count out)");
     } else if (Starts(name, "DeepSeek V3")) {
         b.model = FromPreset("deepseek-v3.json");
+        // NeMo 25.04's DeepSeekV3Config leaves mtp_num_layers None (nemo/collections/llm/gpt/model/deepseek.py at
+        // NVIDIA/NeMo@7a8f1cc7, which the DGX Cloud recipe checks out) and its performance script sets none.
+        b.model.mtp_layers = 0;
+        const std::string key = At(r, "key");
+        b.assumptions.push_back(Starts(key, "dgxc_")
+                                    ? "no MTP module: NeMo 25.04's DeepSeekV3Config leaves mtp_num_layers unset and "
+                                      "its performance script sets none"
+                                    : "no MTP module (UNVERIFIED: the record names none; AutoModel's model code was "
+                                      "not read for it)");
     } else if (Starts(name, "Mixtral 8x7B")) {
         b.model = FromPreset("mixtral-8x7b.json");
     } else if (Starts(name, "Qwen3 MoE 30B")) {
