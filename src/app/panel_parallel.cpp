@@ -6,10 +6,39 @@
 #include "app/app.h"
 #include "app/app_state.h"
 #include "app/panels.h"
+#include "config/error.h"
 #include "imgui.h"
+#include "parallel/pipeline_layout.h"
 #include "report/format.h"
 
 namespace sc::app {
+
+// Megatron's pipeline layout string (the `layout=` key): shown in canonical form, applied on Enter; empty means
+// the even (or uneven=1) split. A string that does not parse is not applied: its error shows where the split's do.
+static bool LayoutField(AppState& s) {
+    ParallelConfig& p = s.parallel;
+    char buf[1024];
+    std::snprintf(buf, sizeof buf, "%s", p.layout.empty() ? "" : PipelineLayoutString(p.layout, p.layout_mtp).c_str());
+    ImGui::SetNextItemWidth(320);
+    const bool entered = ImGui::InputText("layout", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Megatron's pipeline layout (--pipeline-model-parallel-layout): the layers of each virtual stage in "
+            "model order.\nE embedding, t transformer layer, m MTP module (with L), L loss, | ends a stage, (...)*n "
+            "and x*n repeat.\nDeepSeek-V3 on PP4 x VP4: Et*4|(t*4|)*14tmL. Empty: layers split evenly. Enter "
+            "applies.");
+    if (!entered) return false;
+    try {
+        PipelineLayout l;
+        if (buf[0] != '\0') l = ParsePipelineLayout(buf);
+        if (l.layers == p.layout && l.mtp == p.layout_mtp) return false;
+        p.layout = l.layers, p.layout_mtp = l.mtp;
+        return true;
+    } catch (const Error& e) {
+        s.parallel_error = e.what();
+        return false;
+    }
+}
 
 static void DrawSplitFields(AppState& s) {
     ParallelConfig& p = s.parallel;
@@ -44,6 +73,7 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     changed |= ImGui::SliderInt("zero", &p.zero, 0, 3);
     ImGui::PopItemWidth();
+    changed |= LayoutField(s);
     if (changed) Recompute(s);
     ImGui::Text("%d GPUs, %d microbatches per step", p.world(),
                 p.global_batch() / (p.microbatch * p.dp > 0 ? p.microbatch * p.dp : 1));

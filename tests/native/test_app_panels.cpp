@@ -147,9 +147,10 @@ TEST(AppPanels, MaverickOnNvlRacksRunsInSegmentsAndMoeEveryTravelsInTheLink) {
               std::string::npos);
 }
 
-// DeepSeek-V3's MTP module on the last of Megatron-Bridge's PP4 x VP4 stages (its layout string), taken out in the
-// Model panel: the last stage runs faster, and both the module count and the layout travel in the link.
-TEST(AppPanels, DeepSeekMtpOnMegatronsLayoutTravelsInTheLink) {
+// DeepSeek-V3's MTP module on Megatron-Bridge's PP4 x VP4 layout, typed into the Parallelism panel's layout field,
+// then taken out in the Model panel: the page names the mismatch, a layout without 'm' runs faster, a malformed
+// one is refused with its reason and changes nothing, and both the module count and the layout travel in the link.
+TEST(AppPanels, DeepSeekMtpOnAMegatronLayoutTypedInThePage) {
     Page p;
     p.Frames(2);
     ASSERT_TRUE(sc::app::SelectPreset(*p.app, "deepseek-v3.json"));
@@ -157,18 +158,34 @@ TEST(AppPanels, DeepSeekMtpOnMegatronsLayoutTravelsInTheLink) {
     ASSERT_EQ(p.app->model.mtp_layers, 1);
     ASSERT_NO_FATAL_FAILURE(ShowLayout(p,
                                        "tp=1,pp=4,vstages=4,schedule=interleaved,ep=64,dp=64,batch=8192,zero=1,"
-                                       "layout=Et*4|(t*4|)*14tmL"));
+                                       "uneven=1"));
+    const double uneven = p.app->estimate.step_seconds;
+    p.FocusField("Parallelism and traces", "layout");
+    p.Type("Et*4|(t*4|)*14,tmL");
+    p.Enter();
+    p.Frames(2);
+    ASSERT_EQ(p.app->parallel.layout.size(), 16u) << p.app->parallel_error;
+    ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
     const double with = p.app->estimate.step_seconds;
+    EXPECT_LT(with, uneven);  // the last stage no longer carries 3 layers beside the two LM heads
     p.FocusField("Model", "mtp_layers");
     p.Type("0");
     p.Enter();
     p.Frames(2);
     EXPECT_EQ(p.app->model.mtp_layers, 0);
-    // The layout still names one module: the page says so, naming the field.
     EXPECT_NE(p.app->parallel_error.find("mtp_layers=0"), std::string::npos) << p.app->parallel_error;
-    ASSERT_NO_FATAL_FAILURE(ShowLayout(p,
-                                       "tp=1,pp=4,vstages=4,schedule=interleaved,ep=64,dp=64,batch=8192,zero=1,"
-                                       "layout=Et*4|(t*4|)*14tL"));
+    p.FocusField("Parallelism and traces", "layout");
+    p.Type("Et*4|(t*4|)*14tLx");
+    p.Enter();
+    p.Frames(2);
+    EXPECT_NE(p.app->parallel_error.find("layout: nothing may follow the loss"), std::string::npos)
+        << p.app->parallel_error;
+    EXPECT_EQ(p.app->parallel.layout_mtp, 1);  // not applied
+    p.FocusField("Parallelism and traces", "layout");
+    p.Type("Et*4|(t*4|)*14tL");
+    p.Enter();
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
     EXPECT_LT(p.app->estimate.step_seconds, with);
     const std::string link = sc::app::LinkState(*p.app);
     EXPECT_NE(link.find(";mtp_layers=0;"), std::string::npos) << link;
