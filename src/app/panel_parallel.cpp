@@ -40,6 +40,33 @@ static bool LayoutField(AppState& s) {
     }
 }
 
+// Megatron's recompute_modules under selective recomputation: one box per module, the attention core alone
+// when none is ticked (its default).
+static bool RecomputeModuleBoxes(ParallelConfig& p) {
+    static constexpr const char* kHelp[kRecomputeModuleCount] = {
+        "the attention core (Megatron's default; what selective means alone)",
+        "input_layernorm and pre_mlp_layernorm: their outputs are not kept",
+        "MLA's q/kv up-projections and rotary: Q, K, V are not kept",
+        "the experts' activation: its output is not kept",
+        "the dense MLP after its norm: only its input is kept",
+        "the MoE layer after its norm, its all-to-alls included: only its input is kept",
+        "the shared experts: only their input is kept"};
+    bool changed = false;
+    ImGui::TextUnformatted("modules:");
+    for (int i = 0; i < kRecomputeModuleCount; ++i) {
+        if (i != 4) ImGui::SameLine();  // two rows, so the panel's width holds them
+        const uint8_t bit = static_cast<uint8_t>(1u << i);
+        bool on = p.selective_modules() & bit;
+        if (ImGui::Checkbox(kRecomputeModuleNames[i], &on)) {
+            const uint8_t mask = on ? p.selective_modules() | bit : p.selective_modules() & ~bit;
+            p.recompute_modules = mask == kRecomputeCoreAttn ? 0 : mask;  // core_attn alone is the default
+            changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Megatron's recompute_modules: %s", kHelp[i]);
+    }
+    return changed;
+}
+
 static void DrawSplitFields(AppState& s) {
     ParallelConfig& p = s.parallel;
     bool changed = false;
@@ -73,6 +100,8 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     changed |= ImGui::SliderInt("zero", &p.zero, 0, 3);
     ImGui::PopItemWidth();
+    if (p.recompute == Recompute::selective) changed |= RecomputeModuleBoxes(p);
+    else p.recompute_modules = 0;
     changed |= LayoutField(s);
     if (changed) Recompute(s);
     ImGui::Text("%d GPUs, %d microbatches per step", p.world(),

@@ -5,7 +5,8 @@
 //   "sweep-shard 4\n" <u64 cells> then per cell:
 //   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak> <f64 x breakdown parts>
 //   <point: f64 flops, hbm_bw, hbm_capacity, net_bw; u32 domain, gpus; u8 topology (Topology), overlap, inr>
-//   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute;
+//   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute,
+//    recompute modules;
 //    f64 bucket_mb; u32 length + bytes of order; u32 pipeline-layout stages, u32 layers of each, u32 its MTP
 //    modules> <u64 candidates, valid, fitting, estimated>
 // WebAssembly is little-endian, and so is every machine the native tests run on (checked below).
@@ -25,7 +26,8 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the shard bytes are little-endian");
 
-constexpr std::string_view kMagic = "sweep-shard 4\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts
+constexpr std::string_view kMagic = "sweep-shard 4\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts,
+                                                        // recompute modules
 
 template <typename T>
 void Put(std::string& o, T v) {
@@ -98,6 +100,7 @@ void PutLayout(std::string& o, const ParallelConfig& p) {
         Put<uint32_t>(o, static_cast<uint32_t>(v));
     Put<uint8_t>(o, p.sp), Put<uint8_t>(o, p.uneven);
     Put<uint8_t>(o, static_cast<uint8_t>(p.schedule)), Put<uint8_t>(o, static_cast<uint8_t>(p.recompute));
+    Put<uint8_t>(o, p.recompute_modules);
     Put<double>(o, p.bucket_mb);
     Put<uint32_t>(o, static_cast<uint32_t>(p.order.size()));
     o += p.order;
@@ -113,6 +116,9 @@ void GetLayout(Reader& r, ParallelConfig& p) {
     p.sp = r.Bool(), p.uneven = r.Bool();
     p.schedule = r.Enum<Schedule>(kSchedules, "schedule");
     p.recompute = r.Enum<Recompute>(kRecomputes, "recomputation");
+    p.recompute_modules = r.Get<uint8_t>();
+    if (p.recompute_modules >> kRecomputeModuleCount)
+        Malformed("recompute modules " + std::to_string(p.recompute_modules));
     p.bucket_mb = r.Get<double>();
     const uint32_t n = r.Get<uint32_t>();
     if (n > 64 || n > r.t.size() - r.pos) Malformed("a rank order of " + std::to_string(n) + " bytes");

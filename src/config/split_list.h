@@ -8,6 +8,6 @@ namespace sc {
 
 // Every item between commas, empty ones included ("4,,8" gives "4", "", "8"; "" gives one empty item), so
 // each parser decides what an empty item means and can name it in its error.
-std::vector<std::string> SplitList(std::string_view s);
+std::vector<std::string> SplitList(std::string_view s, char separator = ',');
 
 }  // namespace sc

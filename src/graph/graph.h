@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/expr.h"
+#include "graph/recompute_modules.h"
 
 namespace sc {
 
@@ -32,10 +33,17 @@ struct Op {
     std::string name;  // "attn.qkv", "mlp.fc1.dgrad", "tp.reduce_scatter" ...
     OpKind kind = OpKind::elementwise;
     Pass pass = Pass::forward;
-    Expr flops;              // floating-point operations on one rank (multiply and add count as 2)
-    Expr bytes;              // bytes read plus written by the op on one rank (tensor_size in the trace)
-    Expr saved_bytes;        // forward only: bytes this op keeps for the backward pass (activation memory)
-    bool selective = false;  // part of what selective recomputation drops and recomputes (attention core)
+    Expr flops;        // floating-point operations on one rank (multiply and add count as 2)
+    Expr bytes;        // bytes read plus written by the op on one rank (tensor_size in the trace)
+    Expr saved_bytes;  // forward only: bytes this op keeps for the backward pass (activation memory)
+    // Forward only, Megatron's selective recomputation by module (graph/recompute_modules.h): the modules whose
+    // recomputation re-runs this op in the backward, those that make all of saved_bytes unnecessary, and those
+    // that make `part_bytes` of them unnecessary (the output of a module this op keeps as its input, as a GEMM
+    // keeps a norm's output; or Q, K, V kept with the projection that made them).
+    uint8_t rerun_modules = 0;
+    uint8_t drop_all_modules = 0;
+    uint8_t drop_part_modules = 0;
+    Expr part_bytes;
     // Forward only, PyTorch's op-level selective activation checkpointing as torchtitan applies it
     // (Recompute::op): the share of this op re-run in the backward (1: everything but matmuls, SDPA, reduce-
     // scatters; a fused GEMM standing for several torch.mm calls: the ones the policy recomputes), and the bytes

@@ -23,6 +23,7 @@ struct Builder {
     std::vector<std::vector<Op>> pending;  // backward ops of each forward op, emitted in reverse
     std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
     int torch_mms = 0;                     // torch.mm calls of the block so far (op-level checkpointing's count)
+    uint8_t rerun_scope = 0;               // recompute modules re-running every forward op made now (RerunScope)
 
     SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
     SymExpr C(double c) { return {&p, p.Const(c)}; }
@@ -52,7 +53,18 @@ struct Builder {
         op.comm_bytes = Expr{};
         // Op-level checkpointing re-runs what its save list does not name (matmuls and SDPA say otherwise below).
         op.sac_rerun = (pass == Pass::forward ? C(1) : Zero()).e;
+        if (pass == Pass::forward) op.rerun_modules = rerun_scope;
         return op;
+    }
+
+    // Megatron's recompute modules (graph/recompute_modules.h), on the forward op made last: recomputing a module
+    // of `modules` drops all it keeps, or the input it keeps (a GEMM's input: the whole of saved_bytes then, before
+    // anything is added to them).
+    void DropAll(uint8_t modules) { blk->forward.back().drop_all_modules |= modules; }
+    void DropInput(uint8_t modules) {
+        Op& op = blk->forward.back();
+        op.drop_part_modules |= modules;
+        op.part_bytes = op.saved_bytes;
     }
 
     // Op-level checkpointing of a GEMM that stands for torch.mm calls with outputs `widths` wide (one per nn.Linear
@@ -279,6 +291,16 @@ struct TransformerBuilder {
 
     SymExpr S(Sym sym) { return B.S(sym); }
 
+    // Forward ops made while it lives are re-run by recomputing `modules` too (nested scopes add up).
+    struct RerunScope {
+        Builder& b;
+        uint8_t was;
+        RerunScope(Builder& builder, uint8_t modules) : b(builder), was(builder.rerun_scope) {
+            b.rerun_scope |= modules;
+        }
+        ~RerunScope() { b.rerun_scope = was; }
+    };
+
     // The residual add after attention or the MLP over `elems` elements. With dropout (KernelChoices) it is
     // Megatron-LM's fused bias-dropout-add: one more FLOP per element (the mask's scale) and a one-byte mask
     // written and kept for the backward, which reads it.
@@ -389,7 +411,10 @@ struct TransformerBuilder {
     // ---- attention of one layer: norm, Q/K/V projections (or MLA's), rotary, context-parallel K/V, the
     // causal core, output projection, residual ----
     void Attention(const std::string& pre) {
-        Norm(pre + "attn.norm", Tn);
+        {
+            RerunScope layernorm(B, kRecomputeLayernorm);
+            Norm(pre + "attn.norm", Tn);
+        }
         B.TpEnter(pre + "attn", T * h);
         SymExpr dqk = d, dv = d;
         size_t qkv_op = 0;  // the forward op producing Q, K, V (they are kept: selective recomputation needs them)
@@ -404,18 +429,25 @@ struct TransformerBuilder {
                 B.Weight(pre + "attn.q_norm", ql, ql);
                 B.Weight(pre + "attn.q_up", ql * a * dqk, ql * a / tp * dqk);
                 B.Matmul(pre + "attn.q_down", T, ql, h, &Tn);
+                B.DropInput(kRecomputeLayernorm);
                 B.Elementwise(pre + "attn.q_norm", T * ql, 5, 1, T * ql);
+                RerunScope up(B, kRecomputeMlaUpProj);
                 B.Matmul(pre + "attn.q_up", T, a / tp * dqk, ql);
             } else {
                 B.Weight(pre + "attn.q", h * a * dqk, h * a / tp * dqk);
                 B.Matmul(pre + "attn.q", T, a / tp * dqk, h, &Tn);
+                B.DropInput(kRecomputeLayernorm);
             }
             B.Weight(pre + "attn.kv_down", h * (kvl + dr), h * (kvl + dr));
             B.Weight(pre + "attn.kv_norm", kvl, kvl);
             B.Weight(pre + "attn.kv_up", kvl * a * (dn + dv), kvl * a / tp * (dn + dv));
             B.Matmul(pre + "attn.kv_down", T, kvl + dr, h, &Tn);
+            B.DropInput(kRecomputeLayernorm);
             B.Elementwise(pre + "attn.kv_norm", T * kvl, 5, 1, T * kvl);
-            B.Matmul(pre + "attn.kv_up", T, a / tp * (dn + dv), kvl);
+            {
+                RerunScope up(B, kRecomputeMlaUpProj);
+                B.Matmul(pre + "attn.kv_up", T, a / tp * (dn + dv), kvl);
+            }
             qkv_op = g.blocks.back().forward.size() - 1;
         } else {
             SymExpr qkv_out = (a + 2.0 * kv) * d;
@@ -423,9 +455,11 @@ struct TransformerBuilder {
                      h * qkv_out / tp + (m.bias ? qkv_out / tp : B.C(0)));
             B.Matmul(pre + "attn.qkv", T, qkv_out / tp, h, &Tn, nullptr, Builder::Fp8Input::fused,
                      {a * d / tp, kv * d / tp, kv * d / tp});  // wq, wk, wv
+            B.DropInput(kRecomputeLayernorm);
             qkv_op = g.blocks.back().forward.size() - 1;
         }
         if (m.position == PositionKind::rotary) {
+            RerunScope up(B, m.is_mla() ? kRecomputeMlaUpProj : 0);  // MLA's "up projection and RoPE applying"
             if (m.is_mla()) B.Elementwise(pre + "attn.rotary", T * (a + kv) / tp * S(Sym::dr), 3, 1, B.Zero());
             else Rotary(pre + "attn.rotary", T * a / tp * d, T * kv / tp * d);
         }
@@ -445,11 +479,14 @@ struct TransformerBuilder {
     }
 
     // Q and this rank's share of K and V, inputs of the attention core, are kept with the projection that produced
-    // them (recomputing the core needs them).
+    // them (recomputing the core needs them). MLA's up-projections make them, so recomputing those (mla_up_proj)
+    // drops them; the projection's own input stays.
     void KeepQkv(size_t qkv_op, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff) {
         SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;
         Op& qkv = g.blocks.back().forward[qkv_op];
-        qkv.saved_bytes = (SymExpr{&g.pool, qkv.saved_bytes} + (q + k_ / cp + v_ / cp) * w).e;
+        const SymExpr kept = (q + k_ / cp + v_ / cp) * w;
+        qkv.saved_bytes = (SymExpr{&g.pool, qkv.saved_bytes} + kept).e;
+        if (m.is_mla()) qkv.drop_part_modules |= kRecomputeMlaUpProj, qkv.part_bytes = kept.e;
     }
 
     // The fused causal attention core; adds what it keeps for the backward to the Q/K/V projection `qkv_op`.
@@ -468,7 +505,8 @@ struct TransformerBuilder {
         // own fp8 copy of O, so the core's 16-bit O (its backward reads it) is counted here too.
         KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
         fwd.saved_bytes = (T * a / tp * 4.0 + S(Sym::q8) * o * w).e;
-        fwd.selective = true;
+        fwd.rerun_modules |= kRecomputeCoreAttn;
+        fwd.drop_all_modules |= kRecomputeCoreAttn;
         fwd.sac_rerun = B.Zero().e;  // SDPA is on op-level checkpointing's save list: its output and log-sum-exp
         fwd.sac_saved_bytes = (o * w + T * a / tp * 4.0).e;
         g.blocks.back().forward.push_back(fwd);
@@ -501,13 +539,14 @@ struct TransformerBuilder {
         auto gemm = [&](const std::string& name, Pass pass, SymExpr flops, SymExpr bytes) {
             Op op = B.MakeOp(pre + name, OpKind::matmul, pass, flops, bytes);
             op.high_precision = true;
-            op.selective = pass == Pass::forward;
+            if (pass == Pass::forward)
+                op.rerun_modules |= kRecomputeCoreAttn, op.drop_all_modules |= kRecomputeCoreAttn;
             return op;
         };
         auto pass = [&](const std::string& name, Pass ps, SymExpr flops, SymExpr bytes, SymExpr saved) {
             Op op = B.MakeOp(pre + name, OpKind::elementwise, ps, flops, bytes);
             op.saved_bytes = saved.e;
-            op.selective = ps == Pass::forward;
+            if (ps == Pass::forward) op.rerun_modules |= kRecomputeCoreAttn, op.drop_all_modules |= kRecomputeCoreAttn;
             return op;
         };
         KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
@@ -531,25 +570,44 @@ struct TransformerBuilder {
     // `groups`: the MLP is that many equal GEMMs side by side (a rank's local experts, each with tokens/groups
     // rows): one grouped GEMM whose weights are read once each.
     // `first_input`: how the first GEMM's input arrives under fp8 (after a norm: fused; routed tokens: cast).
+    // `rc`: which of Megatron's recompute modules drop what it keeps (graph/recompute_modules.h).
+    struct MlpRecompute {
+        uint8_t input;   // drop the first GEMM's input (a norm's output, or tokens made inside the module)
+        uint8_t inside;  // drop what the activation keeps and the second GEMM's input
+        uint8_t act;     // re-run only the activation, dropping its output (the second GEMM's input)
+    };
     void Mlp(const std::string& name, SymExpr tokens, SymExpr ff, const SymExpr* saved_tokens = nullptr,
-             const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused) {
-        if (m.mlp == MlpKind::swiglu) {
+             const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused,
+             MlpRecompute rc = {0, 0, 0}) {
+        if (m.mlp == MlpKind::swiglu)
             B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input, {ff, ff});  // w1, w3
-            Swiglu(name + ".swiglu", tokens * ff);
-        } else {
-            B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups, first_input);
-            B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
+        else B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups, first_input);
+        B.DropInput(rc.input);
+        const size_t act = B.blk->forward.size();
+        {
+            RerunScope rerun(B, rc.act);
+            if (m.mlp == MlpKind::swiglu) Swiglu(name + ".swiglu", tokens * ff);
+            else B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
+        for (size_t i = act; i < B.blk->forward.size(); ++i) B.blk->forward[i].drop_all_modules |= rc.inside;
         B.Matmul(name + ".fc2", tokens, h, ff, nullptr, groups);
+        B.DropAll(rc.inside | rc.act);
     }
 
     // ---- the dense MLP of one layer: norm, TP-split MLP, residual ----
     void DenseMlp(const std::string& pre) {
         SymExpr f = S(Sym::f);
-        Norm(pre + "mlp.norm", Tn);
-        B.TpEnter(pre + "mlp", T * h);
-        Mlp(pre + "mlp", T, f / tp, &Tn);
-        B.TpLeave(pre + "mlp", T * h);
+        {
+            RerunScope layernorm(B, kRecomputeLayernorm);
+            Norm(pre + "mlp.norm", Tn);
+        }
+        {
+            RerunScope mlp(B, kRecomputeMlp);  // the module after its norm, its TP collectives included
+            B.TpEnter(pre + "mlp", T * h);
+            Mlp(pre + "mlp", T, f / tp, &Tn, nullptr, Builder::Fp8Input::fused,
+                {kRecomputeLayernorm, kRecomputeMlp, 0});
+            B.TpLeave(pre + "mlp", T * h);
+        }
         Residual(pre + "mlp.residual", Tn * h);
         SymExpr bias = m.bias ? f + h : B.C(0);
         SymExpr bias_rank = m.bias ? f / tp + h : B.C(0);
@@ -563,10 +621,17 @@ struct TransformerBuilder {
         // T/tp tokens (validated: MoE with tp>1 requires sequence_parallel).
         SymExpr experts = S(Sym::E), k = S(Sym::k), fe = S(Sym::fe), cf = S(Sym::cf);
         SymExpr Tm = T / tp;
-        Norm(pre + "moe.norm", Tm);
+        {
+            RerunScope layernorm(B, kRecomputeLayernorm);
+            Norm(pre + "moe.norm", Tm);
+        }
+        const uint8_t outer = B.rerun_scope;
+        B.rerun_scope |= kRecomputeMoe;  // the layer after its norm, its all-to-alls included, to the residual
         B.Weight(pre + "moe.router", h * experts, h * experts);
         B.Matmul(pre + "moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
+        B.DropInput(kRecomputeLayernorm);
         B.Elementwise(pre + "moe.topk", Tm * experts, 3, 1, Tm * k);
+        B.DropAll(kRecomputeMoe);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute, times the capacity factor when experts are padded to capacity, or times
         // the most loaded rank's share under dropless routing (MoeRankLoad): the all-to-all and the expert GEMMs
@@ -588,6 +653,8 @@ struct TransformerBuilder {
         B.CommBoth(pre + "moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, to_experts,
                    sent * h * w);
         B.Elementwise(pre + "moe.sort_chunks", routed * h, 1, 1, B.Zero());
+        // The experts' input is made inside the layer; moe_act re-runs only their activation.
+        const MlpRecompute expert_rc{kRecomputeMoe, kRecomputeMoe, kRecomputeMoeAct};
         if (options.expert_tp) {
             // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
             // intermediate is split over the TP group, which first gathers all its routed tokens and
@@ -595,12 +662,12 @@ struct TransformerBuilder {
             SymExpr all_routed = routed * tp;
             B.CommBoth(pre + "moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
                        all_routed * h * w);
-            Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast);
+            Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc);
             B.CommBoth(pre + "moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
                        all_routed * h * w);
             B.Weight(pre + "moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe) / tp, /*expert=*/true);
         } else {
-            Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast);
+            Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc);
             B.Weight(pre + "moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
         }
         B.Elementwise(pre + "moe.unsort_chunks", routed * h, 1, 1, B.Zero());
@@ -608,10 +675,13 @@ struct TransformerBuilder {
                    to_experts);
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
-            Mlp(pre + "moe.shared", Tm, ffs);
+            RerunScope shared(B, kRecomputeSharedExperts);
+            Mlp(pre + "moe.shared", Tm, ffs, nullptr, nullptr, Builder::Fp8Input::fused,
+                {kRecomputeLayernorm, kRecomputeSharedExperts | kRecomputeMoe, 0});
             B.Weight(pre + "moe.shared", MlpParams(ffs), MlpParams(ffs));
         }
         B.Elementwise(pre + "moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
+        B.rerun_scope = outer;
         Residual(pre + "moe.residual", Tm * h);
         B.Weight(pre + "moe.norm", norm_params, norm_params);
     }

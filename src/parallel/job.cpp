@@ -78,7 +78,7 @@ Job MakeJob(const ModelConfig& m, const ParallelConfig& p, const KernelChoices& 
 double RecomputeShare(const Job& job, const Op& op) {
     switch (job.par.recompute) {
         case Recompute::none: return 0;
-        case Recompute::selective: return op.selective ? 1 : 0;
+        case Recompute::selective: return op.rerun_modules & job.par.selective_modules() ? 1 : 0;
         case Recompute::full: return 1;
         case Recompute::op: return job.V(op.sac_rerun);
     }

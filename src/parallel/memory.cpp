@@ -1,6 +1,6 @@
 // Activation accounting follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 // Transformer Models"): every forward op keeps the inputs its backward needs (graph.h: saved_bytes);
-// selective recomputation drops the attention core's, full recomputation keeps only each layer's input, op-level
+// selective recomputation drops the attention core's (or what Megatron's recompute_modules name), full recomputation keeps only each layer's input, op-level
 // checkpointing (torchtitan) the layer's input and the outputs of the ops its policy saves (graph.h: sac_saved_bytes).
 // ZeRO sharding follows Rajbhandari et al. 2020 (stages 1-3: optimizer state, gradients, weights).
 #include "parallel/memory.h"
@@ -21,8 +21,13 @@ double SavedActivationBytes(const Job& job, const Block& block, Recompute recomp
         for (const Op& op : block.forward) sum += job.V(op.sac_saved_bytes);
         return sum;
     }
-    for (const Op& op : block.forward)
-        if (!(recompute == Recompute::selective && op.selective)) sum += job.V(op.saved_bytes);
+    // Selective recomputation by module (Megatron's recompute_modules): what the chosen modules' recomputation
+    // makes unnecessary is not kept. Only layers are recomputed (the MTP modules' layer in the head is not).
+    const uint8_t modules = recompute == Recompute::selective && layer ? job.par.selective_modules() : 0;
+    for (const Op& op : block.forward) {
+        if (op.drop_all_modules & modules) continue;
+        sum += job.V(op.saved_bytes) - (op.drop_part_modules & modules ? job.V(op.part_bytes) : 0);
+    }
     return sum;
 }
 

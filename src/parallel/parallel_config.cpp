@@ -61,6 +61,34 @@ Recompute ParseRecompute(const std::string& field, const std::string& v) {
     throw Error(field, "\"" + v + "\" is not one of none, selective, full, op");
 }
 
+// Megatron's module names joined by '+' ("mla_up_proj+layernorm+moe_act"; the spec's items are split at commas).
+uint8_t ParseRecomputeModules(const std::string& field, const std::string& v) {
+    uint8_t mask = 0;
+    for (const std::string& name : SplitList(v, '+')) {
+        int i = 0;
+        while (i < kRecomputeModuleCount && name != kRecomputeModuleNames[i]) ++i;
+        if (name.empty()) throw Error(field, "an empty module name in \"" + Clip(v) + "\" (names joined by '+')");
+        if (i == kRecomputeModuleCount)
+            throw Error(field,
+                        "\"" + Clip(name) +
+                            "\" is not one of core_attn, layernorm, mla_up_proj, moe_act, mlp, moe, shared_experts "
+                            "(Megatron-Core's recompute_modules, joined by '+')");
+        mask |= static_cast<uint8_t>(1u << i);
+    }
+    if (mask == 0) throw Error(field, "names no module (e.g. recompute_modules=mla_up_proj+layernorm+moe_act)");
+    return mask;
+}
+
+std::string RecomputeModulesString(uint8_t mask) {
+    std::string s;
+    for (int i = 0; i < kRecomputeModuleCount; ++i)
+        if (mask & (1u << i)) {
+            if (!s.empty()) s.push_back('+');
+            s.append(kRecomputeModuleNames[i]);
+        }
+    return s;
+}
+
 // The key a spec item sets ("mb" is "microbatch", "vp" is "vstages" as NeMo's and DGX Cloud's tables name it,
 // "fsdp" is "zero"), to refuse one given twice.
 static std::string CanonicalKey(const std::string& k) {
@@ -92,11 +120,12 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "bucket_mb") p.bucket_mb = ParseNumberIn(k, v, 1, kMaxBucketMb);
     else if (k == "schedule") p.schedule = ParseSchedule(k, v);
     else if (k == "recompute") p.recompute = ParseRecompute(k, v);
+    else if (k == "recompute_modules") p.recompute_modules = ParseRecomputeModules(k, v);
     else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
     else
         throw Error(Clip(k),
                     "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
-                    "recompute zero fsdp order gpus uneven layout bucket_mb");
+                    "recompute recompute_modules zero fsdp order gpus uneven layout bucket_mb");
 }
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
@@ -127,6 +156,9 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
         else SetKey(p, k, v, &vstages_given);
     }
     if (etp_is_tp) p.etp = p.tp;
+    // Megatron's modules are a kind of selective recomputation: naming them is enough.
+    if (p.recompute_modules != 0 && std::find(seen.begin(), seen.end(), "recompute") == seen.end())
+        p.recompute = Recompute::selective;
     if (p.schedule == Schedule::interleaved && !vstages_given) p.vstages = 2;
     return p;
 }
@@ -139,6 +171,7 @@ std::string ParallelSpecString(const ParallelConfig& p) {
                     ",schedule=" + NameOf(p.schedule) + ",vstages=" + std::to_string(p.vstages) +
                     ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) + ",order=" + p.order;
     if (p.uneven) s += ",uneven=1";
+    if (p.recompute_modules) s.append(",recompute_modules=").append(RecomputeModulesString(p.recompute_modules));
     if (!p.layout.empty()) s += ",layout=" + PipelineLayoutString(p.layout, p.layout_mtp);
     // Only when set, so the usual split reads as before; a page link carries the split in this form.
     if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
@@ -162,6 +195,11 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.batch != 0) RequirePositiveCount("batch", p.batch);  // 0: not given, microbatch * dp
     if (!(p.bucket_mb >= 1 && p.bucket_mb <= kMaxBucketMb))
         throw Error("bucket_mb", "bucket_mb=" + std::to_string(p.bucket_mb) + " must be from 1 to 1048576 MiB");
+    if (p.recompute_modules != 0 && p.recompute != Recompute::selective)
+        throw Error("recompute_modules",
+                    "recompute_modules=" + RecomputeModulesString(p.recompute_modules) +
+                        " are Megatron's selective recomputation; recompute=" + NameOf(p.recompute) +
+                        " was given (use recompute=selective or leave it out)");
     if (p.zero < 0 || p.zero > 3) throw Error("zero", "zero=" + S(p.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
 
     const long long world = 1LL * p.tp * p.cp * p.dp * p.pp;

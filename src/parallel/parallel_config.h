@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/model_config.h"
+#include "graph/recompute_modules.h"
 
 namespace sc {
 
@@ -47,6 +48,10 @@ struct ParallelConfig {
     Schedule schedule = Schedule::one_f_one_b;
     int vstages = 1;  // model chunks per pipeline rank (interleaved 1F1B); 1 otherwise
     Recompute recompute = Recompute::none;
+    // Under selective recomputation, Megatron's recompute_modules (graph/recompute_modules.h) as a mask; 0 means
+    // its default, the attention core alone.
+    uint8_t recompute_modules = 0;
+    uint8_t selective_modules() const { return recompute_modules ? recompute_modules : kRecomputeCoreAttn; }
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)
@@ -84,6 +89,9 @@ inline int ExpertDataParallelSize(const ParallelConfig& p) { return ExpertFoldRa
 
 // Parses "key=value,key=value". Unknown keys and malformed values throw sc::Error naming the key.
 ParallelConfig ParseParallelSpec(std::string_view spec);
+// recompute_modules' value ("mla_up_proj+layernorm") as a RecomputeModule mask, and back.
+uint8_t ParseRecomputeModules(const std::string& field, const std::string& value);
+std::string RecomputeModulesString(uint8_t mask);
 std::string ParallelSpecString(const ParallelConfig& p);  // round-trips through ParseParallelSpec
 
 // Checks the configuration against the model; each error names the constraint, e.g.

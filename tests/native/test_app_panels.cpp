@@ -195,6 +195,30 @@ TEST(AppPanels, DeepSeekMtpOnAMegatronLayoutTypedInThePage) {
     EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
 }
 
+// Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
+// norms keeps less than the attention core alone, costs recomputation, and travels in the link.
+TEST(AppPanels, RecomputeModulesTickedInTheParallelismPanel) {
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "mixtral-8x7b.json"));
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=2,sp=1,ep=8,dp=32,microbatch=1,batch=256,zero=1,recompute=selective"));
+    const double core_attn_only = p.app->estimate.memory_peak, rec = p.app->estimate.step.recompute;
+    for (const char* box : {"moe_act", "layernorm"}) {
+        p.Click("Parallelism and traces", box);
+        p.Frames(2);
+    }
+    EXPECT_EQ(p.app->parallel.recompute_modules,
+              sc::kRecomputeCoreAttn | sc::kRecomputeMoeAct | sc::kRecomputeLayernorm);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
+    EXPECT_LT(p.app->estimate.memory_peak, core_attn_only);
+    EXPECT_GT(p.app->estimate.step.recompute, rec);
+    const std::string link = sc::app::LinkState(*p.app);
+    EXPECT_NE(link.find(",recompute_modules=core_attn+layernorm+moe_act"), std::string::npos) << link;
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+}
+
 TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInTheLink) {
     Page p;
     p.Frames(2);

@@ -29,7 +29,7 @@ std::vector<SweepCell> Cells() {
     a.step.compute = 1.25, a.step.dp_comm = std::numeric_limits<double>::min(), a.step.optimizer = 3e-9;
     a.best = sc::ParseParallelSpec(
         "tp=8,pp=4,dp=16,cp=2,sp=1,microbatch=2,batch=1024,schedule=interleaved,vstages=3,"
-        "recompute=selective,zero=1,order=tp-dp-cp-pp,layout=Et*5|(t*6|)*10tmL");
+        "recompute=selective,zero=1,order=tp-dp-cp-pp,layout=Et*5|(t*6|)*10tmL,recompute_modules=moe_act+layernorm");
     a.stats = {18446744073709551615u, 7, 5, 3};
     SweepCell b;  // not found: zeros and the default layout
     b.key = {0, 0};
@@ -61,6 +61,7 @@ void ExpectSame(const SweepCell& x, const SweepCell& y) {
     EXPECT_EQ(x.best.uneven, y.best.uneven);
     EXPECT_EQ(x.best.layout, y.best.layout);  // also in the spec string above
     EXPECT_EQ(x.best.layout_mtp, y.best.layout_mtp);
+    EXPECT_EQ(x.best.recompute_modules, y.best.recompute_modules);
     EXPECT_EQ(Bits(x.best.bucket_mb), Bits(y.best.bucket_mb));
     EXPECT_EQ(x.best.gpus, y.best.gpus);
     for (auto m : {&sc::SearchStats::candidates, &sc::SearchStats::valid, &sc::SearchStats::fitting,
