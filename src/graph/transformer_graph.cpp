@@ -24,6 +24,8 @@ struct Builder {
     std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
     int torch_mms = 0;                     // torch.mm calls of the block so far (op-level checkpointing's count)
     uint8_t rerun_scope = 0;               // recompute modules re-running every forward op made now (RerunScope)
+    // The next Matmul's input is a tensor an earlier GEMM of the block already keeps (SharedInput).
+    bool input_kept_already = false;
 
     SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
     SymExpr C(double c) { return {&p, p.Const(c)}; }
@@ -127,7 +129,11 @@ struct Builder {
         SetGemmDims(fwd, m, n, k);
         if (groups) fwd.groups = groups->e;
         fwd.high_precision = !fp8;
-        const SymExpr saved_w = fp8 ? w + q8 * (-1.0 * w + 1.0) : w;  // 1 byte under fp8 (q8 = 1), else w
+        SymExpr saved_w = fp8 ? w + q8 * (-1.0 * w + 1.0) : w;  // 1 byte under fp8 (q8 = 1), else w
+        // A 16-bit input another GEMM already keeps is one tensor to autograd, saved once: this GEMM keeps only its
+        // own fp8 copy, if it runs in fp8.
+        if (input_kept_already) saved_w = fp8 ? q8 : Zero();
+        input_kept_already = false;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * saved_w).e;
         if (!groups) CheckpointTorchMms(fwd, m, torch_mms.size() ? torch_mms : std::initializer_list<SymExpr>{n});
         blk->forward.push_back(fwd);
@@ -441,6 +447,7 @@ struct TransformerBuilder {
             B.Weight(pre + "attn.kv_down", h * (kvl + dr), h * (kvl + dr));
             B.Weight(pre + "attn.kv_norm", kvl, kvl);
             B.Weight(pre + "attn.kv_up", kvl * a * (dn + dv), kvl * a / tp * (dn + dv));
+            B.input_kept_already = true;  // the normed hidden state, which the q projection keeps
             B.Matmul(pre + "attn.kv_down", T, kvl + dr, h, &Tn);
             B.DropInput(kRecomputeLayernorm);
             B.Elementwise(pre + "attn.kv_norm", T * kvl, 5, 1, T * kvl);
@@ -676,6 +683,7 @@ struct TransformerBuilder {
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
             RerunScope shared(B, kRecomputeSharedExperts);
+            B.input_kept_already = true;  // the normed tokens, which the router keeps
             Mlp(pre + "moe.shared", Tm, ffs, nullptr, nullptr, Builder::Fp8Input::fused,
                 {kRecomputeLayernorm, kRecomputeSharedExperts | kRecomputeMoe, 0});
             B.Weight(pre + "moe.shared", MlpParams(ffs), MlpParams(ffs));

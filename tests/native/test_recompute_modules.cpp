@@ -64,10 +64,10 @@ TEST(RecomputeModules, EachModuleDropsWhatItsRecomputationRebuilds) {
     };
     // core_attn (selective's default): the core's fp32 log-sum-exp per query row and head; Q, K, V stay.
     EXPECT_DOUBLE_EQ(dense_dropped("core_attn"), T * a * 4);
-    // layernorm: the two norms' outputs, kept as the QKV and gate/up GEMMs' inputs (the router's and the shared
-    // experts' in an MoE layer).
+    // layernorm: the two norms' outputs, kept as the QKV and gate/up GEMMs' inputs (in an MoE layer the router's,
+    // which the shared experts' GEMM shares: one tensor, kept once).
     EXPECT_DOUBLE_EQ(dense_dropped("layernorm"), 2 * T * h * w);
-    EXPECT_DOUBLE_EQ(moe_dropped("layernorm"), 3 * T * h * w);
+    EXPECT_DOUBLE_EQ(moe_dropped("layernorm"), 2 * T * h * w);
     // mlp: SwiGLU's two inputs and its output (the down-projection's input); the MLP's input stays.
     EXPECT_DOUBLE_EQ(dense_dropped("mlp"), 3 * T * f * w);
     EXPECT_DOUBLE_EQ(moe_dropped("mlp"), 0);
@@ -81,6 +81,21 @@ TEST(RecomputeModules, EachModuleDropsWhatItsRecomputationRebuilds) {
     // Modules add up.
     EXPECT_DOUBLE_EQ(moe_dropped("layernorm+moe_act+core_attn"),
                      moe_dropped("layernorm") + moe_dropped("moe_act") + moe_dropped("core_attn"));
+}
+
+// A 16-bit tensor two GEMMs take in is one tensor to autograd, kept once: the shared experts add only their own
+// activations to an MoE layer in bf16, and in fp8 their GEMM's own quantized copy of the input (1 byte an element)
+// beside its fp8 down-projection input and the 16-bit SwiGLU inputs.
+TEST(RecomputeModules, ATensorTwoGemmsKeepIsKeptOnce) {
+    for (sc::Precision p : {sc::Precision::bf16, sc::Precision::fp8}) {
+        sc::ModelConfig with = sctest::SmallMoe(), without = with;
+        with.precision.compute = without.precision.compute = p;
+        without.moe.shared_experts = 0;
+        const double ffs = 512, fp8 = p == sc::Precision::fp8 ? 1 : 0, down_input = fp8 ? 1 : w;
+        EXPECT_DOUBLE_EQ(Kept(with, sc::BlockKind::moe_layer, "") - Kept(without, sc::BlockKind::moe_layer, ""),
+                         T * h * fp8 + 2 * T * ffs * w + T * ffs * down_input)
+            << sc::NameOf(p);
+    }
 }
 
 // MLA (DeepSeek-V3's attention, small): the up-projections make Q, K and V, which the core needs; recomputing them
