@@ -69,9 +69,9 @@ test('edits go into the hash, and a new page opened with that URL shows the same
     await waitFrames(page, 2);
     const opened = await page.evaluate(() => location.hash);
     await typeInto(page, 'Model', 'layers', '16', ';layers=16;');
-    // ImGui's combos announce no label to the item hooks: the precision combo is the row under "window" (a dense
+    // ImGui's combos announce no label to the item hooks: the precision combo is the row under "mtp_layers" (a dense
     // model without a sliding window has no MoE or full_every rows between them); its popup is "##Combo_00".
-    const seq = await itemRect(page, 'Model', 'window');
+    const seq = await itemRect(page, 'Model', 'mtp_layers');
     await page.mouse.move(seq.x + seq.w / 2, seq.y + seq.h * 1.5 + 4);
     await waitFrames(page, 2);
     await page.mouse.click(seq.x + seq.w / 2, seq.y + seq.h * 1.5 + 4);
