@@ -11,8 +11,8 @@
 namespace sc::cli {
 
 std::vector<std::string> SearchSpaceFlags() {
-    return {"gpus",     "batch",   "tp",        "pp",   "cp", "ep",    "microbatch",
-            "schedule", "vstages", "recompute", "zero", "sp", "order", "threads"};
+    return {"gpus",    "batch",     "tp",   "pp", "cp",    "ep",     "microbatch", "schedule",
+            "vstages", "recompute", "zero", "sp", "order", "uneven", "threads"};
 }
 
 const char* SearchSpaceUsage() {
@@ -23,6 +23,8 @@ const char* SearchSpaceUsage() {
            "  --schedule LIST   gpipe,1f1b,interleaved (also zbh1, dualpipe)   --recompute LIST   none,selective,full (also op)\n"
            "  --zero LIST       0,1,2,3                      --sp LIST          off,on\n"
            "  --order O         rank order, fastest-varying first (default tp-cp-dp-pp)\n"
+           "  --uneven on|off   also pipelines whose pp*vstages does not divide the layers, split as uneven=1\n"
+           "                    (default off; a model of 61 layers has no pipeline without it)\n"
            "  --threads N       worker threads (default: all hardware threads; the output does not change)\n";
 }
 
@@ -81,6 +83,12 @@ SearchRequest LoadSearchRequest(const Args& a) {
         }
     }
     if (a.Has("order")) s.order = a.Get("order");
+    if (a.Has("uneven")) {
+        const std::string v = a.Get("uneven");
+        if (v == "on" || v == "1" || v == "true") s.uneven = true;
+        else if (v == "off" || v == "0" || v == "false") s.uneven = false;
+        else throw Error("--uneven", "expected on or off, got \"" + Clip(v) + "\"");
+    }
     return r;
 }
 

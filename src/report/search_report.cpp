@@ -1,5 +1,6 @@
 #include "report/search_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,14 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
     o += "layouts: " + std::to_string(s.candidates) + " candidates, " + std::to_string(s.valid) + " valid, " +
          std::to_string(s.fitting) + " fit in " + FormatBytes(sys.accelerator.MemoryBytes()) + " (" +
          std::to_string(s.estimated) + " timed)\n";
+    if (!req.space.uneven) {  // pipelines the GPU count allows that the layers do not divide: name them
+        std::string skipped;
+        for (int pp = 2; pp <= std::min(req.gpus, m.layers); ++pp)
+            if (req.gpus % pp == 0 && m.layers % pp != 0) skipped += (skipped.empty() ? "" : ",") + std::to_string(pp);
+        if (!skipped.empty())
+            o += "not searched: pp=" + skipped + ", which do not divide the " + std::to_string(m.layers) +
+                 " layers (--uneven on splits them unevenly)\n";
+    }
     if (r.top.empty()) {
         o += "no layout fits in memory\n";
         return o;

@@ -97,7 +97,7 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                         p.microbatch = mb;
                         for (int pp : gdiv) {
                             if ((G / tp / cp) % pp || !Allowed(s.pp, pp)) continue;
-                            if (pp > m.layers || m.layers % pp) continue;
+                            if (pp > m.layers || (m.layers % pp && !s.uneven)) continue;
                             const int dp = G / tp / cp / pp;
                             // Experts fold over the stage's tp x cp x dp ranks (etp = 1: ExpertFoldRanks).
                             if ((G / pp) % ep || B % (1LL * dp * mb)) continue;
@@ -116,6 +116,7 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                             for (Schedule schedule : s.schedules) {
                                 p.schedule = schedule;
                                 p.vstages = 1;
+                                p.uneven = m.layers % pp != 0;
                                 if (pp == 1) {
                                     // One stage: GPipe and 1F1B are the same run; interleaving and DualPipe
                                     // need pp >= 2.
@@ -133,8 +134,9 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                 }
                                 if (M % pp) continue;
                                 for (int v = 2; pp * v <= m.layers; ++v) {
-                                    if (m.layers % (pp * v) || !Allowed(s.vstages, v)) continue;
+                                    if ((m.layers % (pp * v) && !s.uneven) || !Allowed(s.vstages, v)) continue;
                                     p.vstages = v;
+                                    p.uneven = m.layers % (pp * v) != 0;
                                     inner();
                                 }
                             }

@@ -8,7 +8,8 @@
 // memory bound before the time estimate: StageMemoryOf is what EstimateTraining's memory per stage starts
 // from (it may only add to it), so a layout whose first stage already exceeds the capacity is counted as not
 // fitting without timing it. Ties in step time keep enumeration order, so results are deterministic.
-// Not enumerated: uneven pipelines (pp*vstages must divide the layers), rank orders other than space.order,
+// Not enumerated: uneven pipelines (pp*vstages must divide the layers) unless space.uneven, explicit pipeline
+// layouts (layout=), Megatron's recompute modules, rank orders other than space.order,
 // and the exact duplicates sp=1 with tp=1 and GPipe with pp=1 (the same run as sp=0 / 1F1B).
 #pragma once
 #include <cstdint>
@@ -33,6 +34,9 @@ struct SearchSpace {
     std::vector<Recompute> recompute = {Recompute::none, Recompute::selective, Recompute::full};
     std::vector<int> zero = {0, 1, 2, 3};
     std::vector<int> sp = {0, 1};  // sequence parallelism off/on (on only where tp > 1: with tp = 1 it is a no-op)
+    // Also pipelines whose pp (or pp x vstages) does not divide the layers, split as uneven=1 splits them: a model of
+    // 61 layers (DeepSeek-V3, Kimi K2) has no pipeline otherwise.
+    bool uneven = false;
     std::string order = "tp-cp-dp-pp";
     double bucket_mb = 25;
 };

@@ -46,8 +46,9 @@ struct Brute {
 // Every valid layout of (gpus, batch) found without the search's enumeration: all degrees 1..gpus, every
 // microbatch, schedule, vstages, recompute, ZeRO and sp, filtered by ValidateParallel only, each estimated on a
 // job of its own. Skips the two exact duplicates the search drops: sp=1 with tp=1, gpipe with pp=1.
+// With `uneven`, a pipeline whose positions do not divide the layers is split as uneven=1 splits it.
 std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, const sc::CalibrationTable* cal,
-                              const sc::TrainingOptions& opt, int gpus, int batch) {
+                              const sc::TrainingOptions& opt, int gpus, int batch, bool uneven = false) {
     std::vector<Brute> out;
     for (int tp = 1; tp <= gpus; ++tp)
         for (int pp = 1; pp <= gpus; ++pp)
@@ -70,6 +71,7 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
                                             p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.ep = ep, p.sp = sp;
                                             p.microbatch = mb, p.batch = batch, p.schedule = sched, p.vstages = v;
                                             p.recompute = rc, p.zero = z, p.gpus = gpus;
+                                            p.uneven = uneven && m.layers % p.pipeline_positions() != 0;
                                             try {
                                                 sc::ValidateParallel(m, p);
                                             } catch (const sc::Error&) {
@@ -84,22 +86,23 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
 
 std::string Key(const sc::ParallelConfig& p) { return sc::ParallelSpecString(p); }
 
-void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch) {
+void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch, bool uneven = false) {
     sc::System sys = H100().sys;
     const sc::CalibrationTable* cal = &H100().cal;
     sc::TrainingOptions opt;
     // Capacity at the median memory peak: half of the layouts fit.
-    std::vector<Brute> all = BruteForce(m, sys, cal, opt, gpus, batch);
+    std::vector<Brute> all = BruteForce(m, sys, cal, opt, gpus, batch, uneven);
     ASSERT_GT(all.size(), 20u);
     std::vector<double> peaks;
     for (const Brute& b : all) peaks.push_back(b.e.memory_peak);
     std::sort(peaks.begin(), peaks.end());
     sys.accelerator.hbm_capacity_gib_usable = peaks[peaks.size() / 2] / (1024.0 * 1024 * 1024);
     sys.accelerator.capacity_uses_marketing = false;
-    all = BruteForce(m, sys, cal, opt, gpus, batch);
+    all = BruteForce(m, sys, cal, opt, gpus, batch, uneven);
 
     sc::SearchRequest req;
     req.gpus = gpus, req.batch = batch, req.top_k = 1000000;
+    req.space.uneven = uneven;
     sc::SearchResult r = sc::SearchLayouts(m, sys, cal, opt, req);
 
     std::vector<const Brute*> fit;
@@ -136,6 +139,24 @@ void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch)
 TEST(Search, DenseEqualsBruteForce) { ExpectSearchEqualsBruteForce(sctest::SmallGpt(), 8, 8); }
 
 TEST(Search, MoeEqualsBruteForce) { ExpectSearchEqualsBruteForce(sctest::SmallMoe(), 8, 8); }
+
+// Six layers on 8 GPUs: pp=4, and pp=2 with 4 or 5 chunks, split only unevenly, are searched with --uneven on
+// (the brute force sets uneven=1 on exactly those), and the uneven layouts are among the results.
+TEST(Search, UnevenPipelinesEqualBruteForce) {
+    sc::ModelConfig m = sctest::SmallGpt();
+    m.layers = 6;
+    ExpectSearchEqualsBruteForce(m, 8, 8, true);
+    sc::SearchRequest req;
+    req.gpus = 8, req.batch = 8, req.top_k = 1000000;
+    const sc::SearchResult even = sc::SearchLayouts(m, H100().sys, &H100().cal, sc::TrainingOptions{}, req);
+    req.space.uneven = true;
+    const sc::SearchResult all = sc::SearchLayouts(m, H100().sys, &H100().cal, sc::TrainingOptions{}, req);
+    EXPECT_GT(all.stats.valid, even.stats.valid);
+    int pp4 = 0;
+    for (const sc::RankedLayout& l : all.top) pp4 += l.par.pp == 4 && l.par.uneven;
+    for (const sc::RankedLayout& l : even.top) EXPECT_FALSE(l.par.uneven || l.par.pp == 4) << Key(l.par);
+    EXPECT_GT(pp4, 0);
+}
 
 TEST(Search, TopKIsThePrefixAndShardsMergeToTheWhole) {
     const sc::ModelConfig m = sctest::SmallGpt();
@@ -498,6 +519,14 @@ TEST(SearchCli, ClearErrors) {
     r = RunCli(
         "search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --schedule 2f2b");
     EXPECT_NE(r.out.find("--schedule: \"2f2b\" is not one of gpipe, 1f1b, interleaved"), std::string::npos) << r.out;
+    r = RunCli(
+        "search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --uneven 2");
+    EXPECT_NE(r.out.find("--uneven: expected on or off, got \"2\""), std::string::npos) << r.out;
+    // The pipelines the layers do not divide are named, with the flag that searches them (96 layers: pp=64).
+    r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --tp 8");
+    EXPECT_NE(r.out.find("not searched: pp=64, which do not divide the 96 layers (--uneven on splits them unevenly)"),
+              std::string::npos)
+        << r.out;
 }
 
 }  // namespace
