@@ -40,6 +40,7 @@ engine::Request CurrentRequest(const AppState& s) {
     r.search.gpus = s.search.gpus > 0 ? s.search.gpus : s.parallel.world();
     r.search.batch = s.parallel.global_batch();
     r.search.top_k = 10;
+    r.search.space.uneven = s.search.uneven;
     return r;
 }
 

@@ -177,6 +177,7 @@ std::string LinkState(const AppState& s) {
     l.attention_kernel = s.options.attention_kernel;
     l.pp_scatter_gather = s.options.kernels.pp_scatter_gather;
     l.search_gpus = s.search.gpus;
+    l.search_uneven = s.search.uneven;
     // The Serving tab: named when it is not the first serving preset unedited.
     const InferenceState& q = s.inference;
     if (q.base_index >= 0 && q.has_config) {
@@ -246,6 +247,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     s.options.attention_kernel = l.attention_kernel;
     s.options.framework_gemm = l.framework_gemm;
     s.search.gpus = l.search_gpus;
+    s.search.uneven = l.search_uneven;
     if (r.serving >= 0) {
         SetServingDescription(s, r.serving);
         ApplyServeEdits(l.serve_edits, s.inference.config);

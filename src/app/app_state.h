@@ -94,6 +94,7 @@ struct AppState {
     // mid-search cannot mix shards of two models.
     struct {
         int gpus = 0;         // 0: the current split's GPU count
+        bool uneven = false;  // also pipelines the layers do not divide (SearchSpace::uneven)
         int next_shard = -1;  // the shard the next frame runs; -1 when no search is running
         std::unique_ptr<const engine::SearchSnapshot> snapshot;  // of the running search; null when none runs
         std::vector<SearchResult> parts;

@@ -28,6 +28,12 @@ void DrawSearchTab(AppState& s) {
     ImGui::SameLine();
     ImGui::Text("batch %d", s.parallel.global_batch());
     ImGui::SameLine();
+    ImGui::Checkbox("uneven stages", &q.uneven);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "also pipelines whose stages the layers do not divide, split as uneven=1 (one layer fewer on "
+            "the first and last): a model of 61 layers has no pipeline otherwise");
+    ImGui::SameLine();
     if (q.next_shard >= 0) {  // runs in the worker pool, or a slice per frame (StepJobs)
         char label[48];
         const double eta = SearchEta(s);

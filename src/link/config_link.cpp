@@ -73,7 +73,7 @@ std::vector<std::string> KnownKeys() {
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
     k.push_back("attn_kernel");
-    k.insert(k.end(), {"tokens", "search_gpus", "serve"});
+    k.insert(k.end(), {"tokens", "search_gpus", "search_uneven", "serve"});
     for (const std::string& s : ServeKeys()) k.push_back(s);
     k.insert(k.end(), {"view", "sweeps", "sweep.axis1", "sweep.axis2", "sweep.fixed"});
     return k;
@@ -194,6 +194,10 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
         return;
     }
+    if (key == "search_uneven") {
+        link.search_uneven = ParseBool(key, v);
+        return;
+    }
     if (key == "serve") {
         link.serve = CheckId(key, v);
         return;
@@ -299,6 +303,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
         if (link.*o.member != defaults.*o.member) put(o.key, link.*o.member ? "1" : "0");
     if (link.attention_kernel != defaults.attention_kernel) put("attn_kernel", NameOf(link.attention_kernel));
     put("search_gpus", std::to_string(link.search_gpus));
+    if (link.search_uneven) put("search_uneven", "1");  // only when on: older links read as they did
     if (!link.serve.empty()) put("serve", link.serve);
     PutServeKeys(link.serve_edits, put);
     if (link.view != "estimate") put("view", link.view);

@@ -104,7 +104,8 @@ struct ConfigLink {
     bool fp8_dispatch = KernelChoices{}.fp8_dispatch;
     bool framework_gemm = TrainingOptions{}.framework_gemm;
 
-    int search_gpus = 0;  // GPU count of the "Best layout" search; 0: the split's
+    int search_gpus = 0;         // GPU count of the "Best layout" search; 0: the split's
+    bool search_uneven = false;  // the search also takes pipelines the layers do not divide (search_uneven=1)
 
     // The Serving tab (written only when it is not the page's first serving preset, unedited).
     std::string serve;  // serving preset id ("llama3-8b-h100-poisson"); "" for that default

@@ -166,6 +166,22 @@ TEST(App, AFinishedSearchEqualsTheCliSearch) {
         Cli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 16 --batch 64 --json"));
 }
 
+// The "uneven stages" box: Llama 3 8B's 32 layers on 24 GPUs, where pp=3 and pp=6 split only unevenly. With the box
+// ticked the page's search is the CLI's --uneven on, and it finds more valid layouts than without.
+TEST(App, TheUnevenStagesBoxIsTheCliSearchsUnevenOn) {
+    App s = OpenPage();
+    ASSERT_EQ(sc::app::SetParallel(*s, "tp=8,dp=3,batch=48"), "");
+    RunSearch(*s, [] {});
+    const uint64_t even = s->search.result.stats.valid;
+    s->search.uneven = true;
+    RunSearch(*s, [] {});
+    EXPECT_GT(s->search.result.stats.valid, even);
+    EXPECT_EQ(sc::SearchReportJson(sc::engine::SnapshotSearch(sc::app::CurrentRequest(*s)), s->search.result),
+              Cli("search --model presets/models/llama3-8b.json --system dgx-h100-superpod --gpus 24 --batch 48 "
+                  "--uneven on --json"));
+    EXPECT_NE(sc::app::LinkState(*s).find(";search_uneven=1;"), std::string::npos);
+}
+
 // A split whose summary is more nodes than an edit counts (kSummaryNodesInEdit) is counted over the next frames:
 // meanwhile the report says so and the page keeps drawing; then it shows what the CLI prints. An edit mid-count
 // drops it.

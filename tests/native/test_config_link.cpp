@@ -31,7 +31,7 @@ ConfigLink Full() {
     l.flash_attention = false, l.dropout = true, l.grad_accumulation_fusion = false, l.pp_scatter_gather = false;
     l.fused_elementwise = false, l.deepep_dispatch = true, l.fp8_dispatch = true;
     l.attention_kernel = sc::AttentionKernel::flash2;
-    l.search_gpus = 1024;
+    l.search_gpus = 1024, l.search_uneven = true;
     return l;
 }
 
@@ -101,6 +101,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash3; },
              [](ConfigLink& l) { l.attention_kernel = sc::AttentionKernel::flash2; },
              [](ConfigLink& l) { l.search_gpus = 1 << 24; },
+             [](ConfigLink& l) { l.search_uneven = true; },
              [](ConfigLink& l) { l.serve = "llama3-8b-h100-poisson"; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.tp = 8; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.replicas = 1 << 24; },
@@ -170,7 +171,7 @@ TEST(ConfigLink, KeysMayComeInAnyOrderAndDefaultsFillTheRest) {
     // read and write as they did.
     const std::string text = EncodeConfigLink(DecodeConfigLink(kMinimal));
     for (const char* key : {"flash=", "dropout=", "gaf=", "scatter_gather=", "fused_ew=", "deepep=", "fp8_dispatch=",
-                            "attn_kernel=", "routing=", "window=", "full_every=", "mtp_layers="})
+                            "attn_kernel=", "routing=", "window=", "full_every=", "mtp_layers=", "search_uneven="})
         EXPECT_EQ(text.find(key), std::string::npos) << key << " in " << text;
 }
 
@@ -252,7 +253,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";serve=../x"), "serve: a preset id holds only letters, digits"},
         {L(kHead + ";view=plot"), "view: \"plot\" is not one of estimate, search, serving"},
         {L(kHead + ";sweeps=2"), "sweeps: expected 0 or 1, got \"2\""},
-        {full.substr(0, full.size() - 5), "link: does not end with \";end\""},  // cut inside search_gpus=1024
+        {L(kHead + ";search_uneven=on"), "search_uneven: expected 0 or 1, got \"on\""},
+        {full.substr(0, full.find("search_gpus=1024") + 14), "link: does not end with \";end\""},  // cut inside it
         {std::string(sc::kMaxLinkBytes + 1, 'v'), "link: is 65537 bytes, at most 65536 are read"},
     };
     for (const Case& c : cases) {
