@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -89,6 +90,16 @@ void ShowLayout(Page& p, const std::string& spec) {
     ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
 }
 
+// The page's link holds each of `parts`, and another page opened with it shows what this one shows; returns it.
+App ExpectLinkReopens(Page& p, std::initializer_list<std::string_view> parts) {
+    const std::string link = sc::app::LinkState(*p.app);
+    for (std::string_view part : parts) EXPECT_NE(link.find(part), std::string::npos) << part << " in " << link;
+    App other = pagetest::OpenPage();
+    EXPECT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    return other;
+}
+
 TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
     // Mixtral with one expert a rank (ep=8): the hottest expert at twice the mean doubles what its rank receives.
     Page p;
@@ -105,11 +116,7 @@ TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
     // Twice the bytes; the per-step latency of the all-to-alls stays.
     EXPECT_LT(p.app->estimate.step.ep_comm, 2 * balanced);
     EXPECT_GT(p.app->estimate.step.ep_comm, 1.99 * balanced);
-    const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(";load_imbalance=2;"), std::string::npos) << link;
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    App other = ExpectLinkReopens(p, {";load_imbalance=2;"});
     // Beyond experts / top_k = 4 the model says so; a dense model has no such field.
     ASSERT_EQ(sc::app::ApplyLink(*other, "v1;model=mixtral-8x7b;load_imbalance=5;parallel=ep=8,dp=64;end"), "");
     EXPECT_NE(sc::app::MirrorText(*other).find("moe.load_imbalance: must be from 1"), std::string::npos)
@@ -138,11 +145,7 @@ TEST(AppPanels, MaverickOnNvlRacksRunsInSegmentsAndMoeEveryTravelsInTheLink) {
     p.Frames(2);
     EXPECT_EQ(p.app->model.moe.every, 1);
     EXPECT_GT(p.app->estimate.step_seconds, interleaved);
-    const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(";moe_every=1;"), std::string::npos) << link;
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    App other = ExpectLinkReopens(p, {";moe_every=1;"});
     EXPECT_NE(sc::app::ApplyLink(*other, "v1;model=llama3-8b;moe_every=2;parallel=dp=8;end").find("moe_every"),
               std::string::npos);
 }
@@ -187,12 +190,7 @@ TEST(AppPanels, DeepSeekMtpOnAMegatronLayoutTypedInThePage) {
     p.Frames(2);
     ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
     EXPECT_LT(p.app->estimate.step_seconds, with);
-    const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(";mtp_layers=0;"), std::string::npos) << link;
-    EXPECT_NE(link.find(",layout=Et*4|(t*4|)*14tL"), std::string::npos) << link;
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    ExpectLinkReopens(p, {";mtp_layers=0;", ",layout=Et*4|(t*4|)*14tL"});
 }
 
 // Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
@@ -212,11 +210,7 @@ TEST(AppPanels, RecomputeModulesTickedInTheParallelismPanel) {
     ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
     EXPECT_LT(p.app->estimate.memory_peak, core_attn_only);
     EXPECT_GT(p.app->estimate.step.recompute, rec);
-    const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(",recompute_modules=core_attn+layernorm+moe_act"), std::string::npos) << link;
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
+    ExpectLinkReopens(p, {",recompute_modules=core_attn+layernorm+moe_act"});
 }
 
 TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInTheLink) {
@@ -232,12 +226,8 @@ TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInT
     ASSERT_EQ(p.app->model.window.size, 1024);
     EXPECT_EQ(p.app->model.window.full_every, 0);  // every layer windowed until full_every is set
     EXPECT_LT(p.app->estimate.step.compute, full);
-    const std::string link = sc::app::LinkState(*p.app);
-    EXPECT_NE(link.find(";window=1024;"), std::string::npos) << link;
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    App other = ExpectLinkReopens(p, {";window=1024;"});
     EXPECT_EQ(other->model.window.size, 1024);
-    EXPECT_EQ(sc::app::MirrorText(*other), sc::app::MirrorText(*p.app));
     // A preset's window is turned off by a link's window=0; full_every=1 windows nothing and says so.
     ASSERT_EQ(sc::app::ApplyLink(*other, "v1;model=gpt-oss-20b;window=0;parallel=ep=8,dp=8;end"), "");
     EXPECT_FALSE(other->model.has_window());
