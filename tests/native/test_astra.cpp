@@ -161,7 +161,11 @@ INSTANTIATE_TEST_SUITE_P(
         // layout string splits 3 + 1, and the embedding table's gradient all-reduce between the two stages that the
         // untied model's MTP copy brings.
         AstraCase{"moe_mtp_layout", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,layout=Et*3|tmL",
-                  "net_test_8_2d.yml", false, false, false, 1, false, false, 0, 1}),
+                  "net_test_8_2d.yml", false, false, false, 1, false, false, 0, 1},
+        // Megatron's recompute modules: the MoE layer re-run whole in the backward (its all-to-alls and the expert
+        // TP collectives among the recompute nodes), the norms and the dense MLP too, pipelined.
+        AstraCase{"moe_recompute_modules", true,
+                  "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute_modules=moe+layernorm+mlp", "net_test_8_2d.yml"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 // The traces' clock against the estimate's. Llama 3 8B on 16 H100s (two DGX nodes; net_h100_16_eff.yml models
