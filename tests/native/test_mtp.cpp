@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "astra_rules.h"
 #include "config/error.h"
 #include "config/model_config.h"
 #include "config/overrides.h"
@@ -22,7 +21,6 @@
 #include "parallel/schedule.h"
 #include "preset_files.h"
 #include "test_util.h"
-#include "trace/chakra_et.h"
 #include "trace_test_util.h"
 #include "training/estimate.h"
 
@@ -162,11 +160,7 @@ TEST(Mtp, TracesKeepAstraSimsRules) {
     const sc::Job job =
         sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,layout=Et*3|tmL"));
     const std::string dir = sctest::WriteTraces(job, "mtp-layout");
-    std::vector<sc::EtFile> files;
-    for (int r = 0; r < job.par.world(); ++r)
-        files.push_back(sc::ReadEt(sctest::ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
-    EXPECT_EQ(sctest::AstraRules::Check(files, sctest::AstraRules::ParseGroups(sctest::ReadFile(dir + "/trace.json"))),
-              "");
+    EXPECT_EQ(sctest::AstraRuleBreaches(job, dir), "");
     if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::NoCheckerReason();
     EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
 }

@@ -7,9 +7,11 @@
 #include <sstream>
 #include <string>
 
+#include "astra_rules.h"
 #include "config/model_config.h"
 #include "parallel/job.h"
 #include "test_util.h"
+#include "trace/chakra_et.h"
 #include "trace/rank_traces.h"
 #include "trace/stage_program.h"
 #include "training/estimate.h"
@@ -92,6 +94,15 @@ inline std::string WriteTraces(const sc::Job& job, const std::string& name) {
     FileSink g(dir + "/trace.json");
     w.WriteCommGroups(g);
     return dir;
+}
+
+// ASTRA-sim's rules (docs/chakra_et.md), checked with our own reader over the traces WriteTraces wrote for `job`
+// into `dir`: "" when every rank keeps them, else what breaks.
+inline std::string AstraRuleBreaches(const sc::Job& job, const std::string& dir) {
+    std::vector<sc::EtFile> files;
+    for (int r = 0; r < job.par.world(); ++r)
+        files.push_back(sc::ReadEt(ReadFile(dir + "/trace." + std::to_string(r) + ".et")));
+    return AstraRules::Check(files, AstraRules::ParseGroups(ReadFile(dir + "/trace.json")));
 }
 
 inline int RunChecker(const std::string& dir, const std::string& extra = "") {
