@@ -1,7 +1,7 @@
 // GEMM efficiency bounded by what was measured (training/compute_model.cpp): no matmul runs faster than the best
-// shape MAMF found on the part (gemm_max_achievable), and GB300, with no GEMM measurement of its own, runs GB200's
-// curves where the two parts have the same peak, and its NVLink curves (presets/calibration/measured.json,
-// extraction rules on gb300).
+// shape MAMF found on the part (gemm_max_achievable), and GB300 and B300, with no GEMM measurement of their own, run
+// GB200's and B200's curves where the parts have the same peak, and their NVLink curves (presets/calibration/
+// measured.json, extraction rules on gb300 and b300).
 #include <gtest/gtest.h>
 
 #include "parallel/job.h"
@@ -126,6 +126,46 @@ TEST(GemmMeasuredMax, Gb300TakesGb200sNvlinkCurvesNotItsInfiniband) {
     const double ta = EstimateTraining(job, a, &Calibration(), {}).step_seconds;
     EXPECT_GT(ta, 0);
     EXPECT_EQ(ta, EstimateTraining(job, b, &Calibration(), {}).step_seconds);
+}
+
+// B300 (HGX B300), with no GEMM curve or collective of its own, runs B200's sm_100 bf16 table and B200's 8-GPU NVLink 5
+// all-reduce (the same dense bf16 and fp8 peaks, the same NVLink 5 switch), capped by its own MAMF best shapes
+// (presets/calibration/measured.json, extraction rule on b300). A job inside one node then takes the same time on the
+// two DGX presets; across nodes B300's 800 Gb/s ConnectX-8 moves the data-parallel gradients faster than B200's 400.
+TEST(GemmMeasuredMax, B300RunsB200sCurvesAndItsOwnBestShapes) {
+    const Accelerator &b200 = Part("b200"), &b300 = Part("b300");
+    for (Precision p : {Precision::bf16, Precision::fp8}) {
+        ASSERT_EQ(PeakFlops(b200, p), PeakFlops(b300, p));
+        EXPECT_EQ(FindGemmCurve(Calibration(), "b300", p), FindGemmCurve(Calibration(), "b200", p));
+        for (double f : kGemms) EXPECT_DOUBLE_EQ(Efficiency(b300, p, f), Efficiency(b200, p, f)) << f;
+    }
+    EXPECT_EQ(FindGemmCurve(Calibration(), "b300", Precision::bf16)->series, "xla-sm100-bf16");
+    EXPECT_GT(PeakFlops(b300, Precision::fp4), PeakFlops(b200, Precision::fp4));
+    ASSERT_NE(FindGemmMax(Calibration(), "b300", Precision::bf16), nullptr);
+    ASSERT_NE(FindGemmMax(Calibration(), "b300", Precision::fp8), nullptr);
+    EXPECT_EQ(FindGemmMax(Calibration(), "b300", Precision::bf16)->tflops, 1769.0);
+    EXPECT_EQ(FindGemmMax(Calibration(), "b300", Precision::fp8)->tflops, 3353.3);
+    // Its own best binds where it is below B200's: lowered under the curve, it bounds B300 and not B200.
+    const CalibrationTable low = WithMax("b300", Precision::bf16, 1000);
+    EXPECT_NEAR(Efficiency(b300, Precision::bf16, 1e14, low) * PeakFlops(b300, Precision::bf16), 1000e12, 1e3);
+    EXPECT_DOUBLE_EQ(Efficiency(b200, Precision::bf16, 1e14, low), Efficiency(b200, Precision::bf16, 1e14));
+    for (const CollectiveCurve& c : Calibration().collectives) {
+        bool on_b200 = false, on_b300 = false;
+        for (const std::string& a : c.accelerators) on_b200 |= a == "b200", on_b300 |= a == "b300";
+        if (on_b200) {
+            EXPECT_EQ(on_b300, c.scope == "scale_up") << c.id;
+        }
+    }
+    const System &a = servetest::System("dgx-b200-superpod"), &b = servetest::System("dgx-b300-superpod");
+    const Job node = MakeJob(servetest::Model("llama3-70b"), ParseParallelSpec("tp=8,sp=1,microbatch=1,batch=8"));
+    const double ta = EstimateTraining(node, a, &Calibration(), {}).step_seconds;
+    EXPECT_GT(ta, 0);
+    EXPECT_EQ(ta, EstimateTraining(node, b, &Calibration(), {}).step_seconds);
+    const Job across = MakeJob(servetest::Model("llama3-8b"), ParseParallelSpec("tp=8,dp=4,microbatch=1,batch=4"));
+    TrainingOptions exposed;
+    exposed.overlap_dp = false;
+    EXPECT_LT(EstimateTraining(across, b, &Calibration(), exposed).step_seconds,
+              EstimateTraining(across, a, &Calibration(), exposed).step_seconds);
 }
 
 // Parts of the same silicon read one measurement: H200 and H800 H100's attention curves (compute-bound, the same

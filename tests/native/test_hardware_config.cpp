@@ -85,7 +85,7 @@ const json& AcceleratorRecord(const std::string& name) {
 // ---------------------------------------------------------------------------------------------- hardware
 
 TEST(Hardware, RequiredPresetsExist) {
-    for (const char* id : {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "mi300x"})
+    for (const char* id : {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "b300", "gb200", "mi300x"})
         EXPECT_TRUE(fs::exists(kRoot + "/presets/hardware/" + id + ".json")) << id;
 }
 
@@ -257,8 +257,9 @@ sc::System LoadSystem(const std::string& id) {
 }
 
 TEST(HardwareSystems, RequiredPresetsExist) {
-    for (const char* id : {"dgx-a100-superpod", "dgx-h100-superpod", "gb200-nvl72", "mi300x-cluster", "h100-fullflat",
-                           "gb200-fullflat", "dgx-h200-superpod", "gb300-nvl72", "h800-cluster", "mi355x-cluster"})
+    for (const char* id :
+         {"dgx-a100-superpod", "dgx-h100-superpod", "gb200-nvl72", "mi300x-cluster", "h100-fullflat", "gb200-fullflat",
+          "dgx-h200-superpod", "gb300-nvl72", "h800-cluster", "mi355x-cluster", "dgx-b300-superpod"})
         EXPECT_TRUE(fs::exists(kRoot + "/presets/systems/" + id + ".json")) << id;
 }
 
