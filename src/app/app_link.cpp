@@ -139,6 +139,7 @@ std::string LinkState(const AppState& s) {
     l.window = IfEdited(m.window.size, b.window.size);
     l.full_every = IfEdited(m.window.full_every, b.window.full_every);
     l.mtp_layers = IfEdited(m.mtp_layers, b.mtp_layers);
+    if (m.hybrid != b.hybrid) l.hybrid = m.hybrid;
     if (m.moe.routing != b.moe.routing) l.contiguous_routing = m.moe.routing == MoeRouting::contiguous;
     // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
     // naming the compute precision whenever any of the three differs reproduces all three.
@@ -222,6 +223,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
                                 {&m.window.full_every, l.full_every},
                                 {&m.mtp_layers, l.mtp_layers}})
         if (value) *field = *value;
+    if (l.hybrid) m.hybrid = *l.hybrid;
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;
     if (l.precision) SetComputePrecision(m, *l.precision);

@@ -39,6 +39,22 @@ static void DrawUiScale(AppState& s) {
     }
 }
 
+// A hybrid model's layer pattern (ModelConfig::hybrid), applied on Enter: its length must stay the layers', which
+// the model's check says when it does not.
+static bool HybridPatternField(ModelConfig& m) {
+    char buf[4096];
+    std::snprintf(buf, sizeof buf, "%s", m.hybrid.c_str());
+    ImGui::SetNextItemWidth(320);
+    const bool entered = ImGui::InputText("pattern", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "the hybrid model's layers, one symbol each (Megatron's hybrid_layer_pattern): M Mamba-2 mixer, * "
+            "attention, - MLP, E MoE.\nNemotron-H 8B: M-M-M-M*-M-... (52). Its length is the layers. Enter applies.");
+    if (!entered || buf[0] == '\0' || m.hybrid == buf) return false;
+    m.hybrid = buf;
+    return true;
+}
+
 void DrawModelPanel(AppState& s) {
     // First layout: Model and Parallelism side by side on top, Training along the bottom.
     const ImVec2 d = ImGui::GetIO().DisplaySize;
@@ -70,6 +86,7 @@ void DrawModelPanel(AppState& s) {
     changed |= IntField("mtp_layers", &m.mtp_layers,
                         "multi-token prediction modules after the last layer, each one more layer of its kind and "
                         "one more LM head, on the last pipeline stage (DeepSeek-V3 1; 0: none)");
+    if (m.is_hybrid()) changed |= HybridPatternField(m);
     if (m.is_moe()) {
         changed |= IntField("experts", &m.moe.experts, "routed experts per MoE layer");
         changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");

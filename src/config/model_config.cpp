@@ -30,14 +30,27 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
     m.ffn = f.PositiveInt("ffn");
     m.vocab = f.PositiveInt("vocab");
     m.seq = f.PositiveInt("seq");
-    m.mlp = f.Choice("mlp", {"gelu", "swiglu"}, "gelu") == "gelu" ? MlpKind::gelu : MlpKind::swiglu;
+    const std::string mlp = f.Choice("mlp", {"gelu", "swiglu", "relu2"}, "gelu");
+    m.mlp = mlp == "gelu" ? MlpKind::gelu : mlp == "swiglu" ? MlpKind::swiglu : MlpKind::relu2;
     m.norm = f.Choice("norm", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm" ? NormKind::layernorm
                                                                                     : NormKind::rmsnorm;
-    m.position = f.Choice("position", {"learned", "rotary"}, "learned") == "learned" ? PositionKind::learned
-                                                                                     : PositionKind::rotary;
+    const std::string position = f.Choice("position", {"learned", "rotary", "none"}, "learned");
+    m.position = position == "learned"  ? PositionKind::learned
+                 : position == "rotary" ? PositionKind::rotary
+                                        : PositionKind::none;
     m.tied_embeddings = f.Bool("tied_embeddings", true);
     m.bias = f.Bool("bias", false);
     m.mtp_layers = f.NonNegativeInt("mtp_layers", 0);
+    m.hybrid = f.String("hybrid_pattern", "");
+    if (const nlohmann::json* j = f.Object("mamba")) {
+        JsonFields g(*j, "mamba");
+        m.mamba.heads = g.PositiveInt("heads");
+        m.mamba.head_dim = g.PositiveInt("head_dim", m.mamba.head_dim);
+        m.mamba.state = g.PositiveInt("state", m.mamba.state);
+        m.mamba.groups = g.PositiveInt("groups", m.mamba.groups);
+        m.mamba.conv_kernel = g.PositiveInt("conv_kernel", m.mamba.conv_kernel);
+        g.RejectUnknown();
+    }
     if (const nlohmann::json* j = f.Object("moe")) {
         JsonFields g(*j, "moe");
         m.moe.experts = g.PositiveInt("experts");
@@ -100,6 +113,52 @@ static void RequirePositive(const char* field, long long v) {
     IntegerIn(field, static_cast<double>(v), std::to_string(v), 1, kMaxModelDim);
 }
 
+// A hybrid pattern: one known symbol a layer, the Mamba and MoE settings its symbols need, and none of the
+// transformer-only layouts (leading dense layers, every n-th MoE, windows, MTP modules) it would contradict.
+static void ValidateHybrid(const ModelConfig& m) {
+    if (!m.is_hybrid()) {
+        if (m.mamba.heads > 0)
+            throw Error("mamba",
+                        "describes Mamba layers, but hybrid_pattern is empty: give hybrid_pattern (M for a "
+                        "Mamba layer) or leave mamba out");
+        return;
+    }
+    const std::string& p = m.hybrid;
+    const size_t bad = p.find_first_not_of("M*-E");
+    if (bad != std::string::npos)
+        throw Error("hybrid_pattern", std::string("symbol '") + p[bad] + "' at layer " + std::to_string(bad) +
+                                          " is not one of M (Mamba), * (attention), - (MLP), E (MoE)");
+    if (static_cast<long long>(p.size()) != m.layers)
+        throw Error("hybrid_pattern", "has " + std::to_string(p.size()) +
+                                          " symbols for layers=" + std::to_string(m.layers) + " (one symbol a layer)");
+    const bool mamba = p.find('M') != std::string::npos, moe = p.find('E') != std::string::npos;
+    if (mamba && m.mamba.heads <= 0)
+        throw Error("mamba.heads",
+                    "the pattern's M layers need a Mamba mixer: give mamba.heads (and head_dim, "
+                    "state, groups, conv_kernel, or their defaults 64, 128, 8, 4)");
+    if (mamba) {
+        RequirePositive("mamba.head_dim", m.mamba.head_dim);
+        RequirePositive("mamba.state", m.mamba.state);
+        RequirePositive("mamba.groups", m.mamba.groups);
+        IntegerIn("mamba.conv_kernel", m.mamba.conv_kernel, std::to_string(m.mamba.conv_kernel), 1, 64);
+        if (m.mamba.heads % m.mamba.groups != 0)
+            throw Error("mamba.groups", std::to_string(m.mamba.groups) + " groups do not divide " +
+                                            std::to_string(m.mamba.heads) + " Mamba heads");
+    }
+    if (moe != m.is_moe())
+        throw Error(moe ? "moe" : "hybrid_pattern",
+                    moe ? "the pattern's E layers need the MoE settings (moe.experts, top_k, expert_ffn)"
+                        : "moe describes experts, but the pattern has no E layer for them");
+    if (m.is_moe() && (m.moe.dense_layers != 0 || m.moe.every != 1))
+        throw Error(
+            m.moe.dense_layers != 0 ? "moe.dense_layers" : "moe.every",
+            "a hybrid model places its MoE layers by the pattern's E symbols; leave dense_layers 0 and every 1");
+    if (m.has_window())
+        throw Error("sliding_window", "windowed attention in a hybrid model is not modelled; leave sliding_window out");
+    if (m.mtp_layers > 0)
+        throw Error("mtp_layers", "MTP modules of a hybrid model (their own pattern) are not modelled; set 0");
+}
+
 void ValidateModelConfig(const ModelConfig& m) {
     if (m.name.empty()) throw Error("name", "must not be empty");
     RequirePositive("layers", m.layers);
@@ -115,6 +174,7 @@ void ValidateModelConfig(const ModelConfig& m) {
     if (!m.is_mla() && m.heads % m.kv_heads != 0)
         throw Error("kv_heads", std::to_string(m.kv_heads) + " key/value heads do not divide " +
                                     std::to_string(m.heads) + " attention heads");
+    ValidateHybrid(m);
     if (m.is_moe()) {
         RequirePositive("moe.top_k", m.moe.top_k);
         RequirePositive("moe.expert_ffn", m.moe.expert_ffn);
@@ -176,6 +236,7 @@ void ValidateModelConfig(const ModelConfig& m) {
 
 int ModelConfig::moe_layers_in(int first, int count) const {
     if (!is_moe() || count <= 0 || moe.every < 1) return 0;
+    if (is_hybrid()) return static_cast<int>(std::count(hybrid.begin() + first, hybrid.begin() + first + count, 'E'));
     // MoE layers are those i >= dense_layers with (i + 1) a multiple of every: multiples in lo + 1 .. hi.
     const int lo = std::max(first, moe.dense_layers), hi = first + count;
     return lo >= hi ? 0 : hi / moe.every - lo / moe.every;
@@ -184,6 +245,15 @@ int ModelConfig::moe_layers_in(int first, int count) const {
 ModelConfig::LayerKinds ModelConfig::layer_kinds(int first, int count, bool windows) const {
     LayerKinds k;
     if (count <= 0) return k;
+    if (is_hybrid()) {
+        for (int i = first; i < first + count; ++i) switch (hybrid[static_cast<size_t>(i)]) {
+                case 'M': ++k.mamba; break;
+                case '*': ++k.attention; break;
+                case '-': ++k.mlp; break;
+                default: ++k.moe_mlp; break;
+            }
+        return k;
+    }
     if (!is_moe() || moe.every == 1) {  // the dense layers lead: two ranges
         const int dense = count - moe_layers_in(first, count);
         k.dense_window = windows ? windowed_layers(first, dense) : 0;
@@ -201,7 +271,7 @@ ModelConfig::LayerKinds ModelConfig::layer_kinds(int first, int count, bool wind
 }
 
 int ModelConfig::windowed_layers(int first, int count) const {
-    if (!has_window() || count <= 0) return 0;
+    if (!has_window() || is_hybrid() || count <= 0) return 0;
     if (window.full_every == 0) return count;
     // Full layers are those i with (i + 1) a multiple of full_every: multiples in first + 1 .. first + count.
     const int n = window.full_every;
@@ -231,12 +301,23 @@ std::string ModelConfigToJson(const ModelConfig& m) {
     j["ffn"] = m.ffn;
     j["vocab"] = m.vocab;
     j["seq"] = m.seq;
-    j["mlp"] = m.mlp == MlpKind::gelu ? "gelu" : "swiglu";
+    j["mlp"] = m.mlp == MlpKind::gelu ? "gelu" : m.mlp == MlpKind::swiglu ? "swiglu" : "relu2";
     j["norm"] = m.norm == NormKind::layernorm ? "layernorm" : "rmsnorm";
-    j["position"] = m.position == PositionKind::learned ? "learned" : "rotary";
+    j["position"] = m.position == PositionKind::learned  ? "learned"
+                    : m.position == PositionKind::rotary ? "rotary"
+                                                         : "none";
     j["tied_embeddings"] = m.tied_embeddings;
     j["bias"] = m.bias;
     if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
+    if (m.is_hybrid()) {
+        j["hybrid_pattern"] = m.hybrid;
+        if (m.mamba.heads > 0)
+            j["mamba"] = {{"heads", m.mamba.heads},
+                          {"head_dim", m.mamba.head_dim},
+                          {"state", m.mamba.state},
+                          {"groups", m.mamba.groups},
+                          {"conv_kernel", m.mamba.conv_kernel}};
+    }
     if (m.is_moe())
         j["moe"] = {{"experts", m.moe.experts},
                     {"top_k", m.moe.top_k},

@@ -9,9 +9,12 @@
 
 namespace sc {
 
-enum class MlpKind { gelu, swiglu };
+// relu2: squared ReLU, ungated (Nemotron-H; Megatron-Core's squared_relu), two matrices as gelu's.
+enum class MlpKind { gelu, swiglu, relu2 };
 enum class NormKind { layernorm, rmsnorm };
-enum class PositionKind { learned, rotary };
+// none: no position embedding at all (Megatron-Core's position_embedding_type "none", Nemotron-H: its Mamba
+// layers carry position).
+enum class PositionKind { learned, rotary, none };
 
 // Which experts a token's router picks, as far as the EP traffic depends on it (graph/moe_spread.h): uniform:
 // k distinct experts, each set equally likely (a trained router with its load-balancing loss, in the
@@ -70,6 +73,18 @@ struct SlidingWindow {
     int full_every = 0;
 };
 
+// Mamba-2 mixer of a hybrid model's "M" layers (Dao & Gu 2024, arXiv 2405.21060; Megatron-Core's MambaMixer):
+// d_inner = heads x head_dim channels, heads scalar decays, groups of B and C of `state` each, a depthwise causal
+// convolution of conv_kernel taps over x, B and C. Nemotron-H 8B: 128 heads of 64, state 128, 8 groups, kernel 4.
+struct MambaConfig {
+    int heads = 0;
+    int head_dim = 64;
+    int state = 128;
+    int groups = 8;
+    int conv_kernel = 4;
+    long long inner() const { return 1LL * heads * head_dim; }
+};
+
 // Mixed-precision training state, ZeRO paper convention (Rajbhandari et al. 2020, sec. 3.1):
 // weights and gradients in `compute`/`grad`, an fp32 master copy plus Adam's two moments.
 struct PrecisionConfig {
@@ -104,17 +119,26 @@ struct ModelConfig {
     // through its own norms, a 2h -> h projection and one transformer layer of the main model's last layer kind,
     // sharing the embedding and the output head. They run after the main model, on its last pipeline stage.
     int mtp_layers = 0;
+    // A hybrid model's layers, one symbol each (Megatron-Core's hybrid_layer_pattern, Nemotron-H's
+    // hybrid_override_pattern): M a Mamba-2 mixer, * attention alone, - a dense MLP alone, E an MoE alone; each its
+    // own norm and residual. Empty: every layer is attention and an MLP (dense or MoE), the transformer.
+    std::string hybrid;
+    MambaConfig mamba;
     MoeConfig moe;
     MlaConfig mla;
     SlidingWindow window;
     PrecisionConfig precision;
 
     bool is_moe() const { return moe.experts > 0; }
+    bool is_hybrid() const { return !hybrid.empty(); }
     // The last pipeline stage needs the embedding table too: as a tied LM head, or for the MTP modules' lookups.
     bool embedding_on_last_stage() const { return tied_embeddings || mtp_layers > 0; }
     bool is_mla() const { return mla.kv_lora_rank > 0; }
     // Whether layer i (from 0) has the MoE MLP (MoeConfig::dense_layers and every).
-    bool moe_layer(int i) const { return is_moe() && i >= moe.dense_layers && (i + 1) % moe.every == 0; }
+    bool moe_layer(int i) const {
+        if (is_hybrid()) return hybrid[static_cast<size_t>(i)] == 'E';
+        return is_moe() && i >= moe.dense_layers && (i + 1) % moe.every == 0;
+    }
     // MoE layers among layers first .. first + count - 1 (closed form).
     int moe_layers_in(int first, int count) const;
     int moe_layers() const { return moe_layers_in(0, layers); }
@@ -122,7 +146,7 @@ struct ModelConfig {
     bool has_window() const { return window.size > 0; }
     // Whether layer i is windowed (whatever the sequence length; serving's contexts vary).
     bool windowed_layer(int i) const {
-        return has_window() && (window.full_every == 0 || (i + 1) % window.full_every != 0);
+        return has_window() && !is_hybrid() && (window.full_every == 0 || (i + 1) % window.full_every != 0);
     }
     // Windowed layers among layers first .. first + count - 1 (closed form).
     int windowed_layers(int first, int count) const;
@@ -131,9 +155,11 @@ struct ModelConfig {
         return window.size < seq ? windowed_layers(first, count) : 0;
     }
     // Layers first .. first + count - 1 by MLP (dense or MoE) and attention (full or windowed); `windows` false
-    // counts every layer as full (the training graph's: a window as long as the sequence changes nothing).
+    // counts every layer as full (the training graph's: a window as long as the sequence changes nothing). A hybrid
+    // model's layers count by their symbol instead (mamba, attention, mlp, moe_mlp).
     struct LayerKinds {
         int dense = 0, dense_window = 0, moe = 0, moe_window = 0;
+        int mamba = 0, attention = 0, mlp = 0, moe_mlp = 0;
     };
     LayerKinds layer_kinds(int first, int count, bool windows) const;
     LayerKinds graph_layer_kinds(int first, int count) const { return layer_kinds(first, count, window.size < seq); }

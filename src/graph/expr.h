@@ -40,6 +40,12 @@ enum class Sym : uint8_t {
     cf,  // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
     q8,  // 1 when GEMMs run in an 8-bit (or narrower) format with per-tensor scaling, else 0
     xr,  // EP ranks a token is sent to: top_k (every routed copy), or the distinct ranks of its experts (DeepEP)
+    // Mamba-2 mixer (hybrid models; appended so the older symbols keep their indices)
+    mh,  // Mamba heads
+    mp,  // Mamba head dim
+    mn,  // SSM state size
+    mg,  // groups of B and C
+    mk,  // depthwise convolution taps
     count
 };
 

@@ -2,7 +2,26 @@
 
 namespace sc {
 
+// Megatron-Bridge's hybrid_flops (training/utils/flop_utils.py): per layer symbol, forward, times 3; causal
+// attention (2 b s h p s); the Mamba mixer's input width taken as 2 h (d_in = 2 * hidden_size, as the file has it,
+// exact for an expand-2 mixer such as Nemotron-H's; not the heads x head_dim the mixer builds).
+static double HybridFlops(const ModelConfig& m, double sequences, double vocab) {
+    const double T = sequences * m.seq, s = m.seq, h = m.hidden;
+    double attn = 0, mamba = 0, mlp = 0, moe = 0;
+    for (char c : m.hybrid) (c == '*' ? attn : c == 'M' ? mamba : c == '-' ? mlp : moe) += 1;
+    const double gated = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
+    const double p = 1.0 * m.head_dim * m.heads / h, g = m.kv_heads;
+    const double attn_f = 4 * T * h * p * (h + h * g / m.heads) + 2 * T * h * p * s;
+    const double mlp_f = 4 * T * h * m.ffn * gated;
+    const double d_in = 2 * h, N = m.mamba.state;
+    const double mamba_f =
+        2 * T * h * (2 * d_in + 2.0 * m.mamba.groups * N + m.mamba.heads) + 7 * T * d_in * N + 2 * T * d_in * h;
+    const double moe_f = m.is_moe() ? 4 * T * h * m.moe.expert_ffn * (m.moe.top_k + m.moe.shared_experts) * gated : 0;
+    return 3 * (attn * attn_f + mamba * mamba_f + mlp * mlp_f + moe * moe_f + 2 * T * h * vocab);
+}
+
 double MegatronFlops(const ModelConfig& m, double sequences, double vocab) {
+    if (m.is_hybrid()) return HybridFlops(m, sequences, vocab);
     const double s = m.seq, l = m.layers + m.mtp_layers, h = m.hidden, heads = 1.0 + m.mtp_layers;
     const double q = 1.0 * m.heads * m.head_dim / h;
     const double gated = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;

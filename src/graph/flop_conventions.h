@@ -14,7 +14,8 @@ namespace sc {
 // attention as standard multi-head (the formula's own simplifications). `sequences`: B. MTP modules count as
 // that many more layers and LM heads, l -> l + mtp and V -> (1 + mtp) V (Megatron-LM's and Megatron-Bridge's
 // num_floating_point_operations: "logits computation ... * (1 + mtp_num_layers)"; their 2h -> h projection is
-// not counted).
+// not counted). A hybrid model (ModelConfig::hybrid) takes Megatron-Bridge's hybrid_flops instead: each layer
+// symbol's own forward count, times 3, with causal attention (flop_conventions.cpp).
 double MegatronFlops(const ModelConfig& m, double sequences, double vocab);
 
 // NeMo nemo/utils/flops_formulas.py llama2 / llama3 (NeMo 24.03-25.04): B s l h^2 (12 + 12 g/a + 18 f/h +

@@ -43,6 +43,10 @@ const char* NameOf(BlockKind k) {
         case BlockKind::dense_window_layer: return "dense_window_layer";
         case BlockKind::moe_window_layer: return "moe_window_layer";
         case BlockKind::head: return "head";
+        case BlockKind::mamba_layer: return "mamba_layer";
+        case BlockKind::attention_layer: return "attention_layer";
+        case BlockKind::mlp_layer: return "mlp_layer";
+        case BlockKind::moe_mlp_layer: return "moe_mlp_layer";
     }
     return "?";
 }

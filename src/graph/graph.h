@@ -139,9 +139,21 @@ struct Weight {
 };
 
 // The window kinds are layers whose attention core is windowed (ModelConfig::window), otherwise the same as their
-// full-attention kind; appended so the older kinds keep their indices.
-enum class BlockKind : uint8_t { embedding, dense_layer, moe_layer, head, dense_window_layer, moe_window_layer };
-inline constexpr int kBlockKinds = 6;
+// full-attention kind; the hybrid kinds are a hybrid model's one-symbol layers (ModelConfig::hybrid: a Mamba-2
+// mixer, attention alone, a dense MLP alone, an MoE alone). Appended so the older kinds keep their indices.
+enum class BlockKind : uint8_t {
+    embedding,
+    dense_layer,
+    moe_layer,
+    head,
+    dense_window_layer,
+    moe_window_layer,
+    mamba_layer,
+    attention_layer,
+    mlp_layer,
+    moe_mlp_layer
+};
+inline constexpr int kBlockKinds = 10;
 inline bool IsLayer(BlockKind k) { return k != BlockKind::embedding && k != BlockKind::head; }
 const char* NameOf(BlockKind k);
 
@@ -155,11 +167,14 @@ struct Block {
 
 struct Graph {
     ExprPool pool;
-    std::vector<Block> blocks;  // embedding, dense_layer, [moe_layer], head, [dense_window_layer, moe_window_layer]
-    int dense_layers = 0;       // how many times each layer template repeats
+    // embedding, dense_layer, [moe_layer], head, [dense_window_layer, moe_window_layer]; a hybrid model's:
+    // embedding, head, then those of [mamba_layer, attention_layer, mlp_layer, moe_mlp_layer] its pattern uses
+    std::vector<Block> blocks;
+    int dense_layers = 0;  // how many times each layer template repeats
     int moe_layers = 0;
     int dense_window_layers = 0;
     int moe_window_layers = 0;
+    int mamba_layers = 0, attention_layers = 0, mlp_layers = 0, moe_mlp_layers = 0;
     bool sequence_parallel = false;
     KernelChoices kernels;  // what it was built with; the estimate checks its options against them
 
@@ -168,12 +183,23 @@ struct Graph {
             if (b.kind == k) return &b;
         return nullptr;
     }
+    // The first layer block (a transformer's dense layer, else the first hybrid kind): what a layer hands the next
+    // and what its TP collectives look like where one layer stands for all.
+    const Block* FirstLayer() const {
+        for (const Block& b : blocks)
+            if (IsLayer(b.kind)) return &b;
+        return nullptr;
+    }
     int Repeats(BlockKind k) const {
         switch (k) {
             case BlockKind::dense_layer: return dense_layers;
             case BlockKind::moe_layer: return moe_layers;
             case BlockKind::dense_window_layer: return dense_window_layers;
             case BlockKind::moe_window_layer: return moe_window_layers;
+            case BlockKind::mamba_layer: return mamba_layers;
+            case BlockKind::attention_layer: return attention_layers;
+            case BlockKind::mlp_layer: return mlp_layers;
+            case BlockKind::moe_mlp_layer: return moe_mlp_layers;
             default: return 1;
         }
     }

@@ -32,6 +32,11 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     // Routed pairs per EP rank over the balanced share: padded to capacity, or the most loaded rank's.
     set(Sym::cf, m.moe.capacity_factor > 0 ? m.moe.capacity_factor : MoeRankLoad(m.moe, v.ep));
     set(Sym::q8, BytesOf(m.precision.compute) < 2 ? 1.0 : 0.0);
+    set(Sym::mh, m.mamba.heads);
+    set(Sym::mp, m.mamba.head_dim);
+    set(Sym::mn, m.mamba.state);
+    set(Sym::mg, m.mamba.groups);
+    set(Sym::mk, m.mamba.conv_kernel);
     set(Sym::xr, v.deepep_dispatch && m.is_moe() ? MoeDistinctGroups(m.moe, v.ep) : m.moe.top_k);
     return x;
 }

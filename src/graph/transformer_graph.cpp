@@ -357,6 +357,7 @@ struct TransformerBuilder {
         {
             RerunScope rerun(B, rc.act);
             if (m.mlp == MlpKind::swiglu) Swiglu(name + ".swiglu", tokens * ff);
+            else if (m.mlp == MlpKind::relu2) B.Elementwise(name + ".relu2", tokens * ff, 2, 1, tokens * ff);
             else B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
         for (size_t i = act; i < B.blk->forward.size(); ++i) B.blk->forward[i].drop_all_modules |= rc.inside;
@@ -455,6 +456,56 @@ struct TransformerBuilder {
         B.rerun_scope = outer;
         Residual(pre + "moe.residual", Tm * h);
         B.Weight(pre + "moe.norm", norm_params, norm_params);
+    }
+
+    // ---- the Mamba-2 mixer of a hybrid model's M layer (Megatron-Core MambaLayer and MambaMixer, its TP split by
+    // heads and groups): norm; the input projection h -> z, x, B, C, dt (column-parallel, 2 d_inner + 2 groups
+    // state + heads); the depthwise causal convolution and SiLU over x, B, C; the chunked state-space scan (SSD,
+    // Dao & Gu 2024); the gated RMSNorm norm(y) * silu(z); the output projection d_inner -> h (row-parallel);
+    // residual. The scan's FLOPs are Megatron-Bridge's convention, 7 d_inner state a token (training/utils/
+    // flop_utils.py mamba_layer_flops, "scan"); its kernel is timed as an attention kernel, the fused kernel the
+    // Mamba-2 paper measures SSD against (FlashAttention-2). It keeps x, B, C, its output and fp32 dt and dA.
+    void Mamba(const std::string& pre) {
+        SymExpr heads = S(Sym::mh), hd = S(Sym::mp), N = S(Sym::mn), groups = S(Sym::mg), taps = S(Sym::mk);
+        SymExpr inner = heads * hd, bc = 2.0 * groups * N;
+        SymExpr conv = (inner + bc) / tp, in_proj = (2.0 * inner + bc + heads) / tp;
+        {
+            RerunScope layernorm(B, kRecomputeLayernorm);
+            Norm(pre + "mamba.norm", Tn);
+        }
+        B.TpEnter(pre + "mamba", T * h);
+        B.Weight(pre + "mamba.in_proj", h * (2.0 * inner + bc + heads), h * (2.0 * inner + bc + heads) / tp);
+        B.Matmul(pre + "mamba.in_proj", T, in_proj, h, &Tn, nullptr, Builder::Fp8Input::fused,
+                 {inner / tp, conv, heads / tp});  // z, xBC, dt
+        B.DropInput(kRecomputeLayernorm);
+        B.Weight(pre + "mamba.conv1d", (inner + bc) * (taps + 1.0), conv * (taps + 1.0));  // taps and a bias
+        B.Elementwise(pre + "mamba.conv1d", T * conv, 2.0 * m.mamba.conv_kernel + 4, 1, T * conv);
+        SymExpr y = T * inner / tp;
+        SymExpr scan_flops = 7.0 * T * inner / tp * N;
+        B.Custom(pre + "mamba.ssd_scan", OpKind::attention, scan_flops, (T * conv + y) * w + T * heads / tp * w,
+                 (T * conv + y) * w + T * heads / tp * 8.0, 2.0 * scan_flops,
+                 (2.0 * T * conv + 3.0 * y) * w + T * heads / tp * 8.0);
+        B.Weight(pre + "mamba.ssm_params", 3.0 * heads, 3.0 * heads / tp);  // A_log, D, dt_bias
+        B.Elementwise(pre + "mamba.gated_norm", y, 9, 2, y);
+        B.Weight(pre + "mamba.gated_norm", inner, inner / tp);
+        B.Weight(pre + "mamba.out_proj", inner * h, inner / tp * h);
+        B.Matmul(pre + "mamba.out_proj", T, h, inner / tp, nullptr, nullptr, Builder::Fp8Input::cast);
+        B.TpLeave(pre + "mamba", T * h);
+        Residual(pre + "mamba.residual", Tn * h);
+        B.Weight(pre + "mamba.norm", norm_params, norm_params);
+    }
+
+    // ---- a hybrid model's one-symbol layers (ModelConfig::hybrid), each its own norm and residual ----
+    void HybridLayer(BlockKind kind) {
+        B.Begin(kind, boundary);
+        window = 0;
+        switch (kind) {
+            case BlockKind::mamba_layer: Mamba(""); break;
+            case BlockKind::attention_layer: Attention(""); break;
+            case BlockKind::mlp_layer: DenseMlp(""); break;
+            default: Moe(""); break;
+        }
+        B.End();
     }
 
     // ---- the layer blocks: attention then a dense MLP or an MoE ----
@@ -558,6 +609,19 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     g.moe_window_layers = kinds.moe_window;
     TransformerBuilder builder(m, options, g);
     builder.Embedding();
+    if (m.is_hybrid()) {
+        g.mamba_layers = kinds.mamba, g.attention_layers = kinds.attention;
+        g.mlp_layers = kinds.mlp, g.moe_mlp_layers = kinds.moe_mlp;
+        g.dense_layers = g.moe_layers = 0;
+        builder.Head();
+        const std::pair<BlockKind, int> hybrid[] = {{BlockKind::mamba_layer, kinds.mamba},
+                                                    {BlockKind::attention_layer, kinds.attention},
+                                                    {BlockKind::mlp_layer, kinds.mlp},
+                                                    {BlockKind::moe_mlp_layer, kinds.moe_mlp}};
+        for (const auto& [kind, n] : hybrid)
+            if (n > 0) builder.HybridLayer(kind);
+        return g;
+    }
     builder.DenseLayer(false);
     if (m.is_moe()) builder.MoeLayer(false);
     builder.Head();

@@ -198,6 +198,13 @@ void CheckArrivalSpan(const std::string& field, long long requests, double rate)
 
 void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
+    // A Mamba layer keeps a fixed state per sequence rather than a cache per token, and its decode step is a
+    // recurrence, not attention: the serving cost model has neither.
+    if (c.model.is_hybrid())
+        throw Error("model.hybrid_pattern", "serving a hybrid model (\"" + c.model.hybrid +
+                                                "\") is not modelled: its Mamba layers' per-sequence state and "
+                                                "recurrent decode have no cost in the serving model; train it "
+                                                "(stagecraft estimate), or serve a transformer");
     CheckPool("pool", c.pool, c.model);
     if (c.decode_pool) CheckPool("decode_pool", *c.decode_pool, c.model);
     if (c.precision.int4) {

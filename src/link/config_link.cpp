@@ -67,6 +67,7 @@ constexpr const char* kLevelFields[] = {"bandwidth", "latency", "efficiency", "i
 std::vector<std::string> KnownKeys() {
     std::vector<std::string> k = {"model"};
     for (const IntKey& m : kModelKeys) k.push_back(m.key);
+    k.push_back("hybrid");
     k.push_back("load_imbalance");
     k.push_back("routing");
     k.insert(k.end(), {"precision", "system", "parallel"});
@@ -181,6 +182,15 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.tokens = ParseNumberIn(key, v, 0, kMaxTrainingTokens);
         return;
     }
+    if (key == "hybrid") {  // the pattern's length against the layers is the model's check (ValidateModelConfig)
+        const size_t bad = v.find_first_not_of("M*-E");
+        if (v.empty() || bad != std::string_view::npos || v.size() > static_cast<size_t>(kMaxModelDim))
+            throw Error(key, Quoted(v) +
+                                 " is not a hybrid layer pattern: one of M (Mamba), * (attention), - (MLP), "
+                                 "E (MoE) a layer");
+        link.hybrid = std::string(v);
+        return;
+    }
     if (key == "load_imbalance") {  // its bound by experts / top_k is the model's check (ValidateModelConfig)
         link.load_imbalance = ParseNumberIn(key, v, 1, kMaxCapacityFactor);
         return;
@@ -283,6 +293,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     put("model", link.model);
     for (const IntKey& m : kModelKeys)
         if (const auto& v = link.*m.member) put(m.key, std::to_string(*v));
+    if (link.hybrid) put("hybrid", *link.hybrid);
     if (link.load_imbalance) put("load_imbalance", LinkNumber(*link.load_imbalance));
     if (link.contiguous_routing) put("routing", *link.contiguous_routing ? "contiguous" : "uniform");
     if (link.precision) put("precision", NameOf(*link.precision));

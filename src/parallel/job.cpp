@@ -115,7 +115,22 @@ StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     c.dense_window = k.dense_window;
     c.moe = k.moe;
     c.moe_window = k.moe_window;
+    c.mamba = k.mamba, c.attention = k.attention, c.mlp = k.mlp, c.moe_mlp = k.moe_mlp;
     return c;
+}
+
+BlockKind LayerBlockKind(const Job& job, int l) {
+    const ModelConfig& m = job.model;
+    if (m.is_hybrid()) switch (m.hybrid[static_cast<size_t>(l)]) {
+            case 'M': return BlockKind::mamba_layer;
+            case '*': return BlockKind::attention_layer;
+            case '-': return BlockKind::mlp_layer;
+            default: return BlockKind::moe_mlp_layer;
+        }
+    // Windowed kinds exist in the graph only where a window is shorter than the sequence.
+    const bool windowed = m.graph_windowed_layers(l, 1) > 0;
+    if (m.moe_layer(l)) return windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer;
+    return windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer;
 }
 
 std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
@@ -126,6 +141,10 @@ std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
     if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});
     const bool window = c.dense_window + c.moe_window > 0;
     for (int l = c.first_layer; l < c.first_layer + c.layers(); ++l) {
+        if (job.model.is_hybrid()) {
+            out.push_back({gr.Find(LayerBlockKind(job, l)), l});
+            continue;
+        }
         const bool moe = job.model.moe_layer(l), windowed = window && job.model.windowed_layer(l);
         const BlockKind k = moe ? (windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer)
                                 : (windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer);

@@ -84,6 +84,8 @@ struct StageBlock {
     int layer;  // global layer index, -1 for embedding and head
 };
 std::vector<StageBlock> BlocksOfVstage(const Job& job, int g);
+// The block kind of layer l (0-based): a hybrid model's by its symbol, else dense or MoE, windowed or not.
+BlockKind LayerBlockKind(const Job& job, int l);
 
 // The same blocks counted instead of listed (no allocation; the hot path of memory and search): in forward
 // order the embedding (if any), the dense layers, the MoE layers, the head (if any). Of the layers, the windowed
@@ -92,7 +94,8 @@ std::vector<StageBlock> BlocksOfVstage(const Job& job, int g);
 struct StageBlockCounts {
     bool embedding = false, head = false;
     int first_layer = 0, dense = 0, moe = 0, dense_window = 0, moe_window = 0;
-    int layers() const { return dense + moe + dense_window + moe_window; }
+    int mamba = 0, attention = 0, mlp = 0, moe_mlp = 0;  // a hybrid model's one-symbol layers
+    int layers() const { return dense + moe + dense_window + moe_window + mamba + attention + mlp + moe_mlp; }
 };
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g);
 

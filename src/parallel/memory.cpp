@@ -83,6 +83,10 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
         add(BlockKind::moe_layer, n.moe);
         add(BlockKind::dense_window_layer, n.dense_window);
         add(BlockKind::moe_window_layer, n.moe_window);
+        add(BlockKind::mamba_layer, n.mamba);
+        add(BlockKind::attention_layer, n.attention);
+        add(BlockKind::mlp_layer, n.mlp);
+        add(BlockKind::moe_mlp_layer, n.moe_mlp);
         add(BlockKind::head, n.head);
     }
     mem.params = dense + expert;

@@ -219,6 +219,19 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("tp", "tp=" + S(p.tp) + " does not divide the shared-expert size " +
                               S(m.moe.shared_experts * m.moe.expert_ffn));
 
+    // A Mamba mixer splits its heads and its groups of B and C over TP (Megatron-Core MambaMixer asserts both);
+    // its scan runs over the whole sequence, which context parallelism would split.
+    if (m.is_hybrid() && m.hybrid.find('M') != std::string::npos) {
+        if (m.mamba.heads % p.tp)
+            throw Error("tp", "tp=" + S(p.tp) + " does not divide " + S(m.mamba.heads) + " Mamba heads");
+        if (m.mamba.groups % p.tp)
+            throw Error("tp", "tp=" + S(p.tp) + " does not divide " + S(m.mamba.groups) + " Mamba groups");
+        if (p.cp > 1)
+            throw Error("cp", "cp=" + S(p.cp) +
+                                  ": context parallelism over Mamba layers (their scan passes state "
+                                  "along the sequence) is not modelled; use cp=1");
+    }
+
     // Context parallelism: load-balanced causal attention splits the sequence into 2*cp chunks.
     if (m.seq % (2 * p.cp) && p.cp > 1)
         throw Error("cp", "cp=" + S(p.cp) + " needs the sequence length " + S(m.seq) +

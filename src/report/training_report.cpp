@@ -59,7 +59,9 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     std::snprintf(buf, sizeof buf, "%.1f model (6N + causal attention), %.1f executed",
                   InTera(e.model_flops_per_gpu_per_s), InTera(e.hardware_flops_per_gpu_per_s));
     line("TFLOP/s per GPU", buf);
-    std::snprintf(buf, sizeof buf, "%.1f (non-causal attention, its README's and NeMo's convention)",
+    std::snprintf(buf, sizeof buf,
+                  job.model.is_hybrid() ? "%.1f (Megatron-Bridge's hybrid_flops: each layer symbol's count, causal)"
+                                        : "%.1f (non-causal attention, its README's and NeMo's convention)",
                   InTera(e.megatron_flops_per_gpu_per_s));
     line("TFLOP/s per GPU, Megatron-LM", buf);
     std::snprintf(buf, sizeof buf, "%.0f (%.0f per GPU)", e.tokens_per_second, e.tokens_per_second / job.par.world());

@@ -338,7 +338,7 @@ struct StageProgramStream::Builder {
           quantized(job.par.active_vstages(), false),
           schedule(PipelineSchedule(job.par, stage)) {
         B.prog.stage = stage;
-        boundary_bytes = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
+        boundary_bytes = job.V(job.graph.FirstLayer()->boundary_bytes);
         // Pipeline scatter/gather (KernelChoices::pp_scatter_gather; Megatron-LM's default without SP): each TP
         // rank sends its 1/tp share of the boundary over its own link and the receiving TP group all-gathers it
         // before the first block of the stage (or its last, for the gradient) can run. Under SP the boundary is

@@ -148,19 +148,27 @@ std::string GiB(double bytes) {
 // ---- Phase 1: block times. Each block kind is timed once; every layer of a kind costs the same. ----
 
 struct BlockKindTimes {
-    BlockTime embedding, dense, moe, head;  // moe: zero when the model has no MoE layers
-    BlockTime dense_window, moe_window;     // layers with a windowed attention core; zero without them
+    BlockTime embedding, dense, moe, head;     // moe: zero when the model has no MoE layers
+    BlockTime dense_window, moe_window;        // layers with a windowed attention core; zero without them
+    BlockTime mamba, attention, mlp, moe_mlp;  // a hybrid model's one-symbol layers; zero where it has none
 };
 
 BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const UserbufferConfig* ub,
                               const KernelFloor& floor) {
     BlockKindTimes t;
     auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, ub, floor); };
+    auto time_if = [&](BlockKind k, BlockTime& out) {
+        if (job.graph.Find(k)) out = time(k);
+    };
     t.embedding = time(BlockKind::embedding);
-    t.dense = time(BlockKind::dense_layer);
-    if (job.graph.Find(BlockKind::moe_layer)) t.moe = time(BlockKind::moe_layer);
-    if (job.graph.Find(BlockKind::dense_window_layer)) t.dense_window = time(BlockKind::dense_window_layer);
-    if (job.graph.Find(BlockKind::moe_window_layer)) t.moe_window = time(BlockKind::moe_window_layer);
+    time_if(BlockKind::dense_layer, t.dense);
+    time_if(BlockKind::moe_layer, t.moe);
+    time_if(BlockKind::dense_window_layer, t.dense_window);
+    time_if(BlockKind::moe_window_layer, t.moe_window);
+    time_if(BlockKind::mamba_layer, t.mamba);
+    time_if(BlockKind::attention_layer, t.attention);
+    time_if(BlockKind::mlp_layer, t.mlp);
+    time_if(BlockKind::moe_mlp_layer, t.moe_mlp);
     t.head = time(BlockKind::head);
     return t;
 }
@@ -237,6 +245,7 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
     auto kind = [&](const BlockTime& b) { return Kind{b, TpExposed(b, opt, p.tp), Zero3Of(b, job, net, opt)}; };
     const Kind emb = kind(t.embedding), dense = kind(t.dense), moe = kind(t.moe), head = kind(t.head);
     const Kind dense_w = kind(t.dense_window), moe_w = kind(t.moe_window);
+    const Kind mamba = kind(t.mamba), attention = kind(t.attention), mlp = kind(t.mlp), moe_mlp = kind(t.moe_mlp);
     std::vector<StageCost> stages(p.pp);
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
@@ -247,6 +256,10 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
             AddBlocks(c, moe.time, moe.tp_exposed, moe.zero3, n.moe);
             AddBlocks(c, dense_w.time, dense_w.tp_exposed, dense_w.zero3, n.dense_window);
             AddBlocks(c, moe_w.time, moe_w.tp_exposed, moe_w.zero3, n.moe_window);
+            AddBlocks(c, mamba.time, mamba.tp_exposed, mamba.zero3, n.mamba);
+            AddBlocks(c, attention.time, attention.tp_exposed, attention.zero3, n.attention);
+            AddBlocks(c, mlp.time, mlp.tp_exposed, mlp.zero3, n.mlp);
+            AddBlocks(c, moe_mlp.time, moe_mlp.tp_exposed, moe_mlp.zero3, n.moe_mlp);
             AddBlocks(c, head.time, head.tp_exposed, head.zero3, n.head ? 1 : 0);
             c.layers += n.layers();
         }
@@ -348,7 +361,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
         br.bubble = std::max(0.0, (p.pp / 2 - 1) * (fb + input - 3 * w));
     }
     if (p.pp > 1) {
-        double act = job.V(job.graph.Find(BlockKind::dense_layer)->boundary_bytes);
+        double act = job.V(job.graph.FirstLayer()->boundary_bytes);
         double t = net.P2PSeconds(act);
         if (job.graph.kernels.pp_scatter_gather && !p.sp && p.tp > 1)
             t = net.P2PSeconds(act / p.tp) + net.Seconds(CollectiveType::all_gather, GroupKind::tp, act);

@@ -52,12 +52,10 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     // overlap takes from a layer GEMM (beside the block's longest TP collective when it runs without margin).
     const KernelFloor floor = TrainingKernelFloor(cal, sys.accelerator);
     const UserbufferConfig* ub = UserbuffersOf(job, opt, kernels, cm.sm_count());
-    double tp_collective[2] = {0, 0};  // dense layer, MoE layer
-    if (ub) {
-        tp_collective[0] = LargestTpCollectiveSeconds(job, *job.graph.Find(BlockKind::dense_layer), net);
-        if (const Block* moe = job.graph.Find(BlockKind::moe_layer))
-            tp_collective[1] = LargestTpCollectiveSeconds(job, *moe, net);
-    }
+    double tp_collective[kBlockKinds] = {};  // of each layer kind, as the estimate's TimeBlock takes it
+    if (ub)
+        for (const Block& b : job.graph.blocks)
+            if (IsLayer(b.kind)) tp_collective[static_cast<int>(b.kind)] = LargestTpCollectiveSeconds(job, b, net);
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
@@ -77,7 +75,8 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
                     const Pass pass = forward ? Pass::forward : Pass::backward;
                     const UserbufferOverlap* o = op.layer < 0 ? nullptr : UserbufferOverlapOf(n.kind, pass, op.op, *ub);
                     if (o)
-                        s += CommSmSeconds(s, tp_collective[job.model.moe_layer(op.layer) ? 1 : 0], *o, cm.sm_count());
+                        s += CommSmSeconds(s, tp_collective[static_cast<int>(LayerBlockKind(job, op.layer))], *o,
+                                           cm.sm_count());
                 }
                 t[i] = s + fixed;
                 break;

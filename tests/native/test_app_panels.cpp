@@ -193,6 +193,31 @@ TEST(AppPanels, DeepSeekMtpOnAMegatronLayoutTypedInThePage) {
     ExpectLinkReopens(p, {";mtp_layers=0;", ",layout=Et*4|(t*4|)*14tL"});
 }
 
+// A hybrid model in the page: its layer pattern is a field of the Model panel (Enter applies), a pattern of the
+// wrong length shows the model's error, and the edited pattern travels in the link.
+TEST(AppPanels, HybridPatternTypedInThePage) {
+    Page p;
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "nemotron-h-8b.json"));
+    ASSERT_TRUE(sc::app::SelectSystem(*p.app, "dgx-h100-superpod.json"));
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=2,sp=1,dp=4,batch=64,zero=1"));
+    const double preset = p.app->estimate.step_seconds;
+    const std::string all_mamba(52, 'M');
+    p.FocusField("Model", "pattern");
+    p.Type(all_mamba.substr(0, 51));
+    p.Enter();
+    p.Frames(2);
+    EXPECT_NE(p.app->error.find("hybrid_pattern: has 51 symbols for layers=52"), std::string::npos) << p.app->error;
+    p.FocusField("Model", "pattern");
+    p.Type(all_mamba);
+    p.Enter();
+    p.Frames(2);
+    ASSERT_EQ(p.app->model.hybrid, all_mamba);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->error << p.app->training_error;
+    EXPECT_NE(p.app->estimate.step_seconds, preset);
+    ExpectLinkReopens(p, {";hybrid=" + all_mamba + ";"});
+}
+
 // Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
 // norms keeps less than the attention core alone, costs recomputation, and travels in the link.
 TEST(AppPanels, RecomputeModulesTickedInTheParallelismPanel) {

@@ -84,12 +84,13 @@ struct AstraCase {
     bool fp8_dispatch = false;  // the token-to-expert all-to-alls in FP8 with per-128 scales (not whole elements)
     int window = 0;             // a sliding window on every other layer (ModelConfig::window)
     int mtp = 0;                // multi-token prediction modules (ModelConfig::mtp_layers), on the last stage
+    const char* hybrid = "";    // a hybrid pattern over the small model's layers (ModelConfig::hybrid), Mamba mixers
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
         << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << (c.deepep ? "deepep " : "")
-        << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << (c.mtp ? "mtp " : "") << c.spec
-        << " on " << c.net;
+        << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << (c.mtp ? "mtp " : "")
+        << (*c.hybrid ? "hybrid " : "") << c.spec << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -111,6 +112,11 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
     m.window = {c.window, 2};
     if (!c.window) m.window = {};
     m.mtp_layers = c.mtp;
+    if (*c.hybrid) {
+        m.hybrid = c.hybrid;
+        m.moe.dense_layers = 0;
+        m.mamba = {8, 32, 16, 2, 4};
+    }
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -165,7 +171,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Megatron's recompute modules: the MoE layer re-run whole in the backward (its all-to-alls and the expert
         // TP collectives among the recompute nodes), the norms and the dense MLP too, pipelined.
         AstraCase{"moe_recompute_modules", true,
-                  "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute_modules=moe+layernorm+mlp", "net_test_8_2d.yml"}),
+                  "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute_modules=moe+layernorm+mlp", "net_test_8_2d.yml"},
+        // A hybrid model (Nemotron 3's kinds): Mamba-2 mixers, attention alone and MoE alone, pipelined over TP.
+        AstraCase{"hybrid_mamba_moe", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false,
+                  false, false, 1, false, false, 0, 0, "M*ME"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 // The traces' clock against the estimate's. Llama 3 8B on 16 H100s (two DGX nodes; net_h100_16_eff.yml models

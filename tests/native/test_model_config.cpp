@@ -57,7 +57,7 @@ TEST(ModelConfig, HeadsMustDivideHidden) {
 }
 
 TEST(ModelConfig, BadChoices) {
-    EXPECT_EQ(ErrorOf(With("mlp=relu")), "mlp: \"relu\" is not one of \"gelu\", \"swiglu\"");
+    EXPECT_EQ(ErrorOf(With("mlp=relu")), "mlp: \"relu\" is not one of \"gelu\", \"swiglu\", \"relu2\"");
     EXPECT_EQ(ErrorOf(With("precision.compute=fp6")).rfind("precision.compute:", 0), 0u);
 }
 
