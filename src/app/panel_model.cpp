@@ -91,9 +91,10 @@ void DrawModelPanel(AppState& s) {
         changed |= IntField("experts", &m.moe.experts, "routed experts per MoE layer");
         changed |= IntField("top_k", &m.moe.top_k, "routed experts per token");
         changed |= IntField("expert_ffn", &m.moe.expert_ffn, "intermediate size of one expert");
-        changed |= IntField("moe_every", &m.moe.every,
-                            "every n-th layer past the leading dense ones is MoE, the others dense of ffn (1: all; "
-                            "Llama 4 Maverick 2)");
+        if (!m.is_hybrid())  // a hybrid model places its MoE layers by the pattern's E symbols
+            changed |= IntField("moe_every", &m.moe.every,
+                                "every n-th layer past the leading dense ones is MoE, the others dense of ffn (1: all; "
+                                "Llama 4 Maverick 2)");
         changed |= DoubleField("load_imbalance", &m.moe.load_imbalance, "%.2f",
                                "tokens routed to the hottest expert over the mean per expert (1: balanced; at most "
                                "experts / top_k). Dropless routing: the expert-parallel rank holding it sets the pace");
