@@ -90,6 +90,14 @@ void ShowLayout(Page& p, const std::string& spec) {
     ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
 }
 
+// The page on a model and system preset with the split `spec`, estimated.
+void ShowJob(Page& p, const char* model, const char* system, const std::string& spec) {
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, model));
+    ASSERT_TRUE(sc::app::SelectSystem(*p.app, system));
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, spec));
+}
+
 // The page's link holds each of `parts`, and another page opened with it shows what this one shows; returns it.
 App ExpectLinkReopens(Page& p, std::initializer_list<std::string_view> parts) {
     const std::string link = sc::app::LinkState(*p.app);
@@ -131,10 +139,8 @@ TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
 // layer MoE, slower, and travels in the link.
 TEST(AppPanels, MaverickOnNvlRacksRunsInSegmentsAndMoeEveryTravelsInTheLink) {
     Page p;
-    p.Frames(2);
-    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "llama4-maverick.json"));
-    ASSERT_TRUE(sc::app::SelectSystem(*p.app, "gb200-nvl72.json"));
-    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=1,pp=2,vstages=12,schedule=interleaved,ep=64,dp=128,batch=2048,zero=1"));
+    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama4-maverick.json", "gb200-nvl72.json",
+                                    "tp=1,pp=2,vstages=12,schedule=interleaved,ep=64,dp=128,batch=2048,zero=1"));
     ASSERT_TRUE(p.app->evaluation.slice);
     EXPECT_EQ(p.app->evaluation.slice->levels.front().size, 64);
     EXPECT_NE(sc::app::MirrorText(*p.app).find("4 segments of 64"), std::string::npos) << sc::app::MirrorText(*p.app);
@@ -197,10 +203,8 @@ TEST(AppPanels, DeepSeekMtpOnAMegatronLayoutTypedInThePage) {
 // wrong length shows the model's error, and the edited pattern travels in the link.
 TEST(AppPanels, HybridPatternTypedInThePage) {
     Page p;
-    p.Frames(2);
-    ASSERT_TRUE(sc::app::SelectPreset(*p.app, "nemotron-h-8b.json"));
-    ASSERT_TRUE(sc::app::SelectSystem(*p.app, "dgx-h100-superpod.json"));
-    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=2,sp=1,dp=4,batch=64,zero=1"));
+    ASSERT_NO_FATAL_FAILURE(
+        ShowJob(p, "nemotron-h-8b.json", "dgx-h100-superpod.json", "tp=2,sp=1,dp=4,batch=64,zero=1"));
     const double preset = p.app->estimate.step_seconds;
     const std::string all_mamba(52, 'M');
     p.FocusField("Model", "pattern");

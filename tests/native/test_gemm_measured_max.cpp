@@ -37,6 +37,27 @@ CalibrationTable WithMax(const std::string& id, Precision dtype, double tflops) 
     return t;
 }
 
+// A part that shares its sibling's scale-up fabric reads exactly the sibling's scale-up collective curves, none of
+// its network ones (a NIC of another rate).
+void ExpectSiblingReadsOnlyTheScaleUpCurves(const std::string& measured, const std::string& sibling) {
+    for (const CollectiveCurve& c : Calibration().collectives) {
+        bool on_measured = false, on_sibling = false;
+        for (const std::string& a : c.accelerators) on_measured |= a == measured, on_sibling |= a == sibling;
+        if (on_measured) {
+            EXPECT_EQ(on_sibling, c.scope == "scale_up") << c.id;
+        }
+    }
+}
+
+// A job that touches nothing the two systems differ in takes the same step on both, to the bit.
+void ExpectTheSameStep(const std::string& sys_a, const std::string& sys_b, const std::string& model,
+                       const std::string& spec) {
+    const Job job = MakeJob(servetest::Model(model), ParseParallelSpec(spec));
+    const double ta = EstimateTraining(job, servetest::System(sys_a), &Calibration(), {}).step_seconds;
+    EXPECT_GT(ta, 0);
+    EXPECT_EQ(ta, EstimateTraining(job, servetest::System(sys_b), &Calibration(), {}).step_seconds) << spec;
+}
+
 const double kGemms[] = {2.0 * 256 * 256 * 256, 2.0 * 1024 * 1024 * 1024, 2.0 * 4096 * 4096 * 4096, 1e14};
 
 // MI300X has no bf16 curve: the fallback (0.70 of the 1,307 TFLOPS peak, 915) would exceed MAMF's best shape,
@@ -114,18 +135,8 @@ TEST(GemmMeasuredMax, Gb300RunsGb200sCurvesAtTheSamePeaks) {
 // all-reduce curves, not its InfiniBand ones (ConnectX-8 at 800 Gb/s against 400). A job inside one rack then
 // takes the same time on both, to the bit: nothing else that job touches differs.
 TEST(GemmMeasuredMax, Gb300TakesGb200sNvlinkCurvesNotItsInfiniband) {
-    for (const CollectiveCurve& c : Calibration().collectives) {
-        bool gb200 = false, gb300 = false;
-        for (const std::string& a : c.accelerators) gb200 |= a == "gb200", gb300 |= a == "gb300";
-        if (gb200) {
-            EXPECT_EQ(gb300, c.scope == "scale_up") << c.id;
-        }
-    }
-    const System &a = servetest::System("gb200-nvl72"), &b = servetest::System("gb300-nvl72");
-    const Job job = MakeJob(servetest::Model("llama3-70b"), ParseParallelSpec("tp=4,dp=16,sp=1,microbatch=1,batch=64"));
-    const double ta = EstimateTraining(job, a, &Calibration(), {}).step_seconds;
-    EXPECT_GT(ta, 0);
-    EXPECT_EQ(ta, EstimateTraining(job, b, &Calibration(), {}).step_seconds);
+    ExpectSiblingReadsOnlyTheScaleUpCurves("gb200", "gb300");
+    ExpectTheSameStep("gb200-nvl72", "gb300-nvl72", "llama3-70b", "tp=4,dp=16,sp=1,microbatch=1,batch=64");
 }
 
 // B300 (HGX B300), with no GEMM curve or collective of its own, runs B200's sm_100 bf16 table and B200's 8-GPU NVLink 5
@@ -149,18 +160,9 @@ TEST(GemmMeasuredMax, B300RunsB200sCurvesAndItsOwnBestShapes) {
     const CalibrationTable low = WithMax("b300", Precision::bf16, 1000);
     EXPECT_NEAR(Efficiency(b300, Precision::bf16, 1e14, low) * PeakFlops(b300, Precision::bf16), 1000e12, 1e3);
     EXPECT_DOUBLE_EQ(Efficiency(b200, Precision::bf16, 1e14, low), Efficiency(b200, Precision::bf16, 1e14));
-    for (const CollectiveCurve& c : Calibration().collectives) {
-        bool on_b200 = false, on_b300 = false;
-        for (const std::string& a : c.accelerators) on_b200 |= a == "b200", on_b300 |= a == "b300";
-        if (on_b200) {
-            EXPECT_EQ(on_b300, c.scope == "scale_up") << c.id;
-        }
-    }
+    ExpectSiblingReadsOnlyTheScaleUpCurves("b200", "b300");
+    ExpectTheSameStep("dgx-b200-superpod", "dgx-b300-superpod", "llama3-70b", "tp=8,sp=1,microbatch=1,batch=8");
     const System &a = servetest::System("dgx-b200-superpod"), &b = servetest::System("dgx-b300-superpod");
-    const Job node = MakeJob(servetest::Model("llama3-70b"), ParseParallelSpec("tp=8,sp=1,microbatch=1,batch=8"));
-    const double ta = EstimateTraining(node, a, &Calibration(), {}).step_seconds;
-    EXPECT_GT(ta, 0);
-    EXPECT_EQ(ta, EstimateTraining(node, b, &Calibration(), {}).step_seconds);
     const Job across = MakeJob(servetest::Model("llama3-8b"), ParseParallelSpec("tp=8,dp=4,microbatch=1,batch=4"));
     TrainingOptions exposed;
     exposed.overlap_dp = false;
