@@ -146,6 +146,21 @@ TEST(Hybrid, TraceAndEstimateChargeTheSameComputeAndKeepAstraSimsRules) {
     EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
 }
 
+// What a Mamba layer keeps for its backward is what Megatron-Core's memory-efficient path keeps: the norm's input and
+// the input projection's (this rank's sequence shard under SP), the projection's whole output zxbcdt (z, x, B, C,
+// dt), the scan's output and its fp32 dt and dA, and the output projection's input; under full recomputation only
+// the layer's input.
+TEST(Hybrid, AMambaLayerKeepsWhatTheMemoryEfficientPathKeeps) {
+    const sc::ModelConfig m = Small();
+    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,microbatch=1,batch=1"));
+    const double w = 2, tp = 2, T = m.seq, Tn = T / tp, h = m.hidden;
+    const double nh = m.mamba.heads, di = nh * m.mamba.head_dim, bc = 2.0 * m.mamba.groups * m.mamba.state;
+    const double kept = w * (2 * Tn * h + T * (2 * di + bc + nh) / tp + 2 * T * di / tp) + 8 * T * nh / tp;
+    const sc::BlockSums& mamba = job.sums[static_cast<int>(sc::BlockKind::mamba_layer)];
+    EXPECT_DOUBLE_EQ(mamba.saved[static_cast<int>(sc::Recompute::none)], kept);
+    EXPECT_DOUBLE_EQ(mamba.saved[static_cast<int>(sc::Recompute::full)], w * Tn * h);
+}
+
 // A Mamba layer costs what its mixer does: more Mamba heads, more time and memory.
 TEST(Hybrid, TheMixerIsWhatAMambaLayerCosts) {
     const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
