@@ -136,7 +136,7 @@ struct ModelConfig {
     bool is_mla() const { return mla.kv_lora_rank > 0; }
     // Whether layer i (from 0) has the MoE MLP (MoeConfig::dense_layers and every).
     bool moe_layer(int i) const {
-        if (is_hybrid()) return hybrid[static_cast<size_t>(i)] == 'E';
+        if (is_hybrid()) return static_cast<size_t>(i) < hybrid.size() && hybrid[static_cast<size_t>(i)] == 'E';
         return is_moe() && i >= moe.dense_layers && (i + 1) % moe.every == 0;
     }
     // MoE layers among layers first .. first + count - 1 (closed form).

@@ -139,17 +139,8 @@ std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
     std::vector<StageBlock> out;
     out.reserve(c.layers() + 2);
     if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});
-    const bool window = c.dense_window + c.moe_window > 0;
-    for (int l = c.first_layer; l < c.first_layer + c.layers(); ++l) {
-        if (job.model.is_hybrid()) {
-            out.push_back({gr.Find(LayerBlockKind(job, l)), l});
-            continue;
-        }
-        const bool moe = job.model.moe_layer(l), windowed = window && job.model.windowed_layer(l);
-        const BlockKind k = moe ? (windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer)
-                                : (windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer);
-        out.push_back({gr.Find(k), l});
-    }
+    for (int l = c.first_layer; l < c.first_layer + c.layers(); ++l)
+        out.push_back({gr.Find(LayerBlockKind(job, l)), l});
     if (c.head) out.push_back({gr.Find(BlockKind::head), -1});
     return out;
 }
