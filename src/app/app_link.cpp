@@ -81,6 +81,7 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
                                        {"top_k", l.top_k.has_value()},
                                        {"expert_ffn", l.expert_ffn.has_value()},
                                        {"moe_every", l.moe_every.has_value()},
+                                       {"moe_latent", l.moe_latent.has_value()},
                                        {"load_imbalance", l.load_imbalance.has_value()},
                                        {"routing", l.contiguous_routing.has_value()}})
             if (set) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
@@ -135,6 +136,7 @@ std::string LinkState(const AppState& s) {
     l.top_k = IfEdited(m.moe.top_k, b.moe.top_k);
     l.expert_ffn = IfEdited(m.moe.expert_ffn, b.moe.expert_ffn);
     l.moe_every = IfEdited(m.moe.every, b.moe.every);
+    l.moe_latent = IfEdited(m.moe.latent, b.moe.latent);
     l.load_imbalance = IfEdited(m.moe.load_imbalance, b.moe.load_imbalance);
     l.window = IfEdited(m.window.size, b.window.size);
     l.full_every = IfEdited(m.window.full_every, b.window.full_every);
@@ -219,6 +221,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
                                 {&m.moe.top_k, l.top_k},
                                 {&m.moe.expert_ffn, l.expert_ffn},
                                 {&m.moe.every, l.moe_every},
+                                {&m.moe.latent, l.moe_latent},
                                 {&m.window.size, l.window},
                                 {&m.window.full_every, l.full_every},
                                 {&m.mtp_layers, l.mtp_layers}})

@@ -95,6 +95,9 @@ void DrawModelPanel(AppState& s) {
             changed |= IntField("moe_every", &m.moe.every,
                                 "every n-th layer past the leading dense ones is MoE, the others dense of ffn (1: all; "
                                 "Llama 4 Maverick 2)");
+        changed |= IntField("moe_latent", &m.moe.latent,
+                            "a latent MoE's routed width: tokens projected h -> latent before the dispatch, the "
+                            "experts and all-to-alls on it, back to h after (Nemotron 3 Super 1024; 0: none)");
         changed |= DoubleField("load_imbalance", &m.moe.load_imbalance, "%.2f",
                                "tokens routed to the hottest expert over the mean per expert (1: balanced; at most "
                                "experts / top_k). Dropless routing: the expert-parallel rank holding it sets the pace");

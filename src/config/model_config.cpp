@@ -41,6 +41,8 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
     m.tied_embeddings = f.Bool("tied_embeddings", true);
     m.bias = f.Bool("bias", false);
     m.mtp_layers = f.NonNegativeInt("mtp_layers", 0);
+    m.mtp_pattern = f.String("mtp_pattern", "");
+    m.mtp_repeated = f.Bool("mtp_repeated_layer", false);
     m.hybrid = f.String("hybrid_pattern", "");
     if (const nlohmann::json* j = f.Object("mamba")) {
         JsonFields g(*j, "mamba");
@@ -63,6 +65,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.moe.load_imbalance = g.NonNegativeNumber("load_imbalance", 1, kMaxCapacityFactor);
         m.moe.router_groups = g.NonNegativeInt("router_groups", 0);
         m.moe.router_group_topk = g.NonNegativeInt("router_group_topk", 0);
+        m.moe.latent = g.NonNegativeInt("latent", 0);
         m.moe.routing = g.Choice("routing", {"uniform", "contiguous"}, "uniform") == "uniform" ? MoeRouting::uniform
                                                                                                : MoeRouting::contiguous;
         g.RejectUnknown();
@@ -155,8 +158,21 @@ static void ValidateHybrid(const ModelConfig& m) {
             "a hybrid model places its MoE layers by the pattern's E symbols; leave dense_layers 0 and every 1");
     if (m.has_window())
         throw Error("sliding_window", "windowed attention in a hybrid model is not modelled; leave sliding_window out");
-    if (m.mtp_layers > 0)
-        throw Error("mtp_layers", "MTP modules of a hybrid model (their own pattern) are not modelled; set 0");
+    if (m.mtp_layers > 0) {
+        if (m.mtp_pattern.empty())
+            throw Error("mtp_pattern",
+                        "a hybrid model's MTP module is a pattern of its own layer symbols (Nemotron "
+                        "3 Super: \"*E\"); give mtp_pattern or set mtp_layers 0");
+        const size_t at = m.mtp_pattern.find_first_not_of("M*-E");
+        if (at != std::string::npos)
+            throw Error("mtp_pattern", std::string("symbol '") + m.mtp_pattern[at] + "' at " + std::to_string(at) +
+                                           " is not one of M (Mamba), * (attention), - (MLP), E (MoE)");
+        if (m.mtp_pattern.find('M') != std::string::npos && m.mamba.heads <= 0)
+            throw Error("mtp_pattern", "has an M layer, but the model has no Mamba mixer (mamba.heads)");
+        if (m.mtp_pattern.find('E') != std::string::npos && !m.is_moe())
+            throw Error("mtp_pattern", "has an E layer, but the model has no MoE settings (moe)");
+        IntegerIn("mtp_pattern", static_cast<double>(m.mtp_pattern.size()), m.mtp_pattern, 1, m.layers);
+    }
 }
 
 void ValidateModelConfig(const ModelConfig& m) {
@@ -175,6 +191,16 @@ void ValidateModelConfig(const ModelConfig& m) {
         throw Error("kv_heads", std::to_string(m.kv_heads) + " key/value heads do not divide " +
                                     std::to_string(m.heads) + " attention heads");
     ValidateHybrid(m);
+    if (!m.is_hybrid() && !m.mtp_pattern.empty())
+        throw Error("mtp_pattern",
+                    "is a hybrid model's MTP layers; a transformer's MTP module repeats its last "
+                    "layer: leave mtp_pattern out");
+    if (m.mtp_repeated && m.mtp_layers == 0)
+        throw Error("mtp_repeated_layer", "shares one MTP module's weights across its depths, but mtp_layers is 0");
+    if (m.moe.latent != 0) {
+        if (!m.is_moe()) throw Error("moe.latent", "needs routed experts (moe.experts)");
+        IntegerIn("moe.latent", m.moe.latent, std::to_string(m.moe.latent), 1, kMaxModelDim);
+    }
     if (m.is_moe()) {
         RequirePositive("moe.top_k", m.moe.top_k);
         RequirePositive("moe.expert_ffn", m.moe.expert_ffn);
@@ -309,6 +335,8 @@ std::string ModelConfigToJson(const ModelConfig& m) {
     j["tied_embeddings"] = m.tied_embeddings;
     j["bias"] = m.bias;
     if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
+    if (!m.mtp_pattern.empty()) j["mtp_pattern"] = m.mtp_pattern;
+    if (m.mtp_repeated) j["mtp_repeated_layer"] = true;
     if (m.is_hybrid()) {
         j["hybrid_pattern"] = m.hybrid;
         if (m.mamba.heads > 0)
@@ -328,6 +356,7 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"capacity_factor", m.moe.capacity_factor},
                     {"load_imbalance", m.moe.load_imbalance}};
     if (m.is_moe() && m.moe.routing != MoeRouting::uniform) j["moe"]["routing"] = "contiguous";
+    if (m.is_moe() && m.moe.latent > 0) j["moe"]["latent"] = m.moe.latent;
     if (m.is_moe() && m.moe.router_groups > 0) {
         j["moe"]["router_groups"] = m.moe.router_groups;
         j["moe"]["router_group_topk"] = m.moe.router_group_topk;

@@ -46,6 +46,13 @@ struct MoeConfig {
     // (layers 1, 3, 5, ... MoE: transformers' Llama4TextConfig moe_layers); Megatron-Core's --moe-layer-freq
     // ([0,1]*24) writes the same pattern.
     int every = 1;
+    // Latent MoE (NVIDIA Nemotron 3 Super's config.json moe_latent_size; Megatron-Core moe_latent_size, in
+    // megatron/core/transformer/moe/moe_layer.py): a duplicated h -> latent linear before the dispatch, the routed
+    // experts and the all-to-alls on latent-wide tokens, a latent -> h linear after the combine. The router and the
+    // shared experts stay on h. 0: no latent projection, the experts run on h.
+    int latent = 0;
+    // The width of a routed token: latent, or the hidden size without one.
+    int routed_width(int hidden) const { return latent > 0 ? latent : hidden; }
 };
 
 // Routed (token, expert) pairs on the most loaded of `ep` expert-parallel ranks over a balanced rank's: the rank
@@ -119,6 +126,12 @@ struct ModelConfig {
     // through its own norms, a 2h -> h projection and one transformer layer of the main model's last layer kind,
     // sharing the embedding and the output head. They run after the main model, on its last pipeline stage.
     int mtp_layers = 0;
+    // A hybrid model's MTP module is its own pattern of hybrid layers (Nemotron 3 Super's config.json
+    // mtp_hybrid_override_pattern "*E": an attention layer, then an MoE layer). Empty for a transformer.
+    std::string mtp_pattern;
+    // The MTP depths share one module's weights, run mtp_layers times (Megatron-Core mtp_use_repeated_layer;
+    // Nemotron 3 Super: one module in its checkpoint, num_nextn_predict_layers 1, trained at mtp_num_layers 2).
+    bool mtp_repeated = false;
     // A hybrid model's layers, one symbol each (Megatron-Core's hybrid_layer_pattern, Nemotron-H's
     // hybrid_override_pattern): M a Mamba-2 mixer, * attention alone, - a dense MLP alone, E an MoE alone; each its
     // own norm and residual. Empty: every layer is attention and an MLP (dense or MoE), the transformer.

@@ -46,6 +46,7 @@ enum class Sym : uint8_t {
     mn,  // SSM state size
     mg,  // groups of B and C
     mk,  // depthwise convolution taps
+    dm,  // width of a routed MoE token: the latent size of a latent MoE, else h
     count
 };
 

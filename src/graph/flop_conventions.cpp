@@ -4,11 +4,17 @@ namespace sc {
 
 // Megatron-Bridge's hybrid_flops (training/utils/flop_utils.py): per layer symbol, forward, times 3; causal
 // attention (2 b s h p s); the Mamba mixer's input width taken as 2 h (d_in = 2 * hidden_size, as the file has it,
-// exact for an expand-2 mixer such as Nemotron-H's; not the heads x head_dim the mixer builds).
+// exact for an expand-2 mixer such as Nemotron-H's; not the heads x head_dim the mixer builds); every MTP depth's
+// layers and logits.
 static double HybridFlops(const ModelConfig& m, double sequences, double vocab) {
     const double T = sequences * m.seq, s = m.seq, h = m.hidden;
     double attn = 0, mamba = 0, mlp = 0, moe = 0;
-    for (char c : m.hybrid) (c == '*' ? attn : c == 'M' ? mamba : c == '-' ? mlp : moe) += 1;
+    // Megatron-Core's get_hybrid_layer_counts: the main pattern, and the MTP pattern once per depth.
+    auto count = [&](const std::string& pattern, double times) {
+        for (char c : pattern) (c == '*' ? attn : c == 'M' ? mamba : c == '-' ? mlp : moe) += times;
+    };
+    count(m.hybrid, 1);
+    count(m.mtp_pattern, m.mtp_layers);
     const double gated = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
     const double p = 1.0 * m.head_dim * m.heads / h, g = m.kv_heads;
     const double attn_f = 4 * T * h * p * (h + h * g / m.heads) + 2 * T * h * p * s;
@@ -16,8 +22,14 @@ static double HybridFlops(const ModelConfig& m, double sequences, double vocab) 
     const double d_in = 2 * h, N = m.mamba.state;
     const double mamba_f =
         2 * T * h * (2 * d_in + 2.0 * m.mamba.groups * N + m.mamba.heads) + 7 * T * d_in * N + 2 * T * d_in * h;
-    const double moe_f = m.is_moe() ? 4 * T * h * m.moe.expert_ffn * (m.moe.top_k + m.moe.shared_experts) * gated : 0;
-    return 3 * (attn * attn_f + mamba * mamba_f + mlp * mlp_f + moe * moe_f + 2 * T * h * vocab);
+    // A latent MoE's routed experts run on the latent width, plus its two h x latent projections (moe_layer_flops).
+    const double routed_width = m.moe.routed_width(m.hidden), fe = m.moe.expert_ffn;
+    const double moe_f = !m.is_moe() ? 0
+                                     : 4 * T * routed_width * fe * m.moe.top_k * gated +
+                                           4 * T * h * fe * m.moe.shared_experts * gated +
+                                           (m.moe.latent > 0 ? 4 * T * h * m.moe.latent : 0);
+    // Each MTP depth adds its layers (counted above) and its logits (the file's "(1 + mtp_num_layers)").
+    return 3 * (attn * attn_f + mamba * mamba_f + mlp * mlp_f + moe * moe_f + 2 * T * h * vocab * (1 + m.mtp_layers));
 }
 
 double MegatronFlops(const ModelConfig& m, double sequences, double vocab) {

@@ -81,7 +81,10 @@ struct OpBuilder {
         op.sac_saved_bytes = (rows * kept * S(Sym::w)).e;
     }
 
+    // Set while building a module whose weights another module already holds (MTP depths sharing one layer).
+    bool weights_held_elsewhere = false;
     void Weight(const std::string& name, SymExpr numel, SymExpr per_rank, bool expert = false, bool tied = false) {
+        if (weights_held_elsewhere) return;
         blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 

@@ -37,6 +37,7 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     set(Sym::mn, m.mamba.state);
     set(Sym::mg, m.mamba.groups);
     set(Sym::mk, m.mamba.conv_kernel);
+    set(Sym::dm, m.moe.routed_width(m.hidden));
     set(Sym::xr, v.deepep_dispatch && m.is_moe() ? MoeDistinctGroups(m.moe, v.ep) : m.moe.top_k);
     return x;
 }

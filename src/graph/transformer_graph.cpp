@@ -79,7 +79,9 @@ struct TransformerBuilder {
                  4.0 * elems * w + elems);
     }
 
-    SymExpr MlpParams(SymExpr ff) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * h * ff; }
+    // An MLP's weights: its input and output width is h, or `width` (a latent MoE's experts).
+    SymExpr MlpParams(SymExpr ff) const { return MlpParams(ff, h); }
+    SymExpr MlpParams(SymExpr ff, SymExpr width) const { return (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * width * ff; }
 
     bool Eager() const { return !options.kernels.fused_elementwise; }
 
@@ -348,10 +350,12 @@ struct TransformerBuilder {
     };
     void Mlp(const std::string& name, SymExpr tokens, SymExpr ff, const SymExpr* saved_tokens = nullptr,
              const SymExpr* groups = nullptr, Builder::Fp8Input first_input = Builder::Fp8Input::fused,
-             MlpRecompute rc = {0, 0, 0}) {
+             MlpRecompute rc = {0, 0, 0}, const SymExpr* width_or_h = nullptr) {
+        const SymExpr width = width_or_h ? *width_or_h : h;  // input and output width
         if (m.mlp == MlpKind::swiglu)
-            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, h, saved_tokens, groups, first_input, {ff, ff});  // w1, w3
-        else B.Matmul(name + ".fc1", tokens, ff, h, saved_tokens, groups, first_input);
+            B.Matmul(name + ".gate_up", tokens, 2.0 * ff, width, saved_tokens, groups, first_input,
+                     {ff, ff});  // w1, w3
+        else B.Matmul(name + ".fc1", tokens, ff, width, saved_tokens, groups, first_input);
         B.DropInput(rc.input);
         const size_t act = B.blk->forward.size();
         {
@@ -361,7 +365,7 @@ struct TransformerBuilder {
             else B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
         for (size_t i = act; i < B.blk->forward.size(); ++i) B.blk->forward[i].drop_all_modules |= rc.inside;
-        B.Matmul(name + ".fc2", tokens, h, ff, nullptr, groups);
+        B.Matmul(name + ".fc2", tokens, width, ff, nullptr, groups);
         B.DropAll(rc.inside | rc.act);
     }
 
@@ -402,6 +406,15 @@ struct TransformerBuilder {
         B.Matmul(pre + "moe.router", Tm, experts, h, nullptr, nullptr, Builder::Fp8Input::high_precision);
         B.DropInput(kRecomputeLayernorm);
         B.Elementwise(pre + "moe.topk", Tm * experts, 3, 1, Tm * k);
+        // A latent MoE projects its tokens h -> d before the dispatch (Megatron-Core MoELayer: fc1_latent_proj, a
+        // TELinear in parallel_mode "duplicated", on this rank's tokens); everything routed below is d wide.
+        SymExpr d = S(Sym::dm);
+        const bool latent = m.moe.latent > 0;
+        if (latent) {
+            B.Weight(pre + "moe.fc1_latent_proj", h * d, h * d);
+            B.input_kept_already = true;  // the normed tokens, which the router keeps
+            B.Matmul(pre + "moe.fc1_latent_proj", Tm, d, h, nullptr, nullptr, Builder::Fp8Input::cast);
+        }
         B.DropAll(kRecomputeMoe);
         // Each rank sends every (token, expert) pair to the expert's owner; balanced routing gives every
         // EP rank Tm*k pairs to compute, times the capacity factor when experts are padded to capacity, or times
@@ -414,16 +427,16 @@ struct TransformerBuilder {
         // before the all-to-all, and `sort_chunks_by_idxs` regroups the received tokens by local expert after
         // it (and back before the return all-to-all). Memory passes over every routed token: read and write
         // (one op per element moved, the convention of the embedding lookup).
-        B.Elementwise(pre + "moe.permute", routed * h, 1, 1, B.Zero());
+        B.Elementwise(pre + "moe.permute", routed * d, 1, 1, B.Zero());
         // What the dispatch and combine move: top_k copies of each token (xr = k), or with DeepEP one per EP rank
         // its experts are on (xr, graph/moe_spread.h); the load factor cf applies to either.
         SymExpr sent = Tm * S(Sym::xr) * cf;
         // Token-to-expert bytes: FP8 with its per-128 scales under KernelChoices::fp8_dispatch (the dispatch's
         // forward, the combine's gradient), else the activation precision; expert-to-token stays at the latter.
-        SymExpr to_experts = options.kernels.fp8_dispatch ? sent * h * (1.0 + 4.0 / 128) : sent * h * w;
+        SymExpr to_experts = options.kernels.fp8_dispatch ? sent * d * (1.0 + 4.0 / 128) : sent * d * w;
         B.CommBoth(pre + "moe.dispatch", Group::ep, Collective::all_to_all, Collective::all_to_all, to_experts,
-                   sent * h * w);
-        B.Elementwise(pre + "moe.sort_chunks", routed * h, 1, 1, B.Zero());
+                   sent * d * w);
+        B.Elementwise(pre + "moe.sort_chunks", routed * d, 1, 1, B.Zero());
         // The experts' input is made inside the layer; moe_act re-runs only their activation.
         const MlpRecompute expert_rc{kRecomputeMoe, kRecomputeMoe, kRecomputeMoeAct};
         if (options.expert_tp) {
@@ -432,17 +445,20 @@ struct TransformerBuilder {
             // afterwards reduce-scatters the partial outputs back.
             SymExpr all_routed = routed * tp;
             B.CommBoth(pre + "moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
-                       all_routed * h * w);
-            Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc);
+                       all_routed * d * w);
+            Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc,
+                &d);
             B.CommBoth(pre + "moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
-                       all_routed * h * w);
-            B.Weight(pre + "moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe) / tp, /*expert=*/true);
+                       all_routed * d * w);
+            B.Weight(pre + "moe.experts", experts * MlpParams(fe, d), experts / ep * MlpParams(fe, d) / tp,
+                     /*expert=*/true);
         } else {
-            Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc);
-            B.Weight(pre + "moe.experts", experts * MlpParams(fe), experts / ep * MlpParams(fe), /*expert=*/true);
+            Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc, &d);
+            B.Weight(pre + "moe.experts", experts * MlpParams(fe, d), experts / ep * MlpParams(fe, d),
+                     /*expert=*/true);
         }
-        B.Elementwise(pre + "moe.unsort_chunks", routed * h, 1, 1, B.Zero());
-        B.CommBoth(pre + "moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * h * w,
+        B.Elementwise(pre + "moe.unsort_chunks", routed * d, 1, 1, B.Zero());
+        B.CommBoth(pre + "moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * d * w,
                    to_experts);
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
@@ -452,7 +468,11 @@ struct TransformerBuilder {
                 {kRecomputeLayernorm, kRecomputeSharedExperts | kRecomputeMoe, 0});
             B.Weight(pre + "moe.shared", MlpParams(ffs), MlpParams(ffs));
         }
-        B.Elementwise(pre + "moe.weighted_sum", Tm * k * h, 2, 2, B.Zero());
+        B.Elementwise(pre + "moe.weighted_sum", Tm * k * d, 2, 2, B.Zero());
+        if (latent) {  // fc2_latent_proj, duplicated as the first: the combined tokens back to h
+            B.Weight(pre + "moe.fc2_latent_proj", d * h, d * h);
+            B.Matmul(pre + "moe.fc2_latent_proj", Tm, h, d, nullptr, nullptr, Builder::Fp8Input::cast);
+        }
         B.rerun_scope = outer;
         Residual(pre + "moe.residual", Tm * h);
         B.Weight(pre + "moe.norm", norm_params, norm_params);
@@ -501,13 +521,20 @@ struct TransformerBuilder {
     void HybridLayer(BlockKind kind) {
         B.Begin(kind, boundary);
         window = 0;
-        switch (kind) {
-            case BlockKind::mamba_layer: Mamba(""); break;
-            case BlockKind::attention_layer: Attention(""); break;
-            case BlockKind::mlp_layer: DenseMlp(""); break;
-            default: Moe(""); break;
-        }
+        const char symbol = kind == BlockKind::mamba_layer       ? 'M'
+                            : kind == BlockKind::attention_layer ? '*'
+                            : kind == BlockKind::mlp_layer       ? '-'
+                                                                 : 'E';
+        HybridSublayer("", symbol);
         B.End();
+    }
+    void HybridSublayer(const std::string& pre, char symbol) {
+        switch (symbol) {
+            case 'M': Mamba(pre); break;
+            case '*': Attention(pre); break;
+            case '-': DenseMlp(pre); break;
+            default: Moe(pre); break;
+        }
     }
 
     // ---- the layer blocks: attention then a dense MLP or an MoE ----
@@ -542,7 +569,12 @@ struct TransformerBuilder {
         // stage with mtp_process). A tied head's copy above already is that table.
         if (m.mtp_layers > 0 && !m.tied_embeddings)
             B.Weight("mtp.embedding (copy of the embedding)", B.C(0), V / tp * h, false, /*tied=*/true);
-        for (int k = 1; k <= m.mtp_layers; ++k) MtpModule("mtp" + std::to_string(k) + ".");
+        for (int k = 1; k <= m.mtp_layers; ++k) {
+            // Repeated: every depth runs the first depth's module, whose weights are counted once.
+            B.weights_held_elsewhere = m.mtp_repeated && k > 1;
+            MtpModule("mtp" + std::to_string(k) + ".");
+        }
+        B.weights_held_elsewhere = false;
         B.End();
     }
 
@@ -588,9 +620,14 @@ struct TransformerBuilder {
         B.Matmul(pre + "eh_proj", T, h / tp, 2.0 * h, &Tn, nullptr, Builder::Fp8Input::cast);
         B.CommBoth(pre + "eh_proj.tp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter, T * h * w);
         window = 0;
-        Attention(pre);
-        if (m.moe_layer(m.layers - 1)) Moe(pre);
-        else DenseMlp(pre);
+        if (m.is_hybrid()) {  // its own pattern of hybrid layers (ModelConfig::mtp_pattern)
+            for (size_t i = 0; i < m.mtp_pattern.size(); ++i)
+                HybridSublayer(pre + std::to_string(i) + ".", m.mtp_pattern[i]);
+        } else {
+            Attention(pre);
+            if (m.moe_layer(m.layers - 1)) Moe(pre);
+            else DenseMlp(pre);
+        }
         Norm(pre + "head.norm", Tn);
         B.Weight(pre + "head.norm", norm_params, norm_params);
         LogitsGemm(pre + "head");

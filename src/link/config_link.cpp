@@ -37,6 +37,7 @@ constexpr IntKey kModelKeys[] = {
     {"top_k", &ConfigLink::top_k},
     {"expert_ffn", &ConfigLink::expert_ffn},
     {"moe_every", &ConfigLink::moe_every},
+    {"moe_latent", &ConfigLink::moe_latent, 0},
     {"window", &ConfigLink::window, 0},
     {"full_every", &ConfigLink::full_every, 0},
     {"mtp_layers", &ConfigLink::mtp_layers, 0},

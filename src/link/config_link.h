@@ -9,7 +9,7 @@
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
 //   (+ load_imbalance=1.3 and routing=contiguous for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
 //    scatter_gather=0, fused_ew=0, deepep=1, fp8_dispatch=1 when the framework's kernels are not the defaults;
-//    moe_every= for MoE layers every n-th layer; mtp_layers= for multi-token prediction; hybrid= for a hybrid model's layer pattern (M * - E); window= and full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
+//    moe_every= for MoE layers every n-th layer; moe_latent= for a latent MoE's routed width (0: none); mtp_layers= for multi-token prediction; hybrid= for a hybrid model's layer pattern (M * - E); window= and full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
 //    for the Serving tab, link/serve_keys.h, and view=search|serving and sweeps=1 when those views are open;
 //    sweep.axis1=, sweep.axis2=, sweep.fixed=1 for the Sweeps view)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only
@@ -76,6 +76,7 @@ struct ConfigLink {
     std::optional<int> layers, hidden, heads, kv_heads, ffn, vocab, seq;
     std::optional<int> experts, top_k, expert_ffn;  // MoE presets only
     std::optional<int> moe_every;                   // MoeConfig::every (MoE presets only)
+    std::optional<int> moe_latent;                  // MoeConfig::latent (MoE presets only; 0: none)
     std::optional<int> window, full_every;          // sliding_window.size and .full_every (0: none)
     std::optional<int> mtp_layers;                  // ModelConfig::mtp_layers (0: none)
     std::optional<std::string> hybrid;              // ModelConfig::hybrid: M * - E, one a layer

@@ -222,6 +222,27 @@ TEST(AppPanels, HybridPatternTypedInThePage) {
     ExpectLinkReopens(p, {";hybrid=" + all_mamba + ";"});
 }
 
+// Nemotron 3 Super in the page: its latent MoE's width is a Model panel field. Taken out (0), the experts and the
+// all-to-alls run on the hidden size, a slower step; the edit travels in the link, and a link's moe_latent on a model
+// without experts is refused with the key named.
+TEST(AppPanels, SuperLatentWidthTypedInThePage) {
+    Page p;
+    ASSERT_NO_FATAL_FAILURE(
+        ShowJob(p, "nemotron-3-super.json", "gb300-nvl72.json", "tp=1,ep=64,dp=64,microbatch=1,batch=512,zero=1"));
+    ASSERT_EQ(p.app->model.moe.latent, 1024);
+    const double latent = p.app->estimate.step_seconds;
+    p.FocusField("Model", "moe_latent");
+    p.Type("0");
+    p.Enter();
+    p.Frames(2);
+    ASSERT_EQ(p.app->model.moe.latent, 0);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->error << p.app->training_error;
+    EXPECT_GT(p.app->estimate.step_seconds, latent);
+    App other = ExpectLinkReopens(p, {";moe_latent=0;"});
+    EXPECT_NE(sc::app::ApplyLink(*other, "v1;model=llama3-8b;moe_latent=512;parallel=dp=8;end").find("moe_latent"),
+              std::string::npos);
+}
+
 // Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
 // norms keeps less than the attention core alone, costs recomputation, and travels in the link.
 TEST(AppPanels, RecomputeModulesTickedInTheParallelismPanel) {

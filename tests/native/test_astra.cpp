@@ -78,19 +78,21 @@ struct AstraCase {
     bool fp8 = false;  // fp8 GEMMs: the trace carries Transformer Engine's cast/transpose nodes
     // Megatron-LM 2021's kernels: unfused attention, dropout masks, unfused gradient accumulation nodes.
     bool legacy_kernels = false;
-    bool eager = false;         // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
-    double load_imbalance = 1;  // moe.load_imbalance: the routed sizes of the most loaded expert rank
-    bool deepep = false;        // DeepEP's dispatch (KernelChoices::deepep_dispatch): one copy per destination rank
-    bool fp8_dispatch = false;  // the token-to-expert all-to-alls in FP8 with per-128 scales (not whole elements)
-    int window = 0;             // a sliding window on every other layer (ModelConfig::window)
-    int mtp = 0;                // multi-token prediction modules (ModelConfig::mtp_layers), on the last stage
-    const char* hybrid = "";    // a hybrid pattern over the small model's layers (ModelConfig::hybrid), Mamba mixers
+    bool eager = false;            // PyTorch eager's elementwise kernels (KernelChoices::fused_elementwise = false)
+    double load_imbalance = 1;     // moe.load_imbalance: the routed sizes of the most loaded expert rank
+    bool deepep = false;           // DeepEP's dispatch (KernelChoices::deepep_dispatch): one copy per destination rank
+    bool fp8_dispatch = false;     // the token-to-expert all-to-alls in FP8 with per-128 scales (not whole elements)
+    int window = 0;                // a sliding window on every other layer (ModelConfig::window)
+    int mtp = 0;                   // multi-token prediction modules (ModelConfig::mtp_layers), on the last stage
+    const char* hybrid = "";       // a hybrid pattern over the small model's layers (ModelConfig::hybrid), Mamba mixers
+    int latent = 0;                // a latent MoE (MoeConfig::latent): routed tokens this wide
+    const char* mtp_pattern = "";  // a hybrid model's MTP layers (ModelConfig::mtp_pattern), depths sharing them
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
         << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << (c.deepep ? "deepep " : "")
         << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << (c.mtp ? "mtp " : "")
-        << (*c.hybrid ? "hybrid " : "") << c.spec << " on " << c.net;
+        << (*c.hybrid ? "hybrid " : "") << (c.latent ? "latent " : "") << c.spec << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -116,7 +118,10 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
         m.hybrid = c.hybrid;
         m.moe.dense_layers = 0;
         m.mamba = {8, 32, 16, 2, 4};
+        m.mtp_pattern = c.mtp_pattern;
+        m.mtp_repeated = *c.mtp_pattern && c.mtp > 1;
     }
+    m.moe.latent = c.latent;
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -174,7 +179,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute_modules=moe+layernorm+mlp", "net_test_8_2d.yml"},
         // A hybrid model (Nemotron 3's kinds): Mamba-2 mixers, attention alone and MoE alone, pipelined over TP.
         AstraCase{"hybrid_mamba_moe", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false,
-                  false, false, 1, false, false, 0, 0, "M*ME"}),
+                  false, false, 1, false, false, 0, 0, "M*ME"},
+        // Nemotron 3 Super's kinds: a latent MoE (the all-to-alls and experts at half the hidden size, its two
+        // duplicated projections) and two MTP depths of one shared "*E" module on the last stage.
+        AstraCase{"hybrid_latent_mtp", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false,
+                  false, false, 1, false, false, 0, 2, "M*ME", 64, "*E"}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 // The traces' clock against the estimate's. Llama 3 8B on 16 H100s (two DGX nodes; net_h100_16_eff.yml models

@@ -70,7 +70,7 @@ TEST(Hybrid, FieldsAreStrictAndRoundTrip) {
         {{"hybrid_pattern=\"\""}, "mamba: describes Mamba layers, but hybrid_pattern is empty"},
         {{"hybrid_pattern=\"M-M*M-ME\""}, "moe: the pattern's E layers need the MoE settings"},
         {{"sliding_window.size=64"}, "sliding_window: windowed attention in a hybrid model is not modelled"},
-        {{"mtp_layers=1"}, "mtp_layers: MTP modules of a hybrid model"},
+        {{"mtp_layers=1"}, "mtp_pattern: a hybrid model's MTP module is a pattern"},
         {{"mlp=\"relu\""}, "mlp: \"relu\" is not one of \"gelu\", \"swiglu\", \"relu2\""},
     };
     for (const auto& [sets, want] : bad) {
