@@ -103,6 +103,13 @@ struct Page {
         ui.Key("Enter", "Enter", false, 0);
         Frames(1);
     }
+    // Types `text` into a window's field, presses Enter and lets the page compute (two frames).
+    void EnterText(const std::string& window, const std::string& label, const std::string& text) {
+        FocusField(window, label);
+        Type(text);
+        Enter();
+        Frames(2);
+    }
 };
 
 // The Serving tab's simulation from start to end, as the frames run it (RunInference starts it; StepServe runs

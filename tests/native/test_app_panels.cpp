@@ -116,10 +116,7 @@ TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
     ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=1,ep=8,dp=64,microbatch=1,batch=256,zero=1"));
     const double balanced = p.app->estimate.step.ep_comm;
     ASSERT_GT(balanced, 0);
-    p.FocusField("Model", "load_imbalance");
-    p.Type("2");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "load_imbalance", "2");
     EXPECT_EQ(p.app->model.moe.load_imbalance, 2);
     // Twice the bytes; the per-step latency of the all-to-alls stays.
     EXPECT_LT(p.app->estimate.step.ep_comm, 2 * balanced);
@@ -145,10 +142,7 @@ TEST(AppPanels, MaverickOnNvlRacksRunsInSegmentsAndMoeEveryTravelsInTheLink) {
     EXPECT_EQ(p.app->evaluation.slice->levels.front().size, 64);
     EXPECT_NE(sc::app::MirrorText(*p.app).find("4 segments of 64"), std::string::npos) << sc::app::MirrorText(*p.app);
     const double interleaved = p.app->estimate.step_seconds;
-    p.FocusField("Model", "moe_every");
-    p.Type("1");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "moe_every", "1");
     EXPECT_EQ(p.app->model.moe.every, 1);
     EXPECT_GT(p.app->estimate.step_seconds, interleaved);
     App other = ExpectLinkReopens(p, {";moe_every=1;"});
@@ -169,31 +163,19 @@ TEST(AppPanels, DeepSeekMtpOnAMegatronLayoutTypedInThePage) {
                                        "tp=1,pp=4,vstages=4,schedule=interleaved,ep=64,dp=64,batch=8192,zero=1,"
                                        "uneven=1"));
     const double uneven = p.app->estimate.step_seconds;
-    p.FocusField("Parallelism and traces", "layout");
-    p.Type("Et*4|(t*4|)*14,tmL");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Parallelism and traces", "layout", "Et*4|(t*4|)*14,tmL");
     ASSERT_EQ(p.app->parallel.layout.size(), 16u) << p.app->parallel_error;
     ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
     const double with = p.app->estimate.step_seconds;
     EXPECT_LT(with, uneven);  // the last stage no longer carries 3 layers beside the two LM heads
-    p.FocusField("Model", "mtp_layers");
-    p.Type("0");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "mtp_layers", "0");
     EXPECT_EQ(p.app->model.mtp_layers, 0);
     EXPECT_NE(p.app->parallel_error.find("mtp_layers=0"), std::string::npos) << p.app->parallel_error;
-    p.FocusField("Parallelism and traces", "layout");
-    p.Type("Et*4|(t*4|)*14tLx");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Parallelism and traces", "layout", "Et*4|(t*4|)*14tLx");
     EXPECT_NE(p.app->parallel_error.find("layout: nothing may follow the loss"), std::string::npos)
         << p.app->parallel_error;
     EXPECT_EQ(p.app->parallel.layout_mtp, 1);  // not applied
-    p.FocusField("Parallelism and traces", "layout");
-    p.Type("Et*4|(t*4|)*14tL");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Parallelism and traces", "layout", "Et*4|(t*4|)*14tL");
     ASSERT_TRUE(p.app->has_estimate) << p.app->parallel_error;
     EXPECT_LT(p.app->estimate.step_seconds, with);
     ExpectLinkReopens(p, {";mtp_layers=0;", ",layout=Et*4|(t*4|)*14tL"});
@@ -207,15 +189,9 @@ TEST(AppPanels, HybridPatternTypedInThePage) {
         ShowJob(p, "nemotron-h-8b.json", "dgx-h100-superpod.json", "tp=2,sp=1,dp=4,batch=64,zero=1"));
     const double preset = p.app->estimate.step_seconds;
     const std::string all_mamba(52, 'M');
-    p.FocusField("Model", "pattern");
-    p.Type(all_mamba.substr(0, 51));
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "pattern", all_mamba.substr(0, 51));
     EXPECT_NE(p.app->error.find("hybrid_pattern: has 51 symbols for layers=52"), std::string::npos) << p.app->error;
-    p.FocusField("Model", "pattern");
-    p.Type(all_mamba);
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "pattern", all_mamba);
     ASSERT_EQ(p.app->model.hybrid, all_mamba);
     ASSERT_TRUE(p.app->has_estimate) << p.app->error << p.app->training_error;
     EXPECT_NE(p.app->estimate.step_seconds, preset);
@@ -231,10 +207,7 @@ TEST(AppPanels, SuperLatentWidthTypedInThePage) {
         ShowJob(p, "nemotron-3-super.json", "gb300-nvl72.json", "tp=1,ep=64,dp=64,microbatch=1,batch=512,zero=1"));
     ASSERT_EQ(p.app->model.moe.latent, 1024);
     const double latent = p.app->estimate.step_seconds;
-    p.FocusField("Model", "moe_latent");
-    p.Type("0");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "moe_latent", "0");
     ASSERT_EQ(p.app->model.moe.latent, 0);
     ASSERT_TRUE(p.app->has_estimate) << p.app->error << p.app->training_error;
     EXPECT_GT(p.app->estimate.step_seconds, latent);
@@ -269,10 +242,7 @@ TEST(AppPanels, ASlidingWindowTypedInTheModelPanelShortensAttentionAndTravelsInT
     ASSERT_TRUE(sc::app::SelectPreset(*p.app, "llama3-8b.json"));
     ASSERT_NO_FATAL_FAILURE(ShowLayout(p, "tp=1,dp=8,microbatch=1,batch=64,zero=1"));
     const double full = p.app->estimate.step.compute;
-    p.FocusField("Model", "window");
-    p.Type("1024");
-    p.Enter();
-    p.Frames(2);
+    p.EnterText("Model", "window", "1024");
     ASSERT_EQ(p.app->model.window.size, 1024);
     EXPECT_EQ(p.app->model.window.full_every, 0);  // every layer windowed until full_every is set
     EXPECT_LT(p.app->estimate.step.compute, full);

@@ -140,15 +140,11 @@ TEST(Mtp, EmbeddingGradientsAreSummedBetweenFirstAndLastStage) {
 TEST(Mtp, TraceAndEstimateChargeTheSameCompute) {
     sc::ModelConfig m = sctest::SmallMoe();
     m.mtp_layers = 1;
-    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
-    const sc::TrainingOptions opt;
     const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,batch=4"));
-    const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, &sctest::MeasuredCalibration(), opt);
-    const double charged = sctest::ChargedComputeSeconds(e);
-    EXPECT_NEAR(sctest::TraceComputeSeconds(job, sys, &sctest::MeasuredCalibration(), opt), charged, 1e-9 * charged);
+    const double charged = sctest::ChargedComputeEqualsTraceCompute(job);
     m.mtp_layers = 0;
-    const sc::TrainingEstimate without =
-        sc::EstimateTraining(sc::MakeJob(m, job.par), sys, &sctest::MeasuredCalibration(), opt);
+    const sc::TrainingEstimate without = sc::EstimateTraining(
+        sc::MakeJob(m, job.par), sctest::LoadSystemPreset("dgx-h100-superpod"), &sctest::MeasuredCalibration(), {});
     EXPECT_GT(charged, sctest::ChargedComputeSeconds(without));
 }
 
@@ -159,10 +155,7 @@ TEST(Mtp, TracesKeepAstraSimsRules) {
     m.mtp_layers = 1;
     const sc::Job job =
         sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,layout=Et*3|tmL"));
-    const std::string dir = sctest::WriteTraces(job, "mtp-layout");
-    EXPECT_EQ(sctest::AstraRuleBreaches(job, dir), "");
-    if (sctest::ChakraCheckerPath().empty()) GTEST_SKIP() << sctest::NoCheckerReason();
-    EXPECT_EQ(sctest::RunChecker(dir), 0) << sctest::ReadFile(dir + ".check.log");
+    sctest::ExpectTracesKeepAstraSimsRules(job, "mtp-layout");
 }
 
 // An engine serving without speculative decoding loads no MTP module.

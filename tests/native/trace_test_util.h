@@ -10,6 +10,7 @@
 #include "astra_rules.h"
 #include "config/model_config.h"
 #include "parallel/job.h"
+#include "preset_files.h"
 #include "test_util.h"
 #include "trace/chakra_et.h"
 #include "trace/rank_traces.h"
@@ -38,6 +39,15 @@ inline double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, con
 inline double ChargedComputeSeconds(const sc::TrainingEstimate& e) {
     return e.step.compute - e.step.dp_comm_sms + e.step.recompute + e.step.kernel_fixed + e.step.moe_routing +
            e.step.fp8_cast;
+}
+
+// The compute the estimate charges for `job` on a DGX H100 SuperPOD at the measured rates, checked equal to what
+// its trace's compute nodes take; returned for the caller's own comparisons.
+inline double ChargedComputeEqualsTraceCompute(const sc::Job& job, const sc::TrainingOptions& opt = {}) {
+    const sc::System sys = LoadSystemPreset("dgx-h100-superpod");
+    const double charged = ChargedComputeSeconds(sc::EstimateTraining(job, sys, &MeasuredCalibration(), opt));
+    EXPECT_NEAR(TraceComputeSeconds(job, sys, &MeasuredCalibration(), opt), charged, 1e-9 * charged);
+    return charged;
 }
 
 inline sc::ModelConfig SmallGpt() {
@@ -110,6 +120,15 @@ inline int RunChecker(const std::string& dir, const std::string& extra = "") {
         "python3 '" + ChakraCheckerPath() + "' --strict " + extra + " " + dir + " > " + dir + ".check.log 2>&1";
     int rc = std::system(cmd.c_str());
     return WEXITSTATUS(rc);
+}
+
+// `job`'s traces keep ASTRA-sim's rules (our reader) and, when it is beside the project, the independent checker's;
+// without the checker the calling test is marked skipped with the reason (call it last).
+inline void ExpectTracesKeepAstraSimsRules(const sc::Job& job, const std::string& name) {
+    const std::string dir = WriteTraces(job, name);
+    EXPECT_EQ(AstraRuleBreaches(job, dir), "");
+    if (ChakraCheckerPath().empty()) GTEST_SKIP() << NoCheckerReason();
+    EXPECT_EQ(RunChecker(dir), 0) << ReadFile(dir + ".check.log");
 }
 
 }  // namespace sctest
