@@ -50,6 +50,10 @@ struct Op {
     // of its output kept instead (the rest of the layer is rebuilt from its input).
     Expr sac_rerun;
     Expr sac_saved_bytes;
+    // Forward only, outside the layers: re-run in the backward under full recomputation. A multi-token prediction
+    // module's projection, layers and final norm, which Megatron-Core checkpoints whole (MultiTokenPredictionLayer.
+    // _checkpointed_forward under recompute_granularity "full"); not its embedding lookup, LM head or loss.
+    bool mtp_rerun = false;
     // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
     // GEMM); its efficiency is that of one of them. Zero means one.
     Expr groups;
@@ -162,7 +166,8 @@ struct Block {
     std::vector<Op> forward;   // in execution order
     std::vector<Op> backward;  // in execution order (input and weight gradients)
     std::vector<Weight> weights;
-    Expr boundary_bytes;  // activation entering the block (what a pipeline stage sends; what full recompute keeps)
+    Expr boundary_bytes;    // activation entering the block (what a pipeline stage sends; what full recompute keeps)
+    Expr mtp_rerun_inputs;  // the head's: what its MTP modules keep under full recomputation (Op::mtp_rerun)
 };
 
 struct Graph {

@@ -21,6 +21,7 @@ struct OpBuilder {
     std::optional<Op> regather;            // SP: the backward all-gather of the shard the next GEMM keeps
     int torch_mms = 0;                     // torch.mm calls of the block so far (op-level checkpointing's count)
     uint8_t rerun_scope = 0;               // recompute modules re-running every forward op made now (RerunScope)
+    bool mtp_rerun_scope = false;          // forward ops made now are an MTP module's checkpointed part
     // The next Matmul's input is a tensor an earlier GEMM of the block already keeps (SharedInput).
     bool input_kept_already = false;
 
@@ -29,7 +30,7 @@ struct OpBuilder {
     SymExpr Zero() { return C(0); }
 
     void Begin(BlockKind kind, SymExpr boundary) {
-        g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e});
+        g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e, {}});
         blk = &g.blocks.back();
         pending.clear();
         regather.reset();
@@ -52,7 +53,7 @@ struct OpBuilder {
         op.comm_bytes = Expr{};
         // Op-level checkpointing re-runs what its save list does not name (matmuls and SDPA say otherwise below).
         op.sac_rerun = (pass == Pass::forward ? C(1) : Zero()).e;
-        if (pass == Pass::forward) op.rerun_modules = rerun_scope;
+        if (pass == Pass::forward) op.rerun_modules = rerun_scope, op.mtp_rerun = mtp_rerun_scope;
         return op;
     }
 

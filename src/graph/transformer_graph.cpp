@@ -611,6 +611,10 @@ struct TransformerBuilder {
         B.pending.push_back(
             {B.MakeOp(pre + "embedding.scatter_add", OpKind::gather, Pass::backward, T * h, 3.0 * T * h * w)});
         B.TpLeave(pre + "embedding", T * h);
+        // Checkpointed whole under full recomputation, from the norms to the module's final norm: it keeps its two
+        // inputs, the embedding and the previous depth's hidden state (tensor_parallel.checkpoint's arguments).
+        B.mtp_rerun_scope = true;
+        B.blk->mtp_rerun_inputs = (SymExpr{&g.pool, B.blk->mtp_rerun_inputs} + 2.0 * Tn * h * w).e;
         Norm(pre + "enorm", Tn);
         Norm(pre + "hnorm", Tn);
         B.Weight(pre + "enorm", norm_params, norm_params);
@@ -629,6 +633,7 @@ struct TransformerBuilder {
             else DenseMlp(pre);
         }
         Norm(pre + "head.norm", Tn);
+        B.mtp_rerun_scope = false;
         B.Weight(pre + "head.norm", norm_params, norm_params);
         LogitsGemm(pre + "head");
         CrossEntropy(pre + "head");

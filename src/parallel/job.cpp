@@ -85,6 +85,11 @@ double RecomputeShare(const Job& job, const Op& op) {
     return 0;
 }
 
+double RecomputeShareIn(const Job& job, bool layer, const Op& op) {
+    if (layer) return RecomputeShare(job, op);
+    return job.par.recompute == Recompute::full && op.mtp_rerun ? 1 : 0;
+}
+
 double HeldParams(const Job& job, const Weight& w) {
     if (w.tied && job.par.pp == 1) return 0;
     return job.V(w.numel_per_rank);

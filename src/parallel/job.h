@@ -70,6 +70,9 @@ inline double GradAccumulationBytesPerParam(const PrecisionConfig& p) {
 // all of it (full), the attention core (selective), what op-level checkpointing's policy re-runs (op:
 // Op::sac_rerun), nothing (none). The estimate and the trace's `recompute.` nodes both read it.
 double RecomputeShare(const Job& job, const Op& op);
+// The same for an op of any block: a layer's by RecomputeShare; outside the layers, only an MTP module's
+// checkpointed part, and only under full recomputation (Op::mtp_rerun).
+double RecomputeShareIn(const Job& job, bool layer, const Op& op);
 
 // What EstimateTraining and SnapshotTrace say when a job's graph was built with other kernel choices than the
 // options'.

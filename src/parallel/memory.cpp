@@ -22,10 +22,13 @@ double SavedActivationBytes(const Job& job, const Block& block, Recompute recomp
         return sum;
     }
     // Selective recomputation by module (Megatron's recompute_modules): what the chosen modules' recomputation
-    // makes unnecessary is not kept. Only layers are recomputed (the MTP modules' layer in the head is not).
+    // makes unnecessary is not kept. Only layers are (the MTP modules' layers in the head are not). Full
+    // recomputation checkpoints an MTP module whole: it keeps its inputs, not what its ops keep.
     const uint8_t modules = recompute == Recompute::selective && layer ? job.par.selective_modules() : 0;
+    const bool mtp_rerun = recompute == Recompute::full && !layer;
+    if (mtp_rerun) sum = job.V(block.mtp_rerun_inputs);
     for (const Op& op : block.forward) {
-        if (op.drop_all_modules & modules) continue;
+        if ((op.drop_all_modules & modules) || (mtp_rerun && op.mtp_rerun)) continue;
         sum += job.V(op.saved_bytes) - (op.drop_part_modules & modules ? job.V(op.part_bytes) : 0);
     }
     return sum;

@@ -426,10 +426,10 @@ struct StageProgramStream::Builder {
             B.wait = gathered;
             if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
             ProgramBuilder::OpNames& names = op_names[step.chunk][j];
-            if (sb.layer >= 0 && p.recompute != Recompute::none) {
+            if (p.recompute != Recompute::none) {
                 const std::vector<Op>& ops = sb.block->forward;
                 for (size_t k = 0; k < ops.size(); ++k)
-                    if (const double share = RecomputeShare(B.job, ops[k]); share > 0)
+                    if (const double share = RecomputeShareIn(B.job, sb.layer >= 0, ops[k]); share > 0)
                         B.EmitOp(ops[k], NodeRole::recompute, B.OpName(names.recompute, ops, k, sb, "recompute."),
                                  share);
             }

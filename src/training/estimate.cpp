@@ -104,8 +104,8 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     };
     for (const Op& op : b.forward) {
         run(op, t.fwd, t.fwd_comm, true);
-        if (!layer || rc == Recompute::none) continue;
-        if (const double share = RecomputeShare(job, op); share > 0) run(op, t.rec, t.rec_comm, true, share);
+        if (rc == Recompute::none) continue;
+        if (const double share = RecomputeShareIn(job, layer, op); share > 0) run(op, t.rec, t.rec_comm, true, share);
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;

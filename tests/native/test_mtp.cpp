@@ -158,6 +158,42 @@ TEST(Mtp, TracesKeepAstraSimsRules) {
     sctest::ExpectTracesKeepAstraSimsRules(job, "mtp-layout");
 }
 
+// Under full recomputation Megatron-Core checkpoints an MTP module whole (MultiTokenPredictionLayer.
+// _checkpointed_forward, recompute_granularity "full", method uniform): its norms, projection, layer and final norm run
+// again in the backward, and it keeps only its two inputs, the embedding and the previous hidden state, not its
+// layer's activations; its LM head and loss are outside the checkpoint. So the head re-runs the GEMMs of one MoE
+// layer and of the 2h -> h projection, and keeps the main head's activations twice (its own and the module's LM head
+// and loss) and one more sequence shard of h (two inputs where the main head's norm keeps one).
+TEST(Mtp, FullRecomputationCheckpointsTheModuleWhole) {
+    sc::ModelConfig m = sctest::SmallMoe(), none = sctest::SmallMoe();
+    m.mtp_layers = 1;
+    const sc::ParallelConfig p = sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,microbatch=1,batch=4,recompute=full");
+    const sc::Job job = sc::MakeJob(m, p), without = sc::MakeJob(none, p);
+    const int head = static_cast<int>(sc::BlockKind::head), full = static_cast<int>(sc::Recompute::full);
+    const double shard = m.seq / 2.0 * m.hidden * 2;  // this rank's tokens of h, bf16
+    EXPECT_DOUBLE_EQ(job.sums[head].saved[full], 2 * without.sums[head].saved[full] + shard);
+    EXPECT_LT(job.sums[head].saved[full], job.sums[head].saved[static_cast<int>(sc::Recompute::none)]);
+
+    // The re-run GEMMs, in the trace's recompute nodes of the head: an MoE layer's forward and the projection, each
+    // microbatch.
+    const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
+    double rerun = 0;
+    for (const sc::ProgNode& n : prog.nodes)
+        if (n.role == sc::NodeRole::recompute && n.kind == sc::OpKind::matmul &&
+            prog.names[n.name].starts_with("recompute.mtp1."))
+            rerun += static_cast<double>(n.flops);
+    double layer = 0;
+    for (const sc::Op& op : job.graph.Find(sc::BlockKind::moe_layer)->forward)
+        if (op.kind == sc::OpKind::matmul) layer += job.V(op.flops);
+    const double projection = 2.0 * m.seq * (2.0 * m.hidden) * (m.hidden / 2.0);
+    const double microbatches = 1.0 * p.batch / (p.dp * p.microbatch);
+    EXPECT_NEAR(rerun, microbatches * (layer + projection), 1e-9 * rerun);
+
+    sctest::ChargedComputeEqualsTraceCompute(job);
+    sctest::ExpectTracesKeepAstraSimsRules(
+        sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute=full")), "mtp-full");
+}
+
 // An engine serving without speculative decoding loads no MTP module.
 TEST(Mtp, ServingLoadsNoModule) {
     sc::ModelConfig ds = sctest::LoadModelPreset("deepseek-v3.json");
