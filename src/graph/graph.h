@@ -52,7 +52,8 @@ struct Op {
     Expr sac_saved_bytes;
     // Forward only, outside the layers: re-run in the backward under full recomputation. A multi-token prediction
     // module's projection, layers and final norm, which Megatron-Core checkpoints whole (MultiTokenPredictionLayer.
-    // _checkpointed_forward under recompute_granularity "full"); not its embedding lookup, LM head or loss.
+    // _checkpointed_forward under recompute_granularity "full"); not its embedding lookup, LM head or loss. Under
+    // selective recomputation its layers' modules are re-run as a layer's are (rerun_modules).
     bool mtp_rerun = false;
     // Matmuls only: independent GEMMs of equal size this op stands for (the local experts of a grouped
     // GEMM); its efficiency is that of one of them. Zero means one.

@@ -87,7 +87,10 @@ double RecomputeShare(const Job& job, const Op& op) {
 
 double RecomputeShareIn(const Job& job, bool layer, const Op& op) {
     if (layer) return RecomputeShare(job, op);
-    return job.par.recompute == Recompute::full && op.mtp_rerun ? 1 : 0;
+    // An MTP module's part: whole under full recomputation, its layer's selected modules under selective; not
+    // torchtitan's op-level policy, which wraps the layers of the schedule only.
+    if (!op.mtp_rerun || job.par.recompute == Recompute::op) return 0;
+    return RecomputeShare(job, op);
 }
 
 double HeldParams(const Job& job, const Weight& w) {

@@ -71,7 +71,7 @@ inline double GradAccumulationBytesPerParam(const PrecisionConfig& p) {
 // Op::sac_rerun), nothing (none). The estimate and the trace's `recompute.` nodes both read it.
 double RecomputeShare(const Job& job, const Op& op);
 // The same for an op of any block: a layer's by RecomputeShare; outside the layers, only an MTP module's
-// checkpointed part, and only under full recomputation (Op::mtp_rerun).
+// checkpointed part (Op::mtp_rerun), whole under full recomputation, by module under selective.
 double RecomputeShareIn(const Job& job, bool layer, const Op& op);
 
 // What EstimateTraining and SnapshotTrace say when a job's graph was built with other kernel choices than the

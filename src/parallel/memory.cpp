@@ -22,12 +22,13 @@ double SavedActivationBytes(const Job& job, const Block& block, Recompute recomp
         return sum;
     }
     // Selective recomputation by module (Megatron's recompute_modules): what the chosen modules' recomputation
-    // makes unnecessary is not kept. Only layers are (the MTP modules' layers in the head are not). Full
-    // recomputation checkpoints an MTP module whole: it keeps its inputs, not what its ops keep.
-    const uint8_t modules = recompute == Recompute::selective && layer ? job.par.selective_modules() : 0;
+    // makes unnecessary is not kept, in the layers and in the MTP modules' layers (built from the same config).
+    // Full recomputation checkpoints an MTP module whole: it keeps its inputs, not what its ops keep.
+    const uint8_t selected = recompute == Recompute::selective ? job.par.selective_modules() : 0;
     const bool mtp_rerun = recompute == Recompute::full && !layer;
     if (mtp_rerun) sum = job.V(block.mtp_rerun_inputs);
     for (const Op& op : block.forward) {
+        const uint8_t modules = layer || op.mtp_rerun ? selected : 0;
         if ((op.drop_all_modules & modules) || (mtp_rerun && op.mtp_rerun)) continue;
         sum += job.V(op.saved_bytes) - (op.drop_part_modules & modules ? job.V(op.part_bytes) : 0);
     }

@@ -194,6 +194,23 @@ TEST(Mtp, FullRecomputationCheckpointsTheModuleWhole) {
         sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute=full")), "mtp-full");
 }
 
+// Selective recomputation reaches the module's layer too (Megatron-Core builds it from the same config, so its
+// attention core and the other chosen modules are re-run as a layer's): the head keeps less by exactly what one MoE
+// layer saves, and the trace's recompute nodes are the estimate's.
+TEST(Mtp, SelectiveRecomputationReachesTheModulesLayer) {
+    sc::ModelConfig m = sctest::SmallMoe();
+    m.mtp_layers = 1;
+    const sc::Job job =
+        sc::MakeJob(m, sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,microbatch=1,batch=4,"
+                                             "recompute=selective,recompute_modules=core_attn+moe_act"));
+    const int head = static_cast<int>(sc::BlockKind::head), layer = static_cast<int>(sc::BlockKind::moe_layer);
+    const int none = static_cast<int>(sc::Recompute::none), selective = static_cast<int>(sc::Recompute::selective);
+    const double layer_saves = job.sums[layer].saved[none] - job.sums[layer].saved[selective];
+    EXPECT_GT(layer_saves, 0);
+    EXPECT_DOUBLE_EQ(job.sums[head].saved[none] - job.sums[head].saved[selective], layer_saves);
+    EXPECT_GT(sctest::ChargedComputeEqualsTraceCompute(job), 0);
+}
+
 // An engine serving without speculative decoding loads no MTP module.
 TEST(Mtp, ServingLoadsNoModule) {
     sc::ModelConfig ds = sctest::LoadModelPreset("deepseek-v3.json");
