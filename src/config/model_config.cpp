@@ -195,8 +195,6 @@ void ValidateModelConfig(const ModelConfig& m) {
         throw Error("mtp_pattern",
                     "is a hybrid model's MTP layers; a transformer's MTP module repeats its last "
                     "layer: leave mtp_pattern out");
-    if (m.mtp_repeated && m.mtp_layers == 0)
-        throw Error("mtp_repeated_layer", "shares one MTP module's weights across its depths, but mtp_layers is 0");
     if (m.moe.latent != 0) {
         if (!m.is_moe()) throw Error("moe.latent", "needs routed experts (moe.experts)");
         IntegerIn("moe.latent", m.moe.latent, std::to_string(m.moe.latent), 1, kMaxModelDim);

@@ -131,6 +131,7 @@ struct ModelConfig {
     std::string mtp_pattern;
     // The MTP depths share one module's weights, run mtp_layers times (Megatron-Core mtp_use_repeated_layer;
     // Nemotron 3 Super: one module in its checkpoint, num_nextn_predict_layers 1, trained at mtp_num_layers 2).
+    // With mtp_layers 0 it has nothing to share (the page's mtp_layers set to 0 on such a preset).
     bool mtp_repeated = false;
     // A hybrid model's layers, one symbol each (Megatron-Core's hybrid_layer_pattern, Nemotron-H's
     // hybrid_override_pattern): M a Mamba-2 mixer, * attention alone, - a dense MLP alone, E an MoE alone; each its

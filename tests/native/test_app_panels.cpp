@@ -211,7 +211,13 @@ TEST(AppPanels, SuperLatentWidthTypedInThePage) {
     ASSERT_EQ(p.app->model.moe.latent, 0);
     ASSERT_TRUE(p.app->has_estimate) << p.app->error << p.app->training_error;
     EXPECT_GT(p.app->estimate.step_seconds, latent);
-    App other = ExpectLinkReopens(p, {";moe_latent=0;"});
+    // Its MTP depths taken out: the repeated module has nothing left to share, and the step is shorter.
+    const double with_mtp = p.app->estimate.step_seconds;
+    p.EnterText("Model", "mtp_layers", "0");
+    ASSERT_EQ(p.app->model.mtp_layers, 0);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->error << p.app->training_error;
+    EXPECT_LT(p.app->estimate.step_seconds, with_mtp);
+    App other = ExpectLinkReopens(p, {";moe_latent=0;", ";mtp_layers=0;"});
     EXPECT_NE(sc::app::ApplyLink(*other, "v1;model=llama3-8b;moe_latent=512;parallel=dp=8;end").find("moe_latent"),
               std::string::npos);
 }

@@ -163,7 +163,6 @@ TEST(LatentMoe, FieldsAreStrictRoundTripAndServingRefusesThem) {
         {{"mtp_pattern=\"\""}, "mtp_pattern: a hybrid model's MTP module is a pattern"},
         {{"mtp_pattern=\"*X\""}, "mtp_pattern: symbol 'X' at 1"},
         {{"moe.latent=-1"}, "moe.latent"},
-        {{"mtp_layers=0"}, "mtp_repeated_layer: shares one MTP module's weights"},
     };
     for (const auto& [sets, want] : bad) {
         const std::string e = error(sets);
