@@ -281,6 +281,7 @@ void SetComputePrecision(ModelConfig& m, Precision p) {
     m.precision.compute = p;
     m.precision.grad = floor16;
     m.precision.activation = floor16;
+    m.precision.scaling = Scaling::automatic;  // a recipe belongs to one format: the new one's usual recipe
 }
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }

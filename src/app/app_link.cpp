@@ -85,6 +85,10 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
                                        {"load_imbalance", l.load_imbalance.has_value()},
                                        {"routing", l.contiguous_routing.has_value()}})
             if (set) throw Error(key, "\"" + l.model + "\" is not a mixture-of-experts model, so it has no " + key);
+    if (l.scaling) {
+        const Precision compute = l.precision ? *l.precision : s.presets[r.preset].config.precision.compute;
+        if (const std::string e = ScalingMismatch(compute, *l.scaling); !e.empty()) throw Error("scaling", e);
+    }
     if (!l.system.empty()) {
         r.system = IndexOf(s.systems, l.system);
         if (r.system < 0)
@@ -148,6 +152,7 @@ std::string LinkState(const AppState& s) {
     if (m.precision.compute != b.precision.compute || m.precision.grad != b.precision.grad ||
         m.precision.activation != b.precision.activation)
         l.precision = m.precision.compute;
+    if (m.precision.scaling != b.precision.scaling) l.scaling = m.precision.scaling;
     if (s.system_index >= 0) {
         const SystemPreset& sp = s.systems[s.system_index];
         l.system = IdOf(sp.file);
@@ -230,6 +235,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;
     if (l.precision) SetComputePrecision(m, *l.precision);
+    if (l.scaling) m.precision.scaling = *l.scaling;  // checked against the precision in Resolve
     s.system_index = r.system;
     if (r.system >= 0)
         for (const LinkLevelEdit& e : l.levels) {

@@ -23,6 +23,24 @@ static bool PrecisionCombo(const char* label, Precision* p) {
     return changed;
 }
 
+// Transformer Engine's fp8 recipes (config/precision.h); fp4 has one (NVFP4), so no choice is offered there.
+static bool Fp8ScalingCombo(Scaling& scaling) {
+    static const Scaling all[] = {Scaling::automatic, Scaling::delayed, Scaling::current, Scaling::block, Scaling::mx};
+    bool changed = false;
+    if (ImGui::BeginCombo("fp8 scaling", NameOf(scaling))) {
+        for (Scaling q : all)
+            if (ImGui::Selectable(NameOf(q), q == scaling)) scaling = q, changed = true;
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "how fp8 GEMM operands are scaled (Transformer Engine's recipes): delayed or current per-tensor, "
+            "block (1x128 and 128x128, DeepSeek-V3's), mx (MXFP8, Blackwell); auto is delayed. It sets what "
+            "quantizing costs: current scaling reads a tensor once more for its amax, block and mx quantize "
+            "after the norm instead of inside it");
+    return changed;
+}
+
 // Text size for the whole page (besides the browser's zoom, which the page follows through devicePixelRatio).
 static void DrawUiScale(AppState& s) {
     static const float kScales[] = {1.0f, 1.25f, 1.5f, 1.75f, 2.0f};
@@ -117,6 +135,7 @@ void DrawModelPanel(AppState& s) {
         SetComputePrecision(m, compute);
         changed = true;
     }
+    if (compute == Precision::fp8) changed |= Fp8ScalingCombo(m.precision.scaling);
     ImGui::PopItemWidth();
     if (!s.presets.empty()) {
         ImGui::SameLine();

@@ -95,6 +95,9 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         m.precision.activation = ReadPrecision(g, "activation", grad_default);
         m.precision.master = ReadPrecision(g, "master", m.precision.master);
         m.precision.optimizer = ReadPrecision(g, "optimizer", m.precision.optimizer);
+        const std::string scaling =
+            g.Choice("scaling", {"auto", "delayed", "current", "block", "mx", "nvfp4"}, NameOf(Scaling::automatic));
+        ParseScaling(scaling, &m.precision.scaling);
         g.RejectUnknown();
     }
     f.RejectUnknown();
@@ -191,6 +194,8 @@ void ValidateModelConfig(const ModelConfig& m) {
         throw Error("kv_heads", std::to_string(m.kv_heads) + " key/value heads do not divide " +
                                     std::to_string(m.heads) + " attention heads");
     ValidateHybrid(m);
+    if (const std::string e = ScalingMismatch(m.precision.compute, m.precision.scaling); !e.empty())
+        throw Error("precision.scaling", e);
     if (!m.is_hybrid() && !m.mtp_pattern.empty())
         throw Error("mtp_pattern",
                     "is a hybrid model's MTP layers; a transformer's MTP module repeats its last "
@@ -366,11 +371,9 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                     {"v_head_dim", m.mla.v_head_dim}};
     if (m.has_window()) j["sliding_window"] = {{"size", m.window.size}, {"full_every", m.window.full_every}};
-    j["precision"] = {{"compute", NameOf(m.precision.compute)},
-                      {"grad", NameOf(m.precision.grad)},
-                      {"master", NameOf(m.precision.master)},
-                      {"optimizer", NameOf(m.precision.optimizer)},
-                      {"activation", NameOf(m.precision.activation)}};
+    j["precision"] = {{"compute", NameOf(m.precision.compute)},       {"grad", NameOf(m.precision.grad)},
+                      {"master", NameOf(m.precision.master)},         {"optimizer", NameOf(m.precision.optimizer)},
+                      {"activation", NameOf(m.precision.activation)}, {"scaling", NameOf(m.precision.scaling)}};
     return j.dump(2);
 }
 

@@ -103,6 +103,9 @@ struct PrecisionConfig {
     // them in bf16 outside the GEMMs (Transformer Engine); DeepSeek-V3 caches and dispatches some in fp8
     // (its report, sec. 3.3). Defaults to the compute precision, but not below bf16.
     Precision activation = Precision::bf16;
+    // How narrow GEMM operands are scaled (config/precision.h); `automatic`: the compute precision's usual
+    // recipe. ResolvedScaling(compute, scaling) is what runs.
+    Scaling scaling = Scaling::automatic;
 };
 
 struct ModelConfig {

@@ -39,4 +39,73 @@ inline bool ParsePrecision(std::string_view name, Precision* out) {
     return false;
 }
 
+// How a GEMM's narrow operands are scaled: Transformer Engine's recipes (transformer_engine/common/recipe/
+// __init__.py). `automatic` is the compute precision's usual one: delayed per-tensor scaling for fp8 (TE's
+// DelayedScaling, the default of Megatron-LM's --fp8-format), NVFP4 for fp4 (TE's only fp4 training recipe).
+//   delayed  per-tensor scale from an amax history (DelayedScaling)
+//   current  per-tensor scale from this tensor's amax (Float8CurrentScaling; Megatron-Bridge's fp8_cs)
+//   block    1x128 activation and 128x128 weight blocks (Float8BlockScaling; fp8_sc, DeepSeek-V3's scheme)
+//   mx       MXFP8: one E8M0 scale per 32 elements (MXFP8BlockScaling; fp8_mx)
+//   nvfp4    NVFP4: E4M3 scales per 16 elements and an fp32 one per tensor (NVFP4BlockScaling)
+enum class Scaling { automatic, delayed, current, block, mx, nvfp4 };
+
+inline const char* NameOf(Scaling s) {
+    switch (s) {
+        case Scaling::automatic: return "auto";
+        case Scaling::delayed: return "delayed";
+        case Scaling::current: return "current";
+        case Scaling::block: return "block";
+        case Scaling::mx: return "mx";
+        case Scaling::nvfp4: return "nvfp4";
+    }
+    return "?";
+}
+
+inline bool ParseScaling(std::string_view name, Scaling* out) {
+    for (Scaling s :
+         {Scaling::automatic, Scaling::delayed, Scaling::current, Scaling::block, Scaling::mx, Scaling::nvfp4})
+        if (name == NameOf(s)) {
+            *out = s;
+            return true;
+        }
+    return false;
+}
+
+// What a resolved recipe is, for reports: "per tensor (delayed)", "MXFP8 (E8M0 per 32)".
+inline const char* ScalingDescription(Scaling s) {
+    switch (s) {
+        case Scaling::automatic: return "not at all (16-bit)";
+        case Scaling::delayed: return "per tensor (delayed)";
+        case Scaling::current: return "per tensor (current)";
+        case Scaling::block: return "per block (1x128, 128x128)";
+        case Scaling::mx: return "MXFP8 (E8M0 per 32)";
+        case Scaling::nvfp4: return "NVFP4 (E4M3 per 16, Hadamard on wgrad)";
+    }
+    return "?";
+}
+
+// A recipe scales the format it was made for: TE's fp8 recipes fp8 GEMMs, NVFP4 fp4 ones; 16-bit GEMMs scale
+// nothing. "" when `s` fits `compute`, else why not and what would be valid (the caller names the field).
+inline std::string ScalingMismatch(Precision compute, Scaling s) {
+    if (s == Scaling::automatic) return "";
+    const Precision needs = s == Scaling::nvfp4 ? Precision::fp4 : Precision::fp8;
+    if (compute == needs) return "";
+    const char* valid = compute == Precision::fp8   ? "auto, delayed, current, block or mx"
+                        : compute == Precision::fp4 ? "auto or nvfp4"
+                                                    : "auto";
+    std::string why = "\"";  // appended piece by piece: g++ 12 warns (-Wrestrict) on a chain of + here
+    for (const char* part : {NameOf(s), "\" scales ", NameOf(needs), " GEMMs, but precision.compute is ",
+                             NameOf(compute), "; valid with ", NameOf(compute), ": ", valid})
+        why += part;
+    return why;
+}
+
+// The recipe GEMMs in `compute` run under: `automatic` for 16-bit GEMMs (nothing is scaled), else the one asked
+// for, or the precision's usual one.
+inline Scaling ResolvedScaling(Precision compute, Scaling asked) {
+    if (BytesOf(compute) >= 2) return Scaling::automatic;
+    if (asked != Scaling::automatic) return asked;
+    return compute == Precision::fp4 ? Scaling::nvfp4 : Scaling::delayed;
+}
+
 }  // namespace sc

@@ -6,9 +6,9 @@
 namespace sc {
 
 const char* SymName(Sym s) {
-    static const char* names[] = {"b",  "s",  "h",  "a",   "kv", "d",  "f",  "V",  "E",  "k",
-                                  "fe", "se", "ql", "kvl", "dn", "dr", "dv", "tp", "cp", "ep",
-                                  "w",  "cf", "q8", "xr",  "mh", "mp", "mn", "mg", "mk", "dm"};
+    static const char* names[] = {"b",  "s",   "h",  "a",  "kv", "d",  "f",  "V",  "E",  "k",  "fe", "se",
+                                  "ql", "kvl", "dn", "dr", "dv", "tp", "cp", "ep", "w",  "cf", "q8", "xr",
+                                  "mh", "mp",  "mn", "mg", "mk", "dm", "qn", "qc", "qg", "qs"};
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Sym::count));
     return names[static_cast<size_t>(s)];
 }

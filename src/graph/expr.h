@@ -38,7 +38,7 @@ enum class Sym : uint8_t {
     // number formats (bytes per element)
     w,   // activation precision (stored for backward, communicated, read and written by kernels)
     cf,  // MoE capacity factor multiplier (1 when tokens are not padded to a capacity)
-    q8,  // 1 when GEMMs run in an 8-bit (or narrower) format with per-tensor scaling, else 0
+    q8,  // 1 when GEMMs run in an 8-bit (or narrower) format, else 0
     xr,  // EP ranks a token is sent to: top_k (every routed copy), or the distinct ranks of its experts (DeepEP)
     // Mamba-2 mixer (hybrid models; appended so the older symbols keep their indices)
     mh,  // Mamba heads
@@ -47,6 +47,11 @@ enum class Sym : uint8_t {
     mg,  // groups of B and C
     mk,  // depthwise convolution taps
     dm,  // width of a routed MoE token: the latent size of a latent MoE, else h
+    // quantizing narrow GEMM operands, bytes per element by recipe (config/quantization.h; 0 for 16-bit GEMMs)
+    qn,  // an input a norm wrote
+    qc,  // any other input
+    qg,  // an output gradient
+    qs,  // the input kept for the weight gradient
     count
 };
 

@@ -89,11 +89,10 @@ struct OpBuilder {
         blk->weights.push_back({name, numel.e, per_rank.e, expert, tied});
     }
 
-    // How a GEMM's input reaches it when GEMMs run in fp8 (Transformer Engine, per-tensor scaling; the FP8 primer
-    // of its docs): from a LayerNorm or activation kernel that writes fp8 itself (LayerNormLinear,
-    // LayerNormMLP), or as a 16-bit tensor that a cast_transpose kernel converts first. Either way Hopper's fp8
-    // GEMMs take only the TN layout, so the weight gradient needs a transposed fp8 copy of the input.
-    // high_precision: the GEMM is outside fp8_autocast and runs in 16 bits.
+    // How a GEMM's input reaches it when GEMMs run in fp8 or fp4 (Transformer Engine): written by the norm of a
+    // LayerNormLinear (`fused`: under some recipes the norm quantizes its output itself), or as a 16-bit tensor
+    // the linear module quantizes (`cast`). What each costs is in config/quantization.h. high_precision: the GEMM
+    // is outside fp8_autocast and runs in 16 bits.
     enum class Fp8Input { fused, cast, high_precision };
 
     static void SetGemmDims(Op& op, const SymExpr& m, const SymExpr& n, const SymExpr& k) {
@@ -106,14 +105,14 @@ struct OpBuilder {
     // waited for by the weight-gradient GEMM (Korthikanti et al. 2022 Sec. 4.2.2; Megatron's
     // LinearWithGradAccumulationAndAsyncCommunication): the region's pending re-gather (TpEnter) goes with
     // the first GEMM that keeps the shard. `groups`: that many equal GEMMs (a grouped expert GEMM).
-    // Under fp8 (q8 = 1) two more memory passes go with it: the input's cast or transpose before the forward
-    // GEMM (fused input: the transpose, read 1 byte and write 1 per element, beyond the 16-bit output the
-    // producer already writes, of which it saves a byte: net 1; cast: read 2, write fp8 and its transpose, 4)
-    // and the output gradient's cast_transpose before the input-gradient GEMM (4 bytes per element). The input an
-    // fp8 GEMM keeps for its weight gradient is the quantized copy, one byte an element: Transformer Engine's
-    // linear modules save `inputmat` after quantizing it, keeping only its columnwise data ("Discard row-wise data
-    // since it is not needed in backward pass"; NVIDIA/TransformerEngine transformer_engine/pytorch/module/
-    // linear.py, as grouped_linear.py and layernorm_linear.py do with theirs).
+    // Under fp8 or fp4 (q8 = 1) two more memory passes go with it: the input's quantization before the forward
+    // GEMM and the output gradient's before the input-gradient GEMM, at the recipe's bytes per element (symbols
+    // qn, qc, qg; config/quantization.h: under delayed scaling 1 for an input a norm writes in fp8 itself, 4 for a
+    // cast_transpose). The input a narrow GEMM keeps for its weight gradient is the quantized
+    // copy (qs bytes an element: 1 in fp8): Transformer Engine's linear modules save `inputmat` after quantizing
+    // it, keeping only its columnwise data ("Discard row-wise data since it is not needed in backward pass";
+    // NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, as grouped_linear.py and
+    // layernorm_linear.py do with theirs).
     // `torch_mms`: the output widths of the nn.Linear calls this GEMM fuses, for op-level checkpointing (empty: one
     // of width n; a grouped expert GEMM is no torch.mm and is re-run).
     void Matmul(const std::string& name, SymExpr m, SymExpr n, SymExpr k, const SymExpr* saved_rows = nullptr,
@@ -123,17 +122,20 @@ struct OpBuilder {
         SymExpr flops = 2.0 * m * n * k;
         SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
         const bool fp8 = in != Fp8Input::high_precision;
-        if (fp8)
-            blk->forward.push_back(MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k,
-                                          q8 * (in == Fp8Input::cast ? 4.0 : 1.0) * m * k));
+        if (fp8) {
+            const Sym quant = in == Fp8Input::cast ? Sym::qc : Sym::qn;
+            blk->forward.push_back(
+                MakeOp(name + ".fp8_input", OpKind::elementwise, Pass::forward, q8 * m * k, S(quant) * m * k));
+        }
         Op fwd = MakeOp(name, OpKind::matmul, Pass::forward, flops, bytes);
         SetGemmDims(fwd, m, n, k);
         if (groups) fwd.groups = groups->e;
         fwd.high_precision = !fp8;
-        SymExpr saved_w = fp8 ? w + q8 * (-1.0 * w + 1.0) : w;  // 1 byte under fp8 (q8 = 1), else w
+        SymExpr qs = S(Sym::qs);
+        SymExpr saved_w = fp8 ? w + q8 * (-1.0 * w) + qs : w;  // qs bytes under fp8/fp4 (q8 = 1), else w
         // A 16-bit input another GEMM already keeps is one tensor to autograd, saved once: this GEMM keeps only its
-        // own fp8 copy, if it runs in fp8.
-        if (input_kept_already) saved_w = fp8 ? q8 : Zero();
+        // own quantized copy, if it runs narrow.
+        if (input_kept_already) saved_w = fp8 ? qs : Zero();
         input_kept_already = false;
         fwd.saved_bytes = ((saved_rows ? *saved_rows : m) * k * saved_w).e;
         if (!groups) CheckpointTorchMms(fwd, m, torch_mms.size() ? torch_mms : std::initializer_list<SymExpr>{n});
@@ -141,7 +143,7 @@ struct OpBuilder {
         std::vector<Op> back;
         if (fp8)
             back.push_back(
-                MakeOp(name + ".fp8_grad_cast", OpKind::elementwise, Pass::backward, q8 * m * n, q8 * 4.0 * m * n));
+                MakeOp(name + ".fp8_grad_cast", OpKind::elementwise, Pass::backward, q8 * m * n, S(Sym::qg) * m * n));
         if (saved_rows && regather) {  // launched first, overlapped with the input gradient
             back.push_back(*regather);
             back.back().async = true;

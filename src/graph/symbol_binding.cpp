@@ -1,5 +1,6 @@
 // The numbers a graph's symbols stand for (transformer_graph.h, BindSymbols): the model's shape, the parallel
 // split, the formats, and the MoE factors the dispatcher and routing set.
+#include "config/quantization.h"
 #include "graph/moe_spread.h"
 #include "graph/transformer_graph.h"
 
@@ -38,6 +39,11 @@ Binding BindSymbols(const ModelConfig& m, const SymbolValues& v) {
     set(Sym::mg, m.mamba.groups);
     set(Sym::mk, m.mamba.conv_kernel);
     set(Sym::dm, m.moe.routed_width(m.hidden));
+    const QuantizationBytes q = QuantizationBytesOf(m.precision.compute, m.precision.scaling);
+    set(Sym::qn, q.input_after_norm);
+    set(Sym::qc, q.input_cast);
+    set(Sym::qg, q.output_grad);
+    set(Sym::qs, q.saved_input);
     set(Sym::xr, v.deepep_dispatch && m.is_moe() ? MoeDistinctGroups(m.moe, v.ep) : m.moe.top_k);
     return x;
 }

@@ -365,7 +365,11 @@ struct TransformerBuilder {
             else B.Elementwise(name + ".gelu", tokens * ff, 8, 1, tokens * ff);
         }
         for (size_t i = act; i < B.blk->forward.size(); ++i) B.blk->forward[i].drop_all_modules |= rc.inside;
-        B.Matmul(name + ".fc2", tokens, width, ff, nullptr, groups);
+        // Megatron-Core's activation (bias_swiglu_impl and the like, megatron/core/transformer/mlp.py) writes 16
+        // bits and its fc2, a TERowParallelLinear or TEGroupedLinear, quantizes that input: a cast. (Only TE's own
+        // LayerNormMLP fuses the activation with the quantization, and Megatron-Core builds its MLP from separate
+        // linears unless use_te_activation_func is set.)
+        B.Matmul(name + ".fc2", tokens, width, ff, nullptr, groups, Builder::Fp8Input::cast);
         B.DropAll(rc.inside | rc.act);
     }
 

@@ -71,7 +71,7 @@ std::vector<std::string> KnownKeys() {
     k.push_back("hybrid");
     k.push_back("load_imbalance");
     k.push_back("routing");
-    k.insert(k.end(), {"precision", "system", "parallel"});
+    k.insert(k.end(), {"precision", "scaling", "system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
     k.push_back("attn_kernel");
@@ -177,6 +177,13 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         Precision p;
         if (!ParsePrecision(v, &p)) throw Error(key, Quoted(v) + " is not one of fp32, bf16, fp16, fp8, fp4");
         link.precision = p;
+        return;
+    }
+    if (key == "scaling") {
+        Scaling q;
+        if (!ParseScaling(v, &q))
+            throw Error(key, Quoted(v) + " is not one of auto, delayed, current, block, mx, nvfp4");
+        link.scaling = q;
         return;
     }
     if (key == "tokens") {
@@ -298,6 +305,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     if (link.load_imbalance) put("load_imbalance", LinkNumber(*link.load_imbalance));
     if (link.contiguous_routing) put("routing", *link.contiguous_routing ? "contiguous" : "uniform");
     if (link.precision) put("precision", NameOf(*link.precision));
+    if (link.scaling) put("scaling", NameOf(*link.scaling));
     if (!link.system.empty()) put("system", link.system);
     for (const LinkLevelEdit& e : link.levels) {
         const std::string p = "net." + std::to_string(e.level) + ".";

@@ -83,6 +83,7 @@ struct ConfigLink {
     std::optional<double> load_imbalance;           // MoE presets only: moe.load_imbalance
     std::optional<bool> contiguous_routing;         // MoE presets only: moe.routing (routing=contiguous|uniform)
     std::optional<Precision> precision;             // compute precision (gradients and activations follow it)
+    std::optional<Scaling> scaling;                 // precision.scaling, the fp8/fp4 recipe (after precision)
 
     std::string system;                 // system preset id; "" when the page has none chosen
     std::vector<LinkLevelEdit> levels;  // ascending level, each level at most once, each with a field set

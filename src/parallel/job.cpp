@@ -6,6 +6,7 @@
 
 #include "config/error.h"
 #include "config/numbers.h"
+#include "config/quantization.h"
 
 #include "graph/model_stats.h"
 #include "graph/transformer_graph.h"
@@ -96,6 +97,10 @@ double RecomputeShareIn(const Job& job, bool layer, const Op& op) {
 double HeldParams(const Job& job, const Weight& w) {
     if (w.tied && job.par.pp == 1) return 0;
     return job.V(w.numel_per_rank);
+}
+
+double Fp8WeightCastBytesPerParam(const Job& job) {
+    return QuantizationBytesOf(job.model.precision.compute, job.model.precision.scaling).weight;
 }
 
 double Fp8GemmWeightParams(const Job& job, const Block& b) {

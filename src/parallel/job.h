@@ -55,9 +55,10 @@ double HeldParams(const Job& job, const Weight& w);
 // (QKV, output, MLP, experts; not embeddings, norms, the LM head or the router), which Transformer Engine
 // quantizes into fp8 copies (training/fp8_overheads.h). 0 when the model's GEMMs are not in fp8.
 double Fp8GemmWeightParams(const Job& job, const Block& b);
-// Bytes per weight element of one such quantization: read the 16-bit weight (2), write its fp8 copy (1) and the
-// transposed copy (1) (training/fp8_overheads.h).
-constexpr double kFp8WeightCastBytesPerParam = 2 + 1 + 1;
+// Bytes per weight element of one such quantization under the model's scaling recipe: under delayed scaling read
+// the 16-bit weight (2), write its fp8 copy (1) and the transposed copy (1) (training/fp8_overheads.h,
+// config/quantization.h).
+double Fp8WeightCastBytesPerParam(const Job& job);
 
 // Bytes per held parameter of one unfused gradient accumulation (KernelChoices::grad_accumulation_fusion = false):
 // read the gradient buffer and write it back (grad width each) and read the fresh gradient the weight-gradient

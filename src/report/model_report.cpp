@@ -38,6 +38,8 @@ std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
     line("  model FLOPs", FormatFlops(st.model_flops_per_token()));
     line("  6N rule, for reference", FormatFlops(st.six_n_flops_per_token()));
     o += "Training state (" + PrecisionLine(m.precision) + ")\n";
+    if (const Scaling q = ResolvedScaling(m.precision.compute, m.precision.scaling); q != Scaling::automatic)
+        line("  GEMM scaling", std::string(NameOf(m.precision.compute)) + ", " + ScalingDescription(q));
     line("  weights", FormatBytes(st.weight_bytes));
     line("  gradients", FormatBytes(st.gradient_bytes));
     line("  optimizer", FormatBytes(st.optimizer_bytes));
@@ -62,7 +64,8 @@ std::string ModelReportJson(const ModelConfig& m, const ModelStats& st) {
     j["precision"] = {{"compute", NameOf(m.precision.compute)},
                       {"grad", NameOf(m.precision.grad)},
                       {"master", NameOf(m.precision.master)},
-                      {"optimizer", NameOf(m.precision.optimizer)}};
+                      {"optimizer", NameOf(m.precision.optimizer)},
+                      {"scaling", NameOf(ResolvedScaling(m.precision.compute, m.precision.scaling))}};
     j["bytes"] = {{"weights", st.weight_bytes},
                   {"gradients", st.gradient_bytes},
                   {"optimizer", st.optimizer_bytes},

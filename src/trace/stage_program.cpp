@@ -182,7 +182,7 @@ struct ProgramBuilder {
     // writing the fp8 copy and its transpose. Nothing in a model whose GEMMs are not fp8.
     void EmitFp8WeightQuant(const StageBlock& sb) {
         EmitParamPass(sb, NodeRole::forward, "fp8_weight_quant", Fp8GemmWeightParams(job, *sb.block),
-                      kFp8WeightCastBytesPerParam);
+                      Fp8WeightCastBytesPerParam(job));
     }
 
     // Unfused gradient accumulation (KernelChoices::grad_accumulation_fusion = false): after the block's weight

@@ -121,7 +121,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     }
     for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
     if (const double n = Fp8GemmWeightParams(job, b); n > 0) {
-        const double bytes = n * kFp8WeightCastBytesPerParam;
+        const double bytes = n * Fp8WeightCastBytesPerParam(job);
         t.fp8_quant = cm.Seconds(OpKind::elementwise, n, bytes, true);
         t.fp8_quant_fixed = KernelFloorExcess(floor, t.fp8_quant, n, bytes, cm.memory_bytes_per_s());
     }

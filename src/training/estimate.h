@@ -63,7 +63,7 @@ inline constexpr BreakdownPart kBreakdownParts[] = {
     {"compute", "compute", "compute", &StepBreakdown::compute},
     {"recompute", "recompute", "recompute", &StepBreakdown::recompute},
     {"kernel_fixed", "kernel fixed cost", "kernels", &StepBreakdown::kernel_fixed},
-    {"fp8_cast", "fp8 casts", "fp8", &StepBreakdown::fp8_cast},
+    {"fp8_cast", "fp8/fp4 quantization", "quantize", &StepBreakdown::fp8_cast},
     {"moe_routing", "moe routing / permute", "MoE route", &StepBreakdown::moe_routing},
     {"tp_comm", "tp communication", "TP", &StepBreakdown::tp_comm},
     {"cp_comm", "cp communication", "CP", &StepBreakdown::cp_comm},

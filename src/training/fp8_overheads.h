@@ -13,12 +13,12 @@
 // a rank quantizes each weight once per step. Under ZeRO-3 / FSDP the full weights exist only while a layer
 // runs (gathered per microbatch), so they are quantized every microbatch.
 //
-// Bytes per weight element of one quantization: read the 16-bit weight (2), write its fp8 copy (1) and the
-// transposed copy (1). Blackwell's MXFP8 writes rowwise and columnwise copies of the same size plus one E8M0
-// scale per 32 elements each (2/32 of a byte), not counted (1.6%).
+// Bytes per weight element of one quantization, by the model's scaling recipe (config/quantization.h): under
+// delayed scaling read the 16-bit weight (2), write its fp8 copy (1) and the transposed copy (1); MXFP8 adds an
+// E8M0 scale per 32 elements a copy; current scaling and NVFP4 first pass over the weight for its amax.
 //
 // In the trace each block's quantization is a compute node (`<layer>.fp8_weight_quant`, trace/stage_program.cpp)
-// of Fp8GemmWeightParams elements and kFp8WeightCastBytesPerParam bytes each (parallel/job.h), timed like every
+// of Fp8GemmWeightParams elements and Fp8WeightCastBytesPerParam bytes each (parallel/job.h), timed like every
 // other node; the estimate charges the same nodes.
 #pragma once
 

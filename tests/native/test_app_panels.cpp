@@ -222,6 +222,37 @@ TEST(AppPanels, SuperLatentWidthTypedInThePage) {
               std::string::npos);
 }
 
+// The fp8 recipe (the Model panel's "fp8 scaling" combo once the precision is fp8) in a link: the quantization part
+// grows under current scaling as the CLI's does, and a recipe of another format is refused naming the key.
+TEST(AppPanels, Fp8ScalingRecipeInThePageAsInTheCli) {
+    Page p;
+    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
+    std::string link = sc::app::LinkState(*p.app);
+    link.insert(link.find(";parallel="), ";precision=fp8");
+    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    const double delayed = p.app->estimate.step.fp8_cast;
+    link.insert(link.find(";parallel="), ";scaling=current");
+    App other = pagetest::OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    ASSERT_TRUE(other->has_estimate) << other->training_error;
+    EXPECT_GT(other->estimate.step.fp8_cast, 1.3 * delayed);
+    EXPECT_NE(sc::app::LinkState(*other).find(";precision=fp8;scaling=current;"), std::string::npos);
+    const sctest::CliResult cli = sctest::RunCli(
+        "estimate --json --allow-oom --model presets/models/llama3-8b.json --precision fp8 --set "
+        "precision.scaling=current --system presets/systems/dgx-h100-superpod.json --parallel " +
+            sc::app::CurrentParallelSpec(*other),
+        false);
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
+    EXPECT_NEAR(other->estimate.step_seconds, cli_step, 1e-9 * cli_step);
+    link.replace(link.find("scaling=current"), 15, "scaling=nvfp4");
+    EXPECT_EQ(sc::app::ApplyLink(*other, link),
+              "link: scaling: \"nvfp4\" scales fp4 GEMMs, but precision.compute is fp8; valid with fp8: auto, delayed, "
+              "current, block or mx");
+}
+
 // Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
 // norms keeps less than the attention core alone, costs recomputation, and travels in the link.
 TEST(AppPanels, RecomputeModulesTickedInTheParallelismPanel) {

@@ -68,6 +68,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.contiguous_routing = true; },
              [](ConfigLink& l) { l.contiguous_routing = false; },
              [](ConfigLink& l) { l.precision = sc::Precision::fp4; },
+             [](ConfigLink& l) { l.scaling = sc::Scaling::mx; },
              [](ConfigLink& l) { l.system = "h100-fullflat"; },
              [](ConfigLink& l) {
                  l.system = "s", l.levels = {{15, 0.001, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};

@@ -111,7 +111,6 @@ TEST(EstimateKernelTerms, NoFloorMeasurementNoTerm) {
 }
 
 TEST(EstimateKernelTerms, Fp8WeightCastClosedForm) {
-    EXPECT_EQ(sc::kFp8WeightCastBytesPerParam, 4);  // read bf16 (2), write fp8 (1) and its transpose (1)
     EXPECT_EQ(sc::Fp8WeightCastsPerStep(1, 8), 1);  // cached across microbatches (is_first_microbatch)
     EXPECT_EQ(sc::Fp8WeightCastsPerStep(3, 8), 8);  // ZeRO-3 / FSDP: gathered, so quantized, per microbatch
     // The fp8 GEMM weights of one Llama 3 8B layer at tp=2: QKV, output and the SwiGLU MLP, halved; none in bf16,
@@ -119,6 +118,7 @@ TEST(EstimateKernelTerms, Fp8WeightCastClosedForm) {
     sc::ModelConfig m = Model("llama3-8b.json");
     m.precision.compute = sc::Precision::fp8;
     const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,dp=4,batch=8"));
+    EXPECT_EQ(sc::Fp8WeightCastBytesPerParam(job), 4);  // delayed: read bf16 (2), write fp8 (1) and its transpose (1)
     const double h = 4096, a = 32, kv = 8, d = 128, f = 14336;
     EXPECT_EQ(sc::Fp8GemmWeightParams(job, *job.graph.Find(sc::BlockKind::dense_layer)),
               (h * (a + 2 * kv) * d + a * d * h + 3 * h * f) / 2);
