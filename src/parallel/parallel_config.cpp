@@ -292,7 +292,8 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
-    if (m.layers < stages)
+    // A layout may give the embedding and the loss stages of their own; without one every stage needs a layer.
+    if (p.layout.empty() && m.layers < stages)
         throw Error("pp", "pp*vstages=" + S(stages) + " pipeline stages exceed " + S(m.layers) + " layers");
 
     // Batch: whole microbatches per data-parallel replica, at most kMaxMicrobatches of them (the summary's and

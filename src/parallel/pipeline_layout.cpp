@@ -73,9 +73,14 @@ PipelineLayout ParsePipelineLayout(std::string_view text) {
     int stage = 0, layers = 0, embeddings = 0, losses = 0;
     bool loss_here = false;
     auto end_stage = [&] {
-        if (layers == 0)
+        // A stage of only the embedding or only the loss is Megatron's account_for_embedding_in_pipeline_split /
+        // account_for_loss_in_pipeline_split, where each counts as a layer's slot.
+        // An MTP module still needs a layer beside it (a standalone MTP stage is not modelled).
+        const bool embedding_only = stage == 0 && embeddings == 1, loss_only = loss_here && out.mtp == 0;
+        if (layers == 0 && !embedding_only && !loss_only)
             Bad("virtual stage " + std::to_string(stage) +
-                " holds no transformer layer 't' (every stage needs one; the embedding and the loss ride with one)");
+                " holds no transformer layer 't' (only the first may hold just the embedding 'E', and only the last "
+                "just the loss 'L')");
         out.layers.push_back(layers);
         layers = 0, ++stage;
     };
@@ -111,8 +116,9 @@ PipelineLayout ParsePipelineLayout(std::string_view text) {
 
 std::string PipelineLayoutString(const std::vector<int>& layers, int mtp) {
     const size_t n = layers.size();
-    // Appends "x" or "x*count" (count > 0).
+    // Appends "x" or "x*count", nothing for count 0.
     auto repeat = [](std::string& out, char x, int count) {
+        if (count == 0) return;  // a stage of only the embedding or only the loss
         out.push_back(x);
         if (count > 1) out.append("*").append(std::to_string(count));
     };

@@ -18,7 +18,9 @@ struct PipelineLayout {
 
 // Throws sc::Error on `layout` naming what is wrong: an unknown character, an unclosed group, E not at the start
 // of the first stage, L not in the last, an 'm' away from the loss (the model runs the MTP modules with the
-// loss), a stage without a transformer layer, or more than kMaxLayoutChars characters once unrolled.
+// loss), a stage without a transformer layer (but for a first stage of only the embedding and a last of only the
+// loss: Megatron's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split, which count each
+// as a layer's slot), or more than kMaxLayoutChars characters once unrolled.
 PipelineLayout ParsePipelineLayout(std::string_view text);
 
 // The canonical string, repeated stages grouped: {4, 4, 4, 1} with one MTP module -> "Et*4|(t*4|)*2tmL".

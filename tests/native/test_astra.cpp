@@ -173,6 +173,11 @@ INSTANTIATE_TEST_SUITE_P(
         // untied model's MTP copy brings.
         AstraCase{"moe_mtp_layout", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,layout=Et*3|tmL",
                   "net_test_8_2d.yml", false, false, false, 1, false, false, 0, 1},
+        // A first virtual stage of only the embedding and a last of only the loss (Megatron's
+        // account_for_embedding/loss_in_pipeline_split), interleaved.
+        AstraCase{"embedding_loss_stages", false,
+                  "tp=2,pp=2,dp=2,sp=1,schedule=interleaved,vstages=2,batch=8,zero=1,layout=E|(t*2|)*2L",
+                  "net_test_8_2d.yml"},
         // Full recomputation with an MTP module: the module's checkpointed part re-run in the head's backward.
         AstraCase{"moe_mtp_full_recompute", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute=full",
                   "net_test_8_2d.yml", false, false, false, 1, false, false, 0, 1},

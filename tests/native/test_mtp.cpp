@@ -261,7 +261,8 @@ TEST(PipelineLayout, RefusesWhatItCannotPlace) {
         {"Et|E t", "the embedding 'E' comes once, first"},
         {"tL|t", "the loss 'L' must be in the last virtual stage"},
         {"tLt", "nothing may follow the loss"},
-        {"E|tL", "virtual stage 0 holds no transformer layer"},
+        {"|tL", "virtual stage 0 holds no transformer layer"},
+        {"Et||tL", "virtual stage 1 holds no transformer layer"},
         {"Et|mL", "virtual stage 1 holds no transformer layer"},
         {"Et|tm|tL", "standalone MTP stage is not modelled"},
         {"(t|)*9999999(t|)*9999999", "characters once its repeats are unrolled"},
@@ -305,6 +306,41 @@ TEST(PipelineLayout, TheJobRunsItsStagesAndChecksThemAgainstTheModel) {
     EXPECT_NE(e.find("mtp_layers=0"), std::string::npos) << e;
     EXPECT_EQ(error("tp=1,pp=2,ep=8,dp=8,batch=64,layout=Et*30|t*31mL", ds), "");
     EXPECT_EQ(error("tp=1,pp=2,ep=8,dp=8,batch=64,layout=Et*30|t*31L", ds), "");
+}
+
+// Megatron's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split count the embedding and
+// the loss as a layer's slot each, so Llama 3.1 405B's 126 layers fill PP16 x VP8 = 128 virtual stages with one of
+// only the embedding first and one of only the loss last (Megatron-Bridge's GB200 MXFP8 and NVFP4 recipes). The
+// layout string says so; such a stage holds just that block, the string reads back, the traces keep ASTRA-sim's
+// rules, and the 405B job estimates.
+TEST(PipelineLayout, TheEmbeddingAndTheLossMayHaveStagesOfTheirOwn) {
+    const sc::PipelineLayout l = sc::ParsePipelineLayout("E|(t*2|)*2L");
+    EXPECT_EQ(l.layers, (std::vector<int>{0, 2, 2, 0}));
+    EXPECT_EQ(sc::PipelineLayoutString(l.layers, 0), "E|(t*2|)*2L");
+    const sc::Job job = sc::MakeJob(
+        sctest::SmallGpt(),
+        sc::ParseParallelSpec("tp=2,pp=2,dp=2,sp=1,schedule=interleaved,vstages=2,batch=8,zero=1,layout=E|(t*2|)*2L"));
+    auto kinds = [&](int g) {
+        std::string k;
+        for (const sc::StageBlock& b : sc::BlocksOfVstage(job, g)) k += std::string(sc::NameOf(b.block->kind)) + " ";
+        return k;
+    };
+    EXPECT_EQ(kinds(0), "embedding ");
+    EXPECT_EQ(kinds(1), "dense_layer dense_layer ");
+    EXPECT_EQ(kinds(3), "head ");
+    sctest::ExpectTracesKeepAstraSimsRules(job, "embedding-loss-stages");
+    // Without a layout a stage still needs a layer; with one, a middle stage or an MTP module does too.
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  sc::MakeJob(sctest::SmallGpt(),
+                              sc::ParseParallelSpec("tp=2,pp=2,dp=2,schedule=interleaved,vstages=4,batch=8,uneven=1"));
+              }).find("pipeline stages exceed 4 layers"),
+              std::string::npos);
+    const sctest::CliResult r = sctest::RunCli(
+        "estimate --model presets/models/llama3-405b.json --precision nvfp4 --system gb200-nvl72 --gpus 256 "
+        "--parallel 'tp=4,pp=16,dp=4,sp=1,microbatch=1,batch=1536,schedule=interleaved,vstages=8,zero=1,"
+        "layout=E|(t|)*126L' --set seq=8192");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
 }
 
 }  // namespace
