@@ -48,9 +48,13 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     stage_layers_ = StageLayers(m.layers, split.pp);
     // Stages hold consecutive layers; the dense ones lead, then every or every n-th is MoE (ModelConfig::moe_layer).
     int first = 0;
+    int most_kv = 0;
+    kinds_ = m.layer_kinds(0, m.layers, false);
     for (int n : stage_layers_) {
         stage_dense_.push_back(n - m.moe_layers_in(first, n));
         stage_windowed_.push_back(m.windowed_layers(first, n));
+        stage_kinds_.push_back(m.layer_kinds(first, n, false));
+        most_kv = std::max(most_kv, KvLayersIn(m, first, n));
         first += n;
     }
     // Stage i's rank r (GPU i * tp + r of the replica) sends to rank r of stage i + 1: the slowest of those
@@ -68,8 +72,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
     // KV heads so every rank holds at least one; trtllm-bench's memory estimate uses max(tp, kv_heads)).
     kv_heads_rank_ = KvHeadsPerRank(m, tp);
-    const int most_layers = *std::max_element(stage_layers_.begin(), stage_layers_.end());
-    kv_bytes_per_token_ = most_layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
+    kv_bytes_per_token_ = most_kv * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
 
     TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
     AttentionShape shape;
@@ -154,6 +157,10 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
     };
     const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;  // the training graph's FLOPs per element
+    if (m_.is_hybrid()) {
+        HybridTokenCosts(T, c);
+        return c;
+    }
     // Attention block, common to dense and MoE layers.
     double attn_linear = 0, attn_vec = 2 * vec(T * h, norm_fpe, 1) + 2 * vec(T * h, 1, 2);  // norms, residuals
     if (m_.is_mla()) {
@@ -215,6 +222,112 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     c.dense_layer = dense_linear + dense_vec + 2 * ar;
     c.moe_layer = moe_linear + moe_vec + 2 * ar;
     return c;
+}
+
+// A hybrid model's one-symbol layers (ModelConfig::hybrid; the training graph's HybridSublayer), each with its own
+// norm, residual and one TP all-reduce: attention alone ('*'), an MLP alone ('-'), an MoE alone ('E'), and the Mamba-2
+// mixer ('M': norm; the input projection h -> z, x, B, C, dt; the depthwise convolution over x, B, C; the gated
+// RMSNorm; the output projection), with the training graph's FLOPs per element. The mixer's scan, which depends
+// on the batch's prefill and decode mix, is MambaScanPerLayer.
+void IterationCost::HybridTokenCosts(double T, PerT& c) const {
+    const double h = m_.hidden, d = m_.head_dim;
+    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
+    const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
+    double fl = 0;
+    auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
+        if (rows <= 0) return 0.0;
+        fl += 2 * rows * n * k;
+        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
+                      high, false, {rows / std::max(1.0, groups), n, k});
+    };
+    auto vec = [&](double elems, double fpe, double reads) {
+        return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
+    };
+    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out) {
+        const bool swiglu = m_.mlp == MlpKind::swiglu;
+        const double t =
+            gemm(rows, (swiglu ? 2 : 1) * ff, h, groups, weight_sets) + gemm(rows, h, ff, groups, weight_sets);
+        *vec_out += swiglu                     ? vec(rows * ff, 4, 2)
+                    : m_.mlp == MlpKind::relu2 ? vec(rows * ff, 2, 1)
+                                               : vec(rows * ff, 8, 1);
+        return t;
+    };
+    const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;
+    const double nr = vec(T * h, norm_fpe, 1) + vec(T * h, 1, 2);  // the layer's norm and residual add
+    const double ar = AllReduceSeconds(T * h * a);
+    const ModelConfig::LayerKinds& k = kinds_;
+    double linear = 0, vector = 0, flops = 0;
+    // Each kind: its GEMMs, its vector work, its GEMM FLOPs; added `count` times to the totals.
+    auto add = [&](double count, double lin, double vecs, double layer_flops, double* layer) {
+        *layer = lin + vecs + ar;
+        linear += count * lin, vector += count * vecs, flops += count * layer_flops;
+    };
+    {  // '*': attention alone
+        fl = 0;
+        const double lin = gemm(T, (heads_rank_ + 2 * kv_heads_rank_) * d, h) + gemm(T, h, heads_rank_ * d);
+        double vecs = nr;
+        if (m_.position == PositionKind::rotary) vecs += vec(T * (heads_rank_ + kv_heads_rank_) * d, 3, 1);
+        add(k.attention, lin, vecs, fl, &c.attention_layer);
+    }
+    if (k.mlp > 0) {  // '-': an MLP alone
+        fl = 0;
+        double vecs = nr;
+        const double lin = mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &vecs);
+        add(k.mlp, lin, vecs, fl, &c.mlp_layer);
+    }
+    if (k.moe_mlp > 0) {  // 'E': an MoE alone, routed as a transformer's MoE layer (TokenCosts)
+        fl = 0;
+        const double experts = m_.moe.experts, topk = m_.moe.top_k, ep = ep_;
+        const double routed = T * topk / ep * MoeRankLoad(m_.moe, ep_);
+        const double hit = std::max(1.0, ExpectedExpertsHit(experts, topk, T) / ep);
+        double vecs = nr + vec(T * experts, 3, 1) + vec(routed * h, 2, 2);
+        double lin = gemm(T, experts, h, 1, 1, true);
+        lin += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &vecs);
+        if (m_.moe.shared_experts > 0)
+            lin += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &vecs);
+        add(k.moe_mlp, lin, vecs, fl, &c.moe_mlp_layer);
+    }
+    if (k.mamba > 0) {  // 'M': the Mamba-2 mixer around its scan
+        fl = 0;
+        const MambaConfig& mb = m_.mamba;
+        const double inner = static_cast<double>(mb.inner()), bc = 2.0 * mb.groups * mb.state;
+        const double conv = (inner + bc) / tp_, in_proj = (2 * inner + bc + mb.heads) / tp_;
+        const double lin = gemm(T, in_proj, h) + gemm(T, h, inner / tp_);
+        const double vecs = nr + vec(T * conv, 2.0 * mb.conv_kernel + 4, 1) + vec(T * inner / tp_, 9, 2);
+        add(k.mamba, lin, vecs, fl, &c.mamba_layer);
+    }
+    c.linear = linear;
+    c.linear_flops = flops;
+    c.embedding = T > 0 ? Kernel(OpKind::gather, T * h, (T * h + T) * a) : 0;
+    c.elementwise = vector + c.embedding;
+    c.comm = m_.layers * ar;
+}
+
+// Prefill: the chunked scan (SSD, Dao & Gu 2024) over the chunk's tokens at the training graph's 7 d_inner state
+// FLOPs a token (Megatron-Bridge's flop_utils.py mamba_layer_flops "scan"), timed as the training graph times it
+// (an attention-class kernel), reading x, B, C and dt and writing y.
+// Decode: mamba_ssm's selective_state_update (and causal_conv1d_update) per sequence: the same 7 d_inner state
+// FLOPs for its one token (dA = exp(dt A), h = dA h + dt B x, y = C h + D x), reading and writing the sequence's
+// state, a memory-bound kernel. States at the activation precision (vLLM's mamba_cache_dtype "auto": the model's).
+double IterationCost::MambaScanPerLayer(const BatchShape& b, double* flops) const {
+    *flops = 0;
+    if (!m_.is_hybrid() || kinds_.mamba == 0) return 0;
+    const MambaConfig& mb = m_.mamba;
+    const double a = BytesOf(prec_.activations), inner = static_cast<double>(mb.inner()) / tp_;
+    const double conv = (mb.inner() + 2.0 * mb.groups * mb.state) / tp_, heads = static_cast<double>(mb.heads) / tp_;
+    const double state = MambaStateBytesPerSeqLayer(m_, tp_, a);
+    double t = 0;
+    if (b.prefill_tokens > 0) {
+        const double f = 7 * b.prefill_tokens * inner * mb.state;
+        *flops += f;
+        t += Kernel(OpKind::attention, f, b.prefill_tokens * (conv + heads + inner) * a);
+    }
+    if (b.decodes > 0) {
+        const double f = 7 * b.decodes * inner * mb.state;
+        *flops += f;
+        t += Kernel(OpKind::elementwise, f, b.decodes * (2 * state + (conv + heads + inner) * a));
+    }
+    return t;
 }
 
 // MLA's batch-dependent GEMMs of one layer on one rank (DeepSeek-V2 sec. 2.1.2-2.1.3; vLLM's MLA backends,
@@ -302,7 +415,7 @@ IterationCost::LayerAttention IterationCost::AttentionOfLayers(const BatchShape&
 
 double IterationCost::AttentionFlops(const BatchShape& b) const {
     const double win = m_.windowed_layers(0, m_.layers);
-    double f = (m_.layers - win) * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
+    double f = (KvLayersIn(m_, 0, m_.layers) - win) * (PrefillAttentionFlops(b) + DecodeAttentionFlops(b));
     if (win > 0) {
         const BatchShape w = WindowView(b);
         f += win * (PrefillAttentionFlops(w) + DecodeAttentionFlops(w));
@@ -368,7 +481,9 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
     r.tp_comm = c.comm;
     const LayerAttention attn = AttentionOfLayers(b);
     const double win = m_.windowed_layers(0, m_.layers);
-    r.attention = (m_.layers - win) * attn.full + win * attn.windowed;
+    r.attention = (KvLayersIn(m_, 0, m_.layers) - win) * attn.full + win * attn.windowed;
+    double scan_flops = 0;  // a hybrid model's Mamba scans, its other sequence mixer
+    r.attention += kinds_.mamba * MambaScanPerLayer(b, &scan_flops);
     double up_flops = 0;
     r.linear += m_.layers * MlaUpSeconds(b, &up_flops);
     double gather = 0;
@@ -387,11 +502,20 @@ PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
     double gather = 0;
     const double head = HeadSeconds(b, &gather);
     const LayerAttention attn = AttentionOfLayers(b);
+    double scan_flops = 0;
+    const double scan = MambaScanPerLayer(b, &scan_flops);
     for (int i = 0; i < pp(); ++i) {
         const double dense = stage_dense_[static_cast<size_t>(i)], all = stage_layers_[static_cast<size_t>(i)];
         const double win = stage_windowed_[static_cast<size_t>(i)];
-        double t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * up + (all - win) * attn.full +
-                   win * attn.windowed;
+        double t = 0;
+        if (m_.is_hybrid()) {
+            const ModelConfig::LayerKinds& k = stage_kinds_[static_cast<size_t>(i)];
+            t = k.attention * (c.attention_layer + attn.full) + k.mlp * c.mlp_layer + k.moe_mlp * c.moe_mlp_layer +
+                k.mamba * (c.mamba_layer + scan);
+        } else {
+            t = dense * c.dense_layer + (all - dense) * c.moe_layer + all * up + (all - win) * attn.full +
+                win * attn.windowed;
+        }
         if (i == 0) t += c.embedding;
         if (i + 1 == pp()) t += head + gather;
         p.stage.push_back(t);
@@ -420,7 +544,9 @@ IterationWork IterationCost::Work(const BatchShape& b) const {
     double up_flops = 0;
     MlaUpSeconds(b, &up_flops);
     w.linear_flops = TokenCosts(b.tokens()).linear_flops + m_.layers * up_flops;
-    w.attention_flops = AttentionFlops(b);
+    double scan_flops = 0;
+    MambaScanPerLayer(b, &scan_flops);
+    w.attention_flops = AttentionFlops(b) + kinds_.mamba * scan_flops;
     return w;
 }
 

@@ -58,7 +58,7 @@ struct BatchShape {
 // Seconds by part, for reports and tests.
 struct IterationBreakdown {
     double linear = 0;       // every layer's GEMMs (QKV, output projection, MLP or experts, router)
-    double attention = 0;    // context and generation attention kernels, every layer
+    double attention = 0;    // context and generation attention kernels, every layer (and a hybrid's Mamba scans)
     double elementwise = 0;  // norms, rotary, activation, residual adds, embedding lookup
     double tp_comm = 0;      // TP all-reduces (2 per layer) and the logits all-gather
     double head = 0;         // final norm and LM head GEMM
@@ -69,7 +69,7 @@ struct IterationBreakdown {
 // The FLOPs one rank computes in an iteration, every layer (the LM head apart), for checks against the training
 // graph's per-op counts.
 struct IterationWork {
-    double linear_flops = 0, attention_flops = 0;
+    double linear_flops = 0, attention_flops = 0;  // attention_flops: a hybrid model's Mamba scans too
 };
 
 // One layer's linear-layer time split as Vidur profiles it (per op, one TP rank), for validation.
@@ -130,7 +130,15 @@ private:
     struct PerT {
         double linear = -1, elementwise = 0, comm = 0, linear_flops = 0;  // every layer and the embedding
         double dense_layer = 0, moe_layer = 0, embedding = 0;             // one layer's linear + vector + comm
+        // A hybrid model's one-symbol layers ('*', '-', 'E', 'M'; the Mamba scan apart, MambaScanPerLayer).
+        double attention_layer = 0, mlp_layer = 0, moe_mlp_layer = 0, mamba_layer = 0;
     };
+    // A hybrid model's layers of each kind (TokenCosts, from T tokens), summed into c's totals.
+    void HybridTokenCosts(double T, PerT& c) const;
+    // The Mamba-2 mixer's sequence part in one M layer on one rank: a prefill chunk's chunked scan (SSD) over its
+    // tokens, and a decode's state update (read and write the sequence's SSM and convolution state). *flops: its
+    // FLOPs. 0 without Mamba layers.
+    double MambaScanPerLayer(const BatchShape& b, double* flops) const;
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
@@ -156,6 +164,8 @@ private:
     int tp_ = 1, ep_ = 1;
     std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage
     std::vector<int> stage_windowed_;                      // windowed layers of each stage (ModelConfig::window)
+    std::vector<ModelConfig::LayerKinds> stage_kinds_;     // a hybrid model's layers of each kind, each stage
+    ModelConfig::LayerKinds kinds_;                        // and the whole model's
     std::vector<double> send_latency_, send_bytes_per_s_;  // per stage boundary
     double kv_heads_rank_ = 1, heads_rank_ = 1, kv_bytes_per_token_ = 0;
     System sys_;  // CommModel keeps a reference to it

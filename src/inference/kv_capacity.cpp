@@ -34,9 +34,16 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     std::vector<double> out;
     int first = 0;
     for (int n : StageLayers(m.layers, pp)) {
-        const int dense = n - m.moe_layers_in(first, n);
-        double b = (dense * params(BlockKind::dense_layer) + (n - dense) * params(BlockKind::moe_layer)) *
-                   WeightBytesPerElement(prec);
+        double layers = 0;
+        if (m.is_hybrid()) {  // a hybrid model's one-symbol layers, each kind's parameters
+            const ModelConfig::LayerKinds k = m.layer_kinds(first, n, false);
+            layers = k.mamba * params(BlockKind::mamba_layer) + k.attention * params(BlockKind::attention_layer) +
+                     k.mlp * params(BlockKind::mlp_layer) + k.moe_mlp * params(BlockKind::moe_mlp_layer);
+        } else {
+            const int dense = n - m.moe_layers_in(first, n);
+            layers = dense * params(BlockKind::dense_layer) + (n - dense) * params(BlockKind::moe_layer);
+        }
+        double b = layers * WeightBytesPerElement(prec);
         if (first == 0) b += emb * BytesOf(prec.embeddings);
         first += n;
         if (first == m.layers) b += head * BytesOf(prec.embeddings);
@@ -89,14 +96,27 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size) {
     k.window = m.window.size;
     int first = 0, most = -1;
     for (int n : StageLayers(m.layers, pp)) {
-        if (n > most) {
-            most = n;
+        const int kv = KvLayersIn(m, first, n);
+        if (kv > most) {
+            most = kv;
             k.window_layers = m.windowed_layers(first, n);
-            k.full_layers = n - k.window_layers;
+            k.full_layers = kv - k.window_layers;
         }
         first += n;
     }
     return k;
+}
+
+int KvLayersIn(const ModelConfig& m, int first, int count) {
+    return m.is_hybrid() ? m.layer_kinds(first, count, false).attention : count;
+}
+
+double MambaStateBytesPerSeqLayer(const ModelConfig& m, int tp, double bytes) {
+    if (!m.is_hybrid()) return 0;
+    const double inner = static_cast<double>(m.mamba.inner()), state = m.mamba.state;
+    const double conv = (m.mamba.conv_kernel - 1.0) * (inner + 2.0 * m.mamba.groups * state) / tp;
+    const double ssm = static_cast<double>(m.mamba.heads) / tp * m.mamba.head_dim * state;
+    return (conv + ssm) * bytes;
 }
 
 double KvHeadsPerRank(const ModelConfig& m, int tp) {
@@ -125,7 +145,10 @@ double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& pr
     const double ff =
         m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k / tp : static_cast<double>(m.ffn) / tp;
     const double mlp = (m.mlp == MlpKind::swiglu ? 3 : 2) * ff;  // up projection output and the activation
-    const double per_token = 2 * h + std::max(qkv, mlp);
+    // A Mamba layer's input projection: z, x, B, C and dt of the rank's heads and groups.
+    const double in_proj =
+        m.is_hybrid() ? (2.0 * m.mamba.inner() + 2.0 * m.mamba.groups * m.mamba.state + m.mamba.heads) / tp : 0;
+    const double per_token = 2 * h + std::max({qkv, mlp, in_proj});
     const double vocab_rank = std::ceil(static_cast<double>(m.vocab) / tp);
     return tokens * per_token * a + seqs * vocab_rank * 4;
 }
@@ -133,33 +156,41 @@ double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& pr
 namespace {
 
 // One stage's ranks: `layers` layers' cache and `weights` bytes of weights.
-KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, int layers, double weights,
-                         const Accelerator& acc, const EngineConfig& e) {
+// `kv_layers` of them caching keys and values, `mamba_layers` keeping a state per sequence.
+KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, int kv_layers, int mamba_layers,
+                         double weights, const Accelerator& acc, const EngineConfig& e) {
     KvCapacity c;
     c.block_size = e.block_size;
     c.memory_bytes = acc.MemoryBytes();
     c.weight_bytes = weights;
     c.workspace_bytes = ActivationWorkspaceBytes(m, prec, tp, e.max_tokens, std::min(e.max_seqs, e.max_tokens));
-    c.kv_bytes_per_token = layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
-    const double left = c.memory_bytes - c.weight_bytes - c.workspace_bytes;
-    c.kv_bytes = e.memory_policy == KvMemoryPolicy::free_fraction
-                     ? left * e.kv_memory_fraction
-                     : c.memory_bytes * e.kv_memory_fraction - c.weight_bytes - c.workspace_bytes;
+    // The Mamba states of max_seqs sequences, held apart from the KV blocks (vLLM's MambaCacheManager allocates a
+    // state slot for each of max_num_seqs up front; its V1 hybrid allocator gives a running request one state block
+    // from the same pool, the same bytes once the batch is full).
+    c.state_bytes = mamba_layers * MambaStateBytesPerSeqLayer(m, tp, BytesOf(prec.activations)) * e.max_seqs;
+    c.kv_bytes_per_token = kv_layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
+    const double held = c.weight_bytes + c.workspace_bytes + c.state_bytes;
+    const double left = c.memory_bytes - held;
+    c.kv_bytes = e.memory_policy == KvMemoryPolicy::free_fraction ? left * e.kv_memory_fraction
+                                                                  : c.memory_bytes * e.kv_memory_fraction - held;
     if (e.kv_blocks_override > 0) {
         c.blocks = e.kv_blocks_override;
         return c;
     }
-    const double block_bytes = c.kv_bytes_per_token * e.block_size;
+    // A stage of a hybrid model holding no attention layer caches nothing: it bounds no sequence (-1), if its
+    // weights and states fit.
+    const double block_bytes = c.kv_bytes_per_token > 0 ? c.kv_bytes_per_token * e.block_size : 1;
     if (c.kv_bytes < block_bytes) {
         char buf[400];
         std::snprintf(buf, sizeof buf,
                       "no memory left for the KV cache at %g: %.2f GiB per GPU, weights %.2f GiB, activation "
-                      "workspace %.2f GiB (tp=%d); use more GPUs, a narrower weight format or a smaller token budget",
+                      "workspace %.2f GiB, Mamba states %.2f GiB (tp=%d); use more GPUs, a narrower weight format, "
+                      "a smaller token budget or fewer sequences",
                       e.kv_memory_fraction, c.memory_bytes / 1073741824.0, c.weight_bytes / 1073741824.0,
-                      c.workspace_bytes / 1073741824.0, tp);
+                      c.workspace_bytes / 1073741824.0, c.state_bytes / 1073741824.0, tp);
         throw Error("engine.kv_memory_fraction", buf);
     }
-    c.blocks = static_cast<long long>(std::floor(c.kv_bytes / block_bytes));
+    c.blocks = c.kv_bytes_per_token > 0 ? static_cast<long long>(std::floor(c.kv_bytes / block_bytes)) : -1;
     return c;
 }
 
@@ -175,10 +206,18 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
     const std::vector<double> weights = StageWeightBytesPerRank(m, prec, split.tp, split.pp);
     const std::vector<int> layers = StageLayers(m.layers, split.pp);
     KvCapacity fewest;
+    int first = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
-        const KvCapacity c = StageCapacity(m, prec, split.tp, layers[i], weights[i], acc, e);
-        if (i == 0 || c.blocks < fewest.blocks) fewest = c;
+        const int mamba = m.is_hybrid() ? m.layer_kinds(first, layers[i], false).mamba : 0;
+        const KvCapacity c =
+            StageCapacity(m, prec, split.tp, KvLayersIn(m, first, layers[i]), mamba, weights[i], acc, e);
+        if (i == 0 || fewest.blocks < 0 || (c.blocks >= 0 && c.blocks < fewest.blocks)) fewest = c;
+        first += layers[i];
     }
+    if (fewest.blocks < 0)
+        throw Error("model.hybrid_pattern", "\"" + m.hybrid +
+                                                "\" has no attention layer '*': no layer caches keys and values, which "
+                                                "the serving model's scheduler needs; serve a pattern with one");
     return fewest;
 }
 

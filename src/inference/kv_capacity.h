@@ -13,6 +13,7 @@ struct KvCapacity {
     double memory_bytes = 0;     // device memory the model must fit into (Accelerator::MemoryBytes)
     double weight_bytes = 0;     // weights one rank holds
     double workspace_bytes = 0;  // activation peak of one forward pass over the token budget
+    double state_bytes = 0;      // the Mamba states of max_seqs sequences (hybrid models; 0 otherwise)
     double kv_bytes = 0;         // memory given to the KV cache
     double kv_bytes_per_token = 0;
     long long blocks = 0;  // KV blocks of block_size tokens
@@ -55,6 +56,16 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size);
 // latent is not split by heads, so each TP rank caches all of it (TPLA, arXiv:2508.15881: under TP "each
 // device must load the full cache").
 double KvElementsPerTokenLayer(const ModelConfig& m, int tp);
+
+// Layers of [first, first + count) that cache keys and values: every layer of a transformer, the attention ('*')
+// layers of a hybrid model (ModelConfig::hybrid); its Mamba layers keep a state per sequence instead.
+int KvLayersIn(const ModelConfig& m, int first, int count);
+
+// Bytes of one sequence's Mamba-2 state in one M layer on one of `tp` ranks, at `bytes` an element: the
+// convolution's last conv_kernel - 1 inputs of its (d_inner + 2 groups state) / tp channels and the SSM state of
+// the rank's heads, heads / tp x head_dim x state (vLLM's MambaStateShapeCalculator.mamba2_state_shape,
+// vllm/model_executor/layers/mamba/mamba_utils.py). 0 for a model without Mamba layers.
+double MambaStateBytesPerSeqLayer(const ModelConfig& m, int tp, double bytes);
 
 // KV heads one of `tp` ranks holds: kv_heads / tp, or a copy of one when tp exceeds them (KvReplicatedModel).
 double KvHeadsPerRank(const ModelConfig& m, int tp);

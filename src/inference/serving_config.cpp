@@ -198,13 +198,6 @@ void CheckArrivalSpan(const std::string& field, long long requests, double rate)
 
 void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
-    // A Mamba layer keeps a fixed state per sequence rather than a cache per token, and its decode step is a
-    // recurrence, not attention: the serving cost model has neither.
-    if (c.model.is_hybrid())
-        throw Error("model.hybrid_pattern", "serving a hybrid model (\"" + c.model.hybrid +
-                                                "\") is not modelled: its Mamba layers' per-sequence state and "
-                                                "recurrent decode have no cost in the serving model; train it "
-                                                "(stagecraft estimate), or serve a transformer");
     // The serving cost model routes tokens h wide (iteration_cost.cpp); a latent MoE's projections are not in it.
     if (c.model.moe.latent > 0)
         throw Error("model.moe.latent", "serving a latent MoE (latent " + std::to_string(c.model.moe.latent) +

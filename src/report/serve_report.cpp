@@ -60,9 +60,10 @@ std::string EngineText(const EngineConfig& e) {
 }
 
 std::string KvText(const KvCapacity& k) {
-    return "weights " + FormatBytes(k.weight_bytes) + ", workspace " + FormatBytes(k.workspace_bytes) + ", KV " +
-           FormatBytes(k.kv_bytes) + " = " + std::to_string(k.blocks) + " blocks (" + std::to_string(k.tokens()) +
-           " tokens) per GPU of " + FormatBytes(k.memory_bytes);
+    const std::string states = k.state_bytes > 0 ? ", Mamba states " + FormatBytes(k.state_bytes) : "";
+    return "weights " + FormatBytes(k.weight_bytes) + ", workspace " + FormatBytes(k.workspace_bytes) + states +
+           ", KV " + FormatBytes(k.kv_bytes) + " = " + std::to_string(k.blocks) + " blocks (" +
+           std::to_string(k.tokens()) + " tokens) per GPU of " + FormatBytes(k.memory_bytes);
 }
 
 std::string LatencyRow(const char* label, const LatencySummary& l) {
@@ -81,6 +82,7 @@ Json KvJson(const KvCapacity& k) {
     return {{"memory_bytes", k.memory_bytes},
             {"weight_bytes", k.weight_bytes},
             {"workspace_bytes", k.workspace_bytes},
+            {"state_bytes", k.state_bytes},
             {"kv_bytes", k.kv_bytes},
             {"kv_bytes_per_token", k.kv_bytes_per_token},
             {"blocks", k.blocks},
