@@ -183,13 +183,15 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         if (m_.position == PositionKind::rotary) attn_vec += vec(T * (heads_rank_ + kv_heads_rank_) * d, 3, 1);
     }
     const double attn_fl = fl;
-    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out) {
-        double t = gemm(rows, (swiglu ? 2 : 1) * ff, h, groups, weight_sets) + gemm(rows, h, ff, groups, weight_sets);
+    // `width`: the MLP's input and output width (a latent MoE's experts run on its latent).
+    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out, double width) {
+        double t =
+            gemm(rows, (swiglu ? 2 : 1) * ff, width, groups, weight_sets) + gemm(rows, width, ff, groups, weight_sets);
         *vec_out += swiglu ? vec(rows * ff, 4, 2) : vec(rows * ff, 8, 1);
         return t;
     };
     double dense_linear = attn_linear, dense_vec = attn_vec;
-    dense_linear += mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &dense_vec);
+    dense_linear += mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &dense_vec, h);
     const double dense_fl = fl;
     double moe_linear = 0, moe_vec = 0, moe_fl = 0;
     if (m_.is_moe()) {
@@ -204,11 +206,13 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_;
         const double routed = T * k / ep * MoeRankLoad(m_.moe, ep_);
         const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, T) / ep);
-        moe_linear = attn_linear + gemm(T, experts, h, 1, 1, true);
-        moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(routed * h, 2, 2);
-        moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &moe_vec);
+        const double dm = m_.moe.routed_width(m_.hidden);  // a latent MoE routes its latent
+        moe_linear = attn_linear + gemm(T, experts, h, 1, 1, true) + LatentProjections(T, gemm);
+        moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(routed * dm, 2, 2);
+        moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &moe_vec, dm);
         if (m_.moe.shared_experts > 0)
-            moe_linear += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec);
+            moe_linear +=
+                mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec, h);
         moe_fl = fl;
     }
     const double ar = AllReduceSeconds(T * h * a);
@@ -243,10 +247,10 @@ void IterationCost::HybridTokenCosts(double T, PerT& c) const {
     auto vec = [&](double elems, double fpe, double reads) {
         return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
     };
-    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out) {
+    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out, double width) {
         const bool swiglu = m_.mlp == MlpKind::swiglu;
         const double t =
-            gemm(rows, (swiglu ? 2 : 1) * ff, h, groups, weight_sets) + gemm(rows, h, ff, groups, weight_sets);
+            gemm(rows, (swiglu ? 2 : 1) * ff, width, groups, weight_sets) + gemm(rows, width, ff, groups, weight_sets);
         *vec_out += swiglu                     ? vec(rows * ff, 4, 2)
                     : m_.mlp == MlpKind::relu2 ? vec(rows * ff, 2, 1)
                                                : vec(rows * ff, 8, 1);
@@ -272,7 +276,7 @@ void IterationCost::HybridTokenCosts(double T, PerT& c) const {
     if (k.mlp > 0) {  // '-': an MLP alone
         fl = 0;
         double vecs = nr;
-        const double lin = mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &vecs);
+        const double lin = mlp(T, static_cast<double>(m_.ffn) / tp_, 1, 1, &vecs, h);
         add(k.mlp, lin, vecs, fl, &c.mlp_layer);
     }
     if (k.moe_mlp > 0) {  // 'E': an MoE alone, routed as a transformer's MoE layer (TokenCosts)
@@ -280,11 +284,12 @@ void IterationCost::HybridTokenCosts(double T, PerT& c) const {
         const double experts = m_.moe.experts, topk = m_.moe.top_k, ep = ep_;
         const double routed = T * topk / ep * MoeRankLoad(m_.moe, ep_);
         const double hit = std::max(1.0, ExpectedExpertsHit(experts, topk, T) / ep);
-        double vecs = nr + vec(T * experts, 3, 1) + vec(routed * h, 2, 2);
-        double lin = gemm(T, experts, h, 1, 1, true);
-        lin += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &vecs);
+        const double dm = m_.moe.routed_width(m_.hidden);
+        double vecs = nr + vec(T * experts, 3, 1) + vec(routed * dm, 2, 2);
+        double lin = gemm(T, experts, h, 1, 1, true) + LatentProjections(T, gemm);
+        lin += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &vecs, dm);
         if (m_.moe.shared_experts > 0)
-            lin += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &vecs);
+            lin += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &vecs, h);
         add(k.moe_mlp, lin, vecs, fl, &c.moe_mlp_layer);
     }
     if (k.mamba > 0) {  // 'M': the Mamba-2 mixer around its scan

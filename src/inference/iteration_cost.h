@@ -133,6 +133,15 @@ private:
         // A hybrid model's one-symbol layers ('*', '-', 'E', 'M'; the Mamba scan apart, MambaScanPerLayer).
         double attention_layer = 0, mlp_layer = 0, moe_mlp_layer = 0, mamba_layer = 0;
     };
+    // A latent MoE's two projections around its experts (MoeConfig::latent), h -> latent before the routing and
+    // latent -> h after, each whole on every rank: Megatron-Core duplicates them on every TP rank, and TensorRT-LLM's
+    // NemotronH builds them as a Linear without a tensor-parallel mode. 0 without a latent. `gemm` times one GEMM
+    // (rows, n, k) and counts its FLOPs.
+    template <class Gemm>
+    double LatentProjections(double T, Gemm& gemm) const {
+        const double d = m_.moe.latent, h = m_.hidden;
+        return d > 0 ? gemm(T, d, h) + gemm(T, h, d) : 0.0;
+    }
     // A hybrid model's layers of each kind (TokenCosts, from T tokens), summed into c's totals.
     void HybridTokenCosts(double T, PerT& c) const;
     // The Mamba-2 mixer's sequence part in one M layer on one rank: a prefill chunk's chunked scan (SSD) over its

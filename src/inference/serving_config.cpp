@@ -198,11 +198,6 @@ void CheckArrivalSpan(const std::string& field, long long requests, double rate)
 
 void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
-    // The serving cost model routes tokens h wide (iteration_cost.cpp); a latent MoE's projections are not in it.
-    if (c.model.moe.latent > 0)
-        throw Error("model.moe.latent", "serving a latent MoE (latent " + std::to_string(c.model.moe.latent) +
-                                            ") is not modelled: the serving cost routes tokens at the hidden size; "
-                                            "train it (stagecraft estimate), or leave moe.latent out");
     CheckPool("pool", c.pool, c.model);
     if (c.decode_pool) CheckPool("decode_pool", *c.decode_pool, c.model);
     if (c.precision.int4) {

@@ -149,7 +149,7 @@ TEST(HybridMtp, TraceAndEstimateChargeTheSameComputeAndKeepAstraSimsRules) {
 }
 
 // What is not modelled, or contradicts itself, names its field.
-TEST(LatentMoe, FieldsAreStrictRoundTripAndServingRefusesThem) {
+TEST(LatentMoe, FieldsAreStrictAndRoundTrip) {
     const sc::ModelConfig m = SmallSuper();
     const sc::ModelConfig back = sc::ParseModelConfig(sc::ModelConfigToJson(m));
     EXPECT_EQ(back.moe.latent, 64);
@@ -174,9 +174,9 @@ TEST(LatentMoe, FieldsAreStrictRoundTripAndServingRefusesThem) {
     sc::ModelConfig dense = sctest::SmallGpt();
     dense.moe.latent = 64;
     EXPECT_EQ(sctest::FieldOf([&] { sc::ValidateModelConfig(dense); }), "moe.latent");
-    sc::ServingConfig c;
+    sc::ServingConfig c;  // served since the twenty-second round (test_serve_hybrid.cpp)
     c.model = SmallLatent();
-    EXPECT_EQ(sctest::FieldOf([&] { sc::ValidateServingConfig(c); }), "model.moe.latent");
+    EXPECT_EQ(sctest::FieldOf([&] { sc::ValidateServingConfig(c); }), "<no error>");
 }
 
 }  // namespace

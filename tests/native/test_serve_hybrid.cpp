@@ -105,8 +105,8 @@ TEST(ServeHybrid, AMambaLayersDecodeDoesNotGrowWithTheContext) {
     EXPECT_GT(mamba.Breakdown(many).attention, mamba.Breakdown(one).attention);
 }
 
-// Nemotron 3 Nano served end to end from the CLI, as a user would ask for it; a pattern with nothing to cache and a
-// latent MoE are still refused with the field named.
+// Nemotron 3 Nano served end to end from the CLI, as a user would ask for it; a pattern with nothing to cache is
+// refused with the field named.
 TEST(ServeHybrid, NemotronNanoServesFromTheCli) {
     const sctest::CliResult r = sctest::RunCli(
         "serve --preset llama3-8b-h100-poisson --set model=nemotron-3-nano --set workload.requests=300 --json");
@@ -124,8 +124,50 @@ TEST(ServeHybrid, NemotronNanoServesFromTheCli) {
                   sc::ComputeKvCapacity(c.model, c.precision, 1, System("dgx-h100-superpod").accelerator, c.engine);
               }),
               "model.hybrid_pattern");
-    c.model = Model("nemotron-3-super");
-    EXPECT_EQ(sctest::FieldOf([&] { sc::ValidateServingConfig(c); }), "model.moe.latent");
+}
+
+// A latent MoE (Nemotron 3 Super) routes its latent: the experts' GEMMs are latent wide, and the two projections
+// around them are whole on every rank. A prefill counts the training graph's forward GEMMs exactly (at tp 2 plus the
+// replicated GEMMs' tokens beyond the training rank's sequence shard), and Super serves on eight H100s from the CLI.
+TEST(ServeHybrid, ALatentMoeRunsItsExpertsOnTheLatent) {
+    const sc::ModelConfig m = sc::ParseModelConfig(
+        R"({"name":"h","layers":8,"hidden":128,"heads":4,"kv_heads":2,"ffn":256,"vocab":100,"seq":256,
+            "mlp":"relu2","norm":"rmsnorm","position":"none","tied_embeddings":false,
+            "hybrid_pattern":"M*MEM*ME","mamba":{"heads":8,"head_dim":32,"state":16,"groups":2},
+            "moe":{"experts":8,"top_k":2,"expert_ffn":64,"shared_experts":1,"latent":32}})");
+    for (int tp : {1, 2}) {
+        sc::ParallelConfig p;
+        p.tp = tp, p.sp = tp > 1, p.etp = tp;
+        const sc::Job job = sc::MakeJob(m, p);
+        double gemm = 0;
+        for (const sc::Block& b : job.graph.blocks)
+            if (sc::IsLayer(b.kind))
+                for (const sc::Op& op : b.forward)
+                    if (op.kind == sc::OpKind::matmul) gemm += job.graph.Repeats(b.kind) * job.V(op.flops);
+        const sc::IterationCost cost(m, sc::ServingPrecision{}, tp, System("dgx-h100-superpod"), &Calibration(), 256,
+                                     256);
+        sc::BatchShape b;
+        b.AddPrefillChunk(0, 256, 0);
+        SCOPED_TRACE("tp=" + std::to_string(tp));
+        // Training runs the router and the two projections, whole on every rank, on its sequence shard (MoE under
+        // TP needs sequence parallelism); serving runs them on every token of the batch on every rank.
+        const double T = 256, h = 128, E = 8, d = 32, moe_layers = 2;
+        const double replicated = moe_layers * (2 * T * E * h + 2 * (2 * T * d * h)) * (1 - 1.0 / tp);
+        EXPECT_NEAR(cost.Work(b).linear_flops, gemm + replicated, 1e-12 * gemm);
+    }
+    sc::ModelConfig wide = m;
+    wide.moe.latent = 0;  // the experts h wide: more expert FLOPs than the projections add
+    const sc::IterationCost latent(m, sc::ServingPrecision{}, 1, System("dgx-h100-superpod"), &Calibration(), 256, 256);
+    const sc::IterationCost full(wide, sc::ServingPrecision{}, 1, System("dgx-h100-superpod"), &Calibration(), 256,
+                                 256);
+    sc::BatchShape b;
+    b.AddPrefillChunk(0, 256, 0);
+    EXPECT_LT(latent.Work(b).linear_flops, full.Work(b).linear_flops);
+    const sctest::CliResult r = sctest::RunCli(
+        "serve --preset llama3-8b-h100-poisson --set model=nemotron-3-super --set pool.tp=8 --set pool.replicas=1 "
+        "--set workload.requests=50 --json");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["result"]["completed"], 50);
 }
 
 }  // namespace
