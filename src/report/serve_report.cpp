@@ -229,7 +229,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
             o += std::string(label) + " " + Fmt("%.1f%%", 100 * v / busy) + " ";
         };
         part("GEMMs", r.busy.linear);
-        part("attention", r.busy.attention);
+        // A hybrid model's Mamba scans are its other sequence mixer, counted with attention (IterationBreakdown).
+        part(q.config.model.is_hybrid() ? "attention + Mamba scan" : "attention", r.busy.attention);
         part("elementwise", r.busy.elementwise);
         part("TP comm", r.busy.tp_comm);
         part("LM head", r.busy.head);
