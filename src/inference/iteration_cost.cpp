@@ -120,6 +120,20 @@ double IterationCost::Kernel(OpKind kind, double flops, double bytes, double gro
     return std::max(roofline, floor_.alpha_s + bytes / cm_->memory_bytes_per_s());
 }
 
+double IterationCost::GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
+                                  double* flops) const {
+    if (rows <= 0) return 0.0;
+    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
+    const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
+    *flops += 2 * rows * n * k;
+    return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
+                  high, false, {rows / std::max(1.0, groups), n, k});
+}
+
+double IterationCost::VecSeconds(double elems, double fpe, double reads) const {
+    return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * BytesOf(prec_.activations)) : 0.0;
+}
+
 LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
@@ -142,20 +156,13 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     const bool cacheable = T == std::floor(T) && T >= 0 && T < static_cast<double>(cache_.size());
     PerT& c = cacheable ? cache_[static_cast<size_t>(T)] : scratch_;
     if (cacheable && c.linear >= 0) return c;
-    const double h = m_.hidden, d = m_.head_dim;
-    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
-    const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
+    const double h = m_.hidden, d = m_.head_dim, a = BytesOf(prec_.activations);
     const bool swiglu = m_.mlp == MlpKind::swiglu;
     double fl = 0;  // GEMM FLOPs of the layer being built
     auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
-        if (rows <= 0) return 0.0;
-        fl += 2 * rows * n * k;
-        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
-                      high, false, {rows / std::max(1.0, groups), n, k});
+        return GemmSeconds(rows, n, k, groups, weight_sets, high, &fl);
     };
-    auto vec = [&](double elems, double fpe, double reads) {
-        return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
-    };
+    auto vec = [&](double elems, double fpe, double reads) { return VecSeconds(elems, fpe, reads); };
     const double norm_fpe = m_.norm == NormKind::layernorm ? 8 : 5;  // the training graph's FLOPs per element
     if (m_.is_hybrid()) {
         HybridTokenCosts(T, c);
@@ -234,19 +241,12 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
 // RMSNorm; the output projection), with the training graph's FLOPs per element. The mixer's scan, which depends
 // on the batch's prefill and decode mix, is MambaScanPerLayer.
 void IterationCost::HybridTokenCosts(double T, PerT& c) const {
-    const double h = m_.hidden, d = m_.head_dim;
-    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
-    const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
+    const double h = m_.hidden, d = m_.head_dim, a = BytesOf(prec_.activations);
     double fl = 0;
     auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
-        if (rows <= 0) return 0.0;
-        fl += 2 * rows * n * k;
-        return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
-                      high, false, {rows / std::max(1.0, groups), n, k});
+        return GemmSeconds(rows, n, k, groups, weight_sets, high, &fl);
     };
-    auto vec = [&](double elems, double fpe, double reads) {
-        return elems > 0 ? Kernel(OpKind::elementwise, fpe * elems, (reads + 1) * elems * a) : 0.0;
-    };
+    auto vec = [&](double elems, double fpe, double reads) { return VecSeconds(elems, fpe, reads); };
     auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out, double width) {
         const bool swiglu = m_.mlp == MlpKind::swiglu;
         const double t =

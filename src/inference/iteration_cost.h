@@ -150,6 +150,12 @@ private:
     double MambaScanPerLayer(const BatchShape& b, double* flops) const;
     const PerT& TokenCosts(double T) const;
     double AllReduceSeconds(double bytes) const;
+    // One GEMM of `rows` x k . k x n in `groups` (its weights read `weight_sets` times), at the serving formats:
+    // inputs at a byte under fp8/fp4 GEMMs, else the activations'; adds its FLOPs to *flops. 0 for no rows.
+    double GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
+                       double* flops) const;
+    // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` tensors and writing one.
+    double VecSeconds(double elems, double fpe, double reads) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
     // `dims`: a matmul's shape, one GEMM of its groups (the GEMM table by shape where measured).
     double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false,
