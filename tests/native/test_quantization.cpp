@@ -114,10 +114,7 @@ TEST(Quantization, EstimateChargesWhatTheTraceRuns) {
     sc::ModelConfig moe = sctest::SmallMoe();
     moe.precision.compute = sc::Precision::fp4;
     const sc::Job nvfp4 = sc::MakeJob(moe, sc::ParseParallelSpec("tp=2,dp=2,ep=2,sp=1,microbatch=1,batch=8"));
-    const sc::System gb200 = sctest::LoadSystemPreset("gb200-nvl72");
-    const double charged =
-        sctest::ChargedComputeSeconds(sc::EstimateTraining(nvfp4, gb200, &sctest::MeasuredCalibration(), {}));
-    EXPECT_NEAR(sctest::TraceComputeSeconds(nvfp4, gb200, &sctest::MeasuredCalibration(), {}), charged, 1e-9 * charged);
+    sctest::ChargedComputeEqualsTraceCompute(nvfp4, {}, "gb200-nvl72");
     sctest::ExpectTracesKeepAstraSimsRules(nvfp4, "quantization_nvfp4");
 }
 

@@ -41,10 +41,11 @@ inline double ChargedComputeSeconds(const sc::TrainingEstimate& e) {
            e.step.fp8_cast;
 }
 
-// The compute the estimate charges for `job` on a DGX H100 SuperPOD at the measured rates, checked equal to what
-// its trace's compute nodes take; returned for the caller's own comparisons.
-inline double ChargedComputeEqualsTraceCompute(const sc::Job& job, const sc::TrainingOptions& opt = {}) {
-    const sc::System sys = LoadSystemPreset("dgx-h100-superpod");
+// The compute the estimate charges for `job` on a system preset (a DGX H100 SuperPOD unless named) at the measured
+// rates, checked equal to what its trace's compute nodes take; returned for the caller's own comparisons.
+inline double ChargedComputeEqualsTraceCompute(const sc::Job& job, const sc::TrainingOptions& opt = {},
+                                               const std::string& system = "dgx-h100-superpod") {
+    const sc::System sys = LoadSystemPreset(system);
     const double charged = ChargedComputeSeconds(sc::EstimateTraining(job, sys, &MeasuredCalibration(), opt));
     EXPECT_NEAR(TraceComputeSeconds(job, sys, &MeasuredCalibration(), opt), charged, 1e-9 * charged);
     return charged;
