@@ -153,6 +153,8 @@ std::string LinkState(const AppState& s) {
         m.precision.activation != b.precision.activation)
         l.precision = m.precision.compute;
     if (m.precision.scaling != b.precision.scaling) l.scaling = m.precision.scaling;
+    l.bf16_first = IfEdited(m.precision.bf16_first_layers, b.precision.bf16_first_layers);
+    l.bf16_last = IfEdited(m.precision.bf16_last_layers, b.precision.bf16_last_layers);
     if (s.system_index >= 0) {
         const SystemPreset& sp = s.systems[s.system_index];
         l.system = IdOf(sp.file);
@@ -235,7 +237,9 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;
     if (l.precision) SetComputePrecision(m, *l.precision);
-    if (l.scaling) m.precision.scaling = *l.scaling;  // checked against the precision in Resolve
+    if (l.scaling) m.precision.scaling = *l.scaling;                  // checked against the precision in Resolve
+    if (l.bf16_first) m.precision.bf16_first_layers = *l.bf16_first;  // checked with the model (ValidateModelConfig)
+    if (l.bf16_last) m.precision.bf16_last_layers = *l.bf16_last;
     s.system_index = r.system;
     if (r.system >= 0)
         for (const LinkLevelEdit& e : l.levels) {

@@ -136,6 +136,14 @@ void DrawModelPanel(AppState& s) {
         changed = true;
     }
     if (compute == Precision::fp8) changed |= Fp8ScalingCombo(m.precision.scaling);
+    if (BytesOf(compute) < 2) {
+        changed |= IntField("bf16_first", &m.precision.bf16_first_layers,
+                            "the first layers kept in BF16 (Megatron's num_layers_at_start_in_bf16; their GEMMs run "
+                            "outside fp8/fp4 and quantize nothing); not with delayed scaling, which Megatron refuses");
+        changed |= IntField("bf16_last", &m.precision.bf16_last_layers,
+                            "the last layers kept in BF16 (num_layers_at_end_in_bf16: Megatron-Bridge's fp8 "
+                            "current-scaling recipe keeps 1 and 1, Nemotron 3 Super's NVFP4 recipe its last 14)");
+    }
     ImGui::PopItemWidth();
     if (!s.presets.empty()) {
         ImGui::SameLine();

@@ -98,6 +98,8 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         const std::string scaling =
             g.Choice("scaling", {"auto", "delayed", "current", "block", "mx", "nvfp4"}, NameOf(Scaling::automatic));
         ParseScaling(scaling, &m.precision.scaling);
+        m.precision.bf16_first_layers = g.NonNegativeInt("bf16_first_layers", 0);
+        m.precision.bf16_last_layers = g.NonNegativeInt("bf16_last_layers", 0);
         g.RejectUnknown();
     }
     f.RejectUnknown();
@@ -121,6 +123,25 @@ static void RequirePositive(const char* field, long long v) {
 
 // A hybrid pattern: one known symbol a layer, the Mamba and MoE settings its symbols need, and none of the
 // transformer-only layouts (leading dense layers, every n-th MoE, windows, MTP modules) it would contradict.
+// PrecisionConfig::bf16_first_layers / bf16_last_layers: at most every layer, only where GEMMs run narrower than
+// 16 bits, and not under delayed scaling, which Megatron-Core refuses ("Delayed scaling does not support first / last
+// layer in BF16", fp8_utils.py get_fp8_context: its amax reduction spans one fp8_autocast region).
+static void ValidateBf16Layers(const ModelConfig& m) {
+    const PrecisionConfig& p = m.precision;
+    for (const auto& [field, n] : {std::pair{"precision.bf16_first_layers", p.bf16_first_layers},
+                                   std::pair{"precision.bf16_last_layers", p.bf16_last_layers}}) {
+        IntegerIn(field, n, std::to_string(n), 0, m.layers);
+        if (n == 0) continue;
+        if (BytesOf(p.compute) >= 2)
+            throw Error(field, std::to_string(n) + " layers kept in BF16, but precision.compute is " +
+                                   NameOf(p.compute) + ": every GEMM already runs in 16 bits (valid: 0, or fp8/fp4)");
+        if (ResolvedScaling(p.compute, p.scaling) == Scaling::delayed)
+            throw Error(field, std::to_string(n) +
+                                   " layers kept in BF16 under delayed scaling, which Megatron-Core refuses (valid: "
+                                   "0, or precision.scaling current, block or mx)");
+    }
+}
+
 static void ValidateHybrid(const ModelConfig& m) {
     if (!m.is_hybrid()) {
         if (m.mamba.heads > 0)
@@ -196,6 +217,7 @@ void ValidateModelConfig(const ModelConfig& m) {
     ValidateHybrid(m);
     if (const std::string e = ScalingMismatch(m.precision.compute, m.precision.scaling); !e.empty())
         throw Error("precision.scaling", e);
+    ValidateBf16Layers(m);
     if (!m.is_hybrid() && !m.mtp_pattern.empty())
         throw Error("mtp_pattern",
                     "is a hybrid model's MTP layers; a transformer's MTP module repeats its last "
@@ -374,6 +396,8 @@ std::string ModelConfigToJson(const ModelConfig& m) {
     j["precision"] = {{"compute", NameOf(m.precision.compute)},       {"grad", NameOf(m.precision.grad)},
                       {"master", NameOf(m.precision.master)},         {"optimizer", NameOf(m.precision.optimizer)},
                       {"activation", NameOf(m.precision.activation)}, {"scaling", NameOf(m.precision.scaling)}};
+    if (m.precision.bf16_first_layers > 0) j["precision"]["bf16_first_layers"] = m.precision.bf16_first_layers;
+    if (m.precision.bf16_last_layers > 0) j["precision"]["bf16_last_layers"] = m.precision.bf16_last_layers;
     return j.dump(2);
 }
 

@@ -106,7 +106,18 @@ struct PrecisionConfig {
     // How narrow GEMM operands are scaled (config/precision.h); `automatic`: the compute precision's usual
     // recipe. ResolvedScaling(compute, scaling) is what runs.
     Scaling scaling = Scaling::automatic;
+    // Layers kept in BF16 in an fp8 or fp4 model: the first and the last ones by global layer index (Megatron-Core's
+    // first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16, fp8_utils.py
+    // is_first_last_bf16_layer: their GEMMs run outside fp8_autocast). Megatron-Bridge's fp8 current-scaling recipe
+    // keeps one of each, its Nemotron-H recipes two, Nemotron 3 Super's NVFP4 recipe its last 14 (training/
+    // mixed_precision.py). Megatron asserts delayed scaling does not allow them; they need a narrow compute precision.
+    int bf16_first_layers = 0, bf16_last_layers = 0;
 };
+
+// Bytes of one held weight: the compute precision's, or 16 bits in a layer kept in BF16.
+inline double WeightBytesOf(const PrecisionConfig& p, bool bf16_layer) {
+    return bf16_layer && BytesOf(p.compute) < 2 ? 2.0 : BytesOf(p.compute);
+}
 
 struct ModelConfig {
     std::string name;
@@ -148,6 +159,15 @@ struct ModelConfig {
 
     bool is_moe() const { return moe.experts > 0; }
     bool is_hybrid() const { return !hybrid.empty(); }
+    // Layer i (0-based, global) runs its GEMMs in BF16 in a model whose GEMMs are narrower
+    // (PrecisionConfig::bf16_first_layers / bf16_last_layers).
+    bool bf16_layer(int i) const {
+        if (BytesOf(precision.compute) >= 2) return false;
+        return i < precision.bf16_first_layers || i >= layers - precision.bf16_last_layers;
+    }
+    bool has_bf16_layers() const {
+        return BytesOf(precision.compute) < 2 && precision.bf16_first_layers + precision.bf16_last_layers > 0;
+    }
     // The last pipeline stage needs the embedding table too: as a tied LM head, or for the MTP modules' lookups.
     bool embedding_on_last_stage() const { return tied_embeddings || mtp_layers > 0; }
     bool is_mla() const { return mla.kv_lora_rank > 0; }

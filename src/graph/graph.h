@@ -169,12 +169,16 @@ struct Block {
     std::vector<Weight> weights;
     Expr boundary_bytes;    // activation entering the block (what a pipeline stage sends; what full recompute keeps)
     Expr mtp_rerun_inputs;  // the head's: what its MTP modules keep under full recomputation (Op::mtp_rerun)
+    // A layer kind's BF16 twin: the same layer with every GEMM in 16 bits and no quantization, for the layers an fp8
+    // or fp4 model keeps in BF16 (ModelConfig::bf16_layer). Graph::Find never returns one; FindBf16 does.
+    bool bf16 = false;
 };
 
 struct Graph {
     ExprPool pool;
     // embedding, dense_layer, [moe_layer], head, [dense_window_layer, moe_window_layer]; a hybrid model's:
-    // embedding, head, then those of [mamba_layer, attention_layer, mlp_layer, moe_mlp_layer] its pattern uses
+    // embedding, head, then those of [mamba_layer, attention_layer, mlp_layer, moe_mlp_layer] its pattern uses;
+    // then, for a model keeping layers in BF16, a BF16 twin of each layer kind (Block::bf16)
     std::vector<Block> blocks;
     int dense_layers = 0;  // how many times each layer template repeats
     int moe_layers = 0;
@@ -186,7 +190,12 @@ struct Graph {
 
     const Block* Find(BlockKind k) const {
         for (const Block& b : blocks)
-            if (b.kind == k) return &b;
+            if (b.kind == k && !b.bf16) return &b;
+        return nullptr;
+    }
+    const Block* FindBf16(BlockKind k) const {
+        for (const Block& b : blocks)
+            if (b.kind == k && b.bf16) return &b;
         return nullptr;
     }
     // The first layer block (a transformer's dense layer, else the first hybrid kind): what a layer hands the next

@@ -16,6 +16,7 @@ ModelStats ComputeModelStats(const ModelConfig& m) {
     ModelStats st;
     st.seq = m.seq;
     for (const Block& blk : g.blocks) {
+        if (blk.bf16) continue;  // a BF16 twin's weights and FLOPs are its kind's
         const double reps = g.Repeats(blk.kind);
         for (const Weight& wt : blk.weights) {
             double n = v[wt.numel.id] * reps;

@@ -24,13 +24,17 @@ struct OpBuilder {
     bool mtp_rerun_scope = false;          // forward ops made now are an MTP module's checkpointed part
     // The next Matmul's input is a tensor an earlier GEMM of the block already keeps (SharedInput).
     bool input_kept_already = false;
+    // Building a layer kind's BF16 twin (Block::bf16): every GEMM in 16 bits, no quantization passes.
+    bool bf16_twin = false;
 
     SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
     SymExpr C(double c) { return {&p, p.Const(c)}; }
     SymExpr Zero() { return C(0); }
+    // 1 when this block's GEMMs run in fp8 or fp4 (the symbol q8), 0 in a BF16 twin.
+    SymExpr Q8() { return bf16_twin ? Zero() : S(Sym::q8); }
 
     void Begin(BlockKind kind, SymExpr boundary) {
-        g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e, {}});
+        g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e, {}, bf16_twin});
         blk = &g.blocks.back();
         pending.clear();
         regather.reset();
@@ -121,7 +125,7 @@ struct OpBuilder {
         SymExpr w = S(Sym::w), q8 = S(Sym::q8);
         SymExpr flops = 2.0 * m * n * k;
         SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
-        const bool fp8 = in != Fp8Input::high_precision;
+        const bool fp8 = in != Fp8Input::high_precision && !bf16_twin;
         if (fp8) {
             const Sym quant = in == Fp8Input::cast ? Sym::qc : Sym::qn;
             blk->forward.push_back(

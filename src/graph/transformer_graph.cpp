@@ -276,7 +276,7 @@ struct TransformerBuilder {
         // fp32 log-sum-exp per query row, what selective recomputation drops. Under fp8 the projection keeps its
         // own fp8 copy of O, so the core's 16-bit O (its backward reads it) is counted here too.
         KeepQkv(qkv_op, dqk, dv, kv_heads_eff);
-        fwd.saved_bytes = (T * a / tp * 4.0 + S(Sym::q8) * o * w).e;
+        fwd.saved_bytes = (T * a / tp * 4.0 + B.Q8() * o * w).e;
         fwd.rerun_modules |= kRecomputeCoreAttn;
         fwd.drop_all_modules |= kRecomputeCoreAttn;
         fwd.sac_rerun = B.Zero().e;  // SDPA is on op-level checkpointing's save list: its output and log-sum-exp
@@ -558,6 +558,22 @@ struct TransformerBuilder {
         B.End();
     }
 
+    // A BF16 twin of every layer kind built so far (Block::bf16), for the layers an fp8 or fp4 model keeps in BF16.
+    void Bf16Twins() {
+        std::vector<BlockKind> kinds;
+        for (const Block& blk : g.blocks)
+            if (IsLayer(blk.kind)) kinds.push_back(blk.kind);
+        B.bf16_twin = true;
+        for (BlockKind k : kinds) switch (k) {
+                case BlockKind::dense_layer: DenseLayer(false); break;
+                case BlockKind::dense_window_layer: DenseLayer(true); break;
+                case BlockKind::moe_layer: MoeLayer(false); break;
+                case BlockKind::moe_window_layer: MoeLayer(true); break;
+                default: HybridLayer(k); break;
+            }
+        B.bf16_twin = false;
+    }
+
     // ---- head: final norm, vocab-parallel LM head and cross-entropy (Megatron), then the MTP modules ----
     void Head() {
         B.Begin(BlockKind::head, boundary);
@@ -668,6 +684,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
                                                     {BlockKind::moe_mlp_layer, kinds.moe_mlp}};
         for (const auto& [kind, n] : hybrid)
             if (n > 0) builder.HybridLayer(kind);
+        if (m.has_bf16_layers()) builder.Bf16Twins();
         return g;
     }
     builder.DenseLayer(false);
@@ -678,6 +695,8 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         builder.DenseLayer(true);
         if (m.is_moe()) builder.MoeLayer(true);
     }
+    // Last, so the blocks and expressions of a model without BF16 layers stay as they were.
+    if (m.has_bf16_layers()) builder.Bf16Twins();
     return g;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 
 #include "config/error.h"
 #include "config/json_fields.h"
@@ -43,6 +44,12 @@ constexpr IntKey kModelKeys[] = {
     {"mtp_layers", &ConfigLink::mtp_layers, 0},
 };
 
+// The layers an fp8/fp4 model keeps in BF16, written after the precision and its recipe they need.
+constexpr IntKey kPrecisionKeys[] = {
+    {"bf16_first", &ConfigLink::bf16_first, 0},
+    {"bf16_last", &ConfigLink::bf16_last, 0},
+};
+
 struct BoolKey {
     const char* key;
     bool ConfigLink::*member;
@@ -71,7 +78,9 @@ std::vector<std::string> KnownKeys() {
     k.push_back("hybrid");
     k.push_back("load_imbalance");
     k.push_back("routing");
-    k.insert(k.end(), {"precision", "scaling", "system", "parallel"});
+    k.insert(k.end(), {"precision", "scaling"});
+    for (const IntKey& m : kPrecisionKeys) k.push_back(m.key);
+    k.insert(k.end(), {"system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
     k.push_back("attn_kernel");
@@ -255,11 +264,12 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.sweep_fixed = ParseBool(key, v);
         return;
     }
-    for (const IntKey& m : kModelKeys)
-        if (key == m.key) {
-            link.*m.member = ParseInt(key, v, m.min, kMaxModelDim);
-            return;
-        }
+    for (std::span<const IntKey> keys : {std::span<const IntKey>(kModelKeys), std::span<const IntKey>(kPrecisionKeys)})
+        for (const IntKey& m : keys)
+            if (key == m.key) {
+                link.*m.member = ParseInt(key, v, m.min, kMaxModelDim);
+                return;
+            }
     for (const BoolKey& o : kOptionKeys)
         if (key == o.key) {
             link.*o.member = ParseBool(key, v);
@@ -306,6 +316,8 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     if (link.contiguous_routing) put("routing", *link.contiguous_routing ? "contiguous" : "uniform");
     if (link.precision) put("precision", NameOf(*link.precision));
     if (link.scaling) put("scaling", NameOf(*link.scaling));
+    for (const IntKey& m : kPrecisionKeys)
+        if (const auto& v = link.*m.member) put(m.key, std::to_string(*v));
     if (!link.system.empty()) put("system", link.system);
     for (const LinkLevelEdit& e : link.levels) {
         const std::string p = "net." + std::to_string(e.level) + ".";

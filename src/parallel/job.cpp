@@ -53,7 +53,7 @@ void Rebind(Job& job, const ParallelConfig& p) {
     b[static_cast<size_t>(Sym::V)] = job.padded_vocab;
     job.graph.pool.EvalAll(b, job.values);
     for (const Block& blk : job.graph.blocks) {
-        BlockSums& t = job.sums[static_cast<int>(blk.kind)];
+        BlockSums& t = (blk.bf16 ? job.bf16_sums : job.sums)[static_cast<int>(blk.kind)];
         t = BlockSums{};
         for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full, Recompute::op})
             t.saved[static_cast<int>(rc)] = SavedActivationBytes(job, blk, rc);
@@ -129,6 +129,18 @@ StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     c.moe = k.moe;
     c.moe_window = k.moe_window;
     c.mamba = k.mamba, c.attention = k.attention, c.mlp = k.mlp, c.moe_mlp = k.moe_mlp;
+    // The BF16 layers in range: at most the model's first and last few, so this walk stays short.
+    if (job.model.has_bf16_layers()) {
+        const PrecisionConfig& q = job.model.precision;
+        const int end = r.first + r.count;
+        auto count = [&](int from, int to) {
+            for (int l = std::max(from, r.first); l < std::min(to, end); ++l)
+                ++c.bf16[static_cast<int>(LayerBlockKind(job, l))];
+        };
+        const int last_from = std::max(q.bf16_first_layers, job.model.layers - q.bf16_last_layers);
+        count(0, q.bf16_first_layers);
+        count(last_from, job.model.layers);
+    }
     return c;
 }
 
@@ -153,7 +165,8 @@ std::vector<StageBlock> BlocksOfVstage(const Job& job, int g) {
     out.reserve(c.layers() + 2);
     if (c.embedding) out.push_back({gr.Find(BlockKind::embedding), -1});
     for (int l = c.first_layer; l < c.first_layer + c.layers(); ++l)
-        out.push_back({gr.Find(LayerBlockKind(job, l)), l});
+        out.push_back(
+            {job.model.bf16_layer(l) ? gr.FindBf16(LayerBlockKind(job, l)) : gr.Find(LayerBlockKind(job, l)), l});
     if (c.head) out.push_back({gr.Find(BlockKind::head), -1});
     return out;
 }

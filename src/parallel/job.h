@@ -27,6 +27,7 @@ struct Job {
     double padded_vocab = 0;           // vocabulary padded to a multiple of tp (Megatron pads to 128*tp)
     double model_flops_per_token = 0;  // ModelStats of the unsplit model: matmul + attention, fwd + bwd
     BlockSums sums[kBlockKinds];       // by BlockKind, for the current values
+    BlockSums bf16_sums[kBlockKinds];  // the same for each kind's BF16 twin (Block::bf16), where the model has one
 
     double V(Expr e) const { return values[e.id]; }
     // Layer ranges the pipeline is cut into (pp x vstages interleaved, pp otherwise), numbered by PositionOf.
@@ -99,7 +100,25 @@ struct StageBlockCounts {
     bool embedding = false, head = false;
     int first_layer = 0, dense = 0, moe = 0, dense_window = 0, moe_window = 0;
     int mamba = 0, attention = 0, mlp = 0, moe_mlp = 0;  // a hybrid model's one-symbol layers
+    // Of the layers counted above, by BlockKind, those the model keeps in BF16 (ModelConfig::bf16_layer): their
+    // kind's BF16 twin times and holds them.
+    int bf16[kBlockKinds] = {};
     int layers() const { return dense + moe + dense_window + moe_window + mamba + attention + mlp + moe_mlp; }
+    int of(BlockKind k) const {
+        switch (k) {
+            case BlockKind::embedding: return embedding ? 1 : 0;
+            case BlockKind::head: return head ? 1 : 0;
+            case BlockKind::dense_layer: return dense;
+            case BlockKind::moe_layer: return moe;
+            case BlockKind::dense_window_layer: return dense_window;
+            case BlockKind::moe_window_layer: return moe_window;
+            case BlockKind::mamba_layer: return mamba;
+            case BlockKind::attention_layer: return attention;
+            case BlockKind::mlp_layer: return mlp;
+            case BlockKind::moe_mlp_layer: return moe_mlp;
+        }
+        return 0;
+    }
 };
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g);
 

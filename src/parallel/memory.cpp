@@ -48,12 +48,12 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
         bool done = false;
         double act = 0, act_none = 0, dense = 0, expert = 0;
     };
-    KindCost kinds[kBlockKinds];
-    auto cost = [&](BlockKind k) -> const KindCost& {
-        KindCost& c = kinds[static_cast<int>(k)];
+    KindCost kinds[kBlockKinds], twins[kBlockKinds];  // twins: each kind's BF16 twin (Block::bf16)
+    auto cost = [&](BlockKind k, bool bf16) -> const KindCost& {
+        KindCost& c = (bf16 ? twins : kinds)[static_cast<int>(k)];
         if (!c.done) {
-            const BlockSums& b = job.sums[static_cast<int>(k)];  // evaluated by Rebind
-            const bool tied = p.pp > 1;                          // HeldParams: a tied copy counts only then
+            const BlockSums& b = (bf16 ? job.bf16_sums : job.sums)[static_cast<int>(k)];  // evaluated by Rebind
+            const bool tied = p.pp > 1;  // HeldParams: a tied copy counts only then
             c.dense = b.dense + (tied ? b.tied_dense : 0);
             c.expert = b.expert + (tied ? b.tied_expert : 0);
             c.act = b.saved[static_cast<int>(p.recompute)];
@@ -67,41 +67,43 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     std::vector<double> act_heap;
     double* chunk_act = act;
     if (p.active_vstages() > 64) act_heap.assign(p.active_vstages(), 0), chunk_act = act_heap.data();
-    double dense = 0, expert = 0, largest_block = 0, recompute_working = 0;
+    // Parameters held, in the compute precision and (the layers kept in BF16) in 16 bits.
+    double dense = 0, expert = 0, dense16 = 0, expert16 = 0, largest_block_bytes = 0, recompute_working = 0;
     for (int c = 0; c < p.active_vstages(); ++c) {
         chunk_act[c] = 0;
         StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, c, stage));
-        auto add = [&](BlockKind k, int times) {
+        auto add = [&](BlockKind k, int times, bool bf16) {
             if (times <= 0) return;
-            const KindCost& kc = cost(k);
-            dense += times * kc.dense, expert += times * kc.expert;  // whole bytes: exact as a block-by-block sum
+            const KindCost& kc = cost(k, bf16);
+            // whole bytes: exact as a block-by-block sum
+            (bf16 ? dense16 : dense) += times * kc.dense, (bf16 ? expert16 : expert) += times * kc.expert;
             chunk_act[c] += times * kc.act;
-            largest_block = std::max(largest_block, kc.dense + kc.expert);
+            largest_block_bytes = std::max(largest_block_bytes, (kc.dense + kc.expert) * WeightBytesOf(prec, bf16));
             // Recomputing a block in the backward brings back what its forward dropped, beside what it kept (already
             // in chunk_act): the working set is the difference. Counting the whole block here counted its kept
             // bytes twice (under selective recomputation nearly the whole layer).
             if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none - kc.act);
         };
-        add(BlockKind::embedding, n.embedding);
-        add(BlockKind::dense_layer, n.dense);
-        add(BlockKind::moe_layer, n.moe);
-        add(BlockKind::dense_window_layer, n.dense_window);
-        add(BlockKind::moe_window_layer, n.moe_window);
-        add(BlockKind::mamba_layer, n.mamba);
-        add(BlockKind::attention_layer, n.attention);
-        add(BlockKind::mlp_layer, n.mlp);
-        add(BlockKind::moe_mlp_layer, n.moe_mlp);
-        add(BlockKind::head, n.head);
+        for (BlockKind k :
+             {BlockKind::embedding, BlockKind::dense_layer, BlockKind::moe_layer, BlockKind::dense_window_layer,
+              BlockKind::moe_window_layer, BlockKind::mamba_layer, BlockKind::attention_layer, BlockKind::mlp_layer,
+              BlockKind::moe_mlp_layer, BlockKind::head}) {
+            const int twin = n.bf16[static_cast<int>(k)];
+            add(k, n.of(k) - twin, false);
+            add(k, twin, true);
+        }
     }
-    mem.params = dense + expert;
-    const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
+    mem.params = dense + expert + dense16 + expert16;
+    const double w = BytesOf(prec.compute), w16 = WeightBytesOf(prec, true), g = BytesOf(prec.grad);
     const double opt = (prec.master == prec.compute ? 0 : BytesOf(prec.master)) + 2 * BytesOf(prec.optimizer);
-    auto sharded = [&](double bytes_per_param, bool shard) {
-        return shard ? bytes_per_param * (dense / dp_group + expert / edp_group) : bytes_per_param * (dense + expert);
+    auto sharded = [&](double d, double e, double bytes_per_param, bool shard) {
+        return shard ? bytes_per_param * (d / dp_group + e / edp_group) : bytes_per_param * (d + e);
     };
-    mem.weights = sharded(w, p.zero >= 3) + (p.zero >= 3 ? 2 * largest_block * w : 0);
-    mem.gradients = sharded(g, p.zero >= 2);
-    mem.optimizer = sharded(opt, p.zero >= 1);
+    const bool z3 = p.zero >= 3;
+    mem.weights =
+        sharded(dense, expert, w, z3) + sharded(dense16, expert16, w16, z3) + (z3 ? 2 * largest_block_bytes : 0);
+    mem.gradients = sharded(dense + dense16, expert + expert16, g, p.zero >= 2);
+    mem.optimizer = sharded(dense + dense16, expert + expert16, opt, p.zero >= 1);
 
     InFlightPeak peak = PeakInFlight(p, stage, chunk_act);
     mem.peak_inflight = peak.inflight;

@@ -1,5 +1,7 @@
 #include "report/model_report.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
@@ -17,6 +19,18 @@ std::string WindowLine(const ModelConfig& m) {
     if (windowed == 0) return "";
     return std::to_string(windowed) + " of " + std::to_string(m.layers) + " layers see the last " +
            FormatInt(m.window.size) + " keys";
+}
+
+// "first 1, last 1 (layers 0 and 79 of 80)": the layers an fp8/fp4 model keeps in BF16, numbered from 0.
+static std::string Bf16LayersLine(const ModelConfig& m) {
+    const int first = m.precision.bf16_first_layers, last = m.precision.bf16_last_layers;
+    auto range = [](int a, int b) { return a == b ? std::to_string(a) : std::to_string(a) + "-" + std::to_string(b); };
+    std::string layers;
+    if (first > 0) layers = range(0, std::min(first, m.layers) - 1);
+    const int from = std::max(first, m.layers - last);
+    if (from < m.layers) layers += (layers.empty() ? "" : " and ") + range(from, m.layers - 1);
+    return "first " + std::to_string(first) + ", last " + std::to_string(last) + " (layers " + layers + " of " +
+           std::to_string(m.layers) + ")";
 }
 
 std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
@@ -40,6 +54,7 @@ std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
     o += "Training state (" + PrecisionLine(m.precision) + ")\n";
     if (const Scaling q = ResolvedScaling(m.precision.compute, m.precision.scaling); q != Scaling::automatic)
         line("  GEMM scaling", std::string(NameOf(m.precision.compute)) + ", " + ScalingDescription(q));
+    if (m.has_bf16_layers()) line("  layers in BF16", Bf16LayersLine(m));
     line("  weights", FormatBytes(st.weight_bytes));
     line("  gradients", FormatBytes(st.gradient_bytes));
     line("  optimizer", FormatBytes(st.optimizer_bytes));

@@ -253,10 +253,11 @@ struct ProgramBuilder {
         return sb.layer >= 0 ? 'L' + std::to_string(sb.layer) + '.' : std::string();
     }
 
-    // ZeRO-3: all-gather a block's weights (dense over dp, experts over edp) on the side stream once the main
+    // ZeRO-3: all-gather a block's weights (dense over dp, experts over edp, in the block's precision) on the side stream once the main
     // stream has reached `after`. Returns the last gather's index (-1: nothing gathered).
-    int64_t GatherWeights(const StageBlock& sb, double wbytes, int64_t after) {
+    int64_t GatherWeights(const StageBlock& sb, int64_t after) {
         const std::string pre = Prefix(sb);
+        const double wbytes = WeightBytesOf(job.model.precision, sb.block->bf16);  // 16 bits in a BF16 layer
         int64_t a = EmitColl(pre + "zero3.gather", NodeRole::grad_sync, CollectiveType::all_gather, GroupKind::dp,
                              WeightBytes(*sb.block, false, wbytes), false, after);
         int64_t b = EmitColl(pre + "zero3.gather_experts", NodeRole::grad_sync, CollectiveType::all_gather,
@@ -303,7 +304,7 @@ struct StageProgramStream::Builder {
     ProgramBuilder B;
     const ParallelConfig& p;
     const int S, M;
-    const double wbytes, gbytes;
+    const double gbytes;
     bool scatter = false;       // pipeline scatter/gather (the constructor)
     double boundary_bytes = 0;  // a layer's output activation, what a stage hands the next
     double p2p_bytes = 0;       // what one send carries: the boundary, or its 1/tp share under scatter/gather
@@ -327,7 +328,6 @@ struct StageProgramStream::Builder {
           p(job.par),
           S(job.total_vstages()),
           M(job.par.microbatches()),
-          wbytes(BytesOf(job.model.precision.compute)),
           gbytes(BytesOf(job.model.precision.grad)),
           zero3(job.par.zero >= 3),
           reduce_every_microbatch(job.par.zero == 2),
@@ -384,13 +384,13 @@ struct StageProgramStream::Builder {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
         if (g > 0) Receive(-next_rank, step.microbatch, g - 1, false);
-        int64_t gathered = zero3 ? B.GatherWeights(bl[0], wbytes, B.chain) : -1;
+        int64_t gathered = zero3 ? B.GatherWeights(bl[0], B.chain) : -1;
         const bool quantize = zero3 || !quantized[step.chunk];
         quantized[step.chunk] = true;
         for (int j = 0; j < n; ++j) {
             const StageBlock& sb = bl[j];
             B.wait = gathered;
-            if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], wbytes, B.chain);  // prefetch
+            if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], B.chain);  // prefetch
             if (quantize) B.EmitFp8WeightQuant(sb);
             const std::vector<Op>& ops = sb.block->forward;
             for (size_t k = 0; k < ops.size(); ++k)
@@ -420,11 +420,11 @@ struct StageProgramStream::Builder {
         const int n = static_cast<int>(bl.size());
         if (g < S - 1) Receive(next_rank, step.microbatch, g, true);
         const bool split = step.split;
-        int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], wbytes, B.chain) : -1;
+        int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], B.chain) : -1;
         for (int j = n - 1; j >= 0; --j) {
             const StageBlock& sb = bl[j];
             B.wait = gathered;
-            if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], wbytes, B.chain);  // prefetch
+            if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], B.chain);  // prefetch
             ProgramBuilder::OpNames& names = op_names[step.chunk][j];
             if (p.recompute != Recompute::none) {
                 const std::vector<Op>& ops = sb.block->forward;
@@ -467,14 +467,17 @@ struct StageProgramStream::Builder {
         // Optimizer step (Adam): ~13 FLOPs per parameter; reads gradient, master, m, v; writes master, m, v
         // and the compute copy. ZeRO shards it: dense parameters over the data-parallel group, expert ones over
         // the expert-data-parallel group.
-        double dense = 0, expert = 0;
-        for (const auto& bl : blocks)
-            for (const StageBlock& sb : bl)
-                dense += B.WeightBytes(*sb.block, false, 1), expert += B.WeightBytes(*sb.block, true, 1);
         const PrecisionConfig& prec = job.model.precision;
-        const double params =
-            p.zero >= 1 ? dense / B.layout.GroupSize(GroupKind::dp) + expert / B.layout.GroupSize(GroupKind::edp)
-                        : dense + expert;
+        double dense = 0, expert = 0, dense_w = 0, expert_w = 0;  // parameters, and their weights' bytes
+        for (const auto& bl : blocks)
+            for (const StageBlock& sb : bl) {
+                const double d = B.WeightBytes(*sb.block, false, 1), e = B.WeightBytes(*sb.block, true, 1);
+                const double wb = WeightBytesOf(prec, sb.block->bf16);  // 16 bits in a layer kept in BF16
+                dense += d, expert += e, dense_w += d * wb, expert_w += e * wb;
+            }
+        const double dp = p.zero >= 1 ? B.layout.GroupSize(GroupKind::dp) : 1;
+        const double edp = p.zero >= 1 ? B.layout.GroupSize(GroupKind::edp) : 1;
+        const double params = dense / dp + expert / edp, weights = dense_w / dp + expert_w / edp;
         const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
         ProgNode opt;
         opt.type = EtNodeType::comp;
@@ -482,14 +485,14 @@ struct StageProgramStream::Builder {
         opt.kind = OpKind::elementwise;
         opt.name = B.Name("optimizer.adam");
         opt.flops = std::max<int64_t>(1, static_cast<int64_t>(13 * params));
-        opt.bytes = static_cast<uint64_t>(params * (gbytes + 2 * (master + 2 * BytesOf(prec.optimizer)) + wbytes));
+        opt.bytes = static_cast<uint64_t>(params * (gbytes + 2 * (master + 2 * BytesOf(prec.optimizer))) + weights);
         B.wait = B.last_sync;
         B.EmitOnChain(opt);
         if (p.zero == 1 || p.zero == 2) {
-            B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp,
-                       dense * wbytes, true);
-            B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp,
-                       expert * wbytes, true);
+            B.EmitColl("dp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::dp, dense_w,
+                       true);
+            B.EmitColl("edp.param_gather", NodeRole::optimizer, CollectiveType::all_gather, GroupKind::edp, expert_w,
+                       true);
         }
     }
 };

@@ -148,28 +148,16 @@ std::string GiB(double bytes) {
 // ---- Phase 1: block times. Each block kind is timed once; every layer of a kind costs the same. ----
 
 struct BlockKindTimes {
-    BlockTime embedding, dense, moe, head;     // moe: zero when the model has no MoE layers
-    BlockTime dense_window, moe_window;        // layers with a windowed attention core; zero without them
-    BlockTime mamba, attention, mlp, moe_mlp;  // a hybrid model's one-symbol layers; zero where it has none
+    // By BlockKind; zero for a kind the model does not have. bf16: each layer kind's BF16 twin (Block::bf16), zero
+    // unless the model keeps layers in BF16.
+    BlockTime of[kBlockKinds], bf16[kBlockKinds];
 };
 
 BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const UserbufferConfig* ub,
                               const KernelFloor& floor) {
     BlockKindTimes t;
-    auto time = [&](BlockKind k) { return TimeBlock(job, *job.graph.Find(k), cm, net, ub, floor); };
-    auto time_if = [&](BlockKind k, BlockTime& out) {
-        if (job.graph.Find(k)) out = time(k);
-    };
-    t.embedding = time(BlockKind::embedding);
-    time_if(BlockKind::dense_layer, t.dense);
-    time_if(BlockKind::moe_layer, t.moe);
-    time_if(BlockKind::dense_window_layer, t.dense_window);
-    time_if(BlockKind::moe_window_layer, t.moe_window);
-    time_if(BlockKind::mamba_layer, t.mamba);
-    time_if(BlockKind::attention_layer, t.attention);
-    time_if(BlockKind::mlp_layer, t.mlp);
-    time_if(BlockKind::moe_mlp_layer, t.moe_mlp);
-    t.head = time(BlockKind::head);
+    for (const Block& b : job.graph.blocks)
+        (b.bf16 ? t.bf16 : t.of)[static_cast<int>(b.kind)] = TimeBlock(job, b, cm, net, ub, floor);
     return t;
 }
 
@@ -184,9 +172,9 @@ double TpExposed(const BlockTime& b, const TrainingOptions& opt, int tp) {
 
 // ZeRO-3/FSDP: two gathers (forward, backward) and one gradient scatter per block and microbatch, prefetched
 // behind the block's compute when overlapping. Per block kind, since it depends only on it.
-double Zero3Seconds(const BlockTime& b, const Job& job, const CommModel& net) {
+double Zero3Seconds(const BlockTime& b, const Job& job, const CommModel& net, bool bf16) {
     if (job.par.zero < 3) return 0.0;
-    const double w = BytesOf(job.model.precision.compute), g = BytesOf(job.model.precision.grad);
+    const double w = WeightBytesOf(job.model.precision, bf16), g = BytesOf(job.model.precision.grad);
     return 2 * net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
            2 * net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w) +
            net.Seconds(CollectiveType::reduce_scatter, GroupKind::dp, b.dense_params * g) +
@@ -200,9 +188,10 @@ struct StageCost {
     double sm_loss = 0;                                           // of fwd + bwd + rec
     double part[kKernelParts] = {}, part_rec[kKernelParts] = {};  // of fwd + bwd, of rec
     double dense_params = 0, expert_params = 0;
-    double fp8_quant = 0, fp8_quant_fixed = 0;  // one quantization of the stage's fp8 GEMM weights
-    double zero3_exposed = 0;                   // per microbatch
-    double zero3_hidden = 0;                    // per microbatch: the ZeRO-3 traffic behind the compute
+    double dense_weight_bytes = 0, expert_weight_bytes = 0;  // of those parameters, each in its layer's precision
+    double fp8_quant = 0, fp8_quant_fixed = 0;               // one quantization of the stage's fp8 GEMM weights
+    double zero3_exposed = 0;                                // per microbatch
+    double zero3_hidden = 0;                                 // per microbatch: the ZeRO-3 traffic behind the compute
     int layers = 0;
     double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
     double work_with_zero3() const { return work() + zero3_exposed; }
@@ -213,13 +202,15 @@ struct StageCost {
 struct Zero3Part {
     double exposed = 0, hidden = 0;
 };
-Zero3Part Zero3Of(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt) {
-    const double t = Zero3Seconds(b, job, net), hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
+Zero3Part Zero3Of(const BlockTime& b, const Job& job, const CommModel& net, const TrainingOptions& opt, bool bf16) {
+    const double t = Zero3Seconds(b, job, net, bf16), hide = opt.overlap_dp ? b.fwd + b.bwd + b.rec : 0;
     return {std::max(0.0, t - hide), std::min(t, hide)};
 }
 
-void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part zero3, int n) {
+void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part zero3, int n, double weight_bytes) {
     if (n <= 0) return;
+    c.dense_weight_bytes += n * b.dense_params * weight_bytes,
+        c.expert_weight_bytes += n * b.expert_params * weight_bytes;
     c.fwd += n * b.fwd, c.bwd += n * b.bwd, c.rec += n * b.rec, c.wgrad += n * b.wgrad, c.flops += n * b.flops;
     c.sm_loss += n * b.sm_loss;
     for (int k = 0; k < kKernelParts; ++k) c.part[k] += n * b.part[k], c.part_rec[k] += n * b.part_rec[k];
@@ -234,33 +225,36 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part ze
 
 // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate costs
 // the same for 4 layers or 126.
+// The order a stage's sums add its kinds in (the embedding first, the head last).
+constexpr BlockKind kStageOrder[] = {
+    BlockKind::embedding,        BlockKind::dense_layer, BlockKind::moe_layer,       BlockKind::dense_window_layer,
+    BlockKind::moe_window_layer, BlockKind::mamba_layer, BlockKind::attention_layer, BlockKind::mlp_layer,
+    BlockKind::moe_mlp_layer,    BlockKind::head};
+
 std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const CommModel& net,
                                  const TrainingOptions& opt) {
     const ParallelConfig& p = job.par;
     struct Kind {
-        const BlockTime& time;
+        const BlockTime* time;
         double tp_exposed;
         Zero3Part zero3;
     };
-    auto kind = [&](const BlockTime& b) { return Kind{b, TpExposed(b, opt, p.tp), Zero3Of(b, job, net, opt)}; };
-    const Kind emb = kind(t.embedding), dense = kind(t.dense), moe = kind(t.moe), head = kind(t.head);
-    const Kind dense_w = kind(t.dense_window), moe_w = kind(t.moe_window);
-    const Kind mamba = kind(t.mamba), attention = kind(t.attention), mlp = kind(t.mlp), moe_mlp = kind(t.moe_mlp);
+    Kind kinds[kBlockKinds], bf16[kBlockKinds];
+    const double w = WeightBytesOf(job.model.precision, false), w16 = WeightBytesOf(job.model.precision, true);
+    for (int k = 0; k < kBlockKinds; ++k) {
+        kinds[k] = {&t.of[k], TpExposed(t.of[k], opt, p.tp), Zero3Of(t.of[k], job, net, opt, false)};
+        bf16[k] = {&t.bf16[k], TpExposed(t.bf16[k], opt, p.tp), Zero3Of(t.bf16[k], job, net, opt, true)};
+    }
     std::vector<StageCost> stages(p.pp);
     for (int s = 0; s < p.pp; ++s) {
         StageCost& c = stages[s];
         for (int ch = 0; ch < p.active_vstages(); ++ch) {
             const StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, ch, s));
-            AddBlocks(c, emb.time, emb.tp_exposed, emb.zero3, n.embedding ? 1 : 0);
-            AddBlocks(c, dense.time, dense.tp_exposed, dense.zero3, n.dense);
-            AddBlocks(c, moe.time, moe.tp_exposed, moe.zero3, n.moe);
-            AddBlocks(c, dense_w.time, dense_w.tp_exposed, dense_w.zero3, n.dense_window);
-            AddBlocks(c, moe_w.time, moe_w.tp_exposed, moe_w.zero3, n.moe_window);
-            AddBlocks(c, mamba.time, mamba.tp_exposed, mamba.zero3, n.mamba);
-            AddBlocks(c, attention.time, attention.tp_exposed, attention.zero3, n.attention);
-            AddBlocks(c, mlp.time, mlp.tp_exposed, mlp.zero3, n.mlp);
-            AddBlocks(c, moe_mlp.time, moe_mlp.tp_exposed, moe_mlp.zero3, n.moe_mlp);
-            AddBlocks(c, head.time, head.tp_exposed, head.zero3, n.head ? 1 : 0);
+            for (BlockKind kind : kStageOrder) {
+                const int k = static_cast<int>(kind), narrow = n.of(kind) - n.bf16[k];
+                AddBlocks(c, *kinds[k].time, kinds[k].tp_exposed, kinds[k].zero3, narrow, w);
+                AddBlocks(c, *bf16[k].time, bf16[k].tp_exposed, bf16[k].zero3, n.bf16[k], w16);
+            }
             c.layers += n.layers();
         }
     }
@@ -382,7 +376,7 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
                           const TrainingOptions& opt, const Accelerator& acc, StepBreakdown& br) {
     const ParallelConfig& p = job.par;
     const int M = p.microbatches();
-    const double w = BytesOf(job.model.precision.compute), g = BytesOf(job.model.precision.grad);
+    const double g = BytesOf(job.model.precision.grad);
     if (p.zero < 3) {
         const bool every_microbatch = p.zero == 2;
         const CollectiveType red = p.zero >= 1 ? CollectiveType::reduce_scatter : CollectiveType::all_reduce;
@@ -390,8 +384,8 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
         const double t_red =
             net.Seconds(red, GroupKind::dp, b.dense_params * g) + net.Seconds(red, GroupKind::edp, b.expert_params * g);
         const double t_ag = p.zero >= 1
-                                ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_params * w) +
-                                      net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_params * w)
+                                ? net.Seconds(CollectiveType::all_gather, GroupKind::dp, b.dense_weight_bytes) +
+                                      net.Seconds(CollectiveType::all_gather, GroupKind::edp, b.expert_weight_bytes)
                                 : 0;
         const double buckets = std::max(1.0, std::ceil(grads / (p.bucket_mb * 1024 * 1024)));
         // ZeRO-2 reduces M times, each behind its microbatch's backward; otherwise once, behind the last. Either
@@ -421,12 +415,14 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
 double OptimizerSeconds(const Job& job, const StageCost& b, const CommModel& net, const ComputeModel& cm) {
     const ParallelConfig& p = job.par;
     const PrecisionConfig& prec = job.model.precision;
-    const double w = BytesOf(prec.compute), g = BytesOf(prec.grad);
+    const double g = BytesOf(prec.grad);
     const double master = prec.master == prec.compute ? 0 : BytesOf(prec.master);
     double shard_dense = p.zero >= 1 ? net.GroupSize(GroupKind::dp) : 1;
     double shard_expert = p.zero >= 1 ? net.GroupSize(GroupKind::edp) : 1;
     double params = b.dense_params / shard_dense + b.expert_params / shard_expert;
-    return params * (g + 2 * (master + 2 * BytesOf(prec.optimizer)) + w) / cm.memory_bytes_per_s();
+    // The weights it writes back, each in its layer's precision (16 bits in a layer kept in BF16).
+    const double weights = b.dense_weight_bytes / shard_dense + b.expert_weight_bytes / shard_expert;
+    return (params * (g + 2 * (master + 2 * BytesOf(prec.optimizer))) + weights) / cm.memory_bytes_per_s();
 }
 
 // ---- Results: throughput and FLOP rates, memory, energy. ----

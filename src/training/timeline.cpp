@@ -55,7 +55,8 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
     double tp_collective[kBlockKinds] = {};  // of each layer kind, as the estimate's TimeBlock takes it
     if (ub)
         for (const Block& b : job.graph.blocks)
-            if (IsLayer(b.kind)) tp_collective[static_cast<int>(b.kind)] = LargestTpCollectiveSeconds(job, b, net);
+            if (IsLayer(b.kind) && !b.bf16)
+                tp_collective[static_cast<int>(b.kind)] = LargestTpCollectiveSeconds(job, b, net);
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
