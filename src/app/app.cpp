@@ -283,6 +283,7 @@ void SetComputePrecision(ModelConfig& m, Precision p) {
     m.precision.activation = floor16;
     m.precision.scaling = Scaling::automatic;  // a recipe belongs to one format: the new one's usual recipe
     m.precision.bf16_first_layers = m.precision.bf16_last_layers = 0;  // and so do the layers it leaves in BF16
+    m.precision.bf16_modules = 0;                                      // and the modules
 }
 
 std::string CurrentModelJson(const AppState& s) { return ModelConfigToJson(s.model); }

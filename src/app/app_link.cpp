@@ -155,6 +155,7 @@ std::string LinkState(const AppState& s) {
     if (m.precision.scaling != b.precision.scaling) l.scaling = m.precision.scaling;
     l.bf16_first = IfEdited(m.precision.bf16_first_layers, b.precision.bf16_first_layers);
     l.bf16_last = IfEdited(m.precision.bf16_last_layers, b.precision.bf16_last_layers);
+    l.bf16_modules = IfEdited(m.precision.bf16_modules, b.precision.bf16_modules);
     if (s.system_index >= 0) {
         const SystemPreset& sp = s.systems[s.system_index];
         l.system = IdOf(sp.file);
@@ -240,6 +241,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     if (l.scaling) m.precision.scaling = *l.scaling;                  // checked against the precision in Resolve
     if (l.bf16_first) m.precision.bf16_first_layers = *l.bf16_first;  // checked with the model (ValidateModelConfig)
     if (l.bf16_last) m.precision.bf16_last_layers = *l.bf16_last;
+    if (l.bf16_modules) m.precision.bf16_modules = *l.bf16_modules;
     s.system_index = r.system;
     if (r.system >= 0)
         for (const LinkLevelEdit& e : l.levels) {

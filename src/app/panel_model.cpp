@@ -41,6 +41,35 @@ static bool Fp8ScalingCombo(Scaling& scaling) {
     return changed;
 }
 
+// The modules whose GEMMs stay in BF16 in an fp8 or fp4 model (PrecisionConfig::bf16_modules): a box for each
+// module the model has.
+static bool Bf16ModuleBoxes(ModelConfig& m) {
+    const bool has[kBf16ModuleCount] = {m.has_attention(),
+                                        m.has_dense_mlp(),
+                                        m.is_moe(),
+                                        m.is_moe() && m.moe.shared_experts > 0,
+                                        m.is_moe() && m.moe.latent > 0,
+                                        m.has_mamba(),
+                                        m.mtp_layers > 0};
+    bool changed = false;
+    ImGui::TextUnformatted("BF16 modules:");
+    for (int i = 0; i < kBf16ModuleCount; ++i) {
+        if (!has[i]) continue;
+        ImGui::SameLine();
+        const uint8_t bit = static_cast<uint8_t>(1u << i);
+        bool on = m.precision.bf16_modules & bit;
+        if (ImGui::Checkbox(kBf16ModuleNames[i], &on)) {
+            m.precision.bf16_modules = on ? m.precision.bf16_modules | bit : m.precision.bf16_modules & ~bit;
+            changed = true;
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "its GEMMs run in BF16 in every layer, as Megatron-Core's quant_recipe matchers keep "
+                "them (Nemotron 3 Super's NVFP4 recipe: attention, latent, mtp)");
+    }
+    return changed;
+}
+
 // Text size for the whole page (besides the browser's zoom, which the page follows through devicePixelRatio).
 static void DrawUiScale(AppState& s) {
     static const float kScales[] = {1.0f, 1.25f, 1.5f, 1.75f, 2.0f};
@@ -143,6 +172,7 @@ void DrawModelPanel(AppState& s) {
         changed |= IntField("bf16_last", &m.precision.bf16_last_layers,
                             "the last layers kept in BF16 (num_layers_at_end_in_bf16: Megatron-Bridge's fp8 "
                             "current-scaling recipe keeps 1 and 1, Nemotron 3 Super's NVFP4 recipe its last 14)");
+        changed |= Bf16ModuleBoxes(m);
     }
     ImGui::PopItemWidth();
     if (!s.presets.empty()) {

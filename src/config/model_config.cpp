@@ -100,6 +100,13 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         ParseScaling(scaling, &m.precision.scaling);
         m.precision.bf16_first_layers = g.NonNegativeInt("bf16_first_layers", 0);
         m.precision.bf16_last_layers = g.NonNegativeInt("bf16_last_layers", 0);
+        if (const std::string modules = g.String("bf16_modules", ""); !modules.empty()) {
+            std::string bad;
+            if (!ParseBf16Modules(modules, &m.precision.bf16_modules, &bad))
+                throw Error("precision.bf16_modules", "\"" + bad +
+                                                          "\" is not one of attention, mlp, experts, "
+                                                          "shared_experts, latent, mamba, mtp (joined by '+')");
+        }
         g.RejectUnknown();
     }
     f.RejectUnknown();
@@ -123,11 +130,42 @@ static void RequirePositive(const char* field, long long v) {
 
 // A hybrid pattern: one known symbol a layer, the Mamba and MoE settings its symbols need, and none of the
 // transformer-only layouts (leading dense layers, every n-th MoE, windows, MTP modules) it would contradict.
+// The modules a model has, by kBf16ModuleNames ("attention+mlp").
+static std::string ModulesOf(const ModelConfig& m) {
+    uint8_t mask = 0;
+    if (m.has_attention()) mask |= kBf16Attention;
+    if (m.has_dense_mlp()) mask |= kBf16Mlp;
+    if (m.is_moe()) mask |= kBf16Experts;
+    if (m.is_moe() && m.moe.shared_experts > 0) mask |= kBf16SharedExperts;
+    if (m.is_moe() && m.moe.latent > 0) mask |= kBf16Latent;
+    if (m.has_mamba()) mask |= kBf16Mamba;
+    if (m.mtp_layers > 0) mask |= kBf16Mtp;
+    return Bf16ModulesString(mask);
+}
+
 // PrecisionConfig::bf16_first_layers / bf16_last_layers: at most every layer, only where GEMMs run narrower than
 // 16 bits, and not under delayed scaling, which Megatron-Core refuses ("Delayed scaling does not support first / last
 // layer in BF16", fp8_utils.py get_fp8_context: its amax reduction spans one fp8_autocast region).
 static void ValidateBf16Layers(const ModelConfig& m) {
     const PrecisionConfig& p = m.precision;
+    if (p.bf16_modules) {
+        const std::string given = Bf16ModulesString(p.bf16_modules);
+        if (BytesOf(p.compute) >= 2)
+            throw Error("precision.bf16_modules", "\"" + given + "\" kept in BF16, but precision.compute is " +
+                                                      NameOf(p.compute) +
+                                                      ": every GEMM already runs in 16 bits (valid: none, or fp8/fp4)");
+        const bool has[kBf16ModuleCount] = {m.has_attention(),
+                                            m.has_dense_mlp(),
+                                            m.is_moe(),
+                                            m.moe.shared_experts > 0 && m.is_moe(),
+                                            m.moe.latent > 0 && m.is_moe(),
+                                            m.has_mamba(),
+                                            m.mtp_layers > 0};
+        for (int i = 0; i < kBf16ModuleCount; ++i)
+            if ((p.bf16_modules & (1u << i)) && !has[i])
+                throw Error("precision.bf16_modules", "\"" + std::string(kBf16ModuleNames[i]) + "\": " + m.name +
+                                                          " has no such module (it has " + ModulesOf(m) + ")");
+    }
     for (const auto& [field, n] : {std::pair{"precision.bf16_first_layers", p.bf16_first_layers},
                                    std::pair{"precision.bf16_last_layers", p.bf16_last_layers}}) {
         IntegerIn(field, n, std::to_string(n), 0, m.layers);
@@ -398,6 +436,7 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                       {"activation", NameOf(m.precision.activation)}, {"scaling", NameOf(m.precision.scaling)}};
     if (m.precision.bf16_first_layers > 0) j["precision"]["bf16_first_layers"] = m.precision.bf16_first_layers;
     if (m.precision.bf16_last_layers > 0) j["precision"]["bf16_last_layers"] = m.precision.bf16_last_layers;
+    if (m.precision.bf16_modules) j["precision"]["bf16_modules"] = Bf16ModulesString(m.precision.bf16_modules);
     return j.dump(2);
 }
 

@@ -112,6 +112,9 @@ struct PrecisionConfig {
     // keeps one of each, its Nemotron-H recipes two, Nemotron 3 Super's NVFP4 recipe its last 14 (training/
     // mixed_precision.py). Megatron asserts delayed scaling does not allow them; they need a narrow compute precision.
     int bf16_first_layers = 0, bf16_last_layers = 0;
+    // Modules whose GEMMs run in BF16 in every layer (kBf16Attention | ...; config/precision.h): Megatron-Core's
+    // quant_recipe matchers by module name. Needs a narrow compute precision and modules the model has.
+    uint8_t bf16_modules = 0;
 };
 
 // Bytes of one held weight: the compute precision's, or 16 bits in a layer kept in BF16.
@@ -165,6 +168,10 @@ struct ModelConfig {
         if (BytesOf(precision.compute) >= 2) return false;
         return i < precision.bf16_first_layers || i >= layers - precision.bf16_last_layers;
     }
+    // The modules its layers have (PrecisionConfig::bf16_modules checks against them).
+    bool has_attention() const { return !is_hybrid() || hybrid.find('*') != std::string::npos; }
+    bool has_dense_mlp() const { return is_hybrid() ? hybrid.find('-') != std::string::npos : dense_layers() > 0; }
+    bool has_mamba() const { return is_hybrid() && hybrid.find('M') != std::string::npos; }
     bool has_bf16_layers() const {
         return BytesOf(precision.compute) < 2 && precision.bf16_first_layers + precision.bf16_last_layers > 0;
     }

@@ -1,5 +1,7 @@
 // Number formats and their sizes in bytes. fp8/fp4 are the OCP/NVIDIA formats; bytes per element.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -106,6 +108,52 @@ inline Scaling ResolvedScaling(Precision compute, Scaling asked) {
     if (BytesOf(compute) >= 2) return Scaling::automatic;
     if (asked != Scaling::automatic) return asked;
     return compute == Precision::fp4 ? Scaling::nvfp4 : Scaling::delayed;
+}
+
+// Modules whose GEMMs run in BF16 inside an fp8 or fp4 layer (PrecisionConfig::bf16_modules): Megatron-Core's
+// quant_recipe matchers, which pick Transformer Engine's recipe by module name. Megatron-Bridge's Nemotron 3 Super NVFP4
+// recipe (perf_recipes/nemotronh/te_quant.cfg) keeps attention's linear_qkv and linear_proj, the MoE latent projections
+// and the MTP module in BF16. Bits of a mask, in the order of kBf16ModuleNames.
+inline constexpr uint8_t kBf16Attention = 1;      // the attention projections: QKV (or MLA's) and the output
+inline constexpr uint8_t kBf16Mlp = 2;            // a dense MLP's fc1 and fc2
+inline constexpr uint8_t kBf16Experts = 4;        // the routed experts' grouped GEMMs
+inline constexpr uint8_t kBf16SharedExperts = 8;  // the shared experts
+inline constexpr uint8_t kBf16Latent = 16;        // a latent MoE's fc1_latent_proj and fc2_latent_proj
+inline constexpr uint8_t kBf16Mamba = 32;         // a Mamba mixer's in_proj and out_proj
+inline constexpr uint8_t kBf16Mtp = 64;           // every GEMM of the multi-token prediction modules
+inline constexpr int kBf16ModuleCount = 7;
+inline constexpr const char* kBf16ModuleNames[kBf16ModuleCount] = {"attention", "mlp",   "experts", "shared_experts",
+                                                                   "latent",    "mamba", "mtp"};
+
+// "attention+latent+mtp" (empty: none).
+inline std::string Bf16ModulesString(uint8_t mask) {
+    std::string s;
+    for (int i = 0; i < kBf16ModuleCount; ++i)
+        if (mask & (1u << i)) {
+            if (!s.empty()) s += '+';  // piece by piece: g++ 12 warns (-Wrestrict) on a chain of + here
+            s += kBf16ModuleNames[i];
+        }
+    return s;
+}
+
+// Parses "attention+latent+mtp" ("" or "none": no module). Returns the first unknown name in *bad and false.
+inline bool ParseBf16Modules(std::string_view text, uint8_t* mask, std::string* bad) {
+    *mask = 0;
+    if (text.empty() || text == "none") return true;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find('+', start), text.size());
+        const std::string_view name = text.substr(start, end - start);
+        int i = 0;
+        while (i < kBf16ModuleCount && name != kBf16ModuleNames[i]) ++i;
+        if (i == kBf16ModuleCount) {
+            *bad = std::string(name);
+            return false;
+        }
+        *mask |= static_cast<uint8_t>(1u << i);
+        start = end + 1;
+    }
+    return true;
 }
 
 }  // namespace sc

@@ -26,12 +26,17 @@ struct OpBuilder {
     bool input_kept_already = false;
     // Building a layer kind's BF16 twin (Block::bf16): every GEMM in 16 bits, no quantization passes.
     bool bf16_twin = false;
+    // Modules whose GEMMs stay in 16 bits (PrecisionConfig::bf16_modules), and those the ops made now belong to
+    // (the builder's ModuleScope; an MTP module's ops belong to it and to their own).
+    uint8_t bf16_modules = 0, module = 0;
+    // Whether the GEMMs made now run narrow when the model's do.
+    bool Narrow() const { return !bf16_twin && !(module & bf16_modules); }
 
     SymExpr S(Sym s) { return {&p, p.Symbol(s)}; }
     SymExpr C(double c) { return {&p, p.Const(c)}; }
     SymExpr Zero() { return C(0); }
-    // 1 when this block's GEMMs run in fp8 or fp4 (the symbol q8), 0 in a BF16 twin.
-    SymExpr Q8() { return bf16_twin ? Zero() : S(Sym::q8); }
+    // 1 when the GEMMs made now run in fp8 or fp4 (the symbol q8), 0 in a BF16 twin or a module kept in BF16.
+    SymExpr Q8() { return Narrow() ? S(Sym::q8) : Zero(); }
 
     void Begin(BlockKind kind, SymExpr boundary) {
         g.blocks.push_back(Block{kind, {}, {}, {}, boundary.e, {}, bf16_twin});
@@ -125,7 +130,7 @@ struct OpBuilder {
         SymExpr w = S(Sym::w), q8 = S(Sym::q8);
         SymExpr flops = 2.0 * m * n * k;
         SymExpr bytes = (m * k + (groups ? *groups : C(1)) * k * n + m * n) * w;
-        const bool fp8 = in != Fp8Input::high_precision && !bf16_twin;
+        const bool fp8 = in != Fp8Input::high_precision && Narrow();
         if (fp8) {
             const Sym quant = in == Fp8Input::cast ? Sym::qc : Sym::qn;
             blk->forward.push_back(

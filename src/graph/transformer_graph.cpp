@@ -70,6 +70,14 @@ struct TransformerBuilder {
         ~RerunScope() { b.rerun_scope = was; }
     };
 
+    // Ops made while it lives belong to `module` too (PrecisionConfig::bf16_modules; nested scopes add up).
+    struct ModuleScope {
+        Builder& b;
+        uint8_t was;
+        ModuleScope(Builder& builder, uint8_t module) : b(builder), was(builder.module) { b.module |= module; }
+        ~ModuleScope() { b.module = was; }
+    };
+
     // The residual add after attention or the MLP over `elems` elements. With dropout (KernelChoices) it is
     // Megatron-LM's fused bias-dropout-add: one more FLOP per element (the mask's scale) and a one-byte mask
     // written and kept for the backward, which reads it.
@@ -182,6 +190,7 @@ struct TransformerBuilder {
     // ---- attention of one layer: norm, Q/K/V projections (or MLA's), rotary, context-parallel K/V, the
     // causal core, output projection, residual ----
     void Attention(const std::string& pre) {
+        ModuleScope module(B, kBf16Attention);
         {
             RerunScope layernorm(B, kRecomputeLayernorm);
             Norm(pre + "attn.norm", Tn);
@@ -375,6 +384,7 @@ struct TransformerBuilder {
 
     // ---- the dense MLP of one layer: norm, TP-split MLP, residual ----
     void DenseMlp(const std::string& pre) {
+        ModuleScope module(B, kBf16Mlp);
         SymExpr f = S(Sym::f);
         {
             RerunScope layernorm(B, kRecomputeLayernorm);
@@ -415,6 +425,7 @@ struct TransformerBuilder {
         SymExpr d = S(Sym::dm);
         const bool latent = m.moe.latent > 0;
         if (latent) {
+            ModuleScope module(B, kBf16Latent);
             B.Weight(pre + "moe.fc1_latent_proj", h * d, h * d);
             B.input_kept_already = true;  // the normed tokens, which the router keeps
             B.Matmul(pre + "moe.fc1_latent_proj", Tm, d, h, nullptr, nullptr, Builder::Fp8Input::cast);
@@ -443,23 +454,26 @@ struct TransformerBuilder {
         B.Elementwise(pre + "moe.sort_chunks", routed * d, 1, 1, B.Zero());
         // The experts' input is made inside the layer; moe_act re-runs only their activation.
         const MlpRecompute expert_rc{kRecomputeMoe, kRecomputeMoe, kRecomputeMoeAct};
-        if (options.expert_tp) {
-            // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
-            // intermediate is split over the TP group, which first gathers all its routed tokens and
-            // afterwards reduce-scatters the partial outputs back.
-            SymExpr all_routed = routed * tp;
-            B.CommBoth(pre + "moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
-                       all_routed * d * w);
-            Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc,
-                &d);
-            B.CommBoth(pre + "moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
-                       all_routed * d * w);
-            B.Weight(pre + "moe.experts", experts * MlpParams(fe, d), experts / ep * MlpParams(fe, d) / tp,
-                     /*expert=*/true);
-        } else {
-            Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc, &d);
-            B.Weight(pre + "moe.experts", experts * MlpParams(fe, d), experts / ep * MlpParams(fe, d),
-                     /*expert=*/true);
+        {  // the routed experts (PrecisionConfig::bf16_modules' "experts")
+            ModuleScope module(B, kBf16Experts);
+            if (options.expert_tp) {
+                // Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size = tp): each expert's
+                // intermediate is split over the TP group, which first gathers all its routed tokens and
+                // afterwards reduce-scatters the partial outputs back.
+                SymExpr all_routed = routed * tp;
+                B.CommBoth(pre + "moe.etp_gather", Group::tp, Collective::all_gather, Collective::reduce_scatter,
+                           all_routed * d * w);
+                Mlp(pre + "moe.experts", all_routed, fe / tp, nullptr, &local_experts, Builder::Fp8Input::cast,
+                    expert_rc, &d);
+                B.CommBoth(pre + "moe.etp_scatter", Group::tp, Collective::reduce_scatter, Collective::all_gather,
+                           all_routed * d * w);
+                B.Weight(pre + "moe.experts", experts * MlpParams(fe, d), experts / ep * MlpParams(fe, d) / tp,
+                         /*expert=*/true);
+            } else {
+                Mlp(pre + "moe.experts", routed, fe, nullptr, &local_experts, Builder::Fp8Input::cast, expert_rc, &d);
+                B.Weight(pre + "moe.experts", experts * MlpParams(fe, d), experts / ep * MlpParams(fe, d),
+                         /*expert=*/true);
+            }
         }
         B.Elementwise(pre + "moe.unsort_chunks", routed * d, 1, 1, B.Zero());
         B.CommBoth(pre + "moe.combine", Group::ep, Collective::all_to_all, Collective::all_to_all, sent * d * w,
@@ -467,6 +481,7 @@ struct TransformerBuilder {
         if (m.moe.shared_experts > 0) {
             SymExpr ffs = S(Sym::se) * fe;
             RerunScope shared(B, kRecomputeSharedExperts);
+            ModuleScope module(B, kBf16SharedExperts);
             B.input_kept_already = true;  // the normed tokens, which the router keeps
             Mlp(pre + "moe.shared", Tm, ffs, nullptr, nullptr, Builder::Fp8Input::fused,
                 {kRecomputeLayernorm, kRecomputeSharedExperts | kRecomputeMoe, 0});
@@ -474,6 +489,7 @@ struct TransformerBuilder {
         }
         B.Elementwise(pre + "moe.weighted_sum", Tm * k * d, 2, 2, B.Zero());
         if (latent) {  // fc2_latent_proj, duplicated as the first: the combined tokens back to h
+            ModuleScope module(B, kBf16Latent);
             B.Weight(pre + "moe.fc2_latent_proj", d * h, d * h);
             B.Matmul(pre + "moe.fc2_latent_proj", Tm, h, d, nullptr, nullptr, Builder::Fp8Input::cast);
         }
@@ -493,6 +509,7 @@ struct TransformerBuilder {
     // projection's whole output zxbcdt, z included, and re-runs the convolution in its backward): zxbcdt, the scan's
     // output and its fp32 dt and dA; the gated norm reads y and z from those.
     void Mamba(const std::string& pre) {
+        ModuleScope module(B, kBf16Mamba);
         SymExpr heads = S(Sym::mh), hd = S(Sym::mp), N = S(Sym::mn), groups = S(Sym::mg), taps = S(Sym::mk);
         SymExpr inner = heads * hd, bc = 2.0 * groups * N;
         SymExpr conv = (inner + bc) / tp, in_proj = (2.0 * inner + bc + heads) / tp;
@@ -626,6 +643,7 @@ struct TransformerBuilder {
     // the MTP block from the last layer's spec) with full attention; its own final norm; the shared output head
     // and a cross-entropy of its own.
     void MtpModule(const std::string& pre) {
+        ModuleScope module(B, kBf16Mtp);
         Op fwd = B.MakeOp(pre + "embedding.lookup", OpKind::gather, Pass::forward, T * h, (T * h + T) * w);
         g.blocks.back().forward.push_back(fwd);
         B.pending.push_back(
@@ -672,6 +690,7 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
     g.dense_window_layers = kinds.dense_window;
     g.moe_window_layers = kinds.moe_window;
     TransformerBuilder builder(m, options, g);
+    builder.B.bf16_modules = BytesOf(m.precision.compute) < 2 ? m.precision.bf16_modules : 0;
     builder.Embedding();
     if (m.is_hybrid()) {
         g.mamba_layers = kinds.mamba, g.attention_layers = kinds.attention;

@@ -80,6 +80,7 @@ std::vector<std::string> KnownKeys() {
     k.push_back("routing");
     k.insert(k.end(), {"precision", "scaling"});
     for (const IntKey& m : kPrecisionKeys) k.push_back(m.key);
+    k.push_back("bf16_modules");
     k.insert(k.end(), {"system", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
@@ -193,6 +194,16 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         if (!ParseScaling(v, &q))
             throw Error(key, Quoted(v) + " is not one of auto, delayed, current, block, mx, nvfp4");
         link.scaling = q;
+        return;
+    }
+    if (key == "bf16_modules") {
+        uint8_t mask = 0;
+        std::string bad;
+        if (!ParseBf16Modules(v, &mask, &bad))
+            throw Error(key, Quoted(bad) +
+                                 " is not one of attention, mlp, experts, shared_experts, latent, mamba, mtp "
+                                 "(joined by '+', or none)");
+        link.bf16_modules = mask;
         return;
     }
     if (key == "tokens") {
@@ -318,6 +329,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     if (link.scaling) put("scaling", NameOf(*link.scaling));
     for (const IntKey& m : kPrecisionKeys)
         if (const auto& v = link.*m.member) put(m.key, std::to_string(*v));
+    if (link.bf16_modules) put("bf16_modules", *link.bf16_modules ? Bf16ModulesString(*link.bf16_modules) : "none");
     if (!link.system.empty()) put("system", link.system);
     for (const LinkLevelEdit& e : link.levels) {
         const std::string p = "net." + std::to_string(e.level) + ".";

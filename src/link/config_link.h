@@ -85,6 +85,7 @@ struct ConfigLink {
     std::optional<Precision> precision;             // compute precision (gradients and activations follow it)
     std::optional<Scaling> scaling;                 // precision.scaling, the fp8/fp4 recipe (after precision)
     std::optional<int> bf16_first, bf16_last;       // precision.bf16_first_layers / bf16_last_layers (after scaling)
+    std::optional<uint8_t> bf16_modules;            // precision.bf16_modules, "attention+latent+mtp" (after those)
 
     std::string system;                 // system preset id; "" when the page has none chosen
     std::vector<LinkLevelEdit> levels;  // ascending level, each level at most once, each with a field set

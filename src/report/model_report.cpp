@@ -55,6 +55,8 @@ std::string ModelReportText(const ModelConfig& m, const ModelStats& st) {
     if (const Scaling q = ResolvedScaling(m.precision.compute, m.precision.scaling); q != Scaling::automatic)
         line("  GEMM scaling", std::string(NameOf(m.precision.compute)) + ", " + ScalingDescription(q));
     if (m.has_bf16_layers()) line("  layers in BF16", Bf16LayersLine(m));
+    if (m.precision.bf16_modules && BytesOf(m.precision.compute) < 2)
+        line("  modules in BF16", Bf16ModulesString(m.precision.bf16_modules));
     line("  weights", FormatBytes(st.weight_bytes));
     line("  gradients", FormatBytes(st.gradient_bytes));
     line("  optimizer", FormatBytes(st.optimizer_bytes));

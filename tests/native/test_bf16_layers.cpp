@@ -1,6 +1,7 @@
 // Layers an fp8 or fp4 model keeps in BF16 (PrecisionConfig::bf16_first_layers / bf16_last_layers, Megatron-Core's
 // first_last_layers_bf16): each layer kind's BF16 twin block, which layers take it on every pipeline stage, what the
 // estimate, the trace and the memory model charge for them, and the field's errors in a preset, the CLI and a link.
+// And modules kept in BF16 in every layer (PrecisionConfig::bf16_modules, Megatron-Core's quant_recipe matchers).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -205,6 +206,85 @@ TEST(Bf16Layers, CliAndLinkCarryThem) {
     } catch (const sc::Error& e) {
         EXPECT_EQ(std::string(e.what()).rfind("bf16_last:", 0), 0u) << e.what();
     }
+}
+
+// A module kept in BF16 runs its GEMMs in 16 bits and quantizes nothing, in every layer; the other modules stay narrow.
+TEST(Bf16Layers, ModulesKeepTheirGemmsIn16Bits) {
+    sc::ModelConfig m = Llama8bFp8(0, 0);
+    m.precision.bf16_modules = sc::kBf16Attention;
+    const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,dp=4,sp=1,batch=8"));
+    const sc::Block& layer = *job.graph.Find(sc::BlockKind::dense_layer);
+    int attention = 0, mlp = 0;
+    for (const auto* ops : {&layer.forward, &layer.backward})
+        for (const sc::Op& op : *ops) {
+            const bool in_attention = op.name.rfind("attn.", 0) == 0;
+            if (op.kind == sc::OpKind::matmul) {
+                EXPECT_EQ(op.high_precision, in_attention) << op.name;
+                (in_attention ? attention : mlp) += 1;
+            }
+            if (in_attention) {
+                EXPECT_EQ(op.name.find("fp8_"), std::string::npos) << op.name;
+            }
+        }
+    EXPECT_EQ(attention, 6);  // qkv and out, forward, input and weight gradients
+    EXPECT_EQ(mlp, 6);
+    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    auto step = [&](uint8_t modules) {
+        sc::ModelConfig c = Llama8bFp8(0, 0);
+        c.precision.bf16_modules = modules;
+        return sc::EstimateTraining(sc::MakeJob(c, sc::ParseParallelSpec("tp=2,dp=4,sp=1,batch=8")), sys,
+                                    &sctest::MeasuredCalibration(), {})
+            .step_seconds;
+    };
+    EXPECT_GT(step(sc::kBf16Attention), step(0));
+    EXPECT_LT(step(sc::kBf16Attention), step(sc::kBf16Attention | sc::kBf16Mlp));
+    sctest::ChargedComputeEqualsTraceCompute(job);
+    // Nemotron 3 Super's NVFP4 recipe: attention, the latent projections and the MTP modules, with its last 14 layers.
+    sc::ModelConfig super = sctest::LoadModelPreset("nemotron-3-super.json");
+    super.precision.compute = sc::Precision::fp4;
+    super.precision.bf16_last_layers = 14;
+    super.precision.bf16_modules = sc::kBf16Attention | sc::kBf16Latent | sc::kBf16Mtp;
+    sc::ValidateModelConfig(super);
+    const sc::Job sj = sc::MakeJob(super, sc::ParseParallelSpec("tp=1,dp=8,ep=8,microbatch=1,batch=8"));
+    for (const sc::Block& b : sj.graph.blocks)
+        for (const sc::Op& op : b.forward)
+            if (op.kind == sc::OpKind::matmul &&
+                (op.name.find("latent_proj") != std::string::npos || op.name.find("attn.") != std::string::npos ||
+                 op.name.find("mtp") != std::string::npos)) {
+                EXPECT_TRUE(op.high_precision) << op.name;
+            }
+    sctest::ChargedComputeEqualsTraceCompute(sj, {}, "gb200-nvl72");
+}
+
+// The modules are named as Megatron's matchers group them; one the model lacks, or any in a 16-bit model, is refused.
+TEST(Bf16Layers, BadModulesAreFieldErrors) {
+    const std::string text = sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json");
+    auto error = [&](const std::vector<std::string>& sets) -> std::string {
+        try {
+            sc::ParseModelConfig(sc::ApplyOverrides(text, sets, "llama3-8b"));
+        } catch (const sc::Error& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(error({"precision.compute=fp8", "precision.bf16_modules=\"attention+mlp\""}), "");
+    EXPECT_EQ(error({"precision.compute=fp8", "precision.bf16_modules=\"attention+qkv\""}),
+              "precision.bf16_modules: \"qkv\" is not one of attention, mlp, experts, shared_experts, latent, mamba, "
+              "mtp (joined by '+')");
+    EXPECT_EQ(error({"precision.compute=fp8", "precision.bf16_modules=\"latent\""}),
+              "precision.bf16_modules: \"latent\": Llama-3 8B has no such module (it has attention+mlp)");
+    EXPECT_EQ(error({"precision.bf16_modules=\"attention\""}),
+              "precision.bf16_modules: \"attention\" kept in BF16, but precision.compute is bf16: every GEMM already "
+              "runs in 16 bits (valid: none, or fp8/fp4)");
+    const sctest::CliResult r = sctest::RunCli(
+        "estimate --model presets/models/llama3-8b.json --precision mxfp8 --set precision.bf16_modules=attention");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("  modules in BF16             attention\n"), std::string::npos) << r.out;
+    const sc::ConfigLink l =
+        sc::DecodeConfigLink("v1;model=llama3-8b;precision=fp8;bf16_modules=attention+mlp;parallel=tp=8,dp=4;end");
+    ASSERT_TRUE(l.bf16_modules.has_value());
+    EXPECT_EQ(*l.bf16_modules, sc::kBf16Attention | sc::kBf16Mlp);
+    EXPECT_EQ(sc::DecodeConfigLink(sc::EncodeConfigLink(l)), l);
 }
 
 }  // namespace
