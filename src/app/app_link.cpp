@@ -89,6 +89,20 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
         const Precision compute = l.precision ? *l.precision : s.presets[r.preset].config.precision.compute;
         if (const std::string e = ScalingMismatch(compute, *l.scaling); !e.empty()) throw Error("scaling", e);
     }
+    if (l.bf16_first || l.bf16_last || l.bf16_modules) {  // the preset with the edits they are checked against
+        ModelConfig m = s.presets[r.preset].config;
+        if (l.layers) m.layers = *l.layers;
+        if (l.experts) m.moe.experts = *l.experts;
+        if (l.moe_latent) m.moe.latent = *l.moe_latent;
+        if (l.mtp_layers) m.mtp_layers = *l.mtp_layers;
+        if (l.hybrid) m.hybrid = *l.hybrid;
+        if (l.precision) SetComputePrecision(m, *l.precision);
+        if (l.scaling) m.precision.scaling = *l.scaling;
+        if (l.bf16_first) m.precision.bf16_first_layers = *l.bf16_first;
+        if (l.bf16_last) m.precision.bf16_last_layers = *l.bf16_last;
+        if (l.bf16_modules) m.precision.bf16_modules = *l.bf16_modules;
+        ValidateBf16Precision(m);
+    }
     if (!l.system.empty()) {
         r.system = IndexOf(s.systems, l.system);
         if (r.system < 0)

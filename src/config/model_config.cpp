@@ -146,7 +146,7 @@ static std::string ModulesOf(const ModelConfig& m) {
 // PrecisionConfig::bf16_first_layers / bf16_last_layers: at most every layer, only where GEMMs run narrower than
 // 16 bits, and not under delayed scaling, which Megatron-Core refuses ("Delayed scaling does not support first / last
 // layer in BF16", fp8_utils.py get_fp8_context: its amax reduction spans one fp8_autocast region).
-static void ValidateBf16Layers(const ModelConfig& m) {
+void ValidateBf16Precision(const ModelConfig& m) {
     const PrecisionConfig& p = m.precision;
     if (p.bf16_modules) {
         const std::string given = Bf16ModulesString(p.bf16_modules);
@@ -255,7 +255,7 @@ void ValidateModelConfig(const ModelConfig& m) {
     ValidateHybrid(m);
     if (const std::string e = ScalingMismatch(m.precision.compute, m.precision.scaling); !e.empty())
         throw Error("precision.scaling", e);
-    ValidateBf16Layers(m);
+    ValidateBf16Precision(m);
     if (!m.is_hybrid() && !m.mtp_pattern.empty())
         throw Error("mtp_pattern",
                     "is a hybrid model's MTP layers; a transformer's MTP module repeats its last "

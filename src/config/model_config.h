@@ -219,6 +219,9 @@ double WindowedCausalPairs(double n, double window);
 ModelConfig ParseModelConfig(std::string_view json_text);
 void ValidateModelConfig(const ModelConfig& m);
 // head_dim = hidden / heads; throws naming `heads` when they do not divide.
+// The layers and modules an fp8/fp4 model keeps in BF16 (PrecisionConfig::bf16_*), as ValidateModelConfig checks
+// them: at most its layers, modules it has, a narrow compute precision, no BF16 layers under delayed scaling.
+void ValidateBf16Precision(const ModelConfig& m);
 void DeriveHeadDim(ModelConfig& m);
 std::string ModelConfigToJson(const ModelConfig& m);  // round-trips through ParseModelConfig
 

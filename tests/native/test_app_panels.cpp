@@ -253,6 +253,42 @@ TEST(AppPanels, Fp8ScalingRecipeInThePageAsInTheCli) {
               "current, block or mx");
 }
 
+// Layers and modules kept in BF16 (PrecisionConfig::bf16_*), edited in the Model panel under an fp8 precision: the
+// page computes what the CLI does for the same fields, and the link carries them.
+TEST(AppPanels, Bf16LayersAndModulesInThePageAsInTheCli) {
+    Page p;
+    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
+    std::string link = sc::app::LinkState(*p.app);
+    link.insert(link.find(";parallel="), ";precision=fp8;scaling=current");
+    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    const double all_fp8 = p.app->estimate.step_seconds;
+    p.EnterText("Model", "bf16_last", "2");
+    p.Click("Model", "attention");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    EXPECT_EQ(p.app->model.precision.bf16_last_layers, 2);
+    EXPECT_EQ(p.app->model.precision.bf16_modules, sc::kBf16Attention);
+    EXPECT_GT(p.app->estimate.step_seconds, all_fp8);
+    EXPECT_NE(sc::app::LinkState(*p.app).find(";scaling=current;bf16_last=2;bf16_modules=attention;"),
+              std::string::npos)
+        << sc::app::LinkState(*p.app);
+    const sctest::CliResult cli = sctest::RunCli(
+        "estimate --json --allow-oom --model presets/models/llama3-8b.json --precision fp8 --set "
+        "precision.scaling=current --set precision.bf16_last_layers=2 --set precision.bf16_modules=attention "
+        "--system presets/systems/dgx-h100-superpod.json --parallel " +
+            sc::app::CurrentParallelSpec(*p.app),
+        false);
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
+    EXPECT_NEAR(p.app->estimate.step_seconds, cli_step, 1e-9 * cli_step);
+    // Delayed scaling cannot keep layers in BF16: the page says so, naming the field.
+    link = sc::app::LinkState(*p.app);
+    link.replace(link.find("scaling=current"), 15, "scaling=delayed");
+    EXPECT_NE(sc::app::ApplyLink(*p.app, link).find("precision.bf16_last_layers"), std::string::npos);
+}
+
 // Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
 // norms keeps less than the attention core alone, costs recomputation, and travels in the link.
 TEST(AppPanels, RecomputeModulesTickedInTheParallelismPanel) {
