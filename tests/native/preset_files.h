@@ -2,12 +2,14 @@
 // calibration tables (one definition for every test file that needs them).
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
+#include "config/overrides.h"
 #include "test_util.h"
 
 namespace sctest {
@@ -23,6 +25,13 @@ inline sc::System LoadSystemPreset(const std::string& id) {
 // presets/models/<file>.
 inline sc::ModelConfig LoadModelPreset(const std::string& file) {
     return sc::ParseModelConfig(ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/" + file));
+}
+
+// The message parsing the model preset `id` (presets/models/<id>.json) with `sets` applied (--set key=value) throws;
+// "" when it parses.
+inline std::string ModelPresetError(const std::string& id, const std::vector<std::string>& sets) {
+    const std::string text = ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/" + id + ".json");
+    return ErrorOf([&] { sc::ParseModelConfig(sc::ApplyOverrides(text, sets, id)); });
 }
 
 // presets/calibration/measured.json, parsed once.

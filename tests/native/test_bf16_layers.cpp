@@ -159,15 +159,7 @@ TEST(Bf16Layers, SomeLayersInBf16LieBetweenAndTheTraceAgrees) {
 // Bad values name the field, the value and what would be valid: more layers than the model has, BF16 layers of a
 // 16-bit model, and delayed scaling, which Megatron-Core refuses with them.
 TEST(Bf16Layers, BadValuesAreFieldErrors) {
-    const std::string text = sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json");
-    auto error = [&](const std::vector<std::string>& sets) -> std::string {
-        try {
-            sc::ParseModelConfig(sc::ApplyOverrides(text, sets, "llama3-8b"));
-        } catch (const sc::Error& e) {
-            return e.what();
-        }
-        return "";
-    };
+    auto error = [](const std::vector<std::string>& sets) { return sctest::ModelPresetError("llama3-8b", sets); };
     EXPECT_EQ(error({"precision.compute=fp8", "precision.scaling=current", "precision.bf16_last_layers=1"}), "");
     EXPECT_EQ(error({"precision.compute=fp8", "precision.scaling=current", "precision.bf16_first_layers=33"}),
               "precision.bf16_first_layers: must be at most 32, got 33");
@@ -258,15 +250,7 @@ TEST(Bf16Layers, ModulesKeepTheirGemmsIn16Bits) {
 
 // The modules are named as Megatron's matchers group them; one the model lacks, or any in a 16-bit model, is refused.
 TEST(Bf16Layers, BadModulesAreFieldErrors) {
-    const std::string text = sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json");
-    auto error = [&](const std::vector<std::string>& sets) -> std::string {
-        try {
-            sc::ParseModelConfig(sc::ApplyOverrides(text, sets, "llama3-8b"));
-        } catch (const sc::Error& e) {
-            return e.what();
-        }
-        return "";
-    };
+    auto error = [](const std::vector<std::string>& sets) { return sctest::ModelPresetError("llama3-8b", sets); };
     EXPECT_EQ(error({"precision.compute=fp8", "precision.bf16_modules=\"attention+mlp\""}), "");
     EXPECT_EQ(error({"precision.compute=fp8", "precision.bf16_modules=\"attention+qkv\""}),
               "precision.bf16_modules: \"qkv\" is not one of attention, mlp, experts, shared_experts, latent, mamba, "

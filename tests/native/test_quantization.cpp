@@ -120,15 +120,7 @@ TEST(Quantization, EstimateChargesWhatTheTraceRuns) {
 
 // A recipe scales one format; anything else is refused with the field, the value and what would be valid.
 TEST(Quantization, MismatchedRecipeIsAFieldError) {
-    const std::string text = sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/llama3-8b.json");
-    auto error = [&](const std::vector<std::string>& sets) -> std::string {
-        try {
-            sc::ParseModelConfig(sc::ApplyOverrides(text, sets, "llama3-8b"));
-        } catch (const sc::Error& e) {
-            return e.what();
-        }
-        return "";
-    };
+    auto error = [](const std::vector<std::string>& sets) { return sctest::ModelPresetError("llama3-8b", sets); };
     EXPECT_EQ(error({"precision.scaling=mx"}),
               "precision.scaling: \"mx\" scales fp8 GEMMs, but precision.compute is bf16; valid with bf16: auto");
     EXPECT_EQ(error({"precision.compute=fp8", "precision.scaling=nvfp4"}),
