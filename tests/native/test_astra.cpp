@@ -87,12 +87,16 @@ struct AstraCase {
     const char* hybrid = "";       // a hybrid pattern over the small model's layers (ModelConfig::hybrid), Mamba mixers
     int latent = 0;                // a latent MoE (MoeConfig::latent): routed tokens this wide
     const char* mtp_pattern = "";  // a hybrid model's MTP layers (ModelConfig::mtp_pattern), depths sharing them
+    // fp8 with current scaling, its last layer and its attention kept in BF16 (PrecisionConfig::bf16_*): one layer's
+    // nodes without casts beside layers with them.
+    bool bf16_last = false;
 };
 void PrintTo(const AstraCase& c, std::ostream* os) {
     *os << (c.moe ? "moe " : "") << (c.fp8 ? "fp8 " : "") << (c.legacy_kernels ? "legacy kernels " : "")
         << (c.eager ? "eager " : "") << (c.load_imbalance != 1 ? "imbalanced " : "") << (c.deepep ? "deepep " : "")
         << (c.fp8_dispatch ? "fp8-dispatch " : "") << (c.window ? "windowed " : "") << (c.mtp ? "mtp " : "")
-        << (*c.hybrid ? "hybrid " : "") << (c.latent ? "latent " : "") << c.spec << " on " << c.net;
+        << (*c.hybrid ? "hybrid " : "") << (c.latent ? "latent " : "") << (c.bf16_last ? "bf16-last " : "") << c.spec
+        << " on " << c.net;
 }
 
 class AstraTest : public ::testing::TestWithParam<AstraCase> {};
@@ -122,6 +126,12 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
         m.mtp_repeated = *c.mtp_pattern && c.mtp > 1;
     }
     m.moe.latent = c.latent;
+    if (c.bf16_last) {
+        m.precision.compute = sc::Precision::fp8;
+        m.precision.scaling = sc::Scaling::current;
+        m.precision.bf16_last_layers = 1;
+        m.precision.bf16_modules = sc::kBf16Attention;
+    }
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
     const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
     WriteTimedTraces(job, dir);
@@ -191,7 +201,11 @@ INSTANTIATE_TEST_SUITE_P(
         // Nemotron 3 Super's kinds: a latent MoE (the all-to-alls and experts at half the hidden size, its two
         // duplicated projections) and two MTP depths of one shared "*E" module on the last stage.
         AstraCase{"hybrid_latent_mtp", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml", false,
-                  false, false, 1, false, false, 0, 2, "M*ME", 64, "*E"}),
+                  false, false, 1, false, false, 0, 2, "M*ME", 64, "*E"},
+        // An fp8 model keeping its last layer and its attention in BF16 (Megatron's first_last_layers_bf16 and a
+        // quant_recipe matcher): the last stage runs the last layer's BF16 twin, without cast nodes, under ZeRO-3.
+        AstraCase{"bf16_last_layer", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=3", "net_test_8_2d.yml", false, false,
+                  false, 1, false, false, 0, 0, "", 0, "", true}),
     [](const ::testing::TestParamInfo<AstraCase>& i) { return std::string(i.param.name); });
 
 // The traces' clock against the estimate's. Llama 3 8B on 16 H100s (two DGX nodes; net_h100_16_eff.yml models
