@@ -53,9 +53,14 @@ static bool Bf16ModuleBoxes(ModelConfig& m) {
                                         m.mtp_layers > 0};
     bool changed = false;
     ImGui::TextUnformatted("BF16 modules:");
+    const ImGuiStyle& style = ImGui::GetStyle();
     for (int i = 0; i < kBf16ModuleCount; ++i) {
         if (!has[i]) continue;
+        // On this line when the box and its label fit in what is left of it, else on the next.
+        const float box =
+            ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(kBf16ModuleNames[i]).x;
         ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < box) ImGui::NewLine();
         const uint8_t bit = static_cast<uint8_t>(1u << i);
         bool on = m.precision.bf16_modules & bit;
         if (ImGui::Checkbox(kBf16ModuleNames[i], &on)) {
@@ -165,15 +170,6 @@ void DrawModelPanel(AppState& s) {
         changed = true;
     }
     if (compute == Precision::fp8) changed |= Fp8ScalingCombo(m.precision.scaling);
-    if (BytesOf(compute) < 2) {
-        changed |= IntField("bf16_first", &m.precision.bf16_first_layers,
-                            "the first layers kept in BF16 (Megatron's num_layers_at_start_in_bf16; their GEMMs run "
-                            "outside fp8/fp4 and quantize nothing); not with delayed scaling, which Megatron refuses");
-        changed |= IntField("bf16_last", &m.precision.bf16_last_layers,
-                            "the last layers kept in BF16 (num_layers_at_end_in_bf16: Megatron-Bridge's fp8 "
-                            "current-scaling recipe keeps 1 and 1, Nemotron 3 Super's NVFP4 recipe its last 14)");
-        changed |= Bf16ModuleBoxes(m);
-    }
     ImGui::PopItemWidth();
     if (!s.presets.empty()) {
         ImGui::SameLine();
@@ -187,6 +183,17 @@ void DrawModelPanel(AppState& s) {
                 }
             ImGui::EndCombo();
         }
+    }
+    if (BytesOf(compute) < 2) {  // under the precision and the model picker beside it
+        ImGui::PushItemWidth(160);
+        changed |= IntField("bf16_first", &m.precision.bf16_first_layers,
+                            "the first layers kept in BF16 (Megatron's num_layers_at_start_in_bf16; their GEMMs run "
+                            "outside fp8/fp4 and quantize nothing); not with delayed scaling, which Megatron refuses");
+        changed |= IntField("bf16_last", &m.precision.bf16_last_layers,
+                            "the last layers kept in BF16 (num_layers_at_end_in_bf16: Megatron-Bridge's fp8 "
+                            "current-scaling recipe keeps 1 and 1, Nemotron 3 Super's NVFP4 recipe its last 14)");
+        changed |= Bf16ModuleBoxes(m);
+        ImGui::PopItemWidth();
     }
     // The whole configuration as a URL: the page's JS copies it (it knows the address).
     if (ImGui::Button("Copy link")) s.copy_link_requested = true;
