@@ -44,18 +44,11 @@ static bool Fp8ScalingCombo(Scaling& scaling) {
 // The modules whose GEMMs stay in BF16 in an fp8 or fp4 model (PrecisionConfig::bf16_modules): a box for each
 // module the model has.
 static bool Bf16ModuleBoxes(ModelConfig& m) {
-    const bool has[kBf16ModuleCount] = {m.has_attention(),
-                                        m.has_dense_mlp(),
-                                        m.is_moe(),
-                                        m.is_moe() && m.moe.shared_experts > 0,
-                                        m.is_moe() && m.moe.latent > 0,
-                                        m.has_mamba(),
-                                        m.mtp_layers > 0};
     bool changed = false;
     ImGui::TextUnformatted("BF16 modules:");
     const ImGuiStyle& style = ImGui::GetStyle();
     for (int i = 0; i < kBf16ModuleCount; ++i) {
-        if (!has[i]) continue;
+        if (!(m.modules() & (1u << i))) continue;
         // On this line when the box and its label fit in what is left of it, else on the next.
         const float box =
             ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(kBf16ModuleNames[i]).x;

@@ -128,24 +128,10 @@ static void RequirePositive(const char* field, long long v) {
     IntegerIn(field, static_cast<double>(v), std::to_string(v), 1, kMaxModelDim);
 }
 
-// A hybrid pattern: one known symbol a layer, the Mamba and MoE settings its symbols need, and none of the
-// transformer-only layouts (leading dense layers, every n-th MoE, windows, MTP modules) it would contradict.
-// The modules a model has, by kBf16ModuleNames ("attention+mlp").
-static std::string ModulesOf(const ModelConfig& m) {
-    uint8_t mask = 0;
-    if (m.has_attention()) mask |= kBf16Attention;
-    if (m.has_dense_mlp()) mask |= kBf16Mlp;
-    if (m.is_moe()) mask |= kBf16Experts;
-    if (m.is_moe() && m.moe.shared_experts > 0) mask |= kBf16SharedExperts;
-    if (m.is_moe() && m.moe.latent > 0) mask |= kBf16Latent;
-    if (m.has_mamba()) mask |= kBf16Mamba;
-    if (m.mtp_layers > 0) mask |= kBf16Mtp;
-    return Bf16ModulesString(mask);
-}
-
-// PrecisionConfig::bf16_first_layers / bf16_last_layers: at most every layer, only where GEMMs run narrower than
-// 16 bits, and not under delayed scaling, which Megatron-Core refuses ("Delayed scaling does not support first / last
-// layer in BF16", fp8_utils.py get_fp8_context: its amax reduction spans one fp8_autocast region).
+// PrecisionConfig::bf16_modules: modules the model has, in a model whose GEMMs run narrower than 16 bits.
+// bf16_first_layers / bf16_last_layers: at most every layer, only where GEMMs run narrower than 16 bits, and not under
+// delayed scaling, which Megatron-Core refuses ("Delayed scaling does not support first / last layer in BF16",
+// fp8_utils.py get_fp8_context: its amax reduction spans one fp8_autocast region).
 void ValidateBf16Precision(const ModelConfig& m) {
     const PrecisionConfig& p = m.precision;
     if (p.bf16_modules) {
@@ -154,17 +140,11 @@ void ValidateBf16Precision(const ModelConfig& m) {
             throw Error("precision.bf16_modules", "\"" + given + "\" kept in BF16, but precision.compute is " +
                                                       NameOf(p.compute) +
                                                       ": every GEMM already runs in 16 bits (valid: none, or fp8/fp4)");
-        const bool has[kBf16ModuleCount] = {m.has_attention(),
-                                            m.has_dense_mlp(),
-                                            m.is_moe(),
-                                            m.moe.shared_experts > 0 && m.is_moe(),
-                                            m.moe.latent > 0 && m.is_moe(),
-                                            m.has_mamba(),
-                                            m.mtp_layers > 0};
         for (int i = 0; i < kBf16ModuleCount; ++i)
-            if ((p.bf16_modules & (1u << i)) && !has[i])
+            if ((p.bf16_modules & (1u << i)) && !(m.modules() & (1u << i)))
                 throw Error("precision.bf16_modules", "\"" + std::string(kBf16ModuleNames[i]) + "\": " + m.name +
-                                                          " has no such module (it has " + ModulesOf(m) + ")");
+                                                          " has no such module (it has " +
+                                                          Bf16ModulesString(m.modules()) + ")");
     }
     for (const auto& [field, n] : {std::pair{"precision.bf16_first_layers", p.bf16_first_layers},
                                    std::pair{"precision.bf16_last_layers", p.bf16_last_layers}}) {
@@ -180,6 +160,8 @@ void ValidateBf16Precision(const ModelConfig& m) {
     }
 }
 
+// A hybrid pattern: one known symbol a layer, the Mamba and MoE settings its symbols need, and none of the
+// transformer-only layouts (leading dense layers, every n-th MoE, windows, MTP modules) it would contradict.
 static void ValidateHybrid(const ModelConfig& m) {
     if (!m.is_hybrid()) {
         if (m.mamba.heads > 0)

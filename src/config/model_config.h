@@ -172,6 +172,18 @@ struct ModelConfig {
     bool has_attention() const { return !is_hybrid() || hybrid.find('*') != std::string::npos; }
     bool has_dense_mlp() const { return is_hybrid() ? hybrid.find('-') != std::string::npos : dense_layers() > 0; }
     bool has_mamba() const { return is_hybrid() && hybrid.find('M') != std::string::npos; }
+    // Those modules as a mask of config/precision.h's kBf16 bits (attention, mlp, experts, ... mtp).
+    uint8_t modules() const {
+        uint8_t mask = 0;
+        if (has_attention()) mask |= kBf16Attention;
+        if (has_dense_mlp()) mask |= kBf16Mlp;
+        if (is_moe()) mask |= kBf16Experts;
+        if (is_moe() && moe.shared_experts > 0) mask |= kBf16SharedExperts;
+        if (is_moe() && moe.latent > 0) mask |= kBf16Latent;
+        if (has_mamba()) mask |= kBf16Mamba;
+        if (mtp_layers > 0) mask |= kBf16Mtp;
+        return mask;
+    }
     bool has_bf16_layers() const {
         return BytesOf(precision.compute) < 2 && precision.bf16_first_layers + precision.bf16_last_layers > 0;
     }
@@ -218,10 +230,10 @@ double WindowedCausalPairs(double n, double window);
 // zero or negative size, heads not dividing hidden, kv_heads not dividing heads, ...
 ModelConfig ParseModelConfig(std::string_view json_text);
 void ValidateModelConfig(const ModelConfig& m);
-// head_dim = hidden / heads; throws naming `heads` when they do not divide.
 // The layers and modules an fp8/fp4 model keeps in BF16 (PrecisionConfig::bf16_*), as ValidateModelConfig checks
 // them: at most its layers, modules it has, a narrow compute precision, no BF16 layers under delayed scaling.
 void ValidateBf16Precision(const ModelConfig& m);
+// head_dim = hidden / heads; throws naming `heads` when they do not divide.
 void DeriveHeadDim(ModelConfig& m);
 std::string ModelConfigToJson(const ModelConfig& m);  // round-trips through ParseModelConfig
 
