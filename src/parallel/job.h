@@ -121,6 +121,12 @@ struct StageBlockCounts {
     }
 };
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g);
+// The order the estimate and the memory model add a stage's block kinds in: the embedding first, the head last (a
+// fixed order keeps their sums the same from run to run).
+inline constexpr BlockKind kStageBlockOrder[] = {
+    BlockKind::embedding,        BlockKind::dense_layer, BlockKind::moe_layer,       BlockKind::dense_window_layer,
+    BlockKind::moe_window_layer, BlockKind::mamba_layer, BlockKind::attention_layer, BlockKind::mlp_layer,
+    BlockKind::moe_mlp_layer,    BlockKind::head};
 
 // One GEMM of a matmul op on this job's values (Op::gemm_m/n/k; unknown when unset): a grouped op's rows are its
 // groups' together, so one group's GEMM has m / groups of them; `share` of a fused GEMM re-run (op-level

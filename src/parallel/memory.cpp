@@ -84,10 +84,7 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
             // bytes twice (under selective recomputation nearly the whole layer).
             if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none - kc.act);
         };
-        for (BlockKind k :
-             {BlockKind::embedding, BlockKind::dense_layer, BlockKind::moe_layer, BlockKind::dense_window_layer,
-              BlockKind::moe_window_layer, BlockKind::mamba_layer, BlockKind::attention_layer, BlockKind::mlp_layer,
-              BlockKind::moe_mlp_layer, BlockKind::head}) {
+        for (BlockKind k : kStageBlockOrder) {
             const int twin = n.bf16[static_cast<int>(k)];
             add(k, n.of(k) - twin, false);
             add(k, twin, true);

@@ -225,12 +225,6 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part ze
 
 // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate costs
 // the same for 4 layers or 126.
-// The order a stage's sums add its kinds in (the embedding first, the head last).
-constexpr BlockKind kStageOrder[] = {
-    BlockKind::embedding,        BlockKind::dense_layer, BlockKind::moe_layer,       BlockKind::dense_window_layer,
-    BlockKind::moe_window_layer, BlockKind::mamba_layer, BlockKind::attention_layer, BlockKind::mlp_layer,
-    BlockKind::moe_mlp_layer,    BlockKind::head};
-
 std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const CommModel& net,
                                  const TrainingOptions& opt) {
     const ParallelConfig& p = job.par;
@@ -250,7 +244,7 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
         StageCost& c = stages[s];
         for (int ch = 0; ch < p.active_vstages(); ++ch) {
             const StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, ch, s));
-            for (BlockKind kind : kStageOrder) {
+            for (BlockKind kind : kStageBlockOrder) {
                 const int k = static_cast<int>(kind), narrow = n.of(kind) - n.bf16[k];
                 AddBlocks(c, *kinds[k].time, kinds[k].tp_exposed, kinds[k].zero3, narrow, w);
                 AddBlocks(c, *bf16[k].time, bf16[k].tp_exposed, bf16[k].zero3, n.bf16[k], w16);
