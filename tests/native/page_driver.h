@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,6 +118,34 @@ struct Page {
 inline void RunServingToEnd(sc::app::AppState& s) {
     sc::app::RunInference(s);
     while (s.inference.running) sc::app::StepServe(s, 0.005);
+}
+
+// The page on the split `spec`, its estimate computed.
+inline void ShowLayout(Page& p, const std::string& spec) {
+    ASSERT_EQ(sc::app::SetParallel(*p.app, spec), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+}
+
+// The page on a model and system preset with the split `spec`, estimated.
+inline void ShowJob(Page& p, const char* model, const char* system, const std::string& spec) {
+    p.Frames(2);
+    ASSERT_TRUE(sc::app::SelectPreset(*p.app, model));
+    ASSERT_TRUE(sc::app::SelectSystem(*p.app, system));
+    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, spec));
+}
+
+// The CLI's step time for a model and system preset (presets/models/<model>.json, presets/systems/<system>.json)
+// with `flags` (--precision, --set ...) on the split `spec`; NaN, and a failure, when it does not run.
+inline double CliStepSeconds(const std::string& model, const std::string& system, const std::string& flags,
+                             const std::string& spec) {
+    const sctest::CliResult cli =
+        sctest::RunCli("estimate --json --allow-oom --model presets/models/" + model + ".json " + flags +
+                           " --system presets/systems/" + system + ".json --parallel " + spec,
+                       false);
+    EXPECT_EQ(cli.status, 0) << cli.out;
+    if (cli.status != 0) return std::nan("");
+    return nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
 }
 
 }  // namespace pagetest

@@ -28,6 +28,8 @@ namespace {
 
 using pagetest::App;
 using pagetest::Page;
+using pagetest::ShowJob;
+using pagetest::ShowLayout;
 
 TEST(AppPanels, TheFirstScreenIsLlama3_8bOnDgxH100AndFits) {
     App s = pagetest::OpenPage();
@@ -81,21 +83,6 @@ TEST(AppPanels, TypingBackToTheAppliedValueIsNotLost) {
     p.Type("2");  // pending 32 again: the parse equals the applied value and must still count
     p.Enter();
     EXPECT_EQ(p.app->parallel.dp, dp);
-}
-
-// The page on the split `spec`, its estimate computed.
-void ShowLayout(Page& p, const std::string& spec) {
-    ASSERT_EQ(sc::app::SetParallel(*p.app, spec), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-}
-
-// The page on a model and system preset with the split `spec`, estimated.
-void ShowJob(Page& p, const char* model, const char* system, const std::string& spec) {
-    p.Frames(2);
-    ASSERT_TRUE(sc::app::SelectPreset(*p.app, model));
-    ASSERT_TRUE(sc::app::SelectSystem(*p.app, system));
-    ASSERT_NO_FATAL_FAILURE(ShowLayout(p, spec));
 }
 
 // The page's link holds each of `parts`, and another page opened with it shows what this one shows; returns it.
@@ -220,73 +207,6 @@ TEST(AppPanels, SuperLatentWidthTypedInThePage) {
     App other = ExpectLinkReopens(p, {";moe_latent=0;", ";mtp_layers=0;"});
     EXPECT_NE(sc::app::ApplyLink(*other, "v1;model=llama3-8b;moe_latent=512;parallel=dp=8;end").find("moe_latent"),
               std::string::npos);
-}
-
-// The fp8 recipe (the Model panel's "fp8 scaling" combo once the precision is fp8) in a link: the quantization part
-// grows under current scaling as the CLI's does, and a recipe of another format is refused naming the key.
-TEST(AppPanels, Fp8ScalingRecipeInThePageAsInTheCli) {
-    Page p;
-    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
-    std::string link = sc::app::LinkState(*p.app);
-    link.insert(link.find(";parallel="), ";precision=fp8");
-    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    const double delayed = p.app->estimate.step.fp8_cast;
-    link.insert(link.find(";parallel="), ";scaling=current");
-    App other = pagetest::OpenPage();
-    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
-    ASSERT_TRUE(other->has_estimate) << other->training_error;
-    EXPECT_GT(other->estimate.step.fp8_cast, 1.3 * delayed);
-    EXPECT_NE(sc::app::LinkState(*other).find(";precision=fp8;scaling=current;"), std::string::npos);
-    const sctest::CliResult cli = sctest::RunCli(
-        "estimate --json --allow-oom --model presets/models/llama3-8b.json --precision fp8 --set "
-        "precision.scaling=current --system presets/systems/dgx-h100-superpod.json --parallel " +
-            sc::app::CurrentParallelSpec(*other),
-        false);
-    ASSERT_EQ(cli.status, 0) << cli.out;
-    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
-    EXPECT_NEAR(other->estimate.step_seconds, cli_step, 1e-9 * cli_step);
-    link.replace(link.find("scaling=current"), 15, "scaling=nvfp4");
-    EXPECT_EQ(sc::app::ApplyLink(*other, link),
-              "link: scaling: \"nvfp4\" scales fp4 GEMMs, but precision.compute is fp8; valid with fp8: auto, delayed, "
-              "current, block or mx");
-}
-
-// Layers and modules kept in BF16 (PrecisionConfig::bf16_*), edited in the Model panel under an fp8 precision: the
-// page computes what the CLI does for the same fields, and the link carries them.
-TEST(AppPanels, Bf16LayersAndModulesInThePageAsInTheCli) {
-    Page p;
-    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
-    std::string link = sc::app::LinkState(*p.app);
-    link.insert(link.find(";parallel="), ";precision=fp8;scaling=current");
-    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    const double all_fp8 = p.app->estimate.step_seconds;
-    p.EnterText("Model", "bf16_last", "2");
-    p.Click("Model", "attention");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
-    EXPECT_EQ(p.app->model.precision.bf16_last_layers, 2);
-    EXPECT_EQ(p.app->model.precision.bf16_modules, sc::kBf16Attention);
-    EXPECT_GT(p.app->estimate.step_seconds, all_fp8);
-    EXPECT_NE(sc::app::LinkState(*p.app).find(";scaling=current;bf16_last=2;bf16_modules=attention;"),
-              std::string::npos)
-        << sc::app::LinkState(*p.app);
-    const sctest::CliResult cli = sctest::RunCli(
-        "estimate --json --allow-oom --model presets/models/llama3-8b.json --precision fp8 --set "
-        "precision.scaling=current --set precision.bf16_last_layers=2 --set precision.bf16_modules=attention "
-        "--system presets/systems/dgx-h100-superpod.json --parallel " +
-            sc::app::CurrentParallelSpec(*p.app),
-        false);
-    ASSERT_EQ(cli.status, 0) << cli.out;
-    const double cli_step = nlohmann::json::parse(cli.out)["training"]["step_seconds"].get<double>();
-    EXPECT_NEAR(p.app->estimate.step_seconds, cli_step, 1e-9 * cli_step);
-    // Delayed scaling cannot keep layers in BF16: the page says so, naming the field.
-    link = sc::app::LinkState(*p.app);
-    link.replace(link.find("scaling=current"), 15, "scaling=delayed");
-    EXPECT_NE(sc::app::ApplyLink(*p.app, link).find("precision.bf16_last_layers"), std::string::npos);
 }
 
 // Megatron's recompute modules as boxes under selective recomputation: ticking the experts' activation and the
