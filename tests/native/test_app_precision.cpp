@@ -15,16 +15,23 @@ using pagetest::App;
 using pagetest::Page;
 using pagetest::ShowJob;
 
+// Llama 3 8B on a DGX H100 SuperPOD at tp=2, dp=4, opened by a link of the page's state with `keys` before its
+// split (";precision=fp8"), estimated; `link` is that link.
+void ShowLlama8bWith(Page& p, const std::string& keys, std::string& link) {
+    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
+    link = sc::app::LinkState(*p.app);
+    link.insert(link.find(";parallel="), keys);
+    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
+    p.Frames(2);
+    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+}
+
 // The fp8 recipe (the Model panel's "fp8 scaling" combo once the precision is fp8) in a link: the quantization part
 // grows under current scaling as the CLI's does, and a recipe of another format is refused naming the key.
 TEST(AppPrecision, Fp8ScalingRecipeInThePageAsInTheCli) {
     Page p;
-    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
-    std::string link = sc::app::LinkState(*p.app);
-    link.insert(link.find(";parallel="), ";precision=fp8");
-    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    std::string link;
+    ASSERT_NO_FATAL_FAILURE(ShowLlama8bWith(p, ";precision=fp8", link));
     const double delayed = p.app->estimate.step.fp8_cast;
     link.insert(link.find(";parallel="), ";scaling=current");
     App other = pagetest::OpenPage();
@@ -46,12 +53,8 @@ TEST(AppPrecision, Fp8ScalingRecipeInThePageAsInTheCli) {
 // page computes what the CLI does for the same fields, and the link carries them.
 TEST(AppPrecision, Bf16LayersAndModulesInThePageAsInTheCli) {
     Page p;
-    ASSERT_NO_FATAL_FAILURE(ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
-    std::string link = sc::app::LinkState(*p.app);
-    link.insert(link.find(";parallel="), ";precision=fp8;scaling=current");
-    ASSERT_EQ(sc::app::ApplyLink(*p.app, link), "");
-    p.Frames(2);
-    ASSERT_TRUE(p.app->has_estimate) << p.app->training_error;
+    std::string link;
+    ASSERT_NO_FATAL_FAILURE(ShowLlama8bWith(p, ";precision=fp8;scaling=current", link));
     const double all_fp8 = p.app->estimate.step_seconds;
     p.EnterText("Model", "bf16_last", "2");
     p.Click("Model", "attention");
