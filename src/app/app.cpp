@@ -255,7 +255,10 @@ std::string SetParallel(AppState& s, const std::string& spec) {
 }
 
 void ResetInputsToDefaults(AppState& s) {
-    for (SystemPreset& sp : s.systems) sp.system.levels = sp.preset_levels;
+    for (SystemPreset& sp : s.systems) {
+        sp.system.levels = sp.preset_levels;
+        sp.system.accelerator.power_limit_w.reset();  // no preset sets one
+    }
     s.system_index = s.systems.empty() ? -1 : 0;
     s.options = TrainingOptions{};
     s.parallel = ParseParallelSpec(kDefaultSplit);

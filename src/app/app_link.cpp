@@ -121,6 +121,8 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
                 throw Error("net." + std::to_string(e.level) + ".inr",
                             level.name + " is a torus level: it has no switch to reduce in");
         }
+        if (l.power_limit_w)
+            ValidatePowerLimit(s.systems[r.system].system.accelerator, *l.power_limit_w, "power_limit");
     }
     const auto& serving = s.inference.presets;
     r.serving = serving.empty() ? -1 : 0;
@@ -185,6 +187,7 @@ std::string LinkState(const AppState& s) {
             if (e.bandwidth_gbps || e.latency_us || e.efficiency || e.in_network_reduction || e.wraparound)
                 l.levels.push_back(e);
         }
+        l.power_limit_w = sp.system.accelerator.power_limit_w;  // presets set none: any is an edit
     }
     l.parallel = ParallelSpecString(s.parallel);
     l.overlap_dp = s.options.overlap_dp;
@@ -266,6 +269,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
             if (e.in_network_reduction) level.in_network_reduction = *e.in_network_reduction;
             if (e.wraparound) level.wraparound = *e.wraparound;
         }
+    if (r.system >= 0) s.systems[r.system].system.accelerator.power_limit_w = l.power_limit_w;
     s.parallel = r.parallel;
     s.options.overlap_dp = l.overlap_dp;
     s.options.overlap_pp = l.overlap_pp;

@@ -201,9 +201,10 @@ void DrawResult(const AppState& s) {
             ImGui::BeginTooltip();
             ImGui::PushTextWrapPos(460);  // the rates are sentences; wrapped as the Training panel's tooltips
             ImGui::Text(
-                "GEMMs: %s\n\nattention: %s\n\nHBM: %s\n\nkernel floor: %s\n\n"
+                "GEMMs: %s\n\nattention: %s\n\nHBM: %s\n\nkernel floor: %s%s%s\n\n"
                 "(presets/calibration/measured.json)",
-                rates.gemm.c_str(), rates.attention.c_str(), rates.hbm.c_str(), rates.floor.c_str());
+                rates.gemm.c_str(), rates.attention.c_str(), rates.hbm.c_str(), rates.floor.c_str(),
+                rates.clock.empty() ? "" : "\n\nclock: ", rates.clock.c_str());
             ImGui::PopTextWrapPos();
             ImGui::EndTooltip();
         }

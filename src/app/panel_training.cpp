@@ -9,6 +9,7 @@
 #include "imgui.h"
 #include "report/format.h"
 #include "report/layout_warnings.h"
+#include "training/power_cap.h"
 #include "training/published_runs.h"
 
 namespace sc::app {
@@ -74,6 +75,36 @@ static bool SameLevel(const NetworkLevel& a, const NetworkLevel& b) {
            a.in_network_reduction == b.in_network_reduction && a.wraparound == b.wraparound;
 }
 
+// A power limit below the board power (training/power_cap.h): "what if this cluster ran at 500 W a GPU?". Shown
+// as the board power until edited; a value out of range is refused by the estimate, naming the field.
+static bool DrawPowerLimit(Accelerator& acc) {
+    if (!acc.board_power_w) return false;
+    const double board = *acc.board_power_w;
+    double watts = acc.power_limit_w.value_or(board);
+    bool changed = false;
+    if (acc.power_limit_w && ImGui::SmallButton("reset##power")) {
+        acc.power_limit_w.reset();
+        return true;
+    }
+    if (acc.power_limit_w) ImGui::SameLine();
+    ImGui::TextUnformatted(acc.power_limit_w ? "power limit *" : "power limit");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(70);
+    if (DoubleField("##power_limit", &watts, "%.0f",
+                    "W per GPU: a limit below the board power lowers the SMs' clock, (limit / board)^(1/3) of it "
+                    "(P ~ f^3); HBM bandwidth stays")) {
+        if (watts == board) acc.power_limit_w.reset();
+        else acc.power_limit_w = watts;
+        changed = true;
+    }
+    ImGui::SameLine();
+    const double clock = PowerCapClockScale(acc);
+    if (clock < 1 && watts >= kMinPowerLimitFraction * board)
+        ImGui::Text("W of %.0f W: compute at %.3f of its clock", board, clock);
+    else ImGui::Text("W of %.0f W", board);
+    return changed;
+}
+
 static void DrawCluster(AppState& s) {
     if (s.systems.empty()) {
         ImGui::TextDisabled("loading cluster presets...");
@@ -104,6 +135,7 @@ static void DrawCluster(AppState& s) {
     bool changed = false;
     SystemPreset& preset = s.systems[s.system_index];
     System& edit = preset.system;
+    changed |= DrawPowerLimit(edit.accelerator);
     if (ImGui::BeginTable("levels", 7,
                           ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
         for (const char* h : {"network level", "kind", "GPUs", "GB/s/dir", "latency us", "eff.", "in-net"})
@@ -325,6 +357,7 @@ static void DrawEstimate(const AppState& s) {
         ImGui::PopStyleColor();
         const std::string detail = "GEMMs: " + e.rates.gemm + "\n\nattention: " + e.rates.attention +
                                    "\n\nHBM: " + e.rates.hbm + "\n\nkernel fixed cost: " + e.rates.floor +
+                                   (e.rates.clock.empty() ? "" : "\n\nclock: " + e.rates.clock) +
                                    "\n\n(presets/calibration/measured.json)";
         Formula(detail.c_str());
     }

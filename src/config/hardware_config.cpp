@@ -437,6 +437,17 @@ void ValidateAcceleratorRates(const Accelerator& a) {
     if (!(a.hbm_bandwidth_tbps >= kMinHbmTbps))
         throw Error("hbm_bandwidth_TBps", "must be at least " + ShownNumber(kMinHbmTbps) + " TB/s (1 GB/s), got " +
                                               ShownNumber(a.hbm_bandwidth_tbps));
+    if (a.power_limit_w) ValidatePowerLimit(a, *a.power_limit_w, "accelerator.power_limit_w");
+}
+
+void ValidatePowerLimit(const Accelerator& a, double watts, const std::string& field) {
+    if (!a.board_power_w)
+        throw Error(field, a.id + " gives no board power for a limit of " + ShownNumber(watts) +
+                               " W to be below; set accelerator.power_w first");
+    const double board = *a.board_power_w, low = kMinPowerLimitFraction * board;
+    if (!(watts >= low && watts <= board))
+        throw Error(field, ShownNumber(watts) + " W is outside " + a.id + "'s range; valid: " + ShownNumber(low) +
+                               " to " + ShownNumber(board) + " W (2/7 of its board power to all of it)");
 }
 
 void ValidateSystemLevels(const System& sys) {

@@ -59,7 +59,11 @@ struct Accelerator {
     double scale_up_gbps_per_direction = 0;  // GB/s per accelerator per direction into its scale-up fabric
     int scale_up_domain = 0;                 // accelerators in one scale-up domain
     double nic_gbit_per_gpu = 0;             // scale-out NIC Gb/s per accelerator
-    std::optional<double> board_power_w;
+    std::optional<double> board_power_w;     // the power its datasheet peaks are rated at
+    // A power limit set below the board power (`nvidia-smi -pl`, a facility's cap, Meta's 500 W Grand Teton H100s):
+    // the SMs run at a lower clock, and compute with them (training/power_cap.h). Unset: the board power. Within
+    // [kMinPowerLimitFraction x board_power_w, board_power_w]; needs a board power.
+    std::optional<double> power_limit_w;
     // Streaming multiprocessors (NVIDIA) the kernels of one GPU share; 0 = not published in the preset. Needed
     // where communication kernels take SMs from overlapped compute (training/comm_sms.h).
     int sm_count = 0;
@@ -157,9 +161,18 @@ constexpr double kMinTflops = 1e-3;           // 1 GFLOP/s, matrix or vector, an
 constexpr double kMinHbmTbps = 1e-3;          // 1 GB/s
 constexpr double kMinLevelGbps = 1e-3;        // 1 MB/s per direction
 constexpr double kMinLevelEfficiency = 0.01;  // measured busbw / nominal
+// The lowest power limit, as a fraction of the board power: NVIDIA's DGX power-capping interface allows an H100
+// 200 W of its 700 W (DGX B200/H100 User Guide, "Managing Power Capping", Redfish PowerLimitWatts: AllowableMin 200,
+// AllowableMax 700). Below it no part is documented to run, and the clock law of training/power_cap.h was not meant
+// for it.
+constexpr double kMinPowerLimitFraction = 200.0 / 700.0;
 
-// Every peak the accelerator has at least kMinTflops and its HBM at least kMinHbmTbps; sc::Error names the field.
+// Every peak the accelerator has at least kMinTflops and its HBM at least kMinHbmTbps, and a power limit within
+// [kMinPowerLimitFraction, 1] of a board power it has; sc::Error names the field.
 void ValidateAcceleratorRates(const Accelerator& a);
+// A power limit of `watts` on `a`: within [kMinPowerLimitFraction, 1] of its board power, which it must have.
+// sc::Error names `field` (accelerator.power_limit_w; a link's power_limit).
+void ValidatePowerLimit(const Accelerator& a, double watts, const std::string& field);
 
 // Re-checks a system edited in place (the page's cluster panel): the accelerator's rates (above), every level's
 // bandwidth at least kMinLevelGbps, latency not negative, efficiency in [kMinLevelEfficiency, 1], no in-network

@@ -11,7 +11,7 @@ namespace {
 
 const char* const kLevelFields = "size bandwidth latency efficiency in_network_reduction oversubscription wraparound";
 const char* const kAcceleratorFields =
-    "hbm_tbps memory_gb bf16_tflops fp16_tflops fp8_tflops fp4_tflops power_w collective_ctas";
+    "hbm_tbps memory_gb bf16_tflops fp16_tflops fp8_tflops fp4_tflops power_w power_limit_w collective_ctas";
 
 bool OnOff(const std::string& key, const std::string& v) {
     if (v == "on" || v == "true" || v == "1") return true;
@@ -83,6 +83,7 @@ void EditAccelerator(System& sys, const std::string& key, const std::string& fie
     else if (field == "fp8_tflops") tflops(a.matrix.fp8);
     else if (field == "fp4_tflops") tflops(a.matrix.fp4);
     else if (field == "power_w") a.board_power_w = ParseNumberIn(key, value, 0, 1e6, true);
+    else if (field == "power_limit_w") a.power_limit_w = ParseNumberIn(key, value, 0, 1e6, true);  // range: below
     else if (field == "collective_ctas") {
         // 0: collectives that hold no SM (copy-engine or NIC-driven); otherwise a share of the SMs.
         if (a.sm_count <= 0 && value != "0")

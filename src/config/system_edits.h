@@ -13,7 +13,8 @@
 //   accelerator.hbm_tbps         HBM bandwidth, TB/s
 //   accelerator.memory_gb        memory capacity, GB (1e9 bytes)
 //   accelerator.bf16_tflops | fp16_tflops | fp8_tflops | fp4_tflops   dense matrix peaks
-//   accelerator.power_w          board power, W
+//   accelerator.power_w          board power, W (what the datasheet peaks are rated at)
+//   accelerator.power_limit_w    a power limit below it, W: the SMs' clock drops (training/power_cap.h)
 //   accelerator.collective_ctas  CTAs an overlapped NCCL collective holds, 0 to SMs - 1 (0: none, as
 //                                copy-engine collectives)
 #pragma once

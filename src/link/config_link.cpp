@@ -81,7 +81,7 @@ std::vector<std::string> KnownKeys() {
     k.insert(k.end(), {"precision", "scaling"});
     for (const IntKey& m : kPrecisionKeys) k.push_back(m.key);
     k.push_back("bf16_modules");
-    k.insert(k.end(), {"system", "parallel"});
+    k.insert(k.end(), {"system", "power_limit", "parallel"});
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
     k.push_back("attn_kernel");
@@ -228,6 +228,10 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.contiguous_routing = v == "contiguous";
         return;
     }
+    if (key == "power_limit") {  // W; the preset's board power bounds it (app_link.cpp)
+        link.power_limit_w = ParseNumberIn(key, v, 0, 1e6, true);
+        return;
+    }
     if (key == "search_gpus") {
         link.search_gpus = ParseInt(key, v, 0, kMaxRanks);
         return;
@@ -339,6 +343,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
         if (e.in_network_reduction) put(p + "inr", *e.in_network_reduction ? "1" : "0");
         if (e.wraparound) put(p + "wrap", *e.wraparound ? "1" : "0");
     }
+    if (link.power_limit_w) put("power_limit", LinkNumber(*link.power_limit_w));
     put("parallel", link.parallel);
     for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");
     put("tokens", LinkNumber(link.tokens));
@@ -408,6 +413,8 @@ ConfigLink DecodeConfigLink(std::string_view text) {
     if (link.system.empty() && !link.levels.empty())
         throw Error("net." + std::to_string(link.levels[0].level),
                     "a network-level edit needs a system (\"system=...\")");
+    if (link.system.empty() && link.power_limit_w)
+        throw Error("power_limit", "a power limit needs a system (\"system=...\") whose GPU it limits");
     return link;
 }
 

@@ -188,6 +188,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
                                                    : "measurements and fallbacks:\n");
         o += "  GEMMs        " + run.rates.gemm + "\n  attention    " + run.rates.attention + "\n  HBM          " +
              run.rates.hbm + "\n  kernel floor " + run.rates.floor + "\n";
+        if (!run.rates.clock.empty()) o += "  clock        " + run.rates.clock + "\n";
     }
     o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) +
          ", input " + LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens\n";

@@ -46,6 +46,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         line("  attention", e.rates.attention);
         line("  HBM", e.rates.hbm);
         line("  kernel fixed cost", e.rates.floor);
+        if (!e.rates.clock.empty()) line("  clock", e.rates.clock);
     }
     const char* prec = NameOf(job.model.precision.compute);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
@@ -99,6 +100,7 @@ nlohmann::ordered_json RateSourcesJson(const RateSources& r) {
             {"attention", r.attention},
             {"hbm", r.hbm},
             {"kernel_floor", r.floor},
+            {"clock", r.clock.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.clock)},
             {"all_measured", r.all_measured}};
 }
 

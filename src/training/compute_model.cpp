@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "parallel/job.h"
+#include "training/power_cap.h"
 
 namespace sc {
 
@@ -38,6 +39,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
                            const TrainingOptions& opt, const AttentionShape& attn) {
     compute_ = compute;
     peak_ = PeakFlops(acc, compute);
+    clock_ = PowerCapClockScale(acc);
     sms_ = acc.sm_count;
     // FP8/FP4 training (Transformer Engine) runs only the GEMMs in the narrow format; attention kernels run
     // in bf16 (Micikevicius et al. 2022, "FP8 Formats for Deep Learning", Sec. 4: softmax and attention kept
@@ -169,7 +171,7 @@ const ComputeModel& ComputeModelCache::For(const Accelerator& acc, Precision com
 }
 
 double ComputeModel::Roofline(double flops, double peak, double efficiency, double bytes) const {
-    return std::max(flops / (peak * efficiency), bytes / hbm_);
+    return std::max(flops / (peak * clock_ * efficiency), bytes / hbm_);
 }
 
 double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forward, double groups, bool high_precision,
@@ -184,10 +186,10 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
         }
         case OpKind::attention: {
             const double eff = windowed ? WindowedAttentionEfficiency(forward) : AttentionEfficiency(forward);
-            return std::max(flops / (attn_peak_ * eff), mem);
+            return std::max(flops / (attn_peak_ * clock_ * eff), mem);
         }
         case OpKind::elementwise:
-        case OpKind::gather: return std::max(flops / vector_, mem);
+        case OpKind::gather: return std::max(flops / (vector_ * clock_), mem);
         case OpKind::collective: return 0;
     }
     return 0;

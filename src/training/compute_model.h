@@ -45,7 +45,10 @@ public:
     // measured grid (config/gemm_grid.h) and `dims` is known.
     double MatmulEfficiency(double flops, const GemmDims& dims = {}) const;
     double MatmulEfficiency16(double flops, const GemmDims& dims = {}) const;  // of the 16-bit peak (high precision)
-    double peak_flops() const { return peak_; }
+    double peak_flops() const { return peak_; }  // rated (datasheet): what MFU is against, a power limit or not
+    // Fraction of its rated clock the part's compute runs at under its power limit (training/power_cap.h): every
+    // compute roof below is the measured rate times this.
+    double clock_scale() const { return clock_; }
     double memory_bytes_per_s() const { return hbm_; }
     int sm_count() const { return sms_; }  // 0: the preset publishes none
     // What the rates above rest on (training/rate_sources.h says it in words): the GEMM curve (nullptr: the
@@ -77,6 +80,7 @@ private:
     double attn_peak_ = 0;  // attention runs in 16-bit even when GEMMs run in fp8/fp4 (Transformer Engine)
     double vector_ = 0;     // vector FLOP/s
     double hbm_ = 0;        // achieved bytes/s
+    double clock_ = 1;      // PowerCapClockScale: compute under a power limit
     int sms_ = 0;
     double attn_eff_fwd_ = 0, attn_eff_bwd_ = 0;
     double win_eff_fwd_ = 0, win_eff_bwd_ = 0;

@@ -15,6 +15,7 @@
 #include "training/compute_model.h"
 #include "training/fp8_overheads.h"
 #include "training/kernel_floor.h"
+#include "training/power_cap.h"
 
 namespace sc {
 
@@ -459,7 +460,7 @@ void FillMemory(const Job& job, const System& sys, TrainingEstimate& e) {
 }
 
 void FillEnergy(const System& sys, const TrainingOptions& opt, int world, TrainingEstimate& e) {
-    double watts = sys.accelerator.board_power_w.value_or(0);
+    double watts = PowerDrawW(sys.accelerator).value_or(0);  // the limit when one is set
     e.energy_joules_per_step = watts * world * e.step_seconds;
     if (opt.tokens_to_train > 0) {
         double seconds = opt.tokens_to_train / e.tokens_per_second;

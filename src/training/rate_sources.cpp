@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "training/power_cap.h"
+
 namespace sc {
 
 namespace {
@@ -91,6 +93,7 @@ RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, cons
     r.attention = AttentionText(cm, acc, opt, backward);
     r.hbm = HbmText(cm, acc, opt);
     r.floor = FloorText(floor, acc);
+    r.clock = PowerCapText(acc);
     const bool attention_measured =
         !opt.kernels.flash_attention || (cm.attention_curve(true) && (!backward || cm.attention_curve(false)));
     r.all_measured = cm.gemm_curve() && attention_measured && cm.hbm_measured() && floor.alpha_s > 0;

@@ -19,6 +19,7 @@ struct RateSources {
     std::string attention;  // the fused-attention efficiency per pass
     std::string hbm;        // the achieved HBM bandwidth
     std::string floor;      // the fixed cost per kernel (training/kernel_floor.h), or that none was measured
+    std::string clock;      // the power limit and the clock it leaves (training/power_cap.h); "" without one
     // Every one of the four from a measurement of this part (or of the sibling its extraction rule names);
     // false where any is a fallback, missing or set by hand.
     bool all_measured = false;

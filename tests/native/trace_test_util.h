@@ -43,12 +43,15 @@ inline double ChargedComputeSeconds(const sc::TrainingEstimate& e) {
 
 // The compute the estimate charges for `job` on a system preset (a DGX H100 SuperPOD unless named) at the measured
 // rates, checked equal to what its trace's compute nodes take; returned for the caller's own comparisons.
-inline double ChargedComputeEqualsTraceCompute(const sc::Job& job, const sc::TrainingOptions& opt = {},
-                                               const std::string& system = "dgx-h100-superpod") {
-    const sc::System sys = LoadSystemPreset(system);
+inline double ChargedComputeEqualsTraceCompute(const sc::Job& job, const sc::System& sys,
+                                               const sc::TrainingOptions& opt = {}) {
     const double charged = ChargedComputeSeconds(sc::EstimateTraining(job, sys, &MeasuredCalibration(), opt));
     EXPECT_NEAR(TraceComputeSeconds(job, sys, &MeasuredCalibration(), opt), charged, 1e-9 * charged);
     return charged;
+}
+inline double ChargedComputeEqualsTraceCompute(const sc::Job& job, const sc::TrainingOptions& opt = {},
+                                               const std::string& system = "dgx-h100-superpod") {
+    return ChargedComputeEqualsTraceCompute(job, LoadSystemPreset(system), opt);
 }
 
 inline sc::ModelConfig SmallGpt() {
