@@ -170,7 +170,9 @@ ClusterChoice ClusterOf(const json& r) {
     if (Has(gpu, "Grand Teton"))
         return {
             "dgx-h100-superpod", "",
-            "Meta Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W): HBM and capacity from the record; NVLink 8-GPU hosts and 400 Gb/s per GPU as a DGX H100 pod"};
+            "Meta Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W): HBM, capacity and the 500 W power limit from the "
+            "record (compute at 0.894 of the 700 W clock, training/power_cap.h); NVLink 8-GPU hosts and 400 Gb/s per "
+            "GPU as a DGX H100 pod"};
     if (Starts(gpu, "H100")) return {"dgx-h100-superpod", "", ""};
     return {"", "", ""};
 }
@@ -464,8 +466,10 @@ const char* const kFsdpA100Cause =
     "measurement in data/ separates these. The A100 40 GB run's GEMMs read the 80 GB part's measured cuBLASLt "
     "curve (the same GA100 SMs at the same 312 TFLOPS peak; presets/calibration extraction rule)";
 const char* const kTorchtitanCause =
-    "torchtitan: 500 W Grand Teton H100s (its docs: peak 'between SXM and NVL', i.e. 835-989 TFLOP/s, not "
-    "modelled as a clock), FSDP2 without the per-layer prefetch tuning of Megatron (modelled: its op-level "
+    "torchtitan: 500 W Grand Teton H100s, modelled as a power limit (compute at 0.894 of the 700 W part's clock by "
+    "P ~ f^3, training/power_cap.h, which moved these rows 5-7 points; NVIDIA's parts of one die at two rated powers "
+    "put the exponent between 0.31 and 0.58, i.e. 0.82-0.90 of the clock, and torchtitan's docs say only that the "
+    "peak is 'between SXM and NVL'), FSDP2 without the per-layer prefetch tuning of Megatron (modelled: its op-level "
     "checkpointing, every second torch.mm re-run, and on the two eager bf16 rows PyTorch eager's RMSNorm, rotary, "
     "repeat_kv and SwiGLU kernels), and TPS read at one "
     "iteration (the 90th); the async-TP row's TP overlap is modelled as fully hidden behind the GEMMs, its SM use as "
@@ -567,6 +571,7 @@ std::vector<Row> MoreRowsOfRecord(const json& r) {
     if (Has(At(At(r, "system"), "gpu").get<std::string>(), "Grand Teton")) {
         row.hbm_tbps = 2.4;  // record: "96GB HBM2e with 2.4 TB/sec"
         row.hbm_gb = 96;
+        row.power_limit_w = 500;  // record: "default 500W power limit"
     }
     row.opt = OptionsOf(r, row.par);
     row.cause = CauseOf(row.key, row);

@@ -483,6 +483,7 @@ void Evaluate(Row& row) {
             sys.accelerator.hbm_capacity_gb_marketing = row.hbm_gb;
             sys.accelerator.capacity_uses_marketing = true;
         }
+        if (row.power_limit_w > 0) sys.accelerator.power_limit_w = row.power_limit_w;  // training/power_cap.h
         row.est = sc::EstimateTraining(job, sys, &Calibration(), row.opt);
         if (!row.est.fits && !row.recompute_stated && row.par.recompute == sc::Recompute::none && !row.model.is_moe()) {
             // The run happened, so it fit: a dense record that does not say whether it recomputed activations,

@@ -35,6 +35,7 @@ struct Row {
     std::string set = "first";        // "first": data/training_measured.json; "more": data/training_measured_more.json
     std::string accelerator;          // accelerator preset replacing the system's ("" keeps it)
     double hbm_tbps = 0, hbm_gb = 0;  // a variant of the accelerator the record describes (0: as the preset)
+    double power_limit_w = 0;         // the record's GPU power limit (0: none, the board power)
     sc::ModelConfig model;
     sc::ParallelConfig par;
     sc::TrainingOptions opt;
