@@ -31,11 +31,12 @@ size_t AxisSize(const SweepAxes& a, int axis) {
         case 5: return a.topology.size();
         case 6: return a.overlap.size();
         case 7: return a.inr.size();
-        default: return a.gpus.size();
+        case 8: return a.gpus.size();
+        default: return a.power.size();
     }
 }
 
-// The position of `point` along `axis` (SweepPoints: flops outermost, gpus innermost).
+// The position of `point` along `axis` (SweepPoints: flops outermost, power innermost).
 size_t Digit(const SweepAxes& a, size_t point, int axis) {
     size_t inner = 1;
     for (int k = axis + 1; k < static_cast<int>(std::size(kSweepAxes)); ++k) inner *= AxisSize(a, k);
@@ -244,7 +245,8 @@ void AxisPicker(AppState& s, int i) {
         ImGui::SetTooltip(
             "comma-separated: factors for flops, hbm_bw, hbm_capacity, net_bw; GPUs for domain;\n"
             "two_tier,fullflat for topology; on,off for overlap and inr; GPU counts for gpus\n"
-            "(the global batch kept; a fixed layout's dp stretched to each count)");
+            "(the global batch kept; a fixed layout's dp stretched to each count); W per GPU for power\n"
+            "(a power limit: compute at (limit / board)^(1/3) of its clock; 0: the cluster's)");
 }
 
 }  // namespace

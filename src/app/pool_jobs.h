@@ -36,6 +36,7 @@ struct SweepCell {
     SweepPoint point;    // as evaluated (domain and gpus the ones used)
     bool found = false;  // some layout fits
     double step_seconds = 0, mfu = 0, tokens_per_second = 0, memory_peak = 0;  // of the best layout, when found
+    double energy_joules = 0;                                                  // its energy per step
     StepBreakdown step;                                                        // its breakdown
     ParallelConfig best;                                                       // the best layout, when found
     SearchStats stats;                                                         // layouts evaluated at this point
@@ -109,7 +110,7 @@ struct SweepState {
 };
 // In SweepPoints' nesting order (flops outermost, gpus innermost): panel_sweep.cpp's Digit relies on it.
 inline constexpr const char* kSweepAxes[] = {"flops",    "hbm_bw",  "hbm_capacity", "domain", "net_bw",
-                                             "topology", "overlap", "inr",          "gpus"};
+                                             "topology", "overlap", "inr",          "gpus",   "power"};
 
 // The pool's size, set by the page's JS (0: no workers; jobs run in frame slices).
 void SetPoolWorkers(AppState& s, int workers);

@@ -77,7 +77,7 @@ void SetSweepAxes(AppState& s, const std::string& axis1, const std::string& axis
             throw Error("axis " + std::to_string(i + 1),
                         "\"" + args[i] +
                             "\" is not name=v1,v2 with a name of "
-                            "flops, hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr");
+                            "flops, hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr, gpus, power");
         s.sweep.axis[i] = static_cast<int>(it - std::begin(kSweepAxes));
         s.sweep.values[i] = args[i].substr(eq + 1);
     }
@@ -216,7 +216,7 @@ SweepCell CellOf(const SweepRow& row) {
     if (row.found) {
         const TrainingEstimate& e = row.estimate;
         c.step_seconds = e.step_seconds, c.mfu = e.mfu, c.tokens_per_second = e.tokens_per_second;
-        c.memory_peak = e.memory_peak;
+        c.memory_peak = e.memory_peak, c.energy_joules = e.energy_joules_per_step;
         c.step = e.step;
         c.best = row.best;
     }
@@ -234,6 +234,7 @@ SweepRow RowOf(const SweepCell& c, const std::string& model) {
     row.best = c.best;
     row.estimate.step_seconds = c.step_seconds, row.estimate.mfu = c.mfu;
     row.estimate.tokens_per_second = c.tokens_per_second, row.estimate.memory_peak = c.memory_peak;
+    row.estimate.energy_joules_per_step = c.energy_joules;
     row.estimate.step = c.step;
     row.stats = c.stats;
     return row;

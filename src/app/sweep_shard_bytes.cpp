@@ -2,9 +2,10 @@
 // is 10^5 cells, and the worker's text encoding (with each row's CSV line) and the page's parsing of it cost
 // 5 and 6-8 us a cell, a third of the pool's time on a fixed-layout sweep (README "Workers"). Fixed-width
 // little-endian fields, read back with a bounds check on every one; a cell is about 290 bytes:
-//   "sweep-shard 4\n" <u64 cells> then per cell:
-//   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak> <f64 x breakdown parts>
-//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw; u32 domain, gpus; u8 topology (Topology), overlap, inr>
+//   "sweep-shard 5\n" <u64 cells> then per cell:
+//   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak, energy> <f64 x breakdown parts>
+//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw, power; u32 domain, gpus; u8 topology (Topology), overlap,
+//    inr>
 //   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute,
 //    recompute modules;
 //    f64 bucket_mb; u32 length + bytes of order; u32 pipeline-layout stages, u32 layers of each, u32 its MTP
@@ -26,8 +27,8 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the shard bytes are little-endian");
 
-constexpr std::string_view kMagic = "sweep-shard 4\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts,
-                                                        // recompute modules
+constexpr std::string_view kMagic = "sweep-shard 5\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts,
+                                                        // recompute modules; 5: power limit, energy
 
 template <typename T>
 void Put(std::string& o, T v) {
@@ -143,10 +144,11 @@ void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
         c.key.point = r.Get<uint64_t>();
         c.key.model = r.Count("model index");
         c.found = r.Bool();
-        for (double* v : {&c.step_seconds, &c.mfu, &c.tokens_per_second, &c.memory_peak}) *v = r.Get<double>();
+        for (double* v : {&c.step_seconds, &c.mfu, &c.tokens_per_second, &c.memory_peak, &c.energy_joules})
+            *v = r.Get<double>();
         for (const BreakdownPart& part : kBreakdownParts) c.step.*part.seconds = r.Get<double>();
         SweepPoint& p = c.point;
-        for (double* v : {&p.flops, &p.hbm_bw, &p.hbm_capacity, &p.net_bw}) *v = r.Get<double>();
+        for (double* v : {&p.flops, &p.hbm_bw, &p.hbm_capacity, &p.net_bw, &p.power_w}) *v = r.Get<double>();
         p.domain = r.Count("domain size");
         p.gpus = r.Count("GPU count");
         p.topology = r.Enum<Topology>(kTopologies, "topology");
@@ -168,10 +170,10 @@ std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
         Put<uint64_t>(o, c.key.point);
         Put<uint32_t>(o, static_cast<uint32_t>(c.key.model));
         Put<uint8_t>(o, c.found);
-        for (double v : {c.step_seconds, c.mfu, c.tokens_per_second, c.memory_peak}) Put<double>(o, v);
+        for (double v : {c.step_seconds, c.mfu, c.tokens_per_second, c.memory_peak, c.energy_joules}) Put<double>(o, v);
         for (const BreakdownPart& part : kBreakdownParts) Put<double>(o, c.step.*part.seconds);
         const SweepPoint& p = c.point;
-        for (double v : {p.flops, p.hbm_bw, p.hbm_capacity, p.net_bw}) Put<double>(o, v);
+        for (double v : {p.flops, p.hbm_bw, p.hbm_capacity, p.net_bw, p.power_w}) Put<double>(o, v);
         Put<uint32_t>(o, static_cast<uint32_t>(p.domain)), Put<uint32_t>(o, static_cast<uint32_t>(p.gpus));
         Put<uint8_t>(o, static_cast<uint8_t>(p.topology)), Put<uint8_t>(o, p.overlap), Put<uint8_t>(o, p.inr);
         PutLayout(o, c.best);

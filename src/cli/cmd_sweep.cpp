@@ -84,6 +84,8 @@ int Sweep(int argc, char** argv) {
                 "    inr=on,off           in-network collectives (SHARP, NVLink SHARP)\n"
                 "    gpus=256,512,1024    GPU counts, the global batch kept (with --layout: its dp\n"
                 "                         stretched to each count; a count it cannot run on has no row)\n"
+                "    power=500,600,700    a GPU power limit in W (0: the system's): compute at\n"
+                "                         (limit / board)^(1/3) of its clock; energy_joules at the limit\n"
                 "  --system must start with a scale_up level (e.g. dgx-h100-superpod), or be a torus (tpu-v4-pod,\n"
                 "           tpu-v5p-pod: no domain or topology axis; net_bw scales its data-center network)\n%s"
                 "  evaluations/s (valid layouts timed per second) go to stderr\n",

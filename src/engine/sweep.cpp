@@ -29,6 +29,7 @@ SweepSnapshot SnapshotSweep(const Request& r) {
     MakeSweepSystem(s.base, SweepPoint{}, s.request.gpus);
     for (int domain : s.axes.domain) MakeSweepSystem(s.base, SweepPoint{.domain = domain}, s.request.gpus);
     for (Topology t : s.axes.topology) MakeSweepSystem(s.base, SweepPoint{.topology = t}, s.request.gpus);
+    for (double w : s.axes.power) MakeSweepSystem(s.base, SweepPoint{.power_w = w}, s.request.gpus);
     s.context = std::make_shared<const SweepContext>(
         MakeSweepContext(s.models, s.base, s.calibration.get(), s.options, s.axes, s.request));
     return s;

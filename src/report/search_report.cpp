@@ -116,8 +116,8 @@ std::string SearchReportJson(const ModelConfig& m, const System& sys, const Sear
 }
 
 std::string SweepCsvHeader() {
-    return "model,flops,hbm_bw,hbm_capacity,domain,net_bw,topology,overlap,inr,gpus,batch,found,step_seconds,mfu,"
-           "tokens_per_second,memory_peak_gib,tp,pp,dp,cp,ep,sp,microbatch,schedule,vstages,recompute,zero,"
+    return "model,flops,hbm_bw,hbm_capacity,domain,net_bw,topology,overlap,inr,gpus,power_w,batch,found,step_seconds,"
+           "mfu,tokens_per_second,memory_peak_gib,energy_joules,tp,pp,dp,cp,ep,sp,microbatch,schedule,vstages,recompute,zero,"
            "compute,recompute_s,kernel_fixed,fp8_cast,moe_routing,tp_comm,cp_comm,ep_comm,pp_comm,bubble,dp_comm,optimizer,candidates,valid,fitting\n";
 }
 
@@ -130,7 +130,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
         j["model"] = row.model;
         j["point"] = {{"flops", pt.flops},     {"hbm_bw", pt.hbm_bw}, {"hbm_capacity", pt.hbm_capacity},
                       {"domain", pt.domain},   {"net_bw", pt.net_bw}, {"topology", NameOf(pt.topology)},
-                      {"overlap", pt.overlap}, {"inr", pt.inr}};
+                      {"overlap", pt.overlap}, {"inr", pt.inr},       {"power_w", pt.power_w}};
         j["gpus"] = pt.gpus > 0 ? pt.gpus : req.gpus;  // the point's (a gpus axis), else the request's
         j["batch"] = req.batch;
         j["found"] = row.found;
@@ -139,6 +139,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
             j["mfu"] = e.mfu;
             j["tokens_per_second"] = e.tokens_per_second;
             j["memory_peak_bytes"] = e.memory_peak;
+            j["energy_joules_per_step"] = e.energy_joules_per_step;
             j["parallel"] = LayoutJson(p);
             j["breakdown"] = BreakdownJson(e.step);
         }
@@ -158,15 +159,16 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
     auto str = [&](const std::string& s) { o.push_back(','), o.append(s); };
     num(pt.flops), num(pt.hbm_bw), num(pt.hbm_capacity), num(pt.domain), num(pt.net_bw);
     str(NameOf(pt.topology)), str(pt.overlap ? "on" : "off"), str(pt.inr ? "on" : "off");
-    num(pt.gpus > 0 ? pt.gpus : req.gpus), num(req.batch), str(row.found ? "1" : "0");
+    num(pt.gpus > 0 ? pt.gpus : req.gpus), num(pt.power_w), num(req.batch), str(row.found ? "1" : "0");
     if (row.found) {
         num(e.step_seconds), num(e.mfu), num(e.tokens_per_second), num(InGiB(e.memory_peak));
+        num(e.energy_joules_per_step);
         num(p.tp), num(p.pp), num(p.dp), num(p.cp), num(p.ep), num(p.sp ? 1 : 0), num(p.microbatch);
         str(NameOf(p.schedule)), num(p.vstages), str(NameOf(p.recompute)), num(p.zero);
         const StepBreakdown& b = e.step;
         for (const BreakdownPart& part : kBreakdownParts) num(b.*part.seconds);
     } else {
-        o += std::string(15 + kBreakdownPartCount, ',');  // the result columns stay empty
+        o += std::string(16 + kBreakdownPartCount, ',');  // the result columns stay empty
     }
     num(static_cast<double>(row.stats.candidates)), num(static_cast<double>(row.stats.valid)),
         num(static_cast<double>(row.stats.fitting));

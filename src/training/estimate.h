@@ -104,7 +104,7 @@ struct TrainingEstimate {
     double memory_capacity = 0;       // bytes per GPU
     bool fits = true;
     std::string memory_message;         // "does not fit: needs X GiB of Y GiB on stage s" when !fits
-    double energy_joules_per_step = 0;  // board power x GPUs x step time
+    double energy_joules_per_step = 0;  // power drawn (the limit, else the board power) x GPUs x step time
     double days_to_train = 0, gpu_hours_to_train = 0, energy_mwh_to_train = 0;  // when tokens_to_train > 0
     // What the compute rates rest on (training/rate_sources.h): filled by the engine for the reports, once per
     // request; empty in EstimateTraining's own result (the layout search's hot path formats no text).

@@ -25,7 +25,7 @@ const char* NameOf(Topology t) {
 
 namespace {
 
-const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr gpus";
+const char* const kAxes = "flops hbm_bw hbm_capacity domain net_bw topology overlap inr gpus power";
 
 // A positive count from 1 to 2^24 (the ranks' limit, README "Limits") for the domain and gpus axes.
 int Count(const std::string& axis, const std::string& s, const char* what) {
@@ -79,6 +79,12 @@ void ParseSweepAxis(const std::string& arg, SweepAxes& axes) {
             else throw Error(name, "\"" + s + "\" is not one of two_tier, fullflat");
         }
         axes.topology = v;
+    } else if (name == "power") {
+        // W per GPU; 0 keeps the base system's. Its range depends on the part's board power: the engine checks
+        // each value against the base (engine/sweep.cpp), naming this axis.
+        std::vector<double> v;
+        for (const std::string& s : values) v.push_back(ParseNumberIn(name, s, 0, 1e6));
+        axes.power = v;
     } else if (name == "overlap" || name == "inr") {
         std::vector<int> v;
         for (const std::string& s : values) v.push_back(OnOff(name, s));
@@ -106,6 +112,10 @@ void ValidateSweepAxes(const SweepAxes& a) {
     for (int g : a.gpus)
         if (g < 0 || g > (1 << 24))
             throw Error("gpus", "gpus=" + std::to_string(g) + " must be a GPU count from 1 to 16M (0: the request's)");
+    if (a.power.empty()) throw Error("power", "the axis needs at least one value");
+    for (double w : a.power)
+        if (!(w >= 0 && w <= 1e6))
+            throw Error("power", "power=" + ShownNumber(w) + " must be 0 to 1e6 W (0: the system's)");
     if (a.topology.empty()) throw Error("topology", "the axis needs at least one value");
     for (const auto* v : {&a.overlap, &a.inr}) {
         const char* name = v == &a.overlap ? "overlap" : "inr";
@@ -127,27 +137,30 @@ std::vector<SweepPoint> SweepPoints(const SweepAxes& a) {
                         for (Topology t : a.topology)
                             for (int ov : a.overlap)
                                 for (int inr : a.inr)
-                                    for (int g : a.gpus) {
-                                        p.flops = f, p.hbm_bw = hb, p.hbm_capacity = hc, p.domain = d, p.net_bw = nb;
-                                        p.topology = t, p.overlap = ov == 1, p.inr = inr == 1, p.gpus = g;
-                                        out.push_back(p);
-                                    }
+                                    for (int g : a.gpus)
+                                        for (double w : a.power) {
+                                            p.flops = f, p.hbm_bw = hb, p.hbm_capacity = hc, p.domain = d;
+                                            p.net_bw = nb, p.topology = t, p.overlap = ov == 1, p.inr = inr == 1;
+                                            p.gpus = g, p.power_w = w;
+                                            out.push_back(p);
+                                        }
     return out;
 }
 
 size_t SweepPointCount(const SweepAxes& a) {
     return a.flops.size() * a.hbm_bw.size() * a.hbm_capacity.size() * a.domain.size() * a.net_bw.size() *
-           a.topology.size() * a.overlap.size() * a.inr.size() * a.gpus.size();
+           a.topology.size() * a.overlap.size() * a.inr.size() * a.gpus.size() * a.power.size();
 }
 
 SweepPoint SweepPointAt(const SweepAxes& a, size_t index) {
-    // Mixed radix, innermost axis (gpus) the fastest digit, as SweepPoints nests its loops.
+    // Mixed radix, innermost axis (power) the fastest digit, as SweepPoints nests its loops.
     auto digit = [&index](const auto& axis) {
         const auto& v = axis[index % axis.size()];
         index /= axis.size();
         return v;
     };
     SweepPoint p;
+    p.power_w = digit(a.power);
     p.gpus = digit(a.gpus);
     p.inr = digit(a.inr) == 1;
     p.overlap = digit(a.overlap) == 1;
@@ -175,6 +188,11 @@ void ScaleAccelerator(Accelerator& a, const SweepPoint& pt) {
     a.hbm_capacity_gib_usable *= pt.hbm_capacity;
     a.hbm_capacity_gb_marketing *= pt.hbm_capacity;
     a.nic_gbit_per_gpu *= pt.net_bw;
+    // A power limit (training/power_cap.h) is set, not scaled: 0 keeps the base's (an edit of the page, or none).
+    if (pt.power_w > 0) {
+        ValidatePowerLimit(a, pt.power_w, "power");
+        a.power_limit_w = pt.power_w;
+    }
 }
 
 // A system with no switched scale-up domain: a torus (TPU), whose chips' own links stay as they are while the
@@ -404,7 +422,8 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
     // nothing to act on (MakeUnswitchedSweepSystem), and its default, two_tier, would misname a torus or FullFlat.
     if (in.system.levels[0].kind == LevelKind::torus) row.point.topology = Topology::torus;
     if (in.system.levels[0].kind == LevelKind::fullflat) row.point.topology = Topology::fullflat;
-    row.point.gpus = in.search.gpus;  // likewise the GPU count
+    row.point.gpus = in.search.gpus;                                      // likewise the GPU count
+    row.point.power_w = in.system.accelerator.power_limit_w.value_or(0);  // and the power limit (0: none)
     row.model_index = model;
     row.model = c.models[model].name;
     row.stats = r.stats;

@@ -19,6 +19,9 @@
 //                 in-network reduction if either level did. So FullFlat is never worse than two-tier.
 //   overlap       on: DP, PP and TP communication overlapped with computation; off: none overlapped
 //   inr           in-network collectives (SHARP / NVLink SHARP) used where a level offers them, or not
+//   gpus          GPU counts (the request's global batch kept)
+//   power         a GPU power limit in W (0: the base system's; training/power_cap.h): compute at
+//                 (limit / board)^(1/3) of the clock; within 2/7 of the board power and the board power
 // A point is an edit of the base part, as --system-set makes one: its measured calibration curves (GEMM TFLOPS by
 // FLOP count and by shape, the best GEMM, HBM copy bandwidth, NVLink bus bandwidth) answer for it scaled by edited /
 // preset (CalibrationScale), so the hypothetical part reaches the same fraction of its peak at each size as the
@@ -53,9 +56,10 @@ struct SweepAxes {
     std::vector<int> domain = {0};  // 0: the base system's scale-up domain
     std::vector<double> net_bw = {1};
     std::vector<Topology> topology = {Topology::two_tier};
-    std::vector<int> overlap = {1};  // 1 on, 0 off
-    std::vector<int> inr = {1};      // 1 on, 0 off
-    std::vector<int> gpus = {0};     // 0: the request's GPU count (strong scaling: the batch stays the request's)
+    std::vector<int> overlap = {1};   // 1 on, 0 off
+    std::vector<int> inr = {1};       // 1 on, 0 off
+    std::vector<int> gpus = {0};      // 0: the request's GPU count (strong scaling: the batch stays the request's)
+    std::vector<double> power = {0};  // W per GPU; 0: the base system's limit (none unless edited)
 };
 
 struct SweepPoint {
@@ -64,17 +68,19 @@ struct SweepPoint {
     double net_bw = 1;
     Topology topology = Topology::two_tier;  // a row: the network it ran on (Topology)
     bool overlap = true, inr = true;
-    int gpus = 0;  // 0: the request's; a row holds the count it used
+    int gpus = 0;        // 0: the request's; a row holds the count it used
+    double power_w = 0;  // 0: the base's power limit; a row holds the limit it ran under (0: none)
 };
 
 // Parses one --axis argument "name=v1,v2,..." into `axes` (replacing that axis's list). Names: flops hbm_bw
 // hbm_capacity domain net_bw topology (two_tier|fullflat) overlap (on|off) inr (on|off) gpus (GPU counts, the
-// global batch kept). Throws sc::Error naming the axis and value (unknown axis, non-positive factor, ...).
+// global batch kept) power (W per GPU, 0: the base's). Throws sc::Error naming the axis and value (unknown axis, non-positive factor, ...).
 void ParseSweepAxis(const std::string& arg, SweepAxes& axes);
 // Validates every list (non-empty, factors > 0, domain >= 0, on/off 0 or 1).
 void ValidateSweepAxes(const SweepAxes& axes);
 
-// Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr, gpus.
+// Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr, gpus,
+// power.
 std::vector<SweepPoint> SweepPoints(const SweepAxes& axes);
 // How many points, and point `index` of that order, without listing the others (a shard of a 10^5-point
 // sweep reads only its own). The axes must be valid (ValidateSweepAxes) and index < SweepPointCount.

@@ -10,11 +10,14 @@
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/pool_jobs.h"
 #include "config/system_edits.h"
+#include "engine/sweep.h"
 #include "link/config_link.h"
 #include "page_driver.h"
 #include "parallel/job.h"
 #include "preset_files.h"
+#include "report/search_report.h"
 #include "trace_test_util.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
@@ -146,6 +149,61 @@ TEST(PowerCap, TheLinkCarriesItAndChecksItAgainstTheSystem) {
                   sc::DecodeConfigLink("v1;model=llama3-8b;system=x;power_limit=-1;parallel=tp=2;end");
               }).find("power_limit"),
               std::string::npos);
+}
+
+// The co-design sweep's power axis: each point is the sweep of the system with that limit as a system edit, its
+// energy at the limit; 0 keeps the system's (none, or the edit's); a value outside the part's range is refused
+// before any point runs.
+TEST(PowerCap, TheSweepHasAPowerAxis) {
+    const std::string sweep =
+        "sweep --json --model presets/models/llama3-8b.json --system presets/systems/dgx-h100-superpod.json "
+        "--layout tp=2,dp=4,sp=1,batch=8 --axis power=";
+    const sctest::CliResult cli = sctest::RunCli(sweep + "500,0", false);
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    const nlohmann::json rows = nlohmann::json::parse(cli.out);
+    ASSERT_EQ(rows.size(), 2u);
+    const sctest::CliResult edited = sctest::RunCli(sweep + "0 --system-set accelerator.power_limit_w=500", false);
+    ASSERT_EQ(edited.status, 0) << edited.out;
+    const nlohmann::json row = nlohmann::json::parse(edited.out)[0];
+    EXPECT_EQ(row["point"]["power_w"], 500);  // the limit it ran under, the edit's
+    const double at500 = row["step_seconds"].get<double>(), full = rows[1]["step_seconds"].get<double>();
+    EXPECT_EQ(rows[0]["point"]["power_w"], 500);
+    EXPECT_EQ(rows[0]["step_seconds"].get<double>(), at500);
+    EXPECT_GT(at500, full);
+    EXPECT_NEAR(rows[0]["energy_joules_per_step"].get<double>(), 500.0 * 8 * at500, 1e-9 * 500 * 8 * at500);
+    EXPECT_EQ(rows[1]["point"]["power_w"], 0);  // none: the board power
+    EXPECT_NEAR(rows[1]["energy_joules_per_step"].get<double>(), 700.0 * 8 * full, 1e-9 * 700 * 8 * full);
+    const sctest::CliResult bad = sctest::RunCli(sweep + "500,150");
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.out.find("power: 150 W is outside h100-sxm's range; valid: 200 to 700 W"), std::string::npos)
+        << bad.out;
+}
+
+// The Sweeps view's power axis, on the page's thread, over the current layout: the cells are the engine's rows, and
+// their step time grows as the limit falls.
+TEST(PowerCap, ThePagesSweepsViewHasAPowerAxis) {
+    pagetest::Page p;
+    ASSERT_NO_FATAL_FAILURE(pagetest::ShowJob(p, "llama3-8b.json", "dgx-h100-superpod.json", "tp=2,dp=4,sp=1,batch=8"));
+    sc::app::SetPoolWorkers(*p.app, 0);
+    sc::app::SetSweepAxes(*p.app, "power=300,500,700", "");
+    p.app->sweep.fixed_layout = true;
+    sc::app::StartSweep(*p.app);
+    ASSERT_EQ(p.app->sweep.error, "");
+    for (int i = 0; i < 100 && !p.app->sweep.has_result; ++i) sc::app::StepSweep(*p.app, 0.0);
+    ASSERT_TRUE(p.app->sweep.has_result);
+    const auto& cells = p.app->sweep.cells;
+    ASSERT_EQ(cells.size(), 3u);
+    EXPECT_GT(cells[0].step_seconds, cells[1].step_seconds);
+    EXPECT_GT(cells[1].step_seconds, cells[2].step_seconds);
+    sc::engine::Request r = sc::app::CurrentRequest(*p.app);
+    sc::ParseSweepAxis("power=300,500,700", r.sweep.axes);
+    r.sweep.fixed_layout = true;
+    const sc::engine::SweepSnapshot snap = sc::engine::SnapshotSweep(r);
+    const std::vector<sc::SweepRow> rows = sc::engine::RunSweepShard(snap, 0, 1);
+    ASSERT_EQ(rows.size(), 3u);
+    for (size_t i = 0; i < rows.size(); ++i)
+        EXPECT_EQ(sc::SweepRowText(rows[i], snap.request, sc::SweepFormat::csv),
+                  sc::SweepRowText(sc::app::RowOf(cells[i], rows[i].model), snap.request, sc::SweepFormat::csv));
 }
 
 // The page: the cluster's "power limit" field sets it, the estimate equals the CLI's with the same edit, the link

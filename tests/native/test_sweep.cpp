@@ -42,8 +42,9 @@ const Base& Cluster(const std::string& system, const std::string& acc) {
 }
 const Base& H100() { return Cluster("dgx-h100-superpod", "h100-sxm"); }
 bool SamePoint(const sc::SweepPoint& a, const sc::SweepPoint& b) {
-    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr, a.gpus) ==
-           std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap, b.inr, b.gpus);
+    return std::tie(a.flops, a.hbm_bw, a.hbm_capacity, a.domain, a.net_bw, a.topology, a.overlap, a.inr, a.gpus,
+                    a.power_w) == std::tie(b.flops, b.hbm_bw, b.hbm_capacity, b.domain, b.net_bw, b.topology, b.overlap,
+                                           b.inr, b.gpus, b.power_w);
 }
 const Base& A100() { return Cluster("dgx-a100-superpod", "a100-80gb"); }
 
@@ -82,15 +83,17 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     for (size_t i = 0; i < pts.size(); ++i) {
         EXPECT_TRUE(SamePoint(sc::SweepPointAt(a, i), pts[i])) << "point " << i;
     }
-    sc::SweepAxes every;  // every axis with two values: the digits of all nine
+    sc::SweepAxes every;  // every axis with two values: the digits of all ten
     for (const char* arg : {"flops=1,2", "hbm_bw=1,3", "hbm_capacity=1,1.5", "domain=8,72", "net_bw=1,4",
-                            "topology=two_tier,fullflat", "overlap=on,off", "inr=on,off", "gpus=64,128"})
+                            "topology=two_tier,fullflat", "overlap=on,off", "inr=on,off", "gpus=64,128", "power=0,500"})
         sc::ParseSweepAxis(arg, every);
     const std::vector<sc::SweepPoint> all = sc::SweepPoints(every);
-    ASSERT_EQ(sc::SweepPointCount(every), 512u);
-    ASSERT_EQ(all.size(), 512u);
-    EXPECT_EQ(all[0].gpus, 64);  // gpus innermost
-    EXPECT_EQ(all[1].gpus, 128);
+    ASSERT_EQ(sc::SweepPointCount(every), 1024u);
+    ASSERT_EQ(all.size(), 1024u);
+    EXPECT_EQ(all[0].power_w, 0);  // power innermost, then gpus
+    EXPECT_EQ(all[1].power_w, 500);
+    EXPECT_EQ(all[0].gpus, 64);
+    EXPECT_EQ(all[2].gpus, 128);
     for (size_t i = 0; i < all.size(); ++i) {
         EXPECT_TRUE(SamePoint(sc::SweepPointAt(every, i), all[i])) << "point " << i;
     }
@@ -103,10 +106,13 @@ TEST(Sweep, AxesParseAndNameTheBadValue) {
     EXPECT_EQ(AxisError("gpus=64,0"), "gpus: expected a GPU count (1 to 16M), got \"0\"");
     EXPECT_EQ(AxisError("gpus=64,1e9"), "gpus: expected a GPU count (1 to 16M), got \"1e9\"");
     EXPECT_EQ(AxisError("flop=2"),
-              "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr gpus");
+              "flop: unknown sweep axis; valid: flops hbm_bw hbm_capacity domain net_bw topology overlap inr gpus "
+              "power");
+    EXPECT_EQ(AxisError("power=500,-1"), "power: must be at least 0, got \"-1\"");
+    EXPECT_EQ(AxisError("power=5x"), "power: expected a number, got \"5x\"");
     EXPECT_EQ(AxisError("flops"),
               "axis: expected name=v1,v2,... (e.g. flops=1,2,4), got \"flops\"; axes: flops hbm_bw "
-              "hbm_capacity domain net_bw topology overlap inr gpus");
+              "hbm_capacity domain net_bw topology overlap inr gpus power");
 }
 
 TEST(Sweep, SystemIsModifiedAsDocumented) {
@@ -465,8 +471,8 @@ TEST(SweepCli, FixedLayoutRows) {
     int rows = 0;
     while (std::getline(lines, line)) {
         ++rows;
-        // gpus, batch, found, ... tp, pp, dp: the layout as given.
-        EXPECT_NE(line.find(",64,64,1,"), std::string::npos) << line;
+        // gpus, power limit (none), batch, found, ... tp, pp, dp: the layout as given.
+        EXPECT_NE(line.find(",64,0,64,1,"), std::string::npos) << line;
         EXPECT_NE(line.find(",8,1,8,1,1,0,1,1f1b,1,none,0,"), std::string::npos) << line;
     }
     EXPECT_EQ(rows, 4);

@@ -21,11 +21,11 @@ using sc::app::SweepCell;
 std::vector<SweepCell> Cells() {
     SweepCell a;
     a.key = {99999, 3};
-    a.point = {0.1 + 0.2, 1.0 / 3, 1e-6, 72, 4e6, sc::Topology::fullflat, false, true, 16777216};
+    a.point = {0.1 + 0.2, 1.0 / 3, 1e-6, 72, 4e6, sc::Topology::fullflat, false, true, 16777216, 612.5 + 1e-12};
     a.found = true;
     a.step_seconds = std::nextafter(2.5, 3.0);
     a.mfu = 5e-324;  // the smallest subnormal
-    a.tokens_per_second = 1e300, a.memory_peak = 80.5 * (1ull << 30);
+    a.tokens_per_second = 1e300, a.memory_peak = 80.5 * (1ull << 30), a.energy_joules = 0.1 + 0.7;
     a.step.compute = 1.25, a.step.dp_comm = std::numeric_limits<double>::min(), a.step.optimizer = 3e-9;
     a.best = sc::ParseParallelSpec(
         "tp=8,pp=4,dp=16,cp=2,sp=1,microbatch=2,batch=1024,schedule=interleaved,vstages=3,"
@@ -52,8 +52,10 @@ void ExpectSame(const SweepCell& x, const SweepCell& y) {
     EXPECT_EQ(x.point.overlap, y.point.overlap);
     EXPECT_EQ(x.point.inr, y.point.inr);
     EXPECT_EQ(x.point.gpus, y.point.gpus);
+    EXPECT_EQ(Bits(x.point.power_w), Bits(y.point.power_w));
     EXPECT_EQ(x.found, y.found);
-    for (auto m : {&SweepCell::step_seconds, &SweepCell::mfu, &SweepCell::tokens_per_second, &SweepCell::memory_peak})
+    for (auto m : {&SweepCell::step_seconds, &SweepCell::mfu, &SweepCell::tokens_per_second, &SweepCell::memory_peak,
+                   &SweepCell::energy_joules})
         EXPECT_EQ(Bits(x.*m), Bits(y.*m));
     for (const sc::BreakdownPart& p : sc::kBreakdownParts) EXPECT_EQ(Bits(x.step.*p.seconds), Bits(y.step.*p.seconds));
     EXPECT_EQ(sc::ParallelSpecString(x.best), sc::ParallelSpecString(y.best));
@@ -85,7 +87,7 @@ TEST(SweepShardBytes, TheCsvFromACellIsTheRowsCsv) {
     row.found = true;
     row.best = Cells()[0].best;
     row.estimate.step_seconds = 1.5, row.estimate.mfu = 0.41, row.estimate.tokens_per_second = 123456.789;
-    row.estimate.memory_peak = 70e9;
+    row.estimate.memory_peak = 70e9, row.estimate.energy_joules_per_step = 4321.5;
     row.estimate.step.compute = 1.0, row.estimate.step.bubble = 0.25, row.estimate.step.tp_comm = 0.25;
     row.estimate.memory.resize(3);  // not in a cell, not in the CSV
     row.stats = {10, 9, 8, 7};
@@ -117,9 +119,9 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
         EXPECT_EQ(error(good.substr(0, n)).rfind("sweep shard: malformed", 0), 0u) << "cut at " << n;
     EXPECT_NE(error(good + "x").find("bytes after the last cell"), std::string::npos);
     // A GPU count past 2^24 in the first cell (its 16777216, a little-endian u32 after the magic, the count, the
-    // key, found, four results, the breakdown, four point factors and the domain).
+    // key, found, five results, the breakdown, four point factors and the power limit, and the domain).
     std::string many_gpus = good;
-    const size_t at = std::strlen("sweep-shard 4\n") + 8 + 8 + 4 + 1 + 8 * (4 + sc::kBreakdownPartCount + 4) + 4;
+    const size_t at = std::strlen("sweep-shard 5\n") + 8 + 8 + 4 + 1 + 8 * (5 + sc::kBreakdownPartCount + 5) + 4;
     uint32_t was = 0;
     std::memcpy(&was, many_gpus.data() + at, 4);
     ASSERT_EQ(was, 16777216u);
