@@ -4,8 +4,8 @@
 // little-endian fields, read back with a bounds check on every one; a cell is about 290 bytes:
 //   "sweep-shard 5\n" <u64 cells> then per cell:
 //   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak, energy> <f64 x breakdown parts>
-//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw, power; u32 domain, gpus; u8 topology (Topology), overlap,
-//    inr>
+//   <point: f64 flops, hbm_bw, hbm_capacity, net_bw, power; u32 domain, gpus; u8 topology (Topology), overlap
+//    (a mask of kOverlapDp/Pp/Tp), inr>
 //   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute,
 //    recompute modules;
 //    f64 bucket_mb; u32 length + bytes of order; u32 pipeline-layout stages, u32 layers of each, u32 its MTP
@@ -152,7 +152,8 @@ void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
         p.domain = r.Count("domain size");
         p.gpus = r.Count("GPU count");
         p.topology = r.Enum<Topology>(kTopologies, "topology");
-        p.overlap = r.Bool(), p.inr = r.Bool();
+        p.overlap = r.Get<uint8_t>(), p.inr = r.Bool();
+        if (p.overlap > kOverlapAll) Malformed("an overlap mask of " + std::to_string(p.overlap));
         GetLayout(r, c.best);
         for (uint64_t* v : {&c.stats.candidates, &c.stats.valid, &c.stats.fitting, &c.stats.estimated})
             *v = r.Get<uint64_t>();
@@ -175,7 +176,8 @@ std::string EncodeSweepShard(const std::vector<SweepCell>& cells) {
         const SweepPoint& p = c.point;
         for (double v : {p.flops, p.hbm_bw, p.hbm_capacity, p.net_bw, p.power_w}) Put<double>(o, v);
         Put<uint32_t>(o, static_cast<uint32_t>(p.domain)), Put<uint32_t>(o, static_cast<uint32_t>(p.gpus));
-        Put<uint8_t>(o, static_cast<uint8_t>(p.topology)), Put<uint8_t>(o, p.overlap), Put<uint8_t>(o, p.inr);
+        Put<uint8_t>(o, static_cast<uint8_t>(p.topology)), Put<uint8_t>(o, static_cast<uint8_t>(p.overlap));
+        Put<uint8_t>(o, static_cast<uint8_t>(p.inr));
         PutLayout(o, c.best);
         for (uint64_t v : {c.stats.candidates, c.stats.valid, c.stats.fitting, c.stats.estimated}) Put<uint64_t>(o, v);
     }

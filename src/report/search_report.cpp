@@ -128,9 +128,15 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
     if (f == SweepFormat::json) {
         nlohmann::ordered_json j;
         j["model"] = row.model;
-        j["point"] = {{"flops", pt.flops},     {"hbm_bw", pt.hbm_bw}, {"hbm_capacity", pt.hbm_capacity},
-                      {"domain", pt.domain},   {"net_bw", pt.net_bw}, {"topology", NameOf(pt.topology)},
-                      {"overlap", pt.overlap}, {"inr", pt.inr},       {"power_w", pt.power_w}};
+        j["point"] = {{"flops", pt.flops},
+                      {"hbm_bw", pt.hbm_bw},
+                      {"hbm_capacity", pt.hbm_capacity},
+                      {"domain", pt.domain},
+                      {"net_bw", pt.net_bw},
+                      {"topology", NameOf(pt.topology)},
+                      {"overlap", OverlapName(pt.overlap)},
+                      {"inr", pt.inr == 1},
+                      {"power_w", pt.power_w}};
         j["gpus"] = pt.gpus > 0 ? pt.gpus : req.gpus;  // the point's (a gpus axis), else the request's
         j["batch"] = req.batch;
         j["found"] = row.found;
@@ -158,7 +164,7 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
     auto num = [&](double v) { o.push_back(','), o.append(FormatNumber("%.9g", v)); };
     auto str = [&](const std::string& s) { o.push_back(','), o.append(s); };
     num(pt.flops), num(pt.hbm_bw), num(pt.hbm_capacity), num(pt.domain), num(pt.net_bw);
-    str(NameOf(pt.topology)), str(pt.overlap ? "on" : "off"), str(pt.inr ? "on" : "off");
+    str(NameOf(pt.topology)), str(OverlapName(pt.overlap)), str(pt.inr == 1 ? "on" : "off");
     num(pt.gpus > 0 ? pt.gpus : req.gpus), num(pt.power_w), num(req.batch), str(row.found ? "1" : "0");
     if (row.found) {
         num(e.step_seconds), num(e.mfu), num(e.tokens_per_second), num(InGiB(e.memory_peak));

@@ -87,7 +87,7 @@ void ParseSweepAxis(const std::string& arg, SweepAxes& axes) {
         axes.power = v;
     } else if (name == "overlap" || name == "inr") {
         std::vector<int> v;
-        for (const std::string& s : values) v.push_back(OnOff(name, s));
+        for (const std::string& s : values) v.push_back(OnOff(name, s) * (name == "overlap" ? kOverlapAll : 1));
         (name == "overlap" ? axes.overlap : axes.inr) = v;
     } else {
         throw Error(name, std::string("unknown sweep axis; valid: ") + kAxes);
@@ -118,10 +118,14 @@ void ValidateSweepAxes(const SweepAxes& a) {
             throw Error("power", "power=" + ShownNumber(w) + " must be 0 to 1e6 W (0: the system's)");
     if (a.topology.empty()) throw Error("topology", "the axis needs at least one value");
     for (const auto* v : {&a.overlap, &a.inr}) {
-        const char* name = v == &a.overlap ? "overlap" : "inr";
+        const bool overlap = v == &a.overlap;
+        const char* name = overlap ? "overlap" : "inr";
         if (v->empty()) throw Error(name, "the axis needs at least one value");
         for (int x : *v)
-            if (x != 0 && x != 1) throw Error(name, "expected on (1) or off (0), got " + std::to_string(x));
+            if (x != kSweepAsOptions && (x < 0 || x > (overlap ? kOverlapAll : 1)))
+                throw Error(name, std::string("expected on (") + (overlap ? "7" : "1") +
+                                      "), off (0) or the options' (" + std::to_string(kSweepAsOptions) + "), got " +
+                                      std::to_string(x));
     }
 }
 
@@ -140,7 +144,7 @@ std::vector<SweepPoint> SweepPoints(const SweepAxes& a) {
                                     for (int g : a.gpus)
                                         for (double w : a.power) {
                                             p.flops = f, p.hbm_bw = hb, p.hbm_capacity = hc, p.domain = d;
-                                            p.net_bw = nb, p.topology = t, p.overlap = ov == 1, p.inr = inr == 1;
+                                            p.net_bw = nb, p.topology = t, p.overlap = ov, p.inr = inr;
                                             p.gpus = g, p.power_w = w;
                                             out.push_back(p);
                                         }
@@ -162,8 +166,8 @@ SweepPoint SweepPointAt(const SweepAxes& a, size_t index) {
     SweepPoint p;
     p.power_w = digit(a.power);
     p.gpus = digit(a.gpus);
-    p.inr = digit(a.inr) == 1;
-    p.overlap = digit(a.overlap) == 1;
+    p.inr = digit(a.inr);
+    p.overlap = digit(a.overlap);
     p.topology = digit(a.topology);
     p.net_bw = digit(a.net_bw);
     p.domain = digit(a.domain);
@@ -267,9 +271,22 @@ System MakeSweepSystem(const System& base, const SweepPoint& pt, int gpus) {
 
 TrainingOptions MakeSweepOptions(const TrainingOptions& base, const SweepPoint& pt) {
     TrainingOptions o = base;
-    o.overlap_dp = o.overlap_pp = o.overlap_tp = pt.overlap;
-    o.in_network_reduction = pt.inr;
+    if (pt.overlap != kSweepAsOptions) {
+        o.overlap_dp = (pt.overlap & kOverlapDp) != 0;
+        o.overlap_pp = (pt.overlap & kOverlapPp) != 0;
+        o.overlap_tp = (pt.overlap & kOverlapTp) != 0;
+    }
+    if (pt.inr != kSweepAsOptions) o.in_network_reduction = pt.inr == 1;
     return o;
+}
+
+std::string OverlapName(int mask) {
+    if (mask == kOverlapAll) return "on";
+    if (mask == 0) return "off";
+    std::string s;
+    for (auto [bit, name] : {std::pair{kOverlapDp, "dp"}, {kOverlapPp, "pp"}, {kOverlapTp, "tp"}})
+        if (mask & bit) s += (s.empty() ? "" : "+") + std::string(name);
+    return s;
 }
 
 System ExtendSystem(const System& base, int gpus) {
@@ -424,6 +441,11 @@ SweepRow SweepRowOf(const SweepContext& c, const SweepPointInputs& in, int model
     if (in.system.levels[0].kind == LevelKind::fullflat) row.point.topology = Topology::fullflat;
     row.point.gpus = in.search.gpus;                                      // likewise the GPU count
     row.point.power_w = in.system.accelerator.power_limit_w.value_or(0);  // and the power limit (0: none)
+    // The switches it ran with: the axis's, or the request's own where the axis was not given.
+    const TrainingOptions used = MakeSweepOptions(c.options, in.point);
+    row.point.overlap =
+        (used.overlap_dp ? kOverlapDp : 0) | (used.overlap_pp ? kOverlapPp : 0) | (used.overlap_tp ? kOverlapTp : 0);
+    row.point.inr = used.in_network_reduction ? 1 : 0;
     row.model_index = model;
     row.model = c.models[model].name;
     row.stats = r.stats;

@@ -17,8 +17,10 @@
 //                 gives each GPU uniform bandwidth and latency: the outer level takes the better effective
 //                 per-GPU bandwidth and the lower latency of the two (never oversubscribed), and offers
 //                 in-network reduction if either level did. So FullFlat is never worse than two-tier.
-//   overlap       on: DP, PP and TP communication overlapped with computation; off: none overlapped
-//   inr           in-network collectives (SHARP / NVLink SHARP) used where a level offers them, or not
+//   overlap       on: DP, PP and TP communication overlapped with computation; off: none overlapped; without
+//                 the axis, the request's own (TrainingOptions: DP and PP overlapped, TP not, by default)
+//   inr           in-network collectives (SHARP / NVLink SHARP) used where a level offers them, or not; without
+//                 the axis, the request's own
 //   gpus          GPU counts (the request's global batch kept)
 //   power         a GPU power limit in W (0: the base system's; training/power_cap.h): compute at
 //                 (limit / board)^(1/3) of the clock; within 2/7 of the board power and the board power
@@ -49,6 +51,13 @@ namespace sc {
 enum class Topology { two_tier, fullflat, torus };
 const char* NameOf(Topology t);
 
+// The overlap and inr axes' value for "as the request's options say" (the default, so that a sweep without those
+// axes times every point as the estimate of the same system would); the overlap axis's other values are masks.
+inline constexpr int kSweepAsOptions = -1;
+inline constexpr int kOverlapDp = 1, kOverlapPp = 2, kOverlapTp = 4, kOverlapAll = 7;
+// "on" (all three), "off" (none), or the ones overlapped joined by '+' ("dp+pp", the default options).
+std::string OverlapName(int mask);
+
 struct SweepAxes {
     std::vector<double> flops = {1};
     std::vector<double> hbm_bw = {1};
@@ -56,8 +65,8 @@ struct SweepAxes {
     std::vector<int> domain = {0};  // 0: the base system's scale-up domain
     std::vector<double> net_bw = {1};
     std::vector<Topology> topology = {Topology::two_tier};
-    std::vector<int> overlap = {1};   // 1 on, 0 off
-    std::vector<int> inr = {1};       // 1 on, 0 off
+    std::vector<int> overlap = {kSweepAsOptions};  // kOverlapAll (on), 0 (off), or the request's own
+    std::vector<int> inr = {kSweepAsOptions};      // 1 on, 0 off, or the request's own
     std::vector<int> gpus = {0};      // 0: the request's GPU count (strong scaling: the batch stays the request's)
     std::vector<double> power = {0};  // W per GPU; 0: the base system's limit (none unless edited)
 };
@@ -67,7 +76,9 @@ struct SweepPoint {
     int domain = 0;
     double net_bw = 1;
     Topology topology = Topology::two_tier;  // a row: the network it ran on (Topology)
-    bool overlap = true, inr = true;
+    // An axis value (kSweepAsOptions: the request's own), or in a row the kinds of communication it overlapped
+    // (kOverlapDp | kOverlapPp | kOverlapTp) and whether it reduced in the network (0 or 1).
+    int overlap = kSweepAsOptions, inr = kSweepAsOptions;
     int gpus = 0;        // 0: the request's; a row holds the count it used
     double power_w = 0;  // 0: the base's power limit; a row holds the limit it ran under (0: none)
 };

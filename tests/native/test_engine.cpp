@@ -114,7 +114,7 @@ TEST(Engine, SweepShardsMergeIntoTheUnshardedRows) {
     sc::engine::Request r = SearchRequest16();
     r.sweep.axes.flops = {1, 2};
     r.sweep.axes.topology = {sc::Topology::two_tier, sc::Topology::fullflat};
-    r.sweep.axes.overlap = {1, 0};
+    r.sweep.axes.overlap = {sc::kOverlapAll, 0};
     const sc::engine::SweepSnapshot snap = sc::engine::SnapshotSweep(r);
     ASSERT_EQ(snap.models.size(), 1u);  // no models listed: the request's own
     auto texts = [&](const std::vector<sc::SweepRow>& rows) {

@@ -33,9 +33,9 @@ std::vector<SweepCell> Cells() {
     a.stats = {18446744073709551615u, 7, 5, 3};
     SweepCell b;  // not found: zeros and the default layout
     b.key = {0, 0};
-    b.point.topology = sc::Topology::torus;  // a row on a torus system
-    b.point.overlap = true;
-    b.point.inr = false;
+    b.point.topology = sc::Topology::torus;             // a row on a torus system
+    b.point.overlap = sc::kOverlapDp | sc::kOverlapTp;  // a row holds the kinds it overlapped
+    b.point.inr = 0;
     return {a, b};
 }
 
