@@ -118,7 +118,8 @@ test('a fixed-layout sweep run by worker cores equals `stagecraft sweep --layout
     csvs.push(pool.sweepCsv());
   }
   assert.equal(csvs[0], csvs[1], 'workers and frame slices give the same rows');
-  assert.match(csvs[0].split('\n')[1], /,64,64,1,/, 'the layout\'s GPUs and batch');
+  // gpus, power limit (0: none), batch, found
+  assert.match(csvs[0].split('\n')[1], /,64,0,64,1,/, 'the layout\'s GPUs and batch');
   if (fs.existsSync(CLI)) {
     const cli = execFileSync(CLI, ['sweep', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-a100-superpod',
       '--layout', SPLIT, '--axis', 'flops=0.5,1,2', '--axis', 'hbm_bw=1,2'], { cwd: root, encoding: 'utf8' });
