@@ -22,6 +22,18 @@ void Check(bool ok) {
 
 void CheckFigure(double v) { Check(std::isfinite(v) && v >= 0); }
 
+// The H100 preset at 200 W of its 700 W, the lowest power limit the model takes.
+const sc::System& CappedH100() {
+    static const sc::System capped = [] {
+        sc::System s = sc::ParseSystem(scfuzz::ReadSource("presets/systems/dgx-h100-superpod.json"),
+                                       scfuzz::ReadSource("presets/hardware/h100-sxm.json"));
+        s.accelerator.power_limit_w = 200;
+        sc::ValidateAcceleratorRates(s.accelerator);
+        return s;
+    }();
+    return capped;
+}
+
 void Estimate(const sc::ModelConfig& model) {
     static const sc::System h100 = sc::ParseSystem(scfuzz::ReadSource("presets/systems/dgx-h100-superpod.json"),
                                                    scfuzz::ReadSource("presets/hardware/h100-sxm.json"));
@@ -54,6 +66,12 @@ void Estimate(const sc::ModelConfig& model) {
                              e.hardware_flops_per_step, e.memory_peak, e.energy_joules_per_step})
                 CheckFigure(v);
             for (const sc::StageMemory& m : e.memory) CheckFigure(m.total());
+            // Under the lowest power limit (training/power_cap.h) the same step is finite and never faster.
+            if (spec[0] == 't') {
+                const sc::TrainingEstimate c = sc::EstimateTraining(job, CappedH100(), &cal, opt);
+                Check(std::isfinite(c.step_seconds) && c.step_seconds >= e.step_seconds);
+                CheckFigure(c.energy_joules_per_step);
+            }
         }
     }
 }
