@@ -77,8 +77,13 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         line("  stage " + std::to_string(s), buf);
     }
     if (e.energy_joules_per_step > 0) {
-        std::snprintf(buf, sizeof buf, "%.2f kWh", e.energy_joules_per_step / 3.6e6);
-        line("energy per step", buf);
+        // Every GPU at its limit (or board power) for the whole step: an upper bound. Wh below a kWh, so that a
+        // small job's step does not print as 0.00.
+        const double wh = e.energy_joules_per_step / 3600,
+                     watts = e.energy_joules_per_step / e.step_seconds / job.par.world();
+        std::snprintf(buf, sizeof buf, wh < 1000 ? "%.3g Wh" : "%.3g kWh", wh < 1000 ? wh : wh / 1000);
+        line("energy per step", std::string(buf) + " (" + FormatNumber("%.0f", watts) + " W a GPU, " +
+                                    FormatNumber("%.3g", e.tokens_per_step / e.energy_joules_per_step) + " tokens/J)");
     }
     if (e.days_to_train > 0) {
         std::snprintf(buf, sizeof buf, "%.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
