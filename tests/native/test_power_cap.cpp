@@ -151,6 +151,25 @@ TEST(PowerCap, TheLinkCarriesItAndChecksItAgainstTheSystem) {
               std::string::npos);
 }
 
+// Serving reads the same compute model: a lone request's prefill (compute-bound) slows by nearly 1/clock under a
+// limit, its batch-1 decode (the weights read at HBM bandwidth) not at all.
+TEST(PowerCap, AServedRequestsPrefillSlowsItsDecodeDoesNot) {
+    auto lone = [](const std::string& edit) {
+        const sctest::CliResult cli = sctest::RunCli(
+            "serve --json --preset llama3-8b-h100-poisson --set workload.requests=5 --set workload.rate=0.01" + edit,
+            false);
+        EXPECT_EQ(cli.status, 0) << cli.out;
+        const nlohmann::json r = nlohmann::json::parse(cli.out)["result"];
+        return std::pair{r["ttft_s"]["min"].get<double>(), r["tpot_s"]["min"].get<double>()};
+    };
+    const auto [ttft, tpot] = lone("");
+    const auto [ttft400, tpot400] = lone(" --system-set accelerator.power_limit_w=400");
+    const double clock = std::cbrt(400.0 / 700.0);
+    EXPECT_GT(ttft400, ttft * 1.1);
+    EXPECT_LE(ttft400, ttft / clock * (1 + 1e-12));
+    EXPECT_EQ(tpot400, tpot);
+}
+
 // The co-design sweep's power axis: each point is the sweep of the system with that limit as a system edit, its
 // energy at the limit; 0 keeps the system's (none, or the edit's); a value outside the part's range is refused
 // before any point runs.
