@@ -9,6 +9,7 @@
 #include "imgui.h"
 #include "report/format.h"
 #include "report/layout_warnings.h"
+#include "report/training_report.h"
 #include "training/power_cap.h"
 #include "training/published_runs.h"
 
@@ -381,6 +382,10 @@ static void DrawEstimate(const AppState& s) {
     StackedBar("##memory", mem, 4, std::max(e.memory_capacity, w.total()), Bytes, over ? e.memory_capacity : 0,
                "capacity");
     if (!e.fits) ErrorText(e.memory_message);
+    if (const std::string energy = EnergyPerStepText(e, s.parallel.world()); !energy.empty()) {
+        ImGui::Text("energy per step: %s", energy.c_str());
+        Formula("every GPU at its power limit (else its board power) for the whole step: an upper bound");
+    }
     if (e.days_to_train > 0)
         ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
                     e.energy_mwh_to_train);

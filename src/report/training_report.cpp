@@ -76,15 +76,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
                       FormatBytes(m.optimizer).c_str(), FormatBytes(m.activations).c_str());
         line("  stage " + std::to_string(s), buf);
     }
-    if (e.energy_joules_per_step > 0) {
-        // Every GPU at its limit (or board power) for the whole step: an upper bound. Wh below a kWh, so that a
-        // small job's step does not print as 0.00.
-        const double wh = e.energy_joules_per_step / 3600,
-                     watts = e.energy_joules_per_step / e.step_seconds / job.par.world();
-        std::snprintf(buf, sizeof buf, wh < 1000 ? "%.3g Wh" : "%.3g kWh", wh < 1000 ? wh : wh / 1000);
-        line("energy per step", std::string(buf) + " (" + FormatNumber("%.0f", watts) + " W a GPU, " +
-                                    FormatNumber("%.3g", e.tokens_per_step / e.energy_joules_per_step) + " tokens/J)");
-    }
+    if (e.energy_joules_per_step > 0) line("energy per step", EnergyPerStepText(e, job.par.world()));
     if (e.days_to_train > 0) {
         std::snprintf(buf, sizeof buf, "%.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
                       e.energy_mwh_to_train);
@@ -92,6 +84,16 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     }
     for (const std::string& w : LayoutWarnings(job.par, e)) line("warning", w);
     return o;
+}
+
+std::string EnergyPerStepText(const TrainingEstimate& e, int gpus) {
+    if (!(e.energy_joules_per_step > 0) || !(e.step_seconds > 0) || gpus <= 0) return "";
+    // Every GPU at its limit (or board power) for the whole step: an upper bound. Wh below a kWh, so that a small
+    // job's step does not print as 0.00 kWh.
+    const double wh = e.energy_joules_per_step / 3600, watts = e.energy_joules_per_step / e.step_seconds / gpus;
+    return (wh < 1000 ? FormatNumber("%.3g Wh", wh) : FormatNumber("%.3g kWh", wh / 1000)) + " (" +
+           FormatNumber("%.0f", watts) + " W a GPU, " +
+           FormatNumber("%.3g", e.tokens_per_step / e.energy_joules_per_step) + " tokens/J)";
 }
 
 nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {

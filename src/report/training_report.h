@@ -14,7 +14,11 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e);
 // {"compute": s, "recompute": s, ...} in kBreakdownParts order: the estimate's, search's and sweep's JSON.
 nlohmann::ordered_json BreakdownJson(const StepBreakdown& b);
-// {"gemm", "attention", "hbm", "kernel_floor", "all_measured"}: the estimate's, search's and serve's rate_sources.
+// A step's energy as the report and the page print it: "0.948 Wh (500 W a GPU, 19.2 tokens/J)", in Wh below a
+// kWh; "" when the part gives no power.
+std::string EnergyPerStepText(const TrainingEstimate& e, int gpus);
+// {"gemm", "attention", "hbm", "kernel_floor", "clock", "all_measured"}: the estimate's, search's and serve's
+// rate_sources.
 nlohmann::ordered_json RateSourcesJson(const RateSources& r);
 
 }  // namespace sc

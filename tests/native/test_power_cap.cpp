@@ -18,6 +18,7 @@
 #include "parallel/job.h"
 #include "preset_files.h"
 #include "report/search_report.h"
+#include "report/training_report.h"
 #include "trace_test_util.h"
 #include "training/compute_model.h"
 #include "training/estimate.h"
@@ -238,6 +239,11 @@ TEST(PowerCap, ThePageSetsItAsTheCliDoes) {
         pagetest::CliStepSeconds("llama3-8b", "dgx-h100-superpod", "--system-set accelerator.power_limit_w=500",
                                  sc::app::CurrentParallelSpec(*p.app));
     EXPECT_NEAR(p.app->estimate.step_seconds, cli, 1e-9 * cli);
+    p.Frames(2);
+    const std::string shown = sc::app::MirrorText(*p.app);
+    // The page's text (its results panel) reads the energy at the limit, as the CLI's report does.
+    EXPECT_NE(shown.find(sc::EnergyPerStepText(p.app->estimate, 8)), std::string::npos) << shown;
+    EXPECT_NE(shown.find("(500 W a GPU, "), std::string::npos) << shown;
     const std::string link = sc::app::LinkState(*p.app);
     EXPECT_NE(link.find(";power_limit=500;"), std::string::npos) << link;
     pagetest::App other = pagetest::OpenPage();
