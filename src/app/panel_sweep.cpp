@@ -57,13 +57,14 @@ std::vector<std::string> Labels(const std::string& arg) {
     return out;
 }
 
-double Value(const AppState& s, const SweepCell& c) { return s.sweep.show_step ? c.step_seconds : c.mfu; }
+double Value(const AppState& s, const SweepCell& c) { return SweepMetricValue(s.sweep.metric, c); }
+// A value of the chart's metric as text (the axis's top and the cells).
+std::string MetricText(int metric, double v) {
+    if (metric == kMetricStep) return FormatSeconds(v, kTableTime);
+    return FormatNumber(metric == kMetricMfu ? "%.1f%%" : "%.3g", metric == kMetricMfu ? 100 * v : v);
+}
 std::string ValueText(const AppState& s, const SweepCell& c) {
-    if (!c.found) return "no fit";
-    if (s.sweep.show_step) return FormatSeconds(c.step_seconds, kTableTime);
-    char b[16];
-    std::snprintf(b, sizeof b, "%.1f%%", 100 * c.mfu);
-    return b;
+    return c.found ? MetricText(s.sweep.metric, Value(s, c)) : "no fit";
 }
 
 // Colour-blind-safe ramp (viridis endpoints and middle) for t in [0, 1].
@@ -82,6 +83,10 @@ void Tooltip(const SweepCell& c, const std::string& where) {
     ImGui::TextUnformatted(where.c_str());
     if (c.found) {
         ImGui::Text("step %s, MFU %.1f%%", FormatSeconds(c.step_seconds, kTableTime).c_str(), 100 * c.mfu);
+        if (c.energy_joules > 0)
+            ImGui::Text("energy %s a step, %.3g tokens/J", FormatNumber("%.3g Wh", c.energy_joules / 3600).c_str(),
+                        SweepMetricValue(kMetricTokensPerJoule, c));
+        if (c.point.power_w > 0) ImGui::Text("power limit %.0f W", c.point.power_w);
         ImGui::Text("best layout: %s", ParallelSpecString(c.best).c_str());
     } else {
         ImGui::TextUnformatted("no layout fits");
@@ -123,9 +128,7 @@ struct Chart {
 
 void DrawLine(Chart& k) {
     const auto& w = k.s->sweep;
-    SweepCell top;
-    top.found = true, top.step_seconds = k.hi, top.mfu = k.hi;
-    k.dl->AddText(ImVec2(k.p0.x, k.a.y), ImGui::GetColorU32(ImGuiCol_Text), ValueText(*k.s, top).c_str());
+    k.dl->AddText(ImVec2(k.p0.x, k.a.y), ImGui::GetColorU32(ImGuiCol_Text), MetricText(w.metric, k.hi).c_str());
     k.dl->AddText(ImVec2(k.p0.x, k.b.y - ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), "0");
     ImVec2 prev;
     bool has_prev = false;
@@ -168,7 +171,7 @@ void DrawHeatmap(Chart& k) {
         if (FirstOfBin(i, n1, bins1) && FirstOfBin(j, n2, bins2)) {
             // Colours span the range seen, so small differences show; the printed values say how large they are.
             const double t = k.hi > k.lo ? (Value(*k.s, c) - k.lo) / (k.hi - k.lo) : 1;
-            const double shade = w.show_step ? 1 - t : t;  // bright is good: high MFU, short step
+            const double shade = w.metric == kMetricStep ? 1 - t : t;  // bright is good: high MFU, short step
             const size_t x = i * bins1 / n1, y = j * bins2 / n2;
             const ImVec2 r0(k.a.x + x * bw, k.a.y + y * bh), r1(k.a.x + (x + 1) * bw, k.a.y + (y + 1) * bh);
             k.dl->AddRectFilled(r0, r1, c.found ? Ramp(shade) : ImGui::GetColorU32(ImGuiCol_FrameBg));
@@ -304,7 +307,12 @@ void DrawSweepPanel(AppState& s) {
         ImGui::SameLine();
         if (ImGui::Button("Export CSV")) w.csv_requested = true;
         ImGui::SameLine();
-        ImGui::Checkbox("step time", &w.show_step);
+        ImGui::SetNextItemWidth(100);
+        ImGui::Combo("chart", &w.metric, kSweepMetrics, static_cast<int>(std::size(kSweepMetrics)));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "tokens/J: a step's tokens over its energy, every GPU at its power limit (else its "
+                "board power) for the whole step");
         ImGui::SameLine();
         ImGui::Text("%zu points in %.1f s", w.cells.size(), w.seconds);
     }

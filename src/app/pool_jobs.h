@@ -104,11 +104,18 @@ struct SweepState {
     double seconds = 0;          // wall time of the last finished sweep
     SweepRequest request;        // gpus, batch of the last sweep (for the CSV rows)
     SweepAxes axes;              // of the last sweep: where each point sits on the chart
-    bool show_step = false;      // chart step time instead of MFU
+    int metric = 0;              // what the chart plots: kSweepMetrics (MFU, step time, tokens per joule)
     bool fixed_layout = false;   // the Parallelism panel's layout at every point instead of the best one there
     bool csv_requested = false;  // "Export CSV" pressed; the page's JS takes it and downloads
 };
 // In SweepPoints' nesting order (flops outermost, gpus innermost): panel_sweep.cpp's Digit relies on it.
+// What the Sweeps view charts; tokens per joule is a step's tokens over its energy (every GPU at its power limit,
+// else its board power: report/training_report.h).
+inline constexpr const char* kSweepMetrics[] = {"MFU", "step time", "tokens/J"};
+enum SweepMetric { kMetricMfu = 0, kMetricStep = 1, kMetricTokensPerJoule = 2 };
+// The cell's value of `metric` (tokens/J 0 when the part gives no power).
+double SweepMetricValue(int metric, const SweepCell& c);
+
 inline constexpr const char* kSweepAxes[] = {"flops",    "hbm_bw",  "hbm_capacity", "domain", "net_bw",
                                              "topology", "overlap", "inr",          "gpus",   "power"};
 

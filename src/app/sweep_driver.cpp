@@ -208,6 +208,15 @@ std::string SweepCsv(const AppState& s) {
 }
 
 // ---- A sweep row as the page keeps it, and back
+double SweepMetricValue(int metric, const SweepCell& c) {
+    switch (metric) {
+        case kMetricStep: return c.step_seconds;
+        case kMetricTokensPerJoule:
+            return c.energy_joules > 0 ? c.tokens_per_second * c.step_seconds / c.energy_joules : 0;
+        default: return c.mfu;
+    }
+}
+
 SweepCell CellOf(const SweepRow& row) {
     SweepCell c;
     c.key = engine::KeyOf(row);

@@ -215,6 +215,16 @@ TEST(PowerCap, ThePagesSweepsViewHasAPowerAxis) {
     ASSERT_EQ(cells.size(), 3u);
     EXPECT_GT(cells[0].step_seconds, cells[1].step_seconds);
     EXPECT_GT(cells[1].step_seconds, cells[2].step_seconds);
+    // Charted as tokens per joule: a step's tokens over its energy at the limit, more of them at a lower limit.
+    const double tokens = 8.0 * 8192;
+    for (const sc::app::SweepCell& c : cells)
+        EXPECT_NEAR(sc::app::SweepMetricValue(sc::app::kMetricTokensPerJoule, c),
+                    tokens / (c.point.power_w * 8 * c.step_seconds), 1e-9 * tokens / c.energy_joules);
+    EXPECT_GT(sc::app::SweepMetricValue(sc::app::kMetricTokensPerJoule, cells[0]),
+              sc::app::SweepMetricValue(sc::app::kMetricTokensPerJoule, cells[2]));
+    p.app->sweep.metric = sc::app::kMetricTokensPerJoule;
+    p.app->sweeps_open = p.app->apply_views = true;  // as a link with sweeps=1 opens the window
+    EXPECT_TRUE(p.Find("Sweeps", "chart").found) << "no chart metric picker";
     sc::engine::Request r = sc::app::CurrentRequest(*p.app);
     sc::ParseSweepAxis("power=300,500,700", r.sweep.axes);
     r.sweep.fixed_layout = true;
