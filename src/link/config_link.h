@@ -7,9 +7,12 @@
 // then ";end" (so a link cut short, even inside a number, is refused rather than read as another link):
 //   v1;model=llama3-8b;layers=48;precision=fp8;system=dgx-h100-superpod;net.1.bandwidth=100;
 //   parallel=tp=8,sp=1,dp=32,batch=256;overlap_dp=1;overlap_pp=1;overlap_tp=0;inr=1;tokens=0;search_gpus=0;end
-//   (+ power_limit=500 for a GPU power limit in W (after the level edits); load_imbalance=1.3 and routing=contiguous for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
+//   (+ power_limit=500 for a GPU power limit in W (after the level edits); load_imbalance=1.3 and
+//    routing=contiguous for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
 //    scatter_gather=0, fused_ew=0, deepep=1, fp8_dispatch=1 when the framework's kernels are not the defaults;
-//    moe_every= for MoE layers every n-th layer; moe_latent= for a latent MoE's routed width (0: none); mtp_layers= for multi-token prediction; hybrid= for a hybrid model's layer pattern (M * - E); window= and full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
+//    moe_every= for MoE layers every n-th layer; moe_latent= for a latent MoE's routed width (0: none);
+//    mtp_layers= for multi-token prediction; hybrid= for a hybrid model's layer pattern (M * - E); window= and
+//    full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
 //    for the Serving tab, link/serve_keys.h, and view=search|serving and sweeps=1 when those views are open;
 //    sweep.axis1=, sweep.axis2=, sweep.fixed=1 for the Sweeps view)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only

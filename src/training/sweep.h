@@ -85,9 +85,11 @@ struct SweepPoint {
 
 // Parses one --axis argument "name=v1,v2,..." into `axes` (replacing that axis's list). Names: flops hbm_bw
 // hbm_capacity domain net_bw topology (two_tier|fullflat) overlap (on|off) inr (on|off) gpus (GPU counts, the
-// global batch kept) power (W per GPU, 0: the base's). Throws sc::Error naming the axis and value (unknown axis, non-positive factor, ...).
+// global batch kept) power (W per GPU, 0: the base's). Throws sc::Error naming the axis and value (unknown axis,
+// non-positive factor, ...).
 void ParseSweepAxis(const std::string& arg, SweepAxes& axes);
-// Validates every list (non-empty, factors > 0, domain >= 0, on/off 0 or 1).
+// Validates every list (non-empty, factors > 0, domain >= 0, overlap a mask or kSweepAsOptions, inr 0, 1 or
+// kSweepAsOptions, power 0 to 1e6 W).
 void ValidateSweepAxes(const SweepAxes& axes);
 
 // Every point, in order: flops outermost, then hbm_bw, hbm_capacity, domain, net_bw, topology, overlap, inr, gpus,

@@ -66,7 +66,8 @@ void Estimate(const sc::ModelConfig& model) {
                              e.hardware_flops_per_step, e.memory_peak, e.energy_joules_per_step})
                 CheckFigure(v);
             for (const sc::StageMemory& m : e.memory) CheckFigure(m.total());
-            // Under the lowest power limit (training/power_cap.h) the same step is finite and never faster.
+            // Under the lowest power limit (training/power_cap.h) the same step is finite and never faster (the
+            // three layouts that start with TP: enough to reach every op kind, at a third of the cost).
             if (spec[0] == 't') {
                 const sc::TrainingEstimate c = sc::EstimateTraining(job, CappedH100(), &cal, opt);
                 Check(std::isfinite(c.step_seconds) && c.step_seconds >= e.step_seconds);
