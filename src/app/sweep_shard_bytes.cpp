@@ -135,7 +135,8 @@ void GetLayout(Reader& r, ParallelConfig& p) {
 // Appends the cells of `bytes` to `out` (the page's cells, reserved for the whole sweep: no temporary vector and
 // no reallocation per shard, which cost more than reading the bytes).
 void ReadCells(std::string_view bytes, std::vector<SweepCell>& out) {
-    if (bytes.substr(0, kMagic.size()) != kMagic) Malformed("it does not start with \"sweep-shard 4\"");
+    if (bytes.substr(0, kMagic.size()) != kMagic)
+        Malformed("it does not start with \"" + std::string(kMagic.substr(0, kMagic.size() - 1)) + "\"");
     Reader r{bytes, kMagic.size()};
     const uint64_t count = r.Get<uint64_t>();
     if (count > bytes.size()) Malformed("it claims " + std::to_string(count) + " cells");

@@ -112,7 +112,12 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
         }
         return std::string("no error");
     };
-    EXPECT_EQ(error("{\"stats\": 1}").rfind("sweep shard: malformed result from a worker: it does not start", 0), 0u);
+    EXPECT_EQ(error("{\"stats\": 1}"),
+              "sweep shard: malformed result from a worker: it does not start with \"sweep-shard 5\"");
+    // A shard of an older page's format (4: no power limit or energy) is refused by its version, not misread.
+    std::string older = good;
+    older.replace(0, std::strlen("sweep-shard 5"), "sweep-shard 4");
+    EXPECT_EQ(error(older), "sweep shard: malformed result from a worker: it does not start with \"sweep-shard 5\"");
     EXPECT_EQ(error("sweep-shard 1 2\n").rfind("sweep shard: malformed", 0), 0u);  // the earlier text form
     // Every cut short of the whole is refused (a partial result never reads as a complete one).
     for (size_t n = 0; n < good.size(); ++n)
