@@ -6,6 +6,7 @@
 #include "report/format.h"
 #include "report/serve_timeline_json.h"
 #include "report/training_report.h"
+#include "training/power_cap.h"
 
 namespace sc {
 
@@ -160,6 +161,13 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
     return j;
 }
 
+// The run's energy: every GPU of every pool at its power limit (else its board power) from time 0 to the last
+// completion, as the training estimate counts a step (an upper bound: idle replicas draw less). 0 when the part gives
+// no power.
+double RunEnergyJoules(const engine::ServeRequest& q, const ServingResult& r) {
+    return PowerDrawW(q.system->accelerator).value_or(0) * r.gpus * r.duration;
+}
+
 std::string SloText(const SloTargets& s) {
     std::string t;
     if (s.ttft > 0) t += "TTFT <= " + FormatSeconds(s.ttft);
@@ -209,6 +217,10 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          " req/s per GPU)\n";
     o += "SLO            " + SloText(c.slo) + ": " + Fmt("%.1f%%", 100 * r.slo_attainment) + " of requests, goodput " +
          Fmt("%.3f", r.goodput_requests_per_s) + " req/s\n";
+    if (const double joules = RunEnergyJoules(q, r); joules > 0)
+        o += "energy         " + Fmt("%.3g Wh", joules / 3600) + " for the run (" +
+             Fmt("%.0f", *PowerDrawW(q.system->accelerator)) + " W a GPU for its whole duration, an upper bound), " +
+             Fmt("%.3g", r.output_tokens_per_s * r.duration / joules) + " output tokens/J\n";
     char buf[256];
     std::snprintf(buf, sizeof buf, "latency  %12s %12s %12s %12s %12s\n", "mean", "p50", "p90", "p99", "max");
     o += buf;
@@ -253,6 +265,10 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
     j["rate_sources"] = RateSourcesJson(run.rates);
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);
+    const double joules = RunEnergyJoules(q, run.result);
+    j["result"]["energy_joules"] = joules;  // RunEnergyJoules: an upper bound; 0 when the part gives no power
+    j["result"]["output_tokens_per_joule"] =
+        joules > 0 ? run.result.output_tokens_per_s * run.result.duration / joules : 0.0;
     return j.dump(2) + "\n";
 }
 

@@ -153,7 +153,8 @@ TEST(PowerCap, TheLinkCarriesItAndChecksItAgainstTheSystem) {
 }
 
 // Serving reads the same compute model: a lone request's prefill (compute-bound) slows by nearly 1/clock under a
-// limit, its batch-1 decode (the weights read at HBM bandwidth) not at all.
+// limit, its batch-1 decode (the weights read at HBM bandwidth) not at all. The run's energy is every GPU at its
+// limit (else its board power) for the run's duration, and the output tokens per joule follow from it.
 TEST(PowerCap, AServedRequestsPrefillSlowsItsDecodeDoesNot) {
     auto lone = [](const std::string& edit) {
         const sctest::CliResult cli = sctest::RunCli(
@@ -161,6 +162,11 @@ TEST(PowerCap, AServedRequestsPrefillSlowsItsDecodeDoesNot) {
             false);
         EXPECT_EQ(cli.status, 0) << cli.out;
         const nlohmann::json r = nlohmann::json::parse(cli.out)["result"];
+        const double watts = edit.empty() ? 700 : 400,
+                     joules = watts * r["gpus"].get<int>() * r["duration_s"].get<double>();
+        EXPECT_NEAR(r["energy_joules"].get<double>(), joules, 1e-9 * joules);
+        EXPECT_NEAR(r["output_tokens_per_joule"].get<double>(),
+                    r["output_tokens_per_s"].get<double>() * r["duration_s"].get<double>() / joules, 1e-9);
         return std::pair{r["ttft_s"]["min"].get<double>(), r["tpot_s"]["min"].get<double>()};
     };
     const auto [ttft, tpot] = lone("");
