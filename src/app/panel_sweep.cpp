@@ -84,7 +84,7 @@ void Tooltip(const SweepCell& c, const std::string& where) {
     if (c.found) {
         ImGui::Text("step %s, MFU %.1f%%", FormatSeconds(c.step_seconds, kTableTime).c_str(), 100 * c.mfu);
         if (c.energy_joules > 0)
-            ImGui::Text("energy %s a step, %.3g tokens/J", FormatNumber("%.3g Wh", c.energy_joules / 3600).c_str(),
+            ImGui::Text("energy %s a step, %.3g tokens/J", FormatEnergy(c.energy_joules).c_str(),
                         SweepMetricValue(kMetricTokensPerJoule, c));
         if (c.point.power_w > 0) ImGui::Text("power limit %.0f W", c.point.power_w);
         ImGui::Text("best layout: %s", ParallelSpecString(c.best).c_str());

@@ -35,6 +35,13 @@ std::string FormatInt(double n) {
     return buf;
 }
 
+std::string FormatEnergy(double joules) {
+    const double wh = joules / 3600;
+    if (wh < 1e3) return FormatNumber("%.3g Wh", wh);
+    if (wh < 1e6) return FormatNumber("%.3g kWh", wh / 1e3);
+    return FormatNumber("%.3g MWh", wh / 1e6);
+}
+
 std::string FormatNumber(const char* printf_format, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, printf_format, v);

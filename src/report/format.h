@@ -9,6 +9,9 @@ std::string FormatFlops(double f);                              // 1.073 TFLOP, 
 std::string FormatBytes(double b);                              // 325.22 GiB (binary units)
 std::string FormatInt(double n);                                // 174604259328 (exact integer, no separators)
 std::string FormatNumber(const char* printf_format, double v);  // FormatNumber("%.1f%%", 37.25) = "37.2%"
+// Joules as energy a reader compares: Wh below a kWh, kWh below a MWh, MWh above (3 significant digits), so a
+// one-node step is not "0.00 kWh" nor a long serving run "5e+03 Wh": 3412.96 J = "0.948 Wh".
+std::string FormatEnergy(double joules);
 
 // Unit conversions for the numbers printed bare (JSON, CSV, a panel's "80 GiB"): one definition of each scale.
 constexpr double kBytesPerGiB = 1024.0 * 1024 * 1024;

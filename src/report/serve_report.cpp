@@ -218,7 +218,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += "SLO            " + SloText(c.slo) + ": " + Fmt("%.1f%%", 100 * r.slo_attainment) + " of requests, goodput " +
          Fmt("%.3f", r.goodput_requests_per_s) + " req/s\n";
     if (const double joules = RunEnergyJoules(q, r); joules > 0)
-        o += "energy         " + Fmt("%.3g Wh", joules / 3600) + " for the run (" +
+        o += "energy         " + FormatEnergy(joules) + " for the run (" +
              Fmt("%.0f", *PowerDrawW(q.system->accelerator)) + " W a GPU for its whole duration, an upper bound), " +
              Fmt("%.3g", r.output_tokens_per_s * r.duration / joules) + " output tokens/J\n";
     char buf[256];

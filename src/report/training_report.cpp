@@ -88,11 +88,9 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
 
 std::string EnergyPerStepText(const TrainingEstimate& e, int gpus) {
     if (!(e.energy_joules_per_step > 0) || !(e.step_seconds > 0) || gpus <= 0) return "";
-    // Every GPU at its limit (or board power) for the whole step: an upper bound. Wh below a kWh, so that a small
-    // job's step does not print as 0.00 kWh.
-    const double wh = e.energy_joules_per_step / 3600, watts = e.energy_joules_per_step / e.step_seconds / gpus;
-    return (wh < 1000 ? FormatNumber("%.3g Wh", wh) : FormatNumber("%.3g kWh", wh / 1000)) + " (" +
-           FormatNumber("%.0f", watts) + " W a GPU, " +
+    // Every GPU at its limit (or board power) for the whole step: an upper bound.
+    const double watts = e.energy_joules_per_step / e.step_seconds / gpus;
+    return FormatEnergy(e.energy_joules_per_step) + " (" + FormatNumber("%.0f", watts) + " W a GPU, " +
            FormatNumber("%.3g", e.tokens_per_step / e.energy_joules_per_step) + " tokens/J)";
 }
 

@@ -27,3 +27,11 @@ TEST(Format, BytesFlopsAndCounts) {
     EXPECT_EQ(sc::FormatCount(8.03e9), "8.03 B");
     EXPECT_EQ(sc::FormatInt(174604259328.0), "174604259328");
 }
+
+// Energy in the unit a reader compares: a one-node step in Wh (it printed 0.00 kWh), a long run in kWh or MWh.
+TEST(Format, EnergyInWhKWhOrMWh) {
+    EXPECT_EQ(sc::FormatEnergy(3412.96), "0.948 Wh");
+    EXPECT_EQ(sc::FormatEnergy(3600 * 999.0), "999 Wh");
+    EXPECT_EQ(sc::FormatEnergy(3600 * 5000.0), "5 kWh");
+    EXPECT_EQ(sc::FormatEnergy(3.6e9 * 2.5), "2.5 MWh");
+}
