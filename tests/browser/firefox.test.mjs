@@ -154,6 +154,51 @@ test('Firefox: the page without WebGPU edits the model, cluster and layout, keep
   }
 });
 
+test('Firefox: the settings field edits what the link holds beyond the pickers, and refuses a bad entry without a change', { skip: missing || false, timeout: 180000 }, async () => {
+  const layout = 'tp=8,dp=2,batch=16'; // 16 GPUs: the data-parallel pair crosses level 1, which the edit slows
+  const { page, errors } = await open(`#model=llama3-8b&system=dgx-h100-superpod&parallel=${layout}`);
+  let again = null;
+  try {
+    const text = () => page.evaluate(() => document.getElementById('results').textContent);
+    const note = () => page.evaluate(() => document.getElementById('fallback-note').textContent);
+    const setSettings = async (value) => {
+      await page.click('#fallback-settings', { count: 3 });
+      await page.keyboard.press('Backspace');
+      await page.type('#fallback-settings', value);
+      await page.keyboard.press('Enter');
+    };
+    const shown = await page.evaluate(() => document.getElementById('fallback-settings').value);
+    assert.match(shown, /(^|; )overlap_tp=0(;|$)/, `the field shows the link's options: ${shown}`);
+    assert.doesNotMatch(shown, /(^|; )(model|system|parallel)=/, 'the pickers and the layout keep their own entries');
+
+    await setSettings(`${shown}; precision=fp8; power_limit=500; net.1.bandwidth=25`);
+    const m8 = ['--model', 'presets/models/llama3-8b.json', '--precision', 'fp8'];
+    const expected = cli('estimate', ...m8, '--system', 'dgx-h100-superpod', '--system-set', 'accelerator.power_limit_w=500',
+      '--system-set', '1.bandwidth=25', '--parallel', layout, '--allow-oom').toString() +
+      cli('summary', ...m8, '--parallel', layout).toString();
+    assert.equal(await text(), expected);
+    assert.equal(await note(), '');
+
+    // A refused entry: its message beside the field, the typed text kept, and the results and link as they were.
+    const hash = await page.evaluate(() => location.hash);
+    await setSettings('precision=fp8; power_limit=50');
+    assert.match(await note(), /^Settings: link: power_limit: /);
+    assert.equal(await page.evaluate(() => document.getElementById('fallback-settings').value), 'precision=fp8; power_limit=50');
+    assert.equal(await text(), expected, 'a refused entry changes nothing');
+    assert.equal(await page.evaluate(() => location.hash), hash);
+    await setSettings('model=llama3-70b');
+    assert.match(await note(), /^Settings: "model" is set by its own control above/);
+
+    ({ page: again } = await open(hash));
+    assert.equal(await again.evaluate(() => document.getElementById('results').textContent), expected);
+    assert.match(await again.evaluate(() => document.getElementById('fallback-settings').value), /precision=fp8; .*power_limit=500/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await again?.close();
+  }
+});
+
 test('Firefox: a damaged link shows its message on the defaults, and the next edit clears it', { skip: missing || false, timeout: 180000 }, async () => {
   const { page: plain } = await open('');
   const defaults = await plain.evaluate(() => document.getElementById('results').textContent);
