@@ -5,7 +5,7 @@
 // Read from Transformer Engine (NVIDIA/TransformerEngine, transformer_engine/pytorch/csrc/quantizer.cpp,
 // extensions/normalization.cpp, extensions/activation.cpp, at d0067d0 of Aug 2026):
 // Only a LayerNormLinear's norm can quantize its own output: Megatron-Core's activations are its own kernels
-// writing 16 bits, quantized by the next TE linear (transformer_graph.cpp, Mlp).
+// writing 16 bits, quantized by the next TE linear (transformer_ops.cpp, Mlp).
 //   delayed  The norm writes fp8 itself (normalization.cpp: Float8Quantizer is FULLY_FUSED); the weight
 //            gradient's transposed copy is read and written at a byte each: 1. Any other input and every output
 //            gradient: one cast_transpose, read 2, write 1 + 1: 4.

@@ -111,7 +111,7 @@ struct KernelChoices {
     // as torchtitan's Llama runs without torch.compile (torchtitan models/norms.py RMSNorm, models/llama/model.py
     // apply_rotary_emb, repeat_kv, FeedForward): RMSNorm as eight kernels through fp32 copies, rotary embedding through
     // fp32 complex views, GQA's K and V copied out to every query head, SwiGLU as silu then multiply; each
-    // kernel one pass over HBM, and their backward as PyTorch's autograd formulas run them (transformer_graph.cpp).
+    // kernel one pass over HBM, and their backward as PyTorch's autograd formulas run them (transformer_ops.cpp).
     // LayerNorm and GeLU are single ATen kernels in eager too and do not change.
     bool fused_elementwise = true;
     // The MoE token dispatcher. false: Megatron-Core's all-to-all dispatcher (MoEAlltoAllTokenDispatcher), which

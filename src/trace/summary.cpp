@@ -9,7 +9,7 @@ namespace sc {
 
 namespace {
 
-// graph/transformer_graph.cpp MaterializedAttentionCore's GEMMs, under any "L<i>." / "recompute." prefix.
+// graph/transformer_attention.cpp MaterializedAttentionCore's GEMMs, under any "L<i>." / "recompute." prefix.
 bool IsScoreGemm(std::string_view name) {
     return name.find("attn.scores") != std::string_view::npos || name.find("attn.context") != std::string_view::npos;
 }

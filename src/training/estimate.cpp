@@ -26,10 +26,11 @@ enum CommSlot { kSlotTp, kSlotCp, kSlotEp, kSlots };
 // Parts of the kernels' time that the breakdown names apart from compute and recompute (StepBreakdown).
 enum KernelPart { kPartFixed, kPartFp8, kPartMoeRouting, kKernelParts };
 
-// The part a graph op's roofline time belongs to, by its name (transformer_graph.cpp), or -1 for compute: the
-// fp8 casts Builder::Matmul adds before a GEMM and before its input gradient, and the MoE layer's router, top-k,
-// permute / sort / unsort and weighted combine (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
-// moe_utils.py permute / unpermute, which also applies the routing probabilities) with their backward ops.
+// The part a graph op's roofline time belongs to, by its name (graph/transformer_builder.h's blocks), or -1 for
+// compute: the fp8 casts Builder::Matmul adds before a GEMM and before its input gradient, and the MoE layer's
+// router, top-k, permute / sort / unsort and weighted combine (Megatron-Core token_dispatcher.py
+// MoEAlltoAllTokenDispatcher, moe_utils.py permute / unpermute, which also applies the routing probabilities) with
+// their backward ops.
 int KernelPartOf(const Op& op) {
     // Called for every op of every block at every estimate (a sweep's hot path): views, no string built.
     const std::string_view name = op.name;

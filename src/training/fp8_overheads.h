@@ -1,5 +1,5 @@
 // The fp8 copies of the weights Transformer Engine makes for its fp8 GEMMs: what the graph's per-GEMM casts
-// (transformer_graph.cpp, `<gemm>.fp8_input` and `<gemm>.fp8_grad_cast`, which cover activations and output
+// (graph/op_builder.h, `<gemm>.fp8_input` and `<gemm>.fp8_grad_cast`, which cover activations and output
 // gradients) leave out.
 //
 // Each TE linear quantizes its 16-bit weight for the forward GEMM (rowwise) and, when a backward follows, for

@@ -1,6 +1,6 @@
 // KernelChoices::fused_elementwise = false: PyTorch eager's kernels for torchtitan's RMSNorm, rotary embedding,
 // repeat_kv and SwiGLU. Each module's bytes against the closed form written from its PyTorch code (kernel by kernel,
-// fp32 intermediates at 4 bytes; transformer_graph.cpp), not against the builder's own sums.
+// fp32 intermediates at 4 bytes; transformer_ops.cpp), not against the builder's own sums.
 #include <gtest/gtest.h>
 
 #include <string>

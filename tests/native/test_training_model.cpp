@@ -360,7 +360,7 @@ TEST(TrainingModel, RecomputeWorkingSetIsWhatTheForwardDropped) {
     EXPECT_NEAR(kept_full, 2 * s * m.hidden, 1e-9 * all);  // the layer's input, 2 s b h bytes (fp16, no SP)
 }
 
-// The unfused core's ops against their closed forms (graph/transformer_graph.cpp MaterializedAttentionCore): per
+// The unfused core's ops against their closed forms (graph/transformer_attention.cpp MaterializedAttentionCore): per
 // score element the passes read and write 4w bytes forward and 7w backward, dropout 2w + 1 more each way; the
 // GEMMs read Q, K, V (expanded to the query heads) and O once each forward, twice backward; every query-key pair
 // is computed (2 (d_qk + d_v) FLOPs forward, twice that backward), and the forward ops are what selective
