@@ -126,9 +126,9 @@ struct KernelChoices {
     // activations before the experts' up-projections and the gradients before their down-projections are quantized
     // to FP8 before dispatch; the combine, forward and backward, stays BF16). DeepEP's dispatch takes such input as
     // an FP8 tensor and one fp32 scale per 128 elements (deep_ep/buffer.py, Buffer.dispatch: scales of shape
-    // [num_tokens, hidden // 128]): 1 + 4/128 bytes per element. So the dispatch's forward and the combine's gradient carry FP8, the other two
-    // stay at the activation precision. The quantization pass itself is the expert GEMM's FP8 input cast, which an
-    // FP8 model runs either way.
+    // [num_tokens, hidden // 128]): 1 + 4/128 bytes per element. So the dispatch's forward and the combine's
+    // gradient carry FP8, the other two stay at the activation precision. The quantization pass itself is the
+    // expert GEMM's FP8 input cast, which an FP8 model runs either way.
     bool fp8_dispatch = false;
 
     bool operator==(const KernelChoices&) const = default;

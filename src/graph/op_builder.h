@@ -1,7 +1,8 @@
 // Emits the ops of one graph block at a time: GEMMs with their fp8 casts and backward GEMMs, elementwise and
 // eager-PyTorch kernels, collectives (Megatron's conjugate TP pairs around a tensor-parallel region, the MoE
 // all-to-alls), weights, and the tags of op-level checkpointing and of Megatron's recompute modules. What a layer
-// is made of is the transformer builder's business (transformer_builder.h); how an op is costed and kept is this file's.
+// is made of is the transformer builder's business (transformer_builder.h); how an op is costed and kept is this
+// file's.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
