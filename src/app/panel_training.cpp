@@ -329,6 +329,8 @@ static void DrawEstimate(const AppState& s) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::PushTextWrapPos(0);
         ImGui::Text("published runs %s", PublishedRunsLine(*runs, compute, sys->accelerator.id).c_str());
+        if (const std::string at = PublishedStepText(*runs, e.step_seconds); !at.empty())
+            ImGui::Text("  a step at those ratios: %s", at.c_str());
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
         Formula(

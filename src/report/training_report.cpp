@@ -36,8 +36,10 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     // How far published runs on this accelerator were from the model (docs/validation.md), so the step time is
     // read with its measured spread.
     const Precision compute = job.model.precision.compute;
-    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id, compute))
+    if (const PublishedRuns* runs = PublishedRunsFor(sys.accelerator.id, compute)) {
         line("published runs", PublishedRunsLine(*runs, compute, sys.accelerator.id) + " [docs/validation.md]");
+        line("  a step at those ratios", PublishedStepText(*runs, e.step_seconds));
+    }
     // What the rates rest on: measured on this part, or a fallback (presets/calibration/measured.json).
     if (!e.rates.gemm.empty()) {
         line("rates from",
@@ -92,6 +94,14 @@ std::string EnergyPerStepText(const TrainingEstimate& e, int gpus) {
     const double watts = e.energy_joules_per_step / e.step_seconds / gpus;
     return FormatEnergy(e.energy_joules_per_step) + " (" + FormatNumber("%.0f", watts) + " W a GPU, " +
            FormatNumber("%.3g", e.tokens_per_step / e.energy_joules_per_step) + " tokens/J)";
+}
+
+std::string PublishedStepText(const PublishedRuns& p, double step_seconds) {
+    if (!(step_seconds > 0)) return "";
+    const auto at = [&](double ratio) { return FormatSeconds(ratio * step_seconds); };
+    if (p.runs == 1) return at(p.median);
+    if (p.runs < 4) return at(p.min) + " to " + at(p.max);
+    return at(p.p25) + " to " + at(p.p75) + " (median " + at(p.median) + ")";
 }
 
 nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
@@ -159,6 +169,12 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
               {"median", runs->median},
               {"p75", runs->p75},
               {"max", runs->max}}},
+            {"step_seconds_at_those_ratios",
+             {{"min", runs->min * e.step_seconds},
+              {"p25", runs->p25 * e.step_seconds},
+              {"median", runs->median * e.step_seconds},
+              {"p75", runs->p75 * e.step_seconds},
+              {"max", runs->max * e.step_seconds}}},
             {"source", "docs/validation.md"}};
     else j["published_runs"] = nullptr;
     if (!e.rates.gemm.empty()) j["rate_sources"] = RateSourcesJson(e.rates);

@@ -7,6 +7,7 @@
 #include "config/hardware_config.h"
 #include "parallel/job.h"
 #include "training/estimate.h"
+#include "training/published_runs.h"
 
 namespace sc {
 
@@ -17,6 +18,10 @@ nlohmann::ordered_json BreakdownJson(const StepBreakdown& b);
 // A step's energy as the report and the page print it: "0.948 Wh (500 W a GPU, 19.2 tokens/J)", in Wh below a
 // kWh; "" when the part gives no power.
 std::string EnergyPerStepText(const TrainingEstimate& e, int gpus);
+// The step time at the published runs' ratios (PublishedRunsFor), the spread PublishedRunsText gives: "7.331 s to 8.790 s
+// (median 7.570 s)" for the middle half, the range of two or three runs, the one run's; "" for a step not above 0.
+// What a run like those would take: a plan should not be sized on the model's own step alone.
+std::string PublishedStepText(const PublishedRuns& p, double step_seconds);
 // {"gemm", "attention", "hbm", "kernel_floor", "clock", "all_measured"}: the estimate's, search's and serve's
 // rate_sources.
 nlohmann::ordered_json RateSourcesJson(const RateSources& r);

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "report/format.h"
+#include "report/training_report.h"
 #include "test_util.h"
 #include "training/published_runs.h"
 
@@ -218,6 +220,37 @@ TEST(Cli, EstimateSaysHowFarPublishedRunsOnTheAcceleratorWere) {
     r = RunCli(mi300x);
     EXPECT_EQ(r.out.find("published runs"), std::string::npos) << r.out;
     EXPECT_TRUE(runs_json(mi300x).is_null());
+}
+
+TEST(Cli, EstimateGivesTheStepTimeAtThePublishedRunsRatios) {
+    // The step a run like the published ones would take: the model's step times their ratios, as the spread line
+    // gives them (middle half and median; two or three runs: their range; one run: its ratio).
+    const std::string args =
+        "estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod --parallel tp=2,dp=4,batch=64,zero=1";
+    const CliResult j = RunCli(args + " --json", false);
+    ASSERT_EQ(j.status, 0) << j.out;
+    const nlohmann::json t = nlohmann::json::parse(j.out)["training"];
+    const double step = t["step_seconds"];
+    const sc::PublishedRuns* h100 = sc::PublishedRunsFor("h100-sxm", sc::Precision::bf16);
+    ASSERT_NE(h100, nullptr);
+    ASSERT_GE(h100->runs, 4);
+    const nlohmann::json at = t["published_runs"]["step_seconds_at_those_ratios"];
+    EXPECT_DOUBLE_EQ(at["p25"].get<double>(), h100->p25 * step);
+    EXPECT_DOUBLE_EQ(at["median"].get<double>(), h100->median * step);
+    EXPECT_DOUBLE_EQ(at["p75"].get<double>(), h100->p75 * step);
+    EXPECT_DOUBLE_EQ(at["min"].get<double>(), h100->min * step);
+    EXPECT_DOUBLE_EQ(at["max"].get<double>(), h100->max * step);
+    const std::string text = sc::PublishedStepText(*h100, step);
+    EXPECT_EQ(text, sc::FormatSeconds(h100->p25 * step) + " to " + sc::FormatSeconds(h100->p75 * step) + " (median " +
+                        sc::FormatSeconds(h100->median * step) + ")");
+    const CliResult r = RunCli(args);
+    EXPECT_NE(r.out.find("  a step at those ratios      " + text), std::string::npos) << r.out;
+
+    const sc::PublishedRuns three{"x", "16-bit", 3, 1.1, 1.2, 1.3, 1.4, 1.5};
+    EXPECT_EQ(sc::PublishedStepText(three, 10), sc::FormatSeconds(11.0) + " to " + sc::FormatSeconds(15.0));
+    const sc::PublishedRuns one{"x", "16-bit", 1, 1.25, 1.25, 1.25, 1.25, 1.25};
+    EXPECT_EQ(sc::PublishedStepText(one, 2), sc::FormatSeconds(2.5));
+    EXPECT_EQ(sc::PublishedStepText(one, 0), "");
 }
 
 TEST(Cli, EveryClusterPresetEstimatesAtAnySize) {
