@@ -86,9 +86,9 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     int batch = p.global_batch();
     if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
-    changed |=
-        EnumCombo("schedule", &p.schedule,
-                  {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1, Schedule::dualpipe});
+    changed |= EnumCombo("schedule", &p.schedule,
+                         {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1,
+                          Schedule::dualpipe, Schedule::zbv});
     if (p.schedule == Schedule::interleaved) {
         ImGui::SameLine();
         changed |= IntField("vstages", &p.vstages, "model chunks per pipeline rank");

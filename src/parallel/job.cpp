@@ -95,7 +95,7 @@ double RecomputeShareIn(const Job& job, bool layer, const Op& op) {
 }
 
 double HeldParams(const Job& job, const Weight& w) {
-    if (w.tied && job.par.pp == 1) return 0;
+    if (w.tied && job.par.head_on_first_rank()) return 0;
     return job.V(w.numel_per_rank);
 }
 

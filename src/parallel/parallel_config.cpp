@@ -19,6 +19,7 @@ const char* NameOf(Schedule s) {
         case Schedule::interleaved: return "interleaved";
         case Schedule::zbh1: return "zbh1";
         case Schedule::dualpipe: return "dualpipe";
+        case Schedule::zbv: return "zbv";
     }
     return "?";
 }
@@ -50,7 +51,8 @@ Schedule ParseSchedule(const std::string& field, const std::string& v) {
     if (v == "interleaved") return Schedule::interleaved;
     if (v == "zbh1") return Schedule::zbh1;
     if (v == "dualpipe") return Schedule::dualpipe;
-    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe");
+    if (v == "zbv") return Schedule::zbv;
+    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv");
 }
 
 Recompute ParseRecompute(const std::string& field, const std::string& v) {
@@ -275,10 +277,15 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.schedule == Schedule::dualpipe && (p.pp < 2 || p.pp % 2))
         throw Error("pp",
                     "DualPipe needs an even pp >= 2 (each rank holds stages i and pp-1-i; got pp=" + S(p.pp) + ")");
+    if (p.schedule == Schedule::zbv && p.pp < 2)
+        throw Error("pp", "zbv needs pp >= 2 (rank i holds stages i and 2*pp-1-i of a V; got pp=" + S(p.pp) + ")");
     if (!p.layout.empty()) {
         if (static_cast<int>(p.layout.size()) != stages)
             throw Error("layout", "the layout has " + S(static_cast<int>(p.layout.size())) + " virtual stages; " +
-                                      (p.schedule == Schedule::interleaved ? "pp*vstages = " : "pp = ") + S(stages));
+                                      (p.schedule == Schedule::interleaved ? "pp*vstages = "
+                                       : p.schedule == Schedule::zbv       ? "2*pp (zbv) = "
+                                                                           : "pp = ") +
+                                      S(stages));
         long long sum = 0;
         for (int n : p.layout) sum += n;
         if (sum != m.layers)
@@ -288,13 +295,17 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
             throw Error("layout", "the layout places " + S(p.layout_mtp) + " MTP modules 'm'; " + m.name +
                                       " has mtp_layers=" + S(m.mtp_layers));
     } else if (!p.uneven && m.layers % stages) {
+        if (p.schedule == Schedule::zbv)
+            throw Error("pp", "zbv cuts the layers into 2*pp = " + S(stages) + " stages, which does not divide " +
+                                  S(m.layers) + " layers (or set uneven=1)");
         if (p.schedule != Schedule::interleaved)
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
     // A layout may give the embedding and the loss stages of their own; without one every stage needs a layer.
     if (p.layout.empty() && m.layers < stages)
-        throw Error("pp", "pp*vstages=" + S(stages) + " pipeline stages exceed " + S(m.layers) + " layers");
+        throw Error("pp", std::string(p.schedule == Schedule::zbv ? "2*pp (zbv)" : "pp*vstages") + "=" + S(stages) +
+                              " pipeline stages exceed " + S(m.layers) + " layers");
 
     // Batch: whole microbatches per data-parallel replica, at most kMaxMicrobatches of them (the summary's and
     // the traces' cost grows with the count).

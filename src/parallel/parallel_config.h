@@ -21,7 +21,12 @@ namespace sc {
 // stage's parameters are held twice; half the microbatches run each way, and a forward of one chunk is paired
 // with a backward of the other to overlap one's communication with the other's compute. Bubble
 // (pp/2-1)(F&B + B - 3W) (Table 2). Needs pp even and an even number of microbatches, at least 2*pp.
-enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe };
+// zbv: the zero-bubble V schedule (Qi et al. 2024, Sec. 6) as PyTorch builds it (torch.distributed.pipelining
+// ScheduleZBVZeroBubble, which torchtitan runs): the layers cut into 2*pp stages, rank i holding stage i and stage
+// 2*pp-1-i, so a microbatch goes down the ranks and back up (a V; the turn at rank pp-1 stays on it), each
+// backward split into its input half and its weight half. One copy of the parameters, 1F1B's activation memory.
+// Its bubble has no closed form for uneven stages: the estimate replays its steps (training/pipeline_replay.h).
+enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe, zbv };
 // Activation recomputation. selective and full: Megatron-LM's (Korthikanti et al. 2022): the attention core, or
 // everything but each layer's input. op: PyTorch's op-level selective activation checkpointing with the policy
 // torchtitan applies to each transformer block (`selective_ac_option = 'op'`, torchtitan
@@ -67,13 +72,21 @@ struct ParallelConfig {
     int global_batch() const { return batch > 0 ? batch : microbatch * dp; }
     int microbatches() const { return global_batch() / (microbatch * dp); }
     // Model chunks each pipeline rank runs: vstages under the interleaved schedule, 2 under DualPipe (one per
-    // direction), 1 under the others.
+    // direction) and ZB-V (the two arms of the V), 1 under the others.
     int active_vstages() const {
-        return schedule == Schedule::interleaved ? vstages : schedule == Schedule::dualpipe ? 2 : 1;
+        return schedule == Schedule::interleaved                             ? vstages
+               : schedule == Schedule::dualpipe || schedule == Schedule::zbv ? 2
+                                                                             : 1;
     }
-    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, pp otherwise (DualPipe's two
-    // chunks per rank are two of the pp stages, each stage held by two ranks).
-    int pipeline_positions() const { return pp * (schedule == Schedule::interleaved ? vstages : 1); }
+    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, 2 x pp under ZB-V, pp otherwise
+    // (DualPipe's two chunks per rank are two of the pp stages, each stage held by two ranks).
+    // Whether the loss stage (final norm, LM head) is on the rank of the embedding: one stage, or ZB-V, whose V
+    // ends where it starts. A tied head or the MTP modules then read the rank's own table: no second copy, and no
+    // gradient all-reduce between two.
+    bool head_on_first_rank() const { return pp == 1 || schedule == Schedule::zbv; }
+    int pipeline_positions() const {
+        return pp * (schedule == Schedule::interleaved ? vstages : schedule == Schedule::zbv ? 2 : 1);
+    }
 };
 
 // Members of one data-parallel group of dense weights (dp x cp) and of expert weights. Expert layers fold

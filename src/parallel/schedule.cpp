@@ -52,6 +52,38 @@ void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function
     while (!queued.empty()) W();                          // 8: nW
 }
 
+// ZB-V (Qi et al. 2024, Sec. 6), in the order PyTorch's ScheduleZBVZeroBubble gives rank `stage` of pp: chunk 0 is
+// position stage (the way down), chunk 1 position 2*pp-1-stage (the way up). F a forward, I a backward's input half,
+// W its weight half. Warm-up: 2(pp-stage)-1 F0; stage times F1 F0; pp-stage times F1 I1 W1. Steady: F0 (while
+// microbatches remain) I0 W0 F1 I1 W1 until chunk 1 has caught up. Cool-down: stage times I0 I1; pp-stage times I0
+// and the oldest W0; then the W1 and W0 left. PyTorch builds it for max(2*pp-1, M) microbatches and drops the steps
+// of those beyond M; so does this.
+void ForEachZbvStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f) {
+    const int M = p.microbatches(), pp = p.pp, n = std::max(2 * pp - 1, M);
+    int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    auto step = [&](int chunk, int mb, bool forward, bool weight) {
+        if (mb >= M) return;
+        PipelineStep st{forward, mb, chunk};
+        if (!forward) st.weight = weight, st.split = !weight;
+        f(st);
+    };
+    auto F = [&](int chunk) { step(chunk, chunk == 0 ? f0++ : f1++, true, false); };
+    for (int i = 0; i < 2 * (pp - stage) - 1; ++i) F(0);
+    for (int i = 0; i < stage; ++i) F(1), F(0);
+    for (int i = 0; i < pp - stage; ++i) F(1), step(1, b1, false, false), step(1, b1, false, true), ++b1;
+    while (f1 < f0 || f0 < n) {
+        if (f0 < n) F(0);
+        step(0, b0, false, false), step(0, b0, false, true), ++b0;
+        F(1);
+        step(1, b1, false, false), step(1, b1, false, true), ++b1;
+    }
+    int w0 = b0, w1 = b1;
+    for (int i = 0; i < stage; ++i) step(0, b0++, false, false), step(1, b1++, false, false);
+    for (int i = 0; i < pp - stage; ++i) step(0, b0++, false, false), step(0, w0++, false, true);
+    while (w1 < b1) step(1, w1++, false, true);
+    while (w0 < b0) step(0, w0++, false, true);
+}
+
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
     std::vector<PipelineStep> steps;
     steps.reserve(3 * static_cast<size_t>(p.microbatches()) * p.active_vstages());
@@ -62,12 +94,12 @@ std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act) {
     const int M = p.microbatches();
     InFlightPeak peak;
-    if (p.schedule == Schedule::dualpipe) {
+    if (p.schedule == Schedule::dualpipe || (p.schedule == Schedule::zbv && p.pp > 1)) {
         // Walked step by step (O(microbatches)): a forward's activations live until its whole backward or,
         // split, its weight half (counted whole, as for ZB-H1).
         double alive = 0;
         int n = 0;
-        ForEachDualPipeStep(p, stage, [&](const PipelineStep& st) {
+        ForEachPipelineStep(p, stage, [&](const PipelineStep& st) {
             if (st.forward) alive += chunk_act[st.chunk], ++n;
             else if (st.weight || !st.split) alive -= chunk_act[st.chunk], --n;
             if (alive > peak.bytes) peak.bytes = alive, peak.inflight = n;

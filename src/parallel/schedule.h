@@ -13,7 +13,7 @@ struct PipelineStep {
     bool forward;
     int microbatch;
     int chunk;  // model chunk on this stage (interleaved 1F1B; DualPipe: 0 fed from rank 0, 1 from rank pp-1)
-    // Backward steps of a split schedule (zbh1, part of DualPipe's): `weight` is the weight-gradient half (W);
+    // Backward steps of a split schedule (zbh1, zbv, part of DualPipe's): `weight` is the weight-gradient half (W);
     // a backward step with `split` is the input-gradient half (B) whose W comes later as a step of its own.
     // Otherwise a backward step runs the whole backward.
     bool weight = false;
@@ -22,24 +22,32 @@ struct PipelineStep {
     // all-to-all and pipeline traffic beside the other's compute.
     bool paired = false;
 };
-inline bool SplitsBackward(const ParallelConfig& p) { return p.schedule == Schedule::zbh1 && p.pp > 1; }
+inline bool SplitsBackward(const ParallelConfig& p) {
+    return (p.schedule == Schedule::zbh1 || p.schedule == Schedule::zbv) && p.pp > 1;
+}
 
 // The layer range (pipeline position, 0 .. pipeline_positions()-1) that chunk `chunk` of `stage` runs:
 // chunk * pp + stage when interleaved; DualPipe's chunk 1 is stage pp-1-stage of the pipeline fed from the
-// last rank.
+// last rank; ZB-V's chunk 1 is position 2*pp-1-stage, the V's way back.
 inline int PositionOf(const ParallelConfig& p, int chunk, int stage) {
     if (p.schedule == Schedule::dualpipe) return chunk == 0 ? stage : p.pp - 1 - stage;
+    if (p.schedule == Schedule::zbv) return chunk == 0 ? stage : 2 * p.pp - 1 - stage;
     return chunk * p.pp + stage;
 }
 // The neighbour (+1 next rank, -1 previous rank) a chunk's forward activations go to; its gradients come back
 // from there.
 inline int ForwardPeer(const ParallelConfig& p, int chunk) {
-    return p.schedule == Schedule::dualpipe && chunk == 1 ? -1 : +1;
+    return (p.schedule == Schedule::dualpipe || p.schedule == Schedule::zbv) && chunk == 1 ? -1 : +1;
 }
+// Whether positions g and g + 1 are on one rank (ZB-V's turn at rank pp-1): the activations and their gradient
+// stay in its memory, no pipeline transfer.
+inline bool SameRankAfter(const ParallelConfig& p, int g) { return p.schedule == Schedule::zbv && g == p.pp - 1; }
 
 // DualPipe's order on `stage` (deepseek-ai/DualPipe, DualPipe.step, its eight phases), handed to f one step at
 // a time; defined in schedule.cpp.
 void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
+// ZB-V's order on `stage` (PyTorch's ScheduleZBVZeroBubble._calculate_single_rank_operations), likewise.
+void ForEachZbvStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
 
 // GPipe (Huang et al. 2019): all forwards, then all backwards. 1F1B (PipeDream-Flush, Narayanan et al.
 // 2021): pp-stage-1 warm-up forwards, then one forward one backward. Interleaved 1F1B: Megatron-LM's
@@ -52,6 +60,10 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
     const int M = p.microbatches();
     if (p.schedule == Schedule::dualpipe) {
         ForEachDualPipeStep(p, stage, f);
+        return;
+    }
+    if (p.schedule == Schedule::zbv && p.pp > 1) {
+        ForEachZbvStep(p, stage, f);
         return;
     }
     // One stage (pp = 1) is plain gradient accumulation whatever the schedule: each microbatch's forward

@@ -383,7 +383,7 @@ struct StageProgramStream::Builder {
     void Forward(const PipelineStep& step, int g, int next_rank) {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
-        if (g > 0) Receive(-next_rank, step.microbatch, g - 1, false);
+        if (g > 0 && !SameRankAfter(p, g - 1)) Receive(-next_rank, step.microbatch, g - 1, false);
         int64_t gathered = zero3 ? B.GatherWeights(bl[0], B.chain) : -1;
         const bool quantize = zero3 || !quantized[step.chunk];
         quantized[step.chunk] = true;
@@ -396,7 +396,8 @@ struct StageProgramStream::Builder {
             for (size_t k = 0; k < ops.size(); ++k)
                 B.EmitOp(ops[k], NodeRole::forward, B.OpName(op_names[step.chunk][j].forward, ops, k, sb));
         }
-        if (g < S - 1) B.EmitP2P(true, next_rank, step.microbatch, g, false, p2p_bytes, B.chain);
+        if (g < S - 1 && !SameRankAfter(p, g))
+            B.EmitP2P(true, next_rank, step.microbatch, g, false, p2p_bytes, B.chain);
     }
 
     // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the synchronisation
@@ -418,7 +419,7 @@ struct StageProgramStream::Builder {
     void Backward(const PipelineStep& step, int g, int next_rank) {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
-        if (g < S - 1) Receive(next_rank, step.microbatch, g, true);
+        if (g < S - 1 && !SameRankAfter(p, g)) Receive(next_rank, step.microbatch, g, true);
         const bool split = step.split;
         int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], B.chain) : -1;
         for (int j = n - 1; j >= 0; --j) {
@@ -440,7 +441,8 @@ struct StageProgramStream::Builder {
             if (!split) B.EmitGradAccumulation(sb), SyncGrads(sb, step);
         }
         if (reduce_every_microbatch && !split) grads.Flush();
-        if (g > 0) B.EmitP2P(true, -next_rank, step.microbatch, g - 1, true, p2p_bytes, B.chain);
+        if (g > 0 && !SameRankAfter(p, g - 1))
+            B.EmitP2P(true, -next_rank, step.microbatch, g - 1, true, p2p_bytes, B.chain);
     }
 
     void Run(const PipelineStep& step) {
@@ -458,7 +460,7 @@ struct StageProgramStream::Builder {
         const int stage = B.prog.stage;
         // The embedding table on the first and the last stage (a tied LM head, or the MTP modules' lookups): two
         // copies of one matrix, whose gradients are summed between them (Megatron's embedding group).
-        if (job.model.embedding_on_last_stage() && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
+        if (job.model.embedding_on_last_stage() && !p.head_on_first_rank() && (stage == 0 || stage == p.pp - 1)) {
             double bytes = job.padded_vocab / p.tp * job.model.hidden * gbytes;
             B.EmitColl("embedding.tied_grad", NodeRole::grad_sync, CollectiveType::all_reduce, GroupKind::embed, bytes,
                        false, B.chain);

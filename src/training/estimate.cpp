@@ -15,6 +15,7 @@
 #include "training/compute_model.h"
 #include "training/fp8_overheads.h"
 #include "training/kernel_floor.h"
+#include "training/pipeline_replay.h"
 #include "training/power_cap.h"
 
 namespace sc {
@@ -227,8 +228,9 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part ze
 
 // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate costs
 // the same for 4 layers or 126.
+// `chunks`, when given: the same sums per chunk, [stage * active_vstages() + chunk] (what a replayed schedule times).
 std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const CommModel& net,
-                                 const TrainingOptions& opt) {
+                                 const TrainingOptions& opt, std::vector<StageCost>* chunks = nullptr) {
     const ParallelConfig& p = job.par;
     struct Kind {
         const BlockTime* time;
@@ -241,19 +243,23 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
         kinds[k] = {&t.of[k], TpExposed(t.of[k], opt, p.tp), Zero3Of(t.of[k], job, net, opt, false)};
         bf16[k] = {&t.bf16[k], TpExposed(t.bf16[k], opt, p.tp), Zero3Of(t.bf16[k], job, net, opt, true)};
     }
-    std::vector<StageCost> stages(p.pp);
-    for (int s = 0; s < p.pp; ++s) {
-        StageCost& c = stages[s];
-        for (int ch = 0; ch < p.active_vstages(); ++ch) {
-            const StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, ch, s));
-            for (BlockKind kind : kStageBlockOrder) {
-                const int k = static_cast<int>(kind), narrow = n.of(kind) - n.bf16[k];
-                AddBlocks(c, *kinds[k].time, kinds[k].tp_exposed, kinds[k].zero3, narrow, w);
-                AddBlocks(c, *bf16[k].time, bf16[k].tp_exposed, bf16[k].zero3, n.bf16[k], w16);
-            }
-            c.layers += n.layers();
+    auto add_position = [&](StageCost& c, int position) {
+        const StageBlockCounts n = BlockCountsOfVstage(job, position);
+        for (BlockKind kind : kStageBlockOrder) {
+            const int k = static_cast<int>(kind), narrow = n.of(kind) - n.bf16[k];
+            AddBlocks(c, *kinds[k].time, kinds[k].tp_exposed, kinds[k].zero3, narrow, w);
+            AddBlocks(c, *bf16[k].time, bf16[k].tp_exposed, bf16[k].zero3, n.bf16[k], w16);
         }
-    }
+        c.layers += n.layers();
+    };
+    const int V = p.active_vstages();
+    std::vector<StageCost> stages(p.pp);
+    if (chunks) chunks->assign(static_cast<size_t>(p.pp) * V, StageCost{});
+    for (int s = 0; s < p.pp; ++s)
+        for (int ch = 0; ch < V; ++ch) {
+            add_position(stages[s], PositionOf(p, ch, s));
+            if (chunks) add_position((*chunks)[static_cast<size_t>(s) * V + ch], PositionOf(p, ch, s));
+        }
     return stages;
 }
 
@@ -298,8 +304,27 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
     return o;
 }
 
-void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int bneck, const CommModel& net,
-                      const TrainingOptions& opt, const Accelerator& acc, StepBreakdown& br) {
+// ZB-V (no closed form for unequal stages, and rank 0 holds both the embedding and the loss): its steps replayed
+// with each chunk's time (training/pipeline_replay.h), fill and drain being what the replay takes beyond the
+// bottleneck rank's own work. A chunk's exposed communication goes with its compute, shared in proportion. The
+// replay runs min(M, 4 pp) microbatches: by then the fill and drain are complete, and the steady state repeats
+// (tests/native/test_pipeline_replay.cpp measures how little the bubble moves with more).
+double ZbvBubble(const Job& job, const StageCost& bneck, const std::vector<StageCost>& chunks) {
+    ParallelConfig p = job.par;
+    const int M = std::min(p.microbatches(), 4 * p.pp);
+    p.batch = M * p.microbatch * p.dp;
+    std::vector<ChunkTimes> times(chunks.size());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        const StageCost& c = chunks[i];
+        const double compute = c.fwd + c.bwd + c.rec, k = compute > 0 ? c.work_with_zero3() / compute : 0;
+        times[i] = {k * c.fwd, k * (c.bwd + c.rec - c.wgrad), k * c.wgrad};
+    }
+    return std::max(0.0, ReplayPipeline(p, times) - M * bneck.work_with_zero3());
+}
+
+void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, const std::vector<StageCost>& chunks,
+                      int bneck, const CommModel& net, const TrainingOptions& opt, const Accelerator& acc,
+                      StepBreakdown& br) {
     const int sm_count = acc.sm_count;
     const ParallelConfig& p = job.par;
     const int V = p.active_vstages();
@@ -341,6 +366,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
             if (s != bneck) w_others += stages[s].wgrad;
         br.bubble = std::max(0.0, br.bubble - 2 * w_others);
     }
+    if (p.schedule == Schedule::zbv && p.pp > 1) br.bubble = ZbvBubble(job, stages[bneck], chunks);
     if (p.schedule == Schedule::dualpipe) {
         // DeepSeek-V3 report Table 2: (pp/2 - 1)(F&B + B - 3W), F&B an overlapped forward-backward pair, B a
         // chunk's input-gradient backward, W its weight-gradient backward; per chunk of the bottleneck rank
@@ -358,7 +384,9 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, int 
         // Overlapped: only the transfers of fill and drain wait. Blocking: each of the M*v forward and
         // backward exchanges of the steady state as well.
         const double passes = R * V;  // chunk passes per rank: each sends activations and gradients once
-        br.pp_comm = opt.overlap_pp ? 2 * (p.pp - 1) * t : 2.0 * (passes + p.pp - 1) * t;
+        // Rank boundaries the first forward (and the last backward) crosses: ZB-V goes down and back up.
+        const int hops = p.schedule == Schedule::zbv ? 2 * (p.pp - 1) : p.pp - 1;
+        br.pp_comm = opt.overlap_pp ? 2 * hops * t : 2.0 * (passes + hops) * t;
     }
 }
 
@@ -402,7 +430,7 @@ void AddDataParallelTerms(const Job& job, const StageCost& b, int bneck, const C
             br.dp_comm += reductions * t_red + t_ag;
         }
     }
-    if (job.model.embedding_on_last_stage() && p.pp > 1 && (bneck == 0 || bneck == p.pp - 1))
+    if (job.model.embedding_on_last_stage() && !p.head_on_first_rank() && (bneck == 0 || bneck == p.pp - 1))
         br.dp_comm +=
             net.Seconds(CollectiveType::all_reduce, GroupKind::embed, job.padded_vocab / p.tp * job.model.hidden * g);
 }
@@ -501,11 +529,13 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     const KernelFloor& floor =
         cache ? cache->Floor(cal, sys.accelerator) : own_floor.emplace(TrainingKernelFloor(cal, sys.accelerator));
     const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers, floor);
-    const std::vector<StageCost> stages = SumStages(job, blocks, net, opt);
+    std::vector<StageCost> chunks;  // per chunk, for a schedule whose bubble is replayed
+    const std::vector<StageCost> stages =
+        SumStages(job, blocks, net, opt, job.par.schedule == Schedule::zbv ? &chunks : nullptr);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
     const StageCost& bneck = stages[e.bottleneck_stage];
-    AddPipelineTerms(job, stages, e.bottleneck_stage, net, opt, sys.accelerator, e.step);
+    AddPipelineTerms(job, stages, chunks, e.bottleneck_stage, net, opt, sys.accelerator, e.step);
     AddDataParallelTerms(job, bneck, e.bottleneck_stage, net, opt, sys.accelerator, e.step);
     const double casts = Fp8WeightCastsPerStep(job.par.zero, RoundsPerStep(job.par));
     e.step.fp8_cast += casts * bneck.fp8_quant;

@@ -118,16 +118,24 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                 p.vstages = 1;
                                 p.uneven = m.layers % pp != 0;
                                 if (pp == 1) {
-                                    // One stage: GPipe and 1F1B are the same run; interleaving and DualPipe
-                                    // need pp >= 2.
-                                    if (schedule == Schedule::interleaved || schedule == Schedule::dualpipe) continue;
-                                    if (schedule == Schedule::gpipe && Listed(s.schedules, Schedule::one_f_one_b))
+                                    // One stage: GPipe, 1F1B and ZB-H1 are the same run; interleaving, DualPipe
+                                    // and ZB-V need pp >= 2.
+                                    if (schedule == Schedule::interleaved || schedule == Schedule::dualpipe ||
+                                        schedule == Schedule::zbv)
+                                        continue;
+                                    if ((schedule == Schedule::gpipe || schedule == Schedule::zbh1) &&
+                                        Listed(s.schedules, Schedule::one_f_one_b))
                                         continue;
                                     inner();
                                     continue;
                                 }
                                 // DualPipe: pp even, an even number of microbatches, at least 2*pp.
                                 if (schedule == Schedule::dualpipe && (pp % 2 || M % 2 || M < 2 * pp)) continue;
+                                // ZB-V: the layers over 2*pp stages, the V's two arms.
+                                if (schedule == Schedule::zbv) {
+                                    if (2 * pp > m.layers || (m.layers % (2 * pp) && !s.uneven)) continue;
+                                    p.uneven = m.layers % (2 * pp) != 0;
+                                }
                                 if (schedule != Schedule::interleaved) {
                                     inner();
                                     continue;

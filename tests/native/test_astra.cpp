@@ -153,6 +153,9 @@ INSTANTIATE_TEST_SUITE_P(
         AstraCase{"zero3_cp", false, "cp=2,dp=4,batch=8,zero=3", "net_test_8_2d.yml"},
         AstraCase{"zbh1", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1", "net_h100_16_eff.yml"},
         AstraCase{"dualpipe", false, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipe,zero=1", "net_h100_16_eff.yml"},
+        // ZB-V: two chunks a rank in a V (the small model's 4 layers on 2 ranks), the turn on rank pp-1 without a send,
+        // the embedding and the loss on rank 0.
+        AstraCase{"zbv", false, "tp=2,pp=2,dp=4,sp=1,batch=12,schedule=zbv,zero=1", "net_h100_16_eff.yml"},
         AstraCase{"moe_folded", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,zero=1", "net_test_8_2d.yml"},
         AstraCase{"moe_folded_dualpipe", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,schedule=dualpipe",
                   "net_test_8_2d.yml"},
@@ -230,7 +233,8 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
         "| layout (Llama 3 8B, 16 H100) | estimate step (s) | ASTRA-sim replay (s) | difference |\n|---|---:|---:|---:|\n";
     for (const char* spec :
          {"tp=2,pp=4,dp=2,sp=1,batch=16,schedule=1f1b,zero=1", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1",
-          "tp=2,pp=2,dp=4,batch=16,schedule=interleaved,vstages=2", "tp=8,pp=2,batch=16"}) {
+          "tp=2,pp=2,dp=4,batch=16,schedule=interleaved,vstages=2", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbv,zero=1",
+          "tp=8,pp=2,batch=16"}) {
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
         const std::string dir = (fs::temp_directory_path() / "sc-astra-timing").string();
         WriteTimedTraces(job, dir, &cal);

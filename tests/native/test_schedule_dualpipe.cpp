@@ -115,7 +115,7 @@ TEST(DualPipe, ClearErrorsForWhatTheScheduleCannotRun) {
               "batch: DualPipe needs an even number of microbatches, at least 2*pp = 4 (half enter from each end); "
               "batch=5 gives 5");
     EXPECT_EQ(err("pp=4,batch=8,schedule=dualpipe,vstages=2"), "vstages: vstages=2 needs schedule=interleaved");
-    EXPECT_NE(err("pp=4,batch=8,schedule=dual").find("not one of gpipe, 1f1b, interleaved, zbh1, dualpipe"),
+    EXPECT_NE(err("pp=4,batch=8,schedule=dual").find("not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv"),
               std::string::npos);
 }
 

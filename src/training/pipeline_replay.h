@@ -1,0 +1,26 @@
+// A pipeline schedule replayed with the time of each of its steps: every rank runs its steps (parallel/schedule.h,
+// the steps the traces are made of) in order, each one starting when its rank is free and its input is there:
+// the forward of pipeline position g after the forward of g - 1, a backward (or its input half) after the backward
+// of g + 1 and its own forward, a weight half after its input half. The pipeline's time for one step is when the
+// last rank finishes. For equal stages it gives the papers' bubbles (1F1B's (pp-1)(F+B), interleaved's
+// (pp-1)(F+B)/v, ZB-H1's (pp-1)(F+B-W): tests/native/test_pipeline_replay.cpp); the estimate uses it where no
+// closed form holds, ZB-V (training/estimate.cpp). Transfers between ranks are not in it (the estimate's pp_comm).
+#pragma once
+#include <vector>
+
+#include "parallel/parallel_config.h"
+
+namespace sc {
+
+// One microbatch through one chunk of a rank: its forward, its backward's input half (with any recomputation) and
+// its weight half (a backward that is not split runs both).
+struct ChunkTimes {
+    double forward = 0, input = 0, weight = 0;
+};
+
+// When the last rank finishes the schedule of `p` (p.microbatches() of them), chunk (stage, c) taking
+// times[stage * p.active_vstages() + c]. Throws sc::Error if the steps cannot all run (a schedule that waits on
+// itself), which no schedule of schedule.h does.
+double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& times);
+
+}  // namespace sc
