@@ -160,21 +160,11 @@ TEST(DualPipe, ReplayedBubbleIsThePapersFormula) {
         sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" + std::to_string(M) +
                                                            ",schedule=dualpipe"));
         std::vector<sc::StageProgram> progs;
-        for (int s = 0; s < pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
-        std::vector<const sc::StageProgram*> ptrs;
-        for (const auto& pr : progs) ptrs.push_back(&pr);
-        auto tl = sc::ReplayJob(job, ptrs, sys, nullptr, opt);
-        // The step's pipeline part: until the last backward or weight half of any rank (the optimizer after it
-        // is not pipeline time).
-        double end = 0;
-        for (int s = 0; s < pp; ++s)
-            for (size_t i = 0; i < progs[s].nodes.size(); ++i)
-                if (progs[s].nodes[i].role != sc::NodeRole::optimizer)
-                    end = std::max(end, tl[s][i].start_us + tl[s][i].dur_us);
+        const double end = sctest::ReplayedPipelineSeconds(job, sys, opt, progs);
         const int mid = pp / 2 - 1;
         const ChunkTimes c = TimesOf(progs[mid], sc::NodeSeconds(job, progs[mid], sys, nullptr, opt), M);
         const double work = M * (c.f + c.b + c.w), fb = c.f + c.b + c.w;
-        const double bubble = end * 1e-6 - work, paper = (pp / 2 - 1) * (fb + c.b - 3 * c.w);
+        const double bubble = end - work, paper = (pp / 2 - 1) * (fb + c.b - 3 * c.w);
         std::printf("dualpipe pp=%d M=%d: F %.2f B %.2f W %.2f ms; replay bubble %.2f ms, paper %.2f ms\n", pp, M,
                     c.f * 1e3, c.b * 1e3, c.w * 1e3, bubble * 1e3, paper * 1e3);
         EXPECT_NEAR(bubble, paper, 0.1 * fb + 0.1 * paper) << "pp=" << pp;

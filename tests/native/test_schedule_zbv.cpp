@@ -15,6 +15,7 @@
 #include "preset_files.h"
 #include "test_util.h"
 #include "trace/stage_program.h"
+#include "trace_test_util.h"
 #include "training/estimate.h"
 #include "training/pipeline_replay.h"
 #include "training/timeline.h"
@@ -198,17 +199,9 @@ TEST(Zbv, TracesOfEveryRankReplayedTogetherTakeWhatTheStepReplayGives) {
         const int M = 3 * pp;
         sc::Job job = sc::MakeJob(m, Zbv(pp, M));
         std::vector<sc::StageProgram> progs;
-        for (int s = 0; s < pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
-        std::vector<const sc::StageProgram*> ptrs;
-        for (const auto& pr : progs) ptrs.push_back(&pr);
-        const auto tl = sc::ReplayJob(job, ptrs, sys, nullptr, opt);
-        double end = 0;
-        for (int s = 0; s < pp; ++s)
-            for (size_t i = 0; i < progs[s].nodes.size(); ++i)
-                if (progs[s].nodes[i].role != sc::NodeRole::optimizer)
-                    end = std::max(end, tl[s][i].start_us + tl[s][i].dur_us);
+        const double traces = sctest::ReplayedPipelineSeconds(job, sys, opt, progs);
         const std::vector<sc::ChunkTimes> t = TraceChunkTimes(job, progs, sys, opt);
-        const double replay = sc::ReplayPipeline(job.par, t), traces = end * 1e-6;
+        const double replay = sc::ReplayPipeline(job.par, t);
         std::printf("zbv pp=%d M=%d: traces %.3f ms, step replay %.3f ms\n", pp, M, traces * 1e3, replay * 1e3);
         EXPECT_GE(traces, replay * 0.999) << "pp=" << pp;
         EXPECT_LE(traces, replay * 1.03) << "pp=" << pp;

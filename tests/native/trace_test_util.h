@@ -1,11 +1,13 @@
 // Shared by the trace tests: small models, writing a job's traces to a directory, running the
 // independent checker.
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "astra_rules.h"
 #include "config/model_config.h"
@@ -31,6 +33,24 @@ inline double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, con
         if (prog.nodes[i].type == sc::EtNodeType::comp && prog.nodes[i].role != sc::NodeRole::optimizer)
             total += secs[i];
     return total;
+}
+
+// Every rank's trace program replayed together (sends and receives matched across ranks; a schedule that waits
+// on itself throws): `progs` gets the programs, the result is when the last non-optimizer node of any rank ends,
+// the step's pipeline part.
+inline double ReplayedPipelineSeconds(const sc::Job& job, const sc::System& sys, const sc::TrainingOptions& opt,
+                                      std::vector<sc::StageProgram>& progs) {
+    progs.clear();
+    for (int s = 0; s < job.par.pp; ++s) progs.push_back(sc::BuildStageProgram(job, s));
+    std::vector<const sc::StageProgram*> ptrs;
+    for (const auto& pr : progs) ptrs.push_back(&pr);
+    const auto tl = sc::ReplayJob(job, ptrs, sys, nullptr, opt);
+    double end = 0;
+    for (int s = 0; s < job.par.pp; ++s)
+        for (size_t i = 0; i < progs[s].nodes.size(); ++i)
+            if (progs[s].nodes[i].role != sc::NodeRole::optimizer)
+                end = std::max(end, tl[s][i].start_us + tl[s][i].dur_us);
+    return end * 1e-6;
 }
 
 // What the estimate charges for those nodes: compute (TP-overlap SMs included), recompute, the per-kernel fixed
