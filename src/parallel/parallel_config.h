@@ -78,12 +78,12 @@ struct ParallelConfig {
                : schedule == Schedule::dualpipe || schedule == Schedule::zbv ? 2
                                                                              : 1;
     }
-    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, 2 x pp under ZB-V, pp otherwise
-    // (DualPipe's two chunks per rank are two of the pp stages, each stage held by two ranks).
     // Whether the loss stage (final norm, LM head) is on the rank of the embedding: one stage, or ZB-V, whose V
     // ends where it starts. A tied head or the MTP modules then read the rank's own table: no second copy, and no
     // gradient all-reduce between two.
     bool head_on_first_rank() const { return pp == 1 || schedule == Schedule::zbv; }
+    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, 2 x pp under ZB-V, pp otherwise
+    // (DualPipe's two chunks per rank are two of the pp stages, each stage held by two ranks).
     int pipeline_positions() const {
         return pp * (schedule == Schedule::interleaved ? vstages : schedule == Schedule::zbv ? 2 : 1);
     }

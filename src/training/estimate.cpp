@@ -307,8 +307,8 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
 // ZB-V (no closed form for unequal stages, and rank 0 holds both the embedding and the loss): its steps replayed
 // with each chunk's time (training/pipeline_replay.h), fill and drain being what the replay takes beyond the
 // bottleneck rank's own work. A chunk's exposed communication goes with its compute, shared in proportion. The
-// replay runs min(M, 4 pp) microbatches: by then the fill and drain are complete, and the steady state repeats
-// (tests/native/test_pipeline_replay.cpp measures how little the bubble moves with more).
+// replay runs min(M, 4 pp) microbatches: by then fill and drain are over, and with more the bubble moves by under
+// 1% of a chunk's work (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
 double ZbvBubble(const Job& job, const StageCost& bneck, const std::vector<StageCost>& chunks) {
     ParallelConfig p = job.par;
     const int M = std::min(p.microbatches(), 4 * p.pp);

@@ -3,8 +3,9 @@
 // the forward of pipeline position g after the forward of g - 1, a backward (or its input half) after the backward
 // of g + 1 and its own forward, a weight half after its input half. The pipeline's time for one step is when the
 // last rank finishes. For equal stages it gives the papers' bubbles (1F1B's (pp-1)(F+B), interleaved's
-// (pp-1)(F+B)/v, ZB-H1's (pp-1)(F+B-W): tests/native/test_pipeline_replay.cpp); the estimate uses it where no
-// closed form holds, ZB-V (training/estimate.cpp). Transfers between ranks are not in it (the estimate's pp_comm).
+// (pp-1)(F+B)/v, ZB-H1's (pp-1)(F+B-W): PipelineReplay.* in tests/native/test_schedule_zbv.cpp); the estimate uses
+// it where no closed form holds, ZB-V (training/estimate.cpp). Transfers between ranks are not in it (the
+// estimate's pp_comm).
 #pragma once
 #include <vector>
 
