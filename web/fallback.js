@@ -1,6 +1,7 @@
 // The page without WebGPU (Firefox headless, older browsers, a lost device): plain HTML controls for the model,
-// the cluster and the parallel layout over the same app state the canvas edits, the results as text beside them
-// (results_panel.js), and the configuration kept in the URL as a link, as on the full page.
+// the cluster and the parallel layout, and a settings field for every other entry of the link (precision, power
+// limit, network levels, model fields, options), over the same app state the canvas edits; the results as text
+// beside them (results_panel.js), and the configuration kept in the URL as a link, as on the full page.
 const $ = (id) => document.getElementById(id);
 
 // Link entries with controls of their own (the pickers and the layout field) or that belong to the canvas's views
