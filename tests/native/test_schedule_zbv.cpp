@@ -155,7 +155,8 @@ TEST(PipelineReplay, TheBubbleStaysAsMicrobatchesGrow) {
         work = std::max(work, a.forward + a.input + a.weight + b.forward + b.input + b.weight);
     }
     const double at16 = sc::ReplayPipeline(Zbv(4, 16), t) - 16 * work;
-    for (int M : {32, 64, 128}) EXPECT_NEAR(sc::ReplayPipeline(Zbv(4, M), t) - M * work, at16, 0.01 * work) << M;
+    for (int M : {32, 64, 128})
+        EXPECT_NEAR(sc::ReplayPipeline(Zbv(4, M), t) - M * work, at16, 0.01 * work / 2) << M;  // a chunk: half
 }
 
 // Sum of the seconds of a rank's compute nodes per chunk and pass kind, per microbatch.
