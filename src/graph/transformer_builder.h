@@ -119,8 +119,7 @@ struct TransformerBuilder {
     void HybridLayer(BlockKind kind);
     void HybridSublayer(const std::string& pre, char symbol);
 
-    void DenseLayer(bool windowed);
-    void MoeLayer(bool windowed);
+    void Layer(BlockKind kind);  // a dense or MoE layer, windowed or not
     void Bf16Twins();
     void Head();
     void LogitsGemm(const std::string& pre);

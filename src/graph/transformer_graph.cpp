@@ -57,20 +57,15 @@ void TransformerBuilder::HybridSublayer(const std::string& pre, char symbol) {
 }
 
 // ---- the layer blocks: attention then a dense MLP or an MoE ----
-// A window kind is the same layer with a windowed attention core (ModelConfig::window).
-void TransformerBuilder::DenseLayer(bool windowed) {
-    B.Begin(windowed ? BlockKind::dense_window_layer : BlockKind::dense_layer, boundary);
+// `kind` is one of dense_layer, moe_layer and their window kinds, the same layer with a windowed attention core
+// (ModelConfig::window).
+void TransformerBuilder::Layer(BlockKind kind) {
+    const bool windowed = kind == BlockKind::dense_window_layer || kind == BlockKind::moe_window_layer;
+    B.Begin(kind, boundary);
     window = windowed ? m.window.size : 0;
     Attention("");
-    DenseMlp("");
-    B.End();
-}
-
-void TransformerBuilder::MoeLayer(bool windowed) {
-    B.Begin(windowed ? BlockKind::moe_window_layer : BlockKind::moe_layer, boundary);
-    window = windowed ? m.window.size : 0;
-    Attention("");
-    Moe("");
+    if (kind == BlockKind::moe_layer || kind == BlockKind::moe_window_layer) Moe("");
+    else DenseMlp("");
     B.End();
 }
 
@@ -81,10 +76,10 @@ void TransformerBuilder::Bf16Twins() {
         if (IsLayer(blk.kind)) kinds.push_back(blk.kind);
     B.bf16_twin = true;
     for (BlockKind k : kinds) switch (k) {
-            case BlockKind::dense_layer: DenseLayer(false); break;
-            case BlockKind::dense_window_layer: DenseLayer(true); break;
-            case BlockKind::moe_layer: MoeLayer(false); break;
-            case BlockKind::moe_window_layer: MoeLayer(true); break;
+            case BlockKind::dense_layer:
+            case BlockKind::dense_window_layer:
+            case BlockKind::moe_layer:
+            case BlockKind::moe_window_layer: Layer(k); break;
             default: HybridLayer(k); break;
         }
     B.bf16_twin = false;
@@ -205,13 +200,13 @@ Graph BuildTransformerGraph(const ModelConfig& m, const GraphOptions& options) {
         if (m.has_bf16_layers()) builder.Bf16Twins();
         return g;
     }
-    builder.DenseLayer(false);
-    if (m.is_moe()) builder.MoeLayer(false);
+    builder.Layer(BlockKind::dense_layer);
+    if (m.is_moe()) builder.Layer(BlockKind::moe_layer);
     builder.Head();
     // After the head, so the blocks of a model without a window keep their order and every expression its id.
     if (m.graph_windowed_layers(0, m.layers) > 0) {
-        builder.DenseLayer(true);
-        if (m.is_moe()) builder.MoeLayer(true);
+        builder.Layer(BlockKind::dense_window_layer);
+        if (m.is_moe()) builder.Layer(BlockKind::moe_window_layer);
     }
     // Last, so the blocks and expressions of a model without BF16 layers stay as they were.
     if (m.has_bf16_layers()) builder.Bf16Twins();
