@@ -96,7 +96,8 @@ struct SweepState {
     int shards = 0, done = 0;                               // shards of the running sweep and how many came back
     int next_shard = -1;                  // 0: runs in frame slices (then shards counts points), -1: not that way
     std::unique_ptr<SweepSlices> slices;  // frame slices: where they are
-    std::vector<SweepCell> cells;         // every row so far; in SweepKey order once finished
+    std::vector<SweepCell> cells;         // every row so far, in the order they came
+    std::vector<uint32_t> key_order;      // once finished: indices of `cells` in SweepKey order (the CLI's rows)
     std::vector<std::string> models;      // the sweep's model names, by model index (the CSV's first column)
     bool has_result = false;
     std::string error;
@@ -108,6 +109,8 @@ struct SweepState {
     bool fixed_layout = false;   // the Parallelism panel's layout at every point instead of the best one there
     bool csv_requested = false;  // "Export CSV" pressed; the page's JS takes it and downloads
 };
+// The finished sweep's i-th row in SweepKey order, the CLI's order (the CSV's).
+inline const SweepCell& SweepCellInKeyOrder(const SweepState& w, size_t i) { return w.cells[w.key_order.at(i)]; }
 // In SweepPoints' nesting order (flops outermost, gpus innermost): panel_sweep.cpp's Digit relies on it.
 // What the Sweeps view charts; tokens per joule is a step's tokens over its energy (every GPU at its power limit,
 // else its board power: report/training_report.h).

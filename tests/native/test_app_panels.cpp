@@ -623,6 +623,49 @@ TEST(AppPanels, ASearchSweepOnThePagesThreadRunsEachPointsSearchInPieces) {
 
 namespace {
 
+// With workers, a sweep's shards come back in whatever order the workers finish them, each holding every
+// count-th point. However they arrive, the page's cells end in the engine's order, equal to its unsharded rows.
+TEST(AppPanels, APoolSweepsShardsInAnyOrderMergeIntoTheUnshardedRows) {
+    Page p;
+    p.Frames(2);
+    sc::app::SetPoolWorkers(*p.app, 2);
+    sc::app::SetSweepAxes(*p.app, "flops=0.5,1,2,4,8", "hbm_bw=1,2,3");
+    p.app->sweep.fixed_layout = true;
+    sc::app::StartSweep(*p.app);
+    ASSERT_EQ(p.app->sweep.error, "");
+    const sc::app::PoolJob job = sc::app::TakePoolJob(*p.app);
+    ASSERT_EQ(job.kind, "sweep");
+    ASSERT_EQ(job.shards, 15) << "one shard a point";
+
+    sc::engine::Request r = sc::app::CurrentRequest(*p.app);
+    for (const std::string& a : job.axes) sc::ParseSweepAxis(a, r.sweep.axes);
+    r.sweep.fixed_layout = true;
+    const sc::engine::SweepSnapshot snap = sc::engine::SnapshotSweep(r);
+    // 15 shards in an order that is neither theirs nor its reverse: every cell is off its place on arrival.
+    for (int shard : {7, 3, 14, 0, 9, 12, 1, 5, 11, 2, 13, 6, 10, 4, 8}) {
+        std::vector<sc::app::SweepCell> cells;
+        for (const sc::SweepRow& row : sc::engine::RunSweepShard(snap, shard, job.shards))
+            cells.push_back(sc::app::CellOf(row));
+        ASSERT_EQ(sc::app::AddPoolShard(*p.app, job.id, sc::app::EncodeSweepShard(cells)), "");
+    }
+    ASSERT_TRUE(p.app->sweep.has_result);
+    const std::vector<sc::SweepRow> rows = sc::engine::RunSweepShard(snap, 0, 1);
+    ASSERT_EQ(rows.size(), p.app->sweep.cells.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+        EXPECT_EQ(sc::SweepRowText(rows[i], snap.request, sc::SweepFormat::csv),
+                  sc::SweepRowText(sc::app::RowOf(sc::app::SweepCellInKeyOrder(p.app->sweep, i), rows[i].model),
+                                   snap.request, sc::SweepFormat::csv))
+            << "row " << i;
+    // And so is the CSV the page exports.
+    std::vector<std::string> texts;
+    for (const sc::SweepRow& row : rows) texts.push_back(sc::SweepRowText(row, snap.request, sc::SweepFormat::csv));
+    EXPECT_EQ(sc::app::SweepCsv(*p.app), sc::AssembleSweep(texts, sc::SweepFormat::csv));
+}
+
+}  // namespace
+
+namespace {
+
 // The Sweeps view's axes and its "only the current layout" switch travel in the link; the defaults write
 // nothing, and a half-typed value is left out rather than making a link that cannot be opened.
 TEST(AppPanels, TheSweepsAxesAndFixedLayoutAreInTheLink) {
