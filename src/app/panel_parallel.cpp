@@ -88,7 +88,7 @@ static void DrawSplitFields(AppState& s) {
     if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
     changed |= EnumCombo("schedule", &p.schedule,
                          {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1,
-                          Schedule::dualpipe, Schedule::zbv});
+                          Schedule::dualpipe, Schedule::zbv, Schedule::dualpipev});
     if (p.schedule == Schedule::interleaved) {
         ImGui::SameLine();
         changed |= IntField("vstages", &p.vstages, "model chunks per pipeline rank");

@@ -35,7 +35,7 @@ int Estimate(int argc, char** argv) {
             "  --system     a cluster (presets/systems/*.json or its id): adds step time, memory, MFU\n"
             "  --parallel   tp=8,pp=16,dp=64,cp=1,ep=1,sp=1,microbatch=1,batch=2048,schedule=1f1b,\n"
             "               recompute=selective,zero=1 (omitted keys: 1, no SP, batch=microbatch*dp, 1f1b,\n"
-            "               no recompute, zero=0); schedule gpipe|1f1b|interleaved|zbh1|dualpipe|zbv; ep (and etp=1|tp)\n"
+            "               no recompute, zero=0); schedule gpipe|1f1b|interleaved|zbh1|dualpipe|zbv|dualpipev; ep (and etp=1|tp)\n"
             "               fold over a stage's tp*cp*dp ranks; recompute none|selective|full (Megatron-LM's) or op\n"
             "               (PyTorch op-level checkpointing with torchtitan's policy: every second torch.mm re-run);\n"
             "               recompute_modules=mla_up_proj+layernorm+moe_act (Megatron's selective modules: core_attn\n"

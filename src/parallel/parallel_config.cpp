@@ -20,6 +20,7 @@ const char* NameOf(Schedule s) {
         case Schedule::zbh1: return "zbh1";
         case Schedule::dualpipe: return "dualpipe";
         case Schedule::zbv: return "zbv";
+        case Schedule::dualpipev: return "dualpipev";
     }
     return "?";
 }
@@ -52,7 +53,8 @@ Schedule ParseSchedule(const std::string& field, const std::string& v) {
     if (v == "zbh1") return Schedule::zbh1;
     if (v == "dualpipe") return Schedule::dualpipe;
     if (v == "zbv") return Schedule::zbv;
-    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv");
+    if (v == "dualpipev") return Schedule::dualpipev;
+    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv, dualpipev");
 }
 
 Recompute ParseRecompute(const std::string& field, const std::string& v) {
@@ -277,14 +279,16 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.schedule == Schedule::dualpipe && (p.pp < 2 || p.pp % 2))
         throw Error("pp",
                     "DualPipe needs an even pp >= 2 (each rank holds stages i and pp-1-i; got pp=" + S(p.pp) + ")");
-    if (p.schedule == Schedule::zbv && p.pp < 2)
-        throw Error("pp", "zbv needs pp >= 2 (rank i holds stages i and 2*pp-1-i of a V; got pp=" + S(p.pp) + ")");
+    const char* const schedule_name = NameOf(p.schedule);
+    if (p.v_shape() && p.pp < 2)
+        throw Error("pp", std::string(schedule_name) +
+                              " needs pp >= 2 (rank i holds stages i and 2*pp-1-i of a V; got pp=" + S(p.pp) + ")");
     if (!p.layout.empty()) {
         if (static_cast<int>(p.layout.size()) != stages)
             throw Error("layout", "the layout has " + S(static_cast<int>(p.layout.size())) + " virtual stages; " +
-                                      (p.schedule == Schedule::interleaved ? "pp*vstages = "
-                                       : p.schedule == Schedule::zbv       ? "2*pp (zbv) = "
-                                                                           : "pp = ") +
+                                      (p.schedule == Schedule::interleaved ? std::string("pp*vstages = ")
+                                       : p.v_shape() ? "2*pp (" + std::string(schedule_name) + ") = "
+                                                     : std::string("pp = ")) +
                                       S(stages));
         long long sum = 0;
         for (int n : p.layout) sum += n;
@@ -295,17 +299,17 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
             throw Error("layout", "the layout places " + S(p.layout_mtp) + " MTP modules 'm'; " + m.name +
                                       " has mtp_layers=" + S(m.mtp_layers));
     } else if (!p.uneven && m.layers % stages) {
-        if (p.schedule == Schedule::zbv)
-            throw Error("pp", "zbv cuts the layers into 2*pp = " + S(stages) + " stages, which does not divide " +
-                                  S(m.layers) + " layers (or set uneven=1)");
+        if (p.v_shape())
+            throw Error("pp", std::string(schedule_name) + " cuts the layers into 2*pp = " + S(stages) +
+                                  " stages, which does not divide " + S(m.layers) + " layers (or set uneven=1)");
         if (p.schedule != Schedule::interleaved)
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
     // A layout may give the embedding and the loss stages of their own; without one every stage needs a layer.
     if (p.layout.empty() && m.layers < stages)
-        throw Error("pp", std::string(p.schedule == Schedule::zbv ? "2*pp (zbv)" : "pp*vstages") + "=" + S(stages) +
-                              " pipeline stages exceed " + S(m.layers) + " layers");
+        throw Error("pp", (p.v_shape() ? "2*pp (" + std::string(schedule_name) + ")" : std::string("pp*vstages")) +
+                              "=" + S(stages) + " pipeline stages exceed " + S(m.layers) + " layers");
 
     // Batch: whole microbatches per data-parallel replica, at most kMaxMicrobatches of them (the summary's and
     // the traces' cost grows with the count).
@@ -327,6 +331,10 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("batch", "DualPipe needs an even number of microbatches, at least 2*pp = " + S(2 * p.pp) +
                                  " (half enter from each end); batch=" + S(p.global_batch()) + " gives " +
                                  S(p.microbatches()));
+    // DualPipeV's phases need at least 2*pp microbatches (dualpipev.py asserts num_chunks >= num_ranks * 2).
+    if (p.schedule == Schedule::dualpipev && p.microbatches() < 2 * p.pp)
+        throw Error("batch", "dualpipev needs at least 2*pp = " + S(2 * p.pp) +
+                                 " microbatches; batch=" + S(p.global_batch()) + " gives " + S(p.microbatches()));
     if (p.schedule == Schedule::interleaved && p.microbatches() % p.pp)
         throw Error("batch", "interleaved 1F1B needs the number of microbatches (" + S(p.microbatches()) +
                                  ") to be a multiple of pp=" + S(p.pp));

@@ -26,7 +26,13 @@ namespace sc {
 // 2*pp-1-i, so a microbatch goes down the ranks and back up (a V; the turn at rank pp-1 stays on it), each
 // backward split into its input half and its weight half. One copy of the parameters, 1F1B's activation memory.
 // Its bubble has no closed form for uneven stages: the estimate replays its steps (training/pipeline_replay.h).
-enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe, zbv };
+// dualpipev: DualPipe cut in half (Sea AI Lab's "Cut-in-half"; deepseek-ai/DualPipe dualpipe/dualpipev.py,
+// DualPipeV.step): ZB-V's placement (2*pp stages, rank i holding stages i and 2*pp-1-i, one copy of the
+// parameters, every microbatch fed from rank 0 and its loss on rank 0) with DualPipe's order, its forward and
+// backward chunks of the two arms paired to overlap one's communication with the other's compute. Bubble
+// (pp-1)(F&B + B - 3W) per stage chunk (the repository's table: (PP/2-1)(F&B + B - 3W) for PP = 2*pp stages),
+// 2*pp+1 chunk-microbatches of activations. Needs at least 2*pp microbatches.
+enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe, zbv, dualpipev };
 // Activation recomputation. selective and full: Megatron-LM's (Korthikanti et al. 2022): the attention core, or
 // everything but each layer's input. op: PyTorch's op-level selective activation checkpointing with the policy
 // torchtitan applies to each transformer block (`selective_ac_option = 'op'`, torchtitan
@@ -71,22 +77,20 @@ struct ParallelConfig {
     int world() const { return tp * cp * dp * pp; }
     int global_batch() const { return batch > 0 ? batch : microbatch * dp; }
     int microbatches() const { return global_batch() / (microbatch * dp); }
+    // Whether the layers are placed as a V (ZB-V, DualPipeV): 2*pp stages, rank i holding stages i and 2*pp-1-i.
+    bool v_shape() const { return schedule == Schedule::zbv || schedule == Schedule::dualpipev; }
     // Model chunks each pipeline rank runs: vstages under the interleaved schedule, 2 under DualPipe (one per
-    // direction) and ZB-V (the two arms of the V), 1 under the others.
+    // direction) and the V schedules (the two arms of the V), 1 under the others.
     int active_vstages() const {
-        return schedule == Schedule::interleaved                             ? vstages
-               : schedule == Schedule::dualpipe || schedule == Schedule::zbv ? 2
-                                                                             : 1;
+        return schedule == Schedule::interleaved ? vstages : schedule == Schedule::dualpipe || v_shape() ? 2 : 1;
     }
-    // Whether the loss stage (final norm, LM head) is on the rank of the embedding: one stage, or ZB-V, whose V
-    // ends where it starts. A tied head or the MTP modules then read the rank's own table: no second copy, and no
+    // Whether the loss stage (final norm, LM head) is on the rank of the embedding: one stage, or a V, which ends
+    // where it starts. A tied head or the MTP modules then read the rank's own table: no second copy, and no
     // gradient all-reduce between two.
-    bool head_on_first_rank() const { return pp == 1 || schedule == Schedule::zbv; }
-    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, 2 x pp under ZB-V, pp otherwise
+    bool head_on_first_rank() const { return pp == 1 || v_shape(); }
+    // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, 2 x pp as a V, pp otherwise
     // (DualPipe's two chunks per rank are two of the pp stages, each stage held by two ranks).
-    int pipeline_positions() const {
-        return pp * (schedule == Schedule::interleaved ? vstages : schedule == Schedule::zbv ? 2 : 1);
-    }
+    int pipeline_positions() const { return pp * (schedule == Schedule::interleaved ? vstages : v_shape() ? 2 : 1); }
 };
 
 // Members of one data-parallel group of dense weights (dp x cp) and of expert weights. Expert layers fold

@@ -5,25 +5,34 @@
 
 namespace sc {
 
-// DualPipe, phase by phase as deepseek-ai/DualPipe's DualPipe.step issues them. The repository's "phase 0" is the
-// direction fed from rank 0 on the first half of the ranks and the other one on the second half (phase ^=
-// is_in_second_half); here chunk 0 is always the direction fed from rank 0. A zero-bubble backward (enable_zb)
-// runs the input half and queues the weight half; a "weight chunk" pops the oldest queued one (FIFO).
-void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f) {
-    const int N = p.pp / 2, h = std::min(stage, p.pp - 1 - stage), C = p.microbatches() / 2;
-    const int second = stage >= N ? 1 : 0;
-    const bool middle = stage == N - 1 || stage == N;
+namespace {
+
+// The eight phases DualPipe.step and DualPipeV.step share (deepseek-ai/DualPipe), handed to f. The repository's
+// two "phases" are its two chunks of a rank; `chunk[phase]` says which of ours each is. `n` ranks lie along the way
+// a microbatch enters by (pp/2 under DualPipe, pp under DualPipeV), this rank `h` steps from where it enters; a
+// way carries `rounds` microbatches, chunk c's k-th being first[c] + k; `apart`: this rank runs its first steady
+// pair apart (less bubble). F a forward, B a whole backward, B(zb) its input half with the weight half queued, W
+// the oldest queued weight half (WeightGradStore's FIFO); a forward marked paired runs with the backward after it.
+struct DualPipeRank {
+    int n = 0, h = 0, rounds = 0;
+    bool apart = false;
+    int chunk[2] = {0, 1};
+    int first[2] = {0, 0};
+};
+
+void RunDualPipePhases(const DualPipeRank& q, const std::function<void(const PipelineStep&)>& f) {
+    const int n = q.n, h = q.h;
     int fw[2] = {0, 0}, bw[2] = {0, 0};
     std::deque<PipelineStep> queued;  // deferred weight halves, oldest first
     auto F = [&](int phase, bool paired) {
-        const int c = phase ^ second;
-        PipelineStep st{true, c * C + fw[c]++, c};
+        const int c = q.chunk[phase];
+        PipelineStep st{true, q.first[c] + fw[c]++, c};
         st.paired = paired;
         f(st);
     };
     auto B = [&](int phase, bool zb) {
-        const int c = phase ^ second;
-        PipelineStep st{false, c * C + bw[c]++, c};
+        const int c = q.chunk[phase];
+        PipelineStep st{false, q.first[c] + bw[c]++, c};
         st.split = zb;
         f(st);
         if (zb) queued.push_back(PipelineStep{false, st.microbatch, c, true});
@@ -32,15 +41,14 @@ void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function
         f(queued.front());
         queued.pop_front();
     };
-    for (int i = 0; i < 2 * (N - h - 1); ++i) F(0, false);             // 1: nF0
+    for (int i = 0; i < 2 * (n - h - 1); ++i) F(0, false);             // 1: nF0
     for (int i = 0; i < h + 1; ++i) F(0, false), F(1, false);          // 2: nF0F1
-    for (int i = 0; i < N - h - 1; ++i) B(1, true), W(), F(1, false);  // 3: nB1W1F1
-    for (int i = 0; i < C - p.pp + h + 1; ++i) {  // 4: nF0B1F1B0, the steady state of overlapped pairs
-        const bool pair = !(i == 0 && middle);    // the middle ranks run their first pair apart (less bubble)
-        F(0, pair), B(1, false);
+    for (int i = 0; i < n - h - 1; ++i) B(1, true), W(), F(1, false);  // 3: nB1W1F1
+    for (int i = 0; i < q.rounds - 2 * n + h + 1; ++i) {               // 4: nF0B1F1B0, the steady state of pairs
+        F(0, !(i == 0 && q.apart)), B(1, false);
         F(1, true), B(0, false);
     }
-    for (int i = 0; i < N - h - 1; ++i) B(1, false), F(1, true), B(0, false);  // 5: nB1F1B0
+    for (int i = 0; i < n - h - 1; ++i) B(1, false), F(1, true), B(0, false);  // 5: nB1F1B0
     bool zb = false;
     for (int i = 0; i < h + 1; ++i) {  // 6: nB1B0, the second half zero-bubble
         if (i == (h + 1) / 2 && h % 2 == 1) zb = true;
@@ -48,8 +56,33 @@ void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function
         if (i == (h + 1) / 2 && h % 2 == 0) zb = true;
         B(0, zb);
     }
-    for (int i = 0; i < N - h - 1; ++i) W(), B(0, true);  // 7: nWB0
+    for (int i = 0; i < n - h - 1; ++i) W(), B(0, true);  // 7: nWB0
     while (!queued.empty()) W();                          // 8: nW
+}
+
+}  // namespace
+
+// DualPipe as DualPipe.step issues it. The repository's "phase 0" is the direction fed from rank 0 on the first half
+// of the ranks and the other one on the second half (phase ^= is_in_second_half); here chunk 0 is always the
+// direction fed from rank 0, and runs microbatches 0 .. M/2-1, chunk 1 the rest. The middle ranks run their first
+// pair apart.
+void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f) {
+    DualPipeRank q;
+    q.n = p.pp / 2, q.h = std::min(stage, p.pp - 1 - stage), q.rounds = p.microbatches() / 2;
+    q.apart = stage == q.n - 1 || stage == q.n;
+    if (stage >= q.n) q.chunk[0] = 1, q.chunk[1] = 0;
+    q.first[1] = q.rounds;
+    RunDualPipePhases(q, f);
+}
+
+// DualPipeV as DualPipeV.step issues it on rank `stage` of pp: chunk 0 is position stage (the way down), chunk 1
+// position 2*pp-1-stage (the way back up); every microbatch enters at rank 0 and passes both. The last rank, where
+// the V turns, runs its first pair apart.
+void ForEachDualPipeVStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f) {
+    DualPipeRank q;
+    q.n = p.pp, q.h = stage, q.rounds = p.microbatches();
+    q.apart = stage == p.pp - 1;
+    RunDualPipePhases(q, f);
 }
 
 // ZB-V (Qi et al. 2024, Sec. 6), in the order PyTorch's ScheduleZBVZeroBubble gives rank `stage` of pp: chunk 0 is
@@ -94,7 +127,8 @@ std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
 InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chunk_act) {
     const int M = p.microbatches();
     InFlightPeak peak;
-    if (p.schedule == Schedule::dualpipe || (p.schedule == Schedule::zbv && p.pp > 1)) {
+    if (p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev ||
+        (p.schedule == Schedule::zbv && p.pp > 1)) {
         // Walked step by step (O(microbatches)): a forward's activations live until its whole backward or,
         // split, its weight half (counted whole, as for ZB-H1).
         double alive = 0;

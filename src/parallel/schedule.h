@@ -12,14 +12,16 @@ namespace sc {
 struct PipelineStep {
     bool forward;
     int microbatch;
-    int chunk;  // model chunk on this stage (interleaved 1F1B; DualPipe: 0 fed from rank 0, 1 from rank pp-1)
-    // Backward steps of a split schedule (zbh1, zbv, part of DualPipe's): `weight` is the weight-gradient half (W);
+    int chunk;  // model chunk on this stage (interleaved 1F1B; DualPipe: 0 fed from rank 0, 1 from rank pp-1;
+                // a V: 0 the way down, 1 the way back up)
+    // Backward steps of a split schedule (zbh1, zbv, part of DualPipe's and DualPipeV's): `weight` is the
+    // weight-gradient half (W);
     // a backward step with `split` is the input-gradient half (B) whose W comes later as a step of its own.
     // Otherwise a backward step runs the whole backward.
     bool weight = false;
     bool split = false;
-    // DualPipe: this forward and the backward step after it run as one overlapped pair (F&B), each chunk's
-    // all-to-all and pipeline traffic beside the other's compute.
+    // DualPipe, DualPipeV: this forward and the backward step after it run as one overlapped pair (F&B), each
+    // chunk's all-to-all and pipeline traffic beside the other's compute.
     bool paired = false;
 };
 inline bool SplitsBackward(const ParallelConfig& p) {
@@ -28,26 +30,28 @@ inline bool SplitsBackward(const ParallelConfig& p) {
 
 // The layer range (pipeline position, 0 .. pipeline_positions()-1) that chunk `chunk` of `stage` runs:
 // chunk * pp + stage when interleaved; DualPipe's chunk 1 is stage pp-1-stage of the pipeline fed from the
-// last rank; ZB-V's chunk 1 is position 2*pp-1-stage, the V's way back.
+// last rank; a V's (ZB-V, DualPipeV) chunk 1 is position 2*pp-1-stage, the way back.
 inline int PositionOf(const ParallelConfig& p, int chunk, int stage) {
     if (p.schedule == Schedule::dualpipe) return chunk == 0 ? stage : p.pp - 1 - stage;
-    if (p.schedule == Schedule::zbv) return chunk == 0 ? stage : 2 * p.pp - 1 - stage;
+    if (p.v_shape()) return chunk == 0 ? stage : 2 * p.pp - 1 - stage;
     return chunk * p.pp + stage;
 }
 // The neighbour (+1 next rank, -1 previous rank) a chunk's forward activations go to; its gradients come back
 // from there.
 inline int ForwardPeer(const ParallelConfig& p, int chunk) {
-    return (p.schedule == Schedule::dualpipe || p.schedule == Schedule::zbv) && chunk == 1 ? -1 : +1;
+    return (p.schedule == Schedule::dualpipe || p.v_shape()) && chunk == 1 ? -1 : +1;
 }
-// Whether positions g and g + 1 are on one rank (ZB-V's turn at rank pp-1): the activations and their gradient
+// Whether positions g and g + 1 are on one rank (a V's turn at rank pp-1): the activations and their gradient
 // stay in its memory, no pipeline transfer.
-inline bool SameRankAfter(const ParallelConfig& p, int g) { return p.schedule == Schedule::zbv && g == p.pp - 1; }
+inline bool SameRankAfter(const ParallelConfig& p, int g) { return p.v_shape() && g == p.pp - 1; }
 
 // DualPipe's order on `stage` (deepseek-ai/DualPipe, DualPipe.step, its eight phases), handed to f one step at
 // a time; defined in schedule.cpp.
 void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
 // ZB-V's order on `stage` (PyTorch's ScheduleZBVZeroBubble._calculate_single_rank_operations), likewise.
 void ForEachZbvStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
+// DualPipeV's order on `stage` (deepseek-ai/DualPipe, DualPipeV.step, its eight phases), likewise.
+void ForEachDualPipeVStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
 
 // GPipe (Huang et al. 2019): all forwards, then all backwards. 1F1B (PipeDream-Flush, Narayanan et al.
 // 2021): pp-stage-1 warm-up forwards, then one forward one backward. Interleaved 1F1B: Megatron-LM's
@@ -64,6 +68,10 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
     }
     if (p.schedule == Schedule::zbv && p.pp > 1) {
         ForEachZbvStep(p, stage, f);
+        return;
+    }
+    if (p.schedule == Schedule::dualpipev) {
+        ForEachDualPipeVStep(p, stage, f);
         return;
     }
     // One stage (pp = 1) is plain gradient accumulation whatever the schedule: each microbatch's forward

@@ -119,9 +119,9 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                 p.uneven = m.layers % pp != 0;
                                 if (pp == 1) {
                                     // One stage: GPipe, 1F1B and ZB-H1 are the same run; interleaving, DualPipe
-                                    // and ZB-V need pp >= 2.
+                                    // and the V schedules need pp >= 2.
                                     if (schedule == Schedule::interleaved || schedule == Schedule::dualpipe ||
-                                        schedule == Schedule::zbv)
+                                        schedule == Schedule::zbv || schedule == Schedule::dualpipev)
                                         continue;
                                     if ((schedule == Schedule::gpipe || schedule == Schedule::zbh1) &&
                                         Listed(s.schedules, Schedule::one_f_one_b))
@@ -131,8 +131,10 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                 }
                                 // DualPipe: pp even, an even number of microbatches, at least 2*pp.
                                 if (schedule == Schedule::dualpipe && (pp % 2 || M % 2 || M < 2 * pp)) continue;
-                                // ZB-V: the layers over 2*pp stages, the V's two arms.
-                                if (schedule == Schedule::zbv) {
+                                // DualPipeV: at least 2*pp microbatches.
+                                if (schedule == Schedule::dualpipev && M < 2 * pp) continue;
+                                // ZB-V, DualPipeV: the layers over 2*pp stages, the V's two arms.
+                                if (schedule == Schedule::zbv || schedule == Schedule::dualpipev) {
                                     if (2 * pp > m.layers || (m.layers % (2 * pp) && !s.uneven)) continue;
                                     p.uneven = m.layers % (2 * pp) != 0;
                                 }

@@ -131,21 +131,6 @@ TEST(DualPipe, EachRankHoldsTwoStagesOfParameters) {
     EXPECT_DOUBLE_EQ(sc::StageMemoryOf(dual, 3).params, sc::StageMemoryOf(dual, 0).params);
 }
 
-// Sum of the seconds of rank `s`'s compute nodes, by kind of pass, per chunk pass.
-struct ChunkTimes {
-    double f = 0, b = 0, w = 0;  // forward, input-gradient backward, weight-gradient backward
-};
-ChunkTimes TimesOf(const sc::StageProgram& prog, const std::vector<double>& secs, int passes) {
-    ChunkTimes t;
-    for (size_t i = 0; i < prog.nodes.size(); ++i) {
-        const sc::ProgNode& n = prog.nodes[i];
-        if (n.type != sc::EtNodeType::comp || n.role == sc::NodeRole::optimizer) continue;
-        const bool wgrad = prog.names[n.name].find(".wgrad") != std::string::npos;
-        (n.role == sc::NodeRole::forward ? t.f : wgrad ? t.w : t.b) += secs[i] / passes;
-    }
-    return t;
-}
-
 TEST(DualPipe, ReplayedBubbleIsThePapersFormula) {
     // The trace of every rank replayed together (sends and receives matched across ranks): the order must not
     // deadlock, and the middle ranks idle about (pp/2-1)(F&B + B - 3W), F&B = F + B + W in a replay, which runs
@@ -162,7 +147,8 @@ TEST(DualPipe, ReplayedBubbleIsThePapersFormula) {
         std::vector<sc::StageProgram> progs;
         const double end = sctest::ReplayedPipelineSeconds(job, sys, opt, progs);
         const int mid = pp / 2 - 1;
-        const ChunkTimes c = TimesOf(progs[mid], sc::NodeSeconds(job, progs[mid], sys, nullptr, opt), M);
+        const sctest::PassTimes c =
+            sctest::PassTimesOf(progs[mid], sc::NodeSeconds(job, progs[mid], sys, nullptr, opt), M);
         const double work = M * (c.f + c.b + c.w), fb = c.f + c.b + c.w;
         const double bubble = end - work, paper = (pp / 2 - 1) * (fb + c.b - 3 * c.w);
         std::printf("dualpipe pp=%d M=%d: F %.2f B %.2f W %.2f ms; replay bubble %.2f ms, paper %.2f ms\n", pp, M,

@@ -53,6 +53,22 @@ inline double ReplayedPipelineSeconds(const sc::Job& job, const sc::System& sys,
     return end * 1e-6;
 }
 
+// A rank's compute seconds by kind of pass (optimizer apart), per chunk pass: `passes` the chunk-microbatches it
+// runs (a weight-gradient node's name ends in ".wgrad").
+struct PassTimes {
+    double f = 0, b = 0, w = 0;  // forward, input-gradient backward (or the whole backward), weight-gradient backward
+};
+inline PassTimes PassTimesOf(const sc::StageProgram& prog, const std::vector<double>& secs, int passes) {
+    PassTimes t;
+    for (size_t i = 0; i < prog.nodes.size(); ++i) {
+        const sc::ProgNode& n = prog.nodes[i];
+        if (n.type != sc::EtNodeType::comp || n.role == sc::NodeRole::optimizer) continue;
+        const bool wgrad = prog.names[n.name].find(".wgrad") != std::string::npos;
+        (n.role == sc::NodeRole::forward ? t.f : wgrad ? t.w : t.b) += secs[i] / passes;
+    }
+    return t;
+}
+
 // What the estimate charges for those nodes: compute (TP-overlap SMs included), recompute, the per-kernel fixed
 // cost, MoE routing and fp8 casts; not the SMs the overlapped DP collectives hold (StepBreakdown::dp_comm_sms),
 // which only the estimate charges (ASTRA-sim decides what runs beside what).
