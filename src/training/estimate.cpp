@@ -304,26 +304,39 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
     return o;
 }
 
-// A V (ZB-V, DualPipeV; no closed form for unequal stages, and rank 0 holds both the embedding and the loss): its
-// steps replayed with each chunk's time (training/pipeline_replay.h), fill and drain being what the replay takes
-// beyond the bottleneck rank's own work. A chunk's exposed communication goes with its compute, shared in
-// proportion (DualPipeV's pairs hide part of an MoE all-to-all, DualPipeOverlap; the replay runs a pair's two
-// steps one after the other with the all-to-all still in them, so its bubble is an upper bound there). The replay
-// runs min(M, 4 pp) microbatches: by then fill and drain are over, and with more the bubble moves by under 1% of a
-// chunk's work (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp). For
-// DualPipeV DeepSeek's closed form (pp-1)(F&B + B - 3W) is a tenth above the replay of its traces, and ASTRA-sim
-// replays them within 2.1% of this (tests/astra/README.md).
-double ReplayedVBubble(const Job& job, const StageCost& bneck, const std::vector<StageCost>& chunks) {
+// Schedules without a closed form that holds: a V (ZB-V, DualPipeV), whose rank 0 holds both the embedding and the
+// loss, and DualPipe, whose ends hold both. DeepSeek's (pp/2-1)(F&B + B - 3W) (DualPipe, V3 report Table 2; and for
+// DualPipeV's 2pp stages, (pp-1)(...)) is a tenth above the replay of their traces, and ASTRA-sim's replay of the
+// traces of Llama 3 8B at tp=2 pp=4 dp=2 on 16 H100 took 0.839 s (DualPipe) and 0.952 s (DualPipeV) against
+// 0.871 s and 1.026 s with it, 0.818 s and 0.932 s with the replay (tests/astra/README.md).
+bool ReplaysBubble(const ParallelConfig& p) { return p.pp > 1 && (p.v_shape() || p.schedule == Schedule::dualpipe); }
+
+// Their steps replayed with each chunk's time (training/pipeline_replay.h), fill and drain being what the replay
+// takes beyond the bottleneck rank's own work. A chunk's exposed communication goes with its compute, shared in
+// proportion; under DualPipe and DualPipeV, whose pairs run a chunk's MoE all-to-all beside the other chunk's
+// compute (DualPipeOverlap), without the part that compute hides, as the paper's F&B counts a pair. The replay runs
+// min(M, 4 pp) microbatches: by then fill and drain are over, and with more the bubble moves by under 1% of a
+// chunk's work (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
+double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& chunks) {
     ParallelConfig p = job.par;
+    const bool pairs = p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev;
     const int M = std::min(p.microbatches(), 4 * p.pp);
     p.batch = M * p.microbatch * p.dp;
     std::vector<ChunkTimes> times(chunks.size());
     for (size_t i = 0; i < chunks.size(); ++i) {
         const StageCost& c = chunks[i];
-        const double compute = c.fwd + c.bwd + c.rec, k = compute > 0 ? c.work_with_zero3() / compute : 0;
+        const double compute = c.fwd + c.bwd + c.rec;
+        const double hidden = pairs ? std::min(c.comm[kSlotEp], compute) : 0;
+        const double k = compute > 0 ? (c.work_with_zero3() - hidden) / compute : 0;
         times[i] = {k * c.fwd, k * (c.bwd + c.rec - c.wgrad), k * c.wgrad};
     }
-    return std::max(0.0, ReplayPipeline(p, times) - M * bneck.work_with_zero3());
+    // The bottleneck rank's own work, in the same times: a round runs each of its chunks once.
+    double round = 0;
+    for (int c = 0; c < p.active_vstages(); ++c) {
+        const ChunkTimes& t = times[static_cast<size_t>(bneck) * p.active_vstages() + c];
+        round += t.forward + t.input + t.weight;
+    }
+    return std::max(0.0, ReplayPipeline(p, times) - RoundsPerStep(p) * round);
 }
 
 void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, const std::vector<StageCost>& chunks,
@@ -370,16 +383,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, cons
             if (s != bneck) w_others += stages[s].wgrad;
         br.bubble = std::max(0.0, br.bubble - 2 * w_others);
     }
-    if (p.v_shape() && p.pp > 1) br.bubble = ReplayedVBubble(job, stages[bneck], chunks);
-    if (p.schedule == Schedule::dualpipe) {
-        // DeepSeek-V3 report Table 2: (pp/2 - 1)(F&B + B - 3W), F&B an overlapped forward-backward pair, B a
-        // chunk's input-gradient backward, W its weight-gradient backward; per chunk of the bottleneck rank
-        // (b holds its two chunks).
-        const double compute = b.fwd + b.bwd + b.rec, ep_exposed = std::max(0.0, b.comm[kSlotEp] - compute);
-        const double fb = (b.work_with_zero3() - b.comm[kSlotEp] + ep_exposed) / 2;
-        const double w = b.wgrad / 2, input = (b.bwd + b.rec) / 2 - w;
-        br.bubble = std::max(0.0, (p.pp / 2 - 1) * (fb + input - 3 * w));
-    }
+    if (ReplaysBubble(p)) br.bubble = ReplayedBubble(job, bneck, chunks);
     if (p.pp > 1) {
         double act = job.V(job.graph.FirstLayer()->boundary_bytes);
         double t = net.P2PSeconds(act);
@@ -534,7 +538,7 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
         cache ? cache->Floor(cal, sys.accelerator) : own_floor.emplace(TrainingKernelFloor(cal, sys.accelerator));
     const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers, floor);
     std::vector<StageCost> chunks;  // per chunk, for a schedule whose bubble is replayed
-    const std::vector<StageCost> stages = SumStages(job, blocks, net, opt, job.par.v_shape() ? &chunks : nullptr);
+    const std::vector<StageCost> stages = SumStages(job, blocks, net, opt, ReplaysBubble(job.par) ? &chunks : nullptr);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
     const StageCost& bneck = stages[e.bottleneck_stage];

@@ -236,6 +236,7 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
     for (const char* spec :
          {"tp=2,pp=4,dp=2,sp=1,batch=16,schedule=1f1b,zero=1", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1",
           "tp=2,pp=2,dp=4,batch=16,schedule=interleaved,vstages=2", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbv,zero=1",
+          "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipe,zero=1",
           "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipev,zero=1", "tp=8,pp=2,batch=16"}) {
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
         const std::string dir = (fs::temp_directory_path() / "sc-astra-timing").string();

@@ -1,6 +1,7 @@
 // DualPipe (DeepSeek-V3 report, arXiv:2412.19437 Sec. 3.2.1; deepseek-ai/DualPipe): the order each rank runs,
 // its validation, its memory (two chunks of parameters, pp+1 chunk-microbatches of activations, Table 2), its
-// traces and replay, and the estimate's bubble against the paper's (pp/2-1)(F&B + B - 3W).
+// traces and replay against the paper's bubble (pp/2-1)(F&B + B - 3W), and the estimate's bubble, a replay of the
+// steps, against the traces'.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,10 +155,16 @@ TEST(DualPipe, ReplayedBubbleIsThePapersFormula) {
         std::printf("dualpipe pp=%d M=%d: F %.2f B %.2f W %.2f ms; replay bubble %.2f ms, paper %.2f ms\n", pp, M,
                     c.f * 1e3, c.b * 1e3, c.w * 1e3, bubble * 1e3, paper * 1e3);
         EXPECT_NEAR(bubble, paper, 0.1 * fb + 0.1 * paper) << "pp=" << pp;
+        // The estimate replays the same steps (training/pipeline_replay.h) rather than charging the paper's form,
+        // which the replay of the traces undercuts by a tenth: its bubble is the traces', up to the pipeline
+        // transfers the traces carry (3% of the pipeline's time, as for ZB-V).
+        const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, nullptr, opt);
+        std::printf("  estimate's bubble %.2f ms\n", e.step.bubble * 1e3);
+        EXPECT_NEAR(e.step.bubble, bubble, 0.03 * end) << "pp=" << pp;
     }
 }
 
-TEST(DualPipe, EstimateBubbleIsThePapersFormulaAndPairsHideTheAllToAll) {
+TEST(DualPipe, EstimateBubbleIsWithinThePapersBoundsAndPairsHideTheAllToAll) {
     sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
     sc::TrainingOptions opt;
     sc::ModelConfig m = Preset("llama3-8b.json");
