@@ -2,6 +2,7 @@
 // independent checker.
 #pragma once
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +68,25 @@ inline PassTimes PassTimesOf(const sc::StageProgram& prog, const std::vector<dou
         (n.role == sc::NodeRole::forward ? t.f : wgrad ? t.w : t.b) += secs[i] / passes;
     }
     return t;
+}
+
+// DualPipe's and DualPipeV's bubble, measured three ways: every rank's traces replayed together (the order must not
+// deadlock) against DeepSeek's (factor)(F&B + B - 3W), F&B = F + B + W in a replay, which runs a pair one after the
+// other (within 10%), F, B and W those of rank `rank`'s `passes` chunk-microbatches; and the estimate's bubble, a
+// replay of the steps, against the traces' (3% of the pipeline's time, the transfers the traces carry).
+inline void ExpectDualPipeBubble(const sc::Job& job, const sc::System& sys, int rank, int passes, int factor) {
+    const sc::TrainingOptions opt;
+    std::vector<sc::StageProgram> progs;
+    const double end = ReplayedPipelineSeconds(job, sys, opt, progs);
+    const PassTimes c = PassTimesOf(progs[rank], sc::NodeSeconds(job, progs[rank], sys, nullptr, opt), passes);
+    const double fb = c.f + c.b + c.w, bubble = end - passes * fb, formula = factor * (fb + c.b - 3 * c.w);
+    const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, nullptr, opt);
+    std::printf(
+        "%s pp=%d M=%d: F %.2f B %.2f W %.2f ms; traces' bubble %.2f ms, DeepSeek's form %.2f ms, estimate %.2f ms\n",
+        sc::NameOf(job.par.schedule), job.par.pp, job.par.microbatches(), c.f * 1e3, c.b * 1e3, c.w * 1e3, bubble * 1e3,
+        formula * 1e3, e.step.bubble * 1e3);
+    EXPECT_NEAR(bubble, formula, 0.1 * fb + 0.1 * formula) << "pp=" << job.par.pp;
+    EXPECT_NEAR(e.step.bubble, bubble, 0.03 * end) << "pp=" << job.par.pp;
 }
 
 // What the estimate charges for those nodes: compute (TP-overlap SMs included), recompute, the per-kernel fixed
