@@ -20,7 +20,8 @@ namespace sc {
 // them, stage i (microbatches fed from rank 0) and stage pp-1-i (microbatches fed from rank pp-1), so every
 // stage's parameters are held twice; half the microbatches run each way, and a forward of one chunk is paired
 // with a backward of the other to overlap one's communication with the other's compute. Bubble
-// (pp/2-1)(F&B + B - 3W) (Table 2). Needs pp even and an even number of microbatches, at least 2*pp.
+// (pp/2-1)(F&B + B - 3W) (Table 2; the estimate replays the steps instead, training/estimate.cpp ReplaysBubble).
+// Needs pp even and an even number of microbatches, at least 2*pp.
 // zbv: the zero-bubble V schedule (Qi et al. 2024, Sec. 6) as PyTorch builds it (torch.distributed.pipelining
 // ScheduleZBVZeroBubble, which torchtitan runs): the layers cut into 2*pp stages, rank i holding stage i and stage
 // 2*pp-1-i, so a microbatch goes down the ranks and back up (a V; the turn at rank pp-1 stays on it), each
@@ -30,8 +31,8 @@ namespace sc {
 // DualPipeV.step): ZB-V's placement (2*pp stages, rank i holding stages i and 2*pp-1-i, one copy of the
 // parameters, every microbatch fed from rank 0 and its loss on rank 0) with DualPipe's order, its forward and
 // backward chunks of the two arms paired to overlap one's communication with the other's compute. Bubble
-// (pp-1)(F&B + B - 3W) per stage chunk (the repository's table: (PP/2-1)(F&B + B - 3W) for PP = 2*pp stages),
-// 2*pp+1 chunk-microbatches of activations. Needs at least 2*pp microbatches.
+// (pp-1)(F&B + B - 3W) per stage chunk (the repository's table: (PP/2-1)(F&B + B - 3W) for PP = 2*pp stages; the
+// estimate replays the steps instead), 2*pp+1 chunk-microbatches of activations. Needs at least 2*pp microbatches.
 enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe, zbv, dualpipev };
 // Activation recomputation. selective and full: Megatron-LM's (Korthikanti et al. 2022): the attention core, or
 // everything but each layer's input. op: PyTorch's op-level selective activation checkpointing with the policy
