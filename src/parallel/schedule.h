@@ -24,6 +24,10 @@ struct PipelineStep {
     // chunk's all-to-all and pipeline traffic beside the other's compute.
     bool paired = false;
 };
+// Whether the schedule runs forwards and backwards of two chunks as overlapped pairs (PipelineStep::paired).
+inline bool PairsChunks(const ParallelConfig& p) {
+    return p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev;
+}
 inline bool SplitsBackward(const ParallelConfig& p) {
     return (p.schedule == Schedule::zbh1 || p.schedule == Schedule::zbv) && p.pp > 1;
 }

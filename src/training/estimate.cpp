@@ -293,7 +293,7 @@ constexpr int kDualPipeCommSms = 20;
 
 PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int stage, int sm_count) {
     PairOverlap o;
-    if (p.schedule != Schedule::dualpipe && p.schedule != Schedule::dualpipev) return o;
+    if (!PairsChunks(p)) return o;
     int paired = 0;  // forwards run as half of an F&B pair on this stage
     ForEachPipelineStep(p, stage, [&](const PipelineStep& st) { paired += st.paired ? 1 : 0; });
     // b holds one forward and one backward of each of the two chunks: two pairs' worth.
@@ -319,7 +319,7 @@ bool ReplaysBubble(const ParallelConfig& p) { return p.pp > 1 && (p.v_shape() ||
 // chunk's work (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
 double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& chunks) {
     ParallelConfig p = job.par;
-    const bool pairs = p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev;
+    const bool pairs = PairsChunks(p);
     const int M = std::min(p.microbatches(), 4 * p.pp);
     p.batch = M * p.microbatch * p.dp;
     std::vector<ChunkTimes> times(chunks.size());
