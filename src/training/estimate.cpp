@@ -312,11 +312,12 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
 bool ReplaysBubble(const ParallelConfig& p) { return p.pp > 1 && (p.v_shape() || p.schedule == Schedule::dualpipe); }
 
 // Their steps replayed with each chunk's time (training/pipeline_replay.h), fill and drain being what the replay
-// takes beyond the bottleneck rank's own work. A chunk's exposed communication goes with its compute, shared in
-// proportion; under DualPipe and DualPipeV, whose pairs run a chunk's MoE all-to-all beside the other chunk's
-// compute (DualPipeOverlap), without the part that compute hides, as the paper's F&B counts a pair. The replay runs
-// min(M, 4 pp) microbatches: by then fill and drain are over, and with more the bubble moves by under 1% of a
-// chunk's work (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
+// takes beyond the bottleneck rank's own steps. A chunk's exposed communication goes with its compute, shared in
+// proportion. Under DualPipe and DualPipeV a forward and a backward that run as a pair (DualPipeOverlap) each run
+// without the MoE all-to-all the other's compute hides, as the paper's F&B counts a pair; the warm-up and cool-down
+// steps outside pairs, most of fill and drain, run with theirs. The replay runs min(M, 4 pp) microbatches: by then
+// fill and drain are over, and with more the bubble moves by under 1% of a chunk's work
+// (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
 double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& chunks) {
     ParallelConfig p = job.par;
     const bool pairs = PairsChunks(p);
@@ -327,16 +328,12 @@ double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& c
         const StageCost& c = chunks[i];
         const double compute = c.fwd + c.bwd + c.rec;
         const double hidden = pairs ? std::min(c.comm[kSlotEp], compute) : 0;
-        const double k = compute > 0 ? (c.work_with_zero3() - hidden) / compute : 0;
-        times[i] = {k * c.fwd, k * (c.bwd + c.rec - c.wgrad), k * c.wgrad};
+        const double k = compute > 0 ? c.work_with_zero3() / compute : 0;
+        const double k_pair = compute > 0 ? (c.work_with_zero3() - hidden) / compute : 0;
+        times[i] = {k * c.fwd, k * (c.bwd + c.rec - c.wgrad), k * c.wgrad, k_pair * c.fwd, k_pair * (c.bwd + c.rec)};
     }
-    // The bottleneck rank's own work, in the same times: a round runs each of its chunks once.
-    double round = 0;
-    for (int c = 0; c < p.active_vstages(); ++c) {
-        const ChunkTimes& t = times[static_cast<size_t>(bneck) * p.active_vstages() + c];
-        round += t.forward + t.input + t.weight;
-    }
-    return std::max(0.0, ReplayPipeline(p, times) - RoundsPerStep(p) * round);
+    const PipelineReplayTimes r = ReplayPipelineTimes(p, times);
+    return std::max(0.0, r.end - r.busy[static_cast<size_t>(bneck)]);
 }
 
 void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, const std::vector<StageCost>& chunks,

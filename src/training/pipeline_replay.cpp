@@ -8,7 +8,7 @@
 
 namespace sc {
 
-double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& times) {
+PipelineReplayTimes ReplayPipelineTimes(const ParallelConfig& p, const std::vector<ChunkTimes>& times) {
     const int pp = p.pp, V = p.active_vstages(), S = p.pipeline_positions(), M = p.microbatches();
     if (static_cast<int>(times.size()) != pp * V)
         throw Error("pipeline replay",
@@ -19,7 +19,8 @@ double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& ti
     std::vector<double> forward_done(static_cast<size_t>(S) * M, -1), input_done(static_cast<size_t>(S) * M, -1);
     auto at = [&](int g, int m) { return static_cast<size_t>(g) * M + m; };
     std::vector<size_t> next(pp, 0);
-    std::vector<double> clock(pp, 0);
+    std::vector<double> clock(pp, 0), busy(pp, 0);
+    std::vector<char> in_pair(pp, 0);  // the rank's last step was a paired forward: its next, a backward, pairs
     size_t left = 0;
     for (const auto& s : steps) left += s.size();
     // Round after round every rank runs what it can; a round in which none runs is a schedule waiting on itself.
@@ -34,7 +35,7 @@ double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& ti
                 if (st.forward) {
                     if (g > 0 && forward_done[at(g - 1, m)] < 0) break;
                     if (g > 0) ready = std::max(ready, forward_done[at(g - 1, m)]);
-                    took = t.forward;
+                    took = st.paired ? t.paired_forward : t.forward;
                 } else if (st.weight) {
                     if (input_done[at(g, m)] < 0) break;
                     ready = std::max(ready, input_done[at(g, m)]);
@@ -43,9 +44,11 @@ double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& ti
                     if (forward_done[at(g, m)] < 0 || (g < S - 1 && input_done[at(g + 1, m)] < 0)) break;
                     ready = std::max(ready, forward_done[at(g, m)]);
                     if (g < S - 1) ready = std::max(ready, input_done[at(g + 1, m)]);
-                    took = st.split ? t.input : t.input + t.weight;
+                    took = in_pair[s] ? t.paired_backward : st.split ? t.input : t.input + t.weight;
                 }
+                in_pair[s] = st.forward && st.paired;
                 clock[s] = ready + took;
+                busy[s] += took;
                 if (st.forward) forward_done[at(g, m)] = clock[s];
                 else if (!st.weight) input_done[at(g, m)] = clock[s];  // the gradient position g - 1 waits for
             }
@@ -53,7 +56,7 @@ double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& ti
         if (ran == 0) throw Error("pipeline replay", "the schedule's steps wait on each other");
         left -= ran;
     }
-    return *std::max_element(clock.begin(), clock.end());
+    return {*std::max_element(clock.begin(), clock.end()), busy};
 }
 
 }  // namespace sc

@@ -4,8 +4,8 @@
 // of g + 1 and its own forward, a weight half after its input half. The pipeline's time for one step is when the
 // last rank finishes. For equal stages it gives the papers' bubbles (1F1B's (pp-1)(F+B), interleaved's
 // (pp-1)(F+B)/v, ZB-H1's (pp-1)(F+B-W): PipelineReplay.* in tests/native/test_schedule_zbv.cpp); the estimate uses
-// it where no closed form holds, ZB-V (training/estimate.cpp). Transfers between ranks are not in it (the
-// estimate's pp_comm).
+// it where no closed form holds, ZB-V, DualPipe and DualPipeV (training/estimate.cpp), whose paired steps take their
+// paired times. Transfers between ranks are not in it (the estimate's pp_comm).
 #pragma once
 #include <vector>
 
@@ -17,11 +17,23 @@ namespace sc {
 // its weight half (a backward that is not split runs both).
 struct ChunkTimes {
     double forward = 0, input = 0, weight = 0;
+    // DualPipe and DualPipeV: the forward and the whole backward when they run as one overlapped pair
+    // (PipelineStep::paired), each without what the other chunk's compute hides. Read only for paired steps.
+    double paired_forward = 0, paired_backward = 0;
 };
 
-// When the last rank finishes the schedule of `p` (p.microbatches() of them), chunk (stage, c) taking
-// times[stage * p.active_vstages() + c]. Throws sc::Error if the steps cannot all run (a schedule that waits on
-// itself), which no schedule of schedule.h does.
-double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& times);
+struct PipelineReplayTimes {
+    double end = 0;            // when the last rank finishes
+    std::vector<double> busy;  // per rank, the sum of its steps' times
+};
+
+// The schedule of `p` (p.microbatches() of them) replayed, chunk (stage, c) taking times[stage * p.active_vstages()
+// + c]. Throws sc::Error if the steps cannot all run (a schedule that waits on itself), which no schedule of
+// schedule.h does.
+PipelineReplayTimes ReplayPipelineTimes(const ParallelConfig& p, const std::vector<ChunkTimes>& times);
+// When the last rank finishes.
+inline double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& times) {
+    return ReplayPipelineTimes(p, times).end;
+}
 
 }  // namespace sc

@@ -18,6 +18,7 @@
 #include "trace/stage_program.h"
 #include "trace_test_util.h"
 #include "training/estimate.h"
+#include "training/pipeline_replay.h"
 #include "training/timeline.h"
 
 namespace {
@@ -144,6 +145,38 @@ TEST(DualPipe, ReplayedBubbleIsThePapersFormula) {
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("pp=" + std::to_string(pp) +
                                                                  ",batch=" + std::to_string(M) + ",schedule=dualpipe"));
         sctest::ExpectDualPipeBubble(job, sys, pp / 2 - 1, M, pp / 2 - 1);
+    }
+}
+
+TEST(DualPipe, OnlyPairedStepsTakeThePairsTimes) {
+    // A forward of 1, a backward of 2 (input 1.5, weight 0.5), and a pair F&B of pf + pb where the two would take 3
+    // apart (the pair hides each chunk's all-to-all behind the other's compute); warm-up and cool-down steps run
+    // alone, with theirs.
+    const auto times = [](const sc::ParallelConfig& p, double pf, double pb) {
+        return std::vector<sc::ChunkTimes>(static_cast<size_t>(2 * p.pp), sc::ChunkTimes{1, 1.5, 0.5, pf, pb});
+    };
+    // pp = 2, M = 4, by hand: rank 0 runs F0(0) F1(2) F0(1) B1(2) [F1(3) B0(0)] B1(3) B0(1)i W0(1), rank 1 the
+    // mirror; each runs one pair, its first forward of the steady state (the ranks by the middle run the first
+    // pair apart), which waits for nothing, so both finish at 9 + pf + pb and neither idles.
+    const sc::ParallelConfig two = sc::ParseParallelSpec("pp=2,batch=4,schedule=dualpipe");
+    const sc::PipelineReplayTimes r2 = sc::ReplayPipelineTimes(two, times(two, 0.6, 1.2));
+    EXPECT_DOUBLE_EQ(r2.end, 10.8);
+    EXPECT_DOUBLE_EQ(r2.busy[0], 10.8);
+    EXPECT_DOUBLE_EQ(r2.busy[1], 10.8);
+    EXPECT_DOUBLE_EQ(sc::ReplayPipeline(two, times(two, 1, 2)), 12);  // pairs that hide nothing: 3 M
+    // Any pp: each rank computes 3 M less what its pairs save, and no more.
+    for (int pp : {4, 8}) {
+        const int M = 4 * pp;
+        const sc::ParallelConfig p =
+            sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" + std::to_string(M) + ",schedule=dualpipe");
+        const sc::PipelineReplayTimes r = sc::ReplayPipelineTimes(p, times(p, 0.6, 1.2));
+        for (int s = 0; s < pp; ++s) {
+            int pairs = 0;
+            for (const sc::PipelineStep& st : sc::PipelineSchedule(p, s)) pairs += st.paired ? 1 : 0;
+            EXPECT_GT(pairs, 0);
+            EXPECT_NEAR(r.busy[s], 3 * M - 1.2 * pairs, 1e-9) << "pp=" << pp << " stage " << s;
+            EXPECT_GE(r.end, r.busy[s]);
+        }
     }
 }
 
