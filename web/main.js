@@ -654,6 +654,8 @@ async function main() {
       if (timelineRank >= 0) {
         saveTimeline(module, app, timelineRank).catch((e) => app.setDownloadProgress(0, 0, 0, false, `No timeline: ${e?.message ?? e}`));
       }
+      const pipelineJson = app.takePipelineTimelineJson();
+      if (pipelineJson) saveText('pipeline.trace.json', pipelineJson, 'application/json');
       if (jobs && restDone) jobs.tick();
       else if (pagePool.takeCsvRequest()) saveText('stagecraft-sweep.csv', pagePool.sweepCsv(), 'text/csv');
       trackLink(now);

@@ -13,6 +13,7 @@
 #include "imgui.h"
 #include "report/engine_report.h"
 #include "report/markdown.h"
+#include "report/pipeline_timeline_json.h"
 
 namespace sc::app {
 
@@ -337,6 +338,14 @@ int TakeTimelineRequest(AppState& s) {
     if (!s.download.timeline_requested) return -1;
     s.download.timeline_requested = false;
     return s.download.timeline_rank;
+}
+std::string TakePipelineTimelineJson(AppState& s) {
+    if (!s.download.pipeline_requested) return "";
+    s.download.pipeline_requested = false;
+    if (!s.has_estimate || !s.estimate.pipeline) return "";
+    StringSink out;
+    WritePipelineTimeline(out, *s.estimate.pipeline);
+    return std::move(out.bytes);
 }
 void SetDownloadSupported(AppState& s, bool supported) { s.download.supported = supported; }
 

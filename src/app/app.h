@@ -62,6 +62,9 @@ void SetDownloadProgress(AppState& state, int done, int total, double bytes, boo
 bool DownloadCancelled(const AppState& state);
 // "Perfetto JSON" handshake: the rank whose timeline the button asked for, once; -1 when none was asked.
 int TakeTimelineRequest(AppState& state);
+// The pipeline schedule's "Perfetto JSON" handshake: the bytes `stagecraft estimate --timeline-json` writes for the
+// current estimate, once after the button asked; "" when none was asked.
+std::string TakePipelineTimelineJson(AppState& state);
 void SetDownloadSupported(AppState& state, bool supported);
 
 // The current configuration as link text (src/link/config_link.h); throws sc::Error naming the field when it

@@ -48,6 +48,8 @@ struct DownloadState {
     // "Perfetto JSON": one rank's timeline as Chrome trace events, saved by the page's JS.
     int timeline_rank = 0;
     bool timeline_requested = false;
+    // The pipeline schedule's "Perfetto JSON" (the estimate's PipelineTimeline), saved by the page's JS.
+    bool pipeline_requested = false;
 };
 
 // The open views, which a link carries: the Training panel's tab and the Sweeps window.

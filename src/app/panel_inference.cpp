@@ -11,6 +11,7 @@
 #include "app/app_state.h"
 #include "app/chart.h"
 #include "app/inference_driver.h"
+#include "app/palette.h"
 #include "app/panels.h"
 #include "imgui.h"
 #include "report/format.h"
@@ -18,11 +19,6 @@
 namespace sc::app {
 
 namespace {
-
-// Okabe & Ito's palette, as the Training panel's bars.
-constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kOrange = IM_COL32(230, 159, 0, 255),
-                kGreen = IM_COL32(0, 158, 115, 255), kVermillion = IM_COL32(213, 94, 0, 255),
-                kSky = IM_COL32(86, 180, 233, 255);
 
 // The description's combos, each as wide as the longest choice of any ("fixed_rate").
 template <typename Enum>

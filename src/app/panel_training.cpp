@@ -4,6 +4,7 @@
 
 #include "app/app.h"
 #include "app/app_state.h"
+#include "app/palette.h"
 #include "app/panels.h"
 #include "config/error.h"
 #include "imgui.h"
@@ -257,13 +258,7 @@ static void DrawCluster(AppState& s) {
     if (changed) Recompute(s);
 }
 
-// Okabe & Ito's palette (2008, "Color Universal Design"), distinguishable under the common colour-vision
-// deficiencies; neighbouring parts of the bars never share a hue family.
-constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255), kSky = IM_COL32(86, 180, 233, 255),
-                kOrange = IM_COL32(230, 159, 0, 255), kYellow = IM_COL32(240, 228, 66, 255),
-                kPurple = IM_COL32(204, 121, 167, 255), kGreen = IM_COL32(0, 158, 115, 255),
-                kGrey = IM_COL32(153, 153, 153, 255), kVermillion = IM_COL32(213, 94, 0, 255),
-                kWhite = IM_COL32(230, 230, 230, 255);
+// Okabe & Ito's palette (app/palette.h); neighbouring parts of the bars never share a hue family.
 // Darker shades for the parts carved out of the kernels' time (kernel fixed cost, fp8 casts, MoE routing).
 constexpr ImU32 kDarkGrey = IM_COL32(90, 90, 90, 255), kDarkPurple = IM_COL32(120, 60, 100, 255),
                 kDarkGreen = IM_COL32(0, 90, 65, 255);
@@ -278,7 +273,7 @@ static void Formula(const char* text) {
     ImGui::EndTooltip();
 }
 
-static void DrawEstimate(const AppState& s) {
+static void DrawEstimate(AppState& s) {
     const TrainingEstimate& e = s.estimate;
     const StepBreakdown& b = e.step;
     char buf[64];
@@ -391,6 +386,7 @@ static void DrawEstimate(const AppState& s) {
     if (e.days_to_train > 0)
         ImGui::Text("to train: %.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
                     e.energy_mwh_to_train);
+    if (e.pipeline) DrawPipelineTimeline(*e.pipeline, &s.download.pipeline_requested);
 }
 
 static void DrawEstimateTab(AppState& s) {

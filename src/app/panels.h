@@ -5,6 +5,10 @@
 
 #include "imgui.h"
 
+namespace sc {
+struct PipelineTimeline;
+}
+
 namespace sc::app {
 
 struct AppState;
@@ -15,6 +19,9 @@ void DrawTrainingPanel(AppState& s);  // panel_training.cpp: cluster, step time,
 void DrawSearchTab(AppState& s);      // panel_search.cpp: the best layouts for a GPU count and batch
 void DrawInferenceTab(AppState& s);   // panel_inference.cpp: serving the model on the cluster
 void DrawSweepPanel(AppState& s);     // panel_sweep.cpp: co-design sweep over one or two axes, chart, CSV
+// panel_pipeline.cpp: the pipeline schedule laid out in time, under the Training panel's estimate.
+// `save`: set when its "Perfetto JSON" button is pressed.
+void DrawPipelineTimeline(const PipelineTimeline& t, bool* save);
 
 // widgets.cpp
 // Numeric fields apply an edit on Enter, on leaving the field or after a short pause in typing (widgets.cpp),

@@ -5,12 +5,14 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/file_sink.h"
 #include "cli/job_args.h"
 #include "cli/system_args.h"
 #include "config/error.h"
 #include "config/numbers.h"
 #include "engine/estimate.h"
 #include "report/engine_report.h"
+#include "report/pipeline_timeline_json.h"
 #include "training/sweep.h"
 
 namespace sc::cli {
@@ -19,6 +21,7 @@ int Estimate(int argc, char** argv) {
     std::vector<std::string> flags = ModelFlags();
     flags.push_back("parallel");
     flags.push_back("gpus");
+    flags.push_back("timeline-json");
     for (const std::string& f : SystemFlags()) flags.push_back(f);
     std::vector<std::string> bools = {"json", "help", "allow-oom"};
     for (const std::string& f : SystemBoolFlags()) bools.push_back(f);
@@ -63,7 +66,10 @@ int Estimate(int argc, char** argv) {
             "               them (a preset describes a topology family; default: its own size)\n"
             "  --allow-oom  exit 0 even when the job does not fit in memory (otherwise the report is printed\n"
             "               and the exit status is 3)\n"
-            "  --json       print JSON instead of text\n",
+            "  --json       print JSON instead of text\n"
+            "  --timeline-json FILE write the pipeline schedule laid out in time (pp > 1) as Chrome trace JSON, for\n"
+            "               Perfetto: a lane per stage, each forward and backward of min(M, 4 pp) microbatches in the\n"
+            "               time the estimate charges it\n",
             a.Has("help") ? stdout : stderr);
         return a.Has("help") ? 0 : 2;
     }
@@ -71,6 +77,8 @@ int Estimate(int argc, char** argv) {
     request.model = LoadModel(a);
     const bool json = a.Has("json");
     if (!a.Has("system")) {
+        if (a.Has("timeline-json"))
+            throw Error("--timeline-json", "the schedule is timed on a cluster: pass --system too");
         // Without a cluster the report is the model's alone; the split and options still get checked, so a typo in
         // them is an error here as it is with --system, not silently dropped.
         MakeJob(request.model, ParseParallelSpec(a.Get("parallel", "")), LoadTrainingOptions(a).kernels);
@@ -100,8 +108,15 @@ int Estimate(int argc, char** argv) {
     }
     request.system = &ls.system;
     request.calibration = ls.calibration.get();
+    if (a.Has("timeline-json") && job.par.pp == 1)
+        throw Error("--timeline-json", "the split has no pipeline (pp=1): there is no schedule to lay out");
     const engine::EstimateResult result = engine::RunEstimate(request, std::move(job));
     const TrainingEstimate& e = *result.training;
+    if (a.Has("timeline-json")) {
+        FileSink f(a.Get("timeline-json"));
+        WritePipelineTimeline(f, *e.pipeline);
+        f.Close();
+    }
     std::string out = json ? EstimateReportJson(request, result) : EstimateReportText(request, result);
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (!e.fits && !a.Has("allow-oom")) {

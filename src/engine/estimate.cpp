@@ -19,6 +19,7 @@ TrainingEstimate Train(const Job& job, const Request& r, std::optional<System>& 
     const System& sys = slice ? *slice : *r.system;
     TrainingEstimate e = EstimateTraining(job, sys, r.calibration, r.options);
     e.rates = DescribeRates(job, sys, r.calibration, r.options);
+    if (job.par.pp > 1) e.pipeline = TimePipeline(job, sys, r.calibration, r.options);
     return e;
 }
 

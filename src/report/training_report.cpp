@@ -33,6 +33,13 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         part("  of which TP/EP comm SMs", b.comm_sms);
         part("  of which DP comm SMs", b.dp_comm_sms);
     }
+    if (const std::optional<PipelineTimeline>& t = e.pipeline) {
+        // The schedule laid out in time (TimePipeline): what the bubble above comes from, rank by rank.
+        std::snprintf(buf, sizeof buf, "%d of %d microbatches in %s; stage %d (the bottleneck) idles %s of it",
+                      t->microbatches, t->step_microbatches, FormatSeconds(t->end).c_str(), t->bottleneck_stage,
+                      FormatSeconds(t->Idle(t->bottleneck_stage)).c_str());
+        line("pipeline schedule", buf);
+    }
     // How far published runs on this accelerator were from the model (docs/validation.md), so the step time is
     // read with its measured spread.
     const Precision compute = job.model.precision.compute;
@@ -151,6 +158,15 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
                           {"activations", m.activations},
                           {"total", m.total()}});
     j["memory"]["stages"] = stages;
+    if (const std::optional<PipelineTimeline>& t = e.pipeline) {
+        nlohmann::ordered_json idle = nlohmann::ordered_json::array();
+        for (int s = 0; s < static_cast<int>(t->ranks.size()); ++s) idle.push_back(t->Idle(s));
+        j["pipeline_schedule"] = {{"microbatches", t->microbatches},
+                                  {"step_microbatches", t->step_microbatches},
+                                  {"seconds", t->end},
+                                  {"bottleneck_stage", t->bottleneck_stage},
+                                  {"idle_seconds", idle}};
+    }
     j["energy_joules_per_step"] = e.energy_joules_per_step;
     if (e.days_to_train > 0)
         j["to_train"] = {

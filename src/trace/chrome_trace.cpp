@@ -122,14 +122,18 @@ void AppendArgValue(std::string* out, const std::variant<int64_t, double, std::s
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(ByteSink& sink, int rank) : sink_(sink), rank_(rank) {
+ChromeTraceWriter::ChromeTraceWriter(ByteSink& sink, int rank) : ChromeTraceWriter(sink, rank, {}) {}
+
+ChromeTraceWriter::ChromeTraceWriter(ByteSink& sink, int rank, std::string_view process_name)
+    : sink_(sink), rank_(rank) {
     if (rank < 0) throw Error("rank", "Chrome trace: rank " + std::to_string(rank) + " is negative");
     event_.reserve(512);
     sink_.Write("{\"traceEvents\":[\n");
     const std::string pid = std::to_string(rank_);
     BeginEvent();
-    event_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"name\":\"rank " + pid +
-              "\"}}";
+    event_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"name\":";
+    AppendJsonString(&event_, process_name.empty() ? "rank " + pid : std::string(process_name));
+    event_ += "}}";
     Emit();
     // Perfetto orders processes by this index; merged traces of several ranks then read 0, 1, 2, ...
     BeginEvent();

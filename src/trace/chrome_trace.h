@@ -33,7 +33,9 @@ struct ChromeEvent {
 // negative time, or a Write after Finish.
 class ChromeTraceWriter {
 public:
-    ChromeTraceWriter(ByteSink& sink, int rank);  // writes the header and the process-name events
+    ChromeTraceWriter(ByteSink& sink, int rank);  // writes the header and the process-name events ("rank N")
+    // The same under another process name (the pipeline timeline: "pipeline", one lane per stage).
+    ChromeTraceWriter(ByteSink& sink, int rank, std::string_view process_name);
     void Write(const ChromeEvent& event);
     void Finish();
 

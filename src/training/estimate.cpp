@@ -311,18 +311,12 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
 // 0.871 s and 1.026 s with it, 0.818 s and 0.932 s with the replay (tests/astra/README.md).
 bool ReplaysBubble(const ParallelConfig& p) { return p.pp > 1 && (p.v_shape() || p.schedule == Schedule::dualpipe); }
 
-// Their steps replayed with each chunk's time (training/pipeline_replay.h), fill and drain being what the replay
-// takes beyond the bottleneck rank's own steps. A chunk's exposed communication goes with its compute, shared in
-// proportion. Under DualPipe and DualPipeV a forward and a backward that run as a pair (DualPipeOverlap) each run
-// without the MoE all-to-all the other's compute hides, as the paper's F&B counts a pair; the warm-up and cool-down
-// steps outside pairs, most of fill and drain, run with theirs. The replay runs min(M, 4 pp) microbatches: by then
-// fill and drain are over, and with more the bubble moves by under 1% of a chunk's work
-// (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
-double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& chunks) {
-    ParallelConfig p = job.par;
+// Each chunk's times for a replay of the steps (training/pipeline_replay.h): a chunk's exposed communication goes
+// with its compute, shared in proportion. Under DualPipe and DualPipeV a forward and a backward that run as a pair
+// (DualPipeOverlap) each run without the MoE all-to-all the other's compute hides, as the paper's F&B counts a pair;
+// the warm-up and cool-down steps outside pairs, most of fill and drain, run with theirs.
+std::vector<ChunkTimes> ChunkTimesOf(const ParallelConfig& p, const std::vector<StageCost>& chunks) {
     const bool pairs = PairsChunks(p);
-    const int M = std::min(p.microbatches(), 4 * p.pp);
-    p.batch = M * p.microbatch * p.dp;
     std::vector<ChunkTimes> times(chunks.size());
     for (size_t i = 0; i < chunks.size(); ++i) {
         const StageCost& c = chunks[i];
@@ -332,7 +326,20 @@ double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& c
         const double k_pair = compute > 0 ? (c.work_with_zero3() - hidden) / compute : 0;
         times[i] = {k * c.fwd, k * (c.bwd + c.rec - c.wgrad), k * c.wgrad, k_pair * c.fwd, k_pair * (c.bwd + c.rec)};
     }
-    const PipelineReplayTimes r = ReplayPipelineTimes(p, times);
+    return times;
+}
+
+// The replay runs min(M, 4 pp) microbatches: by then fill and drain are over, and with more the bubble moves by
+// under 1% of a chunk's work (PipelineReplay.TheBubbleStaysAsMicrobatchesGrow, tests/native/test_schedule_zbv.cpp).
+ParallelConfig ReplayedPart(ParallelConfig p) {
+    p.batch = std::min(p.microbatches(), 4 * p.pp) * p.microbatch * p.dp;
+    return p;
+}
+
+// The bubble of those schedules: what the replay of their steps with each chunk's time takes beyond the bottleneck
+// rank's own steps.
+double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& chunks) {
+    const PipelineReplayTimes r = ReplayPipelineTimes(ReplayedPart(job.par), ChunkTimesOf(job.par, chunks));
     return std::max(0.0, r.end - r.busy[static_cast<size_t>(bneck)]);
 }
 
@@ -514,8 +521,11 @@ const KernelFloor& EstimateCache::Floor(const CalibrationTable* cal, const Accel
     return *floor_;
 }
 
-TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
-                                  const TrainingOptions& opt, const TpOverlapKernels& kernels, EstimateCache* cache) {
+namespace {
+
+// EstimateTraining; `chunk_times`, when given, gets each chunk's times for the step replay (ChunkTimesOf).
+TrainingEstimate Estimate(const Job& job, const System& sys, const CalibrationTable* cal, const TrainingOptions& opt,
+                          const TpOverlapKernels& kernels, EstimateCache* cache, std::vector<ChunkTimes>* chunk_times) {
     if (!(opt.kernels == job.graph.kernels)) throw Error("options", kKernelChoicesDiffer);
     const Precision compute = job.model.precision.compute;
     std::optional<ComputeModel> own_cm;
@@ -535,7 +545,9 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
         cache ? cache->Floor(cal, sys.accelerator) : own_floor.emplace(TrainingKernelFloor(cal, sys.accelerator));
     const BlockKindTimes blocks = TimeBlockKinds(job, cm, net, userbuffers, floor);
     std::vector<StageCost> chunks;  // per chunk, for a schedule whose bubble is replayed
-    const std::vector<StageCost> stages = SumStages(job, blocks, net, opt, ReplaysBubble(job.par) ? &chunks : nullptr);
+    const bool by_chunk = ReplaysBubble(job.par) || chunk_times;
+    const std::vector<StageCost> stages = SumStages(job, blocks, net, opt, by_chunk ? &chunks : nullptr);
+    if (chunk_times) *chunk_times = ChunkTimesOf(job.par, chunks);
     TrainingEstimate e;
     e.bottleneck_stage = BottleneckStage(stages);
     const StageCost& bneck = stages[e.bottleneck_stage];
@@ -550,6 +562,26 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
     FillMemory(job, sys, e);
     FillEnergy(sys, opt, job.par.world(), e);
     return e;
+}
+
+}  // namespace
+
+TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
+                                  const TrainingOptions& opt, const TpOverlapKernels& kernels, EstimateCache* cache) {
+    return Estimate(job, sys, cal, opt, kernels, cache, nullptr);
+}
+
+PipelineTimeline TimePipeline(const Job& job, const System& sys, const CalibrationTable* cal,
+                              const TrainingOptions& opt) {
+    std::vector<ChunkTimes> times;
+    const TrainingEstimate e = Estimate(job, sys, cal, opt, {}, nullptr, &times);
+    PipelineTimeline t;
+    const ParallelConfig part = ReplayedPart(job.par);
+    t.microbatches = part.microbatches();
+    t.step_microbatches = job.par.microbatches();
+    t.bottleneck_stage = e.bottleneck_stage;
+    t.end = ReplayPipelineTimes(part, times, &t.ranks).end;
+    return t;
 }
 
 }  // namespace sc

@@ -15,6 +15,7 @@
 #include "training/comm_sms.h"
 #include "training/compute_model.h"
 #include "training/kernel_floor.h"
+#include "training/pipeline_replay.h"
 #include "training/rate_sources.h"
 #include "training/training_options.h"
 
@@ -109,6 +110,8 @@ struct TrainingEstimate {
     // What the compute rates rest on (training/rate_sources.h): filled by the engine for the reports, once per
     // request; empty in EstimateTraining's own result (the layout search's hot path formats no text).
     RateSources rates;
+    // The schedule laid out in time (TimePipeline): filled by the engine for the reports and the page when pp > 1.
+    std::optional<PipelineTimeline> pipeline;
 };
 
 // What EstimateTraining keeps between calls on the same, unchanged System, CalibrationTable and TrainingOptions
@@ -132,5 +135,14 @@ private:
 TrainingEstimate EstimateTraining(const Job& job, const System& sys, const CalibrationTable* cal,
                                   const TrainingOptions& opt, const TpOverlapKernels& kernels = {},
                                   EstimateCache* cache = nullptr);
+
+// The pipeline schedule of `job` laid out in time, rank by rank (training/pipeline_replay.h): each chunk runs in the
+// time the estimate charges it (its compute and the communication it exposes; a DualPipe or DualPipeV pair without
+// the all-to-all it hides), min(M, 4 pp) microbatches, the same replay that gives the bubble of ZB-V, DualPipe and
+// DualPipeV (their bottleneck rank idles exactly e.step.bubble in it); for 1F1B, GPipe, interleaved and ZB-H1 the
+// estimate's bubble is the papers' closed form, which this replay gives for equal stages. Transfers between ranks,
+// data-parallel traffic and the optimizer are not in it.
+PipelineTimeline TimePipeline(const Job& job, const System& sys, const CalibrationTable* cal,
+                              const TrainingOptions& opt);
 
 }  // namespace sc

@@ -27,10 +27,29 @@ struct PipelineReplayTimes {
     std::vector<double> busy;  // per rank, the sum of its steps' times
 };
 
+// One step of a rank laid out in time.
+struct PipelineSpan {
+    double start = 0, end = 0;  // seconds from the first step's start
+    int microbatch = 0, chunk = 0;
+    char pass = 'F';      // F a forward, B a whole backward, I a backward's input half, W its weight half
+    bool paired = false;  // DualPipe, DualPipeV: half of an overlapped pair
+};
+
+// A pipeline schedule laid out in time, rank by rank (TimePipeline, training/estimate.h).
+struct PipelineTimeline {
+    int microbatches = 0;                          // replayed: enough for fill, steady state and drain
+    int step_microbatches = 0;                     // of the step, whose steady state repeats what the replay shows
+    int bottleneck_stage = 0;                      // the estimate's
+    double end = 0;                                // seconds: when the last rank finishes the replayed microbatches
+    std::vector<std::vector<PipelineSpan>> ranks;  // per pipeline rank, in the order it runs them
+    double Idle(int rank) const;                   // end less the rank's steps
+};
+
 // The schedule of `p` (p.microbatches() of them) replayed, chunk (stage, c) taking times[stage * p.active_vstages()
-// + c]. Throws sc::Error if the steps cannot all run (a schedule that waits on itself), which no schedule of
-// schedule.h does.
-PipelineReplayTimes ReplayPipelineTimes(const ParallelConfig& p, const std::vector<ChunkTimes>& times);
+// + c]; `spans`, when given, gets every rank's steps in time. Throws sc::Error if the steps cannot all run (a
+// schedule that waits on itself), which no schedule of schedule.h does.
+PipelineReplayTimes ReplayPipelineTimes(const ParallelConfig& p, const std::vector<ChunkTimes>& times,
+                                        std::vector<std::vector<PipelineSpan>>* spans = nullptr);
 // When the last rank finishes.
 inline double ReplayPipeline(const ParallelConfig& p, const std::vector<ChunkTimes>& times) {
     return ReplayPipelineTimes(p, times).end;

@@ -282,6 +282,10 @@ public:
     int takeTimelineRequest() {
         return Safe([&] { return sc::app::TakeTimelineRequest(*state_); });
     }
+    // The pipeline schedule's "Perfetto JSON", once after its button; "" when not asked.
+    std::string takePipelineTimelineJson() {
+        return Safe([&] { return sc::app::TakePipelineTimelineJson(*state_); });
+    }
     // What the page without WebGPU offers in its pickers: {models: [{file, name}], systems: [{file, name}],
     // model: current preset file ("" when custom), system: current cluster file ("" when none)}.
     val choices() {
@@ -434,6 +438,7 @@ EMSCRIPTEN_BINDINGS(stagecraft_web_app) {
         .function("resultJson", &WebApp::resultJson)
         .function("resultMarkdown", &WebApp::resultMarkdown)
         .function("takeTimelineRequest", &WebApp::takeTimelineRequest)
+        .function("takePipelineTimelineJson", &WebApp::takePipelineTimelineJson)
         .function("choices", &WebApp::choices)
         .function("windowRect", &WebApp::windowRect)
         .function("itemRect", &WebApp::itemRect)

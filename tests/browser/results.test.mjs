@@ -261,3 +261,33 @@ test('"Find the best layouts" lists fitting layouts and "use" applies one', asyn
     await page.close();
   }
 });
+
+// A split with a pipeline: the Training panel lays the schedule out in time under the estimate, and its "Perfetto
+// JSON" saves exactly the bytes `stagecraft estimate --timeline-json` writes. A tall page, so that the schedule is on
+// screen below the estimate.
+test('the pipeline schedule saves the Perfetto JSON the CLI writes', async () => {
+  const split = 'tp=2,pp=4,batch=64,schedule=dualpipe';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sc-pipeline-'));
+  const file = path.join(dir, 'cli.json');
+  cli('estimate', '--model', 'presets/models/llama3-8b.json', '--system', 'dgx-h100-superpod', '--parallel', split,
+    '--timeline-json', file);
+  const tall = await startSession({ viewport: { width: 1280, height: 1400 } });
+  try {
+    const { page, errors } = await tall.open({ hash: `#model=llama3-8b&system=dgx-h100-superpod&parallel=${split}` });
+    await waitFrames(page, 2);
+    await clickItem(page, 'Training on a cluster', 'pipeline schedule');
+    await waitFrames(page, 2);
+    const chart = await itemRect(page, 'Training on a cluster', '##pipeline');
+    assert.ok(chart.w > 200 && chart.h > 40, `the schedule is drawn: ${JSON.stringify(chart)}`);
+    const download = page.waitForEvent('download', { timeout: 30000 });
+    await clickItem(page, 'Training on a cluster', 'Perfetto JSON##pipeline');
+    const d = await download;
+    assert.equal(d.suggestedFilename(), 'pipeline.trace.json');
+    assert.ok(fs.readFileSync(await d.path()).equals(fs.readFileSync(file)), 'same bytes as the CLI');
+    await page.screenshot({ path: screenshotPath('pipeline-schedule.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await tall.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "report/format.h"
@@ -22,6 +23,47 @@ TEST(Cli, EstimatePrintsParametersAndFlops) {
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("parameters                    8.03 B (8030261248)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("attention (causal)"), std::string::npos);
+}
+
+TEST(Cli, EstimateWritesThePipelineScheduleForPerfetto) {
+    const std::string path = testing::TempDir() + "sc_timeline.json";
+    std::filesystem::remove(path);
+    const std::string job =
+        "estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod "
+        "--parallel tp=2,pp=4,batch=64,schedule=dualpipe";
+    CliResult r = RunCli(job + " --timeline-json " + path);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(sctest::ReadFile(path));
+    int steps = 0, paired = 0;
+    std::set<std::string> lanes;
+    std::string process;
+    for (const nlohmann::json& e : j.at("traceEvents")) {
+        if (e.at("ph") == "M" && e.at("name") == "process_name") process = e.at("args").at("name");
+        if (e.at("ph") == "M" && e.at("name") == "thread_name") lanes.insert(e.at("args").at("name"));
+        if (e.at("ph") != "X") continue;
+        ++steps;
+        paired += e.at("args").contains("paired") ? 1 : 0;
+        EXPECT_TRUE(e.at("args").contains("microbatch"));
+    }
+    EXPECT_EQ(process, "pipeline");
+    EXPECT_EQ(lanes, (std::set<std::string>{"stage 0", "stage 1", "stage 2", "stage 3"}));
+    // 16 of the 64 microbatches (4 pp), each through one of a rank's two chunks: a forward and a backward, or a
+    // forward, an input half and a weight half; the steady state's pairs are marked.
+    EXPECT_GE(steps, 4 * 16 * 2);
+    EXPECT_LE(steps, 4 * 16 * 3);
+    EXPECT_GT(paired, 0);
+    // No pipeline, no cluster: one clear error each, and no file.
+    std::filesystem::remove(path);
+    r = RunCli(
+        "estimate --model presets/models/llama3-8b.json --system dgx-h100-superpod --parallel tp=8 "
+        "--timeline-json " +
+        path);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--timeline-json: the split has no pipeline (pp=1)"), std::string::npos) << r.out;
+    r = RunCli("estimate --model presets/models/llama3-8b.json --parallel pp=4 --timeline-json " + path);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--timeline-json: the schedule is timed on a cluster"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(Cli, EstimateJson) {
