@@ -88,8 +88,8 @@ static void DrawSplitFields(AppState& s) {
     if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
     changed |= EnumCombo("schedule", &p.schedule,
                          {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1,
-                          Schedule::dualpipe, Schedule::zbv, Schedule::dualpipev});
-    if (p.schedule == Schedule::interleaved) {
+                          Schedule::dualpipe, Schedule::zbv, Schedule::dualpipev, Schedule::interleaved_zb});
+    if (p.interleaved()) {
         ImGui::SameLine();
         changed |= IntField("vstages", &p.vstages, "model chunks per pipeline rank");
     } else {

@@ -92,7 +92,7 @@ struct Reader {
     }
 };
 
-constexpr int kSchedules = static_cast<int>(Schedule::dualpipev) + 1;
+constexpr int kSchedules = static_cast<int>(Schedule::interleaved_zb) + 1;
 constexpr int kRecomputes = static_cast<int>(Recompute::op) + 1;
 constexpr int kTopologies = static_cast<int>(Topology::torus) + 1;
 

@@ -20,7 +20,7 @@ const char* SearchSpaceUsage() {
            "  --batch B      global batch in sequences\n"
            "  restrict the layouts searched (comma-separated lists; default: every valid value):\n"
            "  --tp, --pp, --cp, --ep, --microbatch, --vstages LIST   e.g. --tp 4,8 --pp 1,2,4\n"
-           "  --schedule LIST   gpipe,1f1b,interleaved (also zbh1, dualpipe, zbv, dualpipev) --recompute LIST   none,selective,full (also op)\n"
+           "  --schedule LIST   gpipe,1f1b,interleaved (also zbh1, dualpipe, zbv, dualpipev, interleaved_zb) --recompute LIST   none,selective,full (also op)\n"
            "  --zero LIST       0,1,2,3                      --sp LIST          off,on\n"
            "  --order O         rank order, fastest-varying first (default tp-cp-dp-pp)\n"
            "  --uneven on|off   also pipelines whose pp*vstages does not divide the layers, split as uneven=1\n"

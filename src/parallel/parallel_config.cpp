@@ -21,6 +21,7 @@ const char* NameOf(Schedule s) {
         case Schedule::dualpipe: return "dualpipe";
         case Schedule::zbv: return "zbv";
         case Schedule::dualpipev: return "dualpipev";
+        case Schedule::interleaved_zb: return "interleaved_zb";
     }
     return "?";
 }
@@ -54,7 +55,9 @@ Schedule ParseSchedule(const std::string& field, const std::string& v) {
     if (v == "dualpipe") return Schedule::dualpipe;
     if (v == "zbv") return Schedule::zbv;
     if (v == "dualpipev") return Schedule::dualpipev;
-    throw Error(field, "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv, dualpipev");
+    if (v == "interleaved_zb") return Schedule::interleaved_zb;
+    throw Error(field,
+                "\"" + v + "\" is not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv, dualpipev, interleaved_zb");
 }
 
 Recompute ParseRecompute(const std::string& field, const std::string& v) {
@@ -163,7 +166,7 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
     // Megatron's modules are a kind of selective recomputation: naming them is enough.
     if (p.recompute_modules != 0 && std::find(seen.begin(), seen.end(), "recompute") == seen.end())
         p.recompute = Recompute::selective;
-    if (p.schedule == Schedule::interleaved && !vstages_given) p.vstages = 2;
+    if (p.interleaved() && !vstages_given) p.vstages = 2;
     return p;
 }
 
@@ -271,10 +274,12 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
 
     // Pipeline: layers per (virtual) stage.
     int stages = p.pipeline_positions();
-    if (p.schedule != Schedule::interleaved && p.vstages != 1)
-        throw Error("vstages", "vstages=" + S(p.vstages) + " needs schedule=interleaved");
-    if (p.schedule == Schedule::interleaved && (p.vstages < 2 || p.pp < 2))
-        throw Error("vstages", "interleaved 1F1B needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) +
+    // Interleaved 1F1B is named as the papers name it; interleaved_zb by its own name.
+    const std::string interleaved_name = p.schedule == Schedule::interleaved_zb ? "interleaved_zb" : "interleaved 1F1B";
+    if (!p.interleaved() && p.vstages != 1)
+        throw Error("vstages", "vstages=" + S(p.vstages) + " needs schedule=interleaved or interleaved_zb");
+    if (p.interleaved() && (p.vstages < 2 || p.pp < 2))
+        throw Error("vstages", interleaved_name + " needs pp>=2 and vstages>=2 (got pp=" + S(p.pp) +
                                    ", vstages=" + S(p.vstages) + ")");
     if (p.schedule == Schedule::dualpipe && (p.pp < 2 || p.pp % 2))
         throw Error("pp",
@@ -286,9 +291,9 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (!p.layout.empty()) {
         if (static_cast<int>(p.layout.size()) != stages)
             throw Error("layout", "the layout has " + S(static_cast<int>(p.layout.size())) + " virtual stages; " +
-                                      (p.schedule == Schedule::interleaved ? std::string("pp*vstages = ")
-                                       : p.v_shape() ? "2*pp (" + std::string(schedule_name) + ") = "
-                                                     : std::string("pp = ")) +
+                                      (p.interleaved() ? std::string("pp*vstages = ")
+                                       : p.v_shape()   ? "2*pp (" + std::string(schedule_name) + ") = "
+                                                       : std::string("pp = ")) +
                                       S(stages));
         long long sum = 0;
         for (int n : p.layout) sum += n;
@@ -302,7 +307,7 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         if (p.v_shape())
             throw Error("pp", std::string(schedule_name) + " cuts the layers into 2*pp = " + S(stages) +
                                   " stages, which does not divide " + S(m.layers) + " layers (or set uneven=1)");
-        if (p.schedule != Schedule::interleaved)
+        if (!p.interleaved())
             throw Error("pp", "pp=" + S(p.pp) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
         throw Error("pp", "pp*vstages=" + S(stages) + " does not divide " + S(m.layers) + " layers (or set uneven=1)");
     }
@@ -335,8 +340,8 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.schedule == Schedule::dualpipev && p.microbatches() < 2 * p.pp)
         throw Error("batch", "dualpipev needs at least 2*pp = " + S(2 * p.pp) +
                                  " microbatches; batch=" + S(p.global_batch()) + " gives " + S(p.microbatches()));
-    if (p.schedule == Schedule::interleaved && p.microbatches() % p.pp)
-        throw Error("batch", "interleaved 1F1B needs the number of microbatches (" + S(p.microbatches()) +
+    if (p.interleaved() && p.microbatches() % p.pp)
+        throw Error("batch", interleaved_name + " needs the number of microbatches (" + S(p.microbatches()) +
                                  ") to be a multiple of pp=" + S(p.pp));
 
     // Rank order: a permutation of tp, cp, dp, pp (checked without allocating: the layout search's hot path).

@@ -33,7 +33,13 @@ namespace sc {
 // backward chunks of the two arms paired to overlap one's communication with the other's compute. Bubble
 // (pp-1)(F&B + B - 3W) per stage chunk (the repository's table: (PP/2-1)(F&B + B - 3W) for PP = 2*pp stages; the
 // estimate replays the steps instead), 2*pp+1 chunk-microbatches of activations. Needs at least 2*pp microbatches.
-enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe, zbv, dualpipev };
+// interleaved_zb: PyTorch's ScheduleInterleavedZeroBubble (torch.distributed.pipelining; torchtitan's
+// "InterleavedZeroBubble"), the ZB1P schedule of Qi et al. 2024 over interleaved chunks: the chunks and microbatches
+// of interleaved 1F1B, (vstages-1) pp + pp-1-i warm-up forwards on rank i, every backward split into its input half
+// and its weight half, rank i running each weight half i ops after its input half and the rest in the drain.
+// Needs pp >= 2, vstages >= 2 (2 unless given) and a multiple of pp microbatches; its bubble is a replay of its
+// steps (training/pipeline_replay.h).
+enum class Schedule { gpipe, one_f_one_b, interleaved, zbh1, dualpipe, zbv, dualpipev, interleaved_zb };
 // Activation recomputation. selective and full: Megatron-LM's (Korthikanti et al. 2022): the attention core, or
 // everything but each layer's input. op: PyTorch's op-level selective activation checkpointing with the policy
 // torchtitan applies to each transformer block (`selective_ac_option = 'op'`, torchtitan
@@ -58,7 +64,7 @@ struct ParallelConfig {
     int microbatch = 1;  // sequences per microbatch
     int batch = 0;       // global batch in sequences; 0 means microbatch * dp (one microbatch)
     Schedule schedule = Schedule::one_f_one_b;
-    int vstages = 1;  // model chunks per pipeline rank (interleaved 1F1B); 1 otherwise
+    int vstages = 1;  // model chunks per pipeline rank (interleaved 1F1B, interleaved_zb); 1 otherwise
     Recompute recompute = Recompute::none;
     // Under selective recomputation, Megatron's recompute_modules (graph/recompute_modules.h) as a mask; 0 means
     // its default, the attention core alone.
@@ -78,20 +84,21 @@ struct ParallelConfig {
     int world() const { return tp * cp * dp * pp; }
     int global_batch() const { return batch > 0 ? batch : microbatch * dp; }
     int microbatches() const { return global_batch() / (microbatch * dp); }
+    // Whether the layers are interleaved over the ranks (interleaved 1F1B, interleaved_zb): vstages chunks a rank,
+    // chunk c of rank i being position c*pp + i.
+    bool interleaved() const { return schedule == Schedule::interleaved || schedule == Schedule::interleaved_zb; }
     // Whether the layers are placed as a V (ZB-V, DualPipeV): 2*pp stages, rank i holding stages i and 2*pp-1-i.
     bool v_shape() const { return schedule == Schedule::zbv || schedule == Schedule::dualpipev; }
     // Model chunks each pipeline rank runs: vstages under the interleaved schedule, 2 under DualPipe (one per
     // direction) and the V schedules (the two arms of the V), 1 under the others.
-    int active_vstages() const {
-        return schedule == Schedule::interleaved ? vstages : schedule == Schedule::dualpipe || v_shape() ? 2 : 1;
-    }
+    int active_vstages() const { return interleaved() ? vstages : schedule == Schedule::dualpipe || v_shape() ? 2 : 1; }
     // Whether the loss stage (final norm, LM head) is on the rank of the embedding: one stage, or a V, which ends
     // where it starts. A tied head or the MTP modules then read the rank's own table: no second copy, and no
     // gradient all-reduce between two.
     bool head_on_first_rank() const { return pp == 1 || v_shape(); }
     // Distinct layer ranges the pipeline is cut into: pp x vstages interleaved, 2 x pp as a V, pp otherwise
     // (DualPipe's two chunks per rank are two of the pp stages, each stage held by two ranks).
-    int pipeline_positions() const { return pp * (schedule == Schedule::interleaved ? vstages : v_shape() ? 2 : 1); }
+    int pipeline_positions() const { return pp * (interleaved() ? vstages : v_shape() ? 2 : 1); }
 };
 
 // Members of one data-parallel group of dense weights (dp x cp) and of expert weights. Expert layers fold

@@ -117,6 +117,41 @@ void ForEachZbvStep(const ParallelConfig& p, int stage, const std::function<void
     while (w0 < b0) step(0, w0++, false, true);
 }
 
+// PyTorch's ScheduleInterleavedZeroBubble (torch.distributed.pipelining, _get_1f1b_rank_ops with
+// enable_zero_bubble), for M a multiple of pp (one round of pp microbatches): rank `stage`'s k-th forward runs chunk
+// (k / pp) % v, its k-th input half chunk v-1 - ((k - warm) / pp) % v, each chunk's microbatches in order; warm =
+// (v-1) pp + pp-1-stage forwards first; then each op a forward and an input half and, from op `stage` on, the weight
+// half of the oldest input half not yet weighed; then the input halves left, the same way; then the weight halves.
+void ForEachInterleavedZbStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f) {
+    const int pp = p.pp, v = p.vstages, total = p.microbatches() * v;
+    const int warm = std::min((v - 1) * pp + pp - 1 - stage, total);
+    std::vector<int> fw(v, 0), bw(v, 0), ww(v, 0);
+    std::deque<int> unweighed;  // chunks of the input halves run, oldest first, whose weight half is still to run
+    auto F = [&](int k) {
+        const int c = (k / pp) % v;
+        f(PipelineStep{true, fw[c]++, c});
+    };
+    auto I = [&](int k) {
+        const int c = v - 1 - ((k - warm) / pp) % v;
+        PipelineStep st{false, bw[c]++, c};
+        st.split = true;
+        f(st);
+        unweighed.push_back(c);
+    };
+    auto W = [&] {
+        const int c = unweighed.front();
+        unweighed.pop_front();
+        f(PipelineStep{false, ww[c]++, c, true});
+    };
+    for (int k = 0; k < warm; ++k) F(k);
+    for (int k = warm; k < total + warm; ++k) {
+        if (k < total) F(k);
+        I(k);
+        if (k - warm >= stage) W();
+    }
+    while (!unweighed.empty()) W();
+}
+
 std::vector<PipelineStep> PipelineSchedule(const ParallelConfig& p, int stage) {
     std::vector<PipelineStep> steps;
     steps.reserve(3 * static_cast<size_t>(p.microbatches()) * p.active_vstages());
@@ -128,7 +163,7 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
     const int M = p.microbatches();
     InFlightPeak peak;
     if (p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev ||
-        (p.schedule == Schedule::zbv && p.pp > 1)) {
+        ((p.schedule == Schedule::zbv || p.schedule == Schedule::interleaved_zb) && p.pp > 1)) {
         // Walked step by step (O(microbatches)): a forward's activations live until its whole backward or,
         // split, its weight half (counted whole, as for ZB-H1).
         double alive = 0;

@@ -29,7 +29,8 @@ inline bool PairsChunks(const ParallelConfig& p) {
     return p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev;
 }
 inline bool SplitsBackward(const ParallelConfig& p) {
-    return (p.schedule == Schedule::zbh1 || p.schedule == Schedule::zbv) && p.pp > 1;
+    return (p.schedule == Schedule::zbh1 || p.schedule == Schedule::zbv || p.schedule == Schedule::interleaved_zb) &&
+           p.pp > 1;
 }
 
 // The layer range (pipeline position, 0 .. pipeline_positions()-1) that chunk `chunk` of `stage` runs:
@@ -56,6 +57,8 @@ void ForEachDualPipeStep(const ParallelConfig& p, int stage, const std::function
 void ForEachZbvStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
 // DualPipeV's order on `stage` (deepseek-ai/DualPipe, DualPipeV.step, its eight phases), likewise.
 void ForEachDualPipeVStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
+// PyTorch's ScheduleInterleavedZeroBubble order on `stage` (interleaved_zb), likewise.
+void ForEachInterleavedZbStep(const ParallelConfig& p, int stage, const std::function<void(const PipelineStep&)>& f);
 
 // GPipe (Huang et al. 2019): all forwards, then all backwards. 1F1B (PipeDream-Flush, Narayanan et al.
 // 2021): pp-stage-1 warm-up forwards, then one forward one backward. Interleaved 1F1B: Megatron-LM's
@@ -76,6 +79,10 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
     }
     if (p.schedule == Schedule::dualpipev) {
         ForEachDualPipeVStep(p, stage, f);
+        return;
+    }
+    if (p.schedule == Schedule::interleaved_zb && p.pp > 1) {
+        ForEachInterleavedZbStep(p, stage, f);
         return;
     }
     // One stage (pp = 1) is plain gradient accumulation whatever the schedule: each microbatch's forward

@@ -309,7 +309,10 @@ PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int sta
 // DualPipeV's 2pp stages, (pp-1)(...)) is a tenth above the replay of their traces, and ASTRA-sim's replay of the
 // traces of Llama 3 8B at tp=2 pp=4 dp=2 on 16 H100 took 0.839 s (DualPipe) and 0.952 s (DualPipeV) against
 // 0.871 s and 1.026 s with it, 0.818 s and 0.932 s with the replay (tests/astra/README.md).
-bool ReplaysBubble(const ParallelConfig& p) { return p.pp > 1 && (p.v_shape() || p.schedule == Schedule::dualpipe); }
+// interleaved_zb: PyTorch's order has no published closed form either.
+bool ReplaysBubble(const ParallelConfig& p) {
+    return p.pp > 1 && (p.v_shape() || p.schedule == Schedule::dualpipe || p.schedule == Schedule::interleaved_zb);
+}
 
 // Each chunk's times for a replay of the steps (training/pipeline_replay.h): a chunk's exposed communication goes
 // with its compute, shared in proportion. Under DualPipe and DualPipeV a forward and a backward that run as a pair

@@ -138,8 +138,8 @@ TrainingEstimate EstimateTraining(const Job& job, const System& sys, const Calib
 
 // The pipeline schedule of `job` laid out in time, rank by rank (training/pipeline_replay.h): each chunk runs in the
 // time the estimate charges it (its compute and the communication it exposes; a DualPipe or DualPipeV pair without
-// the all-to-all it hides), min(M, 4 pp) microbatches, the same replay that gives the bubble of ZB-V, DualPipe and
-// DualPipeV (their bottleneck rank idles exactly e.step.bubble in it); for 1F1B, GPipe, interleaved and ZB-H1 the
+// the all-to-all it hides), min(M, 4 pp) microbatches, the same replay that gives the bubble of ZB-V, DualPipe,
+// DualPipeV and interleaved_zb (their bottleneck rank idles exactly e.step.bubble in it); for 1F1B, GPipe, interleaved and ZB-H1 the
 // estimate's bubble is the papers' closed form, which this replay gives for equal stages. Transfers between ranks,
 // data-parallel traffic and the optimizer are not in it.
 PipelineTimeline TimePipeline(const Job& job, const System& sys, const CalibrationTable* cal,

@@ -4,8 +4,8 @@
 // of g + 1 and its own forward, a weight half after its input half. The pipeline's time for one step is when the
 // last rank finishes. For equal stages it gives the papers' bubbles (1F1B's (pp-1)(F+B), interleaved's
 // (pp-1)(F+B)/v, ZB-H1's (pp-1)(F+B-W): PipelineReplay.* in tests/native/test_schedule_zbv.cpp); the estimate uses
-// it where no closed form holds, ZB-V, DualPipe and DualPipeV (training/estimate.cpp), whose paired steps take their
-// paired times. Transfers between ranks are not in it (the estimate's pp_comm).
+// it where no closed form holds, ZB-V, DualPipe, DualPipeV and interleaved_zb (training/estimate.cpp), DualPipe's and
+// DualPipeV's paired steps taking their paired times. Transfers between ranks are not in it (the estimate's pp_comm).
 #pragma once
 #include <vector>
 

@@ -121,7 +121,8 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                     // One stage: GPipe, 1F1B and ZB-H1 are the same run; interleaving, DualPipe
                                     // and the V schedules need pp >= 2.
                                     if (schedule == Schedule::interleaved || schedule == Schedule::dualpipe ||
-                                        schedule == Schedule::zbv || schedule == Schedule::dualpipev)
+                                        schedule == Schedule::zbv || schedule == Schedule::dualpipev ||
+                                        schedule == Schedule::interleaved_zb)
                                         continue;
                                     if ((schedule == Schedule::gpipe || schedule == Schedule::zbh1) &&
                                         Listed(s.schedules, Schedule::one_f_one_b))
@@ -138,7 +139,7 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                                     if (2 * pp > m.layers || (m.layers % (2 * pp) && !s.uneven)) continue;
                                     p.uneven = m.layers % (2 * pp) != 0;
                                 }
-                                if (schedule != Schedule::interleaved) {
+                                if (schedule != Schedule::interleaved && schedule != Schedule::interleaved_zb) {
                                     inner();
                                     continue;
                                 }

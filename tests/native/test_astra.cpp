@@ -163,6 +163,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "net_test_8_2d.yml"},
         AstraCase{"interleaved_16", false, "tp=2,pp=2,dp=4,schedule=interleaved,vstages=2,batch=16",
                   "net_h100_16_eff.yml"},
+        AstraCase{"interleaved_zb_16", false, "tp=2,pp=2,dp=4,schedule=interleaved_zb,vstages=2,batch=16",
+                  "net_h100_16_eff.yml"},
         AstraCase{"legacy_kernels_zbh1", false, "tp=2,pp=4,dp=2,batch=16,schedule=zbh1,recompute=selective",
                   "net_h100_16_eff.yml", false, true},
         // torchtitan's op-level checkpointing: recompute nodes carrying a share of a fused GEMM, re-run all-gathers,
@@ -237,7 +239,8 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
          {"tp=2,pp=4,dp=2,sp=1,batch=16,schedule=1f1b,zero=1", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1",
           "tp=2,pp=2,dp=4,batch=16,schedule=interleaved,vstages=2", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbv,zero=1",
           "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipe,zero=1",
-          "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipev,zero=1", "tp=8,pp=2,batch=16"}) {
+          "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipev,zero=1",
+          "tp=2,pp=2,dp=4,batch=16,schedule=interleaved_zb,vstages=2", "tp=8,pp=2,batch=16"}) {
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
         const std::string dir = (fs::temp_directory_path() / "sc-astra-timing").string();
         WriteTimedTraces(job, dir, &cal);

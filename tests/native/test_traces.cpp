@@ -291,6 +291,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Layout{"zbv_zero2", false, "tp=2,pp=2,dp=2,batch=6,schedule=zbv,zero=2"},
                       // DualPipeV: ZB-V's V with DualPipe's order, MoE experts folded over the TP and DP ranks.
                       Layout{"moe_dualpipev_zero2", true, "tp=2,sp=1,ep=4,dp=2,pp=2,batch=8,schedule=dualpipev,zero=2"},
+                      // PyTorch's interleaved zero bubble: two chunks a rank, every backward split.
+                      Layout{"interleaved_zb", false, "tp=2,pp=2,dp=2,schedule=interleaved_zb,batch=8,zero=1"},
                       Layout{"moe_folded_cp_pp_mid", true, "tp=2,cp=2,sp=1,ep=8,dp=2,pp=2,batch=4,order=tp-pp-dp-cp"},
                       Layout{"zero2_tp2", false, "tp=2,pp=2,dp=2,batch=8,zero=2"},
                       Layout{"zero3_cp", false, "cp=2,dp=2,batch=4,zero=3,recompute=selective"}),
