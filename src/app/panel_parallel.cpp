@@ -86,6 +86,8 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     int batch = p.global_batch();
     if (IntField("batch", &batch, "global batch in sequences")) p.batch = batch, changed = true;
+    // As wide as the longest schedule's name, which a 90-pixel field cuts.
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("interleaved_zb").x + ImGui::GetFrameHeight() + 12);
     changed |= EnumCombo("schedule", &p.schedule,
                          {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zbh1,
                           Schedule::dualpipe, Schedule::zbv, Schedule::dualpipev, Schedule::interleaved_zb});

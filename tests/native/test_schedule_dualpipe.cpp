@@ -116,7 +116,8 @@ TEST(DualPipe, ClearErrorsForWhatTheScheduleCannotRun) {
     EXPECT_EQ(err("pp=2,batch=5,schedule=dualpipe"),
               "batch: DualPipe needs an even number of microbatches, at least 2*pp = 4 (half enter from each end); "
               "batch=5 gives 5");
-    EXPECT_EQ(err("pp=4,batch=8,schedule=dualpipe,vstages=2"), "vstages: vstages=2 needs schedule=interleaved");
+    EXPECT_EQ(err("pp=4,batch=8,schedule=dualpipe,vstages=2"),
+              "vstages: vstages=2 needs schedule=interleaved or interleaved_zb");
     EXPECT_NE(err("pp=4,batch=8,schedule=dual").find("not one of gpipe, 1f1b, interleaved, zbh1, dualpipe, zbv"),
               std::string::npos);
 }

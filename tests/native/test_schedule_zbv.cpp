@@ -100,7 +100,8 @@ TEST(Zbv, ClearErrorsForWhatTheScheduleCannotRun) {
     EXPECT_EQ(err("pp=4,batch=3,schedule=zbv"), "");
     EXPECT_EQ(err("pp=1,batch=8,schedule=zbv"),
               "pp: zbv needs pp >= 2 (rank i holds stages i and 2*pp-1-i of a V; got pp=1)");
-    EXPECT_EQ(err("pp=4,batch=8,schedule=zbv,vstages=2"), "vstages: vstages=2 needs schedule=interleaved");
+    EXPECT_EQ(err("pp=4,batch=8,schedule=zbv,vstages=2"),
+              "vstages: vstages=2 needs schedule=interleaved or interleaved_zb");
     EXPECT_EQ(err("pp=3,batch=8,schedule=zbv"),
               "pp: zbv cuts the layers into 2*pp = 6 stages, which does not divide 32 layers (or set uneven=1)");
     EXPECT_EQ(err("pp=3,batch=8,schedule=zbv,uneven=1"), "");
