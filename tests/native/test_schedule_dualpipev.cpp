@@ -27,28 +27,16 @@ sc::ParallelConfig DualPipeV(int pp, int M) {
     return sc::ParseParallelSpec("pp=" + std::to_string(pp) + ",batch=" + std::to_string(M) + ",schedule=dualpipev");
 }
 
-// A rank's steps: F forward, B whole backward, I input half (its W later), W weight half, then chunk.microbatch;
-// a forward run as a pair with the backward after it is written "F...&".
-std::string OrderOf(const sc::ParallelConfig& p, int stage) {
-    std::string s;
-    for (const sc::PipelineStep& st : sc::PipelineSchedule(p, stage)) {
-        if (!s.empty()) s += ' ';
-        s += st.forward ? 'F' : st.weight ? 'W' : st.split ? 'I' : 'B';
-        s += std::to_string(st.chunk) + "." + std::to_string(st.microbatch) + (st.paired ? "&" : "");
-    }
-    return s;
-}
-
 TEST(DualPipeV, RunsTheRepositorysOrder) {
     // DualPipeV.step's eight phases written out by hand for 2 ranks and 4 microbatches. Rank 0: 1 nF0 (2), 2 nF0F1
     // (1), 3 nB1W1F1 (1, zero-bubble), 4 nF0B1F1B0 (1: two pairs), 5 nB1F1B0 (1), 6 nB1B0 (1; rank 0 turns zero-bubble
     // on before its B0), 7 nWB0 (1), 8 nW. Rank 1, the last: 2 nF0F1 (2), 4 (2, the first F0 and B1 apart), 6 (2,
     // zero-bubble from the second round), 8.
     const sc::ParallelConfig p = DualPipeV(2, 4);
-    EXPECT_EQ(OrderOf(p, 0),
+    EXPECT_EQ(sctest::StepOrder(p, 0),
               "F0.0 F0.1 F0.2 F1.0 I1.0 W1.0 F1.1 F0.3& B1.1 F1.2& B0.0 B1.2 F1.3& B0.1 B1.3 I0.2 W0.2 "
               "I0.3 W0.3");
-    EXPECT_EQ(OrderOf(p, 1),
+    EXPECT_EQ(sctest::StepOrder(p, 1),
               "F0.0 F1.0 F0.1 F1.1 F0.2 B1.0 F1.2& B0.0 F0.3& B1.1 F1.3& B0.1 B1.2 B0.2 I1.3 I0.3 W1.3 "
               "W0.3");
 }
@@ -211,15 +199,7 @@ TEST(DualPipeV, EstimateHidesTheAllToAllInPairsAndKeepsOneTiedTable) {
 TEST(DualPipeV, TheSearchOffersItWhereItCanRun) {
     // Asked for dualpipev only: every layout listed runs it, with at least 2*pp microbatches and 2*pp stages that
     // divide the layers or uneven=1.
-    const sc::ModelConfig m = sctest::LoadModelPreset("llama3-8b.json");
-    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
-    sc::SearchRequest req;
-    req.gpus = 16, req.batch = 16, req.top_k = 1000;
-    req.space.schedules = {sc::Schedule::dualpipev};
-    const sc::SearchResult r = sc::SearchLayouts(m, sys, nullptr, sc::TrainingOptions{}, req);
-    ASSERT_FALSE(r.top.empty());
-    for (const sc::RankedLayout& e : r.top) {
-        EXPECT_EQ(e.par.schedule, sc::Schedule::dualpipev);
+    for (const sc::RankedLayout& e : sctest::SearchedLayoutsOf(sc::Schedule::dualpipev)) {
         EXPECT_GE(e.par.pp, 2);
         EXPECT_GE(e.par.microbatches(), 2 * e.par.pp);
     }

@@ -28,17 +28,6 @@ sc::ParallelConfig InterleavedZb(int pp, int v, int M) {
                                  ",batch=" + std::to_string(M) + ",schedule=interleaved_zb");
 }
 
-// A rank's steps: F forward, I input half, W weight half, then chunk.microbatch.
-std::string OrderOf(const sc::ParallelConfig& p, int stage) {
-    std::string s;
-    for (const sc::PipelineStep& st : sc::PipelineSchedule(p, stage)) {
-        if (!s.empty()) s += ' ';
-        s += st.forward ? 'F' : st.weight ? 'W' : st.split ? 'I' : 'B';
-        s += std::to_string(st.chunk) + "." + std::to_string(st.microbatch);
-    }
-    return s;
-}
-
 TEST(InterleavedZb, RunsPyTorchsOrder) {
     // _get_1f1b_rank_ops with enable_zero_bubble, written out by hand for 2 ranks, 2 chunks and 4 microbatches.
     // Rank r: (v-1) pp + pp-1-r warm-up forwards, the k-th of chunk (k / pp) % v; then a forward and an input half
@@ -46,10 +35,10 @@ TEST(InterleavedZb, RunsPyTorchsOrder) {
     // the oldest input half not yet weighed; the input halves left, each with its weight half; the weight halves
     // left.
     const sc::ParallelConfig p = InterleavedZb(2, 2, 4);
-    EXPECT_EQ(OrderOf(p, 0),
+    EXPECT_EQ(sctest::StepOrder(p, 0),
               "F0.0 F0.1 F1.0 F1.1 I1.0 W1.0 F0.2 I1.1 W1.1 F0.3 I0.0 W0.0 F1.2 I0.1 W0.1 F1.3 I1.2 W1.2 I1.3 W1.3 "
               "I0.2 W0.2 I0.3 W0.3");
-    EXPECT_EQ(OrderOf(p, 1),
+    EXPECT_EQ(sctest::StepOrder(p, 1),
               "F0.0 F0.1 F1.0 I1.0 F1.1 I1.1 W1.0 F0.2 I0.0 W1.1 F0.3 I0.1 W0.0 F1.2 I1.2 W0.1 F1.3 I1.3 W1.2 I0.2 "
               "W1.3 I0.3 W0.2 W0.3");
 }
@@ -147,15 +136,7 @@ TEST(InterleavedZb, TracesOfEveryRankReplayedTogetherDoNotWaitOnThemselves) {
 }
 
 TEST(InterleavedZb, TheSearchOffersItWhereItRuns) {
-    const sc::ModelConfig m = sctest::LoadModelPreset("llama3-8b.json");
-    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
-    sc::SearchRequest req;
-    req.gpus = 16, req.batch = 16, req.top_k = 1000;
-    req.space.schedules = {sc::Schedule::interleaved_zb};
-    const sc::SearchResult r = sc::SearchLayouts(m, sys, nullptr, sc::TrainingOptions{}, req);
-    ASSERT_FALSE(r.top.empty());
-    for (const sc::RankedLayout& e : r.top) {
-        EXPECT_EQ(e.par.schedule, sc::Schedule::interleaved_zb);
+    for (const sc::RankedLayout& e : sctest::SearchedLayoutsOf(sc::Schedule::interleaved_zb)) {
         EXPECT_GE(e.par.pp, 2);
         EXPECT_GE(e.par.vstages, 2);
         EXPECT_EQ(e.par.microbatches() % e.par.pp, 0);

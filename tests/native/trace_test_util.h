@@ -13,12 +13,14 @@
 #include "astra_rules.h"
 #include "config/model_config.h"
 #include "parallel/job.h"
+#include "parallel/schedule.h"
 #include "preset_files.h"
 #include "test_util.h"
 #include "trace/chakra_et.h"
 #include "trace/rank_traces.h"
 #include "trace/stage_program.h"
 #include "training/estimate.h"
+#include "training/search.h"
 #include "training/timeline.h"
 
 namespace sctest {
@@ -87,6 +89,32 @@ inline void ExpectDualPipeBubble(const sc::Job& job, const sc::System& sys, int 
         formula * 1e3, e.step.bubble * 1e3);
     EXPECT_NEAR(bubble, formula, 0.1 * fb + 0.1 * formula) << "pp=" << job.par.pp;
     EXPECT_NEAR(e.step.bubble, bubble, 0.03 * end) << "pp=" << job.par.pp;
+}
+
+// A rank's steps: F forward, B whole backward, I input half (its W later), W weight half, then chunk.microbatch;
+// a forward run as a pair with the backward after it is written "F...&".
+inline std::string StepOrder(const sc::ParallelConfig& p, int stage) {
+    std::string s;
+    for (const sc::PipelineStep& st : sc::PipelineSchedule(p, stage)) {
+        if (!s.empty()) s += ' ';
+        s += st.forward ? 'F' : st.weight ? 'W' : st.split ? 'I' : 'B';
+        s += std::to_string(st.chunk) + "." + std::to_string(st.microbatch) + (st.paired ? "&" : "");
+    }
+    return s;
+}
+
+// The layouts the search lists for Llama 3 8B on 16 GPUs of a DGX H100 SuperPOD, batch 16, asked for `schedule` only
+// (every fitting one, up to 1000), each checked to run it.
+inline std::vector<sc::RankedLayout> SearchedLayoutsOf(sc::Schedule schedule) {
+    const sc::ModelConfig m = LoadModelPreset("llama3-8b.json");
+    const sc::System sys = LoadSystemPreset("dgx-h100-superpod");
+    sc::SearchRequest req;
+    req.gpus = 16, req.batch = 16, req.top_k = 1000;
+    req.space.schedules = {schedule};
+    const sc::SearchResult r = sc::SearchLayouts(m, sys, nullptr, sc::TrainingOptions{}, req);
+    EXPECT_FALSE(r.top.empty());
+    for (const sc::RankedLayout& e : r.top) EXPECT_EQ(e.par.schedule, schedule);
+    return r.top;
 }
 
 // What the estimate charges for those nodes: compute (TP-overlap SMs included), recompute, the per-kernel fixed
