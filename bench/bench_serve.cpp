@@ -3,7 +3,7 @@
 // at 16 req/s, uniform 100..2000 prompt and 10..500 output tokens), one simulation, single-threaded.
 // Target: < 10 s native, wasm within 2x. Prints wall and CPU seconds, events/s (per wall second) and peak RSS: memory is bounded because a request's
 // state is freed when it completes and latencies go into fixed-size histograms (inference/latency_histogram.h).
-// Usage: bench_serve [requests]   (default 1000000)
+// Usage: bench_serve [requests]   (default 1000000; also runs (f2) and (f3) below)
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -52,6 +52,36 @@ static bool Fleet() {
     return r.completed == c.workload.requests;
 }
 
+// (f3) Prefix caching under churn: presets/inference/llama3-8b-h100-shared-prefix.json on 4 replicas with 10,000
+// prefixes drawn by Zipf 1.0, 200,000 Poisson arrivals at 80 req/s: each GPU caches about 200 of the prefixes and its
+// 5 GiB host tier 20, so evictions and copies back run all along. Memory stays bounded: a replica's cache holds at
+// most what its GPU blocks and host tier hold.
+static bool PrefixCaching() {
+    sc::ServingDescription d =
+        sc::ParseServingDescription(bench::Read("presets/inference/llama3-8b-h100-shared-prefix.json"));
+    sc::ServingConfig c = d.config;
+    c.model = bench::Model(d.model_id);
+    c.pool.replicas = 4;
+    c.workload.arrival = sc::ArrivalKind::poisson;
+    c.workload.rate = 80;
+    c.workload.requests = 200000;
+    c.workload.prefixes = {10000, 2048, 1.0};
+    c.timelines = 0;
+    const sc::System sys = bench::System(d.system_id, "h100-sxm");
+    const double t0 = bench::Now();
+    const sc::ServingRun run = sc::SimulateServing(c, sys, &bench::Calibration());
+    const double secs = bench::Now() - t0;
+    const sc::ServingResult& r = run.result;
+    const double events = static_cast<double>(c.workload.requests + r.iterations);
+    const std::string note = std::to_string(r.completed) + " requests, " + std::to_string(r.iterations) +
+                             " iterations; " + std::to_string(r.prefix_gpu_hits) + " GPU and " +
+                             std::to_string(r.prefix_host_hits) + " host hits of " + std::to_string(r.prefix_requests) +
+                             " admissions; simulated " + std::to_string(r.duration) + " s";
+    bench::Result("serve_prefix_cache_s", secs, "s", note);
+    bench::Result("serve_prefix_cache_events_per_s", events / secs, "/s", note);
+    return r.completed == c.workload.requests;
+}
+
 int main(int argc, char** argv) {
     const long long requests = argc > 1 ? std::atoll(argv[1]) : 1000000;
     sc::ServingDescription d =
@@ -77,5 +107,5 @@ int main(int argc, char** argv) {
     if (cpu > 0) bench::Result("serve_cpu_s", cpu, "s", "user + system CPU time of the simulation (getrusage)");
     bench::Result("serve_events_per_s", events / secs, "/s", note);
     bench::Result("serve_peak_rss", bench::PeakRssBytes(), "B", "getrusage ru_maxrss");
-    return r.completed == requests && Fleet() ? 0 : 1;
+    return r.completed == requests && Fleet() && PrefixCaching() ? 0 : 1;
 }

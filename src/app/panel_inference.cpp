@@ -13,8 +13,10 @@
 #include "app/inference_driver.h"
 #include "app/palette.h"
 #include "app/panels.h"
+#include "app/serve_link.h"
 #include "imgui.h"
 #include "report/format.h"
+#include "report/serve_report.h"
 
 namespace sc::app {
 
@@ -103,6 +105,20 @@ bool DrawDescription(AppState& s) {
     changed |= ImGui::Checkbox("chunked prefill", &c.engine.chunked_prefill);
     ImGui::SameLine();
     changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
+    if (c.workload.prefixes.count > 0) {  // only a workload with shared prefixes has anything to reuse
+        bool reuse = c.engine.prefix_caching;
+        if (ImGui::Checkbox("prefix caching", &reuse)) {
+            const double host =
+                q.preset_index >= 0 ? q.presets[q.preset_index].description.config.engine.host_cache_gib : 0;
+            SetPrefixCaching(c, reuse, host);
+            changed = true;
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "keep each shared prompt prefix's KV blocks after it is computed, for later prompts to "
+                "take instead of computing it (vLLM enable_prefix_caching, SGLang's radix cache); "
+                "the preset's host tier, if any, comes with it");
+    }
     changed |= WeightsCombo(c.precision);
     ImGui::SameLine();
     changed |= Combo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
@@ -185,6 +201,7 @@ void DrawResult(const AppState& s) {
     DrawLatencies(r);
     ImGui::Text("KV cache %lld blocks per replica; occupancy mean %.0f%%, peak %.0f%%; %lld preemptions", r.kv_blocks,
                 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_peak, r.preemptions);
+    if (q.config.engine.prefix_caching) ImGui::TextWrapped("prefix cache %s", PrefixCacheText(r).c_str());
     if (r.kv_transfers > 0)
         ImGui::Text("KV transfers %lld, mean %s", r.kv_transfers,
                     FormatSeconds(r.kv_transfer_mean, kPanelTime).c_str());

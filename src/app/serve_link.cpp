@@ -47,6 +47,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.ttft_s = IfChanged(now.slo.ttft, base.slo.ttft);
     e.tpot_s = IfChanged(now.slo.tpot, base.slo.tpot);
     e.timelines = IfChanged(now.timelines, base.timelines);
+    e.prefix_caching = IfChanged(now.engine.prefix_caching, base.engine.prefix_caching);
     return e;
 }
 
@@ -66,6 +67,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;
+    if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, c.engine.host_cache_gib);
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
     if (e.kv) c.precision.kv_cache = *e.kv;

@@ -10,6 +10,7 @@
 
 #include "config/error.h"
 #include "inference/latency_histogram.h"
+#include "inference/prefix_cache.h"
 #include "inference/request_timeline.h"
 #include "inference/wait_queue.h"
 #include "inference/workload_gen.h"
@@ -53,6 +54,7 @@ struct Replica {
     int pipeline = -1;   // pipelined replica (pp > 1): index into Engine::pipelines_ of its stages
     bool preempted_this_iteration = false;
     double swap_seconds = 0;  // host-link copies this iteration waits for
+    PrefixCache prefixes;     // engine.prefix_caching: the shared prefixes whose blocks this scheduler keeps
 };
 
 struct InTransfer {
@@ -66,7 +68,13 @@ struct InTransfer {
 class Engine {
 public:
     Engine(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
-        : c_(c), e_(c.engine), w_(c.workload), transfer_(transfer), rng_(w_.seed), timelines_(c.timelines) {
+        : c_(c),
+          e_(c.engine),
+          w_(c.workload),
+          transfer_(transfer),
+          rng_(w_.seed),
+          draw_prefix_(w_.prefixes),
+          timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
         kv_[0] = KvLayoutOf(c.model, c.pool.pp, e_.block_size);
@@ -84,6 +92,7 @@ public:
             all_blocks_ += static_cast<double>(c.decode_pool->replicas) * c.decode_pool->pp *
                            static_cast<double>(decode->kv_blocks / c.decode_pool->pp);
         CheckFits();
+        SetUpPrefixCaches(c.pool.pp);
         for (Replica& r : replicas_) MarkReady(r);
         if (w_.arrival == ArrivalKind::offline) {
             const long long n = static_cast<long long>(count_of_pool_[0]);  // every scheduler of the first pool
@@ -185,7 +194,7 @@ private:
     }
 
     void CheckFits() {
-        long long input = w_.input.max, output = w_.output.max;
+        long long input = w_.input.max + (w_.prefixes.count > 0 ? w_.prefixes.tokens : 0), output = w_.output.max;
         if (w_.arrival == ArrivalKind::trace) {
             input = output = 0;
             for (const TraceRequest& t : w_.trace) {
@@ -244,6 +253,7 @@ private:
             q.input = DrawLength(w_.input, rng_);
             q.output = DrawLength(w_.output, rng_);
             if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
+            if (w_.prefixes.count > 0) q.prefix = draw_prefix_(rng_), q.input += w_.prefixes.tokens;
         }
         q.client = client;
         q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
@@ -289,6 +299,7 @@ private:
             InTransfer t = transfers_.top();
             transfers_.pop();
             Replica& from = replicas_[t.from];
+            ReleasePrefix(from, t.q);  // the prefix's blocks stayed for the copy; the decode pool holds them all
             from.free_blocks += t.q.blocks;
             from.sending_blocks -= t.q.blocks;
             MarkReady(from);  // what waited for these blocks may start now
@@ -331,6 +342,84 @@ private:
         return r.waiting.Front();
     }
 
+    // ---- Shared prefixes (engine.prefix_caching; prefix_cache.h) ----
+
+    // Every scheduler that prefills keeps a cache of its own (a pipelined replica's virtual engines each hold 1/pp
+    // of its blocks, and here of its host tier). A prefix is cached as its full blocks.
+    void SetUpPrefixCaches(int pp) {
+        if (!e_.prefix_caching || w_.prefixes.count == 0) return;
+        prefix_blocks_ = w_.prefixes.tokens / e_.block_size;
+        if (prefix_blocks_ == 0) return;
+        long long host = 0;
+        if (e_.host_cache_gib > 0)
+            host = static_cast<long long>(std::floor(e_.host_cache_gib * 1073741824.0 / PrefixBytes(0) / pp));
+        for (Replica& r : replicas_)
+            if (r.role != Role::decode) r.prefixes = PrefixCache(host);
+    }
+    bool CachesPrefixes(const Replica& r) const { return prefix_blocks_ > 0 && r.role != Role::decode; }
+    long long SharedBlocks(const ServedRequest& q) const { return q.shares ? prefix_blocks_ : 0; }
+    int PrefixTokens() const { return static_cast<int>(prefix_blocks_ * e_.block_size); }
+    double PrefixBytes(int pool) const {  // one cached prefix on one GPU of the pool
+        return static_cast<double>(prefix_blocks_) * e_.block_size * pools_[pool].cost->KvBytesPerToken();
+    }
+    double HostLinkSeconds(double bytes) const { return bytes / (e_.swap_gbps * 1e9); }
+
+    // Where the prefix of a request about to be admitted is: on the GPU (the request takes that copy now and its
+    // prompt starts after it), in the host tier (its prompt starts after it too, once LoadPrefix has copied it
+    // back), or nowhere (it computes the prefix).
+    PrefixCache::Where FindPrefix(Replica& r, ServedRequest& q) {
+        if (!CachesPrefixes(r) || q.prefix < 0 || q.ctx > 0 || q.swapped) return PrefixCache::Where::none;
+        const PrefixCache::Where w = r.prefixes.Find(q.prefix);
+        if (w == PrefixCache::Where::gpu) r.prefixes.Use(q.prefix), q.shares = true;
+        if (w != PrefixCache::Where::none) q.ctx = PrefixTokens();
+        return w;
+    }
+    // The copy back from the host tier, once TakeBlocks has taken its blocks; the iteration waits for it.
+    void LoadPrefix(Replica& r, ServedRequest& q) {
+        r.prefixes.AddToGpu(q.prefix);
+        q.shares = true;
+        const double bytes = PrefixBytes(r.pool), seconds = HostLinkSeconds(bytes);
+        r.swap_seconds += seconds;
+        q.swap_in += seconds;
+        host_loaded_bytes_ += bytes;
+    }
+    void CountPrefix(PrefixCache::Where w) {
+        ++prefix_requests_;
+        if (w == PrefixCache::Where::gpu) ++prefix_gpu_hits_;
+        if (w == PrefixCache::Where::host) ++prefix_host_hits_;
+        if (w != PrefixCache::Where::none) prefix_tokens_reused_ += PrefixTokens();
+    }
+    // A request whose scheduled tokens complete its prefix hands the prefix's blocks to the cache, where later
+    // prompts find them: vLLM caches a full block when it is allocated for computing, so a request scheduled after
+    // it in the same step already hits (the step writes every token's keys and values before attention reads
+    // them). If another request's copy is on the GPU this one keeps its own blocks, as vLLM does.
+    void CachePrefix(Replica& r, ServedRequest& q, int tokens) {
+        if (!CachesPrefixes(r) || q.prefix < 0 || q.shares || q.ctx + tokens < PrefixTokens()) return;
+        if (r.prefixes.Find(q.prefix) == PrefixCache::Where::gpu) return;
+        q.blocks -= prefix_blocks_;
+        q.shares = true;
+        r.prefixes.AddToGpu(q.prefix);
+    }
+    void ReleasePrefix(Replica& r, ServedRequest& q) {
+        if (!q.shares) return;
+        r.prefixes.Release(q.prefix);
+        q.shares = false;
+    }
+    // Evicts cached prefixes no request uses, least recently used first, until `want` blocks are free; with a
+    // host tier each goes there first, a copy the iteration waits for.
+    bool FreeBlocks(Replica& r, long long want) {
+        bool stored = false;
+        while (r.free_blocks < want && CachesPrefixes(r) && r.prefixes.EvictOne(&stored) >= 0) {
+            r.free_blocks += prefix_blocks_;
+            used_blocks_ -= prefix_blocks_;
+            if (!stored) continue;
+            const double bytes = PrefixBytes(r.pool);
+            r.swap_seconds += HostLinkSeconds(bytes);
+            host_stored_bytes_ += bytes;
+        }
+        return r.free_blocks >= want;
+    }
+
     double SwapSeconds(const Replica& r, long long blocks) const {
         const double bytes = static_cast<double>(blocks) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
         return bytes / (e_.swap_gbps * 1e9);
@@ -348,12 +437,15 @@ private:
         if (preemptions_ == 0) first_preempt_used_ = used;
         ++preemptions_;
         if (e_.preemption == Preemption::swap && q.ctx > 0) {
-            r.swap_seconds += SwapSeconds(r, q.blocks);
-            swapped_bytes_ += static_cast<double>(q.blocks) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
+            // A shared prefix goes out too: its cached copy may be evicted while this request is away.
+            const long long out = q.blocks + SharedBlocks(q);
+            r.swap_seconds += SwapSeconds(r, out);
+            swapped_bytes_ += static_cast<double>(out) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
             q.swapped = true;
         } else {
             q.ctx = 0;
         }
+        ReleasePrefix(r, q);
         r.free_blocks += q.blocks;
         used_blocks_ -= q.blocks;
         q.blocks = 0;
@@ -363,7 +455,9 @@ private:
         return true;
     }
 
-    bool TakeBlocks(Replica& r, ServedRequest& q, long long needed_total) {
+    // Brings the request's own blocks to `needed_total`, and takes `extra` more for a prefix copied back from the
+    // host tier; cached prefixes no one uses are evicted to make room.
+    bool TakeBlocks(Replica& r, ServedRequest& q, long long needed_total, long long extra = 0) {
         const long long more = needed_total - q.blocks;
         if (more < 0 && kv_[r.pool].windowed()) {  // blocks that left every window are freed (KvLayout::Held)
             r.free_blocks -= more;
@@ -371,11 +465,12 @@ private:
             q.blocks = needed_total;
             return true;
         }
-        if (more <= 0) return true;
-        if (r.free_blocks < more) return false;
-        r.free_blocks -= more;
-        used_blocks_ += more;
-        q.blocks += more;
+        if (more <= 0 && extra == 0) return true;
+        const long long want = std::max(more, 0LL) + extra;
+        if (r.free_blocks < want && !FreeBlocks(r, want)) return false;
+        r.free_blocks -= want;
+        used_blocks_ += want;
+        q.blocks += std::max(more, 0LL);
         return true;
     }
 
@@ -410,8 +505,9 @@ private:
                 // Most iterations stay inside the blocks a sequence holds: no division for those (a windowed
                 // model's holding also shrinks, so it always asks KvLayout).
                 const KvLayout& kv = kv_[r.pool];
-                const bool inside = !kv.windowed() && q.ctx + tokens <= q.blocks * e_.block_size;
-                const long long need = inside ? q.blocks : kv.Held(q.ctx, tokens);
+                const long long shared = SharedBlocks(q);
+                const bool inside = !kv.windowed() && q.ctx + tokens <= (q.blocks + shared) * e_.block_size;
+                const long long need = inside ? q.blocks : kv.Held(q.ctx, tokens) - shared;
                 bool ok = TakeBlocks(r, q, need);
                 while (!ok && PreemptLast(r, i + 1)) ok = TakeBlocks(r, q, need);
                 if (!ok) {  // nothing after it to preempt: it preempts itself
@@ -420,6 +516,7 @@ private:
                 }
             }
             r.batch.push_back({i, tokens});
+            CachePrefix(r, q, tokens);
             AddToShape(b, q, tokens, window);
             budget -= tokens;
         }
@@ -428,11 +525,21 @@ private:
         const bool may_admit = !r.preempted_this_iteration && (!stat || r.running.empty());
         while (may_admit && HasWaiting(r) && static_cast<int>(r.running.size()) < e_.max_seqs && budget > 0) {
             ServedRequest& q = FrontWaiting(r);
+            const bool looks = q.prefix >= 0 && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
+            const PrefixCache::Where found = FindPrefix(r, q);
+            const bool loads = found == PrefixCache::Where::host;
             const int feed = q.feed();
             const int tokens = static_cast<int>(std::min<long long>(feed, budget));
-            if (!e_.chunked_prefill && !stat && tokens < feed) break;
-            const long long need = reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens);
-            if (!TakeBlocks(r, q, need)) break;
+            const long long shared = loads ? prefix_blocks_ : SharedBlocks(q);
+            const long long need = (reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens)) - shared;
+            if ((!e_.chunked_prefill && !stat && tokens < feed) || !TakeBlocks(r, q, need, loads ? shared : 0)) {
+                // It waits holding nothing, so that a cached prefix is never kept by a request not running, and
+                // looks again at its next try (the prefix may have moved by then).
+                if (found != PrefixCache::Where::none) ReleasePrefix(r, q), q.ctx = 0;
+                break;
+            }
+            if (loads) LoadPrefix(r, q);
+            if (looks) CountPrefix(found);
             if (q.swapped) {                                        // its cache comes back from the host before it runs
                 const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
                 q.swap_in = SwapSeconds(r, back);
@@ -442,6 +549,7 @@ private:
             }
             r.running.push_back(r.waiting.PopFront());
             r.batch.push_back({r.running.size() - 1, tokens});
+            CachePrefix(r, r.running.back(), tokens);
             AddToShape(b, r.running.back(), tokens, window);
             budget -= tokens;
         }
@@ -550,6 +658,7 @@ private:
             if (done) {
                 r.free_blocks += q.blocks;
                 used_blocks_ -= q.blocks;
+                ReleasePrefix(r, q);
                 Complete(q);
                 continue;
             }
@@ -607,6 +716,9 @@ private:
             s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         s.sum_e2e = sum_e2e_;
         s.busy = parts_;
+        s.prefix_requests = prefix_requests_, s.prefix_gpu_hits = prefix_gpu_hits_;
+        s.prefix_host_hits = prefix_host_hits_, s.prefix_tokens_reused = prefix_tokens_reused_;
+        s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
         s.series = series_.Points(s.duration);
@@ -623,6 +735,10 @@ private:
     std::array<KvLayout, 2> kv_{};  // how each pool's sequences take blocks (sliding windows)
     KvTransferModel transfer_;
     Rng rng_;
+    PrefixDraw draw_prefix_;
+    long long prefix_blocks_ = 0;  // blocks of one cached prefix; 0: no prefix caching
+    long long prefix_requests_ = 0, prefix_gpu_hits_ = 0, prefix_host_hits_ = 0;
+    double prefix_tokens_reused_ = 0, host_loaded_bytes_ = 0, host_stored_bytes_ = 0;
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)
     // Iterations in flight: (end, replica), the earliest first and ties in index order.

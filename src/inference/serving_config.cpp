@@ -174,6 +174,46 @@ void CheckTrace(const std::vector<TraceRequest>& t) {
         if (t[i].priority < 0) throw Error(f + ".priority", "must be >= 0, got " + std::to_string(t[i].priority));
     }
 }
+// Shared prefixes and the caches that reuse them.
+void CheckPrefixes(const ServingConfig& c) {
+    const SharedPrefixes& p = c.workload.prefixes;
+    const EngineConfig& e = c.engine;
+    if (p.count < 0 || p.count > kMaxSharedPrefixes)
+        throw Error("workload.prefixes.count", "must be 0.." + std::to_string(kMaxSharedPrefixes) +
+                                                   " distinct prefixes (0: none), got " + std::to_string(p.count));
+    if (p.count > 0) {
+        if (p.tokens < 1 || p.tokens > kMaxModelDim - c.workload.input.max)
+            throw Error("workload.prefixes.tokens",
+                        "must be 1.." + std::to_string(kMaxModelDim - c.workload.input.max) +
+                            " (a prefix and the longest input together at most " + std::to_string(kMaxModelDim) +
+                            " tokens), got " + std::to_string(p.tokens));
+        if (!(std::isfinite(p.zipf) && p.zipf >= 0 && p.zipf <= 100))
+            throw Error("workload.prefixes.zipf",
+                        "must be in [0, 100] (prefix k drawn with weight 1/k^zipf; 0: "
+                        "uniform), got " +
+                            ShownNumber(p.zipf));
+        if (c.workload.arrival == ArrivalKind::trace)
+            throw Error("workload.prefixes",
+                        "a replayed trace gives each request's whole prompt; shared prefixes "
+                        "apply to generated workloads (drop workload.prefixes)");
+    }
+    if (e.prefix_caching && (c.model.has_window() || c.model.has_mamba()))
+        throw Error("engine.prefix_caching",
+                    c.model.name + " has " + (c.model.has_mamba() ? "Mamba" : "sliding-window") +
+                        " layers, whose cache is not a prefix of blocks a later prompt could take; prefix caching "
+                        "is modelled for full-attention models only (set it false)");
+    if (!(std::isfinite(e.host_cache_gib) && e.host_cache_gib >= 0))
+        throw Error("engine.host_cache_gib", "must be >= 0 GiB per GPU, got " + ShownNumber(e.host_cache_gib));
+    if (e.host_cache_gib > 0 && !e.prefix_caching)
+        throw Error("engine.host_cache_gib",
+                    "a host tier holds prefixes evicted from the GPU's prefix cache; set "
+                    "engine.prefix_caching true, or host_cache_gib 0");
+    if (e.host_cache_gib > 0 && !(std::isfinite(e.swap_gbps) && e.swap_gbps > 0))
+        throw Error("engine.swap_gbps",
+                    "the host prefix tier copies over the host link: give its GB/s per "
+                    "direction (> 0), got " +
+                        ShownNumber(e.swap_gbps));
+}
 }  // namespace
 
 std::vector<int> StageLayers(int layers, int pp) {
@@ -258,6 +298,7 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (w.arrival == ArrivalKind::closed_loop) AtLeast("workload.concurrency", w.concurrency, 1, "clients");
     CheckLengths("workload.input", w.input);
     CheckLengths("workload.output", w.output);
+    CheckPrefixes(c);
 }
 
 }  // namespace sc

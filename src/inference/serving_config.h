@@ -87,8 +87,19 @@ struct EngineConfig {
     SchedulingPolicy scheduling = SchedulingPolicy::fcfs;
     Preemption preemption = Preemption::recompute;
     // Host link a swapped-out KV cache crosses, GB/s per direction per GPU (each TP rank swaps its own shard).
-    // Only read under Preemption::swap. Not in the hardware presets: the description states it with its source.
+    // Read under Preemption::swap and by the host prefix tier. Not in the hardware presets: the description states
+    // it with its source.
     double swap_gbps = 0;
+    // Automatic prefix caching (vLLM's enable_prefix_caching, SGLang's radix cache): once a prompt's shared prefix
+    // (Workload::prefixes) is computed, its full blocks stay in the replica's cache, and a later prompt with that
+    // prefix takes them instead of computing them. Blocks no running request uses stay cached until blocks are
+    // needed, then go least recently used first (vLLM's free block queue), before anything is preempted.
+    bool prefix_caching = false;
+    // A second tier for prefixes, in host memory (GiB per GPU; LMCache's CPU offload, vLLM's KV offloading): a
+    // prefix evicted from the GPU is copied there, and a prompt whose prefix is there copies it back instead of
+    // computing it; both copies cross the host link at swap_gbps and the replica waits for them, as for a swap.
+    // 0: no host tier. Needs prefix_caching.
+    double host_cache_gib = 0;
 };
 
 // One pool's replicas. A replica is pp pipeline stages of tp GPUs each (tp x pp GPUs).
@@ -147,6 +158,17 @@ struct TraceRequest {
     int priority = 0;
 };
 
+// Prompts that begin with one of `count` shared prefixes of `tokens` tokens each (a system prompt, a document
+// several questions are asked about), as SGLang's bench_serving "generated-shared-prefix" dataset builds them
+// (gsp_num_groups prefixes of gsp_system_prompt_len tokens; its zipf mode draws prefix k, 1-based, with weight
+// 1/k^alpha). A request's prompt is its prefix followed by its own Workload::input tokens.
+struct SharedPrefixes {
+    int count = 0;  // 0: no shared prefixes
+    int tokens = 0;
+    double zipf = 0;  // 0: every prefix equally likely
+};
+constexpr int kMaxSharedPrefixes = 1 << 20;
+
 struct Workload {
     ArrivalKind arrival = ArrivalKind::offline;
     double rate = 0;           // requests/s (poisson, fixed_rate)
@@ -154,6 +176,7 @@ struct Workload {
     double cv = 1;             // gamma: coefficient of variation of the gaps
     long long requests = 1;    // requests in the run (trace: the trace's length)
     LengthDist input, output;  // prompt tokens, generated tokens (the first one comes from the prefill)
+    SharedPrefixes prefixes;   // set: each prompt is a shared prefix, then `input` tokens of its own
     // Priority classes: a request draws class i with probability priority_weights[i] and gets priority i
     // (0 first). Empty: everyone has priority 0. Only read under SchedulingPolicy::priority.
     std::vector<double> priority_weights;

@@ -153,6 +153,8 @@ ServingDescription ParseServingDescription(std::string_view text) {
                            ? Preemption::swap
                            : Preemption::recompute;
         e.swap_gbps = f.NonNegativeNumber("swap_gbps", 0, 1e6);
+        e.prefix_caching = f.Bool("prefix_caching", e.prefix_caching);
+        e.host_cache_gib = f.NonNegativeNumber("host_cache_gib", 0, 1e9);
         f.RejectUnknown();
     }
     const nlohmann::json* wl = top.Object("workload");
@@ -182,6 +184,13 @@ ServingDescription ParseServingDescription(std::string_view text) {
         w.seed = static_cast<uint64_t>(f.NonNegativeInt("seed", 1, 2147483647));
         w.input = Lengths(f.Object("input"), "workload.input");
         w.output = Lengths(f.Object("output"), "workload.output");
+        if (const nlohmann::json* pr = f.Object("prefixes")) {  // each prompt: a shared prefix, then its input
+            JsonFields g(*pr, "workload.prefixes");
+            w.prefixes.count = g.PositiveInt("count", 1, kMaxSharedPrefixes);
+            w.prefixes.tokens = g.PositiveInt("tokens");
+            w.prefixes.zipf = g.NonNegativeNumber("zipf", 0, 100);
+            g.RejectUnknown();
+        }
         f.RejectUnknown();
     }
     top.RejectUnknown();

@@ -15,13 +15,15 @@ struct ServedRequest {
     int ctx = 0;        // tokens whose K and V are in the cache (or, swapped, on the host)
     int generated = 0;  // output tokens sampled so far
     double first_token = -1;
-    double prefill_done = 0;                              // s, when a prefill replica finished it (disaggregated)
-    long long blocks = 0;                                 // KV blocks held
-    int client = -1;                                      // closed-loop client that sent it
-    bool swapped = false;                                 // its cache is on the host (swap preemption)
-    int timeline = -1;                                    // its TimelineRecorder slot; -1: outside the sample
-    long long scheduled_in = -1;                          // the last iteration (engine count) it ran in
-    double swap_in = 0;                                   // s its cache takes to come back, this iteration
+    double prefill_done = 0;      // s, when a prefill replica finished it (disaggregated)
+    long long blocks = 0;         // KV blocks held
+    int client = -1;              // closed-loop client that sent it
+    bool swapped = false;         // its cache is on the host (swap preemption)
+    int timeline = -1;            // its TimelineRecorder slot; -1: outside the sample
+    long long scheduled_in = -1;  // the last iteration (engine count) it ran in
+    double swap_in = 0;           // s its cache takes to come back, this iteration
+    int prefix = -1;              // its shared prefix (Workload::prefixes); -1: none
+    bool shares = false;          // uses its scheduler's cached copy of that prefix, whose blocks are not in `blocks`
     int feed() const { return input + generated - ctx; }  // tokens to run through the model before the next sample
     bool decoding() const { return generated > 0 && feed() == 1; }
 };

@@ -1,6 +1,8 @@
 #include "inference/workload_gen.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <numbers>
 
 namespace sc {
@@ -73,6 +75,20 @@ int DrawLength(const LengthDist& d, Rng& rng) {
         case LengthDist::Kind::empirical: return d.values[rng.Pick(d.weights)];
     }
     return d.min;
+}
+
+PrefixDraw::PrefixDraw(const SharedPrefixes& p) : count_(p.count) {
+    if (p.count <= 0 || p.zipf == 0) return;
+    cumulative_.resize(static_cast<size_t>(p.count));
+    double sum = 0;
+    for (int k = 0; k < p.count; ++k) cumulative_[static_cast<size_t>(k)] = sum += std::pow(k + 1.0, -p.zipf);
+}
+
+int PrefixDraw::operator()(Rng& rng) const {
+    if (cumulative_.empty()) return rng.Between(0, count_ - 1);
+    const double u = rng.Uniform() * cumulative_.back();
+    const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
+    return static_cast<int>(std::min<std::ptrdiff_t>(it - cumulative_.begin(), count_ - 1));
 }
 
 double NormalAcceptance(const LengthDist& d) {

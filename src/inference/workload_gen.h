@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "inference/serving_config.h"
 
@@ -29,6 +30,18 @@ double NextGap(const Workload& w, Rng& rng);
 
 // One length drawn from `d` (its bounds are enforced; a normal is redrawn until it rounds into [min, max]).
 int DrawLength(const LengthDist& d, Rng& rng);
+
+// A request's shared prefix (Workload::prefixes): prefix k (0-based) with weight 1/(k+1)^zipf, drawn by a binary
+// search of the cumulative weights (kept only when zipf > 0: a uniform draw needs none).
+class PrefixDraw {
+public:
+    explicit PrefixDraw(const SharedPrefixes& p);
+    int operator()(Rng& rng) const;
+
+private:
+    int count_ = 0;
+    std::vector<double> cumulative_;
+};
 
 // The share of a normal(mean, stddev) that rounds into [min, max]; ValidateServingConfig requires at least 1%
 // so that DrawLength's redraws end quickly.

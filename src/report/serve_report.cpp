@@ -57,7 +57,20 @@ std::string EngineText(const EngineConfig& e) {
     s += e.static_batching ? ", static batching" : e.chunked_prefill ? ", chunked prefill" : ", whole prompts";
     s += e.admission == KvAdmission::reserve_full ? ", KV reserved at admission" : ", KV on demand";
     s += std::string(", ") + NameOf(e.scheduling) + ", " + NameOf(e.preemption) + " preemption";
+    if (e.prefix_caching) s += ", prefix caching";
+    if (e.host_cache_gib > 0)
+        s += " with a host tier of " + Fmt("%g", e.host_cache_gib) + " GiB per GPU at " + Fmt("%g", e.swap_gbps) +
+             " GB/s";
     return s;
+}
+
+// ", each after one of 64 shared prefixes of 2048 tokens (Zipf 1.1)", or nothing.
+std::string PrefixesText(const SharedPrefixes& p) {
+    if (p.count == 0) return "";
+    return ", each after " +
+           (p.count == 1 ? std::string("one shared prefix")
+                         : "one of " + std::to_string(p.count) + " shared prefixes") +
+           " of " + std::to_string(p.tokens) + " tokens" + (p.zipf > 0 ? " (Zipf " + Fmt("%g", p.zipf) + ")" : "");
 }
 
 std::string KvText(const KvCapacity& k) {
@@ -115,6 +128,12 @@ Json ResultJson(const ServingResult& r, bool series) {
               {"mean_running", r.mean_running},
               {"mean_in_system", r.mean_in_system},
               {"mean_waiting", r.mean_waiting},
+              {"prefix_requests", r.prefix_requests},
+              {"prefix_gpu_hits", r.prefix_gpu_hits},
+              {"prefix_host_hits", r.prefix_host_hits},
+              {"prefix_tokens_reused", r.prefix_tokens_reused},
+              {"host_tier_loaded_bytes", r.host_tier_loaded_bytes},
+              {"host_tier_stored_bytes", r.host_tier_stored_bytes},
               {"kv_transfers", r.kv_transfers},
               {"kv_transfer_mean_s", r.kv_transfer_mean},
               {"busy_s",
@@ -157,6 +176,10 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
                      {"requests", w.requests},
                      {"input", LengthText(w.input)},
                      {"output", LengthText(w.output)}};
+    if (w.prefixes.count > 0)
+        j["workload"]["prefixes"] = {
+            {"count", w.prefixes.count}, {"tokens", w.prefixes.tokens}, {"zipf", w.prefixes.zipf}};
+    j["engine"] = {{"prefix_caching", c.engine.prefix_caching}, {"host_cache_gib", c.engine.host_cache_gib}};
     j["slo"] = {{"ttft_s", c.slo.ttft}, {"tpot_s", c.slo.tpot}};
     return j;
 }
@@ -199,7 +222,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         if (!run.rates.clock.empty()) o += "  clock        " + run.rates.clock + "\n";
     }
     o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) +
-         ", input " + LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens\n";
+         ", input " + LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens" +
+         PrefixesText(c.workload.prefixes) + "\n";
     o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
     if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
     if (run.transfer)
@@ -229,6 +253,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          Fmt("%.1f%%", 100 * r.kv_occupancy_peak) + "; " + std::to_string(r.preemptions) + " preemptions";
     if (r.swapped_bytes > 0) o += " (" + FormatBytes(r.swapped_bytes) + " swapped per GPU)";
     o += "\n";
+    if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r) + "\n";
     o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
          " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system\n";
@@ -300,6 +325,18 @@ std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std:
         points.push_back({{"rate", p.rate}, {"result", ResultJson(p.run.result, false)}});
     Json j = {{"deployment", DeploymentJson(s.config, s.system)}, {"points", std::move(points)}};
     return j.dump(2) + "\n";
+}
+
+std::string PrefixCacheText(const ServingResult& r) {
+    const long long hits = r.prefix_gpu_hits + r.prefix_host_hits;
+    std::string s = Fmt("%.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) + " of " +
+                    std::to_string(r.prefix_requests) + " admissions hit (" + std::to_string(r.prefix_gpu_hits) +
+                    " on the GPU, " + std::to_string(r.prefix_host_hits) + " from the host tier), " +
+                    Fmt("%.0f", r.prefix_tokens_reused) + " prompt tokens not computed";
+    if (r.host_tier_loaded_bytes > 0 || r.host_tier_stored_bytes > 0)
+        s += "; host tier " + FormatBytes(r.host_tier_loaded_bytes) + " in, " + FormatBytes(r.host_tier_stored_bytes) +
+             " out per GPU";
+    return s;
 }
 
 }  // namespace sc

@@ -13,6 +13,10 @@ namespace sc {
 std::string ServeReportText(const engine::ServeRequest& request, const engine::ServeResult& result);
 std::string ServeReportJson(const engine::ServeRequest& request, const engine::ServeResult& result);
 
+// What the prefix cache did (engine.prefix_caching): "93.8% of 1024 admissions hit (960 on the GPU, 0 from the host
+// tier), 1966080 prompt tokens not computed", and the host tier's bytes when it copied any.
+std::string PrefixCacheText(const ServingResult& r);
+
 // The result's per-request timelines (ServingResult::timelines) as Chrome trace-event JSON, which Perfetto and
 // chrome://tracing open: one process per replica, one thread (row) per request, one complete event per span
 // (queued, prefill chunk, decode, stalled, preempted, KV transfer), instant events at first and last token.

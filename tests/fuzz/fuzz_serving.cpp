@@ -47,18 +47,35 @@ void Simulate(sc::ServingConfig c) {
     static const sc::CalibrationTable cal =
         sc::ParseCalibration(scfuzz::ReadSource("presets/calibration/measured.json"));
     sc::Workload& w = c.workload;
-    if (w.input.max > 65536 || w.output.max > 65536) return;
+    if (w.input.max + w.prefixes.tokens > 65536 || w.output.max > 65536 || w.prefixes.count > 4096) return;
     w.requests = std::min<long long>(w.requests, 16);
     c.timelines = std::min(c.timelines, 4);
     const sc::ServingResult r = sc::SimulateServing(c, h100, &cal).result;
     Check(r.completed == w.requests);
     for (const sc::LatencySummary* s : {&r.ttft, &r.tpot, &r.e2e}) CheckLatency(*s);
-    for (double v : {r.duration, r.requests_per_s, r.input_tokens_per_s, r.output_tokens_per_s,
-                     r.output_tokens_per_s_per_gpu, r.slo_attainment, r.goodput_requests_per_s, r.kv_occupancy_mean,
-                     r.kv_occupancy_peak, r.swapped_bytes, r.mean_batch_tokens, r.mean_running, r.mean_in_system,
-                     r.mean_waiting, r.sum_e2e, r.kv_transfer_mean, r.busy.total()})
+    for (double v : {r.duration,
+                     r.requests_per_s,
+                     r.input_tokens_per_s,
+                     r.output_tokens_per_s,
+                     r.output_tokens_per_s_per_gpu,
+                     r.slo_attainment,
+                     r.goodput_requests_per_s,
+                     r.kv_occupancy_mean,
+                     r.kv_occupancy_peak,
+                     r.swapped_bytes,
+                     r.mean_batch_tokens,
+                     r.mean_running,
+                     r.mean_in_system,
+                     r.mean_waiting,
+                     r.sum_e2e,
+                     r.kv_transfer_mean,
+                     r.busy.total(),
+                     r.prefix_tokens_reused,
+                     r.host_tier_loaded_bytes,
+                     r.host_tier_stored_bytes})
         CheckFigure(v);
     Check(r.slo_attainment <= 1 && r.kv_occupancy_peak <= 1 + 1e-9);
+    Check(r.prefix_gpu_hits + r.prefix_host_hits <= r.prefix_requests && r.prefix_gpu_hits >= 0);
     for (const sc::SeriesPoint& p : r.series)
         for (double v : {p.start, p.end, p.kv_occupancy, p.running, p.waiting}) CheckFigure(v);
 }

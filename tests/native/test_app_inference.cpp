@@ -14,6 +14,7 @@
 #include "app/imgui_bridge.h"
 #include "app/inference_driver.h"
 #include "app/pool_jobs.h"
+#include "app/serve_link.h"
 #include "page_driver.h"
 #include "report/serve_report.h"
 #include "test_util.h"
@@ -133,6 +134,32 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     ASSERT_EQ(s->inference.error, "");
     EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set precision.weights=int4"));
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
+}
+
+// Prefix caching travels in the link (serve.prefix_caching); turned off it takes the preset's host tier with it, and
+// either way the page simulates what the CLI's --set simulates.
+TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-shared-prefix.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    s->inference.config.workload.requests = 128;
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    const std::string on = Cli("serve --preset llama3-8b-h100-shared-prefix --set workload.requests=128");
+    EXPECT_EQ(s->inference.report, on);
+    EXPECT_NE(on.find("prefix cache   "), std::string::npos) << on;
+
+    sc::app::SetPrefixCaching(s->inference.config, false, 5);
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    const sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*other);
+    EXPECT_FALSE(r.config.engine.prefix_caching);
+    EXPECT_EQ(r.config.engine.host_cache_gib, 0);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-shared-prefix --set workload.requests=128 "
+                                       "--set engine.prefix_caching=false --set engine.host_cache_gib=0"));
+    EXPECT_EQ(s->inference.report.find("prefix cache   "), std::string::npos);
 }
 
 // A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.

@@ -1,0 +1,280 @@
+// Shared prefixes and the caches that reuse them (engine.prefix_caching, engine.host_cache_gib): closed forms of
+// the time a hit saves and a host copy costs, blocks held once, least recently used eviction, and the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/error.h"
+#include "inference/engine.h"
+#include "inference/iteration_cost.h"
+#include "inference/prefix_cache.h"
+#include "inference/serving_parse.h"
+#include "inference/workload_gen.h"
+#include "serve_test_util.h"
+
+namespace {
+
+using namespace sc;
+using servetest::Base;
+using servetest::Calibration;
+using servetest::System;
+
+// One client sending `requests` prompts one after another, each a shared prefix of `prefix` tokens (one of
+// `count`) then `own` tokens of its own, and one output token: every request is one prefill iteration.
+ServingConfig OneClient(long long requests, int count, int prefix, int own) {
+    ServingConfig c = Base("llama3-8b", 1, own, 1, requests);
+    c.workload.arrival = ArrivalKind::closed_loop;
+    c.workload.concurrency = 1;
+    c.workload.prefixes = {count, prefix, 0};
+    c.engine.prefix_caching = true;
+    return c;
+}
+
+double PrefillSeconds(const IterationCost& cost, double cached, double computed) {
+    BatchShape b;
+    b.AddPrefillChunk(cached, computed, 0);
+    b.logits = 1;
+    return cost.Breakdown(b).total();
+}
+
+IterationCost CostOf(const ServingConfig& c) {
+    return IterationCost(c.model, c.precision, c.pool.tp, System("dgx-h100-superpod"), &Calibration(), 1024,
+                         c.engine.max_tokens);
+}
+
+TEST(ServePrefixCache, ALaterPromptComputesOnlyWhatFollowsTheCachedPrefix) {
+    // 1,000 shared tokens in 16-token blocks: 62 full blocks (992 tokens) are cached; the rest is computed.
+    ServingConfig c = OneClient(2, 1, 1000, 200);
+    const IterationCost cost = CostOf(c);
+    const ServingResult r = Simulate(c, cost, 100000);
+    ASSERT_EQ(r.completed, 2);
+    EXPECT_DOUBLE_EQ(r.ttft.max, PrefillSeconds(cost, 0, 1200));   // the first computes its whole prompt
+    EXPECT_DOUBLE_EQ(r.ttft.min, PrefillSeconds(cost, 992, 208));  // the second attends to the cached 992
+    EXPECT_EQ(r.prefix_requests, 2);
+    EXPECT_EQ(r.prefix_gpu_hits, 1);
+    EXPECT_EQ(r.prefix_host_hits, 0);
+    EXPECT_DOUBLE_EQ(r.prefix_tokens_reused, 992);
+    EXPECT_DOUBLE_EQ(r.input_tokens_per_s * r.duration, 2 * 1200);  // a prompt is its prefix and its own tokens
+
+    c.engine.prefix_caching = false;  // the same prompts, each computed whole
+    const ServingResult off = Simulate(c, cost, 100000);
+    EXPECT_DOUBLE_EQ(off.ttft.min, PrefillSeconds(cost, 0, 1200));
+    EXPECT_DOUBLE_EQ(off.ttft.max, off.ttft.min);
+    EXPECT_EQ(off.prefix_requests, 0);
+}
+
+TEST(ServePrefixCache, RequestsSharingAPrefixHoldItsBlocksOnce) {
+    // Eight queued requests of one 1,024-token prefix run together: the first computes the prefix and, as vLLM
+    // caches a block when it is allocated, the seven admitted after it in the same iteration take its 64 blocks.
+    ServingConfig c = Base("llama3-8b", 1, 64, 32, 8);
+    c.workload.prefixes = {1, 1024, 0};
+    c.engine.prefix_caching = true;
+    c.engine.max_tokens = 16384;  // all eight whole prompts in the first iteration with or without the cache
+    const IterationCost cost = CostOf(c);
+    const long long blocks = 10000;
+    const ServingResult on = Simulate(c, cost, blocks);
+    c.engine.prefix_caching = false;
+    const ServingResult off = Simulate(c, cost, blocks);
+    ASSERT_EQ(on.completed, 8);
+    EXPECT_EQ(on.prefix_gpu_hits, 7);
+    EXPECT_DOUBLE_EQ(on.prefix_tokens_reused, 7 * 1024);
+    // Both run the eight in lockstep; at the peak the copies hold 7 x 64 blocks fewer.
+    EXPECT_NEAR((off.kv_occupancy_peak - on.kv_occupancy_peak) * blocks, 7 * 64, 1e-6);
+    EXPECT_EQ(on.iterations, off.iterations);
+    EXPECT_NEAR((off.mean_batch_tokens - on.mean_batch_tokens) * on.iterations, 7 * 1024, 1e-6);
+}
+
+// A cache that holds one 64-block prefix beside a request (64 + 68 - 1 blocks) and a client cycling over three
+// prefixes: each request's prefix is on the GPU when it repeats the previous one, else in the host tier when it
+// was evicted before (with one), else computed. The expected time per request is written out from that rule.
+TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
+    const int requests = 40, prefix_blocks = 64, bs = 16;
+    for (const bool host : {false, true}) {
+        SCOPED_TRACE(host ? "host tier" : "GPU only");
+        ServingConfig c = OneClient(requests, 3, prefix_blocks * bs, 64);
+        if (host) c.engine.host_cache_gib = 1, c.engine.swap_gbps = 25;
+        const IterationCost cost = CostOf(c);
+        const ServingResult r = Simulate(c, cost, prefix_blocks + 68 - 1);
+        ASSERT_EQ(r.completed, requests);
+
+        // The prefixes the engine draws: the same generator, seed and order (lengths are fixed, so the prefix
+        // draw is the only one per request).
+        Rng rng(c.workload.seed);
+        const PrefixDraw draw(c.workload.prefixes);
+        const double copy = prefix_blocks * bs * cost.KvBytesPerToken() / 25e9;
+        const double miss = PrefillSeconds(cost, 0, 1088), hit = PrefillSeconds(cost, 1024, 64);
+        double expected = 0;
+        long long gpu_hits = 0, host_hits = 0, stores = 0;
+        std::set<int> in_host;
+        int on_gpu = -1;
+        for (int i = 0; i < requests; ++i) {
+            const int p = draw(rng);
+            if (p == on_gpu) {
+                ++gpu_hits, expected += hit;
+                continue;
+            }
+            double t = 0;
+            if (on_gpu >= 0 && host && in_host.insert(on_gpu).second) ++stores, t += copy;  // evicted to the host
+            if (host && in_host.count(p)) ++host_hits, t += hit + copy;
+            else t += miss;
+            expected += t;
+            on_gpu = p;
+        }
+        EXPECT_EQ(r.prefix_requests, requests);
+        EXPECT_EQ(r.prefix_gpu_hits, gpu_hits);
+        EXPECT_EQ(r.prefix_host_hits, host_hits);
+        EXPECT_GT(gpu_hits, 0);
+        if (host) {
+            EXPECT_GT(host_hits, 0);
+        }
+        EXPECT_NEAR(r.host_tier_stored_bytes, stores * copy * 25e9, 1e-3);
+        EXPECT_NEAR(r.host_tier_loaded_bytes, host_hits * copy * 25e9, 1e-3);
+        EXPECT_NEAR(r.sum_e2e, expected, 1e-9 * expected);
+        EXPECT_EQ(r.preemptions, 0);  // a prefix no one uses goes before anything is preempted
+    }
+}
+
+TEST(ServePrefixCache, TheCacheEvictsLeastRecentlyUsedFirstOnBothTiers) {
+    PrefixCache c(2);  // a host tier of two prefixes
+    for (int p : {1, 2, 3}) c.AddToGpu(p);
+    c.Release(2), c.Release(1), c.Release(3);  // unused now, 2 the least recently used
+    c.Use(1);                                  // in use: not evictable
+    bool stored = false;
+    EXPECT_EQ(c.EvictOne(&stored), 2);
+    EXPECT_TRUE(stored);
+    EXPECT_EQ(c.Find(2), PrefixCache::Where::host);
+    EXPECT_EQ(c.EvictOne(&stored), 3);
+    EXPECT_EQ(c.EvictOne(&stored), -1);  // 1 is in use
+    c.Release(1);
+    EXPECT_EQ(c.EvictOne(&stored), 1);  // the host tier is full: its oldest (2) leaves it
+    EXPECT_EQ(c.Find(2), PrefixCache::Where::none);
+    EXPECT_EQ(c.Find(3), PrefixCache::Where::host);
+    EXPECT_EQ(c.Find(1), PrefixCache::Where::host);
+    c.AddToGpu(3);  // copied back: on the GPU, its host copy kept and now the most recent there
+    EXPECT_EQ(c.Find(3), PrefixCache::Where::gpu);
+    c.Release(3);
+    EXPECT_EQ(c.EvictOne(&stored), 3);
+    EXPECT_FALSE(stored);  // already in the host tier: nothing to copy
+    EXPECT_EQ(c.gpu_copies(), 0);
+    EXPECT_EQ(c.host_copies(), 2);
+}
+
+TEST(ServePrefixCache, PrefixesAreDrawnUniformlyOrByZipf) {
+    const int n = 200000;
+    for (const double zipf : {0.0, 1.0}) {
+        const PrefixDraw draw(SharedPrefixes{4, 100, zipf});
+        Rng rng(7);
+        std::vector<int> seen(4, 0);
+        for (int i = 0; i < n; ++i) ++seen[static_cast<size_t>(draw(rng))];
+        double total = 0;
+        for (int k = 1; k <= 4; ++k) total += std::pow(k, -zipf);
+        for (int k = 0; k < 4; ++k) {
+            const double p = std::pow(k + 1, -zipf) / total, sd = std::sqrt(n * p * (1 - p));
+            EXPECT_NEAR(seen[static_cast<size_t>(k)], n * p, 5 * sd) << "prefix " << k << ", zipf " << zipf;
+        }
+    }
+}
+
+TEST(ServePrefixCache, PreemptsOnlyWhenEveryUnusedPrefixIsGone) {
+    // Many requests over four prefixes in a cache too small for all of them at once, under both preemption modes
+    // and with a disaggregated decode pool: everything completes and the first preemption finds the cache full.
+    for (const Preemption mode : {Preemption::recompute, Preemption::swap}) {
+        ServingConfig c = servetest::Uniform("llama3-8b", 1, 300, {16, 256}, {16, 512}, ArrivalKind::poisson);
+        c.workload.rate = 50;
+        c.workload.prefixes = {4, 512, 0.8};
+        c.engine.prefix_caching = true;
+        c.engine.preemption = mode;
+        c.engine.swap_gbps = 25;
+        c.engine.host_cache_gib = 0.05;
+        const IterationCost cost = CostOf(c);
+        const ServingResult r = Simulate(c, cost, 400);
+        EXPECT_EQ(r.completed, 300);
+        EXPECT_GT(r.preemptions, 0);
+        EXPECT_EQ(r.used_blocks_at_first_preemption, r.kv_blocks);
+        EXPECT_GT(r.prefix_gpu_hits, 0);
+        EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-6 * r.sum_e2e);  // Little's law still holds
+    }
+}
+
+TEST(ServePrefixCache, ADecodePoolReceivesTheWholePromptsCache) {
+    ServingConfig c = OneClient(6, 1, 1024, 64);
+    c.workload.prefixes.count = 1;
+    c.decode_pool = PoolConfig{1, 1};
+    c.workload.output = LengthDist::Fixed(8);
+    const IterationCost cost = CostOf(c);
+    KvTransferModel link{1e-5, 1e-7};
+    const ServingResult on = Simulate(c, {&cost, 10000}, PoolModel{&cost, 10000}, link);
+    c.engine.prefix_caching = false;
+    const ServingResult off = Simulate(c, {&cost, 10000}, PoolModel{&cost, 10000}, link);
+    ASSERT_EQ(on.completed, 6);
+    EXPECT_EQ(on.prefix_gpu_hits, 5);
+    // All 1,088 prompt tokens cross, cached or not (a mean of six: equal to rounding).
+    EXPECT_NEAR(on.kv_transfer_mean, link.Seconds(1088), 1e-12 * link.Seconds(1088));
+    EXPECT_NEAR(off.kv_transfer_mean, link.Seconds(1088), 1e-12 * link.Seconds(1088));
+    EXPECT_LT(on.busy.linear, off.busy.linear);  // the prefill pool computed 5 x 1,024 tokens fewer
+}
+
+std::string ErrorOf(const std::string& json) {
+    try {
+        ServingConfig c = ParseServingDescription(json).config;
+        c.model = servetest::Model("llama3-8b");
+        ValidateServingConfig(c);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
+    const std::string head = R"({"model": "llama3-8b", "system": "dgx-h100-superpod", )";
+    const std::string work = R"("workload": {"requests": 4, "input": {"tokens": 64}, "output": {"tokens": 8})";
+    auto with = [&](const std::string& engine, const std::string& more) {
+        return head + R"("engine": {)" + engine + "}, " + work + more + "}}";
+    };
+    const ServingDescription d =
+        ParseServingDescription(with(R"("prefix_caching": true, "host_cache_gib": 4, "swap_gbps": 25)",
+                                     R"(, "prefixes": {"count": 64, "tokens": 2048, "zipf": 1.1})"));
+    EXPECT_TRUE(d.config.engine.prefix_caching);
+    EXPECT_DOUBLE_EQ(d.config.engine.host_cache_gib, 4);
+    EXPECT_EQ(d.config.workload.prefixes.count, 64);
+    EXPECT_EQ(d.config.workload.prefixes.tokens, 2048);
+    EXPECT_DOUBLE_EQ(d.config.workload.prefixes.zipf, 1.1);
+
+    EXPECT_NE(ErrorOf(with("", R"(, "prefixes": {"tokens": 16, "share": 1})")).find("workload.prefixes.share"),
+              std::string::npos);
+    EXPECT_NE(ErrorOf(with("", R"(, "prefixes": {"count": 0, "tokens": 16})")).find("workload.prefixes.count"),
+              std::string::npos);
+    EXPECT_NE(ErrorOf(with("", R"(, "prefixes": {"tokens": 2147483647})")).find("workload.prefixes.tokens"),
+              std::string::npos);
+    const std::string host = ErrorOf(with(R"("host_cache_gib": 4, "swap_gbps": 25)", ""));
+    EXPECT_NE(host.find("engine.host_cache_gib"), std::string::npos) << host;
+    EXPECT_NE(host.find("prefix_caching"), std::string::npos) << host;
+    const std::string link = ErrorOf(with(R"("prefix_caching": true, "host_cache_gib": 4)", ""));
+    EXPECT_NE(link.find("engine.swap_gbps"), std::string::npos) << link;
+
+    ServingConfig windowed = Base("llama3-8b", 1, 64, 8, 4);
+    windowed.model = servetest::Model("mistral-7b");
+    windowed.engine.prefix_caching = true;
+    try {
+        ValidateServingConfig(windowed);
+        ADD_FAILURE() << "a sliding-window model was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("engine.prefix_caching"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("sliding-window"), std::string::npos) << e.what();
+    }
+    ServingConfig traced = Base("llama3-8b", 1, 64, 8, 1);
+    traced.workload.arrival = ArrivalKind::trace;
+    traced.workload.trace = {TraceRequest{0, 64, 8, 0}};
+    traced.workload.prefixes = {2, 128, 0};
+    try {
+        ValidateServingConfig(traced);
+        ADD_FAILURE() << "a trace with shared prefixes was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("workload.prefixes"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
