@@ -106,6 +106,7 @@ bool DrawDescription(AppState& s) {
     ImGui::SameLine();
     changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
     if (c.workload.prefixes.count > 0) {  // only a workload with shared prefixes has anything to reuse
+        ImGui::SameLine();
         bool reuse = c.engine.prefix_caching;
         if (ImGui::Checkbox("prefix caching", &reuse)) {
             const double host =
@@ -142,6 +143,18 @@ bool DrawDescription(AppState& s) {
     }
     int requests = static_cast<int>(w.requests);
     if (IntField("requests", &requests, "requests in the run")) w.requests = requests, changed = true;
+    ImGui::SameLine();
+    if (IntField("shared prefixes", &w.prefixes.count,
+                 "each prompt begins with one of this many shared prefixes (a system prompt, a document), then its "
+                 "own input tokens (SGLang's generated-shared-prefix workload); 0: none")) {
+        // SGLang bench_serving's gsp_system_prompt_len default, for a workload that had no prefixes.
+        if (w.prefixes.count > 0 && w.prefixes.tokens == 0) w.prefixes.tokens = 2048;
+        changed = true;
+    }
+    if (w.prefixes.count > 0) {
+        ImGui::SameLine();
+        changed |= IntField("prefix tokens", &w.prefixes.tokens, "tokens of each shared prefix");
+    }
     changed |= Milliseconds("TTFT SLO ms", &c.slo.ttft, "time-to-first-token target (0: none)");
     ImGui::SameLine();
     changed |= Milliseconds("TPOT SLO ms", &c.slo.tpot, "time-per-output-token target (0: none)");

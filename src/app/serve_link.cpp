@@ -47,6 +47,8 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.ttft_s = IfChanged(now.slo.ttft, base.slo.ttft);
     e.tpot_s = IfChanged(now.slo.tpot, base.slo.tpot);
     e.timelines = IfChanged(now.timelines, base.timelines);
+    e.prefixes = IfChanged(now.workload.prefixes.count, base.workload.prefixes.count);
+    e.prefix_tokens = IfChanged(now.workload.prefixes.tokens, base.workload.prefixes.tokens);
     e.prefix_caching = IfChanged(now.engine.prefix_caching, base.engine.prefix_caching);
     return e;
 }
@@ -67,6 +69,8 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;
+    if (e.prefixes) c.workload.prefixes.count = *e.prefixes;
+    if (e.prefix_tokens) c.workload.prefixes.tokens = *e.prefix_tokens;
     if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, c.engine.host_cache_gib);
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows

@@ -70,6 +70,7 @@ struct LinkServeEdits {
     std::optional<double> ttft_s, tpot_s;             // SLO targets in seconds (0: none)
     std::optional<int> pp, ep, decode_pp, decode_ep;  // pipeline stages and expert groups per replica
     std::optional<int> timelines;                     // requests whose timelines the result keeps
+    std::optional<int> prefixes, prefix_tokens;       // shared prompt prefixes: how many (0: none), tokens each
     std::optional<bool> prefix_caching;               // off also drops the preset's host tier
     bool operator==(const LinkServeEdits&) const = default;
 };

@@ -63,6 +63,8 @@ const std::vector<Key>& Keys() {
         {"serve.decode_pp", IntField{&Edits::decode_pp, 1, 1 << 24}},
         {"serve.decode_ep", IntField{&Edits::decode_ep, 1, 1 << 24}},
         {"serve.timelines", IntField{&Edits::timelines, 0, 1 << 24}},  // checked when simulated (kMaxTimelines)
+        {"serve.prefixes", IntField{&Edits::prefixes, 0, 1 << 24}},    // checked when simulated (kMaxSharedPrefixes)
+        {"serve.prefix_tokens", IntField{&Edits::prefix_tokens, 1, kMaxModelDim}},
         {"serve.prefix_caching", BoolField{&Edits::prefix_caching}},
     };
     return keys;

@@ -136,8 +136,9 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
 }
 
-// Prefix caching travels in the link (serve.prefix_caching); turned off it takes the preset's host tier with it, and
-// either way the page simulates what the CLI's --set simulates.
+// Shared prefixes and prefix caching travel in the link (serve.prefixes, serve.prefix_tokens, serve.prefix_caching);
+// turned off, prefix caching takes the preset's host tier with it, and either way the page simulates what the CLI's
+// --set simulates.
 TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     App s = OpenPage();
     ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-shared-prefix.json"));
@@ -160,6 +161,25 @@ TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-shared-prefix --set workload.requests=128 "
                                        "--set engine.prefix_caching=false --set engine.host_cache_gib=0"));
     EXPECT_EQ(s->inference.report.find("prefix cache   "), std::string::npos);
+
+    // A workload without prefixes gets them in the tab (serve.prefixes, serve.prefix_tokens) and caches them.
+    App t = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*t, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*t, 2);
+    t->inference.config.workload.requests = 200;
+    t->inference.config.workload.prefixes = {8, 512, 0};
+    t->inference.config.engine.prefix_caching = true;
+    App third = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*third, sc::app::PoolLink(*t)), "");
+    const sc::ServingConfig got = sc::app::CurrentServeRequest(*third).config;
+    EXPECT_EQ(got.workload.prefixes.count, 8);
+    EXPECT_EQ(got.workload.prefixes.tokens, 512);
+    EXPECT_TRUE(got.engine.prefix_caching);
+    pagetest::RunServingToEnd(*t);
+    ASSERT_EQ(t->inference.error, "");
+    EXPECT_EQ(t->inference.report,
+              Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=200 --set workload.prefixes.count=8 "
+                  "--set workload.prefixes.tokens=512 --set engine.prefix_caching=true"));
 }
 
 // A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.
