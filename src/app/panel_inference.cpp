@@ -141,6 +141,10 @@ bool DrawDescription(AppState& s) {
         ImGui::SameLine();
         changed |= IntField("clients", &w.concurrency, "each sends its next request when the previous completes");
     }
+    ImGui::SameLine();
+    changed |= IntField("turns", &w.turns,
+                        "requests a conversation: each next turn is sent when the one before completes, its prompt "
+                        "that turn's prompt and output and new input tokens (with prefix caching it reuses them)");
     int requests = static_cast<int>(w.requests);
     if (IntField("requests", &requests, "requests in the run")) w.requests = requests, changed = true;
     ImGui::SameLine();

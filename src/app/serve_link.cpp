@@ -50,6 +50,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.prefixes = IfChanged(now.workload.prefixes.count, base.workload.prefixes.count);
     e.prefix_tokens = IfChanged(now.workload.prefixes.tokens, base.workload.prefixes.tokens);
     e.prefix_caching = IfChanged(now.engine.prefix_caching, base.engine.prefix_caching);
+    e.turns = IfChanged(now.workload.turns, base.workload.turns);
     return e;
 }
 
@@ -72,6 +73,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.prefixes) c.workload.prefixes.count = *e.prefixes;
     if (e.prefix_tokens) c.workload.prefixes.tokens = *e.prefix_tokens;
     if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, c.engine.host_cache_gib);
+    if (e.turns) c.workload.turns = *e.turns;
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
     if (e.kv) c.precision.kv_cache = *e.kv;

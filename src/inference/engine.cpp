@@ -194,7 +194,9 @@ private:
     }
 
     void CheckFits() {
+        // A conversation's last turn has the longest prompt: its shared prefix and every turn's input and output.
         long long input = w_.input.max + (w_.prefixes.count > 0 ? w_.prefixes.tokens : 0), output = w_.output.max;
+        input += static_cast<long long>(w_.turns - 1) * (w_.input.max + w_.output.max);
         if (w_.arrival == ArrivalKind::trace) {
             input = output = 0;
             for (const TraceRequest& t : w_.trace) {
@@ -236,10 +238,10 @@ private:
     }
 
     double NextArrival() const {
-        if (w_.arrival == ArrivalKind::closed_loop) {
-            return closed_pending_.empty() ? kNever : closed_pending_.front().first;
-        }
-        return arrived_ < w_.requests ? next_arrival_ : kNever;
+        const double turn = followups_.empty() ? kNever : followups_.front().arrival;
+        if (w_.arrival == ArrivalKind::closed_loop)
+            return std::min(turn, closed_pending_.empty() ? kNever : closed_pending_.front().first);
+        return std::min(turn, arrived_ < w_.requests ? next_arrival_ : kNever);
     }
 
     ServedRequest NewRequest(double arrival, int client) {
@@ -255,9 +257,34 @@ private:
             if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
             if (w_.prefixes.count > 0) q.prefix = draw_prefix_(rng_), q.input += w_.prefixes.tokens;
         }
+        if (w_.turns > 1) q.conversation = conversations_++;
         q.client = client;
         q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
         return q;
+    }
+
+    // A conversation's next turn, sent `think` after this one completed: its prompt is this turn's prompt and output,
+    // then new input tokens of its own (SGLang's generated-shared-prefix with gsp_num_turns).
+    ServedRequest NextTurn(const ServedRequest& prev) {
+        ServedRequest q;
+        q.id = next_id_++;
+        q.arrival = now_ + w_.think;
+        q.conversation = prev.conversation, q.turn = prev.turn + 1, q.home = prev.home;
+        q.prefix = prev.prefix, q.priority = prev.priority, q.client = prev.client;
+        q.input = prev.input + prev.output + DrawLength(w_.input, rng_);
+        q.output = DrawLength(w_.output, rng_);
+        q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
+        return q;
+    }
+
+    // A later turn goes to the scheduler of its conversation's first (session affinity, as SGLang's router sends a
+    // conversation where its cache is), which keeps its context.
+    void EnqueueHome(ServedRequest q) {
+        Replica& r = replicas_[static_cast<size_t>(q.home)];
+        timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
+        r.waiting.PushBack(std::move(q));
+        Recount(r);
+        MarkReady(r);
     }
 
     void Enqueue(ServedRequest q, int pool) {
@@ -270,6 +297,7 @@ private:
         for (size_t v = first + 1; v < first + per; ++v)
             if (Unfinished(replicas_[v]) < Unfinished(replicas_[pick])) pick = v;
         Replica& r = replicas_[pick];
+        if (pool == 0 && q.home < 0) q.home = static_cast<int>(pick);
         timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
         r.waiting.PushBack(std::move(q));
         Recount(r);
@@ -277,6 +305,10 @@ private:
     }
 
     void Arrivals() {
+        while (!followups_.empty() && followups_.front().arrival <= now_) {
+            EnqueueHome(std::move(followups_.front()));
+            followups_.pop_front();
+        }
         if (w_.arrival == ArrivalKind::closed_loop) {
             while (!closed_pending_.empty() && closed_pending_.front().first <= now_) {
                 Enqueue(NewRequest(now_, closed_pending_.front().second), 0);
@@ -325,6 +357,7 @@ private:
     }
     ServedRequest NewLazy(Replica& r) {
         ServedRequest q = NewRequest(0.0, -1);
+        q.home = IndexOf(r);
         timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
         return q;
     }
@@ -342,78 +375,137 @@ private:
         return r.waiting.Front();
     }
 
-    // ---- Shared prefixes (engine.prefix_caching; prefix_cache.h) ----
+    // ---- Cached prefixes (engine.prefix_caching; prefix_cache.h) ----
+    // Keys: shared prefix g is g; conversation c's context (its earlier turns) is prefixes.count + c.
 
     // Every scheduler that prefills keeps a cache of its own (a pipelined replica's virtual engines each hold 1/pp
-    // of its blocks, and here of its host tier). A prefix is cached as its full blocks.
+    // of its blocks, and here of its host tier). Nothing is cached when no prompt could reuse anything.
     void SetUpPrefixCaches(int pp) {
-        if (!e_.prefix_caching || w_.prefixes.count == 0) return;
-        prefix_blocks_ = w_.prefixes.tokens / e_.block_size;
-        if (prefix_blocks_ == 0) return;
+        if (!e_.prefix_caching) return;
+        prefix_blocks_ = w_.prefixes.count > 0 ? w_.prefixes.tokens / e_.block_size : 0;
+        caching_ = prefix_blocks_ > 0 || w_.turns > 1;
+        if (!caching_) return;
         long long host = 0;
         if (e_.host_cache_gib > 0)
-            host = static_cast<long long>(std::floor(e_.host_cache_gib * 1073741824.0 / PrefixBytes(0) / pp));
+            host = static_cast<long long>(std::floor(e_.host_cache_gib * 1073741824.0 / BlockBytes(0) / pp));
         for (Replica& r : replicas_)
             if (r.role != Role::decode) r.prefixes = PrefixCache(host);
     }
-    bool CachesPrefixes(const Replica& r) const { return prefix_blocks_ > 0 && r.role != Role::decode; }
-    long long SharedBlocks(const ServedRequest& q) const { return q.shares ? prefix_blocks_ : 0; }
+    bool CachesPrefixes(const Replica& r) const { return caching_ && r.role != Role::decode; }
+    long long ConversationKey(const ServedRequest& q) const { return w_.prefixes.count + q.conversation; }
     int PrefixTokens() const { return static_cast<int>(prefix_blocks_ * e_.block_size); }
-    double PrefixBytes(int pool) const {  // one cached prefix on one GPU of the pool
-        return static_cast<double>(prefix_blocks_) * e_.block_size * pools_[pool].cost->KvBytesPerToken();
+    double BlockBytes(int pool) const {  // one block on one GPU of the pool
+        return static_cast<double>(e_.block_size) * pools_[pool].cost->KvBytesPerToken();
     }
     double HostLinkSeconds(double bytes) const { return bytes / (e_.swap_gbps * 1e9); }
 
-    // Where the prefix of a request about to be admitted is: on the GPU (the request takes that copy now and its
-    // prompt starts after it), in the host tier (its prompt starts after it too, once LoadPrefix has copied it
-    // back), or nowhere (it computes the prefix).
-    PrefixCache::Where FindPrefix(Replica& r, ServedRequest& q) {
-        if (!CachesPrefixes(r) || q.prefix < 0 || q.ctx > 0 || q.swapped) return PrefixCache::Where::none;
-        const PrefixCache::Where w = r.prefixes.Find(q.prefix);
-        if (w == PrefixCache::Where::gpu) r.prefixes.Use(q.prefix), q.shares = true;
-        if (w != PrefixCache::Where::none) q.ctx = PrefixTokens();
-        return w;
+    struct Found {
+        PrefixCache::Where where = PrefixCache::Where::none;
+        long long key = -1, parent = -1, load = 0;  // load: blocks to copy back from the host tier
+    };
+    // The longest cached prefix of a request about to be admitted: its conversation's earlier turns, else its shared
+    // prefix. On the GPU the request takes it now; in the host tier it takes it once LoadPrefix has copied it back
+    // (a conversation's copy only while the shared prefix before it is on the GPU, which it holds until then). Its
+    // prompt starts after the prefix either way.
+    Found FindPrefix(Replica& r, ServedRequest& q) {
+        Found f;
+        if (!CachesPrefixes(r) || q.ctx > 0 || q.swapped) return f;
+        PrefixCache& cache = r.prefixes;
+        auto take = [&](long long key) {
+            const PrefixCache::Where w = cache.Find(key);
+            if (w == PrefixCache::Where::none) return false;
+            const long long parent = cache.Parent(key);
+            if (w == PrefixCache::Where::host && parent >= 0 && cache.Find(parent) != PrefixCache::Where::gpu)
+                return false;
+            const long long blocks = cache.BlocksWithParent(key);
+            if (blocks * e_.block_size >= q.input) return false;  // a prompt computes at least its last token
+            f.where = w, f.key = key, f.parent = parent;
+            q.shared_blocks = blocks;
+            q.ctx = static_cast<int>(blocks * e_.block_size);
+            if (w == PrefixCache::Where::gpu) {
+                cache.Use(key);
+                q.cache_key = key;
+            } else {
+                f.load = cache.Blocks(key);
+                cache.HoldHost(key);                 // kept in the tier, and
+                if (parent >= 0) cache.Use(parent);  // the prefix before it on the GPU, until the copy back
+            }
+            return true;
+        };
+        if (q.turn > 0 && take(ConversationKey(q))) return f;
+        if (q.prefix >= 0 && prefix_blocks_ > 0) take(q.prefix);
+        return f;
+    }
+    // An admission that did not happen gives back what FindPrefix took: the request waits holding nothing, so that a
+    // cached prefix is never kept by a request not running, and looks again at its next try.
+    void UndoFind(Replica& r, ServedRequest& q, const Found& f) {
+        if (f.where == PrefixCache::Where::gpu) ReleasePrefix(r, q);
+        if (f.where == PrefixCache::Where::host) {
+            r.prefixes.UnholdHost(f.key);
+            if (f.parent >= 0) r.prefixes.Release(f.parent);
+        }
+        if (f.where != PrefixCache::Where::none) q.ctx = 0, q.shared_blocks = 0;
     }
     // The copy back from the host tier, once TakeBlocks has taken its blocks; the iteration waits for it.
-    void LoadPrefix(Replica& r, ServedRequest& q) {
-        r.prefixes.AddToGpu(q.prefix);
-        q.shares = true;
-        const double bytes = PrefixBytes(r.pool), seconds = HostLinkSeconds(bytes);
+    void LoadPrefix(Replica& r, ServedRequest& q, const Found& f) {
+        r.prefixes.AddToGpu(f.key, f.load, f.parent, 1);  // ends the host copy's hold
+        if (f.parent >= 0) r.prefixes.Release(f.parent);  // FindPrefix's; the entry holds the parent now
+        q.cache_key = f.key;
+        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = HostLinkSeconds(bytes);
         r.swap_seconds += seconds;
         q.swap_in += seconds;
         host_loaded_bytes_ += bytes;
     }
-    void CountPrefix(PrefixCache::Where w) {
+    void CountPrefix(const ServedRequest& q, const Found& f) {
         ++prefix_requests_;
-        if (w == PrefixCache::Where::gpu) ++prefix_gpu_hits_;
-        if (w == PrefixCache::Where::host) ++prefix_host_hits_;
-        if (w != PrefixCache::Where::none) prefix_tokens_reused_ += PrefixTokens();
+        if (f.where == PrefixCache::Where::none) return;
+        if (f.where == PrefixCache::Where::gpu) ++prefix_gpu_hits_;
+        if (f.where == PrefixCache::Where::host) ++prefix_host_hits_;
+        if (f.key >= w_.prefixes.count) ++prefix_turn_hits_;
+        prefix_tokens_reused_ += static_cast<double>(q.shared_blocks) * e_.block_size;
     }
-    // A request whose scheduled tokens complete its prefix hands the prefix's blocks to the cache, where later
+    // A request whose scheduled tokens complete its shared prefix hands the prefix's blocks to the cache, where later
     // prompts find them: vLLM caches a full block when it is allocated for computing, so a request scheduled after
     // it in the same step already hits (the step writes every token's keys and values before attention reads
     // them). If another request's copy is on the GPU this one keeps its own blocks, as vLLM does.
     void CachePrefix(Replica& r, ServedRequest& q, int tokens) {
-        if (!CachesPrefixes(r) || q.prefix < 0 || q.shares || q.ctx + tokens < PrefixTokens()) return;
-        if (r.prefixes.Find(q.prefix) == PrefixCache::Where::gpu) return;
+        if (!CachesPrefixes(r) || prefix_blocks_ == 0 || q.prefix < 0 || q.cache_key >= 0) return;
+        if (q.ctx + tokens < PrefixTokens() || r.prefixes.Find(q.prefix) == PrefixCache::Where::gpu) return;
         q.blocks -= prefix_blocks_;
-        q.shares = true;
-        r.prefixes.AddToGpu(q.prefix);
+        q.cache_key = q.prefix, q.shared_blocks = prefix_blocks_;
+        r.prefixes.AddToGpu(q.prefix, prefix_blocks_, -1, 1);
+    }
+    // A turn with more to come leaves its context's full blocks cached for the next turn, after its shared prefix
+    // (vLLM keeps a finished request's blocks, hashed, until they are needed); the caller frees the rest.
+    void KeepContext(Replica& r, ServedRequest& q) {
+        if (CachesPrefixes(r) && r.role == Role::mixed && q.turn + 1 < w_.turns) {
+            const long long key = ConversationKey(q);
+            const long long keep = std::clamp<long long>(q.ctx / e_.block_size - q.shared_blocks, 0, q.blocks);
+            if (q.cache_key == key) {
+                r.prefixes.Grow(key, keep);
+                q.blocks -= keep;
+            } else if (keep > 0 && r.prefixes.Find(key) != PrefixCache::Where::gpu) {
+                r.prefixes.AddToGpu(key, keep, q.cache_key, 0);  // after the shared prefix it used, if any
+                q.blocks -= keep;
+            }
+        }
+        ReleasePrefix(r, q);
     }
     void ReleasePrefix(Replica& r, ServedRequest& q) {
-        if (!q.shares) return;
-        r.prefixes.Release(q.prefix);
-        q.shares = false;
+        if (q.cache_key < 0) return;
+        r.prefixes.Release(q.cache_key);
+        q.cache_key = -1, q.shared_blocks = 0;
     }
     // Evicts cached prefixes no request uses, least recently used first, until `want` blocks are free; with a
     // host tier each goes there first, a copy the iteration waits for.
     bool FreeBlocks(Replica& r, long long want) {
-        bool stored = false;
-        while (r.free_blocks < want && CachesPrefixes(r) && r.prefixes.EvictOne(&stored) >= 0) {
-            r.free_blocks += prefix_blocks_;
-            used_blocks_ -= prefix_blocks_;
-            if (!stored) continue;
-            const double bytes = PrefixBytes(r.pool);
+        while (r.free_blocks < want && CachesPrefixes(r)) {
+            const PrefixCache::Evicted ev = r.prefixes.EvictOne();
+            if (ev.key < 0) break;
+            r.free_blocks += ev.blocks;
+            used_blocks_ -= ev.blocks;
+            if (!ev.stored) continue;
+            const double bytes = static_cast<double>(ev.blocks) * BlockBytes(r.pool);
             r.swap_seconds += HostLinkSeconds(bytes);
             host_stored_bytes_ += bytes;
         }
@@ -438,7 +530,7 @@ private:
         ++preemptions_;
         if (e_.preemption == Preemption::swap && q.ctx > 0) {
             // A shared prefix goes out too: its cached copy may be evicted while this request is away.
-            const long long out = q.blocks + SharedBlocks(q);
+            const long long out = q.blocks + q.shared_blocks;
             r.swap_seconds += SwapSeconds(r, out);
             swapped_bytes_ += static_cast<double>(out) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
             q.swapped = true;
@@ -505,7 +597,7 @@ private:
                 // Most iterations stay inside the blocks a sequence holds: no division for those (a windowed
                 // model's holding also shrinks, so it always asks KvLayout).
                 const KvLayout& kv = kv_[r.pool];
-                const long long shared = SharedBlocks(q);
+                const long long shared = q.shared_blocks;
                 const bool inside = !kv.windowed() && q.ctx + tokens <= (q.blocks + shared) * e_.block_size;
                 const long long need = inside ? q.blocks : kv.Held(q.ctx, tokens) - shared;
                 bool ok = TakeBlocks(r, q, need);
@@ -525,21 +617,17 @@ private:
         const bool may_admit = !r.preempted_this_iteration && (!stat || r.running.empty());
         while (may_admit && HasWaiting(r) && static_cast<int>(r.running.size()) < e_.max_seqs && budget > 0) {
             ServedRequest& q = FrontWaiting(r);
-            const bool looks = q.prefix >= 0 && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
-            const PrefixCache::Where found = FindPrefix(r, q);
-            const bool loads = found == PrefixCache::Where::host;
+            const bool looks = (q.prefix >= 0 || q.turn > 0) && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
+            const Found found = FindPrefix(r, q);
             const int feed = q.feed();
             const int tokens = static_cast<int>(std::min<long long>(feed, budget));
-            const long long shared = loads ? prefix_blocks_ : SharedBlocks(q);
-            const long long need = (reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens)) - shared;
-            if ((!e_.chunked_prefill && !stat && tokens < feed) || !TakeBlocks(r, q, need, loads ? shared : 0)) {
-                // It waits holding nothing, so that a cached prefix is never kept by a request not running, and
-                // looks again at its next try (the prefix may have moved by then).
-                if (found != PrefixCache::Where::none) ReleasePrefix(r, q), q.ctx = 0;
+            const long long need = (reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens)) - q.shared_blocks;
+            if ((!e_.chunked_prefill && !stat && tokens < feed) || !TakeBlocks(r, q, need, found.load)) {
+                UndoFind(r, q, found);
                 break;
             }
-            if (loads) LoadPrefix(r, q);
-            if (looks) CountPrefix(found);
+            if (found.where == PrefixCache::Where::host) LoadPrefix(r, q, found);
+            if (looks) CountPrefix(q, found);
             if (q.swapped) {                                        // its cache comes back from the host before it runs
                 const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
                 q.swap_in = SwapSeconds(r, back);
@@ -625,7 +713,8 @@ private:
         in_tokens_ += q.input;
         out_tokens_ += q.output;
         last_completion_ = now_;
-        if (w_.arrival == ArrivalKind::closed_loop &&
+        // A closed-loop client sends its next conversation when the last turn of this one completes.
+        if (w_.arrival == ArrivalKind::closed_loop && q.turn + 1 >= w_.turns &&
             arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
             closed_pending_.push_back({now_, q.client});
     }
@@ -656,9 +745,10 @@ private:
                 continue;
             }
             if (done) {
+                KeepContext(r, q);
                 r.free_blocks += q.blocks;
                 used_blocks_ -= q.blocks;
-                ReleasePrefix(r, q);
+                if (q.turn + 1 < w_.turns) followups_.push_back(NextTurn(q));
                 Complete(q);
                 continue;
             }
@@ -718,6 +808,7 @@ private:
         s.busy = parts_;
         s.prefix_requests = prefix_requests_, s.prefix_gpu_hits = prefix_gpu_hits_;
         s.prefix_host_hits = prefix_host_hits_, s.prefix_tokens_reused = prefix_tokens_reused_;
+        s.prefix_turn_hits = prefix_turn_hits_;
         s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
@@ -736,8 +827,11 @@ private:
     KvTransferModel transfer_;
     Rng rng_;
     PrefixDraw draw_prefix_;
-    long long prefix_blocks_ = 0;  // blocks of one cached prefix; 0: no prefix caching
-    long long prefix_requests_ = 0, prefix_gpu_hits_ = 0, prefix_host_hits_ = 0;
+    long long prefix_blocks_ = 0;  // blocks of one cached shared prefix
+    bool caching_ = false;         // engine.prefix_caching, with something to reuse
+    long long prefix_requests_ = 0, prefix_gpu_hits_ = 0, prefix_host_hits_ = 0, prefix_turn_hits_ = 0;
+    long long conversations_ = 0;          // started (Workload::turns > 1)
+    std::deque<ServedRequest> followups_;  // next turns, by the time they are sent (think time is fixed)
     double prefix_tokens_reused_ = 0, host_loaded_bytes_ = 0, host_stored_bytes_ = 0;
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)

@@ -56,10 +56,11 @@ struct ServingResult {
     // completed) times the duration equals the sum of the requests' latencies (a run starts and ends empty).
     double mean_in_system = 0, mean_waiting = 0;
     double sum_e2e = 0;
-    // Shared prefixes under engine.prefix_caching: admissions of a request with one, how many found it on the GPU
-    // or in the host tier, the prompt tokens those hits did not compute, and the bytes the host tier copied per
+    // Cached prefixes under engine.prefix_caching: admissions of a request that could reuse one (it has a shared
+    // prefix or earlier turns), how many found it on the GPU or in the host tier, the prompt tokens those hits did not compute, and the bytes the host tier copied per
     // GPU, back to the GPU and out to the host.
     long long prefix_requests = 0, prefix_gpu_hits = 0, prefix_host_hits = 0;
+    long long prefix_turn_hits = 0;  // of the hits, those on a conversation's earlier turns (Workload::turns)
     double prefix_tokens_reused = 0, host_tier_loaded_bytes = 0, host_tier_stored_bytes = 0;
     // Disaggregated pools: KV caches moved from the prefill to the decode pool, and their mean time in flight.
     long long kv_transfers = 0;

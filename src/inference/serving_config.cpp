@@ -197,6 +197,26 @@ void CheckPrefixes(const ServingConfig& c) {
                         "a replayed trace gives each request's whole prompt; shared prefixes "
                         "apply to generated workloads (drop workload.prefixes)");
     }
+    const Workload& w = c.workload;
+    if (w.turns < 1 || w.turns > kMaxTurns)
+        throw Error("workload.turns", "must be 1.." + std::to_string(kMaxTurns) + " turns a conversation, got " +
+                                          std::to_string(w.turns));
+    if (!(std::isfinite(w.think) && w.think >= 0 && w.think <= 1e6))
+        throw Error("workload.think_s",
+                    "must be in [0, 1e6] s between a turn's completion and the next, got " + ShownNumber(w.think));
+    if (w.turns > 1) {
+        if (w.arrival == ArrivalKind::trace)
+            throw Error("workload.turns",
+                        "a replayed trace gives every request; conversations of several turns "
+                        "apply to generated workloads (set turns to 1)");
+        const long long longest =
+            (p.count > 0 ? p.tokens : 0) + static_cast<long long>(w.turns) * (w.input.max + w.output.max);
+        if (longest > kMaxModelDim)
+            throw Error("workload.turns",
+                        std::to_string(w.turns) + " turns of up to " + std::to_string(w.input.max) + " + " +
+                            std::to_string(w.output.max) + " tokens make a last prompt and output of up to " +
+                            std::to_string(longest) + " tokens; at most " + std::to_string(kMaxModelDim));
+    }
     if (e.prefix_caching && (c.model.has_window() || c.model.has_mamba()))
         throw Error("engine.prefix_caching",
                     c.model.name + " has " + (c.model.has_mamba() ? "Mamba" : "sliding-window") +

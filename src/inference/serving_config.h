@@ -168,6 +168,7 @@ struct SharedPrefixes {
     double zipf = 0;  // 0: every prefix equally likely
 };
 constexpr int kMaxSharedPrefixes = 1 << 20;
+constexpr int kMaxTurns = 1000;
 
 struct Workload {
     ArrivalKind arrival = ArrivalKind::offline;
@@ -177,6 +178,11 @@ struct Workload {
     long long requests = 1;    // requests in the run (trace: the trace's length)
     LengthDist input, output;  // prompt tokens, generated tokens (the first one comes from the prefill)
     SharedPrefixes prefixes;   // set: each prompt is a shared prefix, then `input` tokens of its own
+    // Conversations (SGLang bench_serving's gsp_num_turns): each of the `requests` arrivals starts a conversation of
+    // `turns` requests; turn k + 1 is sent `think` seconds after turn k completes, to the same scheduler, its prompt
+    // turn k's prompt and output followed by new `input` tokens. Results count every turn as a request.
+    int turns = 1;
+    double think = 0;  // s
     // Priority classes: a request draws class i with probability priority_weights[i] and gets priority i
     // (0 first). Empty: everyone has priority 0. Only read under SchedulingPolicy::priority.
     std::vector<double> priority_weights;

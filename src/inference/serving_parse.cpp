@@ -184,6 +184,8 @@ ServingDescription ParseServingDescription(std::string_view text) {
         w.seed = static_cast<uint64_t>(f.NonNegativeInt("seed", 1, 2147483647));
         w.input = Lengths(f.Object("input"), "workload.input");
         w.output = Lengths(f.Object("output"), "workload.output");
+        w.turns = f.PositiveInt("turns", 1, kMaxTurns);
+        w.think = f.NonNegativeNumber("think_s", 0, 1e6);
         if (const nlohmann::json* pr = f.Object("prefixes")) {  // each prompt: a shared prefix, then its input
             JsonFields g(*pr, "workload.prefixes");
             w.prefixes.count = g.PositiveInt("count", 1, kMaxSharedPrefixes);

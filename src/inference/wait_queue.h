@@ -23,7 +23,12 @@ struct ServedRequest {
     long long scheduled_in = -1;  // the last iteration (engine count) it ran in
     double swap_in = 0;           // s its cache takes to come back, this iteration
     int prefix = -1;              // its shared prefix (Workload::prefixes); -1: none
-    bool shares = false;          // uses its scheduler's cached copy of that prefix, whose blocks are not in `blocks`
+    long long conversation = -1;  // Workload::turns > 1: its conversation
+    int turn = 0;                 // its turn in it, from 0
+    int home = -1;                // the scheduler its conversation's turns go to (-1: not yet dealt)
+    // The cached prefix it uses on its scheduler (a PrefixCache key; -1: none) and that prefix's blocks with its
+    // parent's, which are not in `blocks`.
+    long long cache_key = -1, shared_blocks = 0;
     int feed() const { return input + generated - ctx; }  // tokens to run through the model before the next sample
     bool decoding() const { return generated > 0 && feed() == 1; }
 };

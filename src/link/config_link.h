@@ -71,6 +71,7 @@ struct LinkServeEdits {
     std::optional<int> pp, ep, decode_pp, decode_ep;  // pipeline stages and expert groups per replica
     std::optional<int> timelines;                     // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;       // shared prompt prefixes: how many (0: none), tokens each
+    std::optional<int> turns;                         // requests a conversation (1: single requests)
     std::optional<bool> prefix_caching;               // off also drops the preset's host tier
     bool operator==(const LinkServeEdits&) const = default;
 };

@@ -73,6 +73,13 @@ std::string PrefixesText(const SharedPrefixes& p) {
            " of " + std::to_string(p.tokens) + " tokens" + (p.zipf > 0 ? " (Zipf " + Fmt("%g", p.zipf) + ")" : "");
 }
 
+// ", a turn sent 2.000 s after the one before completed", or nothing.
+std::string TurnsText(const Workload& w) {
+    if (w.turns <= 1) return "";
+    return ", a turn sent " + (w.think > 0 ? FormatSeconds(w.think) + " after" : std::string("when")) +
+           " the one before completed";
+}
+
 std::string KvText(const KvCapacity& k) {
     const std::string states = k.state_bytes > 0 ? ", Mamba states " + FormatBytes(k.state_bytes) : "";
     return "weights " + FormatBytes(k.weight_bytes) + ", workspace " + FormatBytes(k.workspace_bytes) + states +
@@ -131,6 +138,7 @@ Json ResultJson(const ServingResult& r, bool series) {
               {"prefix_requests", r.prefix_requests},
               {"prefix_gpu_hits", r.prefix_gpu_hits},
               {"prefix_host_hits", r.prefix_host_hits},
+              {"prefix_turn_hits", r.prefix_turn_hits},
               {"prefix_tokens_reused", r.prefix_tokens_reused},
               {"host_tier_loaded_bytes", r.host_tier_loaded_bytes},
               {"host_tier_stored_bytes", r.host_tier_stored_bytes},
@@ -179,6 +187,7 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
     if (w.prefixes.count > 0)
         j["workload"]["prefixes"] = {
             {"count", w.prefixes.count}, {"tokens", w.prefixes.tokens}, {"zipf", w.prefixes.zipf}};
+    if (w.turns > 1) j["workload"]["turns"] = w.turns, j["workload"]["think_s"] = w.think;
     j["engine"] = {{"prefix_caching", c.engine.prefix_caching}, {"host_cache_gib", c.engine.host_cache_gib}};
     j["slo"] = {{"ttft_s", c.slo.ttft}, {"tpot_s", c.slo.tpot}};
     return j;
@@ -221,9 +230,10 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
              run.rates.hbm + "\n  kernel floor " + run.rates.floor + "\n";
         if (!run.rates.clock.empty()) o += "  clock        " + run.rates.clock + "\n";
     }
-    o += "workload       " + std::to_string(c.workload.requests) + " requests, " + ArrivalText(c.workload) +
-         ", input " + LengthText(c.workload.input) + ", output " + LengthText(c.workload.output) + " tokens" +
-         PrefixesText(c.workload.prefixes) + "\n";
+    o += "workload       " + std::to_string(c.workload.requests) +
+         (c.workload.turns > 1 ? " conversations of " + std::to_string(c.workload.turns) + " turns, " : " requests, ") +
+         ArrivalText(c.workload) + ", input " + LengthText(c.workload.input) + ", output " +
+         LengthText(c.workload.output) + " tokens" + PrefixesText(c.workload.prefixes) + TurnsText(c.workload) + "\n";
     o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
     if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
     if (run.transfer)
@@ -329,10 +339,12 @@ std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std:
 
 std::string PrefixCacheText(const ServingResult& r) {
     const long long hits = r.prefix_gpu_hits + r.prefix_host_hits;
-    std::string s = Fmt("%.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) + " of " +
-                    std::to_string(r.prefix_requests) + " admissions hit (" + std::to_string(r.prefix_gpu_hits) +
-                    " on the GPU, " + std::to_string(r.prefix_host_hits) + " from the host tier), " +
-                    Fmt("%.0f", r.prefix_tokens_reused) + " prompt tokens not computed";
+    std::string s =
+        Fmt("%.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) + " of " +
+        std::to_string(r.prefix_requests) + " admissions hit (" + std::to_string(r.prefix_gpu_hits) + " on the GPU, " +
+        std::to_string(r.prefix_host_hits) + " from the host tier" +
+        (r.prefix_turn_hits > 0 ? "; " + std::to_string(r.prefix_turn_hits) + " of them earlier turns" : "") + "), " +
+        Fmt("%.0f", r.prefix_tokens_reused) + " prompt tokens not computed";
     if (r.host_tier_loaded_bytes > 0 || r.host_tier_stored_bytes > 0)
         s += "; host tier " + FormatBytes(r.host_tier_loaded_bytes) + " in, " + FormatBytes(r.host_tier_stored_bytes) +
              " out per GPU";

@@ -48,10 +48,11 @@ void Simulate(sc::ServingConfig c) {
         sc::ParseCalibration(scfuzz::ReadSource("presets/calibration/measured.json"));
     sc::Workload& w = c.workload;
     if (w.input.max + w.prefixes.tokens > 65536 || w.output.max > 65536 || w.prefixes.count > 4096) return;
-    w.requests = std::min<long long>(w.requests, 16);
+    if (static_cast<long long>(w.turns) * (w.input.max + w.output.max) > 65536) return;
+    w.requests = std::min<long long>(w.requests, std::max(1, 16 / w.turns));
     c.timelines = std::min(c.timelines, 4);
     const sc::ServingResult r = sc::SimulateServing(c, h100, &cal).result;
-    Check(r.completed == w.requests);
+    Check(r.completed == w.requests * w.turns);
     for (const sc::LatencySummary* s : {&r.ttft, &r.tpot, &r.e2e}) CheckLatency(*s);
     for (double v : {r.duration,
                      r.requests_per_s,

@@ -136,7 +136,8 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
 }
 
-// Shared prefixes and prefix caching travel in the link (serve.prefixes, serve.prefix_tokens, serve.prefix_caching);
+// Shared prefixes, conversations and prefix caching travel in the link (serve.prefixes, serve.prefix_tokens,
+// serve.turns, serve.prefix_caching);
 // turned off, prefix caching takes the preset's host tier with it, and either way the page simulates what the CLI's
 // --set simulates.
 TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
@@ -168,6 +169,7 @@ TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     sc::app::SetPoolWorkers(*t, 2);
     t->inference.config.workload.requests = 200;
     t->inference.config.workload.prefixes = {8, 512, 0};
+    t->inference.config.workload.turns = 2;
     t->inference.config.engine.prefix_caching = true;
     App third = OpenPage();
     ASSERT_EQ(sc::app::ApplyLink(*third, sc::app::PoolLink(*t)), "");
@@ -175,11 +177,13 @@ TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     EXPECT_EQ(got.workload.prefixes.count, 8);
     EXPECT_EQ(got.workload.prefixes.tokens, 512);
     EXPECT_TRUE(got.engine.prefix_caching);
+    EXPECT_EQ(got.workload.turns, 2);
     pagetest::RunServingToEnd(*t);
     ASSERT_EQ(t->inference.error, "");
     EXPECT_EQ(t->inference.report,
               Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=200 --set workload.prefixes.count=8 "
-                  "--set workload.prefixes.tokens=512 --set engine.prefix_caching=true"));
+                  "--set workload.prefixes.tokens=512 --set engine.prefix_caching=true --set workload.turns=2"));
+    EXPECT_NE(t->inference.report.find("earlier turns"), std::string::npos) << t->inference.report;
 }
 
 // A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.

@@ -138,28 +138,51 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
 }
 
 TEST(ServePrefixCache, TheCacheEvictsLeastRecentlyUsedFirstOnBothTiers) {
-    PrefixCache c(2);  // a host tier of two prefixes
-    for (int p : {1, 2, 3}) c.AddToGpu(p);
+    using Where = PrefixCache::Where;
+    PrefixCache c(8);  // a host tier of 8 blocks
+    for (long long k : {1, 2, 3}) c.AddToGpu(k, 4, -1, 1);
     c.Release(2), c.Release(1), c.Release(3);  // unused now, 2 the least recently used
     c.Use(1);                                  // in use: not evictable
-    bool stored = false;
-    EXPECT_EQ(c.EvictOne(&stored), 2);
-    EXPECT_TRUE(stored);
-    EXPECT_EQ(c.Find(2), PrefixCache::Where::host);
-    EXPECT_EQ(c.EvictOne(&stored), 3);
-    EXPECT_EQ(c.EvictOne(&stored), -1);  // 1 is in use
+    PrefixCache::Evicted e = c.EvictOne();
+    EXPECT_EQ(e.key, 2);
+    EXPECT_EQ(e.blocks, 4);
+    EXPECT_TRUE(e.stored);
+    EXPECT_EQ(c.Find(2), Where::host);
+    EXPECT_EQ(c.EvictOne().key, 3);
+    EXPECT_EQ(c.EvictOne().key, -1);  // 1 is in use
     c.Release(1);
-    EXPECT_EQ(c.EvictOne(&stored), 1);  // the host tier is full: its oldest (2) leaves it
-    EXPECT_EQ(c.Find(2), PrefixCache::Where::none);
-    EXPECT_EQ(c.Find(3), PrefixCache::Where::host);
-    EXPECT_EQ(c.Find(1), PrefixCache::Where::host);
-    c.AddToGpu(3);  // copied back: on the GPU, its host copy kept and now the most recent there
-    EXPECT_EQ(c.Find(3), PrefixCache::Where::gpu);
+    EXPECT_EQ(c.EvictOne().key, 1);  // the host tier's 8 blocks are full: its oldest (2) leaves it
+    EXPECT_EQ(c.Find(2), Where::none);
+    EXPECT_EQ(c.Find(3), Where::host);
+    EXPECT_EQ(c.Find(1), Where::host);
+    c.AddToGpu(3, 4, -1, 1);  // copied back: on the GPU, its host copy kept and now the most recent there
+    EXPECT_EQ(c.Find(3), Where::gpu);
     c.Release(3);
-    EXPECT_EQ(c.EvictOne(&stored), 3);
-    EXPECT_FALSE(stored);  // already in the host tier: nothing to copy
+    e = c.EvictOne();
+    EXPECT_EQ(e.key, 3);
+    EXPECT_FALSE(e.stored);  // already in the host tier: nothing to copy
+    EXPECT_EQ(c.host_blocks(), 8);
+
+    // A conversation's context (key 100, 6 blocks) after shared prefix 1 holds the prefix on the GPU while it is
+    // there itself, and lets it go when it leaves.
+    c.AddToGpu(1, 4, -1, 0);
+    c.AddToGpu(100, 6, 1, 0);
+    EXPECT_EQ(c.BlocksWithParent(100), 10);
+    e = c.EvictOne();
+    EXPECT_EQ(e.key, 100);  // 1 came first but is held by 100
+    EXPECT_TRUE(e.stored);  // 6 blocks: 3 and then 1 leave the host tier to make room
+    EXPECT_EQ(c.Find(3), Where::none);
+    EXPECT_EQ(c.EvictOne().key, 1);  // free now; stored again, pushing 100 out
+    EXPECT_EQ(c.Find(100), Where::none);
+    EXPECT_EQ(c.Find(1), Where::host);
     EXPECT_EQ(c.gpu_copies(), 0);
-    EXPECT_EQ(c.host_copies(), 2);
+
+    // A conversation's next turn grows its copy; the host's shorter copy is dropped.
+    c.AddToGpu(1, 4, -1, 1);
+    c.Release(1);
+    c.Grow(1, 3);
+    EXPECT_EQ(c.Blocks(1), 7);
+    EXPECT_EQ(c.host_blocks(), 0);
 }
 
 TEST(ServePrefixCache, PrefixesAreDrawnUniformlyOrByZipf) {
@@ -181,22 +204,27 @@ TEST(ServePrefixCache, PrefixesAreDrawnUniformlyOrByZipf) {
 TEST(ServePrefixCache, PreemptsOnlyWhenEveryUnusedPrefixIsGone) {
     // Many requests over four prefixes in a cache too small for all of them at once, under both preemption modes
     // and with a disaggregated decode pool: everything completes and the first preemption finds the cache full.
-    for (const Preemption mode : {Preemption::recompute, Preemption::swap}) {
-        ServingConfig c = servetest::Uniform("llama3-8b", 1, 300, {16, 256}, {16, 512}, ArrivalKind::poisson);
-        c.workload.rate = 50;
-        c.workload.prefixes = {4, 512, 0.8};
-        c.engine.prefix_caching = true;
-        c.engine.preemption = mode;
-        c.engine.swap_gbps = 25;
-        c.engine.host_cache_gib = 0.05;
-        const IterationCost cost = CostOf(c);
-        const ServingResult r = Simulate(c, cost, 400);
-        EXPECT_EQ(r.completed, 300);
-        EXPECT_GT(r.preemptions, 0);
-        EXPECT_EQ(r.used_blocks_at_first_preemption, r.kv_blocks);
-        EXPECT_GT(r.prefix_gpu_hits, 0);
-        EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-6 * r.sum_e2e);  // Little's law still holds
-    }
+    for (const Preemption mode : {Preemption::recompute, Preemption::swap})
+        for (const int turns : {1, 3}) {
+            SCOPED_TRACE(std::to_string(turns) + " turns");
+            ServingConfig c =
+                servetest::Uniform("llama3-8b", 1, 300 / turns, {16, 256}, {16, 512}, ArrivalKind::poisson);
+            c.workload.turns = turns;
+            c.workload.rate = 50.0 / turns;
+            c.workload.prefixes = {4, 512, 0.8};
+            c.engine.prefix_caching = true;
+            c.engine.preemption = mode;
+            c.engine.swap_gbps = 25;
+            c.engine.host_cache_gib = 0.05;
+            const IterationCost cost = CostOf(c);
+            const ServingResult r = Simulate(c, cost, 400);
+            EXPECT_EQ(r.completed, 300);
+            EXPECT_GT(r.preemptions, 0);
+            EXPECT_EQ(r.prefix_turn_hits > 0, turns > 1);
+            EXPECT_EQ(r.used_blocks_at_first_preemption, r.kv_blocks);
+            EXPECT_GT(r.prefix_gpu_hits, 0);
+            EXPECT_NEAR(r.mean_in_system * r.duration, r.sum_e2e, 1e-6 * r.sum_e2e);  // Little's law still holds
+        }
 }
 
 TEST(ServePrefixCache, ADecodePoolReceivesTheWholePromptsCache) {
@@ -215,6 +243,76 @@ TEST(ServePrefixCache, ADecodePoolReceivesTheWholePromptsCache) {
     EXPECT_NEAR(on.kv_transfer_mean, link.Seconds(1088), 1e-12 * link.Seconds(1088));
     EXPECT_NEAR(off.kv_transfer_mean, link.Seconds(1088), 1e-12 * link.Seconds(1088));
     EXPECT_LT(on.busy.linear, off.busy.linear);  // the prefill pool computed 5 x 1,024 tokens fewer
+}
+
+double DecodeSeconds(const IterationCost& cost, double context) {
+    BatchShape b;
+    b.AddDecode(context, 0);
+    b.logits = 1;
+    return cost.Breakdown(b).total();
+}
+
+// One conversation of three turns, each 100 new tokens and 20 out: turn k + 1's prompt is turn k's prompt and
+// output and 100 more, and with prefix caching it computes only what follows turn k's full blocks (every token
+// but the last output's has its keys cached: 119 -> 7 blocks, then 239 -> 14). Each turn's time is written out:
+// its prefill, then 19 decodes at growing contexts.
+TEST(ServeConversations, ALaterTurnComputesOnlyWhatFollowsItsEarlierTurns) {
+    ServingConfig c = Base("llama3-8b", 1, 100, 20, 1);
+    c.workload.turns = 3;
+    const IterationCost cost = CostOf(c);
+    for (const bool caching : {false, true}) {
+        SCOPED_TRACE(caching ? "prefix caching" : "none");
+        c.engine.prefix_caching = caching;
+        const ServingResult r = Simulate(c, cost, 100000);
+        ASSERT_EQ(r.completed, 3);
+        double expected = 0, reused = 0;
+        int input = 100, kept = 0;
+        for (int turn = 0; turn < 3; ++turn) {
+            const int cached = caching ? kept * 16 : 0;
+            expected += PrefillSeconds(cost, cached, input - cached);
+            for (int j = 0; j < 19; ++j) expected += DecodeSeconds(cost, input + j);
+            reused += cached;
+            kept = (input + 19) / 16;
+            input += 20 + 100;
+        }
+        EXPECT_NEAR(r.sum_e2e, expected, 1e-12 * expected);
+        EXPECT_NEAR(r.duration, expected, 1e-12 * expected);  // no think time: one turn after the other
+        EXPECT_DOUBLE_EQ(r.input_tokens_per_s * r.duration, 100 + 220 + 340);
+        EXPECT_EQ(r.prefix_requests, caching ? 2 : 0);  // a first turn without a shared prefix has none to find
+        EXPECT_EQ(r.prefix_gpu_hits, caching ? 2 : 0);
+        EXPECT_EQ(r.prefix_turn_hits, caching ? 2 : 0);
+        EXPECT_DOUBLE_EQ(r.prefix_tokens_reused, reused);
+    }
+}
+
+TEST(ServeConversations, TurnsAfterASharedPrefixKeepItAndThinkTimeSeparatesThem) {
+    // Two conversations of two turns after one 1,024-token prefix, queued together: the second's first turn takes
+    // the prefix the first computes; each second turn takes its conversation's context with the prefix before it.
+    ServingConfig c = Base("llama3-8b", 1, 64, 8, 2);
+    c.workload.prefixes = {1, 1024, 0};
+    c.workload.turns = 2;
+    c.workload.think = 2;
+    c.engine.prefix_caching = true;
+    const IterationCost cost = CostOf(c);
+    const ServingResult r = Simulate(c, cost, 100000);
+    ASSERT_EQ(r.completed, 4);
+    EXPECT_EQ(r.prefix_requests, 4);
+    EXPECT_EQ(r.prefix_gpu_hits, 3);
+    EXPECT_EQ(r.prefix_turn_hits, 2);
+    // A first turn holds 1,024 + 64 + 7 = 1,095 computed tokens: 68 full blocks, 64 of them the prefix.
+    EXPECT_DOUBLE_EQ(r.prefix_tokens_reused, 1024 + 2 * 68 * 16);
+    // The second turns start 2 s after the first ones end, which end together: the run is the two turns and the
+    // think time between them, and nothing is in the system while the clients think.
+    EXPECT_NEAR(r.duration, r.sum_e2e / 2 + 2, 1e-9);
+
+    // A closed-loop client sends its next conversation when the last turn of this one completes.
+    c.workload.arrival = ArrivalKind::closed_loop;
+    c.workload.concurrency = 1;
+    c.workload.requests = 3;
+    c.workload.think = 0;
+    const ServingResult loop = Simulate(c, cost, 100000);
+    ASSERT_EQ(loop.completed, 6);
+    EXPECT_NEAR(loop.duration, loop.sum_e2e, 1e-9 * loop.duration);  // always exactly one request in the system
 }
 
 std::string ErrorOf(const std::string& json) {
@@ -265,6 +363,13 @@ TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
         EXPECT_NE(std::string(e.what()).find("engine.prefix_caching"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("sliding-window"), std::string::npos) << e.what();
     }
+    EXPECT_NE(ErrorOf(with("", R"(, "turns": 0)")).find("workload.turns"), std::string::npos);
+    EXPECT_NE(ErrorOf(with("", R"(, "think_s": -1)")).find("workload.think_s"), std::string::npos);
+    ServingConfig chat = Base("llama3-8b", 1, 20000, 10, 1);
+    chat.workload.turns = 1000;  // a last prompt and output of 1000 x 20,010 tokens: past 2^24
+    const std::string longest = sctest::ErrorOf([&] { ValidateServingConfig(chat); });
+    EXPECT_NE(longest.find("workload.turns"), std::string::npos) << longest;
+    EXPECT_NE(longest.find("20010000 tokens"), std::string::npos) << longest;
     ServingConfig traced = Base("llama3-8b", 1, 64, 8, 1);
     traced.workload.arrival = ArrivalKind::trace;
     traced.workload.trace = {TraceRequest{0, 64, 8, 0}};
@@ -274,6 +379,14 @@ TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
         ADD_FAILURE() << "a trace with shared prefixes was accepted";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("workload.prefixes"), std::string::npos) << e.what();
+    }
+    traced.workload.prefixes = {};
+    traced.workload.turns = 2;
+    try {
+        ValidateServingConfig(traced);
+        ADD_FAILURE() << "a trace of conversations was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("workload.turns"), std::string::npos) << e.what();
     }
 }
 
