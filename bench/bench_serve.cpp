@@ -25,24 +25,44 @@ static double CpuSeconds() {
 #endif
 }
 
+// A serving preset with its model, and the cluster it names (with H100s).
+struct Preset {
+    sc::ServingConfig config;
+    sc::System system;
+};
+static Preset LoadPreset(const std::string& file) {
+    const sc::ServingDescription d = sc::ParseServingDescription(bench::Read("presets/inference/" + file));
+    Preset p{d.config, bench::System(d.system_id, "h100-sxm")};
+    p.config.model = bench::Model(d.model_id);
+    return p;
+}
+
+// One simulation and its wall seconds.
+struct Timed {
+    sc::ServingRun run;
+    double secs = 0;
+};
+static Timed Run(const sc::ServingConfig& c, const sc::System& sys) {
+    const double t0 = bench::Now();
+    Timed t{sc::SimulateServing(c, sys, &bench::Calibration()), 0};
+    t.secs = bench::Now() - t0;
+    return t;
+}
+
 // (f2) A fleet: 10,000 replicas of presets/inference/llama3-8b-h100-poisson.json (one H100 each), 100,000
 // Poisson arrivals at 2,000 req/s. Each replica is idle most of the time, so nearly every iteration serves one
 // sequence: some 25 million iterations. An event costs O(log replicas) (inference/engine.cpp Run), where a scan of
 // every replica per event made this some 34 minutes (10,000 replicas and 5,000 requests took 102 s, 80 us an event).
 static bool Fleet() {
-    sc::ServingDescription d =
-        sc::ParseServingDescription(bench::Read("presets/inference/llama3-8b-h100-poisson.json"));
-    sc::ServingConfig c = d.config;
-    c.model = bench::Model(d.model_id);
+    Preset p = LoadPreset("llama3-8b-h100-poisson.json");
+    sc::ServingConfig& c = p.config;
     c.pool.replicas = 10000;
     c.workload.rate = 2000;
     c.workload.requests = 100000;
     c.timelines = 0;
-    const sc::System sys = bench::System(d.system_id, "h100-sxm");
-    const double t0 = bench::Now();
-    const sc::ServingRun run = sc::SimulateServing(c, sys, &bench::Calibration());
-    const double secs = bench::Now() - t0;
-    const sc::ServingResult& r = run.result;
+    const Timed t = Run(c, p.system);
+    const double secs = t.secs;
+    const sc::ServingResult& r = t.run.result;
     const double events = static_cast<double>(c.workload.requests + r.iterations);
     const std::string note = std::to_string(r.completed) + " requests on 10000 replicas, " +
                              std::to_string(r.iterations) + " iterations; simulated " + std::to_string(r.duration) +
@@ -57,21 +77,17 @@ static bool Fleet() {
 // 5 GiB host tier 20, so evictions and copies back run all along. Memory stays bounded: a replica's cache holds at
 // most what its GPU blocks and host tier hold.
 static bool PrefixCaching() {
-    sc::ServingDescription d =
-        sc::ParseServingDescription(bench::Read("presets/inference/llama3-8b-h100-shared-prefix.json"));
-    sc::ServingConfig c = d.config;
-    c.model = bench::Model(d.model_id);
+    Preset p = LoadPreset("llama3-8b-h100-shared-prefix.json");
+    sc::ServingConfig& c = p.config;
     c.pool.replicas = 4;
     c.workload.arrival = sc::ArrivalKind::poisson;
     c.workload.rate = 80;
     c.workload.requests = 200000;
     c.workload.prefixes = {10000, 2048, 1.0};
     c.timelines = 0;
-    const sc::System sys = bench::System(d.system_id, "h100-sxm");
-    const double t0 = bench::Now();
-    const sc::ServingRun run = sc::SimulateServing(c, sys, &bench::Calibration());
-    const double secs = bench::Now() - t0;
-    const sc::ServingResult& r = run.result;
+    const Timed t = Run(c, p.system);
+    const double secs = t.secs;
+    const sc::ServingResult& r = t.run.result;
     const double events = static_cast<double>(c.workload.requests + r.iterations);
     const std::string note = std::to_string(r.completed) + " requests, " + std::to_string(r.iterations) +
                              " iterations; " + std::to_string(r.prefix_gpu_hits) + " GPU and " +
@@ -84,19 +100,16 @@ static bool PrefixCaching() {
 
 int main(int argc, char** argv) {
     const long long requests = argc > 1 ? std::atoll(argv[1]) : 1000000;
-    sc::ServingDescription d =
-        sc::ParseServingDescription(bench::Read("presets/inference/llama3-70b-h100-disaggregated.json"));
-    sc::ServingConfig c = d.config;
-    c.model = bench::Model(d.model_id);
+    Preset p = LoadPreset("llama3-70b-h100-disaggregated.json");
+    sc::ServingConfig& c = p.config;
     c.pool.replicas = 4;
     c.decode_pool->replicas = 4;
     c.workload.rate = 16;
     c.workload.requests = requests;
-    const sc::System sys = bench::System(d.system_id, "h100-sxm");
-    const double t0 = bench::Now(), cpu0 = CpuSeconds();
-    const sc::ServingRun run = sc::SimulateServing(c, sys, &bench::Calibration());
-    const double secs = bench::Now() - t0, cpu = CpuSeconds() - cpu0;
-    const sc::ServingResult& r = run.result;
+    const double cpu0 = CpuSeconds();
+    const Timed t = Run(c, p.system);
+    const double secs = t.secs, cpu = CpuSeconds() - cpu0;
+    const sc::ServingResult& r = t.run.result;
     // Events: every arrival, every iteration end (one per replica iteration) and every KV transfer's arrival.
     const double events = static_cast<double>(requests + r.iterations + r.kv_transfers);
     const std::string note = std::to_string(r.completed) + " requests, " + std::to_string(r.iterations) +
