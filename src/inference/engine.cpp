@@ -11,6 +11,7 @@
 #include "config/error.h"
 #include "inference/latency_histogram.h"
 #include "inference/prefix_cache.h"
+#include "inference/prefix_reuse.h"
 #include "inference/request_timeline.h"
 #include "inference/wait_queue.h"
 #include "inference/workload_gen.h"
@@ -74,6 +75,7 @@ public:
           transfer_(transfer),
           rng_(w_.seed),
           draw_prefix_(w_.prefixes),
+          reuse_(e_, w_),
           timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
@@ -331,7 +333,7 @@ private:
             InTransfer t = transfers_.top();
             transfers_.pop();
             Replica& from = replicas_[t.from];
-            ReleasePrefix(from, t.q);  // the prefix's blocks stayed for the copy; the decode pool holds them all
+            reuse_.Release(from.prefixes, t.q);  // the prefix stayed for the copy; the decode pool holds it all
             from.free_blocks += t.q.blocks;
             from.sending_blocks -= t.q.blocks;
             MarkReady(from);  // what waited for these blocks may start now
@@ -375,126 +377,28 @@ private:
         return r.waiting.Front();
     }
 
-    // ---- Cached prefixes (engine.prefix_caching; prefix_cache.h) ----
-    // Keys: shared prefix g is g; conversation c's context (its earlier turns) is prefixes.count + c.
+    // ---- Cached prefixes (engine.prefix_caching; prefix_reuse.h decides, these keep the books) ----
 
     // Every scheduler that prefills keeps a cache of its own (a pipelined replica's virtual engines each hold 1/pp
-    // of its blocks, and here of its host tier). Nothing is cached when no prompt could reuse anything.
+    // of its blocks, and of its host tier).
     void SetUpPrefixCaches(int pp) {
-        if (!e_.prefix_caching) return;
-        prefix_blocks_ = w_.prefixes.count > 0 ? w_.prefixes.tokens / e_.block_size : 0;
-        caching_ = prefix_blocks_ > 0 || w_.turns > 1;
-        if (!caching_) return;
-        long long host = 0;
-        if (e_.host_cache_gib > 0)
-            host = static_cast<long long>(std::floor(e_.host_cache_gib * 1073741824.0 / BlockBytes(0) / pp));
+        if (!reuse_.enabled()) return;
+        const long long host = reuse_.HostBlocks(BlockBytes(0), pp);
         for (Replica& r : replicas_)
             if (r.role != Role::decode) r.prefixes = PrefixCache(host);
     }
-    bool CachesPrefixes(const Replica& r) const { return caching_ && r.role != Role::decode; }
-    long long ConversationKey(const ServedRequest& q) const { return w_.prefixes.count + q.conversation; }
-    int PrefixTokens() const { return static_cast<int>(prefix_blocks_ * e_.block_size); }
+    bool CachesPrefixes(const Replica& r) const { return reuse_.enabled() && r.role != Role::decode; }
     double BlockBytes(int pool) const {  // one block on one GPU of the pool
         return static_cast<double>(e_.block_size) * pools_[pool].cost->KvBytesPerToken();
     }
     double HostLinkSeconds(double bytes) const { return bytes / (e_.swap_gbps * 1e9); }
-
-    struct Found {
-        PrefixCache::Where where = PrefixCache::Where::none;
-        long long key = -1, parent = -1, load = 0;  // load: blocks to copy back from the host tier
-    };
-    // The longest cached prefix of a request about to be admitted: its conversation's earlier turns, else its shared
-    // prefix. On the GPU the request takes it now; in the host tier it takes it once LoadPrefix has copied it back
-    // (a conversation's copy only while the shared prefix before it is on the GPU, which it holds until then). Its
-    // prompt starts after the prefix either way.
-    Found FindPrefix(Replica& r, ServedRequest& q) {
-        Found f;
-        if (!CachesPrefixes(r) || q.ctx > 0 || q.swapped) return f;
-        PrefixCache& cache = r.prefixes;
-        auto take = [&](long long key) {
-            const PrefixCache::Where w = cache.Find(key);
-            if (w == PrefixCache::Where::none) return false;
-            const long long parent = cache.Parent(key);
-            if (w == PrefixCache::Where::host && parent >= 0 && cache.Find(parent) != PrefixCache::Where::gpu)
-                return false;
-            const long long blocks = cache.BlocksWithParent(key);
-            if (blocks * e_.block_size >= q.input) return false;  // a prompt computes at least its last token
-            f.where = w, f.key = key, f.parent = parent;
-            q.shared_blocks = blocks;
-            q.ctx = static_cast<int>(blocks * e_.block_size);
-            if (w == PrefixCache::Where::gpu) {
-                cache.Use(key);
-                q.cache_key = key;
-            } else {
-                f.load = cache.Blocks(key);
-                cache.HoldHost(key);                 // kept in the tier, and
-                if (parent >= 0) cache.Use(parent);  // the prefix before it on the GPU, until the copy back
-            }
-            return true;
-        };
-        if (q.turn > 0 && take(ConversationKey(q))) return f;
-        if (q.prefix >= 0 && prefix_blocks_ > 0) take(q.prefix);
-        return f;
-    }
-    // An admission that did not happen gives back what FindPrefix took: the request waits holding nothing, so that a
-    // cached prefix is never kept by a request not running, and looks again at its next try.
-    void UndoFind(Replica& r, ServedRequest& q, const Found& f) {
-        if (f.where == PrefixCache::Where::gpu) ReleasePrefix(r, q);
-        if (f.where == PrefixCache::Where::host) {
-            r.prefixes.UnholdHost(f.key);
-            if (f.parent >= 0) r.prefixes.Release(f.parent);
-        }
-        if (f.where != PrefixCache::Where::none) q.ctx = 0, q.shared_blocks = 0;
-    }
     // The copy back from the host tier, once TakeBlocks has taken its blocks; the iteration waits for it.
-    void LoadPrefix(Replica& r, ServedRequest& q, const Found& f) {
-        r.prefixes.AddToGpu(f.key, f.load, f.parent, 1);  // ends the host copy's hold
-        if (f.parent >= 0) r.prefixes.Release(f.parent);  // FindPrefix's; the entry holds the parent now
-        q.cache_key = f.key;
+    void LoadPrefix(Replica& r, ServedRequest& q, const PrefixReuse::Found& f) {
+        reuse_.Load(r.prefixes, q, f);
         const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = HostLinkSeconds(bytes);
         r.swap_seconds += seconds;
         q.swap_in += seconds;
         host_loaded_bytes_ += bytes;
-    }
-    void CountPrefix(const ServedRequest& q, const Found& f) {
-        ++prefix_requests_;
-        if (f.where == PrefixCache::Where::none) return;
-        if (f.where == PrefixCache::Where::gpu) ++prefix_gpu_hits_;
-        if (f.where == PrefixCache::Where::host) ++prefix_host_hits_;
-        if (f.key >= w_.prefixes.count) ++prefix_turn_hits_;
-        prefix_tokens_reused_ += static_cast<double>(q.shared_blocks) * e_.block_size;
-    }
-    // A request whose scheduled tokens complete its shared prefix hands the prefix's blocks to the cache, where later
-    // prompts find them: vLLM caches a full block when it is allocated for computing, so a request scheduled after
-    // it in the same step already hits (the step writes every token's keys and values before attention reads
-    // them). If another request's copy is on the GPU this one keeps its own blocks, as vLLM does.
-    void CachePrefix(Replica& r, ServedRequest& q, int tokens) {
-        if (!CachesPrefixes(r) || prefix_blocks_ == 0 || q.prefix < 0 || q.cache_key >= 0) return;
-        if (q.ctx + tokens < PrefixTokens() || r.prefixes.Find(q.prefix) == PrefixCache::Where::gpu) return;
-        q.blocks -= prefix_blocks_;
-        q.cache_key = q.prefix, q.shared_blocks = prefix_blocks_;
-        r.prefixes.AddToGpu(q.prefix, prefix_blocks_, -1, 1);
-    }
-    // A turn with more to come leaves its context's full blocks cached for the next turn, after its shared prefix
-    // (vLLM keeps a finished request's blocks, hashed, until they are needed); the caller frees the rest.
-    void KeepContext(Replica& r, ServedRequest& q) {
-        if (CachesPrefixes(r) && r.role == Role::mixed && q.turn + 1 < w_.turns) {
-            const long long key = ConversationKey(q);
-            const long long keep = std::clamp<long long>(q.ctx / e_.block_size - q.shared_blocks, 0, q.blocks);
-            if (q.cache_key == key) {
-                r.prefixes.Grow(key, keep);
-                q.blocks -= keep;
-            } else if (keep > 0 && r.prefixes.Find(key) != PrefixCache::Where::gpu) {
-                r.prefixes.AddToGpu(key, keep, q.cache_key, 0);  // after the shared prefix it used, if any
-                q.blocks -= keep;
-            }
-        }
-        ReleasePrefix(r, q);
-    }
-    void ReleasePrefix(Replica& r, ServedRequest& q) {
-        if (q.cache_key < 0) return;
-        r.prefixes.Release(q.cache_key);
-        q.cache_key = -1, q.shared_blocks = 0;
     }
     // Evicts cached prefixes no request uses, least recently used first, until `want` blocks are free; with a
     // host tier each goes there first, a copy the iteration waits for.
@@ -537,7 +441,7 @@ private:
         } else {
             q.ctx = 0;
         }
-        ReleasePrefix(r, q);
+        reuse_.Release(r.prefixes, q);
         r.free_blocks += q.blocks;
         used_blocks_ -= q.blocks;
         q.blocks = 0;
@@ -608,7 +512,7 @@ private:
                 }
             }
             r.batch.push_back({i, tokens});
-            CachePrefix(r, q, tokens);
+            if (CachesPrefixes(r)) reuse_.Scheduled(r.prefixes, q, tokens);
             AddToShape(b, q, tokens, window);
             budget -= tokens;
         }
@@ -618,16 +522,16 @@ private:
         while (may_admit && HasWaiting(r) && static_cast<int>(r.running.size()) < e_.max_seqs && budget > 0) {
             ServedRequest& q = FrontWaiting(r);
             const bool looks = (q.prefix >= 0 || q.turn > 0) && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
-            const Found found = FindPrefix(r, q);
+            const PrefixReuse::Found found = CachesPrefixes(r) ? reuse_.Find(r.prefixes, q) : PrefixReuse::Found{};
             const int feed = q.feed();
             const int tokens = static_cast<int>(std::min<long long>(feed, budget));
             const long long need = (reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens)) - q.shared_blocks;
             if ((!e_.chunked_prefill && !stat && tokens < feed) || !TakeBlocks(r, q, need, found.load)) {
-                UndoFind(r, q, found);
+                reuse_.Undo(r.prefixes, q, found);
                 break;
             }
             if (found.where == PrefixCache::Where::host) LoadPrefix(r, q, found);
-            if (looks) CountPrefix(q, found);
+            if (looks) reuse_.Count(q, found);
             if (q.swapped) {                                        // its cache comes back from the host before it runs
                 const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
                 q.swap_in = SwapSeconds(r, back);
@@ -637,7 +541,7 @@ private:
             }
             r.running.push_back(r.waiting.PopFront());
             r.batch.push_back({r.running.size() - 1, tokens});
-            CachePrefix(r, r.running.back(), tokens);
+            if (CachesPrefixes(r)) reuse_.Scheduled(r.prefixes, r.running.back(), tokens);
             AddToShape(b, r.running.back(), tokens, window);
             budget -= tokens;
         }
@@ -745,7 +649,7 @@ private:
                 continue;
             }
             if (done) {
-                KeepContext(r, q);
+                reuse_.Finished(r.prefixes, q, CachesPrefixes(r) && r.role == Role::mixed);
                 r.free_blocks += q.blocks;
                 used_blocks_ -= q.blocks;
                 if (q.turn + 1 < w_.turns) followups_.push_back(NextTurn(q));
@@ -806,9 +710,7 @@ private:
             s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         s.sum_e2e = sum_e2e_;
         s.busy = parts_;
-        s.prefix_requests = prefix_requests_, s.prefix_gpu_hits = prefix_gpu_hits_;
-        s.prefix_host_hits = prefix_host_hits_, s.prefix_tokens_reused = prefix_tokens_reused_;
-        s.prefix_turn_hits = prefix_turn_hits_;
+        reuse_.Fill(s);
         s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
@@ -827,12 +729,10 @@ private:
     KvTransferModel transfer_;
     Rng rng_;
     PrefixDraw draw_prefix_;
-    long long prefix_blocks_ = 0;  // blocks of one cached shared prefix
-    bool caching_ = false;         // engine.prefix_caching, with something to reuse
-    long long prefix_requests_ = 0, prefix_gpu_hits_ = 0, prefix_host_hits_ = 0, prefix_turn_hits_ = 0;
+    PrefixReuse reuse_;
     long long conversations_ = 0;          // started (Workload::turns > 1)
     std::deque<ServedRequest> followups_;  // next turns, by the time they are sent (think time is fixed)
-    double prefix_tokens_reused_ = 0, host_loaded_bytes_ = 0, host_stored_bytes_ = 0;
+    double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;  // per GPU, by the host prefix tier
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)
     // Iterations in flight: (end, replica), the earliest first and ties in index order.
