@@ -24,8 +24,7 @@ PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const
         const PrefixCache::Where w = cache.Find(key);
         if (w == PrefixCache::Where::none) return false;
         const long long parent = cache.Parent(key);
-        if (w == PrefixCache::Where::host && parent >= 0 && cache.Find(parent) != PrefixCache::Where::gpu)
-            return false;
+        if (w == PrefixCache::Where::host && parent >= 0 && cache.Find(parent) != PrefixCache::Where::gpu) return false;
         const long long blocks = cache.BlocksWithParent(key);
         if (blocks * block_size_ >= q.input) return false;  // a prompt computes at least its last token
         f.where = w, f.key = key, f.parent = parent;
@@ -36,7 +35,7 @@ PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const
             q.cache_key = key;
         } else {
             f.load = cache.Blocks(key);
-            cache.HoldHost(key);                  // kept in the tier, and
+            cache.HoldHost(key);                 // kept in the tier, and
             if (parent >= 0) cache.Use(parent);  // the prefix before it on the GPU, until the copy back
         }
         return true;
