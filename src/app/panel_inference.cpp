@@ -146,7 +146,8 @@ bool DrawDescription(AppState& s) {
                         "requests a conversation: each next turn is sent when the one before completes, its prompt "
                         "that turn's prompt and output and new input tokens (with prefix caching it reuses them)");
     int requests = static_cast<int>(w.requests);
-    if (IntField("requests", &requests, "requests in the run")) w.requests = requests, changed = true;
+    if (IntField("requests", &requests, "requests in the run; with turns > 1, conversations (each turn a request)"))
+        w.requests = requests, changed = true;
     ImGui::SameLine();
     if (IntField("shared prefixes", &w.prefixes.count,
                  "each prompt begins with one of this many shared prefixes (a system prompt, a document), then its "
