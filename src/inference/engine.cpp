@@ -196,9 +196,7 @@ private:
     }
 
     void CheckFits() {
-        // A conversation's last turn has the longest prompt: its shared prefix and every turn's input and output.
-        long long input = w_.input.max + (w_.prefixes.count > 0 ? w_.prefixes.tokens : 0), output = w_.output.max;
-        input += static_cast<long long>(w_.turns - 1) * (w_.input.max + w_.output.max);
+        long long input = LongestPrompt(w_), output = w_.output.max;
         if (w_.arrival == ArrivalKind::trace) {
             input = output = 0;
             for (const TraceRequest& t : w_.trace) {
@@ -281,8 +279,9 @@ private:
 
     // A later turn goes to the scheduler of its conversation's first (session affinity, as SGLang's router sends a
     // conversation where its cache is), which keeps its context.
-    void EnqueueHome(ServedRequest q) {
-        Replica& r = replicas_[static_cast<size_t>(q.home)];
+    void EnqueueHome(ServedRequest q) { QueueAt(replicas_[static_cast<size_t>(q.home)], std::move(q)); }
+
+    void QueueAt(Replica& r, ServedRequest q) {
         timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
         r.waiting.PushBack(std::move(q));
         Recount(r);
@@ -298,12 +297,8 @@ private:
         size_t pick = first;
         for (size_t v = first + 1; v < first + per; ++v)
             if (Unfinished(replicas_[v]) < Unfinished(replicas_[pick])) pick = v;
-        Replica& r = replicas_[pick];
         if (pool == 0 && q.home < 0) q.home = static_cast<int>(pick);
-        timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
-        r.waiting.PushBack(std::move(q));
-        Recount(r);
-        MarkReady(r);
+        QueueAt(replicas_[pick], std::move(q));
     }
 
     void Arrivals() {

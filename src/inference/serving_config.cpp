@@ -209,8 +209,7 @@ void CheckPrefixes(const ServingConfig& c) {
             throw Error("workload.turns",
                         "a replayed trace gives every request; conversations of several turns "
                         "apply to generated workloads (set turns to 1)");
-        const long long longest =
-            (p.count > 0 ? p.tokens : 0) + static_cast<long long>(w.turns) * (w.input.max + w.output.max);
+        const long long longest = LongestPrompt(w) + w.output.max;
         if (longest > kMaxModelDim)
             throw Error("workload.turns",
                         std::to_string(w.turns) + " turns of up to " + std::to_string(w.input.max) + " + " +
@@ -243,6 +242,11 @@ std::vector<int> StageLayers(int layers, int pp) {
     std::vector<int> v(static_cast<size_t>(pp), layers / pp);
     for (int i = 2; i < layers % pp + 2; ++i) v[static_cast<size_t>(pp - i)] += 1;
     return v;
+}
+
+long long LongestPrompt(const Workload& w) {
+    return (w.prefixes.count > 0 ? w.prefixes.tokens : 0) + static_cast<long long>(w.input.max) +
+           static_cast<long long>(w.turns - 1) * (w.input.max + w.output.max);
 }
 
 void CheckArrivalSpan(const std::string& field, long long requests, double rate) {

@@ -190,6 +190,10 @@ struct Workload {
     uint64_t seed = 1;
 };
 
+// The longest prompt a generated workload can send: its shared prefix and the longest input, and in a conversation
+// every earlier turn's input and output before its last turn's input.
+long long LongestPrompt(const Workload& w);
+
 // Service-level objectives a request meets when its TTFT and its TPOT are both within them (0: no target).
 // Goodput is the rate of requests that meet them (DistServe, Zhong et al. 2024).
 struct SloTargets {
