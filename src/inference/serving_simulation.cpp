@@ -38,9 +38,16 @@ KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const
 }
 
 namespace {
+// The middle of a length distribution (its mean for a normal).
+double Middle(const LengthDist& d) { return d.kind == LengthDist::Kind::normal ? d.mean : (d.min + d.max) / 2.0; }
+
+// The prompt length the context-attention kernel's efficiency is looked up at: the middle input, after its shared
+// prefix, and in a conversation after the middle turn's earlier turns (inputs and outputs); a trace's mean prompt;
+// at most a chunk under chunked prefill.
 double TypicalPrompt(const ServingConfig& c) {
-    double p = (c.workload.input.min + c.workload.input.max) / 2.0;
-    if (c.workload.input.kind == LengthDist::Kind::normal) p = c.workload.input.mean;
+    const Workload& w = c.workload;
+    double p = Middle(w.input) + (w.prefixes.count > 0 ? w.prefixes.tokens : 0) +
+               (w.turns - 1) / 2.0 * (Middle(w.input) + Middle(w.output));
     if (c.workload.arrival == ArrivalKind::trace) {
         double sum = 0;
         for (const TraceRequest& t : c.workload.trace) sum += t.input;
