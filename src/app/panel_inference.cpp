@@ -145,6 +145,10 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("turns", &w.turns,
                         "requests a conversation: each next turn is sent when the one before completes, its prompt "
                         "that turn's prompt and output and new input tokens (with prefix caching it reuses them)");
+    ImGui::SameLine();
+    changed |= IntField("samples", &w.samples,
+                        "completions of each prompt (vLLM's n: best-of-N, self-consistency); a request completes "
+                        "with its last sample, and with prefix caching its samples share the prompt's blocks");
     int requests = static_cast<int>(w.requests);
     if (IntField("requests", &requests, "requests in the run; with turns > 1, conversations (each turn a request)"))
         w.requests = requests, changed = true;

@@ -51,6 +51,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.prefix_tokens = IfChanged(now.workload.prefixes.tokens, base.workload.prefixes.tokens);
     e.prefix_caching = IfChanged(now.engine.prefix_caching, base.engine.prefix_caching);
     e.turns = IfChanged(now.workload.turns, base.workload.turns);
+    e.samples = IfChanged(now.workload.samples, base.workload.samples);
     return e;
 }
 
@@ -74,6 +75,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.prefix_tokens) c.workload.prefixes.tokens = *e.prefix_tokens;
     if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, c.engine.host_cache_gib);
     if (e.turns) c.workload.turns = *e.turns;
+    if (e.samples) c.workload.samples = *e.samples;
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
     if (e.kv) c.precision.kv_cache = *e.kv;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <queue>
 #include <string>
+#include <unordered_map>
 
 #include "config/error.h"
 #include "inference/latency_histogram.h"
@@ -56,6 +57,13 @@ struct Replica {
     bool preempted_this_iteration = false;
     double swap_seconds = 0;  // host-link copies this iteration waits for
     PrefixCache prefixes;     // engine.prefix_caching: the shared prefixes whose blocks this scheduler keeps
+};
+
+// A request's samples in the system (Workload::samples), or one sequence's request as it completes: when it
+// arrived, its first token, the TPOTs of its samples so far, its prompt, its client, the samples not yet completed.
+struct SampleGroup {
+    double arrival = 0, first_token = -1, tpot_sum = 0;
+    int tpot_n = 0, input = 0, client = -1, left = 1;
 };
 
 struct InTransfer {
@@ -162,7 +170,7 @@ private:
 
     // Brings the engine's totals up to date with the replica's queue and running set.
     void Recount(Replica& r) {
-        const long long waiting = static_cast<long long>(r.waiting.Size()) + r.lazy;
+        const long long waiting = static_cast<long long>(r.waiting.Size()) + r.lazy * w_.samples;
         const long long running = static_cast<long long>(r.running.size());
         waiting_total_ += waiting - r.counted_waiting;
         running_total_ += running - r.counted_running;
@@ -249,7 +257,7 @@ private:
         q.id = next_id_++;
         q.arrival = arrival;
         if (w_.arrival == ArrivalKind::trace) {
-            const TraceRequest& t = w_.trace[static_cast<size_t>(q.id)];
+            const TraceRequest& t = w_.trace[static_cast<size_t>(made_)];
             q.input = t.input, q.output = t.output, q.priority = t.priority;
         } else {
             q.input = DrawLength(w_.input, rng_);
@@ -257,10 +265,36 @@ private:
             if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
             if (w_.prefixes.count > 0) q.prefix = draw_prefix_(rng_), q.input += w_.prefixes.tokens;
         }
+        ++made_;
         if (w_.turns > 1) q.conversation = conversations_++;
+        if (w_.samples > 1) {
+            q.group = q.id;
+            groups_.emplace(q.id, SampleGroup{arrival, -1, 0, 0, q.input, client, w_.samples});
+        }
         q.client = client;
         q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
         return q;
+    }
+
+    // Another sample of `first`'s request (Workload::samples), queued with it: the same prompt, an output length of
+    // its own (a trace's request gives one length to all of its samples).
+    ServedRequest Sample(const ServedRequest& first) {
+        ServedRequest q;
+        q.id = next_id_++;
+        q.arrival = first.arrival, q.input = first.input, q.prefix = first.prefix, q.priority = first.priority;
+        q.client = first.client, q.home = first.home, q.group = first.group;
+        q.output = w_.arrival == ArrivalKind::trace ? first.output : DrawLength(w_.output, rng_);
+        q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
+        return q;
+    }
+
+    // A new request, with its other samples behind it on the same scheduler (vLLM adds a request's n child requests
+    // to one engine at once).
+    void EnqueueNew(ServedRequest q) {
+        if (w_.samples == 1) return static_cast<void>(Enqueue(std::move(q), 0));
+        ServedRequest first = q;
+        first.home = static_cast<int>(Enqueue(std::move(q), 0));
+        for (int k = 1; k < w_.samples; ++k) QueueAt(replicas_[static_cast<size_t>(first.home)], Sample(first));
     }
 
     // A conversation's next turn, sent `think` after this one completed: its prompt is this turn's prompt and output,
@@ -288,7 +322,7 @@ private:
         MarkReady(r);
     }
 
-    void Enqueue(ServedRequest q, int pool) {
+    size_t Enqueue(ServedRequest q, int pool) {
         // Round-robin over the pool's replicas; within a pipelined one, the scheduler with the fewest unfinished
         // requests (vLLM's add_request), the first on ties.
         size_t& next = next_replica_[pool];
@@ -299,6 +333,7 @@ private:
             if (Unfinished(replicas_[v]) < Unfinished(replicas_[pick])) pick = v;
         if (pool == 0 && q.home < 0) q.home = static_cast<int>(pick);
         QueueAt(replicas_[pick], std::move(q));
+        return pick;
     }
 
     void Arrivals() {
@@ -308,14 +343,14 @@ private:
         }
         if (w_.arrival == ArrivalKind::closed_loop) {
             while (!closed_pending_.empty() && closed_pending_.front().first <= now_) {
-                Enqueue(NewRequest(now_, closed_pending_.front().second), 0);
+                EnqueueNew(NewRequest(now_, closed_pending_.front().second));
                 ++arrived_;
                 closed_pending_.pop_front();
             }
             return;
         }
         while (arrived_ < w_.requests && next_arrival_ <= now_) {
-            Enqueue(NewRequest(next_arrival_, -1), 0);
+            EnqueueNew(NewRequest(next_arrival_, -1));
             ++arrived_;
             if (w_.arrival == ArrivalKind::trace)
                 next_arrival_ = arrived_ < w_.requests ? w_.trace[static_cast<size_t>(arrived_)].arrival : kNever;
@@ -352,11 +387,15 @@ private:
         return static_cast<int>(static_cast<long long>(c_.pool.replicas) * c_.pool.pp +
                                 static_cast<long long>(i - first_of_pool_[1]));
     }
-    ServedRequest NewLazy(Replica& r) {
+    // An offline request made when first looked at, with its other samples behind it (Workload::samples).
+    void PushLazy(Replica& r) {
         ServedRequest q = NewRequest(0.0, -1);
         q.home = IndexOf(r);
-        timelines_.Wait(q.timeline, SpanKind::queued, Numbered(r));
-        return q;
+        for (int k = 0; k < w_.samples; ++k) {
+            ServedRequest s = k == 0 ? q : Sample(q);
+            timelines_.Wait(s.timeline, SpanKind::queued, Numbered(r));
+            r.waiting.PushBack(std::move(s));
+        }
     }
 
     bool HasWaiting(const Replica& r) const { return !r.waiting.Empty() || r.lazy > 0; }
@@ -364,9 +403,9 @@ private:
     // under FCFS, and all at once under priority scheduling (their order needs their classes).
     ServedRequest& FrontWaiting(Replica& r) {
         if (r.waiting.Prioritized()) {
-            for (; r.lazy > 0; --r.lazy) r.waiting.PushBack(NewLazy(r));
+            for (; r.lazy > 0; --r.lazy) PushLazy(r);
         } else if (r.waiting.Empty()) {
-            r.waiting.PushBack(NewLazy(r));
+            PushLazy(r);
             --r.lazy;
         }
         return r.waiting.Front();
@@ -516,7 +555,8 @@ private:
         const bool may_admit = !r.preempted_this_iteration && (!stat || r.running.empty());
         while (may_admit && HasWaiting(r) && static_cast<int>(r.running.size()) < e_.max_seqs && budget > 0) {
             ServedRequest& q = FrontWaiting(r);
-            const bool looks = (q.prefix >= 0 || q.turn > 0) && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
+            const bool looks =
+                (q.prefix >= 0 || q.turn > 0 || q.group >= 0) && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
             const PrefixReuse::Found found = CachesPrefixes(r) ? reuse_.Find(r.prefixes, q) : PrefixReuse::Found{};
             const int feed = q.feed();
             const int tokens = static_cast<int>(std::min<long long>(feed, budget));
@@ -596,26 +636,51 @@ private:
                 timelines_.Run(q.timeline, SpanKind::stalled, now_, r.busy_until, Numbered(r), 0);
     }
 
+    // A sequence's first token; a request's is its first sample's (what a streaming client sees first).
+    void FirstToken(const ServedRequest& q) {
+        if (q.group >= 0) {
+            SampleGroup& g = groups_.at(q.group);
+            if (g.first_token >= 0) return;
+            g.first_token = now_;
+        }
+        ttft_.Add(now_ - q.arrival);
+    }
+
+    // A sequence completes; its request completes with it, or with its last sample (Workload::samples), whose TPOT is
+    // the mean of its samples' (each (completion - first token) / (output - 1), those of output > 1).
     void Complete(ServedRequest& q) {
         timelines_.Complete(q.timeline, now_);
-        const double e2e = now_ - q.arrival, ttft = q.first_token - q.arrival;
-        e2e_.Add(e2e);
-        sum_e2e_ += e2e;
+        sum_e2e_ += now_ - q.arrival;  // Little's law on the sequences in the system
+        out_tokens_ += q.output;
+        last_completion_ = now_;
+        const bool timed = q.output > 1;
+        const double tpot = timed ? (now_ - q.first_token) / (q.output - 1) : 0;
+        if (q.group < 0) return RequestDone({q.arrival, q.first_token, tpot, timed ? 1 : 0, q.input, q.client, 1}, q);
+        const auto it = groups_.find(q.group);
+        SampleGroup& g = it->second;
+        if (timed) g.tpot_sum += tpot, ++g.tpot_n;
+        if (--g.left > 0) return;
+        const SampleGroup done = g;
+        groups_.erase(it);
+        RequestDone(done, q);
+    }
+
+    void RequestDone(const SampleGroup& g, const ServedRequest& last) {
+        const double ttft = g.first_token - g.arrival;
+        e2e_.Add(now_ - g.arrival);
         bool met = c_.slo.ttft <= 0 || ttft <= c_.slo.ttft;
-        if (q.output > 1) {
-            const double tpot = (now_ - q.first_token) / (q.output - 1);
+        if (g.tpot_n > 0) {
+            const double tpot = g.tpot_sum / g.tpot_n;
             tpot_.Add(tpot);
             met = met && (c_.slo.tpot <= 0 || tpot <= c_.slo.tpot);
         }
         if (met) ++slo_met_;
         ++completed_;
-        in_tokens_ += q.input;
-        out_tokens_ += q.output;
-        last_completion_ = now_;
+        in_tokens_ += g.input;
         // A closed-loop client sends its next conversation when the last turn of this one completes.
-        if (w_.arrival == ArrivalKind::closed_loop && q.turn + 1 >= w_.turns &&
+        if (w_.arrival == ArrivalKind::closed_loop && last.turn + 1 >= w_.turns &&
             arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
-            closed_pending_.push_back({now_, q.client});
+            closed_pending_.push_back({now_, g.client});
     }
 
     void FinishIteration(Replica& r) {
@@ -628,7 +693,7 @@ private:
                 if (q.first_token < 0) {
                     q.first_token = now_;
                     timelines_.FirstToken(q.timeline, now_);
-                    ttft_.Add(now_ - q.arrival);
+                    FirstToken(q);
                 }
             }
         }
@@ -725,8 +790,10 @@ private:
     Rng rng_;
     PrefixDraw draw_prefix_;
     PrefixReuse reuse_;
-    long long conversations_ = 0;          // started (Workload::turns > 1)
-    std::deque<ServedRequest> followups_;  // next turns, by the time they are sent (think time is fixed)
+    long long conversations_ = 0;  // started (Workload::turns > 1)
+    long long made_ = 0;           // requests made (a trace's index; with samples, ids count sequences)
+    std::unordered_map<long long, SampleGroup> groups_;  // requests of several samples, until the last completes
+    std::deque<ServedRequest> followups_;                // next turns, by the time they are sent (think time is fixed)
     double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;  // per GPU, by the host prefix tier
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)

@@ -52,15 +52,17 @@ struct ServingResult {
     long long used_blocks_at_first_preemption = -1;
     long long iterations = 0;
     double mean_batch_tokens = 0, mean_running = 0;  // per iteration
-    // Little's law, L = lambda W, on the sample path: the time average of requests in the system (arrived, not
-    // completed) times the duration equals the sum of the requests' latencies (a run starts and ends empty).
+    // Little's law, L = lambda W, on the sample path: the time average of sequences in the system (arrived, not
+    // completed) times the duration equals the sum of their latencies (a run starts and ends empty). A sequence is a
+    // request, or with Workload::samples one of its samples, from the request's arrival to its own completion.
     double mean_in_system = 0, mean_waiting = 0;
     double sum_e2e = 0;
     // Cached prefixes under engine.prefix_caching: admissions of a request that could reuse one (it has a shared
     // prefix or earlier turns), how many found it on the GPU or in the host tier, the prompt tokens those hits did not compute, and the bytes the host tier copied per
     // GPU, back to the GPU and out to the host.
     long long prefix_requests = 0, prefix_gpu_hits = 0, prefix_host_hits = 0;
-    long long prefix_turn_hits = 0;  // of the hits, those on a conversation's earlier turns (Workload::turns)
+    long long prefix_turn_hits = 0;    // of the hits, those on a conversation's earlier turns (Workload::turns)
+    long long prefix_sample_hits = 0;  // of the hits, those on the prompt of a request's other samples (samples)
     double prefix_tokens_reused = 0, host_tier_loaded_bytes = 0, host_tier_stored_bytes = 0;
     // Disaggregated pools: KV caches moved from the prefill to the decode pool, and their mean time in flight.
     long long kv_transfers = 0;

@@ -9,7 +9,7 @@ PrefixReuse::PrefixReuse(const EngineConfig& e, const Workload& w)
     : block_size_(e.block_size), count_(w.prefixes.count), turns_(w.turns), host_gib_(e.host_cache_gib) {
     if (!e.prefix_caching) return;
     prefix_blocks_ = w.prefixes.count > 0 ? w.prefixes.tokens / e.block_size : 0;
-    enabled_ = prefix_blocks_ > 0 || w.turns > 1;
+    enabled_ = prefix_blocks_ > 0 || w.turns > 1 || w.samples > 1;
 }
 
 long long PrefixReuse::HostBlocks(double block_bytes, int pp) const {
@@ -41,6 +41,7 @@ PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const
         return true;
     };
     if (q.turn > 0 && take(ConversationKey(q))) return f;
+    if (q.group >= 0 && take(SamplesKey(q))) return f;
     if (q.prefix >= 0 && prefix_blocks_ > 0) take(q.prefix);
     return f;
 }
@@ -65,16 +66,34 @@ void PrefixReuse::Count(const ServedRequest& q, const Found& f) {
     if (f.where == PrefixCache::Where::none) return;
     if (f.where == PrefixCache::Where::gpu) ++gpu_hits_;
     if (f.where == PrefixCache::Where::host) ++host_hits_;
-    if (f.key >= count_) ++turn_hits_;
+    if (f.key >= count_) ++(q.group >= 0 ? sample_hits_ : turn_hits_);
     tokens_reused_ += static_cast<double>(q.shared_blocks) * block_size_;
 }
 
 void PrefixReuse::Scheduled(PrefixCache& cache, ServedRequest& q, int tokens) const {
+    SharePrefix(cache, q, tokens);
+    SharePrompt(cache, q, tokens);
+}
+
+void PrefixReuse::SharePrefix(PrefixCache& cache, ServedRequest& q, int tokens) const {
     if (prefix_blocks_ == 0 || q.prefix < 0 || q.cache_key >= 0) return;
     if (q.ctx + tokens < prefix_blocks_ * block_size_ || cache.Find(q.prefix) == PrefixCache::Where::gpu) return;
     q.blocks -= prefix_blocks_;
     q.cache_key = q.prefix, q.shared_blocks = prefix_blocks_;
     cache.AddToGpu(q.prefix, prefix_blocks_, -1, 1);
+}
+
+void PrefixReuse::SharePrompt(PrefixCache& cache, ServedRequest& q, int tokens) const {
+    if (q.group < 0) return;
+    const long long key = SamplesKey(q), full = (q.input - 1) / block_size_;
+    if (q.cache_key == key || q.ctx + tokens < full * block_size_) return;
+    const long long own = full - q.shared_blocks;  // after the shared prefix it takes, if any
+    if (own <= 0 || cache.Find(key) == PrefixCache::Where::gpu) return;
+    const long long parent = q.cache_key;
+    cache.AddToGpu(key, own, parent, 1);
+    if (parent >= 0) cache.Release(parent);  // the entry holds it now
+    q.blocks -= own;
+    q.cache_key = key, q.shared_blocks = full;
 }
 
 void PrefixReuse::Finished(PrefixCache& cache, ServedRequest& q, bool keep) const {
@@ -100,7 +119,7 @@ void PrefixReuse::Release(PrefixCache& cache, ServedRequest& q) const {
 
 void PrefixReuse::Fill(ServingResult& r) const {
     r.prefix_requests = requests_, r.prefix_gpu_hits = gpu_hits_, r.prefix_host_hits = host_hits_;
-    r.prefix_turn_hits = turn_hits_, r.prefix_tokens_reused = tokens_reused_;
+    r.prefix_turn_hits = turn_hits_, r.prefix_sample_hits = sample_hits_, r.prefix_tokens_reused = tokens_reused_;
 }
 
 }  // namespace sc

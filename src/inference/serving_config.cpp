@@ -216,6 +216,14 @@ void CheckPrefixes(const ServingConfig& c) {
                             std::to_string(w.output.max) + " tokens make a last prompt and output of up to " +
                             std::to_string(longest) + " tokens; at most " + std::to_string(kMaxModelDim));
     }
+    if (w.samples < 1 || w.samples > kMaxSamples)
+        throw Error("workload.samples", "must be 1.." + std::to_string(kMaxSamples) +
+                                            " completions of each prompt, got " + std::to_string(w.samples));
+    if (w.samples > 1 && w.turns > 1)
+        throw Error("workload.samples",
+                    std::to_string(w.samples) + " samples in a conversation of " + std::to_string(w.turns) +
+                        " turns: a next turn continues one answer, so conversations are modelled with one sample "
+                        "a turn (set samples to 1 or turns to 1)");
     if (e.prefix_caching && (c.model.has_window() || c.model.has_mamba()))
         throw Error("engine.prefix_caching",
                     c.model.name + " has " + (c.model.has_mamba() ? "Mamba" : "sliding-window") +

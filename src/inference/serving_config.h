@@ -169,6 +169,7 @@ struct SharedPrefixes {
 };
 constexpr int kMaxSharedPrefixes = 1 << 20;
 constexpr int kMaxTurns = 1000;
+constexpr int kMaxSamples = 1024;
 
 struct Workload {
     ArrivalKind arrival = ArrivalKind::offline;
@@ -183,6 +184,12 @@ struct Workload {
     // turn k's prompt and output followed by new `input` tokens. Results count every turn as a request.
     int turns = 1;
     double think = 0;  // s
+    // Parallel sampling (vLLM's SamplingParams.n, SGLang's n; best-of-N and self-consistency reasoning): each request
+    // asks for `samples` completions of its prompt. As vLLM's V1 engine does (vllm/v1/engine/parallel_sampling.py),
+    // the request becomes `samples` sequences queued together, each with the prompt and an output length of its own;
+    // with prefix caching the first to be scheduled caches the prompt's full blocks and the others take them. A
+    // request completes when its last sample does; its TTFT is its first sample's first token.
+    int samples = 1;
     // Priority classes: a request draws class i with probability priority_weights[i] and gets priority i
     // (0 first). Empty: everyone has priority 0. Only read under SchedulingPolicy::priority.
     std::vector<double> priority_weights;

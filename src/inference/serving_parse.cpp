@@ -186,6 +186,7 @@ ServingDescription ParseServingDescription(std::string_view text) {
         w.output = Lengths(f.Object("output"), "workload.output");
         w.turns = f.PositiveInt("turns", 1, kMaxTurns);
         w.think = f.NonNegativeNumber("think_s", 0, 1e6);
+        w.samples = f.PositiveInt("samples", 1, kMaxSamples);
         if (const nlohmann::json* pr = f.Object("prefixes")) {  // each prompt: a shared prefix, then its input
             JsonFields g(*pr, "workload.prefixes");
             w.prefixes.count = g.PositiveInt("count", 1, kMaxSharedPrefixes);

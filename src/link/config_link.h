@@ -72,6 +72,7 @@ struct LinkServeEdits {
     std::optional<int> timelines;                     // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;       // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                         // requests a conversation (1: single requests)
+    std::optional<int> samples;                       // completions of each prompt (vLLM's n)
     std::optional<bool> prefix_caching;               // off also drops the preset's host tier
     bool operator==(const LinkServeEdits&) const = default;
 };

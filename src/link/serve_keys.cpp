@@ -66,7 +66,8 @@ const std::vector<Key>& Keys() {
         {"serve.prefixes", IntField{&Edits::prefixes, 0, 1 << 24}},    // checked when simulated (kMaxSharedPrefixes)
         {"serve.prefix_tokens", IntField{&Edits::prefix_tokens, 1, kMaxModelDim}},
         {"serve.prefix_caching", BoolField{&Edits::prefix_caching}},
-        {"serve.turns", IntField{&Edits::turns, 1, 1 << 24}},  // checked when simulated (kMaxTurns)
+        {"serve.turns", IntField{&Edits::turns, 1, 1 << 24}},      // checked when simulated (kMaxTurns)
+        {"serve.samples", IntField{&Edits::samples, 1, 1 << 24}},  // checked when simulated (kMaxSamples)
     };
     return keys;
 }

@@ -80,6 +80,12 @@ std::string TurnsText(const Workload& w) {
            " the one before completed";
 }
 
+// ", 4 samples of each prompt (a request completes with its last)", or nothing.
+std::string SamplesText(const Workload& w) {
+    if (w.samples <= 1) return "";
+    return ", " + std::to_string(w.samples) + " samples of each prompt (a request completes with its last)";
+}
+
 std::string KvText(const KvCapacity& k) {
     const std::string states = k.state_bytes > 0 ? ", Mamba states " + FormatBytes(k.state_bytes) : "";
     return "weights " + FormatBytes(k.weight_bytes) + ", workspace " + FormatBytes(k.workspace_bytes) + states +
@@ -139,6 +145,7 @@ Json ResultJson(const ServingResult& r, bool series) {
               {"prefix_gpu_hits", r.prefix_gpu_hits},
               {"prefix_host_hits", r.prefix_host_hits},
               {"prefix_turn_hits", r.prefix_turn_hits},
+              {"prefix_sample_hits", r.prefix_sample_hits},
               {"prefix_tokens_reused", r.prefix_tokens_reused},
               {"host_tier_loaded_bytes", r.host_tier_loaded_bytes},
               {"host_tier_stored_bytes", r.host_tier_stored_bytes},
@@ -188,6 +195,7 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
         j["workload"]["prefixes"] = {
             {"count", w.prefixes.count}, {"tokens", w.prefixes.tokens}, {"zipf", w.prefixes.zipf}};
     if (w.turns > 1) j["workload"]["turns"] = w.turns, j["workload"]["think_s"] = w.think;
+    if (w.samples > 1) j["workload"]["samples"] = w.samples;
     j["engine"] = {{"prefix_caching", c.engine.prefix_caching}, {"host_cache_gib", c.engine.host_cache_gib}};
     j["slo"] = {{"ttft_s", c.slo.ttft}, {"tpot_s", c.slo.tpot}};
     return j;
@@ -233,7 +241,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += "workload       " + std::to_string(c.workload.requests) +
          (c.workload.turns > 1 ? " conversations of " + std::to_string(c.workload.turns) + " turns, " : " requests, ") +
          ArrivalText(c.workload) + ", input " + LengthText(c.workload.input) + ", output " +
-         LengthText(c.workload.output) + " tokens" + PrefixesText(c.workload.prefixes) + TurnsText(c.workload) + "\n";
+         LengthText(c.workload.output) + " tokens" + PrefixesText(c.workload.prefixes) + TurnsText(c.workload) +
+         SamplesText(c.workload) + "\n";
     o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
     if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
     if (run.transfer)
@@ -266,10 +275,12 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r) + "\n";
     o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
-         " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system\n";
+         " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system" +
+         (c.workload.samples > 1 ? " (sequences: a request is its samples)" : "") + "\n";
     if (!r.timelines.empty())
         o += "timelines      first " + std::to_string(r.timelines.size()) +
-             " requests by arrival, span by span (JSON result.timelines; --timeline-json FILE for Perfetto)\n";
+             (c.workload.samples > 1 ? " sequences (samples)" : " requests") +
+             " by arrival, span by span (JSON result.timelines; --timeline-json FILE for Perfetto)\n";
     const double busy = r.busy.total();
     if (busy > 0) {
         o += "busy time      ";
@@ -343,8 +354,10 @@ std::string PrefixCacheText(const ServingResult& r) {
         Fmt("%.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) + " of " +
         std::to_string(r.prefix_requests) + " admissions hit (" + std::to_string(r.prefix_gpu_hits) + " on the GPU, " +
         std::to_string(r.prefix_host_hits) + " from the host tier" +
-        (r.prefix_turn_hits > 0 ? "; " + std::to_string(r.prefix_turn_hits) + " of them earlier turns" : "") + "), " +
-        Fmt("%.0f", r.prefix_tokens_reused) + " prompt tokens not computed";
+        (r.prefix_turn_hits > 0 ? "; " + std::to_string(r.prefix_turn_hits) + " of them earlier turns" : "") +
+        (r.prefix_sample_hits > 0 ? "; " + std::to_string(r.prefix_sample_hits) + " of them other samples' prompts"
+                                  : "") +
+        "), " + Fmt("%.0f", r.prefix_tokens_reused) + " prompt tokens not computed";
     if (r.host_tier_loaded_bytes > 0 || r.host_tier_stored_bytes > 0)
         s += "; host tier " + FormatBytes(r.host_tier_loaded_bytes) + " in, " + FormatBytes(r.host_tier_stored_bytes) +
              " out per GPU";

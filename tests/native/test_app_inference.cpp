@@ -186,6 +186,27 @@ TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     EXPECT_NE(t->inference.report.find("earlier turns"), std::string::npos) << t->inference.report;
 }
 
+// Parallel sampling travels in the link (serve.samples) and the page simulates what the CLI's --set simulates.
+TEST(AppInference, SamplesTravelInTheLinkAndRunAsTheCliRunsThem) {
+    App t = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*t, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*t, 2);
+    t->inference.config.workload.requests = 100;
+    t->inference.config.workload.samples = 4;
+    t->inference.config.engine.prefix_caching = true;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*t)), "");
+    EXPECT_EQ(sc::app::CurrentServeRequest(*other).config.workload.samples, 4);
+    pagetest::RunServingToEnd(*t);
+    ASSERT_EQ(t->inference.error, "");
+    const std::string cli =
+        Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=100 --set workload.samples=4 "
+            "--set engine.prefix_caching=true");
+    EXPECT_EQ(t->inference.report, cli);
+    EXPECT_NE(cli.find("4 samples of each prompt"), std::string::npos) << cli;
+    EXPECT_NE(cli.find("other samples' prompts"), std::string::npos) << cli;
+}
+
 // A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.
 App SweepPage(long long requests, double from, double to, int points) {
     App s = OpenPage();
