@@ -102,10 +102,27 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");
     ImGui::SameLine();
     changed |= IntField("max tokens", &c.engine.max_tokens, "tokens in one iteration (vLLM max_num_batched_tokens)");
+    ImGui::SameLine();
+    Speculation& sp = c.engine.speculation;
+    if (IntField("draft tokens", &sp.tokens,
+                 "speculative decoding: tokens a draft head (one decoder layer of the model's shape, as DeepSeek-V3's "
+                 "MTP module or EAGLE's) proposes a step for the model to verify; 0: none")) {
+        // DeepSeek-V3's report (arXiv 2412.19437, sec. 5.4.3): its MTP module's second token is accepted 85-90% of
+        // the time; the low end, for a head with no acceptance of its own yet.
+        if (sp.tokens > 0 && sp.acceptance == 0) sp.acceptance = 0.85;
+        changed = true;
+    }
+    if (sp.tokens > 0) {
+        ImGui::SameLine();
+        changed |= DoubleField("acceptance", &sp.acceptance, "%.2f",
+                               "probability a draft is accepted when the ones before it were: a property of the "
+                               "model, its draft head and the prompts (DeepSeek-V3's MTP: 0.85-0.9)");
+    }
     changed |= ImGui::Checkbox("chunked prefill", &c.engine.chunked_prefill);
     ImGui::SameLine();
     changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
-    if (c.workload.prefixes.count > 0) {  // only a workload with shared prefixes has anything to reuse
+    // Only a workload with shared prefixes, turns or samples has anything to reuse.
+    if (c.workload.prefixes.count > 0 || c.workload.turns > 1 || c.workload.samples > 1) {
         ImGui::SameLine();
         bool reuse = c.engine.prefix_caching;
         if (ImGui::Checkbox("prefix caching", &reuse)) {

@@ -52,6 +52,8 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.prefix_caching = IfChanged(now.engine.prefix_caching, base.engine.prefix_caching);
     e.turns = IfChanged(now.workload.turns, base.workload.turns);
     e.samples = IfChanged(now.workload.samples, base.workload.samples);
+    e.draft_tokens = IfChanged(now.engine.speculation.tokens, base.engine.speculation.tokens);
+    e.acceptance = IfChanged(now.engine.speculation.acceptance, base.engine.speculation.acceptance);
     return e;
 }
 
@@ -76,6 +78,8 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, c.engine.host_cache_gib);
     if (e.turns) c.workload.turns = *e.turns;
     if (e.samples) c.workload.samples = *e.samples;
+    if (e.draft_tokens) c.engine.speculation.tokens = *e.draft_tokens;
+    if (e.acceptance) c.engine.speculation.acceptance = *e.acceptance;
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
     if (e.kv) c.precision.kv_cache = *e.kv;

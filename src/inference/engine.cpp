@@ -38,6 +38,7 @@ enum class Role { mixed, prefill, decode };
 struct Scheduled {
     size_t index;  // into running
     int tokens;
+    int drafts = 0;  // speculative decoding: draft tokens it verifies (tokens = 1 + drafts)
 };
 
 struct Replica {
@@ -82,6 +83,7 @@ public:
           w_(c.workload),
           transfer_(transfer),
           rng_(w_.seed),
+          accept_rng_(w_.seed ^ 0x9E3779B97F4A7C15ULL),
           draw_prefix_(w_.prefixes),
           reuse_(e_, w_),
           timelines_(c.timelines) {
@@ -510,7 +512,13 @@ private:
 
     // One scheduled request's share of the iteration: a decode reads its cache and adds one key; a prefill chunk
     // of c tokens after p attends to p + 1 .. p + c keys; the last prompt token or a decode yields logits.
-    static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens, double window) {
+    // A sequence verifying drafts feeds its last token and them, a chunk attending to its cache, each with logits.
+    static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens, double window, int drafts = 0) {
+        if (drafts > 0) {
+            b.AddPrefillChunk(q.ctx, tokens, window);
+            b.logits += tokens;
+            return;
+        }
         if (q.decoding()) b.AddDecode(q.ctx, window);
         else b.AddPrefillChunk(q.ctx, tokens, window);
         if (q.ctx + tokens == q.input + q.generated) b.logits += 1;
@@ -529,7 +537,8 @@ private:
         // 1. The running sequences, oldest first.
         for (size_t i = 0; i < r.running.size() && budget > 0; ++i) {
             ServedRequest& q = r.running[i];
-            int tokens = q.decoding() ? 1 : static_cast<int>(std::min<long long>(q.feed(), budget));
+            const int drafts = q.decoding() ? Drafts(q, budget) : 0;
+            int tokens = q.decoding() ? 1 + drafts : static_cast<int>(std::min<long long>(q.feed(), budget));
             if (!e_.chunked_prefill && !stat && tokens < q.feed()) continue;  // a whole prompt or nothing
             if (!reserve) {
                 // Most iterations stay inside the blocks a sequence holds: no division for those (a windowed
@@ -545,9 +554,9 @@ private:
                     break;
                 }
             }
-            r.batch.push_back({i, tokens});
+            r.batch.push_back({i, tokens, drafts});
             if (CachesPrefixes(r)) reuse_.Scheduled(r.prefixes, q, tokens);
-            AddToShape(b, q, tokens, window);
+            AddToShape(b, q, tokens, window, drafts);
             budget -= tokens;
         }
         // 2. Admission in the queue's order (none in an iteration that preempted, as vLLM does; a static batch
@@ -597,19 +606,56 @@ private:
         parts_.linear += share * parts.linear, parts_.attention += share * parts.attention;
         parts_.elementwise += share * parts.elementwise, parts_.tp_comm += share * parts.tp_comm;
         parts_.head += share * parts.head, parts_.pp_comm += share * parts.pp_comm;
-        r.busy_until = r.pipeline < 0 ? now_ + parts.total() + r.swap_seconds : ThroughStages(r, b);
+        const double draft = DraftSeconds(r, cost, window);
+        parts_.draft += share * draft;
+        r.busy_until = r.pipeline < 0 ? now_ + parts.total() + draft + r.swap_seconds : ThroughStages(r, b, draft);
         RecordIteration(r);
         ++iterations_;
         batch_tokens_ += b.tokens();
         running_sum_ += static_cast<double>(r.running.size());
     }
 
+    // ---- Speculative decoding (EngineConfig::speculation) ----
+
+    // Drafts a decoding sequence verifies this iteration: the draft head's k, fewer when fewer tokens are left to
+    // generate (the model's own next token is always one) or the token budget has no room for them.
+    int Drafts(const ServedRequest& q, long long budget) const {
+        const long long left = static_cast<long long>(q.output) - q.generated - 1;
+        return static_cast<int>(
+            std::max(0LL, std::min({static_cast<long long>(e_.speculation.tokens), left, budget - 1})));
+    }
+    // The draft head's steps that proposed the tokens this iteration verifies: step s runs every sequence with more
+    // than s drafts, one token each at its context (the steady state: the steps after an iteration propose for the
+    // next).
+    double DraftSeconds(const Replica& r, const IterationCost& cost, double window) const {
+        double t = 0;
+        for (int step = 0; step < e_.speculation.tokens; ++step) {
+            BatchShape d;
+            for (const Scheduled& s : r.batch)
+                if (s.drafts > step) d.AddDecode(r.running[s.index].ctx + step, window);
+            if (d.decodes == 0) break;
+            d.logits = d.decodes;
+            t += cost.DraftSeconds(d);
+        }
+        return t;
+    }
+    // Drafts the model accepts of `drafts`: each with probability `acceptance` while the ones before it were.
+    int Accepted(int drafts) {
+        int a = 0;
+        while (a < drafts && accept_rng_.Uniform() < e_.speculation.acceptance) ++a;
+        ++spec_steps_;
+        spec_drafted_ += drafts;
+        spec_accepted_ += a;
+        return a;
+    }
+
     // A pipelined replica's batch enters stage 0 when its swaps are done and the stage is free, and each next
     // stage when its activations have arrived and the stage has finished the batches that entered before it:
     // every stage serves batches in the order they started (a permutation flow shop), so reserving each stage
     // when the iteration starts is exact. With pp batches in flight the slowest stage sets the throughput.
-    double ThroughStages(Replica& r, const BatchShape& b) {
-        const PipelineTimes p = pools_[r.pool].cost->Pipeline(b);
+    double ThroughStages(Replica& r, const BatchShape& b, double draft) {
+        PipelineTimes p = pools_[r.pool].cost->Pipeline(b);
+        p.stage.back() += draft;  // the draft head runs on the last stage, beside the LM head
         std::vector<double>& free_at = pipelines_[static_cast<size_t>(r.pipeline)];
         double t = now_ + r.swap_seconds;
         for (size_t s = 0; s < p.stage.size(); ++s) {
@@ -627,7 +673,7 @@ private:
             ServedRequest& q = r.running[s.index];
             q.scheduled_in = iterations_;
             const SpanKind kind = q.decoding() ? SpanKind::decode : SpanKind::prefill;
-            const int tokens = kind == SpanKind::decode ? 1 : s.tokens;
+            const int tokens = kind == SpanKind::decode ? 1 + s.drafts : s.tokens;
             timelines_.Run(q.timeline, kind, now_, r.busy_until, Numbered(r), tokens, q.swap_in);
             q.swap_in = 0;
         }
@@ -687,6 +733,11 @@ private:
         r.busy_until = kNever;
         for (const Scheduled& s : r.batch) {
             ServedRequest& q = r.running[s.index];
+            if (s.drafts > 0) {  // its last token, the drafts accepted and the model's next token
+                const int kept = 1 + Accepted(s.drafts);
+                q.ctx += kept, q.generated += kept;
+                continue;
+            }
             q.ctx += s.tokens;
             if (q.ctx == q.input + q.generated) {
                 ++q.generated;
@@ -769,6 +820,7 @@ private:
         if (iterations_ > 0)
             s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         s.sum_e2e = sum_e2e_;
+        s.spec_steps = spec_steps_, s.spec_drafted = spec_drafted_, s.spec_accepted = spec_accepted_;
         s.busy = parts_;
         reuse_.Fill(s);
         s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
@@ -788,6 +840,7 @@ private:
     std::array<KvLayout, 2> kv_{};  // how each pool's sequences take blocks (sliding windows)
     KvTransferModel transfer_;
     Rng rng_;
+    Rng accept_rng_;  // speculative decoding's acceptances: their own stream, so the workload's draws do not move
     PrefixDraw draw_prefix_;
     PrefixReuse reuse_;
     long long conversations_ = 0;  // started (Workload::turns > 1)
@@ -815,6 +868,7 @@ private:
     double now_ = 0, next_arrival_ = kNever, last_completion_ = 0, all_blocks_ = 0;
     long long arrived_ = 0, next_id_ = 0, completed_ = 0, slo_met_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
     long long iterations_ = 0, used_blocks_ = 0, peak_used_ = 0;
+    long long spec_steps_ = 0, spec_drafted_ = 0, spec_accepted_ = 0;
     double in_tokens_ = 0, out_tokens_ = 0, batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
     double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, sum_e2e_ = 0;
     LatencyHistogram ttft_, tpot_, e2e_;

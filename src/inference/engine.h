@@ -64,6 +64,9 @@ struct ServingResult {
     long long prefix_turn_hits = 0;    // of the hits, those on a conversation's earlier turns (Workload::turns)
     long long prefix_sample_hits = 0;  // of the hits, those on the prompt of a request's other samples (samples)
     double prefix_tokens_reused = 0, host_tier_loaded_bytes = 0, host_tier_stored_bytes = 0;
+    // Speculative decoding (EngineConfig::speculation): decode steps that verified drafts, the drafts they verified and
+    // those accepted (tokens a verifying step yields: 1 + accepted / steps).
+    long long spec_steps = 0, spec_drafted = 0, spec_accepted = 0;
     // Disaggregated pools: KV caches moved from the prefill to the decode pool, and their mean time in flight.
     long long kv_transfers = 0;
     double kv_transfer_mean = 0;  // s

@@ -531,6 +531,17 @@ PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
 
 double IterationCost::Seconds(const BatchShape& b) const { return Breakdown(b).total(); }
 
+double IterationCost::DraftSeconds(const BatchShape& b) const {
+    const double T = b.tokens();
+    if (T <= 0) return 0;
+    double flops = 0, gather = 0;
+    const double layer = (m_.is_moe() ? TokenCosts(T).moe_layer : TokenCosts(T).dense_layer) + MlaUpSeconds(b, &flops) +
+                         AttentionOfLayers(b).full;
+    const double projection = GemmSeconds(T, m_.hidden, 2.0 * m_.hidden, 1, 1, false, &flops);
+    const double head = HeadSeconds(b, &gather);
+    return layer + projection + head + gather;
+}
+
 // QK^T and AV: 2 d FLOPs each per query-key pair and head (the training graph's causal-attention convention;
 // MLA's prefill: d_nope + d_rope for QK^T, d_v for AV; its absorbed decode: kvl + d_rope and kvl).
 double IterationCost::PrefillAttentionFlops(const BatchShape& b) const {

@@ -63,7 +63,8 @@ struct IterationBreakdown {
     double tp_comm = 0;      // TP all-reduces (2 per layer) and the logits all-gather
     double head = 0;         // final norm and LM head GEMM
     double pp_comm = 0;      // activations sent between pipeline stages (pp - 1 sends)
-    double total() const { return linear + attention + elementwise + tp_comm + head + pp_comm; }
+    double draft = 0;        // a draft head's steps (speculative decoding; EngineConfig::speculation)
+    double total() const { return linear + attention + elementwise + tp_comm + head + pp_comm + draft; }
 };
 
 // The FLOPs one rank computes in an iteration, every layer (the LM head apart), for checks against the training
@@ -108,6 +109,11 @@ public:
     // One request alone: the prefill of `prompt` tokens (TTFT without queueing), and one decode step of a
     // sequence whose cache holds `context` tokens before the new one.
     double PrefillSeconds(int prompt) const;
+    // One step of a draft head over the sequences of `b` (speculative decoding, EngineConfig::speculation): one
+    // decoder layer of this model's shape (an MoE layer when the model has experts, as DeepSeek-V3's MTP module's
+    // is), its input projection of the token's embedding and hidden state (2h -> h, whole on every rank, at the
+    // layers' weight format), and the LM head with its logits gathered; on the last pipeline stage.
+    double DraftSeconds(const BatchShape& b) const;
     double DecodeSeconds(int context) const;
     LayerLinearTimes LayerLinear(double tokens) const;
 

@@ -28,8 +28,8 @@ struct TimelineSpan {
     SpanKind kind = SpanKind::queued;
     double start = 0, end = 0;  // s
     int replica = 0;            // scheduler index: the pool's first, then the decode pool's (pp per replica)
-    int tokens = 0;             // tokens the span computed (prefill: the chunk; decode: tokens generated)
-    double swap_in = 0;         // s of a swapped-out cache coming back before this span's iteration (in its time)
+    int tokens = 0;  // tokens the span computed (prefill: the chunk; decode: one a step, 1 + drafts when speculating)
+    double swap_in = 0;  // s of a swapped-out cache coming back before this span's iteration (in its time)
 };
 
 struct RequestTimeline {

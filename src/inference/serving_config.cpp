@@ -224,6 +224,20 @@ void CheckPrefixes(const ServingConfig& c) {
                     std::to_string(w.samples) + " samples in a conversation of " + std::to_string(w.turns) +
                         " turns: a next turn continues one answer, so conversations are modelled with one sample "
                         "a turn (set samples to 1 or turns to 1)");
+    const Speculation& sp = e.speculation;
+    if (sp.tokens < 0 || sp.tokens > kMaxDraftTokens)
+        throw Error("engine.speculation.tokens", "must be 0.." + std::to_string(kMaxDraftTokens) +
+                                                     " draft tokens per step (0: none), got " +
+                                                     std::to_string(sp.tokens));
+    if (!(std::isfinite(sp.acceptance) && sp.acceptance >= 0 && sp.acceptance <= 1))
+        throw Error("engine.speculation.acceptance",
+                    "must be a probability in [0, 1] (a draft accepted when the ones before it were), got " +
+                        ShownNumber(sp.acceptance));
+    if (sp.tokens > 0 && c.model.is_hybrid())
+        throw Error("engine.speculation",
+                    c.model.name +
+                        " is a hybrid model: the draft head is modelled as one transformer decoder layer of the "
+                        "model's shape, which a hybrid's layers are not (set speculation.tokens 0)");
     if (e.prefix_caching && (c.model.has_window() || c.model.has_mamba()))
         throw Error("engine.prefix_caching",
                     c.model.name + " has " + (c.model.has_mamba() ? "Mamba" : "sliding-window") +

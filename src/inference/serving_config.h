@@ -74,6 +74,21 @@ const char* NameOf(SchedulingPolicy p);
 enum class Preemption { recompute, swap };
 const char* NameOf(Preemption p);
 
+// Speculative decoding with a draft head (DeepSeek-V3's multi-token-prediction module, EAGLE's draft layer; vLLM's
+// speculative_config methods "mtp" and "eagle", SGLang's EAGLE, TensorRT-LLM's MTP and EAGLE): one decoder layer of
+// the model's shape, an input projection of 2h -> h and the model's LM head propose `tokens` tokens per decoding
+// sequence, one step after another, and the model checks them all in its next iteration (Leviathan et al. 2023,
+// "Fast Inference from Transformers via Speculative Decoding"): the sequence feeds its last token and the drafts,
+// k + 1 tokens with their logits, and keeps the drafts up to the first one rejected plus the model's own next token.
+// A draft is accepted with probability `acceptance` when the ones before it were (the i.i.d. acceptance of Leviathan
+// et al.; the expected tokens per step are (1 - a^(k+1)) / (1 - a)), a property of the model, its draft head and the
+// workload, so the description states it with its source.
+struct Speculation {
+    int tokens = 0;         // draft tokens per step (vLLM num_speculative_tokens); 0: no speculative decoding
+    double acceptance = 0;  // probability a draft is accepted given the drafts before it were, in [0, 1]
+};
+constexpr int kMaxDraftTokens = 64;
+
 struct EngineConfig {
     int max_seqs = 256;     // sequences in one iteration (vLLM max_num_seqs, TRT-LLM max_batch_size)
     int max_tokens = 8192;  // tokens computed in one iteration (vLLM max_num_batched_tokens, TRT-LLM max_num_tokens)
@@ -100,6 +115,7 @@ struct EngineConfig {
     // computing it; both copies cross the host link at swap_gbps and the replica waits for them, as for a swap.
     // 0: no host tier. Needs prefix_caching.
     double host_cache_gib = 0;
+    Speculation speculation;
 };
 
 // One pool's replicas. A replica is pp pipeline stages of tp GPUs each (tp x pp GPUs).

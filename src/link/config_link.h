@@ -73,6 +73,8 @@ struct LinkServeEdits {
     std::optional<int> prefixes, prefix_tokens;       // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                         // requests a conversation (1: single requests)
     std::optional<int> samples;                       // completions of each prompt (vLLM's n)
+    std::optional<int> draft_tokens;                  // speculative decoding: draft tokens a step (0: off)
+    std::optional<double> acceptance;                 // and the probability a draft is accepted
     std::optional<bool> prefix_caching;               // off also drops the preset's host tier
     bool operator==(const LinkServeEdits&) const = default;
 };

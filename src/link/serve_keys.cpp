@@ -66,8 +66,10 @@ const std::vector<Key>& Keys() {
         {"serve.prefixes", IntField{&Edits::prefixes, 0, 1 << 24}},    // checked when simulated (kMaxSharedPrefixes)
         {"serve.prefix_tokens", IntField{&Edits::prefix_tokens, 1, kMaxModelDim}},
         {"serve.prefix_caching", BoolField{&Edits::prefix_caching}},
-        {"serve.turns", IntField{&Edits::turns, 1, 1 << 24}},      // checked when simulated (kMaxTurns)
-        {"serve.samples", IntField{&Edits::samples, 1, 1 << 24}},  // checked when simulated (kMaxSamples)
+        {"serve.turns", IntField{&Edits::turns, 1, 1 << 24}},                // checked when simulated (kMaxTurns)
+        {"serve.samples", IntField{&Edits::samples, 1, 1 << 24}},            // checked when simulated (kMaxSamples)
+        {"serve.draft_tokens", IntField{&Edits::draft_tokens, 0, 1 << 24}},  // checked when simulated (kMaxDraftTokens)
+        {"serve.acceptance", NumberField{&Edits::acceptance, 1}},
     };
     return keys;
 }

@@ -1,5 +1,6 @@
 #include "report/serve_report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,10 @@ std::string EngineText(const EngineConfig& e) {
     if (e.host_cache_gib > 0)
         s += " with a host tier of " + Fmt("%g", e.host_cache_gib) + " GiB per GPU at " + Fmt("%g", e.swap_gbps) +
              " GB/s";
+    if (e.speculation.tokens > 0)
+        s += ", speculative decoding (" + std::to_string(e.speculation.tokens) +
+             (e.speculation.tokens == 1 ? " draft token" : " draft tokens") + " a step, acceptance " +
+             Fmt("%g", e.speculation.acceptance) + ")";
     return s;
 }
 
@@ -157,7 +162,11 @@ Json ResultJson(const ServingResult& r, bool series) {
                 {"elementwise", r.busy.elementwise},
                 {"tp_comm", r.busy.tp_comm},
                 {"head", r.busy.head},
-                {"pp_comm", r.busy.pp_comm}}}};
+                {"pp_comm", r.busy.pp_comm},
+                {"draft", r.busy.draft}}},
+              {"spec_steps", r.spec_steps},
+              {"spec_drafted", r.spec_drafted},
+              {"spec_accepted", r.spec_accepted}};
     if (series) {
         Json pts = Json::array();
         for (const SeriesPoint& p : r.series)
@@ -273,6 +282,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     if (r.swapped_bytes > 0) o += " (" + FormatBytes(r.swapped_bytes) + " swapped per GPU)";
     o += "\n";
     if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r) + "\n";
+    if (c.engine.speculation.tokens > 0) o += "speculation    " + SpeculationText(c.engine.speculation, r) + "\n";
     o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
          " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system" +
@@ -294,6 +304,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         part("TP comm", r.busy.tp_comm);
         part("LM head", r.busy.head);
         if (r.busy.pp_comm > 0) part("PP sends", r.busy.pp_comm);
+        if (r.busy.draft > 0) part("draft head", r.busy.draft);
         o.back() = '\n';
     }
     return o;
@@ -346,6 +357,17 @@ std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std:
         points.push_back({{"rate", p.rate}, {"result", ResultJson(p.run.result, false)}});
     Json j = {{"deployment", DeploymentJson(s.config, s.system)}, {"points", std::move(points)}};
     return j.dump(2) + "\n";
+}
+
+std::string SpeculationText(const Speculation& s, const ServingResult& r) {
+    const double a = s.acceptance, k = s.tokens;
+    const double expected = a < 1 ? (1 - std::pow(a, k + 1)) / (1 - a) : k + 1;  // Leviathan et al. 2023, eq. 1
+    const double measured = r.spec_steps > 0 ? 1 + static_cast<double>(r.spec_accepted) / r.spec_steps : 0;
+    return std::to_string(r.spec_steps) + " decode steps verified drafts, " + Fmt("%.2f", measured) + " tokens each (" +
+           Fmt("%.2f", expected) + " expected of " + std::to_string(s.tokens) + (s.tokens == 1 ? " draft" : " drafts") +
+           " at acceptance " + Fmt("%g", a) + "; fewer drafts near a sequence's end), " +
+           Fmt("%.1f%%", r.spec_drafted > 0 ? 100.0 * r.spec_accepted / r.spec_drafted : 0.0) +
+           " of the drafts accepted";
 }
 
 std::string PrefixCacheText(const ServingResult& r) {

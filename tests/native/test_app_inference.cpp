@@ -207,6 +207,27 @@ TEST(AppInference, SamplesTravelInTheLinkAndRunAsTheCliRunsThem) {
     EXPECT_NE(cli.find("other samples' prompts"), std::string::npos) << cli;
 }
 
+// Speculative decoding travels in the link (serve.draft_tokens, serve.acceptance) and runs as the CLI's --set.
+TEST(AppInference, SpeculationTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App t = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*t, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*t, 2);
+    t->inference.config.workload.requests = 100;
+    t->inference.config.engine.speculation = {3, 0.75};
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*t)), "");
+    const sc::Speculation got = sc::app::CurrentServeRequest(*other).config.engine.speculation;
+    EXPECT_EQ(got.tokens, 3);
+    EXPECT_EQ(got.acceptance, 0.75);
+    pagetest::RunServingToEnd(*t);
+    ASSERT_EQ(t->inference.error, "");
+    const std::string cli =
+        Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=100 --set engine.speculation.tokens=3 "
+            "--set engine.speculation.acceptance=0.75");
+    EXPECT_EQ(t->inference.report, cli);
+    EXPECT_NE(cli.find("speculation    "), std::string::npos) << cli;
+}
+
 // A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.
 App SweepPage(long long requests, double from, double to, int points) {
     App s = OpenPage();
