@@ -241,6 +241,8 @@ void DrawResult(const AppState& s) {
     ImGui::Text("KV cache %lld blocks per replica; occupancy mean %.0f%%, peak %.0f%%; %lld preemptions", r.kv_blocks,
                 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_peak, r.preemptions);
     if (q.config.engine.prefix_caching) ImGui::TextWrapped("prefix cache %s", PrefixCacheText(r).c_str());
+    if (q.config.engine.speculation.tokens > 0)
+        ImGui::TextWrapped("speculation %s", SpeculationText(q.config.engine.speculation, r).c_str());
     if (r.kv_transfers > 0)
         ImGui::Text("KV transfers %lld, mean %s", r.kv_transfers,
                     FormatSeconds(r.kv_transfer_mean, kPanelTime).c_str());
