@@ -181,6 +181,25 @@ bool DrawDescription(AppState& s) {
         ImGui::SameLine();
         changed |= IntField("prefix tokens", &w.prefixes.tokens, "tokens of each shared prefix");
     }
+    Retrieval& rag = w.retrieval;
+    if (IntField("passages", &rag.documents,
+                 "retrieval before the prompt (RAG): passages a query to the retrieval service puts in the prompt, "
+                 "after its shared prefix and before its own input; 0: no retrieval")) {
+        // First set: DPR's 100-word passages and its FAISS search on one server, 995 questions/s for the top 100
+        // (Karpukhin et al. 2020, EMNLP, sec. 5.4), five of them as RAG retrieves (Lewis et al. 2020).
+        if (rag.documents > 0 && rag.tokens == 0) rag.tokens = 128, rag.seconds = 1.0 / 995, rag.servers = 1;
+        changed = true;
+    }
+    if (rag.on()) {
+        ImGui::SameLine();
+        changed |= IntField("passage tokens", &rag.tokens, "tokens of one retrieved passage");
+        double ms = rag.seconds * 1e3;
+        if (DoubleField("retrieval ms", &ms, "%.3f",
+                        "one query's time on a retrieval server (state its source: the index's search time)"))
+            rag.seconds = ms / 1e3, changed = true;
+        ImGui::SameLine();
+        changed |= IntField("servers", &rag.servers, "queries the retrieval service serves at once");
+    }
     changed |= Milliseconds("TTFT SLO ms", &c.slo.ttft, "time-to-first-token target (0: none)");
     ImGui::SameLine();
     changed |= Milliseconds("TPOT SLO ms", &c.slo.tpot, "time-per-output-token target (0: none)");

@@ -54,6 +54,11 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.samples = IfChanged(now.workload.samples, base.workload.samples);
     e.draft_tokens = IfChanged(now.engine.speculation.tokens, base.engine.speculation.tokens);
     e.acceptance = IfChanged(now.engine.speculation.acceptance, base.engine.speculation.acceptance);
+    const Retrieval &rn = now.workload.retrieval, &rb = base.workload.retrieval;
+    e.passages = IfChanged(rn.documents, rb.documents);
+    e.passage_tokens = IfChanged(rn.tokens, rb.tokens);
+    e.retrieval_s = IfChanged(rn.seconds, rb.seconds);
+    e.retrieval_servers = IfChanged(rn.servers, rb.servers);
     return e;
 }
 
@@ -80,6 +85,10 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.samples) c.workload.samples = *e.samples;
     if (e.draft_tokens) c.engine.speculation.tokens = *e.draft_tokens;
     if (e.acceptance) c.engine.speculation.acceptance = *e.acceptance;
+    if (e.passages) c.workload.retrieval.documents = *e.passages;
+    if (e.passage_tokens) c.workload.retrieval.tokens = *e.passage_tokens;
+    if (e.retrieval_s) c.workload.retrieval.seconds = *e.retrieval_s;
+    if (e.retrieval_servers) c.workload.retrieval.servers = *e.retrieval_servers;
     if (e.preemption) c.engine.preemption = *e.preemption == "swap" ? Preemption::swap : Preemption::recompute;
     if (e.weights) c.precision.weights = c.precision.compute = *e.weights;  // the tab's rule: compute follows
     if (e.kv) c.precision.kv_cache = *e.kv;

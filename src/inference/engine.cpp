@@ -7,13 +7,14 @@
 #include <limits>
 #include <queue>
 #include <string>
-#include <unordered_map>
 
 #include "config/error.h"
-#include "inference/latency_histogram.h"
+#include "inference/completions.h"
 #include "inference/prefix_cache.h"
 #include "inference/prefix_reuse.h"
 #include "inference/request_timeline.h"
+#include "inference/retrieval_service.h"
+#include "inference/speculator.h"
 #include "inference/wait_queue.h"
 #include "inference/workload_gen.h"
 
@@ -60,13 +61,6 @@ struct Replica {
     PrefixCache prefixes;     // engine.prefix_caching: the shared prefixes whose blocks this scheduler keeps
 };
 
-// A request's samples in the system (Workload::samples), or one sequence's request as it completes: when it
-// arrived, its first token, the TPOTs of its samples so far, its prompt, its client, the samples not yet completed.
-struct SampleGroup {
-    double arrival = 0, first_token = -1, tpot_sum = 0;
-    int tpot_n = 0, input = 0, client = -1, left = 1;
-};
-
 struct InTransfer {
     double done;
     long long seq;  // arrival order at the link, for a stable order among equal times
@@ -83,9 +77,11 @@ public:
           w_(c.workload),
           transfer_(transfer),
           rng_(w_.seed),
-          accept_rng_(w_.seed ^ 0x9E3779B97F4A7C15ULL),
           draw_prefix_(w_.prefixes),
           reuse_(e_, w_),
+          retrieval_(w_.retrieval, w_.samples),
+          speculator_(e_.speculation, w_.seed),
+          completions_(c.slo),
           timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
@@ -106,7 +102,11 @@ public:
         CheckFits();
         SetUpPrefixCaches(c.pool.pp);
         for (Replica& r : replicas_) MarkReady(r);
-        if (w_.arrival == ArrivalKind::offline) {
+        if (w_.arrival == ArrivalKind::offline && w_.retrieval.on()) {
+            retrieval_.AddUnmade(w_.requests);  // made as servers free up: they all arrived at time 0, in this order
+            arrived_ = w_.requests;
+            AdvanceRetrieval();
+        } else if (w_.arrival == ArrivalKind::offline) {
             const long long n = static_cast<long long>(count_of_pool_[0]);  // every scheduler of the first pool
             for (long long i = 0; i < n; ++i) replicas_[i].lazy = w_.requests / n + (i < w_.requests % n);
             arrived_ = w_.requests;
@@ -131,6 +131,7 @@ public:
         double next = NextArrival();
         if (!busy_.empty()) next = std::min(next, busy_.top().first);
         if (!transfers_.empty()) next = std::min(next, transfers_.top().done);
+        next = std::min(next, retrieval_.NextEnd());
         if (next == kNever) return false;
         Advance(next);
         while (!busy_.empty() && busy_.top().first == now_) {  // ties in index order
@@ -141,11 +142,12 @@ public:
             MarkReady(r);  // idle now: StartReady recounts it before the clock moves
         }
         TransfersDone();
+        RetrievalsDone();
         Arrivals();
         return true;
     }
 
-    long long completed() const { return completed_; }
+    long long completed() const { return completions_.completed(); }
     ServingResult TakeResults() { return Results(); }
 
 private:
@@ -266,12 +268,13 @@ private:
             q.output = DrawLength(w_.output, rng_);
             if (!w_.priority_weights.empty()) q.priority = static_cast<int>(rng_.Pick(w_.priority_weights));
             if (w_.prefixes.count > 0) q.prefix = draw_prefix_(rng_), q.input += w_.prefixes.tokens;
+            q.input += static_cast<int>(w_.retrieval.prompt_tokens());  // the passages, before its own input
         }
         ++made_;
         if (w_.turns > 1) q.conversation = conversations_++;
         if (w_.samples > 1) {
             q.group = q.id;
-            groups_.emplace(q.id, SampleGroup{arrival, -1, 0, 0, q.input, client, w_.samples});
+            completions_.BeginGroup(q.id, arrival, q.input, w_.samples);
         }
         q.client = client;
         q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
@@ -307,7 +310,8 @@ private:
         q.arrival = now_ + w_.think;
         q.conversation = prev.conversation, q.turn = prev.turn + 1, q.home = prev.home;
         q.prefix = prev.prefix, q.priority = prev.priority, q.client = prev.client;
-        q.input = prev.input + prev.output + DrawLength(w_.input, rng_);
+        q.input =
+            prev.input + prev.output + static_cast<int>(w_.retrieval.prompt_tokens()) + DrawLength(w_.input, rng_);
         q.output = DrawLength(w_.output, rng_);
         q.timeline = timelines_.Begin(q.id, q.arrival, q.input, q.output, q.priority);
         return q;
@@ -340,24 +344,64 @@ private:
 
     void Arrivals() {
         while (!followups_.empty() && followups_.front().arrival <= now_) {
-            EnqueueHome(std::move(followups_.front()));
+            Admit(std::move(followups_.front()));
             followups_.pop_front();
         }
         if (w_.arrival == ArrivalKind::closed_loop) {
             while (!closed_pending_.empty() && closed_pending_.front().first <= now_) {
-                EnqueueNew(NewRequest(now_, closed_pending_.front().second));
+                Admit(NewRequest(now_, closed_pending_.front().second));
                 ++arrived_;
                 closed_pending_.pop_front();
             }
             return;
         }
         while (arrived_ < w_.requests && next_arrival_ <= now_) {
-            EnqueueNew(NewRequest(next_arrival_, -1));
+            Admit(NewRequest(next_arrival_, -1));
             ++arrived_;
             if (w_.arrival == ArrivalKind::trace)
                 next_arrival_ = arrived_ < w_.requests ? w_.trace[static_cast<size_t>(arrived_)].arrival : kNever;
             else next_arrival_ += NextGap(w_, rng_);
         }
+    }
+
+    // ---- Retrieval before the prompt (Workload::retrieval; retrieval_service.h keeps its queue) ----
+
+    // What a query starting on a server does to its request's timeline.
+    auto RetrievalStarted() {
+        return [this](const ServedRequest& q, double end) {
+            timelines_.Run(q.timeline, SpanKind::retrieval, now_, end, RetrievalNumber(), 0);
+        };
+    }
+    // A new request, or a conversation's next turn: to the retrieval service first when there is one, else straight
+    // to the schedulers.
+    void Admit(ServedRequest q) {
+        if (!w_.retrieval.on()) return Route(std::move(q));
+        timelines_.Wait(q.timeline, SpanKind::queued, RetrievalNumber());
+        retrieval_.Arrive(std::move(q), now_, RetrievalStarted());
+    }
+    void Route(ServedRequest q) {
+        if (q.turn > 0) EnqueueHome(std::move(q));
+        else EnqueueNew(std::move(q));
+    }
+    void RetrievalsDone() {
+        if (retrieval_.NextEnd() <= now_) AdvanceRetrieval();
+    }
+    // Routes the queries ended by now and gives the free servers their next.
+    void AdvanceRetrieval() {
+        retrieval_.Advance(
+            now_, [this](ServedRequest q) { Route(std::move(q)); },
+            [this] {
+                ServedRequest q = NewRequest(0.0, -1);  // offline: arrived at time 0, made as a server takes it
+                timelines_.Wait(q.timeline, SpanKind::queued, RetrievalNumber());
+                return q;
+            },
+            RetrievalStarted());
+    }
+    // The retrieval service's number in the timelines: after every pool's schedulers.
+    int RetrievalNumber() const {
+        return static_cast<int>(
+            static_cast<long long>(c_.pool.replicas) * c_.pool.pp +
+            (c_.decode_pool ? static_cast<long long>(c_.decode_pool->replicas) * c_.decode_pool->pp : 0));
     }
 
     void TransfersDone() {
@@ -533,11 +577,12 @@ private:
         long long budget = stat ? std::numeric_limits<long long>::max() : e_.max_tokens;
         const double window = pools_[r.pool].cost->window();
         const bool reserve = e_.admission == KvAdmission::reserve_full;
+        const bool speculates = e_.speculation.tokens > 0;
         BatchShape b;  // what the iteration computes, summed as requests join it
         // 1. The running sequences, oldest first.
         for (size_t i = 0; i < r.running.size() && budget > 0; ++i) {
             ServedRequest& q = r.running[i];
-            const int drafts = q.decoding() ? Drafts(q, budget) : 0;
+            const int drafts = speculates && q.decoding() ? speculator_.Drafts(q, budget) : 0;
             int tokens = q.decoding() ? 1 + drafts : static_cast<int>(std::min<long long>(q.feed(), budget));
             if (!e_.chunked_prefill && !stat && tokens < q.feed()) continue;  // a whole prompt or nothing
             if (!reserve) {
@@ -606,47 +651,15 @@ private:
         parts_.linear += share * parts.linear, parts_.attention += share * parts.attention;
         parts_.elementwise += share * parts.elementwise, parts_.tp_comm += share * parts.tp_comm;
         parts_.head += share * parts.head, parts_.pp_comm += share * parts.pp_comm;
-        const double draft = DraftSeconds(r, cost, window);
+        const double draft = speculator_.DraftSeconds(cost, window, [&](auto add) {
+            for (const Scheduled& s : r.batch) add(r.running[s.index].ctx, s.drafts);
+        });
         parts_.draft += share * draft;
         r.busy_until = r.pipeline < 0 ? now_ + parts.total() + draft + r.swap_seconds : ThroughStages(r, b, draft);
         RecordIteration(r);
         ++iterations_;
         batch_tokens_ += b.tokens();
         running_sum_ += static_cast<double>(r.running.size());
-    }
-
-    // ---- Speculative decoding (EngineConfig::speculation) ----
-
-    // Drafts a decoding sequence verifies this iteration: the draft head's k, fewer when fewer tokens are left to
-    // generate (the model's own next token is always one) or the token budget has no room for them.
-    int Drafts(const ServedRequest& q, long long budget) const {
-        const long long left = static_cast<long long>(q.output) - q.generated - 1;
-        return static_cast<int>(
-            std::max(0LL, std::min({static_cast<long long>(e_.speculation.tokens), left, budget - 1})));
-    }
-    // The draft head's steps that proposed the tokens this iteration verifies: step s runs every sequence with more
-    // than s drafts, one token each at its context (the steady state: the steps after an iteration propose for the
-    // next).
-    double DraftSeconds(const Replica& r, const IterationCost& cost, double window) const {
-        double t = 0;
-        for (int step = 0; step < e_.speculation.tokens; ++step) {
-            BatchShape d;
-            for (const Scheduled& s : r.batch)
-                if (s.drafts > step) d.AddDecode(r.running[s.index].ctx + step, window);
-            if (d.decodes == 0) break;
-            d.logits = d.decodes;
-            t += cost.DraftSeconds(d);
-        }
-        return t;
-    }
-    // Drafts the model accepts of `drafts`: each with probability `acceptance` while the ones before it were.
-    int Accepted(int drafts) {
-        int a = 0;
-        while (a < drafts && accept_rng_.Uniform() < e_.speculation.acceptance) ++a;
-        ++spec_steps_;
-        spec_drafted_ += drafts;
-        spec_accepted_ += a;
-        return a;
     }
 
     // A pipelined replica's batch enters stage 0 when its swaps are done and the stage is free, and each next
@@ -682,51 +695,14 @@ private:
                 timelines_.Run(q.timeline, SpanKind::stalled, now_, r.busy_until, Numbered(r), 0);
     }
 
-    // A sequence's first token; a request's is its first sample's (what a streaming client sees first).
-    void FirstToken(const ServedRequest& q) {
-        if (q.group >= 0) {
-            SampleGroup& g = groups_.at(q.group);
-            if (g.first_token >= 0) return;
-            g.first_token = now_;
-        }
-        ttft_.Add(now_ - q.arrival);
-    }
-
-    // A sequence completes; its request completes with it, or with its last sample (Workload::samples), whose TPOT is
-    // the mean of its samples' (each (completion - first token) / (output - 1), those of output > 1).
+    // A sequence completes (completions.h keeps the books); its client sends its next conversation when the last turn
+    // of this one completes.
     void Complete(ServedRequest& q) {
         timelines_.Complete(q.timeline, now_);
-        sum_e2e_ += now_ - q.arrival;  // Little's law on the sequences in the system
-        out_tokens_ += q.output;
-        last_completion_ = now_;
-        const bool timed = q.output > 1;
-        const double tpot = timed ? (now_ - q.first_token) / (q.output - 1) : 0;
-        if (q.group < 0) return RequestDone({q.arrival, q.first_token, tpot, timed ? 1 : 0, q.input, q.client, 1}, q);
-        const auto it = groups_.find(q.group);
-        SampleGroup& g = it->second;
-        if (timed) g.tpot_sum += tpot, ++g.tpot_n;
-        if (--g.left > 0) return;
-        const SampleGroup done = g;
-        groups_.erase(it);
-        RequestDone(done, q);
-    }
-
-    void RequestDone(const SampleGroup& g, const ServedRequest& last) {
-        const double ttft = g.first_token - g.arrival;
-        e2e_.Add(now_ - g.arrival);
-        bool met = c_.slo.ttft <= 0 || ttft <= c_.slo.ttft;
-        if (g.tpot_n > 0) {
-            const double tpot = g.tpot_sum / g.tpot_n;
-            tpot_.Add(tpot);
-            met = met && (c_.slo.tpot <= 0 || tpot <= c_.slo.tpot);
-        }
-        if (met) ++slo_met_;
-        ++completed_;
-        in_tokens_ += g.input;
-        // A closed-loop client sends its next conversation when the last turn of this one completes.
-        if (w_.arrival == ArrivalKind::closed_loop && last.turn + 1 >= w_.turns &&
+        if (!completions_.Complete(q, now_)) return;
+        if (w_.arrival == ArrivalKind::closed_loop && q.turn + 1 >= w_.turns &&
             arrived_ + static_cast<long long>(closed_pending_.size()) < w_.requests)
-            closed_pending_.push_back({now_, g.client});
+            closed_pending_.push_back({now_, q.client});
     }
 
     void FinishIteration(Replica& r) {
@@ -734,7 +710,7 @@ private:
         for (const Scheduled& s : r.batch) {
             ServedRequest& q = r.running[s.index];
             if (s.drafts > 0) {  // its last token, the drafts accepted and the model's next token
-                const int kept = 1 + Accepted(s.drafts);
+                const int kept = 1 + speculator_.Accepted(s.drafts);
                 q.ctx += kept, q.generated += kept;
                 continue;
             }
@@ -744,7 +720,7 @@ private:
                 if (q.first_token < 0) {
                     q.first_token = now_;
                     timelines_.FirstToken(q.timeline, now_);
-                    FirstToken(q);
+                    completions_.FirstToken(q, now_);
                 }
             }
         }
@@ -779,7 +755,8 @@ private:
 
     void Advance(double t) {
         const double dt = t - now_;
-        const long long waiting = static_cast<long long>(transfers_.size()) + waiting_total_, running = running_total_;
+        const long long waiting = static_cast<long long>(transfers_.size()) + waiting_total_ + retrieval_.InSystem();
+        const long long running = running_total_;
         in_system_area_ += dt * static_cast<double>(waiting + running);
         waiting_area_ += dt * static_cast<double>(waiting);
         kv_area_ += dt * static_cast<double>(used_blocks_);
@@ -791,24 +768,10 @@ private:
 
     ServingResult Results() {
         ServingResult s;
-        auto sum = [](const LatencyHistogram& h) {
-            return LatencySummary{h.mean(), h.Quantile(0.5), h.Quantile(0.9), h.Quantile(0.99), h.min(), h.max()};
-        };
-        s.completed = completed_;
         s.gpus = c_.pool.gpus() + (c_.decode_pool ? c_.decode_pool->gpus() : 0);
-        s.duration = last_completion_;
-        s.ttft = sum(ttft_), s.tpot = sum(tpot_), s.e2e = sum(e2e_);
-        if (s.duration > 0) {
-            s.requests_per_s = completed_ / s.duration;
-            s.input_tokens_per_s = in_tokens_ / s.duration;
-            s.output_tokens_per_s = out_tokens_ / s.duration;
-            s.output_tokens_per_s_per_gpu = s.output_tokens_per_s / s.gpus;
-            s.requests_per_s_per_gpu = s.requests_per_s / s.gpus;
-            s.goodput_requests_per_s = slo_met_ / s.duration;
-            s.mean_in_system = in_system_area_ / s.duration;
-            s.mean_waiting = waiting_area_ / s.duration;
-        }
-        if (completed_ > 0) s.slo_attainment = static_cast<double>(slo_met_) / completed_;
+        completions_.Fill(s);
+        if (s.duration > 0)
+            s.mean_in_system = in_system_area_ / s.duration, s.mean_waiting = waiting_area_ / s.duration;
         s.kv_blocks = pools_[0].kv_blocks;
         s.decode_kv_blocks = c_.decode_pool ? pools_[1].kv_blocks : 0;
         if (all_blocks_ > 0 && s.duration > 0) s.kv_occupancy_mean = kv_area_ / s.duration / all_blocks_;
@@ -819,8 +782,9 @@ private:
         s.iterations = iterations_;
         if (iterations_ > 0)
             s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
-        s.sum_e2e = sum_e2e_;
-        s.spec_steps = spec_steps_, s.spec_drafted = spec_drafted_, s.spec_accepted = spec_accepted_;
+        speculator_.Fill(s);
+        s.retrievals = retrieval_.queries(), s.retrieval_wait_mean = retrieval_.mean_wait();
+        s.retrieval_utilization = retrieval_.Utilization(s.duration);
         s.busy = parts_;
         reuse_.Fill(s);
         s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
@@ -840,13 +804,13 @@ private:
     std::array<KvLayout, 2> kv_{};  // how each pool's sequences take blocks (sliding windows)
     KvTransferModel transfer_;
     Rng rng_;
-    Rng accept_rng_;  // speculative decoding's acceptances: their own stream, so the workload's draws do not move
     PrefixDraw draw_prefix_;
     PrefixReuse reuse_;
-    long long conversations_ = 0;  // started (Workload::turns > 1)
-    long long made_ = 0;           // requests made (a trace's index; with samples, ids count sequences)
-    std::unordered_map<long long, SampleGroup> groups_;  // requests of several samples, until the last completes
-    std::deque<ServedRequest> followups_;                // next turns, by the time they are sent (think time is fixed)
+    RetrievalService retrieval_;
+    Speculator speculator_;
+    long long conversations_ = 0;          // started (Workload::turns > 1)
+    long long made_ = 0;                   // requests made (a trace's index; with samples, ids count sequences)
+    std::deque<ServedRequest> followups_;  // next turns, by the time they are sent (think time is fixed)
     double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;  // per GPU, by the host prefix tier
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)
@@ -865,13 +829,12 @@ private:
     std::priority_queue<InTransfer, std::vector<InTransfer>, std::greater<InTransfer>> transfers_;
     long long transfer_seq_ = 0, transfer_count_ = 0;
     double transfer_sum_ = 0;
-    double now_ = 0, next_arrival_ = kNever, last_completion_ = 0, all_blocks_ = 0;
-    long long arrived_ = 0, next_id_ = 0, completed_ = 0, slo_met_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
+    double now_ = 0, next_arrival_ = kNever, all_blocks_ = 0;
+    long long arrived_ = 0, next_id_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
     long long iterations_ = 0, used_blocks_ = 0, peak_used_ = 0;
-    long long spec_steps_ = 0, spec_drafted_ = 0, spec_accepted_ = 0;
-    double in_tokens_ = 0, out_tokens_ = 0, batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
-    double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, sum_e2e_ = 0;
-    LatencyHistogram ttft_, tpot_, e2e_;
+    double batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
+    double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0;
+    Completions completions_;
     IterationBreakdown parts_;
     SeriesRecorder series_;
     TimelineRecorder timelines_;

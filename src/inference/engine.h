@@ -67,6 +67,10 @@ struct ServingResult {
     // Speculative decoding (EngineConfig::speculation): decode steps that verified drafts, the drafts they verified and
     // those accepted (tokens a verifying step yields: 1 + accepted / steps).
     long long spec_steps = 0, spec_drafted = 0, spec_accepted = 0;
+    // The retrieval service (Workload::retrieval): queries served, their mean wait for a server (s), and the share of
+    // the servers' time busy over the run.
+    long long retrievals = 0;
+    double retrieval_wait_mean = 0, retrieval_utilization = 0;
     // Disaggregated pools: KV caches moved from the prefill to the decode pool, and their mean time in flight.
     long long kv_transfers = 0;
     double kv_transfer_mean = 0;  // s

@@ -10,6 +10,7 @@ const char* NameOf(SpanKind k) {
         case SpanKind::stalled: return "stalled";
         case SpanKind::preempted: return "preempted";
         case SpanKind::kv_transfer: return "kv_transfer";
+        case SpanKind::retrieval: return "retrieval";
     }
     return "?";
 }

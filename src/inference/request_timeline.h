@@ -21,6 +21,7 @@ enum class SpanKind {
     stalled,      // running, but left out of consecutive iterations' batches (the token budget ran out)
     preempted,    // back in the wait queue after a preemption, until readmitted
     kv_transfer,  // disaggregated: the KV cache crossing from the prefill to the decode pool
+    retrieval,    // a query on the retrieval service (Workload::retrieval), before the prompt is queued
 };
 const char* NameOf(SpanKind k);
 

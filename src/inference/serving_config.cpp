@@ -216,6 +216,34 @@ void CheckPrefixes(const ServingConfig& c) {
                             std::to_string(w.output.max) + " tokens make a last prompt and output of up to " +
                             std::to_string(longest) + " tokens; at most " + std::to_string(kMaxModelDim));
     }
+    const Retrieval& rag = w.retrieval;
+    if (rag.documents < 0 || rag.documents > kMaxModelDim)
+        throw Error("workload.retrieval.documents", "must be 0.." + std::to_string(kMaxModelDim) +
+                                                        " passages a query (0: no retrieval), got " +
+                                                        std::to_string(rag.documents));
+    if (rag.on()) {
+        if (rag.tokens < 1 || rag.prompt_tokens() > kMaxModelDim)
+            throw Error("workload.retrieval.tokens", "must be at least 1 token a passage, and " +
+                                                         std::to_string(rag.documents) + " passages at most " +
+                                                         std::to_string(kMaxModelDim) + " tokens together; got " +
+                                                         std::to_string(rag.tokens));
+        if (!(std::isfinite(rag.seconds) && rag.seconds >= 0 && rag.seconds <= 1e6))
+            throw Error("workload.retrieval.seconds",
+                        "must be in [0, 1e6] s a query on one server, got " + ShownNumber(rag.seconds));
+        if (rag.servers < 1 || rag.servers > (1 << 24))
+            throw Error("workload.retrieval.servers", "must be 1.." + std::to_string(1 << 24) +
+                                                          " queries served at once, got " +
+                                                          std::to_string(rag.servers));
+        if (w.arrival == ArrivalKind::trace)
+            throw Error("workload.retrieval",
+                        "a replayed trace gives each request's whole prompt; retrieval applies to generated "
+                        "workloads (drop workload.retrieval)");
+        const long long longest = LongestPrompt(w) + w.output.max;
+        if (longest > kMaxModelDim)
+            throw Error("workload.retrieval", "the retrieved passages make a prompt and output of up to " +
+                                                  std::to_string(longest) + " tokens; at most " +
+                                                  std::to_string(kMaxModelDim));
+    }
     if (w.samples < 1 || w.samples > kMaxSamples)
         throw Error("workload.samples", "must be 1.." + std::to_string(kMaxSamples) +
                                             " completions of each prompt, got " + std::to_string(w.samples));
@@ -267,8 +295,9 @@ std::vector<int> StageLayers(int layers, int pp) {
 }
 
 long long LongestPrompt(const Workload& w) {
-    return (w.prefixes.count > 0 ? w.prefixes.tokens : 0) + static_cast<long long>(w.input.max) +
-           static_cast<long long>(w.turns - 1) * (w.input.max + w.output.max);
+    const long long own = static_cast<long long>(w.input.max) + w.retrieval.prompt_tokens();  // a turn's new tokens
+    return (w.prefixes.count > 0 ? w.prefixes.tokens : 0) + own +
+           static_cast<long long>(w.turns - 1) * (own + w.output.max);
 }
 
 void CheckArrivalSpan(const std::string& field, long long requests, double rate) {

@@ -183,6 +183,20 @@ struct SharedPrefixes {
     int tokens = 0;
     double zipf = 0;  // 0: every prefix equally likely
 };
+// Retrieval before the prompt (retrieval-augmented generation, Lewis et al. 2020; HERMES's RAG stage): every request,
+// and every turn of a conversation, first queries a retrieval service, which serves `servers` queries at once,
+// each in `seconds` (first come, first served), and its prompt gets the `documents` passages found, of `tokens`
+// tokens each, after its shared prefix and before its own input. The service's time is the description's, stated
+// with its source (an index's search time, and the query's embedding if the source's time includes it).
+struct Retrieval {
+    int documents = 0;   // passages a query returns into the prompt; 0: no retrieval stage
+    int tokens = 0;      // tokens of one passage
+    double seconds = 0;  // one query's time on a server
+    int servers = 1;     // queries served at once
+    bool on() const { return documents > 0; }
+    long long prompt_tokens() const { return static_cast<long long>(documents) * tokens; }
+};
+
 constexpr int kMaxSharedPrefixes = 1 << 20;
 constexpr int kMaxTurns = 1000;
 constexpr int kMaxSamples = 1024;
@@ -206,6 +220,7 @@ struct Workload {
     // with prefix caching the first to be scheduled caches the prompt's full blocks and the others take them. A
     // request completes when its last sample does; its TTFT is its first sample's first token.
     int samples = 1;
+    Retrieval retrieval;  // on: each request (each turn) queries a retrieval service first
     // Priority classes: a request draws class i with probability priority_weights[i] and gets priority i
     // (0 first). Empty: everyone has priority 0. Only read under SchedulingPolicy::priority.
     std::vector<double> priority_weights;
@@ -213,8 +228,8 @@ struct Workload {
     uint64_t seed = 1;
 };
 
-// The longest prompt a generated workload can send: its shared prefix and the longest input, and in a conversation
-// every earlier turn's input and output before its last turn's input.
+// The longest prompt a generated workload can send: its shared prefix, its retrieved passages and the longest input,
+// and in a conversation every earlier turn's passages, input and output before its last turn's.
 long long LongestPrompt(const Workload& w);
 
 // Service-level objectives a request meets when its TTFT and its TPOT are both within them (0: no target).

@@ -193,6 +193,14 @@ ServingDescription ParseServingDescription(std::string_view text) {
         w.turns = f.PositiveInt("turns", 1, kMaxTurns);
         w.think = f.NonNegativeNumber("think_s", 0, 1e6);
         w.samples = f.PositiveInt("samples", 1, kMaxSamples);
+        if (const nlohmann::json* r = f.Object("retrieval")) {  // passages from a retrieval service, before the input
+            JsonFields g(*r, "workload.retrieval");
+            w.retrieval.documents = g.PositiveIntAtMost("documents", kMaxModelDim);
+            w.retrieval.tokens = g.PositiveInt("tokens");
+            w.retrieval.seconds = g.Number("seconds");  // required: the description states its source
+            w.retrieval.servers = g.PositiveInt("servers", 1, 1 << 24);
+            g.RejectUnknown();
+        }
         if (const nlohmann::json* pr = f.Object("prefixes")) {  // each prompt: a shared prefix, then its input
             JsonFields g(*pr, "workload.prefixes");
             w.prefixes.count = g.PositiveInt("count", 1, kMaxSharedPrefixes);

@@ -75,6 +75,9 @@ struct LinkServeEdits {
     std::optional<int> samples;                       // completions of each prompt (vLLM's n)
     std::optional<int> draft_tokens;                  // speculative decoding: draft tokens a step (0: off)
     std::optional<double> acceptance;                 // and the probability a draft is accepted
+    std::optional<int> passages, passage_tokens;      // retrieval: passages a query (0: none), tokens each
+    std::optional<double> retrieval_s;                // one query's time on a server
+    std::optional<int> retrieval_servers;             // queries served at once
     std::optional<bool> prefix_caching;               // off also drops the preset's host tier
     bool operator==(const LinkServeEdits&) const = default;
 };

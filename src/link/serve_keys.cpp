@@ -70,6 +70,10 @@ const std::vector<Key>& Keys() {
         {"serve.samples", IntField{&Edits::samples, 1, 1 << 24}},            // checked when simulated (kMaxSamples)
         {"serve.draft_tokens", IntField{&Edits::draft_tokens, 0, 1 << 24}},  // checked when simulated (kMaxDraftTokens)
         {"serve.acceptance", NumberField{&Edits::acceptance, 1}},
+        {"serve.passages", IntField{&Edits::passages, 0, 1 << 24}},
+        {"serve.passage_tokens", IntField{&Edits::passage_tokens, 1, 1 << 24}},
+        {"serve.retrieval_s", NumberField{&Edits::retrieval_s, 1e6}},
+        {"serve.retrieval_servers", IntField{&Edits::retrieval_servers, 1, 1 << 24}},
     };
     return keys;
 }

@@ -85,6 +85,14 @@ std::string TurnsText(const Workload& w) {
            " the one before completed";
 }
 
+// ", 5 retrieved passages of 128 tokens each before the input (a query 1.005 ms on 1 server)", or nothing.
+std::string RetrievalText(const Retrieval& r) {
+    if (!r.on()) return "";
+    return ", " + std::to_string(r.documents) + " retrieved passages of " + std::to_string(r.tokens) +
+           " tokens each before the input (a query " + FormatSeconds(r.seconds) + " on " + std::to_string(r.servers) +
+           (r.servers == 1 ? " server)" : " servers)");
+}
+
 // ", 4 samples of each prompt (a request completes with its last)", or nothing.
 std::string SamplesText(const Workload& w) {
     if (w.samples <= 1) return "";
@@ -166,7 +174,10 @@ Json ResultJson(const ServingResult& r, bool series) {
                 {"draft", r.busy.draft}}},
               {"spec_steps", r.spec_steps},
               {"spec_drafted", r.spec_drafted},
-              {"spec_accepted", r.spec_accepted}};
+              {"spec_accepted", r.spec_accepted},
+              {"retrievals", r.retrievals},
+              {"retrieval_wait_mean_s", r.retrieval_wait_mean},
+              {"retrieval_utilization", r.retrieval_utilization}};
     if (series) {
         Json pts = Json::array();
         for (const SeriesPoint& p : r.series)
@@ -205,6 +216,11 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
             {"count", w.prefixes.count}, {"tokens", w.prefixes.tokens}, {"zipf", w.prefixes.zipf}};
     if (w.turns > 1) j["workload"]["turns"] = w.turns, j["workload"]["think_s"] = w.think;
     if (w.samples > 1) j["workload"]["samples"] = w.samples;
+    if (w.retrieval.on())
+        j["workload"]["retrieval"] = {{"documents", w.retrieval.documents},
+                                      {"tokens", w.retrieval.tokens},
+                                      {"seconds", w.retrieval.seconds},
+                                      {"servers", w.retrieval.servers}};
     j["engine"] = {{"prefix_caching", c.engine.prefix_caching}, {"host_cache_gib", c.engine.host_cache_gib}};
     j["slo"] = {{"ttft_s", c.slo.ttft}, {"tpot_s", c.slo.tpot}};
     return j;
@@ -251,7 +267,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          (c.workload.turns > 1 ? " conversations of " + std::to_string(c.workload.turns) + " turns, " : " requests, ") +
          ArrivalText(c.workload) + ", input " + LengthText(c.workload.input) + ", output " +
          LengthText(c.workload.output) + " tokens" + PrefixesText(c.workload.prefixes) + TurnsText(c.workload) +
-         SamplesText(c.workload) + "\n";
+         RetrievalText(c.workload.retrieval) + SamplesText(c.workload) + "\n";
     o += (c.decode_pool ? "KV (prefill)   " : "KV cache       ") + KvText(run.kv) + "\n";
     if (run.decode_kv) o += "KV (decode)    " + KvText(*run.decode_kv) + "\n";
     if (run.transfer)
@@ -283,6 +299,10 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += "\n";
     if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r) + "\n";
     if (c.engine.speculation.tokens > 0) o += "speculation    " + SpeculationText(c.engine.speculation, r) + "\n";
+    if (c.workload.retrieval.on())
+        o += "retrieval      " + std::to_string(r.retrievals) + " queries, mean wait for a server " +
+             FormatSeconds(r.retrieval_wait_mean) + ", servers busy " + Fmt("%.1f%%", 100 * r.retrieval_utilization) +
+             " of the run\n";
     o += "batching       " + std::to_string(r.iterations) + " iterations, mean " + Fmt("%.1f", r.mean_batch_tokens) +
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
          " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system" +

@@ -63,12 +63,13 @@ Json TimelinesJson(const std::vector<RequestTimeline>& timelines) {
 
 std::string ServeTimelineChromeJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
     const ServingConfig& c = q.config;
-    const int replicas =
+    const int schedulers =
         c.pool.replicas * c.pool.pp + (c.decode_pool ? c.decode_pool->replicas * c.decode_pool->pp : 0);
+    const int replicas = schedulers + (c.workload.retrieval.on() ? 1 : 0);  // the retrieval service after them
     Json events = Json::array();
     std::vector<std::vector<long long>> named(static_cast<size_t>(replicas));  // request rows announced per replica
     for (int p = 0; p < replicas; ++p) {
-        events.push_back(Meta("process_name", p, -1, ReplicaName(c, p)));
+        events.push_back(Meta("process_name", p, -1, p < schedulers ? ReplicaName(c, p) : "retrieval service"));
         events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", p}, {"args", {{"sort_index", p}}}});
     }
     auto us = [](double s) { return s * 1e6; };

@@ -228,6 +228,30 @@ TEST(AppInference, SpeculationTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     EXPECT_NE(cli.find("speculation    "), std::string::npos) << cli;
 }
 
+// Retrieval travels in the link (serve.passages, serve.passage_tokens, serve.retrieval_s, serve.retrieval_servers)
+// and runs as the CLI's --set.
+TEST(AppInference, RetrievalTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App t = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*t, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*t, 2);
+    t->inference.config.workload.requests = 100;
+    t->inference.config.workload.retrieval = {5, 128, 0.25, 3};
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*t)), "");
+    const sc::Retrieval got = sc::app::CurrentServeRequest(*other).config.workload.retrieval;
+    EXPECT_EQ(got.documents, 5);
+    EXPECT_EQ(got.tokens, 128);
+    EXPECT_EQ(got.seconds, 0.25);
+    EXPECT_EQ(got.servers, 3);
+    pagetest::RunServingToEnd(*t);
+    ASSERT_EQ(t->inference.error, "");
+    const std::string cli = Cli(
+        "serve --preset llama3-8b-h100-poisson --set workload.requests=100 --set workload.retrieval.documents=5 "
+        "--set workload.retrieval.tokens=128 --set workload.retrieval.seconds=0.25 --set workload.retrieval.servers=3");
+    EXPECT_EQ(t->inference.report, cli);
+    EXPECT_NE(cli.find("retrieval      100 queries"), std::string::npos) << cli;
+}
+
 // A page on the Llama 3 8B Poisson preset with `requests` a run, its rate sweep set from `from` to `to` in `points`.
 App SweepPage(long long requests, double from, double to, int points) {
     App s = OpenPage();
