@@ -204,18 +204,10 @@ void CheckPrefixes(const ServingConfig& c) {
     if (!(std::isfinite(w.think) && w.think >= 0 && w.think <= 1e6))
         throw Error("workload.think_s",
                     "must be in [0, 1e6] s between a turn's completion and the next, got " + ShownNumber(w.think));
-    if (w.turns > 1) {
-        if (w.arrival == ArrivalKind::trace)
-            throw Error("workload.turns",
-                        "a replayed trace gives every request; conversations of several turns "
-                        "apply to generated workloads (set turns to 1)");
-        const long long longest = LongestPrompt(w) + w.output.max;
-        if (longest > kMaxModelDim)
-            throw Error("workload.turns",
-                        std::to_string(w.turns) + " turns of up to " + std::to_string(w.input.max) + " + " +
-                            std::to_string(w.output.max) + " tokens make a last prompt and output of up to " +
-                            std::to_string(longest) + " tokens; at most " + std::to_string(kMaxModelDim));
-    }
+    if (w.turns > 1 && w.arrival == ArrivalKind::trace)
+        throw Error("workload.turns",
+                    "a replayed trace gives every request; conversations of several turns "
+                    "apply to generated workloads (set turns to 1)");
     const Retrieval& rag = w.retrieval;
     if (rag.documents < 0 || rag.documents > kMaxModelDim)
         throw Error("workload.retrieval.documents", "must be 0.." + std::to_string(kMaxModelDim) +
@@ -238,11 +230,17 @@ void CheckPrefixes(const ServingConfig& c) {
             throw Error("workload.retrieval",
                         "a replayed trace gives each request's whole prompt; retrieval applies to generated "
                         "workloads (drop workload.retrieval)");
-        const long long longest = LongestPrompt(w) + w.output.max;
-        if (longest > kMaxModelDim)
-            throw Error("workload.retrieval", "the retrieved passages make a prompt and output of up to " +
-                                                  std::to_string(longest) + " tokens; at most " +
-                                                  std::to_string(kMaxModelDim));
+    }
+    // What turns and passages add up to (a shared prefix with the longest input is checked above).
+    if (const long long longest = LongestPrompt(w) + w.output.max;
+        (w.turns > 1 || rag.on()) && longest > kMaxModelDim) {
+        const std::string what = w.turns > 1 ? std::to_string(w.turns) + " turns of up to " +
+                                                   std::to_string(w.input.max) + " + " + std::to_string(w.output.max) +
+                                                   " tokens" + (rag.on() ? " with their passages" : "")
+                                             : std::string("the retrieved passages");
+        throw Error(w.turns > 1 ? "workload.turns" : "workload.retrieval",
+                    what + " make a last prompt and output of up to " + std::to_string(longest) + " tokens; at most " +
+                        std::to_string(kMaxModelDim));
     }
     if (w.samples < 1 || w.samples > kMaxSamples)
         throw Error("workload.samples", "must be 1.." + std::to_string(kMaxSamples) +

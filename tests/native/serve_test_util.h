@@ -8,6 +8,7 @@
 #include "config/calibration.h"
 #include "config/hardware_config.h"
 #include "config/model_config.h"
+#include "inference/iteration_cost.h"
 #include "inference/serving_config.h"
 #include "preset_files.h"
 #include "test_util.h"
@@ -32,6 +33,13 @@ inline const sc::System& System(const std::string& id, const std::string& accele
     if (!accelerator.empty())
         s.accelerator = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + accelerator + ".json"));
     return cache[key] = s;
+}
+
+// The iteration cost of `c`'s model, precision and TP on a DGX H100 node with the measured calibration, the
+// context-attention kernel looked up at 1,024 tokens.
+inline sc::IterationCost H100Cost(const sc::ServingConfig& c) {
+    return sc::IterationCost(c.model, c.precision, c.pool.tp, System("dgx-h100-superpod"), &Calibration(), 1024,
+                             c.engine.max_tokens);
 }
 
 // One pool of `tp` GPUs serving `requests` requests of fixed input and output lengths (the rest as

@@ -40,15 +40,10 @@ double PrefillSeconds(const IterationCost& cost, double cached, double computed)
     return cost.Breakdown(b).total();
 }
 
-IterationCost CostOf(const ServingConfig& c) {
-    return IterationCost(c.model, c.precision, c.pool.tp, System("dgx-h100-superpod"), &Calibration(), 1024,
-                         c.engine.max_tokens);
-}
-
 TEST(ServePrefixCache, ALaterPromptComputesOnlyWhatFollowsTheCachedPrefix) {
     // 1,000 shared tokens in 16-token blocks: 62 full blocks (992 tokens) are cached; the rest is computed.
     ServingConfig c = OneClient(2, 1, 1000, 200);
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 100000);
     ASSERT_EQ(r.completed, 2);
     EXPECT_DOUBLE_EQ(r.ttft.max, PrefillSeconds(cost, 0, 1200));   // the first computes its whole prompt
@@ -73,7 +68,7 @@ TEST(ServePrefixCache, RequestsSharingAPrefixHoldItsBlocksOnce) {
     c.workload.prefixes = {1, 1024, 0};
     c.engine.prefix_caching = true;
     c.engine.max_tokens = 16384;  // all eight whole prompts in the first iteration with or without the cache
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const long long blocks = 10000;
     const ServingResult on = Simulate(c, cost, blocks);
     c.engine.prefix_caching = false;
@@ -96,7 +91,7 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
         SCOPED_TRACE(host ? "host tier" : "GPU only");
         ServingConfig c = OneClient(requests, 3, prefix_blocks * bs, 64);
         if (host) c.engine.host_cache_gib = 1, c.engine.swap_gbps = 25;
-        const IterationCost cost = CostOf(c);
+        const IterationCost cost = servetest::H100Cost(c);
         const ServingResult r = Simulate(c, cost, prefix_blocks + 68 - 1);
         ASSERT_EQ(r.completed, requests);
 
@@ -216,7 +211,7 @@ TEST(ServePrefixCache, PreemptsOnlyWhenEveryUnusedPrefixIsGone) {
             c.engine.preemption = mode;
             c.engine.swap_gbps = 25;
             c.engine.host_cache_gib = 0.05;
-            const IterationCost cost = CostOf(c);
+            const IterationCost cost = servetest::H100Cost(c);
             const ServingResult r = Simulate(c, cost, 400);
             EXPECT_EQ(r.completed, 300);
             EXPECT_GT(r.preemptions, 0);
@@ -232,7 +227,7 @@ TEST(ServePrefixCache, ADecodePoolReceivesTheWholePromptsCache) {
     c.workload.prefixes.count = 1;
     c.decode_pool = PoolConfig{1, 1};
     c.workload.output = LengthDist::Fixed(8);
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     KvTransferModel link{1e-5, 1e-7};
     const ServingResult on = Simulate(c, {&cost, 10000}, PoolModel{&cost, 10000}, link);
     c.engine.prefix_caching = false;
@@ -259,7 +254,7 @@ double DecodeSeconds(const IterationCost& cost, double context) {
 TEST(ServeConversations, ALaterTurnComputesOnlyWhatFollowsItsEarlierTurns) {
     ServingConfig c = Base("llama3-8b", 1, 100, 20, 1);
     c.workload.turns = 3;
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     for (const bool caching : {false, true}) {
         SCOPED_TRACE(caching ? "prefix caching" : "none");
         c.engine.prefix_caching = caching;
@@ -293,7 +288,7 @@ TEST(ServeConversations, TurnsAfterASharedPrefixKeepItAndThinkTimeSeparatesThem)
     c.workload.turns = 2;
     c.workload.think = 2;
     c.engine.prefix_caching = true;
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 100000);
     ASSERT_EQ(r.completed, 4);
     EXPECT_EQ(r.prefix_requests, 4);

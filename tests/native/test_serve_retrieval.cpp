@@ -16,16 +16,11 @@ namespace {
 using namespace sc;
 using servetest::Base;
 
-IterationCost CostOf(const ServingConfig& c) {
-    return IterationCost(c.model, c.precision, c.pool.tp, servetest::System("dgx-h100-superpod"),
-                         &servetest::Calibration(), 1024, c.engine.max_tokens);
-}
-
 // One request: 50 ms at the retrieval service, then the prefill of its 300 tokens and five passages of 100.
 TEST(ServeRetrieval, ARequestWaitsForItsQueryThenPrefillsThePassagesWithItsInput) {
     ServingConfig c = Base("llama3-8b", 1, 300, 1, 1);
     c.workload.retrieval = {5, 100, 0.05, 1};
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 10000);
     ASSERT_EQ(r.completed, 1);
     BatchShape b;
@@ -46,7 +41,7 @@ TEST(ServeRetrieval, ARequestWaitsForItsQueryThenPrefillsThePassagesWithItsInput
 TEST(ServeRetrieval, TheServiceServesItsQueueFirstComeFirstServed) {
     ServingConfig c = Base("llama3-8b", 1, 64, 4, 10);
     c.workload.retrieval = {2, 64, 0.5, 3};
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 10000);
     ASSERT_EQ(r.completed, 10);
     EXPECT_EQ(r.retrievals, 10);
@@ -66,7 +61,7 @@ TEST(ServeRetrieval, LittlesLawCountsRequestsInRetrieval) {
         c.workload.retrieval = {4, 128, 0.03, 2};
         if (variant == 0) c.workload.turns = 2, c.workload.think = 0.2, c.engine.prefix_caching = true;
         if (variant == 1) c.workload.samples = 3, c.engine.prefix_caching = true;
-        const IterationCost cost = CostOf(c);
+        const IterationCost cost = servetest::H100Cost(c);
         const ServingResult r = Simulate(c, cost, 400);
         EXPECT_EQ(r.completed, variant == 0 ? 300 : 150);
         EXPECT_EQ(r.retrievals, variant == 0 ? 300 : 150);  // every turn queries; a request's samples share one

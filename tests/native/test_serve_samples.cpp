@@ -19,11 +19,6 @@ namespace {
 using namespace sc;
 using servetest::Base;
 
-IterationCost CostOf(const ServingConfig& c) {
-    return IterationCost(c.model, c.precision, c.pool.tp, servetest::System("dgx-h100-superpod"),
-                         &servetest::Calibration(), 1024, c.engine.max_tokens);
-}
-
 // One iteration of prefill chunks (tokens cached before the chunk, tokens computed) and decodes (contexts), each
 // yielding a token.
 double IterationSeconds(const IterationCost& cost, const std::vector<std::pair<double, double>>& prefills,
@@ -43,7 +38,7 @@ TEST(ServeSamples, ARequestsSamplesShareItsPromptAndEndWithTheLast) {
     ServingConfig c = Base("llama3-8b", 1, 1000, 20, 1);
     c.workload.samples = 4;
     c.engine.max_tokens = 16384;
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const long long blocks = 10000;
     for (const bool caching : {false, true}) {
         SCOPED_TRACE(caching ? "prefix caching" : "none");
@@ -80,7 +75,7 @@ TEST(ServeSamples, TheRequestTakesItsFirstTokenLastCompletionAndMeanTpotFromItsS
     c.workload.output = LengthDist::Uniform(5, 60);
     c.workload.samples = 6;
     c.engine.prefix_caching = true;
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 10000);
     ASSERT_EQ(r.completed, 1);
     ASSERT_EQ(r.timelines.size(), 6u);  // one per sample
@@ -108,7 +103,7 @@ TEST(ServeSamples, LittlesLawHoldsOverSequencesUnderLoadAndPreemption) {
             c.workload.rate = 20;
             c.workload.concurrency = 8;
             c.engine.prefix_caching = caching;
-            const IterationCost cost = CostOf(c);
+            const IterationCost cost = servetest::H100Cost(c);
             const ServingResult r = Simulate(c, cost, 300);  // small: preemptions
             EXPECT_EQ(r.completed, 120);
             EXPECT_GT(r.preemptions, 0);

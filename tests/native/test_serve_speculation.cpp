@@ -16,11 +16,6 @@ namespace {
 using namespace sc;
 using servetest::Base;
 
-IterationCost CostOf(const ServingConfig& c) {
-    return IterationCost(c.model, c.precision, c.pool.tp, servetest::System("dgx-h100-superpod"),
-                         &servetest::Calibration(), 1024, c.engine.max_tokens);
-}
-
 // One step of a sequence holding `ctx` tokens that verifies `drafts` drafts: its last token and the drafts as a
 // chunk with their logits, then the draft head's `drafts` steps that proposed them, one token each.
 double VerifySeconds(const IterationCost& cost, double ctx, int drafts) {
@@ -48,7 +43,7 @@ double PrefillSeconds(const IterationCost& cost, double tokens) {
 TEST(ServeSpeculation, EveryDraftAcceptedGivesOnePlusKTokensAStep) {
     ServingConfig c = Base("llama3-8b", 1, 200, 21, 1);
     c.engine.speculation = {3, 1.0};
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 10000);
     ASSERT_EQ(r.completed, 1);
     double expected = PrefillSeconds(cost, 200);
@@ -67,7 +62,7 @@ TEST(ServeSpeculation, EveryDraftAcceptedGivesOnePlusKTokensAStep) {
 TEST(ServeSpeculation, NoDraftAcceptedGivesOneTokenAStepAndDraftsStopAtTheEnd) {
     ServingConfig c = Base("llama3-8b", 1, 200, 5, 1);
     c.engine.speculation = {2, 0.0};
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 10000);
     ASSERT_EQ(r.completed, 1);
     BatchShape last;
@@ -90,7 +85,7 @@ TEST(ServeSpeculation, NoDraftAcceptedGivesOneTokenAStepAndDraftsStopAtTheEnd) {
 TEST(ServeSpeculation, AcceptedTokensFollowTheGeometricExpectation) {
     ServingConfig c = Base("llama3-8b", 1, 100, 2001, 20);
     c.engine.speculation = {4, 0.7};
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult r = Simulate(c, cost, 100000);
     ASSERT_EQ(r.completed, 20);
     const double a = 0.7, expected = (1 - std::pow(a, 5)) / (1 - a);
@@ -105,7 +100,7 @@ TEST(ServeSpeculation, AcceptedTokensFollowTheGeometricExpectation) {
 TEST(ServeSpeculation, TheWorkloadDoesNotMoveWithTheAcceptances) {
     ServingConfig c = servetest::Uniform("llama3-8b", 1, 200, {16, 600}, {16, 300}, ArrivalKind::poisson);
     c.workload.rate = 30;
-    const IterationCost cost = CostOf(c);
+    const IterationCost cost = servetest::H100Cost(c);
     const ServingResult plain = Simulate(c, cost, 100000);
     c.engine.speculation = {3, 0.6};
     const ServingResult spec = Simulate(c, cost, 100000);
