@@ -174,33 +174,36 @@ void CheckTrace(const std::vector<TraceRequest>& t) {
         if (t[i].priority < 0) throw Error(f + ".priority", "must be >= 0, got " + std::to_string(t[i].priority));
     }
 }
-// Shared prefixes and the caches that reuse them.
-void CheckPrefixes(const ServingConfig& c) {
-    const SharedPrefixes& p = c.workload.prefixes;
-    const EngineConfig& e = c.engine;
-    if (p.count < 0 || p.count > kMaxSharedPrefixes)
-        throw Error("workload.prefixes.count", "must be 0.." + std::to_string(kMaxSharedPrefixes) +
-                                                   " distinct prefixes (0: none), got " + std::to_string(p.count));
-    if (p.count > 0) {
-        if (p.tokens < 1 || p.tokens > kMaxModelDim - c.workload.input.max)
-            throw Error("workload.prefixes.tokens",
-                        "must be 1.." + std::to_string(kMaxModelDim - c.workload.input.max) +
-                            " (a prefix and the longest input together at most " + std::to_string(kMaxModelDim) +
-                            " tokens), got " + std::to_string(p.tokens));
-        if (!(std::isfinite(p.zipf) && p.zipf >= 0 && p.zipf <= 100))
-            throw Error("workload.prefixes.zipf",
-                        "must be in [0, 100] (prefix k drawn with weight 1/k^zipf; 0: "
-                        "uniform), got " +
-                            ShownNumber(p.zipf));
-        if (c.workload.arrival == ArrivalKind::trace)
-            throw Error("workload.prefixes",
-                        "a replayed trace gives each request's whole prompt; shared prefixes "
-                        "apply to generated workloads (drop workload.prefixes)");
-    }
-    const Workload& w = c.workload;
-    if (w.turns < 1 || w.turns > kMaxTurns)
-        throw Error("workload.turns", "must be 1.." + std::to_string(kMaxTurns) + " turns a conversation, got " +
-                                          std::to_string(w.turns));
+// `v` in lo..hi, else an Error naming `field`: "must be lo..hi <what>, got v".
+void Within(const char* field, long long v, long long lo, long long hi, const std::string& what) {
+    if (v < lo || v > hi)
+        throw Error(field, "must be " + std::to_string(lo) + ".." + std::to_string(hi) + " " + what + ", got " +
+                               std::to_string(v));
+}
+
+// Shared prefixes (Workload::prefixes).
+void CheckPrefixes(const Workload& w) {
+    const SharedPrefixes& p = w.prefixes;
+    Within("workload.prefixes.count", p.count, 0, kMaxSharedPrefixes, "distinct prefixes (0: none)");
+    if (p.count == 0) return;
+    if (p.tokens < 1 || p.tokens > kMaxModelDim - w.input.max)
+        throw Error("workload.prefixes.tokens", "must be 1.." + std::to_string(kMaxModelDim - w.input.max) +
+                                                    " (a prefix and the longest input together at most " +
+                                                    std::to_string(kMaxModelDim) + " tokens), got " +
+                                                    std::to_string(p.tokens));
+    if (!(std::isfinite(p.zipf) && p.zipf >= 0 && p.zipf <= 100))
+        throw Error(
+            "workload.prefixes.zipf",
+            "must be in [0, 100] (prefix k drawn with weight 1/k^zipf; 0: uniform), got " + ShownNumber(p.zipf));
+    if (w.arrival == ArrivalKind::trace)
+        throw Error("workload.prefixes",
+                    "a replayed trace gives each request's whole prompt; shared prefixes "
+                    "apply to generated workloads (drop workload.prefixes)");
+}
+
+// Conversations of several turns (Workload::turns, think).
+void CheckConversations(const Workload& w) {
+    Within("workload.turns", w.turns, 1, kMaxTurns, "turns a conversation");
     if (!(std::isfinite(w.think) && w.think >= 0 && w.think <= 1e6))
         throw Error("workload.think_s",
                     "must be in [0, 1e6] s between a turn's completion and the next, got " + ShownNumber(w.think));
@@ -208,53 +211,54 @@ void CheckPrefixes(const ServingConfig& c) {
         throw Error("workload.turns",
                     "a replayed trace gives every request; conversations of several turns "
                     "apply to generated workloads (set turns to 1)");
+}
+
+// The retrieval stage (Workload::retrieval).
+void CheckRetrieval(const Workload& w) {
     const Retrieval& rag = w.retrieval;
-    if (rag.documents < 0 || rag.documents > kMaxModelDim)
-        throw Error("workload.retrieval.documents", "must be 0.." + std::to_string(kMaxModelDim) +
-                                                        " passages a query (0: no retrieval), got " +
-                                                        std::to_string(rag.documents));
-    if (rag.on()) {
-        if (rag.tokens < 1 || rag.prompt_tokens() > kMaxModelDim)
-            throw Error("workload.retrieval.tokens", "must be at least 1 token a passage, and " +
-                                                         std::to_string(rag.documents) + " passages at most " +
-                                                         std::to_string(kMaxModelDim) + " tokens together; got " +
-                                                         std::to_string(rag.tokens));
-        if (!(std::isfinite(rag.seconds) && rag.seconds >= 0 && rag.seconds <= 1e6))
-            throw Error("workload.retrieval.seconds",
-                        "must be in [0, 1e6] s a query on one server, got " + ShownNumber(rag.seconds));
-        if (rag.servers < 1 || rag.servers > (1 << 24))
-            throw Error("workload.retrieval.servers", "must be 1.." + std::to_string(1 << 24) +
-                                                          " queries served at once, got " +
-                                                          std::to_string(rag.servers));
-        if (w.arrival == ArrivalKind::trace)
-            throw Error("workload.retrieval",
-                        "a replayed trace gives each request's whole prompt; retrieval applies to generated "
-                        "workloads (drop workload.retrieval)");
-    }
-    // What turns and passages add up to (a shared prefix with the longest input is checked above).
-    if (const long long longest = LongestPrompt(w) + w.output.max;
-        (w.turns > 1 || rag.on()) && longest > kMaxModelDim) {
-        const std::string what = w.turns > 1 ? std::to_string(w.turns) + " turns of up to " +
-                                                   std::to_string(w.input.max) + " + " + std::to_string(w.output.max) +
-                                                   " tokens" + (rag.on() ? " with their passages" : "")
-                                             : std::string("the retrieved passages");
-        throw Error(w.turns > 1 ? "workload.turns" : "workload.retrieval",
-                    what + " make a last prompt and output of up to " + std::to_string(longest) + " tokens; at most " +
-                        std::to_string(kMaxModelDim));
-    }
-    if (w.samples < 1 || w.samples > kMaxSamples)
-        throw Error("workload.samples", "must be 1.." + std::to_string(kMaxSamples) +
-                                            " completions of each prompt, got " + std::to_string(w.samples));
+    Within("workload.retrieval.documents", rag.documents, 0, kMaxModelDim, "passages a query (0: no retrieval)");
+    if (!rag.on()) return;
+    if (rag.tokens < 1 || rag.prompt_tokens() > kMaxModelDim)
+        throw Error("workload.retrieval.tokens",
+                    "must be at least 1 token a passage, and " + std::to_string(rag.documents) + " passages at most " +
+                        std::to_string(kMaxModelDim) + " tokens together; got " + std::to_string(rag.tokens));
+    if (!(std::isfinite(rag.seconds) && rag.seconds >= 0 && rag.seconds <= 1e6))
+        throw Error("workload.retrieval.seconds",
+                    "must be in [0, 1e6] s a query on one server, got " + ShownNumber(rag.seconds));
+    Within("workload.retrieval.servers", rag.servers, 1, 1 << 24, "queries served at once");
+    if (w.arrival == ArrivalKind::trace)
+        throw Error("workload.retrieval",
+                    "a replayed trace gives each request's whole prompt; retrieval applies to generated "
+                    "workloads (drop workload.retrieval)");
+}
+
+// What turns and passages add up to (a shared prefix with the longest input is checked by CheckPrefixes).
+void CheckLongestPrompt(const Workload& w) {
+    const long long longest = LongestPrompt(w) + w.output.max;
+    if ((w.turns == 1 && !w.retrieval.on()) || longest <= kMaxModelDim) return;
+    const std::string what = w.turns > 1 ? std::to_string(w.turns) + " turns of up to " + std::to_string(w.input.max) +
+                                               " + " + std::to_string(w.output.max) + " tokens" +
+                                               (w.retrieval.on() ? " with their passages" : "")
+                                         : std::string("the retrieved passages");
+    throw Error(w.turns > 1 ? "workload.turns" : "workload.retrieval",
+                what + " make a last prompt and output of up to " + std::to_string(longest) + " tokens; at most " +
+                    std::to_string(kMaxModelDim));
+}
+
+// Several samples of a prompt (Workload::samples).
+void CheckSamples(const Workload& w) {
+    Within("workload.samples", w.samples, 1, kMaxSamples, "completions of each prompt");
     if (w.samples > 1 && w.turns > 1)
         throw Error("workload.samples",
                     std::to_string(w.samples) + " samples in a conversation of " + std::to_string(w.turns) +
                         " turns: a next turn continues one answer, so conversations are modelled with one sample "
                         "a turn (set samples to 1 or turns to 1)");
-    const Speculation& sp = e.speculation;
-    if (sp.tokens < 0 || sp.tokens > kMaxDraftTokens)
-        throw Error("engine.speculation.tokens", "must be 0.." + std::to_string(kMaxDraftTokens) +
-                                                     " draft tokens per step (0: none), got " +
-                                                     std::to_string(sp.tokens));
+}
+
+// Speculative decoding with a draft head (EngineConfig::speculation).
+void CheckSpeculation(const ServingConfig& c) {
+    const Speculation& sp = c.engine.speculation;
+    Within("engine.speculation.tokens", sp.tokens, 0, kMaxDraftTokens, "draft tokens per step (0: none)");
     if (!(std::isfinite(sp.acceptance) && sp.acceptance >= 0 && sp.acceptance <= 1))
         throw Error("engine.speculation.acceptance",
                     "must be a probability in [0, 1] (a draft accepted when the ones before it were), got " +
@@ -264,6 +268,11 @@ void CheckPrefixes(const ServingConfig& c) {
                     c.model.name +
                         " is a hybrid model: the draft head is modelled as one transformer decoder layer of the "
                         "model's shape, which a hybrid's layers are not (set speculation.tokens 0)");
+}
+
+// The caches that reuse prefixes (EngineConfig::prefix_caching, host_cache_gib).
+void CheckPrefixCaches(const ServingConfig& c) {
+    const EngineConfig& e = c.engine;
     if (e.prefix_caching && (c.model.has_window() || c.model.has_mamba()))
         throw Error("engine.prefix_caching",
                     c.model.name + " has " + (c.model.has_mamba() ? "Mamba" : "sliding-window") +
@@ -371,7 +380,14 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (w.arrival == ArrivalKind::closed_loop) AtLeast("workload.concurrency", w.concurrency, 1, "clients");
     CheckLengths("workload.input", w.input);
     CheckLengths("workload.output", w.output);
-    CheckPrefixes(c);
+    // In this order, so that of several faults the same one is named first as before these were split.
+    CheckPrefixes(w);
+    CheckConversations(w);
+    CheckRetrieval(w);
+    CheckLongestPrompt(w);
+    CheckSamples(w);
+    CheckSpeculation(c);
+    CheckPrefixCaches(c);
 }
 
 }  // namespace sc
