@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -45,7 +46,9 @@ const char* kServeUsage =
     "                one process per replica, one row per request\n"
     "  --threads N   threads for a rate sweep (default: the machine's); results do not depend on it\n"
     "  --system      run on this cluster instead of the description's; --system-set, --no-calibration as for\n"
-    "                estimate\n"
+    "                estimate (--system-set edits the prefill pool's cluster)\n"
+    "  --decode-system  run the decode pool on this cluster of its own (a system preset file or id) instead of\n"
+    "                the description's decode_pool.system (heterogeneous pools: e.g. H100 prefill, A100 decode)\n"
     "  --json        print JSON instead of text\n";
 
 // The model preset an id names: presets/models/<id>.json beside the description's folder.
@@ -70,8 +73,8 @@ std::vector<double> SweepRates(const std::string& list) {
 }  // namespace
 
 int Serve(int argc, char** argv) {
-    std::vector<std::string> flags = {"preset", "set",        "trace",     "rate-sweep",   "threads",
-                                      "system", "system-set", "timelines", "timeline-json"};
+    std::vector<std::string> flags = {"preset", "set",        "trace",     "rate-sweep",    "threads",
+                                      "system", "system-set", "timelines", "timeline-json", "decode-system"};
     Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
     if (a.Has("help") || !a.Has("preset")) {
         std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
@@ -108,6 +111,20 @@ int Serve(int argc, char** argv) {
     BuildCluster(ls, a, 0);
     request.system = &ls.system;
     request.calibration = ls.calibration.get();
+    std::optional<System> decode_system;
+    if (a.Has("decode-system")) {
+        decode_system = LoadSystemPreset("--decode-system", a.Get("decode-system"));
+    } else if (!d.decode_system_id.empty()) {
+        if (!IsPresetId(d.decode_system_id))
+            throw Error("", file + ": decode_pool.system: \"" + Clip(d.decode_system_id) +
+                                "\" is not a system preset id (letters, digits, '.', '_', '-')");
+        // Beside the description as its system is, else the preset folders (whose error lists the ids there).
+        const fs::path path = preset.parent_path() / ".." / "systems" / (d.decode_system_id + ".json");
+        std::error_code ec;
+        decode_system =
+            LoadSystemPreset("decode_pool.system", fs::exists(path, ec) ? path.string() : d.decode_system_id);
+    }
+    if (decode_system) request.decode_system = &*decode_system;
     const bool json = a.Has("json");
     std::string out;
     if (a.Has("rate-sweep")) {

@@ -36,17 +36,26 @@ static fs::path SystemPath(const Args& a, const char* fallback) {
     return PresetPath("--system", "systems", "system", a.Has("system") ? a.Get("system") : std::string(fallback));
 }
 
-LoadedSystem LoadSystem(const Args& a, const char* fallback) {
-    const fs::path path = SystemPath(a, fallback);
+// The system file at `path` with the accelerator preset it names; `flag` names the option or field it came from.
+static System ReadSystem(const fs::path& path, const char* flag) {
     const std::string file = Clip(path.string());
-    std::string text = ReadFile(path.string(), "--system");
-    LoadedSystem ls;
+    std::string text = ReadFile(path.string(), flag);
     try {
         fs::path acc_path = path.parent_path() / ".." / "hardware" / (AcceleratorId(text) + ".json");
-        ls.system = ParseSystem(text, ReadFile(acc_path.string(), "accelerator"));
+        return ParseSystem(text, ReadFile(acc_path.string(), "accelerator"));
     } catch (const Error& e) {
         throw Error("", file + ": " + e.what());
     }
+}
+
+System LoadSystemPreset(const char* flag, const std::string& id_or_file) {
+    return ReadSystem(PresetPath(flag, "systems", "system", id_or_file), flag);
+}
+
+LoadedSystem LoadSystem(const Args& a, const char* fallback) {
+    const fs::path path = SystemPath(a, fallback);
+    LoadedSystem ls;
+    ls.system = ReadSystem(path, "--system");
     fs::path cal = path.parent_path() / ".." / "calibration" / "measured.json";
     std::error_code ec;
     if (!a.Has("no-calibration") && fs::exists(cal, ec)) {

@@ -21,6 +21,9 @@ std::vector<std::string> SystemFlags();      // system, overlap, efficiency, tok
 std::vector<std::string> SystemBoolFlags();  // no-calibration
 // --system, or `fallback` (a preset id) when the flag is absent and a fallback is given.
 LoadedSystem LoadSystem(const Args& a, const char* fallback = nullptr);
+// A system preset by id or file (presets/systems/), without calibration (LoadSystem's table holds every part's
+// curves); errors name `flag` and the file.
+System LoadSystemPreset(const char* flag, const std::string& id_or_file);
 TrainingOptions LoadTrainingOptions(const Args& a);
 // The cluster a command runs on: the preset built to hold `gpus` (ExtendSystem; 0 keeps its size), then every
 // --system-set edit (so the core tier a large --gpus adds can be edited too, by its name or index).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "config/error.h"
@@ -41,21 +42,63 @@ System ServingCluster(const System& sys, const ServingConfig& c) {
     }
 }
 
-ServeResult RunServe(const ServeRequest& r) {
+System DecodeCluster(const System& decode, const ServingConfig& c) {
+    if (!c.decode_pool)
+        throw Error("decode_pool.system",
+                    "names the decode pool's cluster (" + decode.name + "), but the description has no decode_pool");
+    const PoolConfig& p = *c.decode_pool;
+    const long long gpus = static_cast<long long>(p.tp) * p.pp * p.replicas;
+    if (gpus <= decode.TotalAccelerators()) return decode;
+    if (gpus > kMaxRanks)
+        throw Error("decode_pool.replicas", "the decode pool needs " + std::to_string(gpus) + " GPUs; at most " +
+                                                std::to_string(kMaxRanks) + " can be described");
+    try {
+        return ExtendSystem(decode, static_cast<int>(gpus));
+    } catch (const Error& e) {
+        throw Error("decode_pool.replicas", "the decode pool needs " + std::to_string(gpus) + " GPUs: " + e.what());
+    }
+}
+
+namespace {
+
+void RequireSystem(const ServeRequest& r) {
     if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
-    return SimulateServing(r.config, ServingCluster(*r.system, r.config), r.calibration);
+}
+
+// The clusters a request runs on: with a decode system, the prefill pool alone sizes the first.
+System PrefillCluster(const ServeRequest& r) {
+    if (!r.decode_system) return ServingCluster(*r.system, r.config);
+    ServingConfig alone = r.config;
+    alone.decode_pool.reset();
+    return ServingCluster(*r.system, alone);
+}
+
+std::optional<System> DecodeClusterOf(const ServeRequest& r) {
+    if (!r.decode_system) return std::nullopt;
+    return DecodeCluster(*r.decode_system, r.config);
+}
+
+}  // namespace
+
+ServeResult RunServe(const ServeRequest& r) {
+    RequireSystem(r);
+    const std::optional<System> decode = DecodeClusterOf(r);
+    return SimulateServing(r.config, PrefillCluster(r), r.calibration, decode ? &*decode : nullptr);
 }
 
 ServeRun::ServeRun(const ServeRequest& r) {
-    if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
+    RequireSystem(r);
     if (r.calibration) calibration_ = std::make_shared<const CalibrationTable>(*r.calibration);
-    sim_ = std::make_unique<ServingSimulation>(r.config, ServingCluster(*r.system, r.config), calibration_.get());
+    const std::optional<System> decode = DecodeClusterOf(r);
+    sim_ = std::make_unique<ServingSimulation>(r.config, PrefillCluster(r), calibration_.get(),
+                                               decode ? &*decode : nullptr);
 }
 
 ServeRun::ServeRun(const ServeSweepSnapshot& s, size_t index) : calibration_(s.calibration) {
     if (index >= s.rates.size())
         throw Error("sweep", "no point " + std::to_string(index) + " in a sweep of " + std::to_string(s.rates.size()));
-    sim_ = std::make_unique<ServingSimulation>(AtRate(s.config, s.rates[index]), s.system, calibration_.get());
+    sim_ = std::make_unique<ServingSimulation>(AtRate(s.config, s.rates[index]), s.system, calibration_.get(),
+                                               s.decode_system ? &*s.decode_system : nullptr);
 }
 
 bool ServeRun::Step(long long events) { return sim_->Step(events); }
@@ -67,7 +110,7 @@ double ServeRun::Progress() const {
 ServeResult ServeRun::Finish() { return sim_->Finish(); }
 
 ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
-    if (!r.system) throw Error("system", "serving needs a cluster (its accelerator and network); none was given");
+    RequireSystem(r);
     if (r.sweep_rates.empty()) throw Error("sweep_rates", "a rate sweep needs at least one rate");
     if (!RateDriven(r.config.workload.arrival))
         throw Error("workload.arrival", std::string("a rate sweep varies the arrival rate: it needs poisson, gamma or "
@@ -83,7 +126,8 @@ ServeSweepSnapshot SnapshotServeSweep(const ServeRequest& r) {
     ValidateServingConfig(AtRate(r.config, r.sweep_rates.front()));
     ServeSweepSnapshot s;
     s.config = r.config;
-    s.system = ServingCluster(*r.system, r.config);
+    s.system = PrefillCluster(r);
+    s.decode_system = DecodeClusterOf(r);
     if (r.calibration) s.calibration = std::make_shared<const CalibrationTable>(*r.calibration);
     s.rates = r.sweep_rates;
     return s;
@@ -93,7 +137,9 @@ std::vector<ServeSweepPoint> RunServeSweepShard(const ServeSweepSnapshot& s, int
     RequireShard(shard, count);
     std::vector<ServeSweepPoint> out;
     for (size_t i = static_cast<size_t>(shard); i < s.rates.size(); i += static_cast<size_t>(count)) {
-        out.push_back({i, s.rates[i], SimulateServing(AtRate(s.config, s.rates[i]), s.system, s.calibration.get())});
+        out.push_back({i, s.rates[i],
+                       SimulateServing(AtRate(s.config, s.rates[i]), s.system, s.calibration.get(),
+                                       s.decode_system ? &*s.decode_system : nullptr)});
         ServeSweepPoint& p = out.back();
         // A sweep reports each point's figures, not its series over time (up to 256 points, ~12 KB a point: 15,000
         // rates held 180 MB of them).

@@ -19,6 +19,7 @@
 // Nothing here does I/O; a bad request throws sc::Error naming the field.
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "config/calibration.h"
@@ -33,6 +34,9 @@ struct ServeRequest {
     // Borrowed; must outlive RunServe / SnapshotServeSweep (a snapshot copies them).
     const System* system = nullptr;
     const CalibrationTable* calibration = nullptr;  // null: no measured curves
+    // The decode pool's own cluster (a description's decode_pool.system; heterogeneous pools, Splitwise-HA): null
+    // places the decode pool on `system` beside the prefill pool. Set only with config.decode_pool.
+    const System* decode_system = nullptr;
     // A rate sweep: the arrival rates (requests/s) of its points, each > 0. Needs rate-driven arrivals
     // (poisson, gamma, fixed_rate); every point is the config's workload at that rate and the same seed.
     std::vector<double> sweep_rates;
@@ -46,9 +50,11 @@ using ServeResult = ServingRun;
 // outermost level widened; its name says so). A system preset describes a topology family, not a size limit;
 // replicas never talk to each other, so only the link between disaggregated pools depends on where they sit.
 System ServingCluster(const System& sys, const ServingConfig& c);
+// The decode pool's own cluster, `decode` extended the same way to hold the decode pool alone.
+System DecodeCluster(const System& decode, const ServingConfig& c);
 
 // Throws sc::Error("system") without a cluster, or naming the field of anything else that is invalid.
-// Runs on ServingCluster(*request.system, request.config).
+// Runs on ServingCluster(*request.system, request.config) (and DecodeCluster of request.decode_system).
 ServeResult RunServe(const ServeRequest& request);
 
 struct ServeSweepSnapshot;
@@ -73,6 +79,7 @@ private:
 struct ServeSweepSnapshot {
     ServingConfig config;
     System system;
+    std::optional<System> decode_system;                  // the decode pool's own cluster (ServeRequest::decode_system)
     std::shared_ptr<const CalibrationTable> calibration;  // null: none; shared, never changed, by every shard
     std::vector<double> rates;                            // ascending, as requested
 };

@@ -13,6 +13,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "config/calibration.h"
@@ -136,6 +137,17 @@ private:
 KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const PoolConfig& decode,
                              double prefill_kv_bytes_per_token, double decode_kv_bytes_per_token);
 
+// A cluster's scale-out level: the first that is neither its scale-up domain nor a torus of the chips' own links
+// (the NICs a KV cache leaves a cluster by). Throws sc::Error naming `field` when it has none (a TPU pod's torus).
+const NetworkLevel& ScaleOutLevel(const System& sys, const std::string& field);
+// The KV transfer between pools on two clusters (Splitwise-HA's H100 prompt machines and A100 token machines): each
+// prefill rank's shard leaves by its cluster's scale-out level and enters the decode cluster by that one's, so the
+// slower of the two per-GPU bandwidths paces it (splitwise-sim's Splitwise-HA scheduler sends at the A100 machines'
+// 8 x 200 Gb/s: configs/orchestrator_repo/schedulers/kv_round_robin.yaml, transfer_bandwidth 200 GB/s a machine),
+// after the larger of their per-hop latencies (one network step, as KvTransferOn takes one).
+KvTransferModel KvTransferBetween(const System& prefill, const System& decode, double prefill_kv_bytes_per_token,
+                                  double decode_kv_bytes_per_token);
+
 // Everything from the description: the iteration cost on `sys` (its accelerator and scale-up network), the KV
 // capacity from the memory model, then Simulate. `cal` must outlive the call.
 struct ServingRun {
@@ -145,17 +157,26 @@ struct ServingRun {
     ServingResult result;
     RateSources rates;        // what the iteration cost's rates rest on (the prefill pool's when disaggregated)
     std::string system_name;  // the cluster the pools ran on (engine::RunServe may have extended the request's)
+    // A decode pool on a cluster of its own (SimulateServing's decode_sys): its name, accelerator and rates; empty
+    // when the decode pool shares the prefill pool's cluster.
+    std::string decode_system_name, decode_accelerator;
+    RateSources decode_rates;
 };
-ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
+// `decode_sys`, when set, is the decode pool's own cluster (c.decode_pool must be set): its accelerator, memory and
+// scale-up network serve the decode pool, and the KV cache crosses both clusters' scale-out levels
+// (KvTransferBetween). Null: both pools on `sys` (KvTransferOn).
+ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal,
+                           const System* decode_sys = nullptr);
 
 // The same simulation in steps, so that a caller with a frame to draw (the page) runs it a slice at a time and a
 // long run never stops its interface: Step(n) runs up to n events (instants of the clock) and says whether the run
 // is over; Finish then gives what SimulateServing gives, bit for bit (SimulateServing is this, run to its end).
-// Copies the description; borrows `sys` only while constructing, `cal` for its whole life (the iteration costs
+// Copies the description; borrows `sys` (and `decode_sys`) only while constructing, `cal` for its whole life (the iteration costs
 // read its curves).
 class ServingSimulation {
 public:
-    ServingSimulation(const ServingConfig& c, const System& sys, const CalibrationTable* cal);
+    ServingSimulation(const ServingConfig& c, const System& sys, const CalibrationTable* cal,
+                      const System* decode_sys = nullptr);
     ~ServingSimulation();
     ServingSimulation(const ServingSimulation&) = delete;
     ServingSimulation& operator=(const ServingSimulation&) = delete;

@@ -121,6 +121,11 @@ ServingDescription ParseServingDescription(std::string_view text) {
     if (const nlohmann::json* p = top.Object("decode_pool")) {
         JsonFields f(*p, "decode_pool");
         c.decode_pool = Pool(f);
+        d.decode_system_id = f.String("system", "");
+        if (f.Has("system") && d.decode_system_id.empty())
+            throw Error("decode_pool.system",
+                        "a system preset id (e.g. \"dgx-a100-superpod\"); omit the field to "
+                        "place the decode pool on the description's system");
         f.RejectUnknown();
     }
     if (const nlohmann::json* p = top.Object("slo")) {

@@ -13,7 +13,10 @@ struct ServingDescription {
     std::string name;
     std::string model_id;   // presets/models/<id>.json
     std::string system_id;  // presets/systems/<id>.json
-    ServingConfig config;   // config.model is left empty: set it from the model preset
+    // decode_pool.system: the decode pool's own cluster (presets/systems/<id>.json); "" places it beside the
+    // prefill pool on system_id's cluster.
+    std::string decode_system_id;
+    ServingConfig config;  // config.model is left empty: set it from the model preset
 };
 
 ServingDescription ParseServingDescription(std::string_view json_text);

@@ -37,6 +37,27 @@ KvTransferModel KvTransferOn(const System& sys, const PoolConfig& prefill, const
     return t;
 }
 
+const NetworkLevel& ScaleOutLevel(const System& sys, const std::string& field) {
+    for (const NetworkLevel& l : sys.levels)
+        if (l.kind != LevelKind::scale_up && l.kind != LevelKind::torus) return l;
+    throw Error(field,
+                sys.name + " has no network beyond its " +
+                    (sys.levels.empty() ? std::string("accelerators") : sys.levels.front().name) +
+                    " for a KV cache to leave it by (a pool on a cluster of its own sends its caches over its "
+                    "scale-out network); choose a cluster with one, or drop the field to place both pools on one");
+}
+
+KvTransferModel KvTransferBetween(const System& prefill, const System& decode, double prefill_bytes,
+                                  double decode_bytes) {
+    const NetworkLevel& out = ScaleOutLevel(prefill, "system");
+    const NetworkLevel& in = ScaleOutLevel(decode, "decode_pool.system");
+    KvTransferModel t;
+    t.latency = std::max(out.latency_us, in.latency_us) * 1e-6;
+    t.seconds_per_token =
+        std::max(prefill_bytes, decode_bytes) / (std::min(out.EffectiveGBps(), in.EffectiveGBps()) * 1e9);
+    return t;
+}
+
 namespace {
 // The middle of a length distribution (its mean for a normal).
 double Middle(const LengthDist& d) { return d.kind == LengthDist::Kind::normal ? d.mean : (d.min + d.max) / 2.0; }
@@ -68,9 +89,13 @@ struct ServingSimulation::Impl {
     bool done = false;
 };
 
-ServingSimulation::ServingSimulation(const ServingConfig& config, const System& sys, const CalibrationTable* cal)
+ServingSimulation::ServingSimulation(const ServingConfig& config, const System& sys, const CalibrationTable* cal,
+                                     const System* decode_sys)
     : impl_(std::make_unique<Impl>()) {
     ValidateServingConfig(config);
+    if (decode_sys && !config.decode_pool)
+        throw Error("decode_pool.system", "names the decode pool's cluster (" + decode_sys->name +
+                                              "), but the description has no decode_pool");
     impl_->c = config;
     const ServingConfig& c = impl_->c;
     ServingRun& run = impl_->run;
@@ -87,10 +112,21 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         impl_->engine.emplace(c, pool, std::nullopt, KvTransferModel{});
         return;
     }
-    run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, sys.accelerator, c.engine);
-    const IterationCost& decode_cost =
-        impl_->decode_cost.emplace(c.model, c.precision, *c.decode_pool, sys, cal, typical_prompt, c.engine.max_tokens);
-    run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
+    // A decode pool on a cluster of its own (Splitwise-HA: H100 prompt machines, A100 token machines) has that
+    // cluster's accelerator, memory and scale-up network; without one it sits beside the prefill pool.
+    const System& dsys = decode_sys ? *decode_sys : sys;
+    run.decode_kv = ComputeKvCapacity(c.model, c.precision, *c.decode_pool, dsys.accelerator, c.engine);
+    const IterationCost& decode_cost = impl_->decode_cost.emplace(c.model, c.precision, *c.decode_pool, dsys, cal,
+                                                                  typical_prompt, c.engine.max_tokens);
+    if (decode_sys) {
+        run.decode_system_name = decode_sys->name;
+        run.decode_accelerator = decode_sys->accelerator.name;
+        run.decode_rates = DescribeRates(decode_cost.compute_model(), decode_cost.kernel_floor(),
+                                         decode_sys->accelerator, c.precision.compute, {}, false);
+        run.transfer = KvTransferBetween(sys, *decode_sys, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
+    } else {
+        run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
+    }
     if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size); k.windowed()) {
         run.transfer->window = static_cast<double>(k.window);
         run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
@@ -115,8 +151,9 @@ ServingRun ServingSimulation::Finish() {
     return std::move(impl_->run);
 }
 
-ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal) {
-    ServingSimulation sim(c, sys, cal);
+ServingRun SimulateServing(const ServingConfig& c, const System& sys, const CalibrationTable* cal,
+                           const System* decode_sys) {
+    ServingSimulation sim(c, sys, cal, decode_sys);
     while (!sim.Step(1 << 20)) {}
     return sim.Finish();
 }

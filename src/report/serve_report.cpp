@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "report/format.h"
 #include "report/serve_timeline_json.h"
@@ -229,8 +230,32 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
 // The run's energy: every GPU of every pool at its power limit (else its board power) from time 0 to the last
 // completion, as the training estimate counts a step (an upper bound: idle replicas draw less). 0 when the part gives
 // no power.
+// A decode pool on a cluster of its own draws its own part's power.
 double RunEnergyJoules(const engine::ServeRequest& q, const ServingResult& r) {
-    return PowerDrawW(q.system->accelerator).value_or(0) * r.gpus * r.duration;
+    if (!q.decode_system || !q.config.decode_pool)
+        return PowerDrawW(q.system->accelerator).value_or(0) * r.gpus * r.duration;
+    const std::optional<double> prefill = PowerDrawW(q.system->accelerator);
+    const std::optional<double> decode = PowerDrawW(q.decode_system->accelerator);
+    if (!prefill || !decode) return 0;
+    return (*prefill * q.config.pool.gpus() + *decode * q.config.decode_pool->gpus()) * r.duration;
+}
+
+// What a pool's iteration cost rests on (training/rate_sources.h), indented under its heading.
+std::string RatesText(const char* heading, const RateSources& r) {
+    if (r.gemm.empty()) return "";
+    std::string o = std::string(heading) + (r.all_measured ? "measurements (presets/calibration/measured.json)\n"
+                                                           : "measurements and fallbacks:\n");
+    o += "  GEMMs        " + r.gemm + "\n  attention    " + r.attention + "\n  HBM          " + r.hbm +
+         "\n  kernel floor " + r.floor + "\n";
+    if (!r.clock.empty()) o += "  clock        " + r.clock + "\n";
+    return o;
+}
+
+// The power each GPU is counted at in RunEnergyJoules (set when it is not 0).
+std::string PowerText(const engine::ServeRequest& q) {
+    const std::string prefill = Fmt("%.0f", *PowerDrawW(q.system->accelerator)) + " W";
+    if (!q.decode_system || !q.config.decode_pool) return prefill + " a GPU";
+    return prefill + " a prefill GPU, " + Fmt("%.0f", *PowerDrawW(q.decode_system->accelerator)) + " W a decode GPU";
 }
 
 std::string SloText(const SloTargets& s) {
@@ -245,24 +270,22 @@ std::string SloText(const SloTargets& s) {
 std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeResult& run) {
     const ServingConfig& c = q.config;
     const ServingResult& r = run.result;
-    std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + run.system_name + ")\n";
+    std::string o = "Serving: " + c.model.name + " on " + q.system->accelerator.name + " (" + run.system_name + ")";
+    if (!run.decode_system_name.empty())
+        o += " prefilling, " + run.decode_accelerator + " (" + run.decode_system_name + ") decoding";
+    o += "\n";
     o += "precision      " + WeightFormatName(c.precision) + " weights, " + NameOf(c.precision.compute) + " GEMMs, " +
          NameOf(c.precision.kv_cache) + " KV cache\n";
     if (c.decode_pool) {
         o += "prefill pool   " + PoolText(c.pool) + "\n";
-        o += "decode pool    " + PoolText(*c.decode_pool) + "\n";
+        o += "decode pool    " + PoolText(*c.decode_pool) +
+             (run.decode_system_name.empty() ? std::string() : " on " + run.decode_accelerator) + "\n";
     } else {
         o += "pool           " + PoolText(c.pool) + "\n";
     }
     o += "engine         " + EngineText(c.engine) + "\n";
-    if (!run.rates.gemm.empty()) {  // what the iteration cost's rates rest on (training/rate_sources.h)
-        o += std::string("rates from     ") + (run.rates.all_measured
-                                                   ? "measurements (presets/calibration/measured.json)\n"
-                                                   : "measurements and fallbacks:\n");
-        o += "  GEMMs        " + run.rates.gemm + "\n  attention    " + run.rates.attention + "\n  HBM          " +
-             run.rates.hbm + "\n  kernel floor " + run.rates.floor + "\n";
-        if (!run.rates.clock.empty()) o += "  clock        " + run.rates.clock + "\n";
-    }
+    o += RatesText(run.decode_rates.gemm.empty() ? "rates from     " : "prefill rates  ", run.rates);
+    o += RatesText("decode rates   ", run.decode_rates);
     o += "workload       " + std::to_string(c.workload.requests) +
          (c.workload.turns > 1 ? " conversations of " + std::to_string(c.workload.turns) + " turns, " : " requests, ") +
          ArrivalText(c.workload) + ", input " + LengthText(c.workload.input) + ", output " +
@@ -286,9 +309,9 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += "SLO            " + SloText(c.slo) + ": " + Fmt("%.1f%%", 100 * r.slo_attainment) + " of requests, goodput " +
          Fmt("%.3f", r.goodput_requests_per_s) + " req/s\n";
     if (const double joules = RunEnergyJoules(q, r); joules > 0)
-        o += "energy         " + FormatEnergy(joules) + " for the run (" +
-             Fmt("%.0f", *PowerDrawW(q.system->accelerator)) + " W a GPU for its whole duration, an upper bound), " +
-             Fmt("%.3g", r.output_tokens_per_s * r.duration / joules) + " output tokens/J\n";
+        o += "energy         " + FormatEnergy(joules) + " for the run (" + PowerText(q) +
+             " for its whole duration, an upper bound), " + Fmt("%.3g", r.output_tokens_per_s * r.duration / joules) +
+             " output tokens/J\n";
     char buf[256];
     std::snprintf(buf, sizeof buf, "latency  %12s %12s %12s %12s %12s\n", "mean", "p50", "p90", "p99", "max");
     o += buf;
@@ -333,6 +356,11 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
 std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
     Json j = {{"deployment", DeploymentJson(q.config, *q.system)}, {"kv", KvJson(run.kv)}};
     j["deployment"]["system"] = run.system_name;  // the cluster the pools ran on (engine::ServingCluster)
+    if (!run.decode_system_name.empty()) {        // the decode pool's own cluster (ServeRequest::decode_system)
+        j["deployment"]["decode_system"] = run.decode_system_name;
+        j["deployment"]["decode_accelerator"] = run.decode_accelerator;
+        j["decode_rate_sources"] = RateSourcesJson(run.decode_rates);
+    }
     if (run.decode_kv) j["decode_kv"] = KvJson(*run.decode_kv);
     if (run.transfer)
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
@@ -352,7 +380,8 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
 std::string ServeSweepReportText(const engine::ServeSweepSnapshot& s, const std::vector<engine::ServeSweepPoint>& pts) {
     const ServingConfig& c = s.config;
     std::string o =
-        "Rate sweep: " + c.model.name + " on " + s.system.accelerator.name + ", " +
+        "Rate sweep: " + c.model.name + " on " + s.system.accelerator.name +
+        (s.decode_system ? " prefilling, " + s.decode_system->accelerator.name + " decoding" : std::string()) + ", " +
         (c.decode_pool ? "prefill " + PoolText(c.pool) + " + decode " + PoolText(*c.decode_pool) : PoolText(c.pool)) +
         ", " + std::to_string(c.workload.requests) + " requests per point, SLO " + SloText(c.slo) + "\n";
     char buf[320];
@@ -376,6 +405,10 @@ std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std:
     for (const engine::ServeSweepPoint& p : pts)
         points.push_back({{"rate", p.rate}, {"result", ResultJson(p.run.result, false)}});
     Json j = {{"deployment", DeploymentJson(s.config, s.system)}, {"points", std::move(points)}};
+    if (s.decode_system) {
+        j["deployment"]["decode_system"] = s.decode_system->name;
+        j["deployment"]["decode_accelerator"] = s.decode_system->accelerator.name;
+    }
     return j.dump(2) + "\n";
 }
 

@@ -101,4 +101,28 @@ TEST(CliServe, DisaggregatedPresetReportsTheTransfer) {
     EXPECT_NE(r.out.find("KV transfer"), std::string::npos) << r.out;
 }
 
+TEST(CliServe, DecodePoolOnAClusterOfItsOwn) {
+    const std::string preset = "serve --preset llama3-70b-h100-disaggregated --set workload.requests=50";
+    CliResult r = RunCli(preset + " --set decode_pool.system=dgx-a100-superpod");
+    ASSERT_EQ(r.status, 0) << r.out;
+    for (const char* s : {"NVIDIA A100-SXM4-80GB (DGX A100 SuperPOD", ") decoding\n",
+                          "decode pool    1 replica x TP8 (8 GPUs) on NVIDIA A100-SXM4-80GB", "decode rates   "})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    // --decode-system says the same from the command line.
+    EXPECT_EQ(RunCli(preset + " --decode-system dgx-a100-superpod").out, r.out);
+    // An unknown id lists the ids there; a cluster with no scale-out network is refused.
+    r = RunCli(preset + " --set decode_pool.system=dgx-z100");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("decode_pool.system: \"dgx-z100\" is neither a file nor a system preset id"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("dgx-a100-superpod"), std::string::npos) << r.out;
+    r = RunCli(preset + " --decode-system tpu-v4-pod");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("decode_pool.system: Google TPU v4 pod"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --decode-system dgx-a100-superpod");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("but the description has no decode_pool"), std::string::npos) << r.out;
+}
+
 }  // namespace
