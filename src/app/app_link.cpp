@@ -15,6 +15,9 @@ namespace sc::app {
 
 namespace {
 
+// serve.decode_system's value for a decode pool beside the prefill pool, on the page's cluster (no preset has this id).
+constexpr const char* kSharedCluster = "shared";
+
 // The Sweeps view's first axis as it opens (SweepState's defaults).
 constexpr const char* kDefaultSweepAxis = "flops=0.5,1,2,4";
 
@@ -131,6 +134,9 @@ Resolved Resolve(const AppState& s, const ConfigLink& l) {
         if (r.serving < 0)
             throw Error("serve", "no serving preset \"" + l.serve + "\" on this page; it has " + Ids(serving));
     }
+    if (const auto& id = l.serve_edits.decode_system; id && *id != kSharedCluster && IndexOf(s.systems, *id) < 0)
+        throw Error("serve.decode_system", "no system preset \"" + *id + "\" on this page; it has " + Ids(s.systems) +
+                                               " (or " + kSharedCluster + ": the page's cluster)");
     r.parallel = ParseParallelSpec(l.parallel);
     return r;
 }
@@ -209,7 +215,10 @@ std::string LinkState(const AppState& s) {
     // The Serving tab: named when it is not the first serving preset unedited.
     const InferenceState& q = s.inference;
     if (q.base_index >= 0 && q.has_config) {
-        l.serve_edits = ServeEditsOf(q.presets[q.base_index].description.config, q.config);
+        const ServingDescription& base = q.presets[q.base_index].description;
+        l.serve_edits = ServeEditsOf(base.config, q.config);
+        if (q.decode_system != base.decode_system_id)
+            l.serve_edits.decode_system = q.decode_system.empty() ? kSharedCluster : q.decode_system;
         if (q.base_index != 0 || l.serve_edits != LinkServeEdits{}) l.serve = IdOf(q.presets[q.base_index].file);
     }
     l.view = s.view == View::search ? "search" : s.view == View::serving ? "serving" : "estimate";
@@ -286,6 +295,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     if (r.serving >= 0) {
         SetServingDescription(s, r.serving);
         ApplyServeEdits(l.serve_edits, s.inference.config);
+        if (const auto& id = l.serve_edits.decode_system) s.inference.decode_system = *id == kSharedCluster ? "" : *id;
         if (l.serve_edits != LinkServeEdits{}) s.inference.preset_index = -1;  // "edited", as the tab shows it
     }
     s.view = l.view == "search" ? View::search : l.view == "serving" ? View::serving : View::estimate;

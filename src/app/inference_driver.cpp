@@ -30,6 +30,7 @@ void SetServingDescription(AppState& s, int index) {
     InferenceState& q = s.inference;
     q.preset_index = q.base_index = index;
     q.config = q.presets[static_cast<size_t>(index)].description.config;
+    q.decode_system = q.presets[static_cast<size_t>(index)].description.decode_system_id;
     q.has_config = true;
     q.has_result = false;
     q.ran_for.clear();  // the Serving tab simulates the new description when it next draws
@@ -59,6 +60,11 @@ engine::ServeRequest CurrentServeRequest(const AppState& s) {
     r.config.model = s.model;
     r.system = CurrentSystem(s);
     r.calibration = s.calibration.get();
+    if (const std::string& id = s.inference.decode_system; !id.empty()) {
+        for (const SystemPreset& p : s.systems)
+            if (p.file == id || p.file == id + ".json") r.decode_system = &p.system;
+        if (!r.decode_system) throw Error("decode_pool.system", "the page has no cluster \"" + id + "\"");
+    }
     return r;
 }
 
@@ -97,7 +103,7 @@ void StepServe(AppState& s, double budget_seconds) {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < budget_seconds);
         if (!done) return;
         q.result = q.running->Finish();
-        q.report = ServeReportText(CurrentServeRequest(s), q.result);
+        q.report = ServeReportText(CurrentServeRequest(s), q.result);  // as it started: the same cluster ids
         q.has_result = true;
     } catch (const Error& e) {
         q.error = e.what();

@@ -24,6 +24,9 @@ struct InferenceState {
     int preset_index = -1;  // -1 once the description is edited
     int base_index = -1;    // the preset the description started from (kept through edits; a link names it)
     ServingConfig config;   // as edited; its model is replaced by the page's model when a run starts
+    // The decode pool's own cluster: a system preset id of the page (its description's decode_pool.system), or ""
+    // for the page's cluster beside the prefill pool.
+    std::string decode_system;
     bool has_config = false;
 
     // One simulation ("Simulate"): results and the report `stagecraft serve` prints for the same request.
@@ -59,7 +62,8 @@ bool SelectServingPreset(AppState& s, const std::string& file);
 // Makes preset `index`'s description current without touching the model or cluster (a link sets those itself).
 void SetServingDescription(AppState& s, int index);
 
-// The request of the current state: the edited description with the page's model, cluster and calibration.
+// The request of the current state: the edited description with the page's model, cluster and calibration (and
+// the decode pool's own cluster). Throws sc::Error("decode_pool.system") when the page has no such cluster.
 engine::ServeRequest CurrentServeRequest(const AppState& s);
 // Starts one simulation (StepServe runs it); errors are kept in inference.error, never thrown.
 void RunInference(AppState& s);

@@ -60,6 +60,32 @@ bool WeightsCombo(ServingPrecision& p) {
     return changed;
 }
 
+// Where the decode pool runs: beside the prefill pool on the page's cluster, or on a cluster of its own (a system
+// preset: its accelerator, memory and network; the KV cache crosses both clusters' scale-out networks).
+bool DecodeClusterCombo(AppState& s) {
+    std::string& id = s.inference.decode_system;
+    const char* shared = "the page's cluster";
+    std::string current = shared;
+    for (const SystemPreset& p : s.systems)
+        if (!id.empty() && (p.file == id || p.file == id + ".json")) current = p.system.name;
+    bool changed = false;
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("decode on").x - ImGui::GetStyle().ItemInnerSpacing.x);
+    if (ImGui::BeginCombo("decode on", current.c_str())) {
+        if (ImGui::Selectable(shared, id.empty())) id.clear(), changed = true;
+        for (const SystemPreset& p : s.systems) {
+            const std::string pid = p.file.ends_with(".json") ? p.file.substr(0, p.file.size() - 5) : p.file;
+            if (ImGui::Selectable(p.system.name.c_str(), pid == id)) id = pid, changed = true;
+        }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "the decode pool's cluster: the page's (beside the prefill pool), or one of its own, e.g. A100s "
+            "decoding what H100s prefill (Splitwise-HA); its KV caches cross both clusters' scale-out networks, at "
+            "the slower one's bandwidth");
+    return changed;
+}
+
 // Returns true when something was edited.
 bool DrawDescription(AppState& s) {
     InferenceState& q = s.inference;
@@ -84,7 +110,7 @@ bool DrawDescription(AppState& s) {
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
-        else c.decode_pool.reset();
+        else c.decode_pool.reset(), q.decode_system.clear();
         changed = true;
     }
     if (ImGui::IsItemHovered())
@@ -98,6 +124,7 @@ bool DrawDescription(AppState& s) {
         changed |= IntField("decode pp", &c.decode_pool->pp, "pipeline stages of one decode replica");
         ImGui::SameLine();
         changed |= IntField("decode ep", &c.decode_pool->ep, "expert-parallel groups of a decode stage");
+        changed |= DecodeClusterCombo(s);
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");
     ImGui::SameLine();

@@ -112,7 +112,9 @@ std::string Quoted(std::string_view s) {
                                "; valid keys: " + list);
 }
 
-std::string CheckId(const std::string& field, std::string_view v) {
+}  // namespace
+
+std::string CheckLinkId(const std::string& field, std::string_view v) {
     if (v.empty()) throw Error(field, "must not be empty");
     if (v.size() > kMaxIdLength)
         throw Error(field, "is " + std::to_string(v.size()) + " characters, at most " + std::to_string(kMaxIdLength) +
@@ -123,6 +125,8 @@ std::string CheckId(const std::string& field, std::string_view v) {
             throw Error(field, "a preset id holds only letters, digits, '.', '_' and '-', got " + Quoted(v));
     return std::string(v);
 }
+
+namespace {
 
 bool ParseBool(const std::string& field, std::string_view v) {
     if (v == "1") return true;
@@ -166,11 +170,11 @@ void SetLevelKey(ConfigLink& link, const std::string& key, std::string_view v) {
 
 void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
     if (key == "model") {
-        link.model = CheckId(key, v);
+        link.model = CheckLinkId(key, v);
         return;
     }
     if (key == "system") {
-        link.system = CheckId(key, v);
+        link.system = CheckLinkId(key, v);
         return;
     }
     if (key == "parallel") {
@@ -241,7 +245,7 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         return;
     }
     if (key == "serve") {
-        link.serve = CheckId(key, v);
+        link.serve = CheckLinkId(key, v);
         return;
     }
     if (key.rfind("serve.", 0) == 0) return SetServeKey(link.serve_edits, key, v);

@@ -79,8 +79,13 @@ struct LinkServeEdits {
     std::optional<double> retrieval_s;                // one query's time on a server
     std::optional<int> retrieval_servers;             // queries served at once
     std::optional<bool> prefix_caching;               // off also drops the preset's host tier
+    // The decode pool's own cluster (decode_pool.system): a system preset id, or "shared" for the page's cluster.
+    std::optional<std::string> decode_system;
     bool operator==(const LinkServeEdits&) const = default;
 };
+
+// A preset id a link names (`field`): letters, digits, '.', '_', '-', at most 128; throws sc::Error naming the field.
+std::string CheckLinkId(const std::string& field, std::string_view value);
 
 struct ConfigLink {
     std::string model;  // model preset id: the file name without ".json" ("llama3-8b")

@@ -32,9 +32,13 @@ struct ChoiceField {
 struct PrecisionField {
     std::optional<Precision> Edits::*member;
 };
+// A preset id (CheckLinkId): which ids the page has is the page's check.
+struct IdField {
+    std::optional<std::string> Edits::*member;
+};
 struct Key {
     const char* name;
-    std::variant<IntField, NumberField, BoolField, ChoiceField, PrecisionField> field;
+    std::variant<IntField, NumberField, BoolField, ChoiceField, PrecisionField, IdField> field;
 };
 
 const std::vector<Key>& Keys() {
@@ -74,6 +78,7 @@ const std::vector<Key>& Keys() {
         {"serve.passage_tokens", IntField{&Edits::passage_tokens, 1, 1 << 24}},
         {"serve.retrieval_s", NumberField{&Edits::retrieval_s, 1e6}},
         {"serve.retrieval_servers", IntField{&Edits::retrieval_servers, 1, 1 << 24}},
+        {"serve.decode_system", IdField{&Edits::decode_system}},  // "shared": the page's cluster
     };
     return keys;
 }
@@ -121,6 +126,8 @@ void SetServeKey(Edits& e, const std::string& key, std::string_view v) {
         } else if (const auto* f = std::get_if<PrecisionField>(&k.field)) {
             if (v != "bf16" && v != "fp8") throw Error(key, Quote(v) + " is not one of bf16, fp8");
             e.*f->member = v == "fp8" ? Precision::fp8 : Precision::bf16;
+        } else if (const auto* f = std::get_if<IdField>(&k.field)) {
+            e.*f->member = CheckLinkId(key, v);
         }
         return;
     }
@@ -139,6 +146,8 @@ void PutServeKeys(const Edits& e, const std::function<void(std::string_view, con
             if (const auto& v = e.*f->member) put(k.name, *v);
         } else if (const auto* f = std::get_if<PrecisionField>(&k.field)) {
             if (const auto& v = e.*f->member) put(k.name, NameOf(*v));
+        } else if (const auto* f = std::get_if<IdField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, *v);
         }
     }
 }

@@ -1,5 +1,6 @@
 // Serving descriptions (presets/inference/*.json, src/inference/serving_parse.h). A description that parses and
-// names one of the model presets below is then simulated on a fixed DGX H100 system with the measured curves:
+// names one of the model presets below is then simulated on a fixed DGX H100 system with the measured curves (a
+// decode_pool.system, whatever its id, puts the decode pool on a fixed DGX A100 system: heterogeneous pools):
 // the run must finish with every request completed and every figure of its result finite and not negative, or
 // be refused with sc::Error naming the field. Never a crash, a NaN, a hang or a runaway allocation.
 //
@@ -41,9 +42,11 @@ void CheckLatency(const sc::LatencySummary& s) {
     Check(s.min <= s.max);
 }
 
-void Simulate(sc::ServingConfig c) {
+void Simulate(sc::ServingConfig c, bool decode_on_a100) {
     static const sc::System h100 = sc::ParseSystem(scfuzz::ReadSource("presets/systems/dgx-h100-superpod.json"),
                                                    scfuzz::ReadSource("presets/hardware/h100-sxm.json"));
+    static const sc::System a100 = sc::ParseSystem(scfuzz::ReadSource("presets/systems/dgx-a100-superpod.json"),
+                                                   scfuzz::ReadSource("presets/hardware/a100-80gb.json"));
     static const sc::CalibrationTable cal =
         sc::ParseCalibration(scfuzz::ReadSource("presets/calibration/measured.json"));
     sc::Workload& w = c.workload;
@@ -51,7 +54,7 @@ void Simulate(sc::ServingConfig c) {
     if (static_cast<long long>(w.turns) * (w.input.max + w.output.max) > 65536) return;
     w.requests = std::min<long long>(w.requests, std::max(1, 16 / w.turns));
     c.timelines = std::min(c.timelines, 4);
-    const sc::ServingResult r = sc::SimulateServing(c, h100, &cal).result;
+    const sc::ServingResult r = sc::SimulateServing(c, h100, &cal, decode_on_a100 ? &a100 : nullptr).result;
     Check(r.completed == w.requests * w.turns);
     for (const sc::LatencySummary* s : {&r.ttft, &r.tpot, &r.e2e}) CheckLatency(*s);
     for (double v : {r.duration,
@@ -89,6 +92,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const sc::ModelConfig* model = Model(d.model_id);
         if (model == nullptr) return;  // the CLI reads presets/models/<id>.json and refuses a missing file
         d.config.model = *model;
-        Simulate(d.config);
+        Simulate(d.config, !d.decode_system_id.empty());
     });
 }

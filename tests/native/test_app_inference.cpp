@@ -228,6 +228,37 @@ TEST(AppInference, SpeculationTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     EXPECT_NE(cli.find("speculation    "), std::string::npos) << cli;
 }
 
+// A decode pool on a cluster of its own travels in the link (serve.decode_system) and runs as the CLI's
+// decode_pool.system; an id the page does not have is refused naming the key and the ids it has.
+TEST(AppInference, DecodeClusterTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App t = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*t, "llama3-70b-h100-disaggregated.json"));
+    sc::app::SetPoolWorkers(*t, 2);
+    t->inference.config.workload.requests = 50;
+    t->inference.decode_system = "dgx-a100-superpod";
+    const std::string link = sc::app::PoolLink(*t);
+    EXPECT_NE(link.find("serve.decode_system=dgx-a100-superpod"), std::string::npos) << link;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    const sc::engine::ServeRequest got = sc::app::CurrentServeRequest(*other);
+    ASSERT_NE(got.decode_system, nullptr);
+    EXPECT_EQ(got.decode_system->accelerator.name, "NVIDIA A100-SXM4-80GB");
+    pagetest::RunServingToEnd(*t);
+    ASSERT_EQ(t->inference.error, "");
+    const std::string cli =
+        Cli("serve --preset llama3-70b-h100-disaggregated --set workload.requests=50 "
+            "--set decode_pool.system=dgx-a100-superpod");
+    EXPECT_EQ(t->inference.report, cli);
+    EXPECT_NE(cli.find("decode rates   "), std::string::npos) << cli;
+    // Back to the page's cluster: the link says so.
+    t->inference.decode_system.clear();
+    EXPECT_EQ(sc::app::PoolLink(*t).find("serve.decode_system"), std::string::npos);
+    std::string bad = link;
+    bad.replace(bad.find("dgx-a100-superpod", bad.find("serve.decode_system")), 17, "dgx-z100");
+    EXPECT_NE(sc::app::ApplyLink(*other, bad).find("serve.decode_system: no system preset \"dgx-z100\" on this page"),
+              std::string::npos);
+}
+
 // Retrieval travels in the link (serve.passages, serve.passage_tokens, serve.retrieval_s, serve.retrieval_servers)
 // and runs as the CLI's --set.
 TEST(AppInference, RetrievalTravelsInTheLinkAndRunsAsTheCliRunsIt) {

@@ -252,6 +252,8 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
          "serve.arrivals: \"trace\" is not one of poisson, gamma, fixed_rate, closed_loop, offline"},
         {L(kHead + ";serve=x;serve.colour=1"), "serve.colour: unknown serving field; valid: serve.tp serve.replicas"},
         {L(kHead + ";serve=../x"), "serve: a preset id holds only letters, digits"},
+        {L(kHead + ";serve=x;serve.decode_system=../x"), "serve.decode_system: a preset id holds only letters"},
+        {L(kHead + ";serve=x;serve.decode_system="), "serve.decode_system: must not be empty"},
         {L(kHead + ";view=plot"), "view: \"plot\" is not one of estimate, search, serving"},
         {L(kHead + ";sweeps=2"), "sweeps: expected 0 or 1, got \"2\""},
         {L(kHead + ";search_uneven=on"), "search_uneven: expected 0 or 1, got \"on\""},

@@ -267,7 +267,9 @@ TEST(Serve, EveryInferencePresetParsesAndRuns) {
         sc::ServingDescription d = sc::ParseServingDescription(sctest::ReadFile(f.path().string()));
         d.config.model = Model(d.model_id);
         d.config.workload.requests = std::min<long long>(d.config.workload.requests, 300);
-        sc::ServingRun run = sc::SimulateServing(d.config, System(d.system_id), &Calibration());
+        const sc::System* decode = d.decode_system_id.empty() ? nullptr : &System(d.decode_system_id);
+        sc::ServingRun run = sc::SimulateServing(d.config, System(d.system_id), &Calibration(), decode);
+        EXPECT_EQ(run.decode_system_name, decode ? decode->name : "");
         EXPECT_EQ(run.result.completed, d.config.workload.requests);
         EXPECT_GT(run.kv.blocks, 0);
         EXPECT_GT(run.result.output_tokens_per_s, 0);

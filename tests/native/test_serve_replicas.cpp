@@ -201,10 +201,11 @@ TEST(ServeSteps, ASimulationInStepsEqualsOneRunToTheEnd) {
         if (c.workload.arrival == ArrivalKind::closed_loop || c.workload.arrival == ArrivalKind::offline)
             c.workload.concurrency = std::min(c.workload.concurrency, 400);
         const sc::System& sys = System(d.system_id);
-        const ServingRun whole = SimulateServing(c, sys, &Calibration());
+        const sc::System* decode = d.decode_system_id.empty() ? nullptr : &System(d.decode_system_id);
+        const ServingRun whole = SimulateServing(c, sys, &Calibration(), decode);
         for (const long long step : {1LL, 97LL}) {
             SCOPED_TRACE(file + ", steps of " + std::to_string(step));
-            ServingSimulation sim(c, sys, &Calibration());
+            ServingSimulation sim(c, sys, &Calibration(), decode);
             EXPECT_NE(sctest::ErrorOf([&] { sim.Finish(); }).find("has not finished"), std::string::npos);
             long long steps = 0;
             while (!sim.Step(step)) ++steps;
