@@ -286,7 +286,13 @@ void DrawResult(const AppState& s) {
     DrawLatencies(r);
     ImGui::Text("KV cache %lld blocks per replica; occupancy mean %.0f%%, peak %.0f%%; %lld preemptions", r.kv_blocks,
                 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_peak, r.preemptions);
-    if (q.config.engine.prefix_caching) ImGui::TextWrapped("prefix cache %s", PrefixCacheText(r).c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "blocks requests hold; cached prefixes no request uses are free to evict and count as free, as "
+            "vLLM's KV cache usage counts them");
+    if (q.config.engine.prefix_caching)
+        ImGui::TextWrapped("prefix cache %s; cached prefixes none uses hold %.0f%% of the blocks on average",
+                           PrefixCacheText(r).c_str(), 100 * r.kv_cached_idle_mean);
     if (q.config.engine.speculation.tokens > 0)
         ImGui::TextWrapped("speculation %s", SpeculationText(q.config.engine.speculation, r).c_str());
     if (r.kv_transfers > 0)

@@ -120,6 +120,10 @@ public:
         }
     }
 
+    // Its prefix caches point at idle_cached_blocks_: never copied or moved.
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
     // One instant of the clock: what starts, then the next event time and everything that happens at it.
     // False when nothing is left to happen (every request has completed). Each costs O(log replicas): only the
     // replicas something happened to are looked at (an idle replica with nothing queued stays idle until a
@@ -465,7 +469,7 @@ private:
         if (!reuse_.enabled()) return;
         const long long host = reuse_.HostBlocks(BlockBytes(0), pp);
         for (Replica& r : replicas_)
-            if (r.role != Role::decode) r.prefixes = PrefixCache(host);
+            if (r.role != Role::decode) r.prefixes = PrefixCache(host, &idle_cached_blocks_);
     }
     bool CachesPrefixes(const Replica& r) const { return reuse_.enabled() && r.role != Role::decode; }
     double BlockBytes(int pool) const {  // one block on one GPU of the pool
@@ -759,11 +763,15 @@ private:
         const long long running = running_total_;
         in_system_area_ += dt * static_cast<double>(waiting + running);
         waiting_area_ += dt * static_cast<double>(waiting);
-        kv_area_ += dt * static_cast<double>(used_blocks_);
-        series_.Add(now_, t, all_blocks_ > 0 ? used_blocks_ / all_blocks_ : 0, static_cast<double>(running),
+        // Occupancy counts the blocks requests hold; cached prefixes no request uses are free to evict, as vLLM
+        // counts them (PrefixCache::idle_blocks), and go in their own area.
+        const long long in_use = used_blocks_ - idle_cached_blocks_;
+        kv_area_ += dt * static_cast<double>(in_use);
+        cached_area_ += dt * static_cast<double>(idle_cached_blocks_);
+        series_.Add(now_, t, all_blocks_ > 0 ? in_use / all_blocks_ : 0, static_cast<double>(running),
                     static_cast<double>(waiting));
         now_ = t;
-        peak_used_ = std::max(peak_used_, used_blocks_);
+        peak_used_ = std::max(peak_used_, in_use);
     }
 
     ServingResult Results() {
@@ -775,6 +783,7 @@ private:
         s.kv_blocks = pools_[0].kv_blocks;
         s.decode_kv_blocks = c_.decode_pool ? pools_[1].kv_blocks : 0;
         if (all_blocks_ > 0 && s.duration > 0) s.kv_occupancy_mean = kv_area_ / s.duration / all_blocks_;
+        if (all_blocks_ > 0 && s.duration > 0) s.kv_cached_idle_mean = cached_area_ / s.duration / all_blocks_;
         if (all_blocks_ > 0) s.kv_occupancy_peak = peak_used_ / all_blocks_;
         s.preemptions = preemptions_;
         s.swapped_bytes = swapped_bytes_;
@@ -832,8 +841,9 @@ private:
     double now_ = 0, next_arrival_ = kNever, all_blocks_ = 0;
     long long arrived_ = 0, next_id_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
     long long iterations_ = 0, used_blocks_ = 0, peak_used_ = 0;
+    long long idle_cached_blocks_ = 0;  // of used_blocks_, cached prefixes no request uses (every scheduler's)
     double batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
-    double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0;
+    double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, cached_area_ = 0;
     Completions completions_;
     IterationBreakdown parts_;
     SeriesRecorder series_;
@@ -870,14 +880,17 @@ void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel>
 
 }  // namespace
 
+// Built in place: the engine's prefix caches point at its own counter (PrefixCache's idle_total), so it never moves.
 struct EngineSteps::State {
+    State(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
+        : engine(c, pool, decode, transfer) {}
     Engine engine;
 };
 
 EngineSteps::EngineSteps(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode,
                          KvTransferModel transfer) {
     CheckPools(c, pool, decode);
-    s_ = std::make_unique<State>(State{Engine(c, pool, decode, transfer)});
+    s_ = std::make_unique<State>(c, pool, decode, transfer);
 }
 
 EngineSteps::~EngineSteps() = default;

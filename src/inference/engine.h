@@ -42,10 +42,13 @@ struct ServingResult {
     // SLO (ServingConfig::slo): the share of completed requests whose TTFT and TPOT both met their targets
     // (a target of 0 is met by every request), and goodput, those requests per second of the run.
     double slo_attainment = 0, goodput_requests_per_s = 0;
-    // KV cache: blocks per replica, occupancy (used / blocks) averaged over time and its peak.
+    // KV cache: blocks per replica, occupancy (blocks requests hold / blocks) averaged over time and its peak. Cached
+    // prefixes no request uses are free to evict and count as free, as vLLM's KV cache usage counts them (its free
+    // block queue holds them); their share, averaged over time, is kv_cached_idle_mean.
     long long kv_blocks = 0;         // per replica of the (prefill) pool
     long long decode_kv_blocks = 0;  // per replica of the decode pool (disaggregated; else 0)
     double kv_occupancy_mean = 0, kv_occupancy_peak = 0;
+    double kv_cached_idle_mean = 0;
     long long preemptions = 0;
     double swapped_bytes = 0;  // per rank, out and back in (Preemption::swap)
     // Used KV blocks of the replica at its first preemption (-1: none happened); equals kv_blocks when the

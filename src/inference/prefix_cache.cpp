@@ -26,28 +26,44 @@ long long PrefixCache::BlocksWithParent(long long key) const {
 
 long long PrefixCache::Parent(long long key) const { return entries_.at(key).parent; }
 
-void PrefixCache::Use(long long key) {
+void PrefixCache::Change(long long key, const std::function<void(Entry&)>& change) {
     Entry& e = entries_.at(key);
-    if (e.gpu_tick < 0) Internal("a prefix used while not on the GPU");
-    if (e.users++ == 0) gpu_lru_.erase({e.gpu_tick, key});
+    const bool was_read = Read(e);
+    const long long before = IdleOf(e);
+    change(e);
+    AddIdle(IdleOf(e) - before);
+    // A request reading this entry reads the one before it too (vLLM's chained blocks: all of them referenced).
+    if (Read(e) != was_read && e.parent >= 0) Change(e.parent, [&](Entry& p) { p.read_children += Read(e) ? 1 : -1; });
+}
+
+void PrefixCache::Use(long long key) {
+    if (entries_.at(key).gpu_tick < 0) Internal("a prefix used while not on the GPU");
+    Change(key, [&](Entry& e) {
+        if (e.users++ == 0) gpu_lru_.erase({e.gpu_tick, key});
+    });
 }
 
 void PrefixCache::Release(long long key) {
-    Entry& e = entries_.at(key);
-    if (e.users <= 0) Internal("a prefix released more often than used");
-    if (--e.users == 0) {
-        e.gpu_tick = tick_++;
-        gpu_lru_.insert({e.gpu_tick, key});
-    }
+    if (entries_.at(key).users <= 0) Internal("a prefix released more often than used");
+    Change(key, [&](Entry& e) {
+        if (--e.users == 0) {
+            e.gpu_tick = tick_++;
+            gpu_lru_.insert({e.gpu_tick, key});
+        }
+    });
 }
 
 void PrefixCache::AddToGpu(long long key, long long blocks, long long parent, long long users) {
-    if (parent >= 0) Use(parent);
+    if (parent >= 0) {  // held by this entry while it is on the GPU; read while a request reads this one
+        Use(parent);
+        Change(parent, [&](Entry& p) { ++p.children, p.read_children += users > 0; });
+    }
     Entry& e = entries_[key];
     if (e.gpu_tick >= 0) Internal("a prefix cached twice on the GPU");
-    e.blocks = blocks, e.parent = parent, e.users = users;
+    e.blocks = blocks, e.parent = parent, e.users = users, e.children = e.read_children = 0;
     e.gpu_tick = tick_++;
     if (users == 0) gpu_lru_.insert({e.gpu_tick, key});
+    AddIdle(IdleOf(e));
     ++gpu_;
     if (e.host_tick >= 0 && e.host_blocks != blocks) DropHost(key, e);
     if (e.host_tick >= 0) {  // a copy back from the host is now the most recently used there as well
@@ -72,7 +88,7 @@ void PrefixCache::UnholdHost(long long key) {
 void PrefixCache::Grow(long long key, long long more) {
     Entry& e = entries_.at(key);
     if (e.gpu_tick < 0) Internal("a prefix grown while not on the GPU");
-    e.blocks += more;
+    Change(key, [&](Entry& x) { x.blocks += more; });
     if (e.host_tick >= 0) DropHost(key, e);
 }
 
@@ -83,6 +99,7 @@ PrefixCache::Evicted PrefixCache::EvictOne() {
     gpu_lru_.erase(gpu_lru_.begin());
     Entry& e = entries_.at(key);
     out.key = key, out.blocks = e.blocks;
+    AddIdle(-IdleOf(e));
     e.gpu_tick = -1;
     --gpu_;
     if (host_capacity_ > 0 && e.host_tick < 0 && e.blocks <= host_capacity_) {
@@ -102,7 +119,10 @@ PrefixCache::Evicted PrefixCache::EvictOne() {
     }
     const long long parent = e.parent;
     Forget(key);
-    if (parent >= 0) Release(parent);  // the parent may now go too (a later EvictOne)
+    if (parent >= 0) {  // the parent may now go too (a later EvictOne)
+        Change(parent, [](Entry& p) { --p.children; });
+        Release(parent);
+    }
     return out;
 }
 

@@ -148,6 +148,7 @@ Json ResultJson(const ServingResult& r, bool series) {
               {"decode_kv_blocks", r.decode_kv_blocks},
               {"kv_occupancy_mean", r.kv_occupancy_mean},
               {"kv_occupancy_peak", r.kv_occupancy_peak},
+              {"kv_cached_idle_mean", r.kv_cached_idle_mean},
               {"preemptions", r.preemptions},
               {"swapped_bytes", r.swapped_bytes},
               {"iterations", r.iterations},
@@ -317,7 +318,11 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     o += buf;
     o += LatencyRow("TTFT", r.ttft) + LatencyRow("TPOT", r.tpot) + LatencyRow("E2E", r.e2e);
     o += "KV occupancy   mean " + Fmt("%.1f%%", 100 * r.kv_occupancy_mean) + ", peak " +
-         Fmt("%.1f%%", 100 * r.kv_occupancy_peak) + "; " + std::to_string(r.preemptions) + " preemptions";
+         Fmt("%.1f%%", 100 * r.kv_occupancy_peak) +
+         (c.engine.prefix_caching ? " held by requests (cached prefixes none uses, free to evict: mean " +
+                                        Fmt("%.1f%%", 100 * r.kv_cached_idle_mean) + ")"
+                                  : std::string()) +
+         "; " + std::to_string(r.preemptions) + " preemptions";
     if (r.swapped_bytes > 0) o += " (" + FormatBytes(r.swapped_bytes) + " swapped per GPU)";
     o += "\n";
     if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r) + "\n";

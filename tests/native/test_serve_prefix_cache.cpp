@@ -132,6 +132,40 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
     }
 }
 
+// Idle blocks: GPU copies no request reads, directly or through a conversation's context after them (vLLM counts
+// every block of reference count 0 free), summed into the engine's counter as well.
+TEST(ServePrefixCache, IdleBlocksAreTheCopiesNoRequestReads) {
+    long long total = 0;
+    PrefixCache c(0, &total);
+    c.AddToGpu(1, 64, -1, 1);  // a shared prefix its first request computed, still in use
+    EXPECT_EQ(c.idle_blocks(), 0);
+    c.Release(1);
+    EXPECT_EQ(c.idle_blocks(), 64);
+    c.AddToGpu(100, 4, 1, 1);  // a turn's context after it, its next turn reading both
+    EXPECT_EQ(c.idle_blocks(), 0);
+    c.Release(100);  // the client thinks: both cached, neither read
+    EXPECT_EQ(c.idle_blocks(), 68);
+    c.Grow(100, 3);  // (a context grows only while read; the count follows anyway)
+    EXPECT_EQ(c.idle_blocks(), 71);
+    c.Use(1);  // another request reads the prefix alone
+    EXPECT_EQ(c.idle_blocks(), 7);
+    c.Release(1);
+    c.AddToGpu(200, 5, 1, 0);  // a second context, cached with no reader
+    EXPECT_EQ(c.idle_blocks(), 76);
+    c.Use(200);
+    EXPECT_EQ(c.idle_blocks(), 7);
+    EXPECT_EQ(c.EvictOne().key, 100);  // the prefix is held by its contexts: only 100 can go
+    EXPECT_EQ(c.idle_blocks(), 0);
+    c.Release(200);
+    EXPECT_EQ(c.EvictOne().key, 200);
+    EXPECT_EQ(c.idle_blocks(), 64);
+    EXPECT_EQ(c.EvictOne().key, 1);
+    EXPECT_EQ(c.idle_blocks(), 0);
+    EXPECT_EQ(total, 0);
+    c.AddToGpu(1, 8, -1, 0);
+    EXPECT_EQ(total, 8);
+}
+
 TEST(ServePrefixCache, TheCacheEvictsLeastRecentlyUsedFirstOnBothTiers) {
     using Where = PrefixCache::Where;
     PrefixCache c(8);  // a host tier of 8 blocks
@@ -299,6 +333,15 @@ TEST(ServeConversations, TurnsAfterASharedPrefixKeepItAndThinkTimeSeparatesThem)
     // The second turns start 2 s after the first ones end, which end together: the run is the two turns and the
     // think time between them, and nothing is in the system while the clients think.
     EXPECT_NEAR(r.duration, r.sum_e2e / 2 + 2, 1e-9);
+    // While the clients think, the cache holds the prefix and the two contexts after it, 64 + 2 x 4 blocks no
+    // request uses: free to evict, so not in the occupancy (vLLM's usage counts them free), and the whole of the
+    // cached-idle area. Before and after, every cached block is in use by a turn.
+    EXPECT_NEAR(r.kv_cached_idle_mean * r.duration * 100000, 2 * 72, 1e-9);
+    const double held = r.kv_occupancy_mean * r.duration * 100000;  // the turns' own blocks, over their time
+    EXPECT_GT(held, 0);
+    c.engine.prefix_caching = false;  // without the cache, nothing is cached and idle
+    EXPECT_EQ(Simulate(c, cost, 100000).kv_cached_idle_mean, 0);
+    c.engine.prefix_caching = true;
 
     // A closed-loop client sends its next conversation when the last turn of this one completes.
     c.workload.arrival = ArrivalKind::closed_loop;
