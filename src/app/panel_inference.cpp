@@ -153,16 +153,17 @@ bool DrawDescription(AppState& s) {
         ImGui::SameLine();
         bool reuse = c.engine.prefix_caching;
         if (ImGui::Checkbox("prefix caching", &reuse)) {
-            const double host =
-                q.preset_index >= 0 ? q.presets[q.preset_index].description.config.engine.host_cache_gib : 0;
-            SetPrefixCaching(c, reuse, host);
+            // The tier of the preset the description started from (none when it had none).
+            const EngineConfig tier =
+                q.base_index >= 0 ? q.presets[q.base_index].description.config.engine : EngineConfig{};
+            SetPrefixCaching(c, reuse, tier);
             changed = true;
         }
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(
                 "keep each shared prompt prefix's KV blocks after it is computed, for later prompts to "
                 "take instead of computing it (vLLM enable_prefix_caching, SGLang's radix cache); "
-                "the preset's host tier, if any, comes with it");
+                "the preset's host tier or remote store, if any, comes with it");
     }
     changed |= WeightsCombo(c.precision);
     ImGui::SameLine();
@@ -292,7 +293,8 @@ void DrawResult(const AppState& s) {
             "vLLM's KV cache usage counts them");
     if (q.config.engine.prefix_caching)
         ImGui::TextWrapped("prefix cache %s; cached prefixes none uses hold %.0f%% of the blocks on average",
-                           PrefixCacheText(r).c_str(), 100 * r.kv_cached_idle_mean);
+                           PrefixCacheText(r, q.config.engine.remote_cache_gib > 0).c_str(),
+                           100 * r.kv_cached_idle_mean);
     if (q.config.engine.speculation.tokens > 0)
         ImGui::TextWrapped("speculation %s", SpeculationText(q.config.engine.speculation, r).c_str());
     if (r.kv_transfers > 0)

@@ -80,7 +80,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;
     if (e.prefixes) c.workload.prefixes.count = *e.prefixes;
     if (e.prefix_tokens) c.workload.prefixes.tokens = *e.prefix_tokens;
-    if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, c.engine.host_cache_gib);
+    if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, EngineConfig(c.engine));
     if (e.turns) c.workload.turns = *e.turns;
     if (e.samples) c.workload.samples = *e.samples;
     if (e.draft_tokens) c.engine.speculation.tokens = *e.draft_tokens;

@@ -475,11 +475,15 @@ private:
     double BlockBytes(int pool) const {  // one block on one GPU of the pool
         return static_cast<double>(e_.block_size) * pools_[pool].cost->KvBytesPerToken();
     }
-    double HostLinkSeconds(double bytes) const { return bytes / (e_.swap_gbps * 1e9); }
+    // A copy to or from the second prefix tier: the host link, or the network to the remote store.
+    double TierSeconds(double bytes) const {
+        if (e_.remote_cache_gib > 0) return pools_[0].remote_latency + bytes / (pools_[0].remote_gbps * 1e9);
+        return bytes / (e_.swap_gbps * 1e9);
+    }
     // The copy back from the host tier, once TakeBlocks has taken its blocks; the iteration waits for it.
     void LoadPrefix(Replica& r, ServedRequest& q, const PrefixReuse::Found& f) {
         reuse_.Load(r.prefixes, q, f);
-        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = HostLinkSeconds(bytes);
+        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = TierSeconds(bytes);
         r.swap_seconds += seconds;
         q.swap_in += seconds;
         host_loaded_bytes_ += bytes;
@@ -494,7 +498,7 @@ private:
             used_blocks_ -= ev.blocks;
             if (!ev.stored) continue;
             const double bytes = static_cast<double>(ev.blocks) * BlockBytes(r.pool);
-            r.swap_seconds += HostLinkSeconds(bytes);
+            r.swap_seconds += TierSeconds(bytes);
             host_stored_bytes_ += bytes;
         }
         return r.free_blocks >= want;
@@ -876,6 +880,10 @@ void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel>
         throw Error("decode_pool.kv_blocks", "must be at least 1 per pipeline stage (" +
                                                  std::to_string(c.decode_pool->pp) + "), got " +
                                                  std::to_string(decode->kv_blocks));
+    if (c.engine.remote_cache_gib > 0 && !(std::isfinite(pool.remote_gbps) && pool.remote_gbps > 0))
+        throw Error("engine.remote_cache_gib",
+                    "the remote store needs the link to it (the pool's remote_gbps > 0: "
+                    "SimulateServing takes it from the cluster's scale-out network)");
 }
 
 }  // namespace

@@ -90,6 +90,9 @@ struct ServingResult {
 struct PoolModel {
     const IterationCost* cost = nullptr;
     long long kv_blocks = 0;
+    // engine.remote_cache_gib: the link to the remote store, the pool's cluster's scale-out level (ScaleOutLevel):
+    // its effective GB/s per GPU and its hop latency, which every copy pays.
+    double remote_gbps = 0, remote_latency = 0;
 };
 
 // The KV cache's trip from a prefill replica to a decode replica: every prefill rank sends its shard to a

@@ -6,7 +6,7 @@
 namespace sc {
 
 PrefixReuse::PrefixReuse(const EngineConfig& e, const Workload& w)
-    : block_size_(e.block_size), count_(w.prefixes.count), turns_(w.turns), host_gib_(e.host_cache_gib) {
+    : block_size_(e.block_size), count_(w.prefixes.count), turns_(w.turns), host_gib_(e.prefix_tier_gib()) {
     if (!e.prefix_caching) return;
     prefix_blocks_ = w.prefixes.count > 0 ? w.prefixes.tokens / e.block_size : 0;
     enabled_ = prefix_blocks_ > 0 || w.turns > 1 || w.samples > 1;

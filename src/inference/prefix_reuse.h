@@ -19,8 +19,8 @@ public:
     PrefixReuse(const EngineConfig& e, const Workload& w);
     // Prefix caching is on and some prompt could reuse something (a shared prefix of a full block, turns, samples).
     bool enabled() const { return enabled_; }
-    // Blocks one scheduler's host tier holds: host_cache_gib per GPU over the bytes of a block on one GPU, split
-    // over a pipelined replica's pp schedulers.
+    // Blocks one scheduler's second tier holds (the host's or the remote store's: EngineConfig::prefix_tier_gib per
+    // GPU) over the bytes of a block on one GPU, split over a pipelined replica's pp schedulers.
     long long HostBlocks(double block_bytes, int pp) const;
 
     struct Found {

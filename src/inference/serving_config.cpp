@@ -270,7 +270,7 @@ void CheckSpeculation(const ServingConfig& c) {
                         "model's shape, which a hybrid's layers are not (set speculation.tokens 0)");
 }
 
-// The caches that reuse prefixes (EngineConfig::prefix_caching, host_cache_gib).
+// The caches that reuse prefixes (EngineConfig::prefix_caching, host_cache_gib, remote_cache_gib).
 void CheckPrefixCaches(const ServingConfig& c) {
     const EngineConfig& e = c.engine;
     if (e.prefix_caching && (c.model.has_window() || c.model.has_mamba()))
@@ -284,6 +284,16 @@ void CheckPrefixCaches(const ServingConfig& c) {
         throw Error("engine.host_cache_gib",
                     "a host tier holds prefixes evicted from the GPU's prefix cache; set "
                     "engine.prefix_caching true, or host_cache_gib 0");
+    if (!(std::isfinite(e.remote_cache_gib) && e.remote_cache_gib >= 0))
+        throw Error("engine.remote_cache_gib", "must be >= 0 GiB per GPU, got " + ShownNumber(e.remote_cache_gib));
+    if (e.remote_cache_gib > 0 && !e.prefix_caching)
+        throw Error("engine.remote_cache_gib",
+                    "a remote store holds prefixes evicted from the GPU's prefix cache; set engine.prefix_caching "
+                    "true, or remote_cache_gib 0");
+    if (e.remote_cache_gib > 0 && e.host_cache_gib > 0)
+        throw Error("engine.remote_cache_gib",
+                    "one second tier is modelled: a host tier (host_cache_gib) or a remote store (remote_cache_gib), "
+                    "not both; set one of them 0");
     if (e.host_cache_gib > 0 && !(std::isfinite(e.swap_gbps) && e.swap_gbps > 0))
         throw Error("engine.swap_gbps",
                     "the host prefix tier copies over the host link: give its GB/s per "

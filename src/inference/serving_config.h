@@ -115,6 +115,12 @@ struct EngineConfig {
     // computing it; both copies cross the host link at swap_gbps and the replica waits for them, as for a swap.
     // 0: no host tier. Needs prefix_caching.
     double host_cache_gib = 0;
+    // The second tier in a remote store instead (GiB per GPU; Mooncake's distributed KV store, LMCache's remote
+    // backend, HERMES's remote KV-cache retrieval): the same tier, its copies over the prefill cluster's scale-out
+    // network (the NICs: ScaleOutLevel's effective bandwidth, plus its hop latency a copy) rather than the host
+    // link. 0: none. Needs prefix_caching; not with host_cache_gib (one second tier is modelled).
+    double remote_cache_gib = 0;
+    double prefix_tier_gib() const { return host_cache_gib + remote_cache_gib; }  // whichever tier there is
     Speculation speculation;
 };
 

@@ -160,6 +160,7 @@ ServingDescription ParseServingDescription(std::string_view text) {
         e.swap_gbps = f.NonNegativeNumber("swap_gbps", 0, 1e6);
         e.prefix_caching = f.Bool("prefix_caching", e.prefix_caching);
         e.host_cache_gib = f.NonNegativeNumber("host_cache_gib", 0, 1e9);
+        e.remote_cache_gib = f.NonNegativeNumber("remote_cache_gib", 0, 1e9);
         if (const nlohmann::json* sp = f.Object("speculation")) {  // a draft head's tokens and their acceptance
             JsonFields g(*sp, "engine.speculation");
             e.speculation.tokens = g.PositiveIntAtMost("tokens", kMaxDraftTokens);

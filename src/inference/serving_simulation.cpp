@@ -43,8 +43,8 @@ const NetworkLevel& ScaleOutLevel(const System& sys, const std::string& field) {
     throw Error(field,
                 sys.name + " has no network beyond its " +
                     (sys.levels.empty() ? std::string("accelerators") : sys.levels.front().name) +
-                    " for a KV cache to leave it by (a pool on a cluster of its own sends its caches over its "
-                    "scale-out network); choose a cluster with one, or drop the field to place both pools on one");
+                    " for a KV cache to leave it by (a decode pool on a cluster of its own and a remote prefix store "
+                    "are reached over the scale-out network); choose a cluster that has one");
 }
 
 KvTransferModel KvTransferBetween(const System& prefill, const System& decode, double prefill_bytes,
@@ -107,7 +107,11 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
-    const PoolModel pool{&cost, run.kv.blocks};
+    PoolModel pool{&cost, run.kv.blocks};
+    if (c.engine.remote_cache_gib > 0) {  // the remote store sits across the prefill cluster's scale-out network
+        const NetworkLevel& nic = ScaleOutLevel(sys, "engine.remote_cache_gib");
+        pool.remote_gbps = nic.EffectiveGBps(), pool.remote_latency = nic.latency_us * 1e-6;
+    }
     if (!c.decode_pool) {
         impl_->engine.emplace(c, pool, std::nullopt, KvTransferModel{});
         return;

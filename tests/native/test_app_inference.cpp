@@ -151,7 +151,7 @@ TEST(AppInference, PrefixCachingTravelsInTheLinkAndRunsAsTheCliRunsIt) {
     EXPECT_EQ(s->inference.report, on);
     EXPECT_NE(on.find("prefix cache   "), std::string::npos) << on;
 
-    sc::app::SetPrefixCaching(s->inference.config, false, 5);
+    sc::app::SetPrefixCaching(s->inference.config, false, s->inference.config.engine);
     App other = OpenPage();
     ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
     const sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*other);

@@ -84,22 +84,27 @@ TEST(ServePrefixCache, RequestsSharingAPrefixHoldItsBlocksOnce) {
 
 // A cache that holds one 64-block prefix beside a request (64 + 68 - 1 blocks) and a client cycling over three
 // prefixes: each request's prefix is on the GPU when it repeats the previous one, else in the host tier when it
-// was evicted before (with one), else computed. The expected time per request is written out from that rule.
+// was evicted before (with one), else computed. The expected time per request is written out from that rule. A
+// remote store is the same tier across the network: each copy also pays the link's latency.
 TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
     const int requests = 40, prefix_blocks = 64, bs = 16;
-    for (const bool host : {false, true}) {
-        SCOPED_TRACE(host ? "host tier" : "GPU only");
+    for (const char* tier : {"GPU only", "host tier", "remote store"}) {
+        SCOPED_TRACE(tier);
+        const bool host = tier[0] != 'G', remote = tier[0] == 'r';
         ServingConfig c = OneClient(requests, 3, prefix_blocks * bs, 64);
-        if (host) c.engine.host_cache_gib = 1, c.engine.swap_gbps = 25;
+        if (host && !remote) c.engine.host_cache_gib = 1, c.engine.swap_gbps = 25;
+        if (remote) c.engine.remote_cache_gib = 1;
         const IterationCost cost = servetest::H100Cost(c);
-        const ServingResult r = Simulate(c, cost, prefix_blocks + 68 - 1);
+        const double latency = remote ? 2.7e-6 : 0;  // NCCL's network hop (the H100 cluster's InfiniBand level)
+        const ServingResult r =
+            Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, remote ? 25.0 : 0, latency}, std::nullopt, {});
         ASSERT_EQ(r.completed, requests);
 
         // The prefixes the engine draws: the same generator, seed and order (lengths are fixed, so the prefix
         // draw is the only one per request).
         Rng rng(c.workload.seed);
         const PrefixDraw draw(c.workload.prefixes);
-        const double copy = prefix_blocks * bs * cost.KvBytesPerToken() / 25e9;
+        const double bytes = prefix_blocks * bs * cost.KvBytesPerToken(), copy = latency + bytes / 25e9;
         const double miss = PrefillSeconds(cost, 0, 1088), hit = PrefillSeconds(cost, 1024, 64);
         double expected = 0;
         long long gpu_hits = 0, host_hits = 0, stores = 0;
@@ -125,11 +130,47 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
         if (host) {
             EXPECT_GT(host_hits, 0);
         }
-        EXPECT_NEAR(r.host_tier_stored_bytes, stores * copy * 25e9, 1e-3);
-        EXPECT_NEAR(r.host_tier_loaded_bytes, host_hits * copy * 25e9, 1e-3);
+        EXPECT_NEAR(r.host_tier_stored_bytes, stores * bytes, 1e-3);
+        EXPECT_NEAR(r.host_tier_loaded_bytes, host_hits * bytes, 1e-3);
         EXPECT_NEAR(r.sum_e2e, expected, 1e-9 * expected);
         EXPECT_EQ(r.preemptions, 0);  // a prefix no one uses goes before anything is preempted
     }
+}
+
+// A remote store is reached over the pool's cluster's scale-out network: SimulateServing on the DGX H100 cluster
+// runs it at the NDR level's effective bandwidth and hop latency; a TPU pod, whose network is its chips' torus, has
+// none and is refused naming the field.
+TEST(ServePrefixCache, ARemoteStoreSitsAcrossTheScaleOutNetwork) {
+    ServingConfig c = OneClient(40, 3, 1024, 64);
+    c.engine.remote_cache_gib = 1;
+    c.engine.kv_blocks_override = 64 + 68 - 1;  // one prefix beside a request, as the test above
+    const sc::System& sys = System("dgx-h100-superpod");
+    const ServingRun run = SimulateServing(c, sys, &Calibration());
+    ASSERT_EQ(run.result.completed, 40);
+    EXPECT_GT(run.result.prefix_host_hits, 0);
+    // The same run with the link written out: the cost at the run's typical prompt (1,024 + 64 tokens).
+    const IterationCost cost(c.model, c.precision, c.pool, sys, &Calibration(), 1088, c.engine.max_tokens);
+    const NetworkLevel& ndr = sys.levels[1];
+    const ServingResult r =
+        Simulate(c, PoolModel{&cost, 64 + 68 - 1, ndr.EffectiveGBps(), ndr.latency_us * 1e-6}, std::nullopt, {});
+    EXPECT_EQ(run.result.sum_e2e, r.sum_e2e);
+    EXPECT_EQ(run.result.host_tier_loaded_bytes, r.host_tier_loaded_bytes);
+    // Slower than a host link of 64 GB/s, faster than recomputing every evicted prefix.
+    c.engine.remote_cache_gib = 0;
+    const double none = SimulateServing(c, sys, &Calibration()).result.sum_e2e;
+    c.engine.host_cache_gib = 1, c.engine.swap_gbps = 64;
+    const double host = SimulateServing(c, sys, &Calibration()).result.sum_e2e;
+    EXPECT_LT(host, r.sum_e2e);
+    EXPECT_LT(r.sum_e2e, none);
+    c.engine.host_cache_gib = 0, c.engine.remote_cache_gib = 1;
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  SimulateServing(c, System("tpu-v4-pod"), &Calibration());
+              }).find("engine.remote_cache_gib: Google TPU v4 pod"),
+              std::string::npos);
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  Simulate(c, cost, 131);
+              }).find("engine.remote_cache_gib: the remote store needs the link"),
+              std::string::npos);
 }
 
 // Idle blocks: GPU copies no request reads, directly or through a conversation's context after them (vLLM counts
@@ -390,6 +431,15 @@ TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
     EXPECT_NE(host.find("prefix_caching"), std::string::npos) << host;
     const std::string link = ErrorOf(with(R"("prefix_caching": true, "host_cache_gib": 4)", ""));
     EXPECT_NE(link.find("engine.swap_gbps"), std::string::npos) << link;
+    EXPECT_DOUBLE_EQ(ParseServingDescription(with(R"("prefix_caching": true, "remote_cache_gib": 16)", ""))
+                         .config.engine.remote_cache_gib,
+                     16);
+    const std::string remote = ErrorOf(with(R"("remote_cache_gib": 4)", ""));
+    EXPECT_NE(remote.find("engine.remote_cache_gib: a remote store holds prefixes"), std::string::npos) << remote;
+    const std::string both =
+        ErrorOf(with(R"("prefix_caching": true, "remote_cache_gib": 4, "host_cache_gib": 4, "swap_gbps": 25)", ""));
+    EXPECT_NE(both.find("engine.remote_cache_gib: one second tier is modelled"), std::string::npos) << both;
+    EXPECT_NE(ErrorOf(with(R"("remote_cache_gib": -1)", "")).find("engine.remote_cache_gib"), std::string::npos);
 
     ServingConfig windowed = Base("llama3-8b", 1, 64, 8, 4);
     windowed.model = servetest::Model("mistral-7b");
