@@ -372,7 +372,12 @@ void DrawInferenceTab(AppState& s) {
     // "Simulate" first: the fields below may scroll in a short window.
     const bool pressed = ImGui::Button("Simulate");
     ImGui::SameLine();
-    ImGui::Text("serving %s on %s", s.model.name.c_str(), CurrentSystem(s)->accelerator.name.c_str());
+    std::string where = CurrentSystem(s)->accelerator.name;
+    for (const SystemPreset& p : s.systems)  // a decode pool on a cluster of its own: both parts
+        if (q.config.decode_pool && !q.decode_system.empty() &&
+            (p.file == q.decode_system || p.file == q.decode_system + ".json"))
+            where += " (prefill), " + p.system.accelerator.name + " (decode)";
+    ImGui::Text("serving %s on %s", s.model.name.c_str(), where.c_str());
     const bool edited = DrawDescription(s);
     // A simulation runs when the tab first shows, after an edit here (applied on Enter or a pause, so not at
     // every keystroke), when the page's model or cluster changed since the last one, and on "Simulate".
