@@ -28,6 +28,16 @@ ServingConfig OneRequest() {
     return c;
 }
 
+// A request of `c` prefilled on the DGX H100 cluster and decoded on the DGX A100 cluster, with the calibration.
+engine::ServeRequest H100ThenA100(ServingConfig c) {
+    engine::ServeRequest q;
+    q.config = std::move(c);
+    q.system = &System("dgx-h100-superpod");
+    q.calibration = &Calibration();
+    q.decode_system = &System("dgx-a100-superpod");
+    return q;
+}
+
 TEST(ServeHeterogeneous, OneRequestPrefillsOnOnePartAndDecodesOnTheOther) {
     const ServingConfig c = OneRequest();
     const sc::System& h100 = System("dgx-h100-superpod");
@@ -70,14 +80,10 @@ TEST(ServeHeterogeneous, OneRequestPrefillsOnOnePartAndDecodesOnTheOther) {
 TEST(ServeHeterogeneous, EachClusterHoldsItsOwnPool) {
     // 8 H100s prefill, 150 A100 replicas of TP8 (1,200 GPUs) decode: together more than the H100 cluster's 1,024,
     // but each pool fits its own cluster, so neither is extended.
-    engine::ServeRequest q;
-    q.config = servetest::Uniform("llama3-8b", 8, 40, {100, 1000}, {10, 100}, ArrivalKind::offline);
-    q.config.decode_pool = PoolConfig{8, 150};
-    const sc::System& h100 = System("dgx-h100-superpod");
-    const sc::System& a100 = System("dgx-a100-superpod");
-    q.system = &h100;
-    q.calibration = &Calibration();
-    q.decode_system = &a100;
+    ServingConfig c = servetest::Uniform("llama3-8b", 8, 40, {100, 1000}, {10, 100}, ArrivalKind::offline);
+    c.decode_pool = PoolConfig{8, 150};
+    engine::ServeRequest q = H100ThenA100(c);
+    const sc::System &h100 = *q.system, &a100 = *q.decode_system;
     const engine::ServeResult r = engine::RunServe(q);
     EXPECT_EQ(r.system_name, h100.name);
     EXPECT_EQ(r.decode_system_name, a100.name);
@@ -94,15 +100,11 @@ TEST(ServeHeterogeneous, EachClusterHoldsItsOwnPool) {
 }
 
 TEST(ServeHeterogeneous, ReportJsonEnergyAndSweepNameBothParts) {
-    engine::ServeRequest q;
-    q.config = servetest::Uniform("llama3-8b", 1, 300, {100, 1000}, {10, 200}, ArrivalKind::poisson);
-    q.config.workload.rate = 8;
-    q.config.decode_pool = PoolConfig{1, 2};
-    const sc::System& h100 = System("dgx-h100-superpod");
-    const sc::System& a100 = System("dgx-a100-superpod");
-    q.system = &h100;
-    q.calibration = &Calibration();
-    q.decode_system = &a100;
+    ServingConfig c = servetest::Uniform("llama3-8b", 1, 300, {100, 1000}, {10, 200}, ArrivalKind::poisson);
+    c.workload.rate = 8;
+    c.decode_pool = PoolConfig{1, 2};
+    engine::ServeRequest q = H100ThenA100(c);
+    const sc::System &h100 = *q.system, &a100 = *q.decode_system;
     const engine::ServeResult r = engine::RunServe(q);
     const std::string text = ServeReportText(q, r);
     for (const std::string& s :
