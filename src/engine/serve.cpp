@@ -25,38 +25,37 @@ ServingConfig AtRate(const ServingConfig& c, double rate) {
 
 }  // namespace
 
-System ServingCluster(const System& sys, const ServingConfig& c) {
-    // In 64 bits from the fields, so that it needs no validated description (the simulation checks it once).
-    const auto gpus_of = [](const PoolConfig& p) { return static_cast<long long>(p.tp) * p.pp * p.replicas; };
-    const long long gpus = gpus_of(c.pool) + (c.decode_pool ? gpus_of(*c.decode_pool) : 0);
+namespace {
+
+// In 64 bits from the fields, so that it needs no validated description (the simulation checks it once).
+long long GpusOf(const PoolConfig& p) { return static_cast<long long>(p.tp) * p.pp * p.replicas; }
+
+// `sys` as it is when it holds `gpus`, else extended to (ExtendSystem); errors name `field` and say whose GPUs
+// (`who_needs`: "the pools need", "the decode pool needs").
+System ClusterFor(const System& sys, long long gpus, const char* field, const std::string& who_needs) {
     if (gpus <= sys.TotalAccelerators()) return sys;
     if (gpus > kMaxRanks)
-        throw Error(c.decode_pool ? "decode_pool.replicas" : "pool.replicas",
-                    "the pools need " + std::to_string(gpus) + " GPUs; at most " + std::to_string(kMaxRanks) +
-                        " can be described");
+        throw Error(field, who_needs + " " + std::to_string(gpus) + " GPUs; at most " + std::to_string(kMaxRanks) +
+                               " can be described");
     try {
         return ExtendSystem(sys, static_cast<int>(gpus));
     } catch (const Error& e) {  // a torus pod with nothing beyond it
-        throw Error(c.decode_pool ? "decode_pool.replicas" : "pool.replicas",
-                    "the pools need " + std::to_string(gpus) + " GPUs: " + e.what());
+        throw Error(field, who_needs + " " + std::to_string(gpus) + " GPUs: " + e.what());
     }
+}
+
+}  // namespace
+
+System ServingCluster(const System& sys, const ServingConfig& c) {
+    const long long gpus = GpusOf(c.pool) + (c.decode_pool ? GpusOf(*c.decode_pool) : 0);
+    return ClusterFor(sys, gpus, c.decode_pool ? "decode_pool.replicas" : "pool.replicas", "the pools need");
 }
 
 System DecodeCluster(const System& decode, const ServingConfig& c) {
     if (!c.decode_pool)
         throw Error("decode_pool.system",
                     "names the decode pool's cluster (" + decode.name + "), but the description has no decode_pool");
-    const PoolConfig& p = *c.decode_pool;
-    const long long gpus = static_cast<long long>(p.tp) * p.pp * p.replicas;
-    if (gpus <= decode.TotalAccelerators()) return decode;
-    if (gpus > kMaxRanks)
-        throw Error("decode_pool.replicas", "the decode pool needs " + std::to_string(gpus) + " GPUs; at most " +
-                                                std::to_string(kMaxRanks) + " can be described");
-    try {
-        return ExtendSystem(decode, static_cast<int>(gpus));
-    } catch (const Error& e) {
-        throw Error("decode_pool.replicas", "the decode pool needs " + std::to_string(gpus) + " GPUs: " + e.what());
-    }
+    return ClusterFor(decode, GpusOf(*c.decode_pool), "decode_pool.replicas", "the decode pool needs");
 }
 
 namespace {
