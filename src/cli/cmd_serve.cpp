@@ -17,6 +17,7 @@
 #include "config/numbers.h"
 #include "config/overrides.h"
 #include "config/split_list.h"
+#include "config/system_edits.h"
 #include "engine/serve.h"
 #include "inference/serving_parse.h"
 #include "inference/trace_parse.h"
@@ -49,6 +50,7 @@ const char* kServeUsage =
     "                estimate (--system-set edits the prefill pool's cluster)\n"
     "  --decode-system  run the decode pool on this cluster of its own (a system preset file or id) instead of\n"
     "                the description's decode_pool.system (heterogeneous pools: e.g. H100 prefill, A100 decode)\n"
+    "  --decode-system-set k=v  edit the decode pool's own cluster as --system-set edits the prefill pool's\n"
     "  --json        print JSON instead of text\n";
 
 // The model preset an id names: presets/models/<id>.json beside the description's folder.
@@ -64,6 +66,33 @@ ModelConfig LoadModelById(const fs::path& preset, const std::string& id) {
     }
 }
 
+// The decode pool's own cluster: --decode-system, else the description's decode_pool.system (beside the description
+// as its system is, else in the preset folders, whose error lists the ids there), with --decode-system-set's edits.
+std::optional<System> LoadDecodeSystem(const Args& a, const ServingDescription& d, const fs::path& preset) {
+    std::optional<System> sys;
+    if (a.Has("decode-system")) {
+        sys = LoadSystemPreset("--decode-system", a.Get("decode-system"));
+    } else if (!d.decode_system_id.empty()) {
+        if (!IsPresetId(d.decode_system_id))
+            throw Error("", Clip(preset.string()) + ": decode_pool.system: \"" + Clip(d.decode_system_id) +
+                                "\" is not a system preset id (letters, digits, '.', '_', '-')");
+        const fs::path path = preset.parent_path() / ".." / "systems" / (d.decode_system_id + ".json");
+        std::error_code ec;
+        sys = LoadSystemPreset("decode_pool.system", fs::exists(path, ec) ? path.string() : d.decode_system_id);
+    }
+    const std::vector<std::string> edits = a.All("decode-system-set");
+    if (!edits.empty() && !sys)
+        throw Error("--decode-system-set",
+                    "edits the decode pool's own cluster; there is none (give --decode-system, "
+                    "or a description with decode_pool.system)");
+    try {
+        if (sys) ApplySystemEdits(*sys, edits);
+    } catch (const Error& e) {
+        throw Error("--decode-system-set", std::string(e.what()) + " (on " + sys->id + ")");
+    }
+    return sys;
+}
+
 std::vector<double> SweepRates(const std::string& list) {
     std::vector<double> rates;
     for (const std::string& item : SplitList(list)) rates.push_back(ParseNumberIn("--rate-sweep", item, 0, 1e9, true));
@@ -73,8 +102,9 @@ std::vector<double> SweepRates(const std::string& list) {
 }  // namespace
 
 int Serve(int argc, char** argv) {
-    std::vector<std::string> flags = {"preset", "set",        "trace",     "rate-sweep",    "threads",
-                                      "system", "system-set", "timelines", "timeline-json", "decode-system"};
+    std::vector<std::string> flags = {"preset",           "set",        "trace",     "rate-sweep",    "threads",
+                                      "system",           "system-set", "timelines", "timeline-json", "decode-system",
+                                      "decode-system-set"};
     Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
     if (a.Has("help") || !a.Has("preset")) {
         std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
@@ -111,19 +141,7 @@ int Serve(int argc, char** argv) {
     BuildCluster(ls, a, 0);
     request.system = &ls.system;
     request.calibration = ls.calibration.get();
-    std::optional<System> decode_system;
-    if (a.Has("decode-system")) {
-        decode_system = LoadSystemPreset("--decode-system", a.Get("decode-system"));
-    } else if (!d.decode_system_id.empty()) {
-        if (!IsPresetId(d.decode_system_id))
-            throw Error("", file + ": decode_pool.system: \"" + Clip(d.decode_system_id) +
-                                "\" is not a system preset id (letters, digits, '.', '_', '-')");
-        // Beside the description as its system is, else the preset folders (whose error lists the ids there).
-        const fs::path path = preset.parent_path() / ".." / "systems" / (d.decode_system_id + ".json");
-        std::error_code ec;
-        decode_system =
-            LoadSystemPreset("decode_pool.system", fs::exists(path, ec) ? path.string() : d.decode_system_id);
-    }
+    const std::optional<System> decode_system = LoadDecodeSystem(a, d, preset);
     if (decode_system) request.decode_system = &*decode_system;
     const bool json = a.Has("json");
     std::string out;
