@@ -54,6 +54,14 @@ bool SelectServingPreset(AppState& s, const std::string& file) {
     return false;
 }
 
+const SystemPreset* DecodeSystemPreset(const AppState& s) {
+    const std::string& id = s.inference.decode_system;
+    if (id.empty()) return nullptr;
+    for (const SystemPreset& p : s.systems)
+        if (p.file == id || p.file == id + ".json") return &p;
+    return nullptr;
+}
+
 engine::ServeRequest CurrentServeRequest(const AppState& s) {
     engine::ServeRequest r;
     r.config = s.inference.config;
@@ -61,9 +69,9 @@ engine::ServeRequest CurrentServeRequest(const AppState& s) {
     r.system = CurrentSystem(s);
     r.calibration = s.calibration.get();
     if (const std::string& id = s.inference.decode_system; !id.empty()) {
-        for (const SystemPreset& p : s.systems)
-            if (p.file == id || p.file == id + ".json") r.decode_system = &p.system;
-        if (!r.decode_system) throw Error("decode_pool.system", "the page has no cluster \"" + id + "\"");
+        const SystemPreset* p = DecodeSystemPreset(s);
+        if (!p) throw Error("decode_pool.system", "the page has no cluster \"" + id + "\"");
+        r.decode_system = &p->system;
     }
     return r;
 }

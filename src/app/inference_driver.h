@@ -13,6 +13,7 @@
 namespace sc::app {
 
 struct AppState;
+struct SystemPreset;
 
 struct ServingPreset {
     std::string file;  // "llama3-8b-h100-poisson.json"
@@ -62,6 +63,9 @@ bool SelectServingPreset(AppState& s, const std::string& file);
 // Makes preset `index`'s description current without touching the model or cluster (a link sets those itself).
 void SetServingDescription(AppState& s, int index);
 
+// The page's cluster preset `decode_system` names (its id, the file name without ".json"); null when it is "" or the
+// page has no such preset.
+const SystemPreset* DecodeSystemPreset(const AppState& s);
 // The request of the current state: the edited description with the page's model, cluster and calibration (and
 // the decode pool's own cluster). Throws sc::Error("decode_pool.system") when the page has no such cluster.
 engine::ServeRequest CurrentServeRequest(const AppState& s);

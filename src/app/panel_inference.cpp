@@ -65,9 +65,8 @@ bool WeightsCombo(ServingPrecision& p) {
 bool DecodeClusterCombo(AppState& s) {
     std::string& id = s.inference.decode_system;
     const char* shared = "the page's cluster";
-    std::string current = shared;
-    for (const SystemPreset& p : s.systems)
-        if (!id.empty() && (p.file == id || p.file == id + ".json")) current = p.system.name;
+    const SystemPreset* own = DecodeSystemPreset(s);
+    const std::string current = own ? own->system.name : shared;
     bool changed = false;
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("decode on").x - ImGui::GetStyle().ItemInnerSpacing.x);
     if (ImGui::BeginCombo("decode on", current.c_str())) {
@@ -373,10 +372,8 @@ void DrawInferenceTab(AppState& s) {
     const bool pressed = ImGui::Button("Simulate");
     ImGui::SameLine();
     std::string where = CurrentSystem(s)->accelerator.name;
-    for (const SystemPreset& p : s.systems)  // a decode pool on a cluster of its own: both parts
-        if (q.config.decode_pool && !q.decode_system.empty() &&
-            (p.file == q.decode_system || p.file == q.decode_system + ".json"))
-            where += " (prefill), " + p.system.accelerator.name + " (decode)";
+    if (const SystemPreset* own = DecodeSystemPreset(s); own && q.config.decode_pool)  // both parts
+        where += " (prefill), " + own->system.accelerator.name + " (decode)";
     ImGui::Text("serving %s on %s", s.model.name.c_str(), where.c_str());
     const bool edited = DrawDescription(s);
     // A simulation runs when the tab first shows, after an edit here (applied on Enter or a pause, so not at
