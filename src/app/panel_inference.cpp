@@ -164,6 +164,21 @@ bool DrawDescription(AppState& s) {
                 "take instead of computing it (vLLM enable_prefix_caching, SGLang's radix cache); "
                 "the preset's host tier or remote store, if any, comes with it");
     }
+    if (c.engine.prefix_caching) {
+        changed |= DoubleField("host tier GiB", &c.engine.host_cache_gib, "%.1f",
+                               "host memory per GPU for prefixes evicted from the GPU (LMCache's CPU offload); "
+                               "their copies cross the host link; 0: none");
+        ImGui::SameLine();
+        changed |= DoubleField("remote store GiB", &c.engine.remote_cache_gib, "%.1f",
+                               "a remote KV store's share per GPU (Mooncake, LMCache's remote backend), across the "
+                               "cluster's scale-out network; with a host tier too, evicted prefixes go to both and "
+                               "the host's copy is read first; 0: none");
+    }
+    if (c.engine.preemption == Preemption::swap || c.engine.host_cache_gib > 0) {
+        ImGui::SameLine();
+        changed |= DoubleField("host link GB/s", &c.engine.swap_gbps, "%.0f",
+                               "the host link a swap or a host tier's copy crosses, per direction per GPU");
+    }
     changed |= WeightsCombo(c.precision);
     ImGui::SameLine();
     changed |= Combo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
@@ -292,8 +307,7 @@ void DrawResult(const AppState& s) {
             "vLLM's KV cache usage counts them");
     if (q.config.engine.prefix_caching)
         ImGui::TextWrapped("prefix cache %s; cached prefixes none uses hold %.0f%% of the blocks on average",
-                           PrefixCacheText(r, q.config.engine.remote_cache_gib > 0).c_str(),
-                           100 * r.kv_cached_idle_mean);
+                           PrefixCacheText(r).c_str(), 100 * r.kv_cached_idle_mean);
     if (q.config.engine.speculation.tokens > 0)
         ImGui::TextWrapped("speculation %s", SpeculationText(q.config.engine.speculation, r).c_str());
     if (r.kv_transfers > 0)

@@ -50,6 +50,9 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.prefixes = IfChanged(now.workload.prefixes.count, base.workload.prefixes.count);
     e.prefix_tokens = IfChanged(now.workload.prefixes.tokens, base.workload.prefixes.tokens);
     e.prefix_caching = IfChanged(now.engine.prefix_caching, base.engine.prefix_caching);
+    e.host_cache_gib = IfChanged(now.engine.host_cache_gib, base.engine.host_cache_gib);
+    e.remote_cache_gib = IfChanged(now.engine.remote_cache_gib, base.engine.remote_cache_gib);
+    e.swap_gbps = IfChanged(now.engine.swap_gbps, base.engine.swap_gbps);
     e.turns = IfChanged(now.workload.turns, base.workload.turns);
     e.samples = IfChanged(now.workload.samples, base.workload.samples);
     e.draft_tokens = IfChanged(now.engine.speculation.tokens, base.engine.speculation.tokens);
@@ -81,6 +84,9 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.prefixes) c.workload.prefixes.count = *e.prefixes;
     if (e.prefix_tokens) c.workload.prefixes.tokens = *e.prefix_tokens;
     if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, EngineConfig(c.engine));
+    if (e.host_cache_gib) c.engine.host_cache_gib = *e.host_cache_gib;  // after the switch: it restores the preset's
+    if (e.remote_cache_gib) c.engine.remote_cache_gib = *e.remote_cache_gib;
+    if (e.swap_gbps) c.engine.swap_gbps = *e.swap_gbps;
     if (e.turns) c.workload.turns = *e.turns;
     if (e.samples) c.workload.samples = *e.samples;
     if (e.draft_tokens) c.engine.speculation.tokens = *e.draft_tokens;

@@ -464,42 +464,52 @@ private:
     // ---- Cached prefixes (engine.prefix_caching; prefix_reuse.h decides, these keep the books) ----
 
     // Every scheduler that prefills keeps a cache of its own (a pipelined replica's virtual engines each hold 1/pp
-    // of its blocks, and of its host tier).
+    // of its blocks, and of its host tier and remote store).
     void SetUpPrefixCaches(int pp) {
         if (!reuse_.enabled()) return;
-        const long long host = reuse_.HostBlocks(BlockBytes(0), pp);
+        const long long host = reuse_.HostBlocks(BlockBytes(0), pp), remote = reuse_.RemoteBlocks(BlockBytes(0), pp);
         for (Replica& r : replicas_)
-            if (r.role != Role::decode) r.prefixes = PrefixCache(host, &idle_cached_blocks_);
+            if (r.role != Role::decode) r.prefixes = PrefixCache(host, remote, &idle_cached_blocks_);
     }
     bool CachesPrefixes(const Replica& r) const { return reuse_.enabled() && r.role != Role::decode; }
     double BlockBytes(int pool) const {  // one block on one GPU of the pool
         return static_cast<double>(e_.block_size) * pools_[pool].cost->KvBytesPerToken();
     }
-    // A copy to or from the second prefix tier: the host link, or the network to the remote store.
-    double TierSeconds(double bytes) const {
-        if (e_.remote_cache_gib > 0) return pools_[0].remote_latency + bytes / (pools_[0].remote_gbps * 1e9);
+    // A copy between the GPU and a tier: the host link, or the network to the remote store.
+    double TierSeconds(PrefixCache::Where tier, double bytes) const {
+        if (tier == PrefixCache::Where::remote) return pools_[0].remote_latency + bytes / (pools_[0].remote_gbps * 1e9);
         return bytes / (e_.swap_gbps * 1e9);
     }
-    // The copy back from the host tier, once TakeBlocks has taken its blocks; the iteration waits for it.
+    // The copy back from the host tier or the remote store, once TakeBlocks has taken its blocks; the iteration waits
+    // for it. A copy from the remote store stays in the host tier too (LMCache's write-back; it arrives through host
+    // memory, so no other copy is charged: the network is the slower link).
     void LoadPrefix(Replica& r, ServedRequest& q, const PrefixReuse::Found& f) {
         reuse_.Load(r.prefixes, q, f);
-        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = TierSeconds(bytes);
+        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = TierSeconds(f.where, bytes);
         r.swap_seconds += seconds;
         q.swap_in += seconds;
-        host_loaded_bytes_ += bytes;
+        (f.where == PrefixCache::Where::remote ? remote_loaded_bytes_ : host_loaded_bytes_) += bytes;
     }
-    // Evicts cached prefixes no request uses, least recently used first, until `want` blocks are free; with a
-    // host tier each goes there first, a copy the iteration waits for.
+    // Evicts cached prefixes no request uses, least recently used first, until `want` blocks are free; each goes to
+    // the tiers below first. The iteration waits for the copy out of the GPU: to the host over the host link, and to
+    // the remote store over the network unless a host copy exists to send it from (LMCache submits the remote put
+    // without waiting for it: `batched_submit_put_task`).
     bool FreeBlocks(Replica& r, long long want) {
         while (r.free_blocks < want && CachesPrefixes(r)) {
             const PrefixCache::Evicted ev = r.prefixes.EvictOne();
             if (ev.key < 0) break;
             r.free_blocks += ev.blocks;
             used_blocks_ -= ev.blocks;
-            if (!ev.stored) continue;
             const double bytes = static_cast<double>(ev.blocks) * BlockBytes(r.pool);
-            r.swap_seconds += TierSeconds(bytes);
-            host_stored_bytes_ += bytes;
+            if (ev.stored_host) {
+                r.swap_seconds += TierSeconds(PrefixCache::Where::host, bytes);
+                host_stored_bytes_ += bytes;
+            }
+            if (ev.stored_remote) {
+                if (r.prefixes.Find(ev.key) != PrefixCache::Where::host)
+                    r.swap_seconds += TierSeconds(PrefixCache::Where::remote, bytes);
+                remote_stored_bytes_ += bytes;
+            }
         }
         return r.free_blocks >= want;
     }
@@ -627,7 +637,8 @@ private:
                 reuse_.Undo(r.prefixes, q, found);
                 break;
             }
-            if (found.where == PrefixCache::Where::host) LoadPrefix(r, q, found);
+            if (found.where == PrefixCache::Where::host || found.where == PrefixCache::Where::remote)
+                LoadPrefix(r, q, found);
             if (looks) reuse_.Count(q, found);
             if (q.swapped) {                                        // its cache comes back from the host before it runs
                 const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
@@ -801,6 +812,7 @@ private:
         s.busy = parts_;
         reuse_.Fill(s);
         s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
+        s.remote_tier_loaded_bytes = remote_loaded_bytes_, s.remote_tier_stored_bytes = remote_stored_bytes_;
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
         s.series = series_.Points(s.duration);
@@ -824,7 +836,8 @@ private:
     long long conversations_ = 0;          // started (Workload::turns > 1)
     long long made_ = 0;                   // requests made (a trace's index; with samples, ids count sequences)
     std::deque<ServedRequest> followups_;  // next turns, by the time they are sent (think time is fixed)
-    double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;  // per GPU, by the host prefix tier
+    double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;      // per GPU, by the host prefix tier
+    double remote_loaded_bytes_ = 0, remote_stored_bytes_ = 0;  // per GPU, by the remote store
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)
     // Iterations in flight: (end, replica), the earliest first and ties in index order.

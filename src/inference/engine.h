@@ -62,12 +62,16 @@ struct ServingResult {
     double mean_in_system = 0, mean_waiting = 0;
     double sum_e2e = 0;
     // Cached prefixes under engine.prefix_caching: admissions of a request that could reuse one (it has a shared
-    // prefix or earlier turns), how many found it on the GPU or in the host tier, the prompt tokens those hits did not compute, and the bytes the host tier copied per
-    // GPU, back to the GPU and out to the host.
-    long long prefix_requests = 0, prefix_gpu_hits = 0, prefix_host_hits = 0;
+    // prefix or earlier turns), how many found it on the GPU, in the host tier or in the remote store, and the prompt
+    // tokens those hits did not compute.
+    long long prefix_requests = 0, prefix_gpu_hits = 0, prefix_host_hits = 0, prefix_remote_hits = 0;
     long long prefix_turn_hits = 0;    // of the hits, those on a conversation's earlier turns (Workload::turns)
     long long prefix_sample_hits = 0;  // of the hits, those on the prompt of a request's other samples (samples)
-    double prefix_tokens_reused = 0, host_tier_loaded_bytes = 0, host_tier_stored_bytes = 0;
+    double prefix_tokens_reused = 0;
+    // Bytes per GPU each tier copied: the host tier over the host link, back to the GPU and out of it; the remote
+    // store over the network, back (to the GPU) and out (from the GPU, or from the host copy with both tiers).
+    double host_tier_loaded_bytes = 0, host_tier_stored_bytes = 0;
+    double remote_tier_loaded_bytes = 0, remote_tier_stored_bytes = 0;
     // Speculative decoding (EngineConfig::speculation): decode steps that verified drafts, the drafts they verified and
     // those accepted (tokens a verifying step yields: 1 + accepted / steps).
     long long spec_steps = 0, spec_drafted = 0, spec_accepted = 0;

@@ -8,15 +8,23 @@ namespace {
 [[noreturn]] void Internal(const char* what) { throw Error("engine.prefix_caching", std::string("internal: ") + what); }
 }  // namespace
 
+int PrefixCache::TierOf(Where where) {
+    if (where == Where::host) return 0;
+    if (where == Where::remote) return 1;
+    Internal("a tier that is not host memory or the remote store");
+}
+
 PrefixCache::Where PrefixCache::Find(long long key) const {
     const auto it = entries_.find(key);
     if (it == entries_.end()) return Where::none;
-    return it->second.gpu_tick >= 0 ? Where::gpu : Where::host;
+    const Entry& e = it->second;
+    return e.gpu_tick >= 0 ? Where::gpu : e.tier_tick[0] >= 0 ? Where::host : Where::remote;
 }
 
 long long PrefixCache::Blocks(long long key) const {
+    const Where w = Find(key);
     const Entry& e = entries_.at(key);
-    return e.gpu_tick >= 0 ? e.blocks : e.host_blocks;
+    return w == Where::gpu ? e.blocks : e.tier_blocks[TierOf(w)];
 }
 
 long long PrefixCache::BlocksWithParent(long long key) const {
@@ -65,31 +73,45 @@ void PrefixCache::AddToGpu(long long key, long long blocks, long long parent, lo
     if (users == 0) gpu_lru_.insert({e.gpu_tick, key});
     AddIdle(IdleOf(e));
     ++gpu_;
-    if (e.host_tick >= 0 && e.host_blocks != blocks) DropHost(key, e);
-    if (e.host_tick >= 0) {  // a copy back from the host is now the most recently used there as well
-        host_lru_.erase({e.host_tick, key});
-        e.host_tick = tick_++;
-        host_lru_.insert({e.host_tick, key});
+    for (int t = 0; t < 2; ++t) {
+        if (e.tier_tick[t] < 0) continue;
+        if (e.tier_blocks[t] != blocks) {
+            Drop(t, key, e);
+            continue;
+        }
+        // A copy back from a tier is now the most recently used there (and no longer held).
+        tiers_[t].lru.erase({e.tier_tick[t], key});
+        e.tier_tick[t] = tick_++;
+        tiers_[t].lru.insert({e.tier_tick[t], key});
     }
 }
 
-void PrefixCache::HoldHost(long long key) {
+void PrefixCache::Hold(long long key, Where where) {
+    const int t = TierOf(where);
     const Entry& e = entries_.at(key);
-    if (e.host_tick < 0) Internal("a prefix held in the host tier while not there");
-    host_lru_.erase({e.host_tick, key});
+    if (e.tier_tick[t] < 0) Internal("a prefix held in a tier while not there");
+    tiers_[t].lru.erase({e.tier_tick[t], key});
 }
 
-void PrefixCache::UnholdHost(long long key) {
+void PrefixCache::Unhold(long long key, Where where) {
+    const int t = TierOf(where);
     Entry& e = entries_.at(key);
-    e.host_tick = tick_++;
-    host_lru_.insert({e.host_tick, key});
+    e.tier_tick[t] = tick_++;
+    tiers_[t].lru.insert({e.tier_tick[t], key});
+}
+
+bool PrefixCache::WriteBack(long long key) {
+    Entry& e = entries_.at(key);
+    if (e.gpu_tick < 0) Internal("a prefix written back to the host tier while not on the GPU");
+    return Store(0, key, e);
 }
 
 void PrefixCache::Grow(long long key, long long more) {
     Entry& e = entries_.at(key);
     if (e.gpu_tick < 0) Internal("a prefix grown while not on the GPU");
     Change(key, [&](Entry& x) { x.blocks += more; });
-    if (e.host_tick >= 0) DropHost(key, e);
+    for (int t = 0; t < 2; ++t)
+        if (e.tier_tick[t] >= 0) Drop(t, key, e);
 }
 
 PrefixCache::Evicted PrefixCache::EvictOne() {
@@ -102,21 +124,8 @@ PrefixCache::Evicted PrefixCache::EvictOne() {
     AddIdle(-IdleOf(e));
     e.gpu_tick = -1;
     --gpu_;
-    if (host_capacity_ > 0 && e.host_tick < 0 && e.blocks <= host_capacity_) {
-        while (host_used_ + e.blocks > host_capacity_ && !host_lru_.empty()) {  // held copies stay
-            const long long old = host_lru_.begin()->second;
-            Entry& o = entries_.at(old);
-            DropHost(old, o);
-            Forget(old);
-        }
-    }
-    if (host_capacity_ > 0 && e.host_tick < 0 && host_used_ + e.blocks <= host_capacity_) {
-        e.host_tick = tick_++;
-        e.host_blocks = e.blocks;
-        host_used_ += e.blocks;
-        host_lru_.insert({e.host_tick, key});
-        out.stored = true;
-    }
+    out.stored_host = Store(0, key, e);
+    out.stored_remote = Store(1, key, e);
     const long long parent = e.parent;
     Forget(key);
     if (parent >= 0) {  // the parent may now go too (a later EvictOne)
@@ -126,15 +135,33 @@ PrefixCache::Evicted PrefixCache::EvictOne() {
     return out;
 }
 
-void PrefixCache::DropHost(long long key, Entry& e) {
-    host_lru_.erase({e.host_tick, key});
-    host_used_ -= e.host_blocks;
-    e.host_tick = -1, e.host_blocks = 0;
+bool PrefixCache::Store(int t, long long key, Entry& e) {
+    Tier& tier = tiers_[t];
+    if (tier.capacity <= 0 || e.tier_tick[t] >= 0 || e.blocks > tier.capacity) return false;
+    while (tier.used + e.blocks > tier.capacity && !tier.lru.empty()) {  // held copies stay
+        const long long old = tier.lru.begin()->second;
+        Drop(t, old, entries_.at(old));
+        Forget(old);
+    }
+    if (tier.used + e.blocks > tier.capacity) return false;
+    e.tier_tick[t] = tick_++;
+    e.tier_blocks[t] = e.blocks;
+    tier.used += e.blocks;
+    tier.lru.insert({e.tier_tick[t], key});
+    return true;
+}
+
+void PrefixCache::Drop(int t, long long key, Entry& e) {
+    tiers_[t].lru.erase({e.tier_tick[t], key});
+    tiers_[t].used -= e.tier_blocks[t];
+    e.tier_tick[t] = -1, e.tier_blocks[t] = 0;
 }
 
 void PrefixCache::Forget(long long key) {
     const auto it = entries_.find(key);
-    if (it != entries_.end() && it->second.gpu_tick < 0 && it->second.host_tick < 0) entries_.erase(it);
+    if (it == entries_.end()) return;
+    const Entry& e = it->second;
+    if (e.gpu_tick < 0 && e.tier_tick[0] < 0 && e.tier_tick[1] < 0) entries_.erase(it);
 }
 
 }  // namespace sc

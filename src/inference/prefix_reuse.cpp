@@ -6,15 +6,19 @@
 namespace sc {
 
 PrefixReuse::PrefixReuse(const EngineConfig& e, const Workload& w)
-    : block_size_(e.block_size), count_(w.prefixes.count), turns_(w.turns), host_gib_(e.prefix_tier_gib()) {
+    : block_size_(e.block_size),
+      count_(w.prefixes.count),
+      turns_(w.turns),
+      host_gib_(e.host_cache_gib),
+      remote_gib_(e.remote_cache_gib) {
     if (!e.prefix_caching) return;
     prefix_blocks_ = w.prefixes.count > 0 ? w.prefixes.tokens / e.block_size : 0;
     enabled_ = prefix_blocks_ > 0 || w.turns > 1 || w.samples > 1;
 }
 
-long long PrefixReuse::HostBlocks(double block_bytes, int pp) const {
-    if (host_gib_ <= 0) return 0;
-    return static_cast<long long>(std::floor(host_gib_ * 1073741824.0 / block_bytes / pp));
+long long PrefixReuse::TierBlocks(double gib, double block_bytes, int pp) {
+    if (gib <= 0) return 0;
+    return static_cast<long long>(std::floor(gib * 1073741824.0 / block_bytes / pp));
 }
 
 PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const {
@@ -24,7 +28,7 @@ PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const
         const PrefixCache::Where w = cache.Find(key);
         if (w == PrefixCache::Where::none) return false;
         const long long parent = cache.Parent(key);
-        if (w == PrefixCache::Where::host && parent >= 0 && cache.Find(parent) != PrefixCache::Where::gpu) return false;
+        if (w != PrefixCache::Where::gpu && parent >= 0 && cache.Find(parent) != PrefixCache::Where::gpu) return false;
         const long long blocks = cache.BlocksWithParent(key);
         if (blocks * block_size_ >= q.input) return false;  // a prompt computes at least its last token
         f.where = w, f.key = key, f.parent = parent;
@@ -35,7 +39,7 @@ PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const
             q.cache_key = key;
         } else {
             f.load = cache.Blocks(key);
-            cache.HoldHost(key);                 // kept in the tier, and
+            cache.Hold(key, w);                  // kept in the tier, and
             if (parent >= 0) cache.Use(parent);  // the prefix before it on the GPU, until the copy back
         }
         return true;
@@ -48,17 +52,18 @@ PrefixReuse::Found PrefixReuse::Find(PrefixCache& cache, ServedRequest& q) const
 
 void PrefixReuse::Undo(PrefixCache& cache, ServedRequest& q, const Found& f) const {
     if (f.where == PrefixCache::Where::gpu) Release(cache, q);
-    if (f.where == PrefixCache::Where::host) {
-        cache.UnholdHost(f.key);
+    if (f.where == PrefixCache::Where::host || f.where == PrefixCache::Where::remote) {
+        cache.Unhold(f.key, f.where);
         if (f.parent >= 0) cache.Release(f.parent);
     }
     if (f.where != PrefixCache::Where::none) q.ctx = 0, q.shared_blocks = 0;
 }
 
-void PrefixReuse::Load(PrefixCache& cache, ServedRequest& q, const Found& f) const {
-    cache.AddToGpu(f.key, f.load, f.parent, 1);  // ends the host copy's hold
+bool PrefixReuse::Load(PrefixCache& cache, ServedRequest& q, const Found& f) const {
+    cache.AddToGpu(f.key, f.load, f.parent, 1);  // ends the tier copy's hold
     if (f.parent >= 0) cache.Release(f.parent);  // Find's; the entry holds the parent now
     q.cache_key = f.key;
+    return f.where == PrefixCache::Where::remote && cache.WriteBack(f.key);
 }
 
 void PrefixReuse::Count(const ServedRequest& q, const Found& f) {
@@ -66,6 +71,7 @@ void PrefixReuse::Count(const ServedRequest& q, const Found& f) {
     if (f.where == PrefixCache::Where::none) return;
     if (f.where == PrefixCache::Where::gpu) ++gpu_hits_;
     if (f.where == PrefixCache::Where::host) ++host_hits_;
+    if (f.where == PrefixCache::Where::remote) ++remote_hits_;
     if (f.key >= count_) ++(q.group >= 0 ? sample_hits_ : turn_hits_);
     tokens_reused_ += static_cast<double>(q.shared_blocks) * block_size_;
 }
@@ -119,6 +125,7 @@ void PrefixReuse::Release(PrefixCache& cache, ServedRequest& q) const {
 
 void PrefixReuse::Fill(ServingResult& r) const {
     r.prefix_requests = requests_, r.prefix_gpu_hits = gpu_hits_, r.prefix_host_hits = host_hits_;
+    r.prefix_remote_hits = remote_hits_;
     r.prefix_turn_hits = turn_hits_, r.prefix_sample_hits = sample_hits_, r.prefix_tokens_reused = tokens_reused_;
 }
 

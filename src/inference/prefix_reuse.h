@@ -2,7 +2,7 @@
 // earlier turns and the prompt of a request's other samples (docs/serving.md, "Shared prefixes, conversations and
 // prefix caching", "Parallel sampling"). The rules
 // the engine applies to a request against its scheduler's PrefixCache, and the run's counts. The engine keeps the
-// books of free blocks and the host link's time; these say which cached prefix a request takes, how many of its
+// books of free blocks and the links' time; these say which cached prefix a request takes, how many of its
 // blocks it shares, and move its own blocks to the cache when they become a prefix others can take.
 // Keys: shared prefix g is g; conversation c's context is prefixes.count + c; the prompt of the request whose first
 // sample has id i is prefixes.count + i (a run has conversations or samples, not both: ValidateServingConfig).
@@ -19,24 +19,27 @@ public:
     PrefixReuse(const EngineConfig& e, const Workload& w);
     // Prefix caching is on and some prompt could reuse something (a shared prefix of a full block, turns, samples).
     bool enabled() const { return enabled_; }
-    // Blocks one scheduler's second tier holds (the host's or the remote store's: EngineConfig::prefix_tier_gib per
-    // GPU) over the bytes of a block on one GPU, split over a pipelined replica's pp schedulers.
-    long long HostBlocks(double block_bytes, int pp) const;
+    // Blocks one scheduler's host tier (EngineConfig::host_cache_gib per GPU) and remote store (remote_cache_gib)
+    // hold: the GiB over the bytes of a block on one GPU, split over a pipelined replica's pp schedulers.
+    long long HostBlocks(double block_bytes, int pp) const { return TierBlocks(host_gib_, block_bytes, pp); }
+    long long RemoteBlocks(double block_bytes, int pp) const { return TierBlocks(remote_gib_, block_bytes, pp); }
 
     struct Found {
         PrefixCache::Where where = PrefixCache::Where::none;
-        long long key = -1, parent = -1, load = 0;  // load: blocks to copy back from the host tier
+        long long key = -1, parent = -1, load = 0;  // load: blocks to copy back from the tier `where`
     };
     // The longest cached prefix of a request about to be admitted: its conversation's earlier turns or its request's
-    // prompt cached by another sample, else its shared prefix. On the GPU the request takes it now; in the host tier it takes it once Load has marked the copy back
-    // (a conversation's copy only while the shared prefix before it is on the GPU, which it holds until then). Its
-    // prompt starts after the prefix either way (q.ctx, q.shared_blocks).
+    // prompt cached by another sample, else its shared prefix. On the GPU the request takes it now; in the host tier
+    // or the remote store (the first holding it) it takes it once Load has marked the copy back (a conversation's
+    // copy only while the shared prefix before it is on the GPU, which it holds until then). Its prompt starts after
+    // the prefix either way (q.ctx, q.shared_blocks).
     Found Find(PrefixCache& cache, ServedRequest& q) const;
     // An admission that did not happen gives back what Find took: the request waits holding nothing, so that a
     // cached prefix is never kept by a request not running, and looks again at its next try.
     void Undo(PrefixCache& cache, ServedRequest& q, const Found& f) const;
-    // The host copy is on the GPU again (the engine has taken f.load blocks and charges the copy).
-    void Load(PrefixCache& cache, ServedRequest& q, const Found& f) const;
+    // The tier's copy is on the GPU again (the engine has taken f.load blocks and charges the copy); a copy from the
+    // remote store is kept in the host tier too (PrefixCache::WriteBack). Returns whether a host copy was made.
+    bool Load(PrefixCache& cache, ServedRequest& q, const Found& f) const;
     // Counts an admission of a request that could reuse a prefix, and what it found.
     void Count(const ServedRequest& q, const Found& f);
     // A request whose scheduled tokens complete its shared prefix hands the prefix's blocks to the cache, where later
@@ -60,11 +63,12 @@ private:
     long long SamplesKey(const ServedRequest& q) const { return count_ + q.group; }
     void SharePrefix(PrefixCache& cache, ServedRequest& q, int tokens) const;
     void SharePrompt(PrefixCache& cache, ServedRequest& q, int tokens) const;
+    static long long TierBlocks(double gib, double block_bytes, int pp);
     int block_size_ = 16, count_ = 0, turns_ = 1;
     long long prefix_blocks_ = 0;  // blocks of one cached shared prefix
-    double host_gib_ = 0;
+    double host_gib_ = 0, remote_gib_ = 0;
     bool enabled_ = false;
-    long long requests_ = 0, gpu_hits_ = 0, host_hits_ = 0, turn_hits_ = 0, sample_hits_ = 0;
+    long long requests_ = 0, gpu_hits_ = 0, host_hits_ = 0, remote_hits_ = 0, turn_hits_ = 0, sample_hits_ = 0;
     double tokens_reused_ = 0;
 };
 

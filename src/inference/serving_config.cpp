@@ -290,10 +290,6 @@ void CheckPrefixCaches(const ServingConfig& c) {
         throw Error("engine.remote_cache_gib",
                     "a remote store holds prefixes evicted from the GPU's prefix cache; set engine.prefix_caching "
                     "true, or remote_cache_gib 0");
-    if (e.remote_cache_gib > 0 && e.host_cache_gib > 0)
-        throw Error("engine.remote_cache_gib",
-                    "one second tier is modelled: a host tier (host_cache_gib) or a remote store (remote_cache_gib), "
-                    "not both; set one of them 0");
     if (e.host_cache_gib > 0 && !(std::isfinite(e.swap_gbps) && e.swap_gbps > 0))
         throw Error("engine.swap_gbps",
                     "the host prefix tier copies over the host link: give its GB/s per "

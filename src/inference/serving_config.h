@@ -110,17 +110,18 @@ struct EngineConfig {
     // prefix takes them instead of computing them. Blocks no running request uses stay cached until blocks are
     // needed, then go least recently used first (vLLM's free block queue), before anything is preempted.
     bool prefix_caching = false;
-    // A second tier for prefixes, in host memory (GiB per GPU; LMCache's CPU offload, vLLM's KV offloading): a
-    // prefix evicted from the GPU is copied there, and a prompt whose prefix is there copies it back instead of
-    // computing it; both copies cross the host link at swap_gbps and the replica waits for them, as for a swap.
-    // 0: no host tier. Needs prefix_caching.
+    // A tier for prefixes in host memory (GiB per GPU; LMCache's CPU offload, vLLM's KV offloading): a prefix evicted
+    // from the GPU is copied there, and a prompt whose prefix is there copies it back instead of computing it; both
+    // copies cross the host link at swap_gbps and the replica waits for them, as for a swap. 0: no host tier. Needs
+    // prefix_caching.
     double host_cache_gib = 0;
-    // The second tier in a remote store instead (GiB per GPU; Mooncake's distributed KV store, LMCache's remote
-    // backend, HERMES's remote KV-cache retrieval): the same tier, its copies over the prefill cluster's scale-out
-    // network (the NICs: ScaleOutLevel's effective bandwidth, plus its hop latency a copy) rather than the host
-    // link. 0: none. Needs prefix_caching; not with host_cache_gib (one second tier is modelled).
+    // A tier in a remote store (GiB per GPU; Mooncake's distributed KV store, LMCache's remote backend, HERMES's
+    // remote KV-cache retrieval): its copies cross the prefill cluster's scale-out network (the NICs: ScaleOutLevel's
+    // effective bandwidth, plus its hop latency a copy) rather than the host link. 0: none. Needs prefix_caching.
+    // With a host tier too the three tiers are LMCache's hierarchy (PrefixCache): an evicted prefix is written to
+    // both, a lookup takes the host's copy first, a copy read from the store is kept in the host tier as well, and
+    // the upload to the store leaves from the host copy without holding the replica.
     double remote_cache_gib = 0;
-    double prefix_tier_gib() const { return host_cache_gib + remote_cache_gib; }  // whichever tier there is
     Speculation speculation;
 };
 

@@ -56,29 +56,31 @@ struct LinkLevelEdit {
 // edits them (unset: the preset's value). Names are checked here; what they mean together is checked when the tab
 // simulates (inference/serving_config.h ValidateServingConfig), as for a preset file.
 struct LinkServeEdits {
-    std::optional<int> tp, replicas;                  // the (prefill) pool
-    std::optional<bool> decode;                       // a separate decode pool (1) or none (0)
-    std::optional<int> decode_tp, decode_replicas;    // with decode=1 or a preset that has one
-    std::optional<int> max_seqs, max_tokens;          // the engine's budgets
-    std::optional<bool> chunked;                      // chunked prefill
-    std::optional<std::string> preemption;            // recompute, swap
-    std::optional<Precision> weights, kv;             // bf16, fp8
-    std::optional<int> int4_group;                    // int4 weights in groups of this many (0: not int4)
-    std::optional<std::string> arrivals;              // poisson, gamma, fixed_rate, closed_loop, offline
-    std::optional<double> rate, cv;                   // requests/s; gaps' coefficient of variation
-    std::optional<int> clients, requests;             // closed-loop concurrency; requests in the run
-    std::optional<double> ttft_s, tpot_s;             // SLO targets in seconds (0: none)
-    std::optional<int> pp, ep, decode_pp, decode_ep;  // pipeline stages and expert groups per replica
-    std::optional<int> timelines;                     // requests whose timelines the result keeps
-    std::optional<int> prefixes, prefix_tokens;       // shared prompt prefixes: how many (0: none), tokens each
-    std::optional<int> turns;                         // requests a conversation (1: single requests)
-    std::optional<int> samples;                       // completions of each prompt (vLLM's n)
-    std::optional<int> draft_tokens;                  // speculative decoding: draft tokens a step (0: off)
-    std::optional<double> acceptance;                 // and the probability a draft is accepted
-    std::optional<int> passages, passage_tokens;      // retrieval: passages a query (0: none), tokens each
-    std::optional<double> retrieval_s;                // one query's time on a server
-    std::optional<int> retrieval_servers;             // queries served at once
-    std::optional<bool> prefix_caching;               // off also drops the preset's host tier
+    std::optional<int> tp, replicas;                         // the (prefill) pool
+    std::optional<bool> decode;                              // a separate decode pool (1) or none (0)
+    std::optional<int> decode_tp, decode_replicas;           // with decode=1 or a preset that has one
+    std::optional<int> max_seqs, max_tokens;                 // the engine's budgets
+    std::optional<bool> chunked;                             // chunked prefill
+    std::optional<std::string> preemption;                   // recompute, swap
+    std::optional<Precision> weights, kv;                    // bf16, fp8
+    std::optional<int> int4_group;                           // int4 weights in groups of this many (0: not int4)
+    std::optional<std::string> arrivals;                     // poisson, gamma, fixed_rate, closed_loop, offline
+    std::optional<double> rate, cv;                          // requests/s; gaps' coefficient of variation
+    std::optional<int> clients, requests;                    // closed-loop concurrency; requests in the run
+    std::optional<double> ttft_s, tpot_s;                    // SLO targets in seconds (0: none)
+    std::optional<int> pp, ep, decode_pp, decode_ep;         // pipeline stages and expert groups per replica
+    std::optional<int> timelines;                            // requests whose timelines the result keeps
+    std::optional<int> prefixes, prefix_tokens;              // shared prompt prefixes: how many (0: none), tokens each
+    std::optional<int> turns;                                // requests a conversation (1: single requests)
+    std::optional<int> samples;                              // completions of each prompt (vLLM's n)
+    std::optional<int> draft_tokens;                         // speculative decoding: draft tokens a step (0: off)
+    std::optional<double> acceptance;                        // and the probability a draft is accepted
+    std::optional<int> passages, passage_tokens;             // retrieval: passages a query (0: none), tokens each
+    std::optional<double> retrieval_s;                       // one query's time on a server
+    std::optional<int> retrieval_servers;                    // queries served at once
+    std::optional<bool> prefix_caching;                      // off also drops the preset's host tier and remote store
+    std::optional<double> host_cache_gib, remote_cache_gib;  // the prefix tiers below the GPU, GiB per GPU (0: none)
+    std::optional<double> swap_gbps;                         // the host link, GB/s per direction per GPU
     // The decode pool's own cluster (decode_pool.system): a system preset id, or "shared" for the page's cluster.
     std::optional<std::string> decode_system;
     bool operator==(const LinkServeEdits&) const = default;

@@ -79,6 +79,9 @@ const std::vector<Key>& Keys() {
         {"serve.retrieval_s", NumberField{&Edits::retrieval_s, 1e6}},
         {"serve.retrieval_servers", IntField{&Edits::retrieval_servers, 1, 1 << 24}},
         {"serve.decode_system", IdField{&Edits::decode_system}},  // "shared": the page's cluster
+        {"serve.host_cache_gib", NumberField{&Edits::host_cache_gib, 1e9}},
+        {"serve.remote_cache_gib", NumberField{&Edits::remote_cache_gib, 1e9}},
+        {"serve.swap_gbps", NumberField{&Edits::swap_gbps, 1e9}},
     };
     return keys;
 }

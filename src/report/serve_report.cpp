@@ -64,7 +64,8 @@ std::string EngineText(const EngineConfig& e) {
         s += " with a host tier of " + Fmt("%g", e.host_cache_gib) + " GiB per GPU at " + Fmt("%g", e.swap_gbps) +
              " GB/s";
     if (e.remote_cache_gib > 0)
-        s += " with a remote store of " + Fmt("%g", e.remote_cache_gib) + " GiB per GPU over the scale-out network";
+        s += std::string(e.host_cache_gib > 0 ? " and" : " with") + " a remote store of " +
+             Fmt("%g", e.remote_cache_gib) + " GiB per GPU over the scale-out network";
     if (e.speculation.tokens > 0)
         s += ", speculative decoding (" + std::to_string(e.speculation.tokens) +
              (e.speculation.tokens == 1 ? " draft token" : " draft tokens") + " a step, acceptance " +
@@ -166,6 +167,9 @@ Json ResultJson(const ServingResult& r, bool series) {
               {"prefix_tokens_reused", r.prefix_tokens_reused},
               {"host_tier_loaded_bytes", r.host_tier_loaded_bytes},
               {"host_tier_stored_bytes", r.host_tier_stored_bytes},
+              {"prefix_remote_hits", r.prefix_remote_hits},
+              {"remote_tier_loaded_bytes", r.remote_tier_loaded_bytes},
+              {"remote_tier_stored_bytes", r.remote_tier_stored_bytes},
               {"kv_transfers", r.kv_transfers},
               {"kv_transfer_mean_s", r.kv_transfer_mean},
               {"busy_s",
@@ -329,7 +333,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          "; " + std::to_string(r.preemptions) + " preemptions";
     if (r.swapped_bytes > 0) o += " (" + FormatBytes(r.swapped_bytes) + " swapped per GPU)";
     o += "\n";
-    if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r, c.engine.remote_cache_gib > 0) + "\n";
+    if (c.engine.prefix_caching) o += "prefix cache   " + PrefixCacheText(r) + "\n";
     if (c.engine.speculation.tokens > 0) o += "speculation    " + SpeculationText(c.engine.speculation, r) + "\n";
     if (c.workload.retrieval.on())
         o += "retrieval      " + std::to_string(r.retrievals) + " queries, mean wait for a server " +
@@ -432,20 +436,23 @@ std::string SpeculationText(const Speculation& s, const ServingResult& r) {
            " of the drafts accepted";
 }
 
-std::string PrefixCacheText(const ServingResult& r, bool remote) {
-    const std::string tier = remote ? "remote store" : "host tier";
-    const long long hits = r.prefix_gpu_hits + r.prefix_host_hits;
+std::string PrefixCacheText(const ServingResult& r) {
+    const long long hits = r.prefix_gpu_hits + r.prefix_host_hits + r.prefix_remote_hits;
     std::string s =
         Fmt("%.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) + " of " +
         std::to_string(r.prefix_requests) + " admissions hit (" + std::to_string(r.prefix_gpu_hits) + " on the GPU, " +
-        std::to_string(r.prefix_host_hits) + " from the " + tier +
+        std::to_string(r.prefix_host_hits) + " from the host tier" +
+        (r.prefix_remote_hits > 0 ? ", " + std::to_string(r.prefix_remote_hits) + " from the remote store" : "") +
         (r.prefix_turn_hits > 0 ? "; " + std::to_string(r.prefix_turn_hits) + " of them earlier turns" : "") +
         (r.prefix_sample_hits > 0 ? "; " + std::to_string(r.prefix_sample_hits) + " of them other samples' prompts"
                                   : "") +
         "), " + Fmt("%.0f", r.prefix_tokens_reused) + " prompt tokens not computed";
-    if (r.host_tier_loaded_bytes > 0 || r.host_tier_stored_bytes > 0)
-        s += "; " + tier + " " + FormatBytes(r.host_tier_loaded_bytes) + " in, " +
-             FormatBytes(r.host_tier_stored_bytes) + " out per GPU";
+    auto tier = [&](const char* name, double in, double out) {
+        if (in > 0 || out > 0)
+            s += std::string("; ") + name + " " + FormatBytes(in) + " in, " + FormatBytes(out) + " out per GPU";
+    };
+    tier("host tier", r.host_tier_loaded_bytes, r.host_tier_stored_bytes);
+    tier("remote store", r.remote_tier_loaded_bytes, r.remote_tier_stored_bytes);
     return s;
 }
 

@@ -14,9 +14,9 @@ std::string ServeReportText(const engine::ServeRequest& request, const engine::S
 std::string ServeReportJson(const engine::ServeRequest& request, const engine::ServeResult& result);
 
 // What the prefix cache did (engine.prefix_caching): "93.8% of 1024 admissions hit (960 on the GPU, 0 from the host
-// tier), 1966080 prompt tokens not computed", and the host tier's bytes when it copied any.
-// `remote`: the second tier is a remote store (EngineConfig::remote_cache_gib), not a host tier.
-std::string PrefixCacheText(const ServingResult& r, bool remote = false);
+// tier), 1966080 prompt tokens not computed", the remote store's hits when it has any, and each tier's bytes when
+// it copied any.
+std::string PrefixCacheText(const ServingResult& r);
 // The report's "speculation" line: decode steps that verified drafts, the tokens each yielded against the expected
 // (1 - a^(k+1)) / (1 - a), the share of drafts accepted.
 std::string SpeculationText(const Speculation& s, const ServingResult& r);

@@ -76,10 +76,13 @@ void Simulate(sc::ServingConfig c, bool decode_on_a100) {
                      r.busy.total(),
                      r.prefix_tokens_reused,
                      r.host_tier_loaded_bytes,
-                     r.host_tier_stored_bytes})
+                     r.host_tier_stored_bytes,
+                     r.remote_tier_loaded_bytes,
+                     r.remote_tier_stored_bytes})
         CheckFigure(v);
     Check(r.slo_attainment <= 1 && r.kv_occupancy_peak <= 1 + 1e-9);
-    Check(r.prefix_gpu_hits + r.prefix_host_hits <= r.prefix_requests && r.prefix_gpu_hits >= 0);
+    Check(r.prefix_gpu_hits + r.prefix_host_hits + r.prefix_remote_hits <= r.prefix_requests &&
+          r.prefix_gpu_hits >= 0 && r.prefix_remote_hits >= 0);
     for (const sc::SeriesPoint& p : r.series)
         for (double v : {p.start, p.end, p.kv_occupancy, p.running, p.waiting}) CheckFigure(v);
 }

@@ -259,6 +259,33 @@ TEST(AppInference, DecodeClusterTravelsInTheLinkAndRunsAsTheCliRunsIt) {
               std::string::npos);
 }
 
+// The tiers below the GPU travel in the link (serve.host_cache_gib, serve.remote_cache_gib, serve.swap_gbps) and
+// run as the CLI's --set: here both at once, three tiers, with prefixes too many for the GPU.
+TEST(AppInference, PrefixTiersTravelInTheLinkAndRunAsTheCliRunsThem) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-shared-prefix.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    sc::ServingConfig& c = s->inference.config;
+    c.workload.requests = 512;
+    c.workload.prefixes.count = 200, c.workload.prefixes.tokens = 8192;
+    c.engine.host_cache_gib = 2, c.engine.remote_cache_gib = 64, c.engine.swap_gbps = 32;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    const sc::EngineConfig got = sc::app::CurrentServeRequest(*other).config.engine;
+    EXPECT_EQ(got.host_cache_gib, 2);
+    EXPECT_EQ(got.remote_cache_gib, 64);
+    EXPECT_EQ(got.swap_gbps, 32);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    const std::string cli =
+        Cli("serve --preset llama3-8b-h100-shared-prefix --set workload.requests=512 --set workload.prefixes.count=200 "
+            "--set workload.prefixes.tokens=8192 --set engine.host_cache_gib=2 --set engine.remote_cache_gib=64 "
+            "--set engine.swap_gbps=32");
+    EXPECT_EQ(s->inference.report, cli);
+    EXPECT_NE(cli.find("from the remote store"), std::string::npos) << cli;
+    EXPECT_NE(cli.find("and a remote store of 64 GiB"), std::string::npos) << cli;
+}
+
 // Retrieval travels in the link (serve.passages, serve.passage_tokens, serve.retrieval_s, serve.retrieval_servers)
 // and runs as the CLI's --set.
 TEST(AppInference, RetrievalTravelsInTheLinkAndRunsAsTheCliRunsIt) {

@@ -1,4 +1,4 @@
-// Shared prefixes and the caches that reuse them (engine.prefix_caching, engine.host_cache_gib): closed forms of
+// Shared prefixes and the caches that reuse them (engine.prefix_caching, host_cache_gib, remote_cache_gib): closed forms of
 // the time a hit saves and a host copy costs, blocks held once, least recently used eviction, and the errors.
 #include <gtest/gtest.h>
 
@@ -125,16 +125,154 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
         }
         EXPECT_EQ(r.prefix_requests, requests);
         EXPECT_EQ(r.prefix_gpu_hits, gpu_hits);
-        EXPECT_EQ(r.prefix_host_hits, host_hits);
+        EXPECT_EQ(remote ? r.prefix_remote_hits : r.prefix_host_hits, host_hits);
+        EXPECT_EQ(remote ? r.prefix_host_hits : r.prefix_remote_hits, 0);
         EXPECT_GT(gpu_hits, 0);
         if (host) {
             EXPECT_GT(host_hits, 0);
         }
-        EXPECT_NEAR(r.host_tier_stored_bytes, stores * bytes, 1e-3);
-        EXPECT_NEAR(r.host_tier_loaded_bytes, host_hits * bytes, 1e-3);
+        EXPECT_NEAR(remote ? r.remote_tier_stored_bytes : r.host_tier_stored_bytes, stores * bytes, 1e-3);
+        EXPECT_NEAR(remote ? r.remote_tier_loaded_bytes : r.host_tier_loaded_bytes, host_hits * bytes, 1e-3);
         EXPECT_NEAR(r.sum_e2e, expected, 1e-9 * expected);
         EXPECT_EQ(r.preemptions, 0);  // a prefix no one uses goes before anything is preempted
     }
+}
+
+// Three tiers, LMCache's hierarchy: a prefix leaving the GPU is written to the host tier (the iteration waits for
+// the host link) and to the remote store (sent from the host copy, beside the iteration); a lookup takes the host's
+// copy first, then the store's, which is kept in the host tier as well. The host tier holds one prefix, the store
+// all three: the rules written out below give every hit, byte and second of the run.
+TEST(ServePrefixCache, ThreeTiersWriteThroughAndTheStoreWritesBackToTheHost) {
+    const int requests = 40, prefix_blocks = 64, bs = 16;
+    ServingConfig c = OneClient(requests, 3, prefix_blocks * bs, 64);
+    const IterationCost cost = servetest::H100Cost(c);
+    const double block = bs * cost.KvBytesPerToken(), bytes = prefix_blocks * block;
+    c.engine.swap_gbps = 64;
+    c.engine.host_cache_gib = 96.5 * block / 1073741824.0;  // 96 blocks: one prefix
+    c.engine.remote_cache_gib = 1;
+    const double latency = 2.7e-6, host_copy = bytes / 64e9, remote_copy = latency + bytes / 25e9;
+    const ServingResult r = Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {});
+    ASSERT_EQ(r.completed, requests);
+
+    Rng rng(c.workload.seed);
+    const PrefixDraw draw(c.workload.prefixes);
+    const double miss = PrefillSeconds(cost, 0, 1088), hit = PrefillSeconds(cost, 1024, 64);
+    double expected = 0;
+    long long gpu_hits = 0, host_hits = 0, remote_hits = 0, host_stores = 0, remote_stores = 0;
+    int on_gpu = -1, in_host = -1;  // the host tier's one prefix
+    std::set<int> in_remote;
+    for (int i = 0; i < requests; ++i) {
+        const int p = draw(rng);
+        if (p == on_gpu) {
+            ++gpu_hits, expected += hit;
+            continue;
+        }
+        // Found before the GPU's prefix is evicted for it: a host copy it takes is held, so the evicted one cannot
+        // replace it there.
+        const bool from_host = in_host == p, from_remote = !from_host && in_remote.count(p) > 0;
+        double t = 0;
+        if (on_gpu >= 0) {
+            if (in_host != on_gpu && !from_host) in_host = on_gpu, ++host_stores, t += host_copy;
+            if (in_remote.insert(on_gpu).second) {
+                ++remote_stores;
+                if (in_host != on_gpu) t += remote_copy;  // no host copy to send it from
+            }
+        }
+        if (from_host) ++host_hits, t += hit + host_copy;
+        else if (from_remote) ++remote_hits, t += hit + remote_copy, in_host = p;  // written back to the host
+        else t += miss;
+        expected += t;
+        on_gpu = p;
+    }
+    EXPECT_GT(host_hits, 0);
+    EXPECT_GT(remote_hits, 0);
+    EXPECT_EQ(r.prefix_gpu_hits, gpu_hits);
+    EXPECT_EQ(r.prefix_host_hits, host_hits);
+    EXPECT_EQ(r.prefix_remote_hits, remote_hits);
+    EXPECT_NEAR(r.host_tier_stored_bytes, host_stores * bytes, 1e-3);
+    EXPECT_NEAR(r.host_tier_loaded_bytes, host_hits * bytes, 1e-3);
+    EXPECT_NEAR(r.remote_tier_stored_bytes, remote_stores * bytes, 1e-3);
+    EXPECT_NEAR(r.remote_tier_loaded_bytes, remote_hits * bytes, 1e-3);
+    EXPECT_NEAR(r.sum_e2e, expected, 1e-9 * expected);
+
+    // Faster than the one-prefix host tier alone, which recomputes what it dropped.
+    ServingConfig host_only = c;
+    host_only.engine.remote_cache_gib = 0;
+    EXPECT_LT(r.sum_e2e,
+              Simulate(host_only, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {}).sum_e2e);
+}
+
+// The cache's books for three tiers: write-through on eviction, the lookup order, a tier's own LRU, the store's
+// write-back to the host, a prefix larger than the host tier, and a grown prefix dropping both copies.
+TEST(ServePrefixCache, EachTierKeepsItsOwnLeastRecentlyUsedCopies) {
+    using Where = PrefixCache::Where;
+    PrefixCache c(4, 12);  // a host tier of 4 blocks (one prefix), a store of 12 (three)
+    for (long long k : {1, 2, 3}) {
+        c.AddToGpu(k, 4, -1, 0);
+        const PrefixCache::Evicted e = c.EvictOne();
+        EXPECT_EQ(e.key, k);
+        EXPECT_TRUE(e.stored_host);
+        EXPECT_TRUE(e.stored_remote);
+    }
+    EXPECT_EQ(c.Find(3), Where::host);    // the host holds the last one
+    EXPECT_EQ(c.Find(1), Where::remote);  // the others only in the store
+    EXPECT_EQ(c.Find(2), Where::remote);
+    EXPECT_EQ(c.host_blocks(), 4);
+    EXPECT_EQ(c.remote_blocks(), 12);
+    EXPECT_EQ(c.Blocks(1), 4);
+
+    c.Hold(1, Where::remote);  // copied back from the store
+    c.AddToGpu(1, 4, -1, 1);
+    EXPECT_TRUE(c.WriteBack(1));  // and kept in the host tier, which drops 3 (still in the store)
+    EXPECT_EQ(c.Find(3), Where::remote);
+    EXPECT_FALSE(c.WriteBack(1));  // already there
+    c.Release(1);
+    PrefixCache::Evicted e = c.EvictOne();
+    EXPECT_EQ(e.key, 1);
+    EXPECT_FALSE(e.stored_host);  // both tiers hold it already
+    EXPECT_FALSE(e.stored_remote);
+    EXPECT_EQ(c.Find(1), Where::host);
+
+    // A fourth prefix: the store drops its least recently used copy, 2 (1 and 3 were refreshed or are newer), and
+    // 2, in no tier now, is gone.
+    c.AddToGpu(4, 4, -1, 0);
+    e = c.EvictOne();
+    EXPECT_TRUE(e.stored_host);
+    EXPECT_TRUE(e.stored_remote);
+    EXPECT_EQ(c.Find(2), Where::none);
+    EXPECT_EQ(c.Find(1), Where::remote);
+    EXPECT_EQ(c.Find(4), Where::host);
+
+    // A held copy stays while the store makes room: 3 is its oldest but is being copied back, so 1 goes.
+    c.Hold(3, Where::remote);
+    c.AddToGpu(5, 4, -1, 0);
+    e = c.EvictOne();
+    EXPECT_TRUE(e.stored_remote);
+    EXPECT_EQ(c.Find(1), Where::none);
+    c.Unhold(3, Where::remote);  // not copied after all: the store's most recent now
+    EXPECT_EQ(c.Find(3), Where::remote);
+
+    // A prefix larger than the host tier goes to the store only, which drops 4 (gone) and 5 (still in the host).
+    c.AddToGpu(6, 8, -1, 0);
+    e = c.EvictOne();
+    EXPECT_FALSE(e.stored_host);
+    EXPECT_TRUE(e.stored_remote);
+    EXPECT_EQ(c.Find(6), Where::remote);
+    EXPECT_EQ(c.Find(4), Where::none);
+    EXPECT_EQ(c.Find(5), Where::host);
+    EXPECT_EQ(c.remote_blocks(), 12);  // 3's 4 and 6's 8
+
+    // A conversation's next turn grows its copy: the tiers' shorter copies go, from either tier.
+    c.Hold(5, Where::host);
+    c.AddToGpu(5, 4, -1, 1);
+    c.Grow(5, 2);
+    EXPECT_EQ(c.Blocks(5), 6);
+    EXPECT_EQ(c.host_blocks(), 0);
+    c.Hold(3, Where::remote);
+    c.AddToGpu(3, 4, -1, 1);
+    c.Grow(3, 1);
+    EXPECT_EQ(c.remote_blocks(), 8);
+    EXPECT_EQ(c.remote_copies(), 1);
 }
 
 // A remote store is reached over the pool's cluster's scale-out network: SimulateServing on the DGX H100 cluster
@@ -147,14 +285,14 @@ TEST(ServePrefixCache, ARemoteStoreSitsAcrossTheScaleOutNetwork) {
     const sc::System& sys = System("dgx-h100-superpod");
     const ServingRun run = SimulateServing(c, sys, &Calibration());
     ASSERT_EQ(run.result.completed, 40);
-    EXPECT_GT(run.result.prefix_host_hits, 0);
+    EXPECT_GT(run.result.prefix_remote_hits, 0);
     // The same run with the link written out: the cost at the run's typical prompt (1,024 + 64 tokens).
     const IterationCost cost(c.model, c.precision, c.pool, sys, &Calibration(), 1088, c.engine.max_tokens);
     const NetworkLevel& ndr = sys.levels[1];
     const ServingResult r =
         Simulate(c, PoolModel{&cost, 64 + 68 - 1, ndr.EffectiveGBps(), ndr.latency_us * 1e-6}, std::nullopt, {});
     EXPECT_EQ(run.result.sum_e2e, r.sum_e2e);
-    EXPECT_EQ(run.result.host_tier_loaded_bytes, r.host_tier_loaded_bytes);
+    EXPECT_EQ(run.result.remote_tier_loaded_bytes, r.remote_tier_loaded_bytes);
     // Slower than a host link of 64 GB/s, faster than recomputing every evicted prefix.
     c.engine.remote_cache_gib = 0;
     const double none = SimulateServing(c, sys, &Calibration()).result.sum_e2e;
@@ -177,7 +315,7 @@ TEST(ServePrefixCache, ARemoteStoreSitsAcrossTheScaleOutNetwork) {
 // every block of reference count 0 free), summed into the engine's counter as well.
 TEST(ServePrefixCache, IdleBlocksAreTheCopiesNoRequestReads) {
     long long total = 0;
-    PrefixCache c(0, &total);
+    PrefixCache c(0, 0, &total);
     c.AddToGpu(1, 64, -1, 1);  // a shared prefix its first request computed, still in use
     EXPECT_EQ(c.idle_blocks(), 0);
     c.Release(1);
@@ -216,7 +354,8 @@ TEST(ServePrefixCache, TheCacheEvictsLeastRecentlyUsedFirstOnBothTiers) {
     PrefixCache::Evicted e = c.EvictOne();
     EXPECT_EQ(e.key, 2);
     EXPECT_EQ(e.blocks, 4);
-    EXPECT_TRUE(e.stored);
+    EXPECT_TRUE(e.stored_host);
+    EXPECT_FALSE(e.stored_remote);  // no remote store
     EXPECT_EQ(c.Find(2), Where::host);
     EXPECT_EQ(c.EvictOne().key, 3);
     EXPECT_EQ(c.EvictOne().key, -1);  // 1 is in use
@@ -230,7 +369,7 @@ TEST(ServePrefixCache, TheCacheEvictsLeastRecentlyUsedFirstOnBothTiers) {
     c.Release(3);
     e = c.EvictOne();
     EXPECT_EQ(e.key, 3);
-    EXPECT_FALSE(e.stored);  // already in the host tier: nothing to copy
+    EXPECT_FALSE(e.stored_host);  // already in the host tier: nothing to copy
     EXPECT_EQ(c.host_blocks(), 8);
 
     // A conversation's context (key 100, 6 blocks) after shared prefix 1 holds the prefix on the GPU while it is
@@ -239,8 +378,8 @@ TEST(ServePrefixCache, TheCacheEvictsLeastRecentlyUsedFirstOnBothTiers) {
     c.AddToGpu(100, 6, 1, 0);
     EXPECT_EQ(c.BlocksWithParent(100), 10);
     e = c.EvictOne();
-    EXPECT_EQ(e.key, 100);  // 1 came first but is held by 100
-    EXPECT_TRUE(e.stored);  // 6 blocks: 3 and then 1 leave the host tier to make room
+    EXPECT_EQ(e.key, 100);       // 1 came first but is held by 100
+    EXPECT_TRUE(e.stored_host);  // 6 blocks: 3 and then 1 leave the host tier to make room
     EXPECT_EQ(c.Find(3), Where::none);
     EXPECT_EQ(c.EvictOne().key, 1);  // free now; stored again, pushing 100 out
     EXPECT_EQ(c.Find(100), Where::none);
@@ -436,9 +575,15 @@ TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
                      16);
     const std::string remote = ErrorOf(with(R"("remote_cache_gib": 4)", ""));
     EXPECT_NE(remote.find("engine.remote_cache_gib: a remote store holds prefixes"), std::string::npos) << remote;
-    const std::string both =
-        ErrorOf(with(R"("prefix_caching": true, "remote_cache_gib": 4, "host_cache_gib": 4, "swap_gbps": 25)", ""));
-    EXPECT_NE(both.find("engine.remote_cache_gib: one second tier is modelled"), std::string::npos) << both;
+    const EngineConfig both =
+        ParseServingDescription(
+            with(R"("prefix_caching": true, "remote_cache_gib": 16, "host_cache_gib": 4, "swap_gbps": 25)", ""))
+            .config.engine;  // three tiers: GPU, host, remote store
+    EXPECT_DOUBLE_EQ(both.host_cache_gib, 4);
+    EXPECT_DOUBLE_EQ(both.remote_cache_gib, 16);
+    const std::string both_link =
+        ErrorOf(with(R"("prefix_caching": true, "remote_cache_gib": 16, "host_cache_gib": 4)", ""));
+    EXPECT_NE(both_link.find("engine.swap_gbps"), std::string::npos) << both_link;
     EXPECT_NE(ErrorOf(with(R"("remote_cache_gib": -1)", "")).find("engine.remote_cache_gib"), std::string::npos);
 
     ServingConfig windowed = Base("llama3-8b", 1, 64, 8, 4);
