@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <string>
 
@@ -120,7 +121,7 @@ public:
         }
     }
 
-    // Its prefix caches point at idle_cached_blocks_: never copied or moved.
+    // Its prefix caches point at idle_cached_blocks_ and remote_store_: never copied or moved.
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
@@ -465,11 +466,14 @@ private:
 
     // Every scheduler that prefills keeps a cache of its own (a pipelined replica's virtual engines each hold 1/pp
     // of its blocks, and of its host tier and remote store).
+    // The remote store is one for them all: every prefill GPU's share of it, the replicas not made included.
     void SetUpPrefixCaches(int pp) {
         if (!reuse_.enabled()) return;
         const long long host = reuse_.HostBlocks(BlockBytes(0), pp), remote = reuse_.RemoteBlocks(BlockBytes(0), pp);
+        if (remote > 0) remote_store_.emplace(remote * pp * static_cast<long long>(c_.pool.replicas));
+        RemoteStore* store = remote_store_ ? &*remote_store_ : nullptr;
         for (Replica& r : replicas_)
-            if (r.role != Role::decode) r.prefixes = PrefixCache(host, remote, &idle_cached_blocks_);
+            if (r.role != Role::decode) r.prefixes = PrefixCache(host, store, &idle_cached_blocks_);
     }
     bool CachesPrefixes(const Replica& r) const { return reuse_.enabled() && r.role != Role::decode; }
     double BlockBytes(int pool) const {  // one block on one GPU of the pool
@@ -811,8 +815,13 @@ private:
         s.retrieval_utilization = retrieval_.Utilization(s.duration);
         s.busy = parts_;
         reuse_.Fill(s);
-        s.host_tier_loaded_bytes = host_loaded_bytes_, s.host_tier_stored_bytes = host_stored_bytes_;
-        s.remote_tier_loaded_bytes = remote_loaded_bytes_, s.remote_tier_stored_bytes = remote_stored_bytes_;
+        // Each copy moved a block's bytes on every GPU of its replica: per GPU is the sum over the prefill pool's
+        // replicas (every one of them, as the GPUs they hold) divided by them.
+        const double prefill_replicas = static_cast<double>(c_.pool.replicas);
+        s.host_tier_loaded_bytes = host_loaded_bytes_ / prefill_replicas;
+        s.host_tier_stored_bytes = host_stored_bytes_ / prefill_replicas;
+        s.remote_tier_loaded_bytes = remote_loaded_bytes_ / prefill_replicas;
+        s.remote_tier_stored_bytes = remote_stored_bytes_ / prefill_replicas;
         s.kv_transfers = transfer_count_;
         if (transfer_count_ > 0) s.kv_transfer_mean = transfer_sum_ / transfer_count_;
         s.series = series_.Points(s.duration);
@@ -836,8 +845,9 @@ private:
     long long conversations_ = 0;          // started (Workload::turns > 1)
     long long made_ = 0;                   // requests made (a trace's index; with samples, ids count sequences)
     std::deque<ServedRequest> followups_;  // next turns, by the time they are sent (think time is fixed)
-    double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;      // per GPU, by the host prefix tier
-    double remote_loaded_bytes_ = 0, remote_stored_bytes_ = 0;  // per GPU, by the remote store
+    // Bytes one GPU of the replica moved, summed over the replicas: by the host prefix tier, by the remote store.
+    double host_loaded_bytes_ = 0, host_stored_bytes_ = 0;
+    double remote_loaded_bytes_ = 0, remote_stored_bytes_ = 0;
     std::vector<Replica> replicas_;
     std::vector<size_t> ready_;  // replicas to look at at the next event (Replica::ready)
     // Iterations in flight: (end, replica), the earliest first and ties in index order.
@@ -858,7 +868,8 @@ private:
     double now_ = 0, next_arrival_ = kNever, all_blocks_ = 0;
     long long arrived_ = 0, next_id_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
     long long iterations_ = 0, used_blocks_ = 0, peak_used_ = 0;
-    long long idle_cached_blocks_ = 0;  // of used_blocks_, cached prefixes no request uses (every scheduler's)
+    std::optional<RemoteStore> remote_store_;  // engine.remote_cache_gib: every prefill scheduler's
+    long long idle_cached_blocks_ = 0;         // of used_blocks_, cached prefixes no request uses (every scheduler's)
     double batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
     double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, cached_area_ = 0;
     Completions completions_;

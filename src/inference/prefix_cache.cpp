@@ -8,23 +8,16 @@ namespace {
 [[noreturn]] void Internal(const char* what) { throw Error("engine.prefix_caching", std::string("internal: ") + what); }
 }  // namespace
 
-int PrefixCache::TierOf(Where where) {
-    if (where == Where::host) return 0;
-    if (where == Where::remote) return 1;
-    Internal("a tier that is not host memory or the remote store");
-}
-
 PrefixCache::Where PrefixCache::Find(long long key) const {
     const auto it = entries_.find(key);
-    if (it == entries_.end()) return Where::none;
-    const Entry& e = it->second;
-    return e.gpu_tick >= 0 ? Where::gpu : e.tier_tick[0] >= 0 ? Where::host : Where::remote;
+    if (it != entries_.end()) return it->second.gpu_tick >= 0 ? Where::gpu : Where::host;
+    return InStore(key) ? Where::remote : Where::none;
 }
 
 long long PrefixCache::Blocks(long long key) const {
-    const Where w = Find(key);
-    const Entry& e = entries_.at(key);
-    return w == Where::gpu ? e.blocks : e.tier_blocks[TierOf(w)];
+    const auto it = entries_.find(key);
+    if (it == entries_.end()) return store_->Blocks(key);
+    return it->second.gpu_tick >= 0 ? it->second.blocks : it->second.host_blocks;
 }
 
 long long PrefixCache::BlocksWithParent(long long key) const {
@@ -32,7 +25,10 @@ long long PrefixCache::BlocksWithParent(long long key) const {
     return Blocks(key) + (p >= 0 ? entries_.at(p).blocks : 0);
 }
 
-long long PrefixCache::Parent(long long key) const { return entries_.at(key).parent; }
+long long PrefixCache::Parent(long long key) const {
+    const auto it = entries_.find(key);
+    return it != entries_.end() ? it->second.parent : store_->Parent(key);
+}
 
 void PrefixCache::Change(long long key, const std::function<void(Entry&)>& change) {
     Entry& e = entries_.at(key);
@@ -73,45 +69,41 @@ void PrefixCache::AddToGpu(long long key, long long blocks, long long parent, lo
     if (users == 0) gpu_lru_.insert({e.gpu_tick, key});
     AddIdle(IdleOf(e));
     ++gpu_;
-    for (int t = 0; t < 2; ++t) {
-        if (e.tier_tick[t] < 0) continue;
-        if (e.tier_blocks[t] != blocks) {
-            Drop(t, key, e);
-            continue;
-        }
-        // A copy back from a tier is now the most recently used there (and no longer held).
-        tiers_[t].lru.erase({e.tier_tick[t], key});
-        e.tier_tick[t] = tick_++;
-        tiers_[t].lru.insert({e.tier_tick[t], key});
+    if (e.host_tick >= 0 && e.host_blocks != blocks) DropHost(key, e);
+    if (e.host_tick >= 0) {  // a copy back from the host is now the most recently used there as well
+        host_lru_.erase({e.host_tick, key});
+        e.host_tick = tick_++;
+        host_lru_.insert({e.host_tick, key});
     }
+    if (store_) store_->Refresh(key, blocks);
 }
 
 void PrefixCache::Hold(long long key, Where where) {
-    const int t = TierOf(where);
+    if (where == Where::remote) return store_->Hold(key);
     const Entry& e = entries_.at(key);
-    if (e.tier_tick[t] < 0) Internal("a prefix held in a tier while not there");
-    tiers_[t].lru.erase({e.tier_tick[t], key});
+    if (where != Where::host || e.host_tick < 0) Internal("a prefix held in a tier while not there");
+    host_lru_.erase({e.host_tick, key});
 }
 
 void PrefixCache::Unhold(long long key, Where where) {
-    const int t = TierOf(where);
+    if (where == Where::remote) return store_->Unhold(key);
     Entry& e = entries_.at(key);
-    e.tier_tick[t] = tick_++;
-    tiers_[t].lru.insert({e.tier_tick[t], key});
+    e.host_tick = tick_++;
+    host_lru_.insert({e.host_tick, key});
 }
 
 bool PrefixCache::WriteBack(long long key) {
     Entry& e = entries_.at(key);
     if (e.gpu_tick < 0) Internal("a prefix written back to the host tier while not on the GPU");
-    return Store(0, key, e);
+    return StoreHost(key, e);
 }
 
 void PrefixCache::Grow(long long key, long long more) {
     Entry& e = entries_.at(key);
     if (e.gpu_tick < 0) Internal("a prefix grown while not on the GPU");
     Change(key, [&](Entry& x) { x.blocks += more; });
-    for (int t = 0; t < 2; ++t)
-        if (e.tier_tick[t] >= 0) Drop(t, key, e);
+    if (e.host_tick >= 0) DropHost(key, e);
+    if (InStore(key)) store_->Drop(key);  // a conversation's context: only its own scheduler reads it
 }
 
 PrefixCache::Evicted PrefixCache::EvictOne() {
@@ -124,8 +116,8 @@ PrefixCache::Evicted PrefixCache::EvictOne() {
     AddIdle(-IdleOf(e));
     e.gpu_tick = -1;
     --gpu_;
-    out.stored_host = Store(0, key, e);
-    out.stored_remote = Store(1, key, e);
+    out.stored_host = StoreHost(key, e);
+    out.stored_remote = store_ && store_->Store(key, e.blocks, e.parent);
     const long long parent = e.parent;
     Forget(key);
     if (parent >= 0) {  // the parent may now go too (a later EvictOne)
@@ -135,33 +127,30 @@ PrefixCache::Evicted PrefixCache::EvictOne() {
     return out;
 }
 
-bool PrefixCache::Store(int t, long long key, Entry& e) {
-    Tier& tier = tiers_[t];
-    if (tier.capacity <= 0 || e.tier_tick[t] >= 0 || e.blocks > tier.capacity) return false;
-    while (tier.used + e.blocks > tier.capacity && !tier.lru.empty()) {  // held copies stay
-        const long long old = tier.lru.begin()->second;
-        Drop(t, old, entries_.at(old));
+bool PrefixCache::StoreHost(long long key, Entry& e) {
+    if (host_capacity_ <= 0 || e.host_tick >= 0 || e.blocks > host_capacity_) return false;
+    while (host_used_ + e.blocks > host_capacity_ && !host_lru_.empty()) {  // held copies stay
+        const long long old = host_lru_.begin()->second;
+        DropHost(old, entries_.at(old));
         Forget(old);
     }
-    if (tier.used + e.blocks > tier.capacity) return false;
-    e.tier_tick[t] = tick_++;
-    e.tier_blocks[t] = e.blocks;
-    tier.used += e.blocks;
-    tier.lru.insert({e.tier_tick[t], key});
+    if (host_used_ + e.blocks > host_capacity_) return false;
+    e.host_tick = tick_++;
+    e.host_blocks = e.blocks;
+    host_used_ += e.blocks;
+    host_lru_.insert({e.host_tick, key});
     return true;
 }
 
-void PrefixCache::Drop(int t, long long key, Entry& e) {
-    tiers_[t].lru.erase({e.tier_tick[t], key});
-    tiers_[t].used -= e.tier_blocks[t];
-    e.tier_tick[t] = -1, e.tier_blocks[t] = 0;
+void PrefixCache::DropHost(long long key, Entry& e) {
+    host_lru_.erase({e.host_tick, key});
+    host_used_ -= e.host_blocks;
+    e.host_tick = -1, e.host_blocks = 0;
 }
 
 void PrefixCache::Forget(long long key) {
     const auto it = entries_.find(key);
-    if (it == entries_.end()) return;
-    const Entry& e = it->second;
-    if (e.gpu_tick < 0 && e.tier_tick[0] < 0 && e.tier_tick[1] < 0) entries_.erase(it);
+    if (it != entries_.end() && it->second.gpu_tick < 0 && it->second.host_tick < 0) entries_.erase(it);
 }
 
 }  // namespace sc

@@ -60,8 +60,9 @@ void PrefixReuse::Undo(PrefixCache& cache, ServedRequest& q, const Found& f) con
 }
 
 bool PrefixReuse::Load(PrefixCache& cache, ServedRequest& q, const Found& f) const {
-    cache.AddToGpu(f.key, f.load, f.parent, 1);  // ends the tier copy's hold
-    if (f.parent >= 0) cache.Release(f.parent);  // Find's; the entry holds the parent now
+    if (f.where == PrefixCache::Where::remote) cache.Unhold(f.key, f.where);  // this scheduler's read is done
+    cache.AddToGpu(f.key, f.load, f.parent, 1);                               // ends a host copy's hold
+    if (f.parent >= 0) cache.Release(f.parent);                               // Find's; the entry holds the parent now
     q.cache_key = f.key;
     return f.where == PrefixCache::Where::remote && cache.WriteBack(f.key);
 }

@@ -19,8 +19,9 @@ public:
     PrefixReuse(const EngineConfig& e, const Workload& w);
     // Prefix caching is on and some prompt could reuse something (a shared prefix of a full block, turns, samples).
     bool enabled() const { return enabled_; }
-    // Blocks one scheduler's host tier (EngineConfig::host_cache_gib per GPU) and remote store (remote_cache_gib)
-    // hold: the GiB over the bytes of a block on one GPU, split over a pipelined replica's pp schedulers.
+    // Blocks of one scheduler's host tier (EngineConfig::host_cache_gib per GPU) and of its share of the remote store
+    // (remote_cache_gib per GPU): the GiB over the bytes of a block on one GPU, split over a pipelined replica's pp
+    // schedulers.
     long long HostBlocks(double block_bytes, int pp) const { return TierBlocks(host_gib_, block_bytes, pp); }
     long long RemoteBlocks(double block_bytes, int pp) const { return TierBlocks(remote_gib_, block_bytes, pp); }
 

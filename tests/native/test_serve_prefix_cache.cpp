@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "inference/engine.h"
 #include "inference/iteration_cost.h"
 #include "inference/prefix_cache.h"
+#include "inference/remote_store.h"
 #include "inference/serving_parse.h"
 #include "inference/workload_gen.h"
 #include "serve_test_util.h"
@@ -202,11 +204,60 @@ TEST(ServePrefixCache, ThreeTiersWriteThroughAndTheStoreWritesBackToTheHost) {
               Simulate(host_only, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {}).sum_e2e);
 }
 
+// The remote store is one for every replica (Mooncake's store pools its servers' memory for all prefill
+// instances): a prefix one replica computed and evicted is a hit for the other. Two replicas, a client's requests
+// dealt to them in turn, each GPU holding one prefix and the store all three: the run written out rule by rule.
+TEST(ServePrefixCache, ReplicasShareTheRemoteStore) {
+    const int requests = 40, prefix_blocks = 64, bs = 16;
+    ServingConfig c = OneClient(requests, 3, prefix_blocks * bs, 64);
+    c.pool.replicas = 2;
+    c.engine.remote_cache_gib = 1;
+    const IterationCost cost = servetest::H100Cost(c);
+    const double latency = 2.7e-6, bytes = prefix_blocks * bs * cost.KvBytesPerToken(), copy = latency + bytes / 25e9;
+    const ServingResult r = Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {});
+    ASSERT_EQ(r.completed, requests);
+
+    Rng rng(c.workload.seed);
+    const PrefixDraw draw(c.workload.prefixes);
+    const double miss = PrefillSeconds(cost, 0, 1088), hit = PrefillSeconds(cost, 1024, 64);
+    double expected = 0;
+    long long gpu_hits = 0, remote_hits = 0, stores = 0, across = 0;
+    int on_gpu[2] = {-1, -1};
+    std::map<int, int> in_store;  // prefix -> the replica that stored it
+    for (int i = 0; i < requests; ++i) {
+        const int replica = i % 2, p = draw(rng);  // dealt round-robin
+        int& g = on_gpu[replica];
+        if (p == g) {
+            ++gpu_hits, expected += hit;
+            continue;
+        }
+        const auto found = in_store.find(p);
+        double t = 0;
+        if (g >= 0 && in_store.emplace(g, replica).second) ++stores, t += copy;  // evicted to the store
+        if (found != in_store.end()) {
+            ++remote_hits, t += hit + copy;
+            across += found->second != replica;
+        } else {
+            t += miss;
+        }
+        expected += t;
+        g = p;
+    }
+    EXPECT_GT(across, 0);  // hits on prefixes the other replica stored
+    EXPECT_EQ(r.prefix_gpu_hits, gpu_hits);
+    EXPECT_EQ(r.prefix_remote_hits, remote_hits);
+    // Per GPU: the two replicas' GPUs moved these bytes between them.
+    EXPECT_NEAR(r.remote_tier_stored_bytes, stores * bytes / 2, 1e-3);
+    EXPECT_NEAR(r.remote_tier_loaded_bytes, remote_hits * bytes / 2, 1e-3);
+    EXPECT_NEAR(r.sum_e2e, expected, 1e-9 * expected);
+}
+
 // The cache's books for three tiers: write-through on eviction, the lookup order, a tier's own LRU, the store's
 // write-back to the host, a prefix larger than the host tier, and a grown prefix dropping both copies.
 TEST(ServePrefixCache, EachTierKeepsItsOwnLeastRecentlyUsedCopies) {
     using Where = PrefixCache::Where;
-    PrefixCache c(4, 12);  // a host tier of 4 blocks (one prefix), a store of 12 (three)
+    RemoteStore store(12);
+    PrefixCache c(4, &store);  // a host tier of 4 blocks (one prefix), a store of 12 (three)
     for (long long k : {1, 2, 3}) {
         c.AddToGpu(k, 4, -1, 0);
         const PrefixCache::Evicted e = c.EvictOne();
@@ -218,10 +269,11 @@ TEST(ServePrefixCache, EachTierKeepsItsOwnLeastRecentlyUsedCopies) {
     EXPECT_EQ(c.Find(1), Where::remote);  // the others only in the store
     EXPECT_EQ(c.Find(2), Where::remote);
     EXPECT_EQ(c.host_blocks(), 4);
-    EXPECT_EQ(c.remote_blocks(), 12);
+    EXPECT_EQ(store.used_blocks(), 12);
     EXPECT_EQ(c.Blocks(1), 4);
 
-    c.Hold(1, Where::remote);  // copied back from the store
+    c.Hold(1, Where::remote);  // copied back from the store, as PrefixReuse::Load does it
+    c.Unhold(1, Where::remote);
     c.AddToGpu(1, 4, -1, 1);
     EXPECT_TRUE(c.WriteBack(1));  // and kept in the host tier, which drops 3 (still in the store)
     EXPECT_EQ(c.Find(3), Where::remote);
@@ -260,7 +312,7 @@ TEST(ServePrefixCache, EachTierKeepsItsOwnLeastRecentlyUsedCopies) {
     EXPECT_EQ(c.Find(6), Where::remote);
     EXPECT_EQ(c.Find(4), Where::none);
     EXPECT_EQ(c.Find(5), Where::host);
-    EXPECT_EQ(c.remote_blocks(), 12);  // 3's 4 and 6's 8
+    EXPECT_EQ(store.used_blocks(), 12);  // 3's 4 and 6's 8
 
     // A conversation's next turn grows its copy: the tiers' shorter copies go, from either tier.
     c.Hold(5, Where::host);
@@ -269,10 +321,11 @@ TEST(ServePrefixCache, EachTierKeepsItsOwnLeastRecentlyUsedCopies) {
     EXPECT_EQ(c.Blocks(5), 6);
     EXPECT_EQ(c.host_blocks(), 0);
     c.Hold(3, Where::remote);
+    c.Unhold(3, Where::remote);
     c.AddToGpu(3, 4, -1, 1);
     c.Grow(3, 1);
-    EXPECT_EQ(c.remote_blocks(), 8);
-    EXPECT_EQ(c.remote_copies(), 1);
+    EXPECT_EQ(store.used_blocks(), 8);
+    EXPECT_EQ(store.copies(), 1);
 }
 
 // A remote store is reached over the pool's cluster's scale-out network: SimulateServing on the DGX H100 cluster
