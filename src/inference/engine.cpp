@@ -805,7 +805,9 @@ private:
         if (all_blocks_ > 0 && s.duration > 0) s.kv_cached_idle_mean = cached_area_ / s.duration / all_blocks_;
         if (all_blocks_ > 0) s.kv_occupancy_peak = peak_used_ / all_blocks_;
         s.preemptions = preemptions_;
-        s.swapped_bytes = swapped_bytes_;
+        // Per rank: each swap moved its bytes on every rank of its replica; the sum over replicas divided by them.
+        const long long replicas = c_.pool.replicas + (c_.decode_pool ? c_.decode_pool->replicas : 0);
+        s.swapped_bytes = swapped_bytes_ / static_cast<double>(replicas);
         s.used_blocks_at_first_preemption = first_preempt_used_;
         s.iterations = iterations_;
         if (iterations_ > 0)

@@ -50,7 +50,7 @@ struct ServingResult {
     double kv_occupancy_mean = 0, kv_occupancy_peak = 0;
     double kv_cached_idle_mean = 0;
     long long preemptions = 0;
-    double swapped_bytes = 0;  // per rank, out and back in (Preemption::swap)
+    double swapped_bytes = 0;  // per rank, out and back in (Preemption::swap), the mean over every replica
     // Used KV blocks of the replica at its first preemption (-1: none happened); equals kv_blocks when the
     // engine preempts only because the cache is full.
     long long used_blocks_at_first_preemption = -1;
