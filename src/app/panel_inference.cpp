@@ -177,7 +177,8 @@ bool DrawDescription(AppState& s) {
     if (c.engine.preemption == Preemption::swap || c.engine.host_cache_gib > 0) {
         ImGui::SameLine();
         changed |= DoubleField("host link GB/s", &c.engine.swap_gbps, "%.0f",
-                               "the host link a swap or a host tier's copy crosses, per direction per GPU");
+                               "the host link a swap or a host tier's copy crosses, per direction per GPU; 0: the "
+                               "part's measured link (nvbandwidth: H100 51/52 GB/s, GB200 201/193)");
     }
     changed |= WeightsCombo(c.precision);
     ImGui::SameLine();

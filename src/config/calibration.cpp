@@ -298,6 +298,21 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         h.RejectUnknown();
         t.memory_bandwidth.push_back(std::move(m));
     }
+    const json& host = OptionalArray(r, "host_link");
+    for (size_t i = 0; i < host.size(); ++i) {
+        JsonFields h(host[i], "host_link[" + std::to_string(i) + "]");
+        HostLinkMeasurement m;
+        m.accelerators = AcceleratorIds(h);
+        const std::string op = h.NonEmptyString("op");
+        if (op != "host_to_device" && op != "device_to_host")
+            throw Error(h.Field("op"), "\"" + op + "\" is not one of \"host_to_device\", \"device_to_host\"");
+        m.op = op == "host_to_device" ? HostLinkOp::host_to_device : HostLinkOp::device_to_host;
+        m.gbps = h.Number("GBps");
+        if (!(m.gbps > 0)) throw Error(h.Field("GBps"), "must be positive, got " + ShownNumber(m.gbps));
+        ReadSourceFields(h, &m.series, &m.hardware, nullptr, &m.source, &m.note);
+        h.RejectUnknown();
+        t.host_link.push_back(std::move(m));
+    }
     const json& att = OptionalArray(r, "attention");
     for (size_t i = 0; i < att.size(); ++i) {
         JsonFields a(att[i], "attention[" + std::to_string(i) + "]");
@@ -377,6 +392,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.gemm_max_achievable, out.gemm_max_achievable);
     keep(table.memory_bandwidth, out.memory_bandwidth);
     keep(table.attention, out.attention);
+    keep(table.host_link, out.host_link);
     return out;
 }
 
@@ -466,6 +482,12 @@ double CausalEfficiencyRatio(const CalibrationTable& table, std::string_view acc
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op) {
     for (const HbmMeasurement& m : table.memory_bandwidth)
         if (m.op == op && AppliesTo(m.accelerators, accelerator_id)) return m.tbps;
+    return 0;
+}
+
+double HostLinkGBps(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op) {
+    for (const HostLinkMeasurement& m : table.host_link)
+        if (m.op == op && AppliesTo(m.accelerators, accelerator_id)) return m.gbps;
     return 0;
 }
 

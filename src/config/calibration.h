@@ -73,6 +73,16 @@ struct HbmMeasurement {
     std::string series, hardware, source, note;
 };
 
+// A measured copy between host memory and one GPU (nvbandwidth, TransferBench), one direction: what a swap or a
+// host prefix tier's copy moves at when the serving description does not state its host link.
+enum class HostLinkOp { host_to_device, device_to_host };
+struct HostLinkMeasurement {
+    std::vector<std::string> accelerators;
+    HostLinkOp op = HostLinkOp::host_to_device;
+    double gbps = 0;  // GB/s
+    std::string series, hardware, source, note;
+};
+
 // Fraction of the dense 16-bit peak one fused-attention kernel reaches vs sequence length (batch x seqlen
 // fixed), one pass (forward or backward), at one head dimension, causal or not. Causal runs count half the
 // score pairs, as the graph does.
@@ -127,6 +137,7 @@ struct CalibrationTable {
     std::vector<GemmMaxAchievable> gemm_max_achievable;
     std::vector<HbmMeasurement> memory_bandwidth;
     std::vector<AttentionCurve> attention;
+    std::vector<HostLinkMeasurement> host_link;
 };
 
 // Strict parse of presets/calibration/measured.json (unknown keys, unsorted or non-positive sizes, negative
@@ -173,5 +184,7 @@ double CausalEfficiencyRatio(const CalibrationTable& table, std::string_view acc
                              bool forward, int head_dim, double seqlen);
 // Achieved HBM TB/s of kernel `op` (e.g. "Copy", "Triad") on `accelerator_id`; 0 when not measured.
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op);
+// Measured host link GB/s of the accelerator in one direction; 0 when there is no measurement.
+double HostLinkGBps(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op);
 
 }  // namespace sc

@@ -29,6 +29,12 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 // than there are requests.
 long long MadeReplicas(const PoolConfig& p, const Workload& w) { return std::min<long long>(p.replicas, w.requests); }
 
+// The pool's host link in one direction (into the GPU: `in`), GB/s: its own, or the description's swap_gbps.
+double HostGBpsOf(const PoolModel& p, const EngineConfig& e, bool in) {
+    const double v = in ? p.host_in_gbps : p.host_out_gbps;
+    return v > 0 ? v : e.swap_gbps;
+}
+
 // Pipeline schedulers one simulation may keep (each about 1 KB with its queue): 2 GiB.
 constexpr long long kMaxSchedulers = 1LL << 21;
 
@@ -479,17 +485,21 @@ private:
     double BlockBytes(int pool) const {  // one block on one GPU of the pool
         return static_cast<double>(e_.block_size) * pools_[pool].cost->KvBytesPerToken();
     }
-    // A copy between the GPU and a tier: the host link, or the network to the remote store.
-    double TierSeconds(PrefixCache::Where tier, double bytes) const {
+    // The host link of a pool's GPUs in one direction (into the GPU: `in`), GB/s.
+    double HostGBps(int pool, bool in) const { return HostGBpsOf(pools_[pool], e_, in); }
+    // A copy between the GPU and a tier, into the GPU (`in`) or out of it: the host link, or the network to the
+    // remote store.
+    double TierSeconds(PrefixCache::Where tier, double bytes, bool in) const {
         if (tier == PrefixCache::Where::remote) return pools_[0].remote_latency + bytes / (pools_[0].remote_gbps * 1e9);
-        return bytes / (e_.swap_gbps * 1e9);
+        return bytes / (HostGBps(0, in) * 1e9);
     }
     // The copy back from the host tier or the remote store, once TakeBlocks has taken its blocks; the iteration waits
     // for it. A copy from the remote store stays in the host tier too (LMCache's write-back; it arrives through host
     // memory, so no other copy is charged: the network is the slower link).
     void LoadPrefix(Replica& r, ServedRequest& q, const PrefixReuse::Found& f) {
         reuse_.Load(r.prefixes, q, f);
-        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool), seconds = TierSeconds(f.where, bytes);
+        const double bytes = static_cast<double>(f.load) * BlockBytes(r.pool),
+                     seconds = TierSeconds(f.where, bytes, true);
         r.swap_seconds += seconds;
         q.swap_in += seconds;
         (f.where == PrefixCache::Where::remote ? remote_loaded_bytes_ : host_loaded_bytes_) += bytes;
@@ -506,21 +516,21 @@ private:
             used_blocks_ -= ev.blocks;
             const double bytes = static_cast<double>(ev.blocks) * BlockBytes(r.pool);
             if (ev.stored_host) {
-                r.swap_seconds += TierSeconds(PrefixCache::Where::host, bytes);
+                r.swap_seconds += TierSeconds(PrefixCache::Where::host, bytes, false);
                 host_stored_bytes_ += bytes;
             }
             if (ev.stored_remote) {
                 if (r.prefixes.Find(ev.key) != PrefixCache::Where::host)
-                    r.swap_seconds += TierSeconds(PrefixCache::Where::remote, bytes);
+                    r.swap_seconds += TierSeconds(PrefixCache::Where::remote, bytes, false);
                 remote_stored_bytes_ += bytes;
             }
         }
         return r.free_blocks >= want;
     }
 
-    double SwapSeconds(const Replica& r, long long blocks) const {
+    double SwapSeconds(const Replica& r, long long blocks, bool in) const {
         const double bytes = static_cast<double>(blocks) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
-        return bytes / (e_.swap_gbps * 1e9);
+        return bytes / (HostGBps(r.pool, in) * 1e9);
     }
 
     // Preempts the most recently admitted running request that is not yet in this iteration's batch (vLLM's
@@ -537,7 +547,7 @@ private:
         if (e_.preemption == Preemption::swap && q.ctx > 0) {
             // A shared prefix goes out too: its cached copy may be evicted while this request is away.
             const long long out = q.blocks + q.shared_blocks;
-            r.swap_seconds += SwapSeconds(r, out);
+            r.swap_seconds += SwapSeconds(r, out, false);
             swapped_bytes_ += static_cast<double>(out) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
             q.swapped = true;
         } else {
@@ -646,7 +656,7 @@ private:
             if (looks) reuse_.Count(q, found);
             if (q.swapped) {                                        // its cache comes back from the host before it runs
                 const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
-                q.swap_in = SwapSeconds(r, back);
+                q.swap_in = SwapSeconds(r, back, true);
                 r.swap_seconds += q.swap_in;
                 swapped_bytes_ += static_cast<double>(back) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
                 q.swapped = false;
@@ -884,6 +894,18 @@ private:
 
 namespace {
 
+// A host tier and swap preemption copy over the pool's host link: it must be known.
+void CheckHostLink(const ServingConfig& c, const PoolModel& p, const char* pool) {
+    const bool host_tier = c.engine.host_cache_gib > 0 && std::string(pool) == "pool";
+    if (!host_tier && c.engine.preemption != Preemption::swap) return;
+    if (HostGBpsOf(p, c.engine, true) > 0 && HostGBpsOf(p, c.engine, false) > 0) return;
+    throw Error("engine.swap_gbps",
+                std::string(host_tier ? "the host prefix tier" : "swap preemption") +
+                    " copies over the host link, and the " + pool +
+                    "'s part has no measured host link (the calibration measures H100, H800, H200, GB200 and "
+                    "MI300X): state its GB/s per direction (> 0)");
+}
+
 // The pools against the (valid) description: what the engine needs beyond ValidateServingConfig.
 void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode) {
     const long long schedulers = MadeReplicas(c.pool, c.workload) * c.pool.pp +
@@ -906,6 +928,8 @@ void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel>
         throw Error("decode_pool.kv_blocks", "must be at least 1 per pipeline stage (" +
                                                  std::to_string(c.decode_pool->pp) + "), got " +
                                                  std::to_string(decode->kv_blocks));
+    CheckHostLink(c, pool, "pool");
+    if (decode) CheckHostLink(c, *decode, "decode_pool");
     if (c.engine.remote_cache_gib > 0 && !(std::isfinite(pool.remote_gbps) && pool.remote_gbps > 0))
         throw Error("engine.remote_cache_gib",
                     "the remote store needs the link to it (the pool's remote_gbps > 0: "

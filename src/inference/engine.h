@@ -90,6 +90,15 @@ struct ServingResult {
     std::vector<RequestTimeline> timelines;
 };
 
+// The host link a swap or a host prefix tier's copy crosses, GB/s per direction per GPU: the description's
+// engine.swap_gbps when it states one (both directions), else the part's measured copies (the calibration's
+// host_link rows: nvbandwidth, TransferBench), else none (0).
+struct HostLink {
+    double in_gbps = 0, out_gbps = 0;  // host to device, device to host
+    bool measured = false;             // from the calibration, not the description
+};
+HostLink HostLinkOf(const EngineConfig& e, const Accelerator& acc, const CalibrationTable* cal);
+
 // One pool's replicas: their iteration time and the KV blocks each holds.
 struct PoolModel {
     const IterationCost* cost = nullptr;
@@ -97,6 +106,7 @@ struct PoolModel {
     // engine.remote_cache_gib: the link to the remote store, the pool's cluster's scale-out level (ScaleOutLevel):
     // its effective GB/s per GPU and its hop latency, which every copy pays.
     double remote_gbps = 0, remote_latency = 0;
+    double host_in_gbps = 0, host_out_gbps = 0;  // its host link (HostLinkOf); 0: EngineConfig::swap_gbps
 };
 
 // The KV cache's trip from a prefill replica to a decode replica: every prefill rank sends its shard to a
@@ -171,6 +181,7 @@ struct ServingRun {
     // when the decode pool shares the prefill pool's cluster.
     std::string decode_system_name, decode_accelerator;
     RateSources decode_rates;
+    HostLink host_link, decode_host_link;  // each pool's (HostLinkOf)
 };
 // `decode_sys`, when set, is the decode pool's own cluster (c.decode_pool must be set): its accelerator, memory and
 // scale-up network serve the decode pool, and the KV cache crosses both clusters' scale-out levels

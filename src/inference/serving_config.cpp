@@ -290,11 +290,6 @@ void CheckPrefixCaches(const ServingConfig& c) {
         throw Error("engine.remote_cache_gib",
                     "a remote store holds prefixes evicted from the GPU's prefix cache; set engine.prefix_caching "
                     "true, or remote_cache_gib 0");
-    if (e.host_cache_gib > 0 && !(std::isfinite(e.swap_gbps) && e.swap_gbps > 0))
-        throw Error("engine.swap_gbps",
-                    "the host prefix tier copies over the host link: give its GB/s per "
-                    "direction (> 0), got " +
-                        ShownNumber(e.swap_gbps));
 }
 }  // namespace
 
@@ -344,8 +339,9 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (c.engine.kv_blocks_override < 0)
         throw Error("engine.kv_blocks",
                     "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));
-    if (c.engine.preemption == Preemption::swap && !(std::isfinite(c.engine.swap_gbps) && c.engine.swap_gbps > 0))
-        throw Error("engine.swap_gbps", "swap preemption needs the host link's GB/s per direction (> 0), got " +
+    // 0: the part's measured host link (HostLinkOf); the engine refuses a swap or a host tier without one.
+    if (!(std::isfinite(c.engine.swap_gbps) && c.engine.swap_gbps >= 0))
+        throw Error("engine.swap_gbps", "must be >= 0 GB/s per direction (0: the part's measured host link), got " +
                                             ShownNumber(c.engine.swap_gbps));
     if (!(std::isfinite(c.slo.ttft) && c.slo.ttft >= 0))
         throw Error("slo.ttft_ms", "must be >= 0, got " + ShownNumber(c.slo.ttft * 1e3));

@@ -102,8 +102,9 @@ struct EngineConfig {
     SchedulingPolicy scheduling = SchedulingPolicy::fcfs;
     Preemption preemption = Preemption::recompute;
     // Host link a swapped-out KV cache crosses, GB/s per direction per GPU (each TP rank swaps its own shard).
-    // Read under Preemption::swap and by the host prefix tier. Not in the hardware presets: the description states
-    // it with its source.
+    // Read under Preemption::swap and by the host prefix tier. 0: the part's measured copies in each direction
+    // (the calibration's host_link rows, nvbandwidth on H100, H800, H200 and GB200, TransferBench on MI300X;
+    // HostLinkOf); a part without them needs it stated.
     double swap_gbps = 0;
     // Automatic prefix caching (vLLM's enable_prefix_caching, SGLang's radix cache): once a prompt's shared prefix
     // (Workload::prefixes) is computed, its full blocks stay in the replica's cache, and a later prompt with that

@@ -79,6 +79,20 @@ double TypicalPrompt(const ServingConfig& c) {
 }
 }  // namespace
 
+HostLink HostLinkOf(const EngineConfig& e, const Accelerator& acc, const CalibrationTable* cal) {
+    HostLink h;
+    if (e.swap_gbps > 0) {
+        h.in_gbps = h.out_gbps = e.swap_gbps;
+        return h;
+    }
+    if (!cal) return h;
+    h.in_gbps = HostLinkGBps(*cal, acc.id, HostLinkOp::host_to_device);
+    h.out_gbps = HostLinkGBps(*cal, acc.id, HostLinkOp::device_to_host);
+    h.measured = h.in_gbps > 0 && h.out_gbps > 0;
+    if (!h.measured) h = HostLink{};
+    return h;
+}
+
 // What a simulation owns: its description (the engine reads it by reference), the pools' iteration costs (the
 // engine reads them by pointer) and the run's other results, then the engine itself.
 struct ServingSimulation::Impl {
@@ -108,6 +122,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
     PoolModel pool{&cost, run.kv.blocks};
+    run.host_link = HostLinkOf(c.engine, sys.accelerator, cal);
+    pool.host_in_gbps = run.host_link.in_gbps, pool.host_out_gbps = run.host_link.out_gbps;
     if (c.engine.remote_cache_gib > 0) {  // the remote store sits across the prefill cluster's scale-out network
         const NetworkLevel& nic = ScaleOutLevel(sys, "engine.remote_cache_gib");
         pool.remote_gbps = nic.EffectiveGBps(), pool.remote_latency = nic.latency_us * 1e-6;
@@ -135,7 +151,9 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         run.transfer->window = static_cast<double>(k.window);
         run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
     }
-    const PoolModel decode{&decode_cost, run.decode_kv->blocks};
+    PoolModel decode{&decode_cost, run.decode_kv->blocks};
+    run.decode_host_link = HostLinkOf(c.engine, dsys.accelerator, cal);
+    decode.host_in_gbps = run.decode_host_link.in_gbps, decode.host_out_gbps = run.decode_host_link.out_gbps;
     impl_->engine.emplace(c, pool, decode, *run.transfer);
 }
 

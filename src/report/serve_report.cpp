@@ -53,16 +53,22 @@ std::string ArrivalText(const Workload& w) {
     return "?";
 }
 
-std::string EngineText(const EngineConfig& e) {
+// "51 GB/s in, 52 GB/s out (measured: nvbandwidth)" or "64 GB/s" as the description states it.
+std::string HostLinkText(const HostLink& h) {
+    if (!h.measured) return Fmt("%g", h.in_gbps) + " GB/s";
+    return Fmt("%g", h.in_gbps) + " GB/s in, " + Fmt("%g", h.out_gbps) + " GB/s out (measured host link)";
+}
+
+std::string EngineText(const EngineConfig& e, const ServingRun& run) {
     std::string s = "max " + std::to_string(e.max_seqs) + " sequences, " + std::to_string(e.max_tokens) +
                     " tokens per iteration, " + std::to_string(e.block_size) + "-token KV blocks";
     s += e.static_batching ? ", static batching" : e.chunked_prefill ? ", chunked prefill" : ", whole prompts";
     s += e.admission == KvAdmission::reserve_full ? ", KV reserved at admission" : ", KV on demand";
     s += std::string(", ") + NameOf(e.scheduling) + ", " + NameOf(e.preemption) + " preemption";
+    if (e.preemption == Preemption::swap) s += " over the host link at " + HostLinkText(run.host_link);
     if (e.prefix_caching) s += ", prefix caching";
     if (e.host_cache_gib > 0)
-        s += " with a host tier of " + Fmt("%g", e.host_cache_gib) + " GiB per GPU at " + Fmt("%g", e.swap_gbps) +
-             " GB/s";
+        s += " with a host tier of " + Fmt("%g", e.host_cache_gib) + " GiB per GPU at " + HostLinkText(run.host_link);
     if (e.remote_cache_gib > 0)
         s += std::string(e.host_cache_gib > 0 ? " and" : " with") + " a remote store of " +
              Fmt("%g", e.remote_cache_gib) + " GiB per GPU over the scale-out network";
@@ -292,7 +298,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     } else {
         o += "pool           " + PoolText(c.pool) + "\n";
     }
-    o += "engine         " + EngineText(c.engine) + "\n";
+    o += "engine         " + EngineText(c.engine, run) + "\n";
     o += RatesText(run.decode_rates.gemm.empty() ? "rates from     " : "prefill rates  ", run.rates);
     o += RatesText("decode rates   ", run.decode_rates);
     o += "workload       " + std::to_string(c.workload.requests) +
@@ -369,7 +375,9 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
 std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
     Json j = {{"deployment", DeploymentJson(q.config, *q.system)}, {"kv", KvJson(run.kv)}};
     j["deployment"]["system"] = run.system_name;  // the cluster the pools ran on (engine::ServingCluster)
-    if (!run.decode_system_name.empty()) {        // the decode pool's own cluster (ServeRequest::decode_system)
+    j["deployment"]["host_link"] = {
+        {"in_gbps", run.host_link.in_gbps}, {"out_gbps", run.host_link.out_gbps}, {"measured", run.host_link.measured}};
+    if (!run.decode_system_name.empty()) {  // the decode pool's own cluster (ServeRequest::decode_system)
         j["deployment"]["decode_system"] = run.decode_system_name;
         j["deployment"]["decode_accelerator"] = run.decode_accelerator;
         j["decode_rate_sources"] = RateSourcesJson(run.decode_rates);

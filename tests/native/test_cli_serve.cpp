@@ -47,9 +47,18 @@ TEST(CliServe, OverridesAreCheckedLikeTheFile) {
     r = RunCli(kPreset + " --set engine.max_seq=4");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("engine.max_seq"), std::string::npos) << r.out;
+    // Swapping needs the host link: H100's is measured (nvbandwidth), A100's is not in the calibration.
     r = RunCli(kPreset + " --set engine.preemption=swap");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("swap preemption over the host link at 51 GB/s in, 52 GB/s out (measured host link)"),
+              std::string::npos)
+        << r.out;
+    r = RunCli(kPreset + " --set engine.preemption=swap --system dgx-a100-superpod");
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("engine.swap_gbps"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("engine.swap_gbps: swap preemption copies over the host link"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --set engine.preemption=swap --system dgx-a100-superpod --set engine.swap_gbps=25");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("swap preemption over the host link at 25 GB/s\n"), std::string::npos) << r.out;
     EXPECT_EQ(RunCli("serve").status, 2);
     EXPECT_EQ(RunCli("serve --preset no/such.json").status, 1);
     EXPECT_EQ(RunCli(kPreset + " --threads 2").status, 1);  // threads only run a sweep

@@ -613,6 +613,10 @@ TEST(HardwareCalibration, Lookups) {
     EXPECT_EQ(sc::FindGemmCurve(t, "a100-80gb", sc::Precision::fp8), nullptr);
     EXPECT_DOUBLE_EQ(sc::AchievedHbmTBps(t, "h100-sxm", "Copy"), 2.9);
     EXPECT_EQ(sc::AchievedHbmTBps(t, "b200", "Copy"), 0);
+    EXPECT_DOUBLE_EQ(sc::HostLinkGBps(t, "h100-sxm", sc::HostLinkOp::host_to_device), 51);
+    EXPECT_DOUBLE_EQ(sc::HostLinkGBps(t, "h800", sc::HostLinkOp::device_to_host), 52);
+    EXPECT_DOUBLE_EQ(sc::HostLinkGBps(t, "gb200", sc::HostLinkOp::host_to_device), 201);
+    EXPECT_EQ(sc::HostLinkGBps(t, "a100-80gb", sc::HostLinkOp::host_to_device), 0);  // left out: see the rule
 }
 
 std::string BadCalibration(const std::function<void(json&)>& edit) {
@@ -641,6 +645,31 @@ TEST(HardwareCalibration, MalformedInputsNameTheField) {
                   j["collectives"][1]["id"] = j["collectives"][0]["id"];
               }).rfind("collectives[1].id:", 0),
               0u);
+}
+
+// Every host link row is a calibration.json record (series, hardware, direction, GB/s), both directions of each
+// part, on a part with a preset.
+TEST(HardwareCalibration, HostLinksAreMeasured) {
+    const std::vector<sc::HostLinkMeasurement>& rows = Table().host_link;
+    EXPECT_EQ(rows.size(), 8u);
+    for (const sc::HostLinkMeasurement& m : rows) {
+        const std::string op = m.op == sc::HostLinkOp::host_to_device ? "host_to_device" : "device_to_host";
+        bool found = false;
+        for (const json& r : CalibrationJson()["memory_bandwidth"])
+            if (r["series"] == m.series && r["hardware"] == m.hardware && r.value("op", "") == op &&
+                r["measured"].value("GBps", -1.0) == m.gbps)
+                found = true;
+        EXPECT_TRUE(found) << m.hardware << " " << op;
+        for (const std::string& id : m.accelerators) {
+            EXPECT_TRUE(fs::exists(kRoot + "/presets/hardware/" + id + ".json")) << id;
+            EXPECT_GT(sc::HostLinkGBps(Table(), id, sc::HostLinkOp::host_to_device), 0) << id;
+            EXPECT_GT(sc::HostLinkGBps(Table(), id, sc::HostLinkOp::device_to_host), 0) << id;
+        }
+    }
+    EXPECT_NE(BadCalibration([](json& j) { j["host_link"][0]["op"] = "both"; }).find("host_link[0].op"),
+              std::string::npos);
+    EXPECT_EQ(BadCalibration([](json& j) { j["host_link"][1]["GBps"] = 0; }),
+              "host_link[1].GBps: must be positive, got 0");
 }
 
 }  // namespace

@@ -94,19 +94,21 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
         SCOPED_TRACE(tier);
         const bool host = tier[0] != 'G', remote = tier[0] == 'r';
         ServingConfig c = OneClient(requests, 3, prefix_blocks * bs, 64);
-        if (host && !remote) c.engine.host_cache_gib = 1, c.engine.swap_gbps = 25;
+        if (host && !remote) c.engine.host_cache_gib = 1;  // the link: the pool's, 30 GB/s in and 20 out
         if (remote) c.engine.remote_cache_gib = 1;
         const IterationCost cost = servetest::H100Cost(c);
         const double latency = remote ? 2.7e-6 : 0;  // NCCL's network hop (the H100 cluster's InfiniBand level)
         const ServingResult r =
-            Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, remote ? 25.0 : 0, latency}, std::nullopt, {});
+            Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, remote ? 25.0 : 0, latency, 30, 20}, std::nullopt, {});
         ASSERT_EQ(r.completed, requests);
 
         // The prefixes the engine draws: the same generator, seed and order (lengths are fixed, so the prefix
         // draw is the only one per request).
         Rng rng(c.workload.seed);
         const PrefixDraw draw(c.workload.prefixes);
-        const double bytes = prefix_blocks * bs * cost.KvBytesPerToken(), copy = latency + bytes / 25e9;
+        // Out of the GPU at the host link's device-to-host rate, back at its host-to-device one; the store's both ways.
+        const double bytes = prefix_blocks * bs * cost.KvBytesPerToken();
+        const double out = latency + bytes / (remote ? 25e9 : 20e9), in = latency + bytes / (remote ? 25e9 : 30e9);
         const double miss = PrefillSeconds(cost, 0, 1088), hit = PrefillSeconds(cost, 1024, 64);
         double expected = 0;
         long long gpu_hits = 0, host_hits = 0, stores = 0;
@@ -119,8 +121,8 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
                 continue;
             }
             double t = 0;
-            if (on_gpu >= 0 && host && in_host.insert(on_gpu).second) ++stores, t += copy;  // evicted to the host
-            if (host && in_host.count(p)) ++host_hits, t += hit + copy;
+            if (on_gpu >= 0 && host && in_host.insert(on_gpu).second) ++stores, t += out;  // evicted to the host
+            if (host && in_host.count(p)) ++host_hits, t += hit + in;
             else t += miss;
             expected += t;
             on_gpu = p;
@@ -621,8 +623,24 @@ TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
     const std::string host = ErrorOf(with(R"("host_cache_gib": 4, "swap_gbps": 25)", ""));
     EXPECT_NE(host.find("engine.host_cache_gib"), std::string::npos) << host;
     EXPECT_NE(host.find("prefix_caching"), std::string::npos) << host;
-    const std::string link = ErrorOf(with(R"("prefix_caching": true, "host_cache_gib": 4)", ""));
-    EXPECT_NE(link.find("engine.swap_gbps"), std::string::npos) << link;
+    // Without swap_gbps the host tier copies at the part's measured host link, and a part without one is refused.
+    EXPECT_EQ(
+        ParseServingDescription(with(R"("prefix_caching": true, "host_cache_gib": 4)", "")).config.engine.swap_gbps, 0);
+    ServingConfig unstated = OneClient(4, 1, 64, 64);
+    unstated.engine.host_cache_gib = 4;
+    const ServingRun measured = SimulateServing(unstated, System("dgx-h100-superpod"), &Calibration());
+    EXPECT_TRUE(measured.host_link.measured);
+    EXPECT_EQ(measured.host_link.in_gbps, 51);
+    EXPECT_EQ(measured.host_link.out_gbps, 52);
+    const std::string link =
+        sctest::ErrorOf([&] { SimulateServing(unstated, System("dgx-a100-superpod"), &Calibration()); });
+    EXPECT_NE(link.find("engine.swap_gbps: the host prefix tier copies over the host link"), std::string::npos) << link;
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  SimulateServing(unstated, System("dgx-h100-superpod"), nullptr);
+              }).find("engine.swap_gbps"),
+              std::string::npos);
+    unstated.engine.swap_gbps = 25;
+    EXPECT_EQ(SimulateServing(unstated, System("dgx-a100-superpod"), &Calibration()).host_link.in_gbps, 25);
     EXPECT_DOUBLE_EQ(ParseServingDescription(with(R"("prefix_caching": true, "remote_cache_gib": 16)", ""))
                          .config.engine.remote_cache_gib,
                      16);
@@ -634,9 +652,6 @@ TEST(ServePrefixCache, DescriptionsSayWhatIsWrong) {
             .config.engine;  // three tiers: GPU, host, remote store
     EXPECT_DOUBLE_EQ(both.host_cache_gib, 4);
     EXPECT_DOUBLE_EQ(both.remote_cache_gib, 16);
-    const std::string both_link =
-        ErrorOf(with(R"("prefix_caching": true, "remote_cache_gib": 16, "host_cache_gib": 4)", ""));
-    EXPECT_NE(both_link.find("engine.swap_gbps"), std::string::npos) << both_link;
     EXPECT_NE(ErrorOf(with(R"("remote_cache_gib": -1)", "")).find("engine.remote_cache_gib"), std::string::npos);
 
     ServingConfig windowed = Base("llama3-8b", 1, 64, 8, 4);
