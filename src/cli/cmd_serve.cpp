@@ -1,5 +1,6 @@
 // stagecraft serve: one serving description (presets/inference/*.json), simulated by the serving engine
-// (src/engine/serve.h), or a rate sweep of it (a throughput-latency curve), as text or JSON.
+// (src/engine/serve.h), a rate sweep of it (a throughput-latency curve) or a sweep of one of its fields, as text
+// or JSON.
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@ namespace {
 
 const char* kServeUsage =
     "usage: stagecraft serve --preset FILE|ID [--set key=value]... [--trace FILE] [--rate-sweep R1,R2,...]\n"
+    "                        [--sweep key=V1,V2,...]\n"
     "                        [--timelines N] [--timeline-json FILE]\n"
     "                        [--system SYSTEM] [--system-set k=v]... [--threads N] [--json]\n"
     "  --preset      a serving description (presets/inference/*.json, or its id): model, system, precision,\n"
@@ -40,12 +42,15 @@ const char* kServeUsage =
     "  --trace       replay a request trace: lines arrival_s,input_tokens,output_tokens[,priority]\n"
     "  --rate-sweep  simulate the workload at each of these arrival rates (requests/s; poisson, gamma or\n"
     "                fixed_rate arrivals) and print the throughput-latency curve\n"
+    "  --sweep       simulate the description with one field at each of these values (any --set key, e.g.\n"
+    "                --sweep engine.host_cache_gib=0,10,40 --sweep pool.tp=1,2,4 --sweep model=llama3-8b,\n"
+    "                llama3-70b) and print one row a value\n"
     "  --timelines N keep the timelines of the first N requests by arrival (default 8; 0: none): every\n"
     "                span from arrival to last token (queued, prefill chunks, decode, preempted, KV transfer),\n"
     "                in the JSON report's result.timelines\n"
     "  --timeline-json FILE  write those timelines as a Chrome trace (open in Perfetto / chrome://tracing):\n"
     "                one process per replica, one row per request\n"
-    "  --threads N   threads for a rate sweep (default: the machine's); results do not depend on it\n"
+    "  --threads N   threads for a sweep (default: the machine's); results do not depend on it\n"
     "  --system      run on this cluster instead of the description's; --system-set, --no-calibration as for\n"
     "                estimate (--system-set edits the prefill pool's cluster)\n"
     "  --decode-system  run the decode pool on this cluster of its own (a system preset file or id) instead of\n"
@@ -93,36 +98,18 @@ std::optional<System> LoadDecodeSystem(const Args& a, const ServingDescription& 
     return sys;
 }
 
-std::vector<double> SweepRates(const std::string& list) {
-    std::vector<double> rates;
-    for (const std::string& item : SplitList(list)) rates.push_back(ParseNumberIn("--rate-sweep", item, 0, 1e9, true));
-    return rates;
-}
-
-}  // namespace
-
-int Serve(int argc, char** argv) {
-    std::vector<std::string> flags = {"preset",           "set",        "trace",     "rate-sweep",    "threads",
-                                      "system",           "system-set", "timelines", "timeline-json", "decode-system",
-                                      "decode-system-set"};
-    Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
-    if (a.Has("help") || !a.Has("preset")) {
-        std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
-        return a.Has("help") ? 0 : 2;
-    }
-    const fs::path preset = PresetPath("--preset", "inference", "serving", a.Get("preset"));
+// The description with `sets` applied, its model loaded, the --timelines and --trace options applied.
+engine::ServeRequest RequestOf(const Args& a, const fs::path& preset, const std::string& text,
+                               const std::vector<std::string>& sets, ServingDescription* d) {
     const std::string file = Clip(preset.string());
-    std::string text = ReadFile(preset.string(), "--preset");
-    ServingDescription d;
     try {
-        const std::vector<std::string> sets = a.All("set");
-        d = ParseServingDescription(sets.empty() ? text : ApplyOverrides(text, sets, file));
+        *d = ParseServingDescription(sets.empty() ? text : ApplyOverrides(text, sets, file));
     } catch (const Error& e) {
         throw Error("", file + ": " + e.what());
     }
     engine::ServeRequest request;
-    request.config = d.config;
-    request.config.model = LoadModelById(preset, d.model_id);
+    request.config = d->config;
+    request.config.model = LoadModelById(preset, d->model_id);
     if (a.Has("timelines"))
         request.config.timelines =
             static_cast<int>(ParseIntegerIn("--timelines", a.Get("timelines"), 0, kMaxTimelines));
@@ -136,6 +123,80 @@ int Serve(int argc, char** argv) {
         w.arrival = ArrivalKind::trace;
         w.requests = static_cast<long long>(w.trace.size());
     }
+    return request;
+}
+
+// --sweep KEY=V1,V2,...: the field and its values, each point the description with one more --set.
+struct FieldSweep {
+    std::string key;
+    std::vector<std::string> values;
+};
+FieldSweep ParseFieldSweep(const std::string& arg) {
+    const size_t eq = arg.find('=');
+    FieldSweep f;
+    if (eq == std::string::npos || eq == 0)
+        throw Error("--sweep", "expected key=V1,V2,... (a --set key and its values), got \"" + Clip(arg) + "\"");
+    f.key = arg.substr(0, eq);
+    if (f.key == "system" || f.key.rfind("decode_pool.system", 0) == 0)
+        throw Error("--sweep", "\"" + Clip(f.key) +
+                                   "\" names a cluster, which a sweep point cannot change; run one command a "
+                                   "cluster (--system, --decode-system), or sweep a description field");
+    f.values = SplitList(arg.substr(eq + 1));
+    if (f.values.empty()) throw Error("--sweep", "no values for " + Clip(f.key));
+    if (f.values.size() > 4096)
+        throw Error("--sweep", std::to_string(f.values.size()) + " values for " + Clip(f.key) + "; at most 4096");
+    return f;
+}
+
+// Every point of a field sweep, on threads (each point is one RunServe; results do not depend on the threads).
+std::string RunFieldSweep(const Args& a, const fs::path& preset, const std::string& text,
+                          const engine::ServeRequest& base, bool json) {
+    const FieldSweep f = ParseFieldSweep(a.Get("sweep"));
+    std::vector<engine::ServeRequest> requests;
+    for (const std::string& v : f.values) {
+        std::vector<std::string> sets = a.All("set");
+        sets.push_back(f.key + "=" + v);
+        ServingDescription d;
+        engine::ServeRequest q = RequestOf(a, preset, text, sets, &d);
+        q.system = base.system, q.calibration = base.calibration, q.decode_system = base.decode_system;
+        requests.push_back(std::move(q));
+    }
+    const int n = static_cast<int>(requests.size()), threads = std::min(LoadThreads(a), n);
+    auto parts =
+        RunShardsOnThreads<std::vector<std::pair<int, engine::ServeResult>>>(threads, [&](int shard, int count) {
+            std::vector<std::pair<int, engine::ServeResult>> out;
+            for (int i = shard; i < n; i += count)
+                out.emplace_back(i, engine::RunServe(requests[static_cast<size_t>(i)]));
+            return out;
+        });
+    std::vector<engine::ServeResult> results(static_cast<size_t>(n));
+    for (auto& part : parts)
+        for (auto& [i, r] : part) results[static_cast<size_t>(i)] = std::move(r);
+    return json ? ServeFieldSweepJson(f.key, f.values, requests, results)
+                : ServeFieldSweepText(f.key, f.values, requests, results);
+}
+
+std::vector<double> SweepRates(const std::string& list) {
+    std::vector<double> rates;
+    for (const std::string& item : SplitList(list)) rates.push_back(ParseNumberIn("--rate-sweep", item, 0, 1e9, true));
+    return rates;
+}
+
+}  // namespace
+
+int Serve(int argc, char** argv) {
+    std::vector<std::string> flags = {
+        "preset",     "set",       "trace",         "rate-sweep",    "threads",           "system",
+        "system-set", "timelines", "timeline-json", "decode-system", "decode-system-set", "sweep"};
+    Args a = ParseArgs(argc, argv, flags, {"json", "help", "no-calibration"});
+    if (a.Has("help") || !a.Has("preset")) {
+        std::fputs(kServeUsage, a.Has("help") ? stdout : stderr);
+        return a.Has("help") ? 0 : 2;
+    }
+    const fs::path preset = PresetPath("--preset", "inference", "serving", a.Get("preset"));
+    const std::string text = ReadFile(preset.string(), "--preset");
+    ServingDescription d;
+    engine::ServeRequest request = RequestOf(a, preset, text, a.All("set"), &d);
     const std::string system_path = (preset.parent_path() / ".." / "systems" / (d.system_id + ".json")).string();
     LoadedSystem ls = LoadSystem(a, system_path.c_str());
     BuildCluster(ls, a, 0);
@@ -145,7 +206,15 @@ int Serve(int argc, char** argv) {
     if (decode_system) request.decode_system = &*decode_system;
     const bool json = a.Has("json");
     std::string out;
-    if (a.Has("rate-sweep")) {
+    if (a.Has("sweep")) {
+        if (a.Has("rate-sweep"))
+            throw Error("--sweep",
+                        "one sweep a command: --rate-sweep or --sweep (--sweep workload.rate=... sweeps rates "
+                        "as a field)");
+        if (a.Has("timeline-json"))
+            throw Error("--timeline-json", "a sweep keeps no timelines; simulate one point without --sweep");
+        out = RunFieldSweep(a, preset, text, request, json);
+    } else if (a.Has("rate-sweep")) {
         if (a.Has("timeline-json"))
             throw Error("--timeline-json", "a rate sweep keeps no timelines; simulate one rate without --rate-sweep");
         request.sweep_rates = SweepRates(a.Get("rate-sweep"));
@@ -156,7 +225,7 @@ int Serve(int argc, char** argv) {
         const auto points = engine::MergeServeSweep(std::move(parts));
         out = json ? ServeSweepReportJson(snap, points) : ServeSweepReportText(snap, points);
     } else {
-        if (a.Has("threads")) throw Error("--threads", "only a rate sweep runs on threads; add --rate-sweep");
+        if (a.Has("threads")) throw Error("--threads", "only a sweep runs on threads; add --rate-sweep or --sweep");
         const engine::ServeResult r = engine::RunServe(request);
         out = json ? ServeReportJson(request, r) : ServeReportText(request, r);
         if (a.Has("timeline-json")) {

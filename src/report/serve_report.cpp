@@ -1,5 +1,6 @@
 #include "report/serve_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -372,16 +373,32 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
     return o;
 }
 
-std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
-    Json j = {{"deployment", DeploymentJson(q.config, *q.system)}, {"kv", KvJson(run.kv)}};
-    j["deployment"]["system"] = run.system_name;  // the cluster the pools ran on (engine::ServingCluster)
-    j["deployment"]["host_link"] = {
+namespace {
+// The deployment as it ran: the description's, on the cluster the pools ran on (engine::ServingCluster), with the
+// host link it used and the decode pool's own cluster (ServeRequest::decode_system).
+Json RunDeploymentJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
+    Json d = DeploymentJson(q.config, *q.system);
+    d["system"] = run.system_name;
+    d["host_link"] = {
         {"in_gbps", run.host_link.in_gbps}, {"out_gbps", run.host_link.out_gbps}, {"measured", run.host_link.measured}};
-    if (!run.decode_system_name.empty()) {  // the decode pool's own cluster (ServeRequest::decode_system)
-        j["deployment"]["decode_system"] = run.decode_system_name;
-        j["deployment"]["decode_accelerator"] = run.decode_accelerator;
-        j["decode_rate_sources"] = RateSourcesJson(run.decode_rates);
+    if (!run.decode_system_name.empty()) {
+        d["decode_system"] = run.decode_system_name;
+        d["decode_accelerator"] = run.decode_accelerator;
     }
+    return d;
+}
+
+// The energy bound (RunEnergyJoules: an upper bound; 0 when the part gives no power) into a result's JSON.
+void AddEnergyJson(Json& result, const engine::ServeRequest& q, const ServingResult& r) {
+    const double joules = RunEnergyJoules(q, r);
+    result["energy_joules"] = joules;
+    result["output_tokens_per_joule"] = joules > 0 ? r.output_tokens_per_s * r.duration / joules : 0.0;
+}
+}  // namespace
+
+std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeResult& run) {
+    Json j = {{"deployment", RunDeploymentJson(q, run)}, {"kv", KvJson(run.kv)}};
+    if (!run.decode_system_name.empty()) j["decode_rate_sources"] = RateSourcesJson(run.decode_rates);
     if (run.decode_kv) j["decode_kv"] = KvJson(*run.decode_kv);
     if (run.transfer)
         j["kv_transfer"] = {{"latency_s", run.transfer->latency},
@@ -391,10 +408,7 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
     j["rate_sources"] = RateSourcesJson(run.rates);
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);
-    const double joules = RunEnergyJoules(q, run.result);
-    j["result"]["energy_joules"] = joules;  // RunEnergyJoules: an upper bound; 0 when the part gives no power
-    j["result"]["output_tokens_per_joule"] =
-        joules > 0 ? run.result.output_tokens_per_s * run.result.duration / joules : 0.0;
+    AddEnergyJson(j["result"], q, run.result);
     return j.dump(2) + "\n";
 }
 
@@ -431,6 +445,53 @@ std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std:
         j["deployment"]["decode_accelerator"] = s.decode_system->accelerator.name;
     }
     return j.dump(2) + "\n";
+}
+
+std::string ServeFieldSweepText(const std::string& key, const std::vector<std::string>& values,
+                                const std::vector<engine::ServeRequest>& requests,
+                                const std::vector<engine::ServeResult>& results) {
+    const ServingConfig& c = requests.front().config;
+    std::string o = "Sweep of " + key + ": " + c.model.name + " on " + requests.front().system->accelerator.name +
+                    ", " + std::to_string(c.workload.requests) + " requests per point (of the first value), SLO " +
+                    SloText(c.slo) + "\n";
+    const bool prefixes = std::any_of(requests.begin(), requests.end(),
+                                      [](const engine::ServeRequest& q) { return q.config.engine.prefix_caching; });
+    const int width = static_cast<int>(std::max<size_t>(
+        10, std::max_element(values.begin(), values.end(), [](const std::string& a, const std::string& b) {
+                return a.size() < b.size();
+            })->size()));
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%*s %10s %12s %10s %7s %11s %11s %11s %11s %7s %8s%s\n", width, "value", "req/s",
+                  "out tok/s", "goodput", "SLO", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "KV occ", "preempt",
+                  prefixes ? "    hits" : "");
+    o += buf;
+    for (size_t i = 0; i < results.size(); ++i) {
+        const ServingResult& r = results[i].result;
+        const long long hits = r.prefix_gpu_hits + r.prefix_host_hits + r.prefix_remote_hits;
+        const std::string hit =
+            prefixes ? Fmt(" %6.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) : "";
+        std::snprintf(buf, sizeof buf, "%*s %10.3f %12.0f %10.3f %6.1f%% %11s %11s %11s %11s %6.1f%% %8lld%s\n", width,
+                      values[i].c_str(), r.requests_per_s, r.output_tokens_per_s, r.goodput_requests_per_s,
+                      100 * r.slo_attainment, FormatSeconds(r.ttft.p50, kTableTime).c_str(),
+                      FormatSeconds(r.ttft.p99, kTableTime).c_str(), FormatSeconds(r.tpot.p50, kTableTime).c_str(),
+                      FormatSeconds(r.tpot.p99, kTableTime).c_str(), 100 * r.kv_occupancy_mean, r.preemptions,
+                      hit.c_str());
+        o += buf;
+    }
+    return o;
+}
+
+std::string ServeFieldSweepJson(const std::string& key, const std::vector<std::string>& values,
+                                const std::vector<engine::ServeRequest>& requests,
+                                const std::vector<engine::ServeResult>& results) {
+    Json points = Json::array();
+    for (size_t i = 0; i < results.size(); ++i) {
+        Json result = ResultJson(results[i].result, false);
+        AddEnergyJson(result, requests[i], results[i].result);
+        points.push_back(
+            {{"value", values[i]}, {"deployment", RunDeploymentJson(requests[i], results[i])}, {"result", result}});
+    }
+    return Json{{"sweep", {{"key", key}}}, {"points", std::move(points)}}.dump(2) + "\n";
 }
 
 std::string SpeculationText(const Speculation& s, const ServingResult& r) {

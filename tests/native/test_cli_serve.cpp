@@ -1,5 +1,5 @@
-// `stagecraft serve`, run as a user would: a description, strict --set overrides, a trace file, a rate sweep,
-// JSON, and the exit codes of the other commands (0 done, 1 bad input, 2 usage).
+// `stagecraft serve`, run as a user would: a description, strict --set overrides, a trace file, a rate sweep, a
+// field sweep, JSON, and the exit codes of the other commands (0 done, 1 bad input, 2 usage).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -82,6 +82,54 @@ TEST(CliServe, RateSweepPrintsTheCurve) {
     r = RunCli(kPreset + " --rate-sweep 2 --set workload.arrival=offline");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("workload.arrival"), std::string::npos) << r.out;
+}
+
+// --sweep KEY=V1,V2,...: each point is the description with one more --set, its result the single run's.
+TEST(CliServe, FieldSweepPointsAreTheSingleRuns) {
+    const std::string base =
+        "serve --preset llama3-8b-h100-shared-prefix --set workload.requests=128 "
+        "--set workload.prefixes.count=100 --set workload.prefixes.tokens=8192";
+    CliResult r = RunCli(base + " --sweep engine.host_cache_gib=0,16 --threads 2 --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["sweep"]["key"], "engine.host_cache_gib");
+    ASSERT_EQ(j["points"].size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+        const std::string v = i == 0 ? "0" : "16";
+        EXPECT_EQ(j["points"][i]["value"], v);
+        CliResult one = RunCli(base + " --set engine.host_cache_gib=" + v + " --json", false);
+        ASSERT_EQ(one.status, 0) << one.out;
+        const nlohmann::json single = nlohmann::json::parse(one.out);
+        const nlohmann::json& point = j["points"][i]["result"];
+        for (auto it = point.begin(); it != point.end(); ++it) EXPECT_EQ(*it, single["result"][it.key()]) << it.key();
+        EXPECT_EQ(j["points"][i]["deployment"], single["deployment"]);
+    }
+    EXPECT_GT(j["points"][1]["result"]["prefix_host_hits"].get<long long>(), 0);  // the field did something
+    // Text: one row a value, the same whatever the thread count; a model is a field too.
+    CliResult text = RunCli(base + " --sweep engine.host_cache_gib=0,16 --threads 1");
+    ASSERT_EQ(text.status, 0) << text.out;
+    EXPECT_EQ(text.out, RunCli(base + " --sweep engine.host_cache_gib=0,16 --threads 2").out);
+    EXPECT_NE(text.out.find("Sweep of engine.host_cache_gib: Llama-3 8B"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("    hits"), std::string::npos) << text.out;
+    CliResult models = RunCli(kPreset + " --set pool.tp=8 --sweep model=llama3-8b,llama3-70b");
+    ASSERT_EQ(models.status, 0) << models.out;
+    EXPECT_NE(models.out.find("\nllama3-70b "), std::string::npos) << models.out;
+    // Errors name the flag or the field and the value.
+    r = RunCli(kPreset + " --sweep pool.tp=1,x");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("pool.tp: expected an integer, got \"x\""), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep engine.max_seqz=1,2");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("engine.max_seqz: unknown field"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep system=dgx-a100-superpod");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--sweep: \"system\" names a cluster"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep pool.tp");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--sweep: expected key=V1,V2,..."), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep pool.tp=1,2 --rate-sweep 1,2");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--sweep: one sweep a command"), std::string::npos) << r.out;
 }
 
 TEST(CliServe, ReplaysATraceFile) {
