@@ -451,9 +451,17 @@ std::string ServeFieldSweepText(const std::string& key, const std::vector<std::s
                                 const std::vector<engine::ServeRequest>& requests,
                                 const std::vector<engine::ServeResult>& results) {
     const ServingConfig& c = requests.front().config;
-    std::string o = "Sweep of " + key + ": " + c.model.name + " on " + requests.front().system->accelerator.name +
-                    ", " + std::to_string(c.workload.requests) + " requests per point (of the first value), SLO " +
-                    SloText(c.slo) + "\n";
+    const bool same = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
+        return q.config.workload.requests == c.workload.requests;
+    });
+    const bool one_model = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
+        return q.config.model.name == c.model.name;
+    });
+    std::string o =
+        "Sweep of " + key + ": " + (one_model ? c.model.name : "the model each point sets") + " on " +
+        requests.front().system->accelerator.name + ", " +
+        (same ? std::to_string(c.workload.requests) + " requests per point" : "requests as each point sets") +
+        ", SLO " + SloText(c.slo) + "\n";
     const bool prefixes = std::any_of(requests.begin(), requests.end(),
                                       [](const engine::ServeRequest& q) { return q.config.engine.prefix_caching; });
     const int width = static_cast<int>(std::max<size_t>(
