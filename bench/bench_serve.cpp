@@ -98,6 +98,31 @@ static bool PrefixCaching() {
     return r.completed == c.workload.requests;
 }
 
+// (f4) The same churn through three tiers with one remote store for the four replicas (40 GiB a GPU, 160 GiB in
+// all: about 640 of the 10,000 prefixes), 2 GiB of host tier each: every eviction writes through to both tiers,
+// store hits from any replica, write-backs to the host. Memory stays bounded by what the tiers hold.
+static bool PrefixTiers() {
+    Preset p = LoadPreset("llama3-8b-h100-shared-prefix.json");
+    sc::ServingConfig& c = p.config;
+    c.pool.replicas = 4;
+    c.workload.arrival = sc::ArrivalKind::poisson;
+    c.workload.rate = 80;
+    c.workload.requests = 200000;
+    c.workload.prefixes = {10000, 2048, 1.0};
+    c.engine.host_cache_gib = 2;
+    c.engine.remote_cache_gib = 40;
+    c.timelines = 0;
+    const Timed t = Run(c, p.system);
+    const double secs = t.secs;
+    const sc::ServingResult& r = t.run.result;
+    const std::string note = std::to_string(r.completed) + " requests, " + std::to_string(r.iterations) +
+                             " iterations; " + std::to_string(r.prefix_gpu_hits) + " GPU, " +
+                             std::to_string(r.prefix_host_hits) + " host and " + std::to_string(r.prefix_remote_hits) +
+                             " store hits of " + std::to_string(r.prefix_requests) + " admissions";
+    bench::Result("serve_prefix_tiers_s", secs, "s", note);
+    return r.completed == c.workload.requests;
+}
+
 int main(int argc, char** argv) {
     const long long requests = argc > 1 ? std::atoll(argv[1]) : 1000000;
     Preset p = LoadPreset("llama3-70b-h100-disaggregated.json");
@@ -120,5 +145,5 @@ int main(int argc, char** argv) {
     if (cpu > 0) bench::Result("serve_cpu_s", cpu, "s", "user + system CPU time of the simulation (getrusage)");
     bench::Result("serve_events_per_s", events / secs, "/s", note);
     bench::Result("serve_peak_rss", bench::PeakRssBytes(), "B", "getrusage ru_maxrss");
-    return r.completed == requests && Fleet() && PrefixCaching() ? 0 : 1;
+    return r.completed == requests && Fleet() && PrefixCaching() && PrefixTiers() ? 0 : 1;
 }
