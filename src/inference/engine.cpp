@@ -505,9 +505,11 @@ private:
         (f.where == PrefixCache::Where::remote ? remote_loaded_bytes_ : host_loaded_bytes_) += bytes;
     }
     // Evicts cached prefixes no request uses, least recently used first, until `want` blocks are free; each goes to
-    // the tiers below first. The iteration waits for the copy out of the GPU: to the host over the host link, and to
-    // the remote store over the network unless a host copy exists to send it from (LMCache submits the remote put
-    // without waiting for it: `batched_submit_put_task`).
+    // the tiers below first. The iteration waits for the copy out of the GPU into host memory, over the host link,
+    // whether it stays there (the host tier) or is on its way to the remote store: LMCache stages every store in
+    // its local CPU allocator, and vLLM's connector waits for the saves (`wait_for_save`) but not for the remote
+    // put, which is submitted, not awaited (`batched_submit_put_task`). A prefix with a host copy already uploads
+    // from it.
     bool FreeBlocks(Replica& r, long long want) {
         while (r.free_blocks < want && CachesPrefixes(r)) {
             const PrefixCache::Evicted ev = r.prefixes.EvictOne();
@@ -515,15 +517,11 @@ private:
             r.free_blocks += ev.blocks;
             used_blocks_ -= ev.blocks;
             const double bytes = static_cast<double>(ev.blocks) * BlockBytes(r.pool);
-            if (ev.stored_host) {
+            const bool had_host_copy = !ev.stored_host && r.prefixes.Find(ev.key) == PrefixCache::Where::host;
+            if (ev.stored_host || (ev.stored_remote && !had_host_copy))
                 r.swap_seconds += TierSeconds(PrefixCache::Where::host, bytes, false);
-                host_stored_bytes_ += bytes;
-            }
-            if (ev.stored_remote) {
-                if (r.prefixes.Find(ev.key) != PrefixCache::Where::host)
-                    r.swap_seconds += TierSeconds(PrefixCache::Where::remote, bytes, false);
-                remote_stored_bytes_ += bytes;
-            }
+            if (ev.stored_host) host_stored_bytes_ += bytes;
+            if (ev.stored_remote) remote_stored_bytes_ += bytes;
         }
         return r.free_blocks >= want;
     }
@@ -896,11 +894,14 @@ namespace {
 
 // A host tier and swap preemption copy over the pool's host link: it must be known.
 void CheckHostLink(const ServingConfig& c, const PoolModel& p, const char* pool) {
-    const bool host_tier = c.engine.host_cache_gib > 0 && std::string(pool) == "pool";
-    if (!host_tier && c.engine.preemption != Preemption::swap) return;
+    const bool prefill = std::string(pool) == "pool";
+    const bool host_tier = c.engine.host_cache_gib > 0 && prefill, store = c.engine.remote_cache_gib > 0 && prefill;
+    if (!host_tier && !store && c.engine.preemption != Preemption::swap) return;
     if (HostGBpsOf(p, c.engine, true) > 0 && HostGBpsOf(p, c.engine, false) > 0) return;
     throw Error("engine.swap_gbps",
-                std::string(host_tier ? "the host prefix tier" : "swap preemption") +
+                std::string(host_tier ? "the host prefix tier"
+                            : store   ? "the remote store (its uploads leave from host memory)"
+                                      : "swap preemption") +
                     " copies over the host link, and the " + pool +
                     "'s part has no measured host link (the calibration measures H100, H800, H200, GB200 and "
                     "MI300X): state its GB/s per direction (> 0)");
@@ -928,12 +929,12 @@ void CheckPools(const ServingConfig& c, PoolModel pool, std::optional<PoolModel>
         throw Error("decode_pool.kv_blocks", "must be at least 1 per pipeline stage (" +
                                                  std::to_string(c.decode_pool->pp) + "), got " +
                                                  std::to_string(decode->kv_blocks));
-    CheckHostLink(c, pool, "pool");
-    if (decode) CheckHostLink(c, *decode, "decode_pool");
     if (c.engine.remote_cache_gib > 0 && !(std::isfinite(pool.remote_gbps) && pool.remote_gbps > 0))
         throw Error("engine.remote_cache_gib",
                     "the remote store needs the link to it (the pool's remote_gbps > 0: "
                     "SimulateServing takes it from the cluster's scale-out network)");
+    CheckHostLink(c, pool, "pool");
+    if (decode) CheckHostLink(c, *decode, "decode_pool");
 }
 
 }  // namespace

@@ -116,12 +116,13 @@ struct EngineConfig {
     // copies cross the host link at swap_gbps and the replica waits for them, as for a swap. 0: no host tier. Needs
     // prefix_caching.
     double host_cache_gib = 0;
-    // A tier in a remote store (GiB per GPU; Mooncake's distributed KV store, LMCache's remote backend, HERMES's
-    // remote KV-cache retrieval): its copies cross the prefill cluster's scale-out network (the NICs: ScaleOutLevel's
-    // effective bandwidth, plus its hop latency a copy) rather than the host link. 0: none. Needs prefix_caching.
-    // With a host tier too the three tiers are LMCache's hierarchy (PrefixCache): an evicted prefix is written to
-    // both, a lookup takes the host's copy first, a copy read from the store is kept in the host tier as well, and
-    // the upload to the store leaves from the host copy without holding the replica.
+    // A tier in a remote store (GiB per GPU, every prefill GPU's share of one store the replicas share: RemoteStore;
+    // Mooncake's distributed KV store, LMCache's remote backend, HERMES's remote KV-cache retrieval): a read crosses
+    // the prefill cluster's scale-out network (the NICs: ScaleOutLevel's effective bandwidth, plus its hop latency a
+    // copy); an evicted prefix is staged in host memory over the host link (swap_gbps or the measured one), the
+    // replica waiting for that copy only, and uploaded beside it. 0: none. Needs prefix_caching. With a host tier
+    // too the three tiers are LMCache's hierarchy (PrefixCache): an evicted prefix is written to both, a lookup
+    // takes the host's copy first, a copy read from the store is kept in the host tier as well.
     double remote_cache_gib = 0;
     Speculation speculation;
 };

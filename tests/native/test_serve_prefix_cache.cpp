@@ -87,7 +87,8 @@ TEST(ServePrefixCache, RequestsSharingAPrefixHoldItsBlocksOnce) {
 // A cache that holds one 64-block prefix beside a request (64 + 68 - 1 blocks) and a client cycling over three
 // prefixes: each request's prefix is on the GPU when it repeats the previous one, else in the host tier when it
 // was evicted before (with one), else computed. The expected time per request is written out from that rule. A
-// remote store is the same tier across the network: each copy also pays the link's latency.
+// remote store is the same tier across the network: a copy back crosses it (and pays its latency), a copy out is
+// staged in host memory over the host link and uploaded beside the iteration.
 TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
     const int requests = 40, prefix_blocks = 64, bs = 16;
     for (const char* tier : {"GPU only", "host tier", "remote store"}) {
@@ -108,7 +109,7 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
         const PrefixDraw draw(c.workload.prefixes);
         // Out of the GPU at the host link's device-to-host rate, back at its host-to-device one; the store's both ways.
         const double bytes = prefix_blocks * bs * cost.KvBytesPerToken();
-        const double out = latency + bytes / (remote ? 25e9 : 20e9), in = latency + bytes / (remote ? 25e9 : 30e9);
+        const double out = bytes / 20e9, in = latency + bytes / (remote ? 25e9 : 30e9);
         const double miss = PrefillSeconds(cost, 0, 1088), hit = PrefillSeconds(cost, 1024, 64);
         double expected = 0;
         long long gpu_hits = 0, host_hits = 0, stores = 0;
@@ -143,7 +144,7 @@ TEST(ServePrefixCache, EvictsTheLeastRecentlyUsedAndTheHostTierCopiesItBack) {
 }
 
 // Three tiers, LMCache's hierarchy: a prefix leaving the GPU is written to the host tier (the iteration waits for
-// the host link) and to the remote store (sent from the host copy, beside the iteration); a lookup takes the host's
+// the host link) and to the remote store (uploaded from host memory, beside the iteration); a lookup takes the host's
 // copy first, then the store's, which is kept in the host tier as well. The host tier holds one prefix, the store
 // all three: the rules written out below give every hit, byte and second of the run.
 TEST(ServePrefixCache, ThreeTiersWriteThroughAndTheStoreWritesBackToTheHost) {
@@ -179,7 +180,7 @@ TEST(ServePrefixCache, ThreeTiersWriteThroughAndTheStoreWritesBackToTheHost) {
             if (in_host != on_gpu && !from_host) in_host = on_gpu, ++host_stores, t += host_copy;
             if (in_remote.insert(on_gpu).second) {
                 ++remote_stores;
-                if (in_host != on_gpu) t += remote_copy;  // no host copy to send it from
+                if (in_host != on_gpu) t += host_copy;  // no host copy to send it from: staged in host memory
             }
         }
         if (from_host) ++host_hits, t += hit + host_copy;
@@ -204,6 +205,38 @@ TEST(ServePrefixCache, ThreeTiersWriteThroughAndTheStoreWritesBackToTheHost) {
     host_only.engine.remote_cache_gib = 0;
     EXPECT_LT(r.sum_e2e,
               Simulate(host_only, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {}).sum_e2e);
+
+    // The other way round, a host tier holding all three and a store holding one: the store keeps re-taking prefixes
+    // the host already has, and those uploads leave from the host copy, so nothing but the first copy to the host
+    // is waited for.
+    c.engine.host_cache_gib = 200.5 * block / 1073741824.0;  // 200 blocks: three prefixes
+    c.engine.remote_cache_gib = 96.5 * block / 1073741824.0;
+    const ServingResult big = Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {});
+    Rng rng2(c.workload.seed);
+    double expected2 = 0;
+    long long uploads = 0;
+    std::set<int> host_has;
+    int gpu = -1, store_has = -1;
+    for (int i = 0; i < requests; ++i) {
+        const int p = draw(rng2);
+        if (p == gpu) {
+            expected2 += hit;
+            continue;
+        }
+        const bool from_host = host_has.count(p) > 0;
+        double t = 0;
+        if (gpu >= 0) {
+            if (host_has.insert(gpu).second) t += host_copy;   // the only copy the iteration waits for
+            if (store_has != gpu) store_has = gpu, ++uploads;  // from the host copy, beside the iteration
+        }
+        t += from_host ? hit + host_copy : miss;
+        expected2 += t;
+        gpu = p;
+    }
+    EXPECT_GT(uploads, 3);  // more uploads than prefixes: the store re-took copies the host had all along
+    EXPECT_EQ(big.prefix_remote_hits, 0);
+    EXPECT_NEAR(big.remote_tier_stored_bytes, uploads * bytes, 1e-3);
+    EXPECT_NEAR(big.sum_e2e, expected2, 1e-9 * expected2);
 }
 
 // The remote store is one for every replica (Mooncake's store pools its servers' memory for all prefill
@@ -215,8 +248,10 @@ TEST(ServePrefixCache, ReplicasShareTheRemoteStore) {
     c.pool.replicas = 2;
     c.engine.remote_cache_gib = 1;
     const IterationCost cost = servetest::H100Cost(c);
-    const double latency = 2.7e-6, bytes = prefix_blocks * bs * cost.KvBytesPerToken(), copy = latency + bytes / 25e9;
-    const ServingResult r = Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency}, std::nullopt, {});
+    const double latency = 2.7e-6, bytes = prefix_blocks * bs * cost.KvBytesPerToken();
+    const double out = bytes / 52e9, in = latency + bytes / 25e9;  // staged over the host link; back over the network
+    const ServingResult r =
+        Simulate(c, PoolModel{&cost, prefix_blocks + 68 - 1, 25.0, latency, 51, 52}, std::nullopt, {});
     ASSERT_EQ(r.completed, requests);
 
     Rng rng(c.workload.seed);
@@ -235,9 +270,9 @@ TEST(ServePrefixCache, ReplicasShareTheRemoteStore) {
         }
         const auto found = in_store.find(p);
         double t = 0;
-        if (g >= 0 && in_store.emplace(g, replica).second) ++stores, t += copy;  // evicted to the store
+        if (g >= 0 && in_store.emplace(g, replica).second) ++stores, t += out;  // evicted to the store
         if (found != in_store.end()) {
-            ++remote_hits, t += hit + copy;
+            ++remote_hits, t += hit + in;
             across += found->second != replica;
         } else {
             t += miss;
@@ -344,8 +379,8 @@ TEST(ServePrefixCache, ARemoteStoreSitsAcrossTheScaleOutNetwork) {
     // The same run with the link written out: the cost at the run's typical prompt (1,024 + 64 tokens).
     const IterationCost cost(c.model, c.precision, c.pool, sys, &Calibration(), 1088, c.engine.max_tokens);
     const NetworkLevel& ndr = sys.levels[1];
-    const ServingResult r =
-        Simulate(c, PoolModel{&cost, 64 + 68 - 1, ndr.EffectiveGBps(), ndr.latency_us * 1e-6}, std::nullopt, {});
+    const ServingResult r = Simulate(
+        c, PoolModel{&cost, 64 + 68 - 1, ndr.EffectiveGBps(), ndr.latency_us * 1e-6, 51, 52}, std::nullopt, {});
     EXPECT_EQ(run.result.sum_e2e, r.sum_e2e);
     EXPECT_EQ(run.result.remote_tier_loaded_bytes, r.remote_tier_loaded_bytes);
     // Slower than a host link of 64 GB/s, faster than recomputing every evicted prefix.
@@ -363,6 +398,12 @@ TEST(ServePrefixCache, ARemoteStoreSitsAcrossTheScaleOutNetwork) {
     EXPECT_NE(sctest::ErrorOf([&] {
                   Simulate(c, cost, 131);
               }).find("engine.remote_cache_gib: the remote store needs the link"),
+              std::string::npos);
+    // Its uploads are staged in host memory: a part without a measured host link needs one stated.
+    c.engine.swap_gbps = 0;
+    EXPECT_NE(sctest::ErrorOf([&] {
+                  SimulateServing(c, System("dgx-a100-superpod"), &Calibration());
+              }).find("engine.swap_gbps: the remote store (its uploads leave from host memory)"),
               std::string::npos);
 }
 
