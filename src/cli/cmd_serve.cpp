@@ -2,6 +2,7 @@
 // (src/engine/serve.h), a rate sweep of it (a throughput-latency curve) or a sweep of one of its fields, as text
 // or JSON.
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -44,7 +45,7 @@ const char* kServeUsage =
     "                fixed_rate arrivals) and print the throughput-latency curve\n"
     "  --sweep       simulate the description with one field at each of these values (any --set key, e.g.\n"
     "                --sweep engine.host_cache_gib=0,10,40 --sweep pool.tp=1,2,4 --sweep model=llama3-8b,\n"
-    "                llama3-70b) and print one row a value\n"
+    "                llama3-70b --sweep system=dgx-h100-superpod,gb200-nvl72) and print one row a value\n"
     "  --timelines N keep the timelines of the first N requests by arrival (default 8; 0: none): every\n"
     "                span from arrival to last token (queued, prefill chunks, decode, preempted, KV transfer),\n"
     "                in the JSON report's result.timelines\n"
@@ -137,10 +138,6 @@ FieldSweep ParseFieldSweep(const std::string& arg) {
     if (eq == std::string::npos || eq == 0)
         throw Error("--sweep", "expected key=V1,V2,... (a --set key and its values), got \"" + Clip(arg) + "\"");
     f.key = arg.substr(0, eq);
-    if (f.key == "system" || f.key.rfind("decode_pool.system", 0) == 0)
-        throw Error("--sweep", "\"" + Clip(f.key) +
-                                   "\" names a cluster, which a sweep point cannot change; run one command a "
-                                   "cluster (--system, --decode-system), or sweep a description field");
     f.values = SplitList(arg.substr(eq + 1));
     if (f.values.empty()) throw Error("--sweep", "no values for " + Clip(f.key));
     if (f.values.size() > 4096)
@@ -148,17 +145,44 @@ FieldSweep ParseFieldSweep(const std::string& arg) {
     return f;
 }
 
-// Every point of a field sweep, on threads (each point is one RunServe; results do not depend on the threads).
+// The cluster a description names (`system`, beside the description's folder), with --system-set's edits: a sweep
+// point's, when the point sets another than the command's.
+System DescriptionSystem(const Args& a, const fs::path& preset, const std::string& id) {
+    if (a.Has("system"))
+        throw Error("--sweep", "its points name clusters of their own (" + Clip(id) +
+                                   "), but --system sets one for every point; drop one of them");
+    const fs::path path = preset.parent_path() / ".." / "systems" / (id + ".json");
+    std::error_code ec;
+    System sys = LoadSystemPreset("system", fs::exists(path, ec) ? path.string() : id);
+    try {
+        ApplySystemEdits(sys, a.All("system-set"));
+    } catch (const Error& e) {
+        throw Error("--system-set", std::string(e.what()) + " (on " + sys.id + ")");
+    }
+    return sys;
+}
+
+// Every point of a field sweep, on threads (each point is one RunServe; results do not depend on the threads). A
+// point that names another cluster (`--sweep system=...`, `decode_pool.system`) runs on it.
 std::string RunFieldSweep(const Args& a, const fs::path& preset, const std::string& text,
-                          const engine::ServeRequest& base, bool json) {
+                          const ServingDescription& base_d, const engine::ServeRequest& base, bool json) {
     const FieldSweep f = ParseFieldSweep(a.Get("sweep"));
     std::vector<engine::ServeRequest> requests;
+    std::deque<System> systems;  // the points' own clusters, alive until the sweep is printed
     for (const std::string& v : f.values) {
         std::vector<std::string> sets = a.All("set");
         sets.push_back(f.key + "=" + v);
         ServingDescription d;
         engine::ServeRequest q = RequestOf(a, preset, text, sets, &d);
-        q.system = base.system, q.calibration = base.calibration, q.decode_system = base.decode_system;
+        q.calibration = base.calibration;
+        q.system = base.system;
+        if (d.system_id != base_d.system_id)
+            q.system = &systems.emplace_back(DescriptionSystem(a, preset, d.system_id));
+        q.decode_system = base.decode_system;
+        if (d.decode_system_id != base_d.decode_system_id && !a.Has("decode-system")) {
+            std::optional<System> own = LoadDecodeSystem(a, d, preset);
+            q.decode_system = own ? &systems.emplace_back(std::move(*own)) : nullptr;
+        }
         requests.push_back(std::move(q));
     }
     const int n = static_cast<int>(requests.size()), threads = std::min(LoadThreads(a), n);
@@ -213,7 +237,7 @@ int Serve(int argc, char** argv) {
                         "as a field)");
         if (a.Has("timeline-json"))
             throw Error("--timeline-json", "a sweep keeps no timelines; simulate one point without --sweep");
-        out = RunFieldSweep(a, preset, text, request, json);
+        out = RunFieldSweep(a, preset, text, d, request, json);
     } else if (a.Has("rate-sweep")) {
         if (a.Has("timeline-json"))
             throw Error("--timeline-json", "a rate sweep keeps no timelines; simulate one rate without --rate-sweep");

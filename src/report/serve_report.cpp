@@ -454,12 +454,15 @@ std::string ServeFieldSweepText(const std::string& key, const std::vector<std::s
     const bool same = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
         return q.config.workload.requests == c.workload.requests;
     });
+    const bool one_system = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
+        return q.system->name == requests.front().system->name;
+    });
     const bool one_model = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
         return q.config.model.name == c.model.name;
     });
     std::string o =
         "Sweep of " + key + ": " + (one_model ? c.model.name : "the model each point sets") + " on " +
-        requests.front().system->accelerator.name + ", " +
+        (one_system ? requests.front().system->accelerator.name : std::string("the cluster each point sets")) + ", " +
         (same ? std::to_string(c.workload.requests) + " requests per point" : "requests as each point sets") +
         ", SLO " + SloText(c.slo) + "\n";
     const bool prefixes = std::any_of(requests.begin(), requests.end(),

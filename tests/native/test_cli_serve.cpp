@@ -121,9 +121,25 @@ TEST(CliServe, FieldSweepPointsAreTheSingleRuns) {
     r = RunCli(kPreset + " --sweep engine.max_seqz=1,2");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("engine.max_seqz: unknown field"), std::string::npos) << r.out;
-    r = RunCli(kPreset + " --sweep system=dgx-a100-superpod");
+    // A point may name its own cluster: each runs on it, as `--set system=` runs one.
+    r = RunCli(kPreset + " --sweep system=dgx-h100-superpod,dgx-a100-superpod --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json systems = nlohmann::json::parse(r.out);
+    CliResult a100 = RunCli(kPreset + " --set system=dgx-a100-superpod --json", false);
+    ASSERT_EQ(a100.status, 0) << a100.out;
+    EXPECT_EQ(systems["points"][1]["deployment"], nlohmann::json::parse(a100.out)["deployment"]);
+    EXPECT_EQ(systems["points"][1]["result"]["output_tokens_per_s"],
+              nlohmann::json::parse(a100.out)["result"]["output_tokens_per_s"]);
+    EXPECT_NE(systems["points"][0]["deployment"]["accelerator"], systems["points"][1]["deployment"]["accelerator"]);
+    EXPECT_NE(RunCli(kPreset + " --sweep system=dgx-h100-superpod,dgx-a100-superpod")
+                  .out.find("on the cluster each point sets"),
+              std::string::npos);
+    r = RunCli(kPreset + " --sweep system=dgx-a100-superpod --system dgx-h100-superpod");
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("--sweep: \"system\" names a cluster"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--sweep: its points name clusters of their own"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep system=no-such-cluster");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("no-such-cluster"), std::string::npos) << r.out;
     r = RunCli(kPreset + " --sweep pool.tp");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--sweep: expected key=V1,V2,..."), std::string::npos) << r.out;
