@@ -76,7 +76,7 @@ static bool Fleet() {
 // prefixes drawn by Zipf 1.0, 200,000 Poisson arrivals at 80 req/s: each GPU caches about 200 of the prefixes and its
 // 5 GiB host tier 20, so evictions and copies back run all along. Memory stays bounded: a replica's cache holds at
 // most what its GPU blocks and host tier hold.
-static bool PrefixCaching() {
+static Preset Churn() {
     Preset p = LoadPreset("llama3-8b-h100-shared-prefix.json");
     sc::ServingConfig& c = p.config;
     c.pool.replicas = 4;
@@ -85,6 +85,12 @@ static bool PrefixCaching() {
     c.workload.requests = 200000;
     c.workload.prefixes = {10000, 2048, 1.0};
     c.timelines = 0;
+    return p;
+}
+
+static bool PrefixCaching() {
+    Preset p = Churn();
+    const sc::ServingConfig& c = p.config;
     const Timed t = Run(c, p.system);
     const double secs = t.secs;
     const sc::ServingResult& r = t.run.result;
@@ -102,16 +108,10 @@ static bool PrefixCaching() {
 // all: about 640 of the 10,000 prefixes), 2 GiB of host tier each: every eviction writes through to both tiers,
 // store hits from any replica, write-backs to the host. Memory stays bounded by what the tiers hold.
 static bool PrefixTiers() {
-    Preset p = LoadPreset("llama3-8b-h100-shared-prefix.json");
+    Preset p = Churn();
     sc::ServingConfig& c = p.config;
-    c.pool.replicas = 4;
-    c.workload.arrival = sc::ArrivalKind::poisson;
-    c.workload.rate = 80;
-    c.workload.requests = 200000;
-    c.workload.prefixes = {10000, 2048, 1.0};
     c.engine.host_cache_gib = 2;
     c.engine.remote_cache_gib = 40;
-    c.timelines = 0;
     const Timed t = Run(c, p.system);
     const double secs = t.secs;
     const sc::ServingResult& r = t.run.result;

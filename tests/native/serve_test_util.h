@@ -64,4 +64,24 @@ inline sc::ServingConfig Uniform(const std::string& model, int tp, long long req
     return c;
 }
 
+// One client sending `requests` prompts one after another, each a shared prefix of `prefix` tokens (one of
+// `count`) then `own` tokens of its own, and one output token, with prefix caching: every request is one prefill
+// iteration (the prefix-cache and prefix-tier tests' workload).
+inline sc::ServingConfig OnePrefixClient(long long requests, int count, int prefix, int own) {
+    sc::ServingConfig c = Base("llama3-8b", 1, own, 1, requests);
+    c.workload.arrival = sc::ArrivalKind::closed_loop;
+    c.workload.concurrency = 1;
+    c.workload.prefixes = {count, prefix, 0};
+    c.engine.prefix_caching = true;
+    return c;
+}
+
+// One prefill of `computed` tokens after `cached` ones already in the cache, and its one logit row, by `cost`.
+inline double PrefillSeconds(const sc::IterationCost& cost, double cached, double computed) {
+    sc::BatchShape b;
+    b.AddPrefillChunk(cached, computed, 0);
+    b.logits = 1;
+    return cost.Breakdown(b).total();
+}
+
 }  // namespace servetest
