@@ -33,7 +33,7 @@ namespace {
 
 const char* kServeUsage =
     "usage: stagecraft serve --preset FILE|ID [--set key=value]... [--trace FILE] [--rate-sweep R1,R2,...]\n"
-    "                        [--sweep key=V1,V2,...]\n"
+    "                        [--sweep key=V1,V2,... [--sweep key2=W1,W2,...]]\n"
     "                        [--timelines N] [--timeline-json FILE]\n"
     "                        [--system SYSTEM] [--system-set k=v]... [--threads N] [--json]\n"
     "  --preset      a serving description (presets/inference/*.json, or its id): model, system, precision,\n"
@@ -45,7 +45,8 @@ const char* kServeUsage =
     "                fixed_rate arrivals) and print the throughput-latency curve\n"
     "  --sweep       simulate the description with one field at each of these values (any --set key, e.g.\n"
     "                --sweep engine.host_cache_gib=0,10,40 --sweep pool.tp=1,2,4 --sweep model=llama3-8b,\n"
-    "                llama3-70b --sweep system=dgx-h100-superpod,gb200-nvl72) and print one row a value\n"
+    "                llama3-70b --sweep system=dgx-h100-superpod,gb200-nvl72) and print one row a value;\n"
+    "                given twice, the grid of both fields' values, one row a pair\n"
     "  --timelines N keep the timelines of the first N requests by arrival (default 8; 0: none): every\n"
     "                span from arrival to last token (queued, prefill chunks, decode, preempted, KV transfer),\n"
     "                in the JSON report's result.timelines\n"
@@ -166,12 +167,26 @@ System DescriptionSystem(const Args& a, const fs::path& preset, const std::strin
 // point that names another cluster (`--sweep system=...`, `decode_pool.system`) runs on it.
 std::string RunFieldSweep(const Args& a, const fs::path& preset, const std::string& text,
                           const ServingDescription& base_d, const engine::ServeRequest& base, bool json) {
-    const FieldSweep f = ParseFieldSweep(a.Get("sweep"));
+    std::vector<FieldSweep> fields;
+    for (const std::string& arg : a.All("sweep")) fields.push_back(ParseFieldSweep(arg));
+    if (fields.size() > 2)
+        throw Error("--sweep", "given " + std::to_string(fields.size()) + " times; one field, or two for a grid");
+    if (fields.size() == 2 && fields[0].key == fields[1].key)
+        throw Error("--sweep", Clip(fields[0].key) + " given twice; a grid sweeps two different fields");
+    FieldSweepPoints points;
+    for (const FieldSweep& f : fields) points.keys.push_back(f.key);
+    for (const std::string& v : fields[0].values) {
+        if (fields.size() == 1) points.values.push_back({v});
+        else
+            for (const std::string& w : fields[1].values) points.values.push_back({v, w});
+    }
+    if (points.values.size() > 4096)
+        throw Error("--sweep", "a grid of " + std::to_string(points.values.size()) + " points; at most 4096");
     std::vector<engine::ServeRequest> requests;
     std::deque<System> systems;  // the points' own clusters, alive until the sweep is printed
-    for (const std::string& v : f.values) {
+    for (const std::vector<std::string>& values : points.values) {
         std::vector<std::string> sets = a.All("set");
-        sets.push_back(f.key + "=" + v);
+        for (size_t k = 0; k < values.size(); ++k) sets.push_back(points.keys[k] + "=" + values[k]);
         ServingDescription d;
         engine::ServeRequest q = RequestOf(a, preset, text, sets, &d);
         q.calibration = base.calibration;
@@ -196,8 +211,7 @@ std::string RunFieldSweep(const Args& a, const fs::path& preset, const std::stri
     std::vector<engine::ServeResult> results(static_cast<size_t>(n));
     for (auto& part : parts)
         for (auto& [i, r] : part) results[static_cast<size_t>(i)] = std::move(r);
-    return json ? ServeFieldSweepJson(f.key, f.values, requests, results)
-                : ServeFieldSweepText(f.key, f.values, requests, results);
+    return json ? ServeFieldSweepJson(points, requests, results) : ServeFieldSweepText(points, requests, results);
 }
 
 std::vector<double> SweepRates(const std::string& list) {

@@ -447,8 +447,7 @@ std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& s, const std:
     return j.dump(2) + "\n";
 }
 
-std::string ServeFieldSweepText(const std::string& key, const std::vector<std::string>& values,
-                                const std::vector<engine::ServeRequest>& requests,
+std::string ServeFieldSweepText(const FieldSweepPoints& sweep, const std::vector<engine::ServeRequest>& requests,
                                 const std::vector<engine::ServeResult>& results) {
     const ServingConfig& c = requests.front().config;
     const bool same = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
@@ -460,49 +459,60 @@ std::string ServeFieldSweepText(const std::string& key, const std::vector<std::s
     const bool one_model = std::all_of(requests.begin(), requests.end(), [&](const engine::ServeRequest& q) {
         return q.config.model.name == c.model.name;
     });
+    std::string keys;
+    for (const std::string& k : sweep.keys) keys += (keys.empty() ? "" : " x ") + k;
     std::string o =
-        "Sweep of " + key + ": " + (one_model ? c.model.name : "the model each point sets") + " on " +
+        "Sweep of " + keys + ": " + (one_model ? c.model.name : "the model each point sets") + " on " +
         (one_system ? requests.front().system->accelerator.name : std::string("the cluster each point sets")) + ", " +
         (same ? std::to_string(c.workload.requests) + " requests per point" : "requests as each point sets") +
         ", SLO " + SloText(c.slo) + "\n";
     const bool prefixes = std::any_of(requests.begin(), requests.end(),
                                       [](const engine::ServeRequest& q) { return q.config.engine.prefix_caching; });
-    const int width = static_cast<int>(std::max<size_t>(
-        10, std::max_element(values.begin(), values.end(), [](const std::string& a, const std::string& b) {
-                return a.size() < b.size();
-            })->size()));
+    std::vector<int> width;  // a column a key, as wide as its name and its widest value
+    for (size_t k = 0; k < sweep.keys.size(); ++k) {
+        size_t w = std::max<size_t>(6, sweep.keys[k].size());
+        for (const std::vector<std::string>& v : sweep.values) w = std::max(w, v[k].size());
+        width.push_back(static_cast<int>(w));
+    }
+    auto row_head = [&](const std::vector<std::string>& cells) {
+        std::string h;
+        for (size_t k = 0; k < cells.size(); ++k)
+            h += std::string(static_cast<size_t>(width[k]) - std::min(cells[k].size(), static_cast<size_t>(width[k])),
+                             ' ') +
+                 cells[k] + " ";
+        return h;
+    };
     char buf[400];
-    std::snprintf(buf, sizeof buf, "%*s %10s %12s %10s %7s %11s %11s %11s %11s %7s %8s%s\n", width, "value", "req/s",
-                  "out tok/s", "goodput", "SLO", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "KV occ", "preempt",
+    std::snprintf(buf, sizeof buf, "%10s %12s %10s %7s %11s %11s %11s %11s %7s %8s%s\n", "req/s", "out tok/s",
+                  "goodput", "SLO", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "KV occ", "preempt",
                   prefixes ? "    hits" : "");
-    o += buf;
+    o += row_head(sweep.keys) + buf;
     for (size_t i = 0; i < results.size(); ++i) {
         const ServingResult& r = results[i].result;
         const long long hits = r.prefix_gpu_hits + r.prefix_host_hits + r.prefix_remote_hits;
         const std::string hit =
             prefixes ? Fmt(" %6.1f%%", r.prefix_requests > 0 ? 100.0 * hits / r.prefix_requests : 0.0) : "";
-        std::snprintf(buf, sizeof buf, "%*s %10.3f %12.0f %10.3f %6.1f%% %11s %11s %11s %11s %6.1f%% %8lld%s\n", width,
-                      values[i].c_str(), r.requests_per_s, r.output_tokens_per_s, r.goodput_requests_per_s,
-                      100 * r.slo_attainment, FormatSeconds(r.ttft.p50, kTableTime).c_str(),
-                      FormatSeconds(r.ttft.p99, kTableTime).c_str(), FormatSeconds(r.tpot.p50, kTableTime).c_str(),
-                      FormatSeconds(r.tpot.p99, kTableTime).c_str(), 100 * r.kv_occupancy_mean, r.preemptions,
-                      hit.c_str());
-        o += buf;
+        std::snprintf(buf, sizeof buf, "%10.3f %12.0f %10.3f %6.1f%% %11s %11s %11s %11s %6.1f%% %8lld%s\n",
+                      r.requests_per_s, r.output_tokens_per_s, r.goodput_requests_per_s, 100 * r.slo_attainment,
+                      FormatSeconds(r.ttft.p50, kTableTime).c_str(), FormatSeconds(r.ttft.p99, kTableTime).c_str(),
+                      FormatSeconds(r.tpot.p50, kTableTime).c_str(), FormatSeconds(r.tpot.p99, kTableTime).c_str(),
+                      100 * r.kv_occupancy_mean, r.preemptions, hit.c_str());
+        o += row_head(sweep.values[i]) + buf;
     }
     return o;
 }
 
-std::string ServeFieldSweepJson(const std::string& key, const std::vector<std::string>& values,
-                                const std::vector<engine::ServeRequest>& requests,
+std::string ServeFieldSweepJson(const FieldSweepPoints& sweep, const std::vector<engine::ServeRequest>& requests,
                                 const std::vector<engine::ServeResult>& results) {
     Json points = Json::array();
     for (size_t i = 0; i < results.size(); ++i) {
         Json result = ResultJson(results[i].result, false);
         AddEnergyJson(result, requests[i], results[i].result);
-        points.push_back(
-            {{"value", values[i]}, {"deployment", RunDeploymentJson(requests[i], results[i])}, {"result", result}});
+        points.push_back({{"values", sweep.values[i]},
+                          {"deployment", RunDeploymentJson(requests[i], results[i])},
+                          {"result", result}});
     }
-    return Json{{"sweep", {{"key", key}}}, {"points", std::move(points)}}.dump(2) + "\n";
+    return Json{{"sweep", {{"keys", sweep.keys}}}, {"points", std::move(points)}}.dump(2) + "\n";
 }
 
 std::string SpeculationText(const Speculation& s, const ServingResult& r) {

@@ -32,16 +32,20 @@ std::string ServeSweepReportText(const engine::ServeSweepSnapshot& snap,
 std::string ServeSweepReportJson(const engine::ServeSweepSnapshot& snap,
                                  const std::vector<engine::ServeSweepPoint>& points);
 
-// A sweep of one description field (`stagecraft serve --sweep KEY=V1,V2,...`): point i is `requests[i]`, the
-// description with KEY set to values[i], and its result. One row a value: throughput, goodput and SLO, TTFT and
-// TPOT at p50 and p99, KV occupancy, preemptions and, with prefix caching, the share of admissions that hit.
-std::string ServeFieldSweepText(const std::string& key, const std::vector<std::string>& values,
-                                const std::vector<engine::ServeRequest>& requests,
+// A sweep of one or two description fields (`stagecraft serve --sweep KEY=V1,V2,...`, twice for a grid): the keys,
+// and for each point its value of each key (the second key varying fastest).
+struct FieldSweepPoints {
+    std::vector<std::string> keys;
+    std::vector<std::vector<std::string>> values;
+};
+// Point i is `requests[i]`, the description with the keys set to points.values[i], and its result. One row a point:
+// its values, throughput, goodput and SLO, TTFT and TPOT at p50 and p99, KV occupancy, preemptions and, with prefix
+// caching, the share of admissions that hit.
+std::string ServeFieldSweepText(const FieldSweepPoints& points, const std::vector<engine::ServeRequest>& requests,
                                 const std::vector<engine::ServeResult>& results);
-// The same as JSON: {"sweep": {"key"}, "points": [{"value", "deployment", "result"}]}, each point's deployment and
+// The same as JSON: {"sweep": {"keys"}, "points": [{"values", "deployment", "result"}]}, each point's deployment and
 // result as `serve --json` gives them (without the series).
-std::string ServeFieldSweepJson(const std::string& key, const std::vector<std::string>& values,
-                                const std::vector<engine::ServeRequest>& requests,
+std::string ServeFieldSweepJson(const FieldSweepPoints& points, const std::vector<engine::ServeRequest>& requests,
                                 const std::vector<engine::ServeResult>& results);
 
 }  // namespace sc

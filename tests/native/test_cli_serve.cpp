@@ -92,11 +92,11 @@ TEST(CliServe, FieldSweepPointsAreTheSingleRuns) {
     CliResult r = RunCli(base + " --sweep engine.host_cache_gib=0,16 --threads 2 --json", false);
     ASSERT_EQ(r.status, 0) << r.out;
     const nlohmann::json j = nlohmann::json::parse(r.out);
-    EXPECT_EQ(j["sweep"]["key"], "engine.host_cache_gib");
+    EXPECT_EQ(j["sweep"]["keys"], nlohmann::json::array({"engine.host_cache_gib"}));
     ASSERT_EQ(j["points"].size(), 2u);
     for (int i = 0; i < 2; ++i) {
         const std::string v = i == 0 ? "0" : "16";
-        EXPECT_EQ(j["points"][i]["value"], v);
+        EXPECT_EQ(j["points"][i]["values"], nlohmann::json::array({v}));
         CliResult one = RunCli(base + " --set engine.host_cache_gib=" + v + " --json", false);
         ASSERT_EQ(one.status, 0) << one.out;
         const nlohmann::json single = nlohmann::json::parse(one.out);
@@ -140,6 +140,28 @@ TEST(CliServe, FieldSweepPointsAreTheSingleRuns) {
     r = RunCli(kPreset + " --sweep system=no-such-cluster");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("no-such-cluster"), std::string::npos) << r.out;
+    // Given twice, a grid: one row a pair, the second field varying fastest, each the run with both --set.
+    r = RunCli(kPreset + " --sweep pool.tp=1,2 --sweep engine.max_seqs=8,256 --json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json grid = nlohmann::json::parse(r.out);
+    EXPECT_EQ(grid["sweep"]["keys"], nlohmann::json::array({"pool.tp", "engine.max_seqs"}));
+    ASSERT_EQ(grid["points"].size(), 4u);
+    EXPECT_EQ(grid["points"][1]["values"], nlohmann::json::array({"1", "256"}));
+    EXPECT_EQ(grid["points"][2]["values"], nlohmann::json::array({"2", "8"}));
+    CliResult pair = RunCli(kPreset + " --set pool.tp=2 --set engine.max_seqs=8 --json", false);
+    ASSERT_EQ(pair.status, 0) << pair.out;
+    EXPECT_EQ(grid["points"][2]["result"]["output_tokens_per_s"],
+              nlohmann::json::parse(pair.out)["result"]["output_tokens_per_s"]);
+    EXPECT_EQ(grid["points"][2]["result"]["ttft_s"], nlohmann::json::parse(pair.out)["result"]["ttft_s"]);
+    r = RunCli(kPreset + " --sweep pool.tp=1,2 --sweep engine.max_seqs=8,256");
+    EXPECT_NE(r.out.find("Sweep of pool.tp x engine.max_seqs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pool.tp engine.max_seqs"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep pool.tp=1 --sweep pool.tp=2");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--sweep: pool.tp given twice"), std::string::npos) << r.out;
+    r = RunCli(kPreset + " --sweep pool.tp=1 --sweep engine.max_seqs=8 --sweep engine.max_tokens=512");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("--sweep: given 3 times"), std::string::npos) << r.out;
     r = RunCli(kPreset + " --sweep pool.tp");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("--sweep: expected key=V1,V2,..."), std::string::npos) << r.out;
