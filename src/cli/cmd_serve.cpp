@@ -73,6 +73,17 @@ ModelConfig LoadModelById(const fs::path& preset, const std::string& id) {
     }
 }
 
+// A cluster a description names by id (`field`: system or decode_pool.system): the preset beside the description's
+// folder, else in the preset folders (whose error lists the ids there).
+System SystemNamedBy(const char* field, const fs::path& preset, const std::string& id) {
+    if (!IsPresetId(id))
+        throw Error("", Clip(preset.string()) + ": " + field + ": \"" + Clip(id) +
+                            "\" is not a system preset id (letters, digits, '.', '_', '-')");
+    const fs::path path = preset.parent_path() / ".." / "systems" / (id + ".json");
+    std::error_code ec;
+    return LoadSystemPreset(field, fs::exists(path, ec) ? path.string() : id);
+}
+
 // The decode pool's own cluster: --decode-system, else the description's decode_pool.system (beside the description
 // as its system is, else in the preset folders, whose error lists the ids there), with --decode-system-set's edits.
 std::optional<System> LoadDecodeSystem(const Args& a, const ServingDescription& d, const fs::path& preset) {
@@ -80,12 +91,7 @@ std::optional<System> LoadDecodeSystem(const Args& a, const ServingDescription& 
     if (a.Has("decode-system")) {
         sys = LoadSystemPreset("--decode-system", a.Get("decode-system"));
     } else if (!d.decode_system_id.empty()) {
-        if (!IsPresetId(d.decode_system_id))
-            throw Error("", Clip(preset.string()) + ": decode_pool.system: \"" + Clip(d.decode_system_id) +
-                                "\" is not a system preset id (letters, digits, '.', '_', '-')");
-        const fs::path path = preset.parent_path() / ".." / "systems" / (d.decode_system_id + ".json");
-        std::error_code ec;
-        sys = LoadSystemPreset("decode_pool.system", fs::exists(path, ec) ? path.string() : d.decode_system_id);
+        sys = SystemNamedBy("decode_pool.system", preset, d.decode_system_id);
     }
     const std::vector<std::string> edits = a.All("decode-system-set");
     if (!edits.empty() && !sys)
@@ -152,9 +158,7 @@ System DescriptionSystem(const Args& a, const fs::path& preset, const std::strin
     if (a.Has("system"))
         throw Error("--sweep", "its points name clusters of their own (" + Clip(id) +
                                    "), but --system sets one for every point; drop one of them");
-    const fs::path path = preset.parent_path() / ".." / "systems" / (id + ".json");
-    std::error_code ec;
-    System sys = LoadSystemPreset("system", fs::exists(path, ec) ? path.string() : id);
+    System sys = SystemNamedBy("system", preset, id);
     try {
         ApplySystemEdits(sys, a.All("system-set"));
     } catch (const Error& e) {

@@ -515,8 +515,7 @@ private:
     }
 
     double SwapSeconds(const Replica& r, long long blocks, bool in) const {
-        const double bytes = static_cast<double>(blocks) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
-        return bytes / (HostGBps(r.pool, in) * 1e9);
+        return static_cast<double>(blocks) * BlockBytes(r.pool) / (HostGBps(r.pool, in) * 1e9);
     }
 
     // Preempts the most recently admitted running request that is not yet in this iteration's batch (vLLM's
@@ -534,7 +533,7 @@ private:
             // A shared prefix goes out too: its cached copy may be evicted while this request is away.
             const long long out = q.blocks + q.shared_blocks;
             r.swap_seconds += SwapSeconds(r, out, false);
-            swapped_bytes_ += static_cast<double>(out) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
+            swapped_bytes_ += static_cast<double>(out) * BlockBytes(r.pool);
             q.swapped = true;
         } else {
             q.ctx = 0;
@@ -644,7 +643,7 @@ private:
                 const long long back = kv_[r.pool].Held(q.ctx, 0);  // what it held when swapped out
                 q.swap_in = SwapSeconds(r, back, true);
                 r.swap_seconds += q.swap_in;
-                swapped_bytes_ += static_cast<double>(back) * e_.block_size * pools_[r.pool].cost->KvBytesPerToken();
+                swapped_bytes_ += static_cast<double>(back) * BlockBytes(r.pool);
                 q.swapped = false;
             }
             r.running.push_back(r.waiting.PopFront());

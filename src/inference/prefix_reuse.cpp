@@ -59,12 +59,12 @@ void PrefixReuse::Undo(PrefixCache& cache, ServedRequest& q, const Found& f) con
     if (f.where != PrefixCache::Where::none) q.ctx = 0, q.shared_blocks = 0;
 }
 
-bool PrefixReuse::Load(PrefixCache& cache, ServedRequest& q, const Found& f) const {
+void PrefixReuse::Load(PrefixCache& cache, ServedRequest& q, const Found& f) const {
     if (f.where == PrefixCache::Where::remote) cache.Unhold(f.key, f.where);  // this scheduler's read is done
     cache.AddToGpu(f.key, f.load, f.parent, 1);                               // ends a host copy's hold
     if (f.parent >= 0) cache.Release(f.parent);                               // Find's; the entry holds the parent now
     q.cache_key = f.key;
-    return f.where == PrefixCache::Where::remote && cache.WriteBack(f.key);
+    if (f.where == PrefixCache::Where::remote) cache.WriteBack(f.key);
 }
 
 void PrefixReuse::Count(const ServedRequest& q, const Found& f) {

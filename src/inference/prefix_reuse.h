@@ -39,8 +39,8 @@ public:
     // cached prefix is never kept by a request not running, and looks again at its next try.
     void Undo(PrefixCache& cache, ServedRequest& q, const Found& f) const;
     // The tier's copy is on the GPU again (the engine has taken f.load blocks and charges the copy); a copy from the
-    // remote store is kept in the host tier too (PrefixCache::WriteBack). Returns whether a host copy was made.
-    bool Load(PrefixCache& cache, ServedRequest& q, const Found& f) const;
+    // remote store is kept in the host tier too (PrefixCache::WriteBack).
+    void Load(PrefixCache& cache, ServedRequest& q, const Found& f) const;
     // Counts an admission of a request that could reuse a prefix, and what it found.
     void Count(const ServedRequest& q, const Found& f);
     // A request whose scheduled tokens complete its shared prefix hands the prefix's blocks to the cache, where later
