@@ -36,6 +36,17 @@ bool Milliseconds(const char* label, double* seconds, const char* help) {
     return true;
 }
 
+// Data-parallel attention for a pool (PoolConfig::attention_dp). Returns true when changed.
+bool AttentionDpBox(const char* label, bool* on) {
+    const bool changed = ImGui::Checkbox(label, on);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "each of the tp GPUs runs attention on its own sequences and caches only their KV; the routed experts "
+            "are split one group a GPU (ep = tp) and reached by an all-to-all (DeepSeek's inference system, "
+            "SGLang's DP attention); MoE models, pp 1");
+    return changed;
+}
+
 // The decoder weights' format: bf16, fp8, or int4 in AWQ/GPTQ's groups of 128 (W4A16: the GEMMs run at the
 // activations' precision). Returns true when changed.
 bool WeightsCombo(ServingPrecision& p) {
@@ -106,6 +117,8 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("pp", &c.pool.pp, "pipeline stages of one replica (layers split; pp batches in flight)");
     ImGui::SameLine();
     changed |= IntField("ep", &c.pool.ep, "expert-parallel groups of a stage's tp ranks (MoE models; divides tp)");
+    ImGui::SameLine();
+    changed |= AttentionDpBox("attention DP", &c.pool.attention_dp);
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -123,6 +136,8 @@ bool DrawDescription(AppState& s) {
         changed |= IntField("decode pp", &c.decode_pool->pp, "pipeline stages of one decode replica");
         ImGui::SameLine();
         changed |= IntField("decode ep", &c.decode_pool->ep, "expert-parallel groups of a decode stage");
+        ImGui::SameLine();
+        changed |= AttentionDpBox("decode attention DP", &c.decode_pool->attention_dp);
         changed |= DecodeClusterCombo(s);
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");

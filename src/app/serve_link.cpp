@@ -23,6 +23,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.replicas = IfChanged(now.pool.replicas, base.pool.replicas);
     e.pp = IfChanged(now.pool.pp, base.pool.pp);
     e.ep = IfChanged(now.pool.ep, base.pool.ep);
+    e.attention_dp = IfChanged(now.pool.attention_dp, base.pool.attention_dp);
     e.decode = IfChanged(now.decode_pool.has_value(), base.decode_pool.has_value());
     if (now.decode_pool) {
         const PoolConfig ref = DecodeBase(base, now.pool);
@@ -30,6 +31,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
         e.decode_replicas = IfChanged(now.decode_pool->replicas, ref.replicas);
         e.decode_pp = IfChanged(now.decode_pool->pp, ref.pp);
         e.decode_ep = IfChanged(now.decode_pool->ep, ref.ep);
+        e.decode_attention_dp = IfChanged(now.decode_pool->attention_dp, ref.attention_dp);
     }
     e.max_seqs = IfChanged(now.engine.max_seqs, base.engine.max_seqs);
     e.max_tokens = IfChanged(now.engine.max_tokens, base.engine.max_tokens);
@@ -70,6 +72,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.replicas) c.pool.replicas = *e.replicas;
     if (e.pp) c.pool.pp = *e.pp;
     if (e.ep) c.pool.ep = *e.ep;
+    if (e.attention_dp) c.pool.attention_dp = *e.attention_dp;
     if (e.decode) {
         if (!*e.decode) c.decode_pool.reset();
         else if (!c.decode_pool) c.decode_pool = c.pool;
@@ -78,6 +81,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (c.decode_pool && e.decode_replicas) c.decode_pool->replicas = *e.decode_replicas;
     if (c.decode_pool && e.decode_pp) c.decode_pool->pp = *e.decode_pp;
     if (c.decode_pool && e.decode_ep) c.decode_pool->ep = *e.decode_ep;
+    if (c.decode_pool && e.decode_attention_dp) c.decode_pool->attention_dp = *e.decode_attention_dp;
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;

@@ -230,10 +230,12 @@ private:
             const long long chunk = e_.static_batching ? prompt : std::min<long long>(prompt, e_.max_tokens);
             const long long most =
                 e_.admission == KvAdmission::reserve_full ? kv.Reserved(longest) : kv.MostHeld(longest, chunk);
-            if (most > r.total_blocks)
+            const long long one_gpu = r.total_blocks / pools_[pool].attention_dp;  // a sequence's cache is on one
+            if (most > one_gpu)
                 throw Error(field, "a request of " + std::to_string(input) + " + " + std::to_string(output) +
                                        " tokens needs " + std::to_string(most) + " KV blocks but the cache holds " +
-                                       std::to_string(r.total_blocks) +
+                                       std::to_string(one_gpu) +
+                                       (pools_[pool].attention_dp > 1 ? " (one GPU's, attention_dp)" : "") +
                                        "; use more memory, more GPUs per replica or shorter requests");
         }
         // Without chunking a prompt runs whole: the longest is the prompt, or under on-demand recompute a
@@ -459,11 +461,14 @@ private:
     // ---- Cached prefixes (engine.prefix_caching; prefix_reuse.h decides, these keep the books) ----
 
     // Every scheduler that prefills keeps a cache of its own (a pipelined replica's virtual engines each hold 1/pp
-    // of its blocks, and of its host tier and remote store).
+    // of its blocks, and of its host tier and remote store; under data-parallel attention one scheduler holds its
+    // GPUs' host tiers, a sequence's copies on its own GPU's, spread evenly as the sequences are).
     // The remote store is one for them all: every prefill GPU's share of it, the replicas not made included.
     void SetUpPrefixCaches(int pp) {
         if (!reuse_.enabled()) return;
-        const long long host = reuse_.HostBlocks(BlockBytes(0), pp), remote = reuse_.RemoteBlocks(BlockBytes(0), pp);
+        const long long dp = pools_[0].attention_dp;
+        const long long host = dp * reuse_.HostBlocks(BlockBytes(0), pp);
+        const long long remote = dp * reuse_.RemoteBlocks(BlockBytes(0), pp);
         if (remote > 0) remote_store_.emplace(remote * pp * static_cast<long long>(c_.pool.replicas));
         RemoteStore* store = remote_store_ ? &*remote_store_ : nullptr;
         for (Replica& r : replicas_)
@@ -591,7 +596,9 @@ private:
         r.preempted_this_iteration = false;
         r.swap_seconds = 0;
         const bool stat = e_.static_batching;
-        long long budget = stat ? std::numeric_limits<long long>::max() : e_.max_tokens;
+        const int dp = pools_[r.pool].attention_dp;  // GPUs of the batch, each with the engine's limits
+        long long budget = stat ? std::numeric_limits<long long>::max() : dp * static_cast<long long>(e_.max_tokens);
+        const long long chunk = stat ? budget : e_.max_tokens;  // one sequence's tokens run on one GPU
         const double window = pools_[r.pool].cost->window();
         const bool reserve = e_.admission == KvAdmission::reserve_full;
         const bool speculates = e_.speculation.tokens > 0;
@@ -600,7 +607,8 @@ private:
         for (size_t i = 0; i < r.running.size() && budget > 0; ++i) {
             ServedRequest& q = r.running[i];
             const int drafts = speculates && q.decoding() ? speculator_.Drafts(q, budget) : 0;
-            int tokens = q.decoding() ? 1 + drafts : static_cast<int>(std::min<long long>(q.feed(), budget));
+            int tokens =
+                q.decoding() ? 1 + drafts : static_cast<int>(std::min<long long>(q.feed(), std::min(budget, chunk)));
             if (!e_.chunked_prefill && !stat && tokens < q.feed()) continue;  // a whole prompt or nothing
             if (!reserve) {
                 // Most iterations stay inside the blocks a sequence holds: no division for those (a windowed
@@ -624,13 +632,14 @@ private:
         // 2. Admission in the queue's order (none in an iteration that preempted, as vLLM does; a static batch
         // admits only when the previous batch has finished).
         const bool may_admit = !r.preempted_this_iteration && (!stat || r.running.empty());
-        while (may_admit && HasWaiting(r) && static_cast<int>(r.running.size()) < e_.max_seqs && budget > 0) {
+        const long long max_seqs = static_cast<long long>(dp) * e_.max_seqs;
+        while (may_admit && HasWaiting(r) && static_cast<long long>(r.running.size()) < max_seqs && budget > 0) {
             ServedRequest& q = FrontWaiting(r);
             const bool looks =
                 (q.prefix >= 0 || q.turn > 0 || q.group >= 0) && CachesPrefixes(r) && !q.swapped && q.ctx == 0;
             const PrefixReuse::Found found = CachesPrefixes(r) ? reuse_.Find(r.prefixes, q) : PrefixReuse::Found{};
             const int feed = q.feed();
-            const int tokens = static_cast<int>(std::min<long long>(feed, budget));
+            const int tokens = static_cast<int>(std::min<long long>(feed, std::min(budget, chunk)));
             const long long need = (reserve ? ReservedBlocks(r, q) : kv_[r.pool].Held(q.ctx, tokens)) - q.shared_blocks;
             if ((!e_.chunked_prefill && !stat && tokens < feed) || !TakeBlocks(r, q, need, found.load)) {
                 reuse_.Undo(r.prefixes, q, found);
@@ -668,6 +677,7 @@ private:
         const double share = 1.0 / cost.pp();
         parts_.linear += share * parts.linear, parts_.attention += share * parts.attention;
         parts_.elementwise += share * parts.elementwise, parts_.tp_comm += share * parts.tp_comm;
+        parts_.ep_comm += share * parts.ep_comm;
         parts_.head += share * parts.head, parts_.pp_comm += share * parts.pp_comm;
         const double draft = speculator_.DraftSeconds(cost, window, [&](auto add) {
             for (const Scheduled& s : r.batch) add(r.running[s.index].ctx, s.drafts);
@@ -800,8 +810,10 @@ private:
         if (all_blocks_ > 0 && s.duration > 0) s.kv_cached_idle_mean = cached_area_ / s.duration / all_blocks_;
         if (all_blocks_ > 0) s.kv_occupancy_peak = peak_used_ / all_blocks_;
         s.preemptions = preemptions_;
-        // Per rank: each swap moved its bytes on every rank of its replica; the sum over replicas divided by them.
-        const long long replicas = c_.pool.replicas + (c_.decode_pool ? c_.decode_pool->replicas : 0);
+        // Per rank: each swap moved its bytes on every rank of its replica (on its one GPU under data-parallel
+        // attention, which counts each GPU as a replica here); the sum over replicas divided by them.
+        const long long replicas = c_.pool.replicas * static_cast<long long>(pools_[0].attention_dp) +
+                                   (c_.decode_pool ? c_.decode_pool->replicas * 1LL * pools_[1].attention_dp : 0);
         s.swapped_bytes = swapped_bytes_ / static_cast<double>(replicas);
         s.used_blocks_at_first_preemption = first_preempt_used_;
         s.iterations = iterations_;
@@ -814,7 +826,7 @@ private:
         reuse_.Fill(s);
         // Each copy moved a block's bytes on every GPU of its replica: per GPU is the sum over the prefill pool's
         // replicas (every one of them, as the GPUs they hold) divided by them.
-        const double prefill_replicas = static_cast<double>(c_.pool.replicas);
+        const double prefill_replicas = static_cast<double>(c_.pool.replicas) * pools_[0].attention_dp;
         s.host_tier_loaded_bytes = host_loaded_bytes_ / prefill_replicas;
         s.host_tier_stored_bytes = host_stored_bytes_ / prefill_replicas;
         s.remote_tier_loaded_bytes = remote_loaded_bytes_ / prefill_replicas;

@@ -107,6 +107,10 @@ struct PoolModel {
     // its effective GB/s per GPU and its hop latency, which every copy pays.
     double remote_gbps = 0, remote_latency = 0;
     double host_in_gbps = 0, host_out_gbps = 0;  // its host link (HostLinkOf); 0: EngineConfig::swap_gbps
+    // GPUs sharing a replica's scheduler under data-parallel attention (PoolConfig::attention_dp: the pool's tp;
+    // else 1): the engine's max_seqs and max_tokens are each GPU's, so the replica's are this many times them,
+    // a sequence's chunk stays within one GPU's budget and its cache within one GPU's share of kv_blocks.
+    int attention_dp = 1;
 };
 
 // The KV cache's trip from a prefill replica to a decode replica: every prefill rank sends its shard to a

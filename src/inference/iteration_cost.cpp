@@ -33,11 +33,18 @@ size_t LevelJoining(const System& sys, int a, int b) {
 IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const System& sys, const CalibrationTable* cal, double typical_prefill, int max_tokens)
     : m_(m), prec_(prec), tp_(split.tp), ep_(split.ep) {
-    const int tp = split.tp;
+    // Data-parallel attention: every op of a GPU at tp 1 on its own sequences but the routed experts (RoutedExperts),
+    // split over the group of split.tp GPUs, which the all-to-all and the layout below span.
+    if (split.attention_dp) {
+        if (split.pp != 1 || split.ep != split.tp || !m.is_moe() || m.is_hybrid())
+            throw Error("pool.attention_dp", "needs an MoE transformer with pp=1 and ep=tp (CheckAttentionDp)");
+        dp_ = split.tp, tp_ = 1;
+    }
+    const int tp = tp_;
     if (tp < 1 || m.heads % tp != 0)
         throw Error("pool.tp",
                     "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
-    if (split.ep < 1 || (split.ep > 1 && (!m.is_moe() || tp % split.ep != 0 || m.moe.experts % split.ep != 0)))
+    if (split.ep < 1 || (split.ep > 1 && (!m.is_moe() || split.tp % split.ep != 0 || m.moe.experts % split.ep != 0)))
         throw Error("pool.ep",
                     "ep=" + std::to_string(split.ep) +
                         " must divide tp and the experts of a mixture-of-experts model (ValidateServingConfig "
@@ -87,11 +94,13 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     if (m.has_window()) shape.window = m.window.size;  // at min(typical prefill, window): compute_model.h
     cm_ = std::make_unique<ComputeModel>(sys.accelerator, prec.compute, cal, opt, shape);
     ParallelConfig p;
-    p.tp = tp;
+    p.tp = split.tp;  // the group the TP collectives or, under data-parallel attention, the all-to-all span
     layout_ = std::make_unique<Layout>(p);
     net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal);
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
+    // The experts see the whole group's tokens, up to tp budgets (bounded: a larger count is computed each time).
+    if (dp_ > 1) routed_cache_.assign(std::min<size_t>(cache_.size() * static_cast<size_t>(dp_), 1u << 20), Routed{});
     head_cache_.assign(cache_.size(), HeadCost{});
 }
 
@@ -210,13 +219,25 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
         // moe.load_imbalance, MoeRankLoad, which the layer waits for) and the layer's all-reduce combines the
         // partial sums (TensorRT-LLM docs/source/advanced/expert-parallelism.md; no all-to-all inside a TP group).
         // Each local expert hit reads its weights once: E/ep (1 - (1 - k/E)^T) of them on a rank.
-        const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_;
-        const double routed = T * k / ep * MoeRankLoad(m_.moe, ep_);
-        const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, T) / ep);
-        const double dm = m_.moe.routed_width(m_.hidden);  // a latent MoE routes its latent
+        const double experts = m_.moe.experts;
         moe_linear = attn_linear + gemm(T, experts, h, 1, 1, true) + LatentProjections(T, gemm);
-        moe_vec = attn_vec + vec(T * experts, 3, 1) + vec(routed * dm, 2, 2);
-        moe_linear += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &moe_vec, dm);
+        moe_vec = attn_vec + vec(T * experts, 3, 1);
+        if (dp_ == 1) {  // the experts see this rank's tokens; under data-parallel attention the group's (Breakdown)
+            const Routed& r = RoutedExperts(T);
+            moe_vec += r.permute;
+            moe_vec += r.activation;
+            moe_linear += r.linear;
+            fl += r.flops;
+        } else {
+            // DeepSeek-V3 (arXiv:2412.19437 sec. 3.3.2, "Low-Precision Communication"): activations are quantized
+            // before the dispatch (the GEMM input's bytes) and the combine stays in 16 bits (the activations'):
+            // each of a token's k routed copies crosses the group once each way (Megatron-Core's all-to-all
+            // dispatcher; DeepEP's sending a token once per destination GPU is not modelled here).
+            const double in = BytesOf(prec_.compute) < 2 ? 1 : a, copies = T * m_.moe.top_k;
+            const double dm = m_.moe.routed_width(m_.hidden);
+            c.a2a = m_.moe_layers() * (net_->Seconds(CollectiveType::all_to_all, GroupKind::tp, copies * dm * in) +
+                                       net_->Seconds(CollectiveType::all_to_all, GroupKind::tp, copies * dm * a));
+        }
         if (m_.moe.shared_experts > 0)
             moe_linear +=
                 mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &moe_vec, h);
@@ -231,8 +252,39 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
     c.elementwise = Ld * dense_vec + Lm * moe_vec + c.embedding;
     c.comm = m_.layers * 2 * ar;
     c.dense_layer = dense_linear + dense_vec + 2 * ar;
-    c.moe_layer = moe_linear + moe_vec + 2 * ar;
+    c.moe_layer = moe_linear + moe_vec + 2 * ar + (Lm > 0 ? c.a2a / Lm : 0);
     return c;
+}
+
+const IterationCost::Routed& IterationCost::RoutedExperts(double Tm) const {
+    const bool cacheable = dp_ > 1 && Tm == std::floor(Tm) && Tm >= 0 && Tm < static_cast<double>(routed_cache_.size());
+    Routed& r = cacheable ? routed_cache_[static_cast<size_t>(Tm)] : routed_scratch_;
+    if (cacheable && r.linear >= 0) return r;
+    r = Routed{};
+    const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_;
+    const double routed = Tm * k / ep * MoeRankLoad(m_.moe, ep_);
+    const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, Tm) / ep);
+    const double dm = m_.moe.routed_width(m_.hidden);  // a latent MoE routes its latent
+    // Each expert over the tp/ep ranks of its group (ep = 1: every rank holds 1/tp of every expert, vLLM's and
+    // TensorRT-LLM's default under TP); whole under data-parallel attention (ep = the group, tp_ = 1).
+    const double ff = static_cast<double>(m_.moe.expert_ffn) * ep / (tp_ * dp_);
+    const bool swiglu = m_.mlp == MlpKind::swiglu;
+    r.permute = VecSeconds(routed * dm, 2, 2);
+    r.linear = GemmSeconds(routed, (swiglu ? 2 : 1) * ff, dm, hit, hit, false, &r.flops) +
+               GemmSeconds(routed, dm, ff, hit, hit, false, &r.flops);
+    r.activation = swiglu ? VecSeconds(routed * ff, 4, 2) : VecSeconds(routed * ff, 8, 1);
+    return r;
+}
+
+BatchShape IterationCost::RankShare(const BatchShape& b) const {
+    if (dp_ <= 1 || b.sequences <= 1) return b;
+    const double mine = std::ceil(b.sequences / dp_), f = mine / b.sequences;
+    BatchShape r = b;
+    for (double* x : {&r.prefill_tokens, &r.prefill_pairs, &r.prefill_keys, &r.decodes, &r.decode_keys, &r.logits,
+                      &r.window_prefill_pairs, &r.window_prefill_keys, &r.window_decode_keys})
+        *x *= f;
+    r.sequences = mine;
+    return r;
 }
 
 // A hybrid model's one-symbol layers (ModelConfig::hybrid; the training graph's HybridSublayer), each with its own
@@ -400,6 +452,7 @@ BatchShape WindowView(const BatchShape& b) {
 }  // namespace
 
 void BatchShape::AddPrefillChunk(double p, double c, double window) {
+    sequences += 1;
     prefill_tokens += c;
     prefill_pairs += c * p + c * (c + 1) / 2;
     prefill_keys += p + c;
@@ -477,13 +530,26 @@ double IterationCost::SendSeconds(int i, double tokens) const {
     return send_latency_[static_cast<size_t>(i)] + bytes / send_bytes_per_s_[static_cast<size_t>(i)];
 }
 
-IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
+// Under data-parallel attention the busiest GPU's share of the batch (RankShare), its tokens rounded up to a whole
+// one for TokenCosts's cache, and the routed experts at the whole group's tokens; otherwise b as it is.
+double IterationCost::RankTokens(const BatchShape& rank) const {
+    return dp_ > 1 ? std::ceil(rank.tokens()) : rank.tokens();
+}
+
+IterationBreakdown IterationCost::Breakdown(const BatchShape& group) const {
     IterationBreakdown r;
-    const double T = b.tokens();
+    const BatchShape b = RankShare(group);
+    const double T = RankTokens(b);
     const PerT& c = TokenCosts(T);
     r.linear = c.linear;
     r.elementwise = c.elementwise;
     r.tp_comm = c.comm;
+    r.ep_comm = c.a2a;
+    if (dp_ > 1) {
+        const Routed& x = RoutedExperts(group.tokens());
+        r.linear += m_.moe_layers() * x.linear;
+        r.elementwise += m_.moe_layers() * (x.permute + x.activation);
+    }
     const LayerAttention attn = AttentionOfLayers(b);
     const double win = m_.windowed_layers(0, m_.layers);
     r.attention = (KvLayersIn(m_, 0, m_.layers) - win) * attn.full + win * attn.windowed;
@@ -500,6 +566,10 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& b) const {
 
 PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
     PipelineTimes p;
+    if (dp_ > 1) {  // one stage (CheckAttentionDp)
+        p.stage.push_back(Seconds(b));
+        return p;
+    }
     const double T = b.tokens();
     const PerT& c = TokenCosts(T);
     double up_flops = 0;
@@ -555,11 +625,13 @@ double IterationCost::DecodeAttentionFlops(const BatchShape& b) const {
     return 2 * b.decode_keys * 2 * m_.head_dim * heads_rank_;
 }
 
-IterationWork IterationCost::Work(const BatchShape& b) const {
+IterationWork IterationCost::Work(const BatchShape& group) const {
     IterationWork w;
+    const BatchShape b = RankShare(group);
     double up_flops = 0;
     MlaUpSeconds(b, &up_flops);
-    w.linear_flops = TokenCosts(b.tokens()).linear_flops + m_.layers * up_flops;
+    w.linear_flops = TokenCosts(RankTokens(b)).linear_flops + m_.layers * up_flops;
+    if (dp_ > 1) w.linear_flops += m_.moe_layers() * RoutedExperts(group.tokens()).flops;
     double scan_flops = 0;
     MambaScanPerLayer(b, &scan_flops);
     w.attention_flops = AttentionFlops(b) + kinds_.mamba * scan_flops;

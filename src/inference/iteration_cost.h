@@ -14,6 +14,10 @@
 // sequence whose cache holds L tokens, L + 1 with its own), all in one batch: the linear layers see the
 // T = prefill + decode tokens as one GEMM (weights read once per iteration); attention runs as two kernels,
 // context (prefill) and generation (decode), as TensorRT-LLM and vLLM run them.
+//
+// Under data-parallel attention (PoolConfig::attention_dp) a batch is the replica's: the time is its busiest GPU's
+// (RankShare), every op at tp 1 on that GPU's sequences but the routed experts, which see the whole batch
+// (RoutedExperts), and the experts' all-to-all (IterationBreakdown::ep_comm).
 #pragma once
 #include <algorithm>
 #include <memory>
@@ -44,11 +48,13 @@ struct BatchShape {
     double window_prefill_pairs = 0;  // sum over chunks of WindowedCausalPairs(p + c) - WindowedCausalPairs(p)
     double window_prefill_keys = 0;   // sum over chunks of min(p + c, window - 1 + c)
     double window_decode_keys = 0;    // sum over decodes of min(p + 1, window)
+    double sequences = 0;             // decodes and prefill chunks: the sequences in the batch
     double tokens() const { return prefill_tokens + decodes; }
     // One scheduled request's share: a decode (`decode`) reads its cache of p tokens and adds one key; a prefill
     // chunk of c tokens after p attends to p + 1 .. p + c keys. `window`: the model's (0: none).
     void AddDecode(double p, double window) {  // inline: once per running sequence per iteration
         decodes += 1;
+        sequences += 1;
         decode_keys += p + 1;
         if (window > 0) window_decode_keys += std::min(p + 1, window);
     }
@@ -61,10 +67,11 @@ struct IterationBreakdown {
     double attention = 0;    // context and generation attention kernels, every layer (and a hybrid's Mamba scans)
     double elementwise = 0;  // norms, rotary, activation, residual adds, embedding lookup
     double tp_comm = 0;      // TP all-reduces (2 per layer) and the logits all-gather
+    double ep_comm = 0;      // data-parallel attention's expert all-to-all, dispatch and combine per MoE layer
     double head = 0;         // final norm and LM head GEMM
     double pp_comm = 0;      // activations sent between pipeline stages (pp - 1 sends)
     double draft = 0;        // a draft head's steps (speculative decoding; EngineConfig::speculation)
-    double total() const { return linear + attention + elementwise + tp_comm + head + pp_comm + draft; }
+    double total() const { return linear + attention + elementwise + tp_comm + ep_comm + head + pp_comm + draft; }
 };
 
 // The FLOPs one rank computes in an iteration, every layer (the LM head apart), for checks against the training
@@ -123,6 +130,8 @@ public:
     // The per-op model every iteration is timed with (for the report's "rates from").
     const ComputeModel& compute_model() const { return *cm_; }
     int tp() const { return tp_; }
+    // GPUs sharing one batch under data-parallel attention (PoolConfig::attention_dp), else 1.
+    int attention_dp() const { return dp_; }
     double window() const { return m_.window.size; }  // keys a windowed layer's query sees; 0: no window
     int pp() const { return static_cast<int>(stage_layers_.size()); }
     // Seconds to send the activations of T tokens from stage `i` to stage i + 1.
@@ -135,7 +144,8 @@ private:
     // One layer of each kind (linear, elementwise, TP all-reduces), the embedding, for T tokens.
     struct PerT {
         double linear = -1, elementwise = 0, comm = 0, linear_flops = 0;  // every layer and the embedding
-        double dense_layer = 0, moe_layer = 0, embedding = 0;             // one layer's linear + vector + comm
+        double a2a = 0;  // data-parallel attention: every MoE layer's dispatch and combine (RoutedExperts apart)
+        double dense_layer = 0, moe_layer = 0, embedding = 0;  // one layer's linear + vector + comm
         // A hybrid model's one-symbol layers ('*', '-', 'E', 'M'; the Mamba scan apart, MambaScanPerLayer).
         double attention_layer = 0, mlp_layer = 0, moe_mlp_layer = 0, mamba_layer = 0;
     };
@@ -155,6 +165,19 @@ private:
     // FLOPs. 0 without Mamba layers.
     double MambaScanPerLayer(const BatchShape& b, double* flops) const;
     const PerT& TokenCosts(double T) const;
+    // The routed experts of one MoE layer on one GPU when `Tm` tokens enter it across the group: T k / ep rows
+    // each (times moe.load_imbalance's busiest share), the E/ep (1 - (1 - k/E)^T) local experts they hit read once,
+    // the permutes and the activation. In TokenCosts's MoE layer unless attention is data parallel, where a GPU's
+    // experts see every GPU's tokens and this is added per batch (cached by Tm).
+    struct Routed {
+        double linear = -1, permute = 0, activation = 0, flops = 0;
+    };
+    const Routed& RoutedExperts(double Tm) const;
+    // Data-parallel attention: the busiest GPU's share of the group's batch, ceil(sequences / tp) of its
+    // sequences with that fraction of every sum (the sequences spread evenly, as the DP controllers of SGLang and
+    // TensorRT-LLM deal them; which GPU holds which is not tracked). Otherwise b.
+    BatchShape RankShare(const BatchShape& b) const;
+    double RankTokens(const BatchShape& rank) const;  // TokenCosts's T for a RankShare
     double AllReduceSeconds(double bytes) const;
     // One GEMM of `rows` x k . k x n in `groups` (its weights read `weight_sets` times), at the serving formats:
     // inputs at a byte under fp8/fp4 GEMMs, else the activations'; adds its FLOPs to *flops. 0 for no rows.
@@ -183,6 +206,7 @@ private:
     ModelConfig m_;
     ServingPrecision prec_;
     int tp_ = 1, ep_ = 1;
+    int dp_ = 1;  // GPUs running attention data parallel (PoolConfig::attention_dp: the pool's tp; tp_ is then 1)
     std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage
     std::vector<int> stage_windowed_;                      // windowed layers of each stage (ModelConfig::window)
     std::vector<ModelConfig::LayerKinds> stage_kinds_;     // a hybrid model's layers of each kind, each stage
@@ -195,6 +219,8 @@ private:
     std::unique_ptr<CommModel> net_;
     KernelFloor floor_;
     mutable std::vector<PerT> cache_;
+    mutable std::vector<Routed> routed_cache_;  // by the group's tokens, under data-parallel attention
+    mutable Routed routed_scratch_;
     // HeadSeconds by logits count (at most the token budget, as T): the LM head GEMM's curve lookup and the logits'
     // all-gather were a sixth of a serving simulation's work, asked again every iteration for the same few counts.
     struct HeadCost {

@@ -9,7 +9,10 @@
 
 namespace sc {
 
-std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp) {
+namespace {
+
+// `expert_div`: the GPUs the routed experts are split over beyond tp (data-parallel attention's ep; 1 otherwise).
+std::vector<double> StageWeights(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp, int expert_div) {
     ParallelConfig p;
     p.tp = tp;
     // Training's rule that MoE under TP needs sequence parallelism (Megatron-Core) is no serving rule; SP moves
@@ -25,7 +28,7 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     const Job job = MakeJob(served, p);  // validates tp against the model
     auto params = [&](BlockKind k) {
         const BlockSums& s = job.sums[static_cast<int>(k)];
-        return s.dense + s.expert + s.tied_dense + s.tied_expert;
+        return s.dense + s.tied_dense + (s.expert + s.tied_expert) / expert_div;
     };
     const double emb = job.sums[static_cast<int>(BlockKind::embedding)].dense;
     // A tied LM head shares the embedding's table: counted once on one stage (BlockSums keeps the tied copy
@@ -50,6 +53,16 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
         out.push_back(b);
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp) {
+    return StageWeights(m, prec, tp, pp, 1);
+}
+
+double DpAttentionWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int ep) {
+    return StageWeights(m, prec, 1, 1, ep).front();
 }
 
 double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp) {
@@ -203,6 +216,9 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
 
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const Accelerator& acc, const EngineConfig& e) {
+    if (split.attention_dp)  // one GPU's own sequences at tp 1: attention whole, 1/ep of the routed experts
+        return StageCapacity(m, prec, 1, KvLayersIn(m, 0, m.layers), 0,
+                             DpAttentionWeightBytesPerRank(m, prec, split.ep), acc, e);
     const std::vector<double> weights = StageWeightBytesPerRank(m, prec, split.tp, split.pp);
     const std::vector<int> layers = StageLayers(m.layers, split.pp);
     KvCapacity fewest;
@@ -219,6 +235,10 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
                                                 "\" has no attention layer '*': no layer caches keys and values, which "
                                                 "the serving model's scheduler needs; serve a pattern with one");
     return fewest;
+}
+
+long long ReplicaKvBlocks(const KvCapacity& k, const PoolConfig& split) {
+    return split.attention_dp ? k.blocks * split.tp : k.blocks;
 }
 
 }  // namespace sc

@@ -84,6 +84,9 @@ double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& p
 // head (a tied head's copy of the embedding when pp > 1, as vLLM loads it) on the last. pp = 1: one entry equal
 // to ServingWeightBytesPerRank. Expert parallelism moves experts between the tp ranks, not bytes.
 std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp);
+// One GPU under data-parallel attention (PoolConfig::attention_dp): every parameter whole but the routed experts,
+// of which it holds 1/ep (DeepSeek's "Routed Expert EP, MLA/Shared Expert DP").
+double DpAttentionWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int ep);
 
 // Activation peak of one forward over `tokens` tokens (vLLM's profile_run measures the same thing by running
 // one forward of max_num_batched_tokens dummy tokens): the residual stream and the normed input (2 T h), the
@@ -97,8 +100,12 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
                              const EngineConfig& e);
 // A pipelined replica: every stage's ranks computed as above with their own weights and layers; the replica
 // holds the blocks of the stage with the fewest (vLLM takes the minimum over its workers), reported with that
-// stage's numbers. The engine gives each of the pp in-flight schedulers 1/pp of them.
+// stage's numbers. The engine gives each of the pp in-flight schedulers 1/pp of them. Under data-parallel
+// attention: one GPU at tp 1 with DpAttentionWeightBytesPerRank, its workspace for its own token budget; its
+// blocks hold only its own sequences, so the replica holds tp times them (ReplicaKvBlocks).
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const Accelerator& acc, const EngineConfig& e);
+// The blocks one replica's scheduler holds: the capacity's blocks, times tp under data-parallel attention.
+long long ReplicaKvBlocks(const KvCapacity& k, const PoolConfig& split);
 
 }  // namespace sc

@@ -92,8 +92,39 @@ std::string Divisors(int n) {
     return s;
 }
 int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
+// Data-parallel attention as DeepSeek's inference system deploys it (deepseek-ai/open-infra-index, "Day 6: One More
+// Thing, DeepSeek-V3/R1 Inference System Overview": "Routed Expert EP, MLA/Shared Expert DP"): an MoE model whose
+// routed experts are split one group per GPU (ep = tp), one pipeline stage.
+void CheckAttentionDp(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
+    const std::string f = field + ".attention_dp";
+    if (!m.is_moe() || m.is_hybrid())
+        throw Error(f, std::string("data-parallel attention splits the routed experts over the group, but ") + m.name +
+                           (m.is_hybrid() ? " is a hybrid model (not modelled with attention_dp)"
+                                          : " has no mixture-of-experts layers (its data parallelism is replicas)") +
+                           "; valid: false");
+    if (p.pp != 1)
+        throw Error(field + ".pp", "pp=" + std::to_string(p.pp) +
+                                       " with attention_dp; valid: 1 (pipelined "
+                                       "data-parallel attention is not modelled)");
+    if (p.ep != p.tp || m.moe.experts % p.ep != 0)
+        throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " with attention_dp must equal tp=" +
+                                       std::to_string(p.tp) + " (every GPU holds experts/ep whole routed experts) " +
+                                       "and divide the " + std::to_string(m.moe.experts) + " experts; valid: tp in " +
+                                       Divisors(m.moe.experts) + ", ep = tp");
+    AtLeast((field + ".replicas").c_str(), p.replicas, 1, "copies of the model");
+    const long long gpus = static_cast<long long>(p.tp) * p.replicas;
+    if (gpus > kMaxRanks)
+        throw Error(field + ".replicas", std::to_string(p.replicas) + " replicas of tp=" + std::to_string(p.tp) +
+                                             " need " + std::to_string(gpus) + " GPUs; at most " +
+                                             std::to_string(kMaxRanks) + " can be described");
+}
+
 void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
     AtLeast((field + ".tp").c_str(), p.tp, 1, "GPUs per pipeline stage");
+    if (p.attention_dp) {  // attention whole on every GPU: no head split to check
+        CheckAttentionDp(field, p, m);
+        return;
+    }
     if (m.heads % p.tp != 0)
         throw Error(field + ".tp",
                     "tp=" + std::to_string(p.tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
@@ -123,7 +154,9 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
                                        std::to_string(m.moe.experts) + " experts; valid: " + Divisors(g));
 }
 // The input dimension of every decoder GEMM on one rank of a pool's split (row-parallel layers see 1/tp of it).
-std::vector<std::pair<const char*, long long>> GemmInputsPerRank(const ModelConfig& m, const PoolConfig& p) {
+std::vector<std::pair<const char*, long long>> GemmInputsPerRank(const ModelConfig& m, const PoolConfig& split) {
+    PoolConfig p = split;
+    if (p.attention_dp) p.tp = p.ep = 1;  // every GEMM whole on its GPU, each routed expert too
     std::vector<std::pair<const char*, long long>> in = {{"hidden", m.hidden}};
     if (m.is_mla()) {
         if (m.mla.q_lora_rank > 0) in.push_back({"q_lora_rank", m.mla.q_lora_rank});
@@ -263,6 +296,10 @@ void CheckSpeculation(const ServingConfig& c) {
         throw Error("engine.speculation.acceptance",
                     "must be a probability in [0, 1] (a draft accepted when the ones before it were), got " +
                         ShownNumber(sp.acceptance));
+    if (sp.tokens > 0 && (c.pool.attention_dp || (c.decode_pool && c.decode_pool->attention_dp)))
+        throw Error("engine.speculation",
+                    "a draft head beside data-parallel attention (attention_dp) is not "
+                    "modelled; set speculation.tokens 0 or attention_dp false");
     if (sp.tokens > 0 && c.model.is_hybrid())
         throw Error("engine.speculation",
                     c.model.name +

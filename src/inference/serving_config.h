@@ -141,6 +141,11 @@ struct PoolConfig {
     int replicas = 1;  // independent copies; requests are dealt round-robin
     int pp = 1;        // pipeline stages of one replica
     int ep = 1;        // expert-parallel groups among a stage's tp ranks (MoE layers only)
+    // Data-parallel attention (DeepSeek's inference system, SGLang's --enable-dp-attention, TensorRT-LLM's
+    // enable_attention_dp): each of the tp GPUs runs attention, the dense layers, the shared experts and the LM
+    // head whole on its own sequences and caches only their KV; the routed experts are split over the group (ep = tp)
+    // and reached by an all-to-all dispatch and combine. docs/serving.md, "Data-parallel attention".
+    bool attention_dp = false;
     int gpus() const { return tp * pp * replicas; }
 };
 

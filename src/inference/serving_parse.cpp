@@ -41,6 +41,7 @@ PoolConfig Pool(JsonFields& f) {
     p.pp = f.PositiveInt("pp", 1, 1 << 24);
     p.ep = f.PositiveInt("ep", 1, 1 << 24);
     p.replicas = f.PositiveInt("replicas", 1, 1 << 24);
+    p.attention_dp = f.Bool("attention_dp", false);
     return p;
 }
 

@@ -121,7 +121,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
-    PoolModel pool{&cost, run.kv.blocks};
+    PoolModel pool{&cost, ReplicaKvBlocks(run.kv, c.pool)};
+    pool.attention_dp = cost.attention_dp();
     run.host_link = HostLinkOf(c.engine, sys.accelerator, cal);
     pool.host_in_gbps = run.host_link.in_gbps, pool.host_out_gbps = run.host_link.out_gbps;
     if (c.engine.remote_cache_gib > 0) {  // the remote store sits across the prefill cluster's scale-out network
@@ -151,7 +152,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         run.transfer->window = static_cast<double>(k.window);
         run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
     }
-    PoolModel decode{&decode_cost, run.decode_kv->blocks};
+    PoolModel decode{&decode_cost, ReplicaKvBlocks(*run.decode_kv, *c.decode_pool)};
+    decode.attention_dp = decode_cost.attention_dp();
     run.decode_host_link = HostLinkOf(c.engine, dsys.accelerator, cal);
     decode.host_in_gbps = run.decode_host_link.in_gbps, decode.host_out_gbps = run.decode_host_link.out_gbps;
     impl_->engine.emplace(c, pool, decode, *run.transfer);

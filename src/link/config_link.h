@@ -69,6 +69,7 @@ struct LinkServeEdits {
     std::optional<int> clients, requests;                    // closed-loop concurrency; requests in the run
     std::optional<double> ttft_s, tpot_s;                    // SLO targets in seconds (0: none)
     std::optional<int> pp, ep, decode_pp, decode_ep;         // pipeline stages and expert groups per replica
+    std::optional<bool> attention_dp, decode_attention_dp;   // data-parallel attention (PoolConfig::attention_dp)
     std::optional<int> timelines;                            // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;              // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                                // requests a conversation (1: single requests)

@@ -23,11 +23,14 @@ std::string PoolText(const PoolConfig& p) {
     std::string split = "TP" + std::to_string(p.tp);
     if (p.pp > 1) split += " x PP" + std::to_string(p.pp);
     if (p.ep > 1) split += ", EP" + std::to_string(p.ep);
+    if (p.attention_dp) split = "attention DP" + std::to_string(p.tp) + ", EP" + std::to_string(p.ep);
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
            std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
 
-Json PoolJson(const PoolConfig& p) { return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}}; }
+Json PoolJson(const PoolConfig& p) {
+    return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}, {"attention_dp", p.attention_dp}};
+}
 
 std::string LengthText(const LengthDist& d) {
     switch (d.kind) {
@@ -184,6 +187,7 @@ Json ResultJson(const ServingResult& r, bool series) {
                 {"attention", r.busy.attention},
                 {"elementwise", r.busy.elementwise},
                 {"tp_comm", r.busy.tp_comm},
+                {"ep_comm", r.busy.ep_comm},
                 {"head", r.busy.head},
                 {"pp_comm", r.busy.pp_comm},
                 {"draft", r.busy.draft}}},
@@ -364,7 +368,8 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
         // A hybrid model's Mamba scans are its other sequence mixer, counted with attention (IterationBreakdown).
         part(q.config.model.is_hybrid() ? "attention + Mamba scan" : "attention", r.busy.attention);
         part("elementwise", r.busy.elementwise);
-        part("TP comm", r.busy.tp_comm);
+        if (r.busy.tp_comm > 0 || r.busy.ep_comm <= 0) part("TP comm", r.busy.tp_comm);
+        if (r.busy.ep_comm > 0) part("expert all-to-all", r.busy.ep_comm);
         part("LM head", r.busy.head);
         if (r.busy.pp_comm > 0) part("PP sends", r.busy.pp_comm);
         if (r.busy.draft > 0) part("draft head", r.busy.draft);

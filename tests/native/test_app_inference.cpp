@@ -117,6 +117,30 @@ TEST(AppInference, PipelineAndExpertSplitsTravelInTheLink) {
     EXPECT_NE(s->inference.error.find("pool.ep: ep=2 splits experts"), std::string::npos) << s->inference.error;
 }
 
+// Data-parallel attention (the tab's "attention DP") travels in the link as serve.attention_dp and runs as the CLI's
+// --set pool.attention_dp runs it.
+TEST(AppInference, AttentionDpTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "deepseek-v3-h200x8-fp8-dp-attention.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    s->inference.config.workload.requests = 100;
+    s->inference.config.pool.attention_dp = false;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    EXPECT_NE(sc::app::PoolLink(*s).find("serve.attention_dp=0"), std::string::npos) << sc::app::PoolLink(*s);
+    EXPECT_FALSE(sc::app::CurrentServeRequest(*other).config.pool.attention_dp);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset deepseek-v3-h200x8-fp8-dp-attention --set workload.requests=100 "
+                                       "--set pool.attention_dp=false"));
+    s->inference.config.pool.attention_dp = true;
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report,
+              Cli("serve --preset deepseek-v3-h200x8-fp8-dp-attention --set workload.requests=100"));
+    EXPECT_NE(s->inference.report.find("attention DP8, EP8"), std::string::npos);
+}
+
 // int4 weights (the tab's "int4 g128") travel in the link as serve.int4_group and are simulated as the CLI's
 // --set precision.weights=int4 simulates them (W4A16: the GEMMs at the activations' bf16).
 TEST(AppInference, Int4WeightsTravelInTheLink) {

@@ -1,0 +1,165 @@
+// Data-parallel attention (pool.attention_dp) against closed forms: each GPU holds every weight but 1/ep of the routed
+// experts and caches only its own sequences; the group computes exactly the FLOPs one GPU would for the whole batch;
+// the experts' all-to-all is two CommModel all-to-alls per MoE layer; the engine's limits are each GPU's; a request
+// must fit one GPU's cache; invalid splits name their field.
+#include <gtest/gtest.h>
+
+#include "inference/engine.h"
+#include "inference/iteration_cost.h"
+#include "inference/kv_capacity.h"
+#include "parallel/layout.h"
+#include "serve_test_util.h"
+#include "training/comm_model.h"
+
+namespace {
+
+using namespace sc;
+using servetest::Base;
+using servetest::Calibration;
+using servetest::System;
+
+// Mixtral 8x7B (8 experts, top-2, every layer MoE) on one DGX H100: attention data parallel over the node's 8 GPUs.
+ServingConfig Mixtral(int input, int output, long long requests) {
+    ServingConfig c = Base("mixtral-8x7b", 8, input, output, requests);
+    c.pool.ep = 8;
+    c.pool.attention_dp = true;
+    return c;
+}
+
+// `n` decodes, each with `context` tokens cached.
+BatchShape Decodes(int n, double context) {
+    BatchShape b;
+    for (int i = 0; i < n; ++i) b.AddDecode(context, 0);
+    b.logits = n;
+    return b;
+}
+
+TEST(ServeAttentionDp, EachGpuHoldsTheNonExpertWeightsWholeAndAnEpShareOfTheExperts) {
+    const ServingConfig c = Mixtral(512, 2, 1);
+    const ModelConfig& m = c.model;
+    // SwiGLU experts: three h x expert_ffn matrices each, in every MoE layer, at the weights' 2 bytes.
+    const double experts = static_cast<double>(m.moe_layers()) * m.moe.experts * 3 * m.hidden * m.moe.expert_ffn * 2;
+    const double whole = ServingWeightBytesPerRank(m, c.precision, 1);
+    EXPECT_NEAR(DpAttentionWeightBytesPerRank(m, c.precision, 8), whole - experts * 7 / 8, 1e-9 * whole);
+    EXPECT_NEAR(DpAttentionWeightBytesPerRank(m, c.precision, 1), whole, 1e-9 * whole);
+    const KvCapacity k = ComputeKvCapacity(m, c.precision, c.pool, System("dgx-h100-superpod").accelerator, c.engine);
+    EXPECT_EQ(k.weight_bytes, DpAttentionWeightBytesPerRank(m, c.precision, 8));
+    // Every KV head of every layer on the GPU that holds the sequence (tp 1), in bf16.
+    EXPECT_EQ(k.kv_bytes_per_token, m.layers * 2.0 * m.kv_heads * m.head_dim * 2);
+    EXPECT_EQ(ReplicaKvBlocks(k, c.pool), 8 * k.blocks);
+    PoolConfig tp = c.pool;
+    tp.attention_dp = false;
+    EXPECT_EQ(ReplicaKvBlocks(k, tp), k.blocks);
+}
+
+TEST(ServeAttentionDp, TheGroupComputesWhatOneGpuComputesForTheWholeBatch) {
+    const ServingConfig c = Mixtral(512, 2, 1);
+    const sc::System& sys = System("dgx-h100-superpod");
+    IterationCost dp(c.model, c.precision, c.pool, sys, &Calibration(), 512, 8192);
+    IterationCost one(c.model, c.precision, PoolConfig{1, 1, 1, 1}, sys, &Calibration(), 512, 8192);
+    EXPECT_EQ(dp.attention_dp(), 8);
+    EXPECT_EQ(dp.KvBytesPerToken(), one.KvBytesPerToken());
+    for (int n : {8, 64, 512}) {
+        const BatchShape group = Decodes(n, 1000);
+        const BatchShape mine = Decodes(n / 8, 1000);  // the sequences spread evenly
+        // Eight GPUs, each its eighth of the sequences and 1/8 of the experts, compute the batch's FLOPs once.
+        EXPECT_NEAR(8 * dp.Work(group).linear_flops, one.Work(group).linear_flops,
+                    1e-12 * one.Work(group).linear_flops);
+        EXPECT_NEAR(8 * dp.Work(group).attention_flops, one.Work(group).attention_flops,
+                    1e-12 * one.Work(group).attention_flops);
+        // Attention and the LM head are one GPU's on its own sequences; no TP all-reduce, no logits gather.
+        const IterationBreakdown d = dp.Breakdown(group), o = one.Breakdown(mine);
+        EXPECT_EQ(d.attention, o.attention);
+        EXPECT_EQ(d.head, o.head);
+        EXPECT_EQ(d.tp_comm, 0);
+        // The all-to-all: each of a GPU's n/8 tokens' k copies dispatched (bf16 GEMM inputs) and combined, every layer.
+        ParallelConfig p;
+        p.tp = 8;
+        const Layout layout(p);
+        const CommModel net(sys, layout, TrainingOptions{}.in_network_reduction, &Calibration());
+        const double copies = n / 8.0 * c.model.moe.top_k, bytes = copies * c.model.hidden * 2;
+        EXPECT_NEAR(d.ep_comm, c.model.moe_layers() * 2 * net.Seconds(CollectiveType::all_to_all, GroupKind::tp, bytes),
+                    1e-15);
+        EXPECT_GT(d.ep_comm, 0);
+    }
+    // An uneven batch: the busiest GPU holds ceil(9 / 8) = 2 of the 9 sequences, so 2/9 of every sum.
+    const BatchShape nine = Decodes(9, 1000);
+    const double two = one.Breakdown(Decodes(2, 1000)).attention;
+    EXPECT_NEAR(dp.Breakdown(nine).attention, two, 1e-12 * two);
+}
+
+TEST(ServeAttentionDp, OneRequestAloneIsOneGpusPrefillAndDecodes) {
+    const ServingConfig c = Mixtral(512, 5, 1);
+    const sc::System& sys = System("dgx-h100-superpod");
+    const ServingRun run = SimulateServing(c, sys, &Calibration());
+    IterationCost cost(c.model, c.precision, c.pool, sys, &Calibration(), 512, c.engine.max_tokens);
+    ASSERT_EQ(run.result.completed, 1);
+    EXPECT_NEAR(run.result.ttft.mean, cost.PrefillSeconds(512), 1e-12);
+    double decode = 0;
+    for (int k = 1; k < 5; ++k) decode += cost.DecodeSeconds(512 + k - 1);
+    EXPECT_NEAR(run.result.tpot.mean, decode / 4, 1e-12);
+    // Alone on its GPU the request's experts see its tokens only: one decode reads one expert of a GPU's one, where
+    // one GPU holding all eight would read the two its token is routed to.
+    IterationCost whole(c.model, c.precision, PoolConfig{1, 1, 1, 1}, sys, &Calibration(), 512, c.engine.max_tokens);
+    EXPECT_LT(cost.DecodeSeconds(512), whole.DecodeSeconds(512));
+}
+
+TEST(ServeAttentionDp, EveryGpuKeepsTheEnginesLimits) {
+    // 64 equal requests at 4 sequences a GPU: two waves of 32 on the eight GPUs (4 at a time under TP8).
+    ServingConfig c = Mixtral(256, 8, 64);
+    c.workload.arrival = ArrivalKind::offline;
+    c.engine.max_seqs = 4;
+    c.engine.max_tokens = 2048;
+    const sc::System& sys = System("dgx-h100-superpod");
+    ServingRun run = SimulateServing(c, sys, &Calibration());
+    EXPECT_EQ(run.result.completed, 64);
+    EXPECT_EQ(run.result.mean_running, 32);
+    EXPECT_EQ(run.result.iterations, 2 * 8);
+    c.pool.attention_dp = false;
+    EXPECT_EQ(SimulateServing(c, sys, &Calibration()).result.mean_running, 4);
+    // A prompt longer than one GPU's token budget runs in chunks of it, though the group's budget is 8 times larger:
+    // 5,000 tokens are 2,048 + 2,048 + 904, then 7 decodes.
+    ServingConfig l = Mixtral(5000, 8, 1);
+    l.engine.max_tokens = 2048;
+    EXPECT_EQ(SimulateServing(l, sys, &Calibration()).result.iterations, 3 + 7);
+}
+
+TEST(ServeAttentionDp, ARequestMustFitOneGpusCache) {
+    ServingConfig c = Mixtral(100, 100, 1);
+    c.engine.kv_blocks_override = 10;  // per GPU: 80 in the replica, but a sequence's cache is on one GPU
+    EXPECT_EQ(sctest::ErrorOf([&] { SimulateServing(c, System("dgx-h100-superpod"), &Calibration()); }),
+              "engine.kv_blocks: a request of 100 + 100 tokens needs 13 KV blocks but the cache holds 10 (one GPU's, "
+              "attention_dp); use more memory, more GPUs per replica or shorter requests");
+    c.engine.kv_blocks_override = 13;
+    EXPECT_EQ(SimulateServing(c, System("dgx-h100-superpod"), &Calibration()).result.completed, 1);
+}
+
+TEST(ServeAttentionDp, InvalidSplitsNameTheField) {
+    ServingConfig dense = Base("llama3-70b", 8, 10, 10, 1);
+    dense.pool.attention_dp = true;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(dense); }),
+              "pool.attention_dp: data-parallel attention splits the routed experts over the group, but Llama-3 70B "
+              "has no mixture-of-experts layers (its data parallelism is replicas); valid: false");
+    ServingConfig c = Mixtral(10, 10, 1);
+    c.pool.ep = 4;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
+              "pool.ep: ep=4 with attention_dp must equal tp=8 (every GPU holds experts/ep whole routed experts) and "
+              "divide the 8 experts; valid: tp in 1, 2, 4, 8, ep = tp");
+    c.pool.ep = 8;
+    c.pool.pp = 2;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
+              "pool.pp: pp=2 with attention_dp; valid: 1 (pipelined data-parallel attention is not modelled)");
+    c.pool.pp = 1;
+    c.decode_pool = c.pool;
+    c.decode_pool->tp = c.decode_pool->ep = 16;  // more GPUs than experts
+    EXPECT_NE(sctest::ErrorOf([&] { ValidateServingConfig(c); }).find("decode_pool.ep: ep=16 with attention_dp"),
+              std::string::npos);
+    c.decode_pool.reset();
+    c.engine.speculation.tokens = 1;
+    EXPECT_NE(sctest::ErrorOf([&] { ValidateServingConfig(c); }).find("engine.speculation: a draft head beside"),
+              std::string::npos);
+    c.engine.speculation.tokens = 0;
+    EXPECT_NO_THROW(ValidateServingConfig(c));
+}
+
+}  // namespace
