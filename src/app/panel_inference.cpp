@@ -119,6 +119,10 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("ep", &c.pool.ep, "expert-parallel groups of a stage's tp ranks (MoE models; divides tp)");
     ImGui::SameLine();
     changed |= AttentionDpBox("attention DP", &c.pool.attention_dp);
+    ImGui::SameLine();
+    changed |= IntField("redundant experts", &c.pool.redundant_experts,
+                        "copies of the most loaded routed experts the ep groups also hold (DeepSeek's 32, EPLB); "
+                        "experts + copies must divide by ep");
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -138,6 +142,9 @@ bool DrawDescription(AppState& s) {
         changed |= IntField("decode ep", &c.decode_pool->ep, "expert-parallel groups of a decode stage");
         ImGui::SameLine();
         changed |= AttentionDpBox("decode attention DP", &c.decode_pool->attention_dp);
+        ImGui::SameLine();
+        changed |= IntField("decode redundant experts", &c.decode_pool->redundant_experts,
+                            "copies of routed experts the decode pool's ep groups also hold");
         changed |= DecodeClusterCombo(s);
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");

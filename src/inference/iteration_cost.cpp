@@ -32,7 +32,7 @@ size_t LevelJoining(const System& sys, int a, int b) {
 
 IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const System& sys, const CalibrationTable* cal, double typical_prefill, int max_tokens)
-    : m_(m), prec_(prec), tp_(split.tp), ep_(split.ep) {
+    : m_(m), prec_(prec), tp_(split.tp), ep_(split.ep), slots_(m.is_moe() ? split.ExpertSlots(m) : 0) {
     // Data-parallel attention: every op of a GPU at tp 1 on its own sequences but the routed experts (RoutedExperts),
     // split over the group of split.tp GPUs, which the all-to-all and the layout below span.
     if (split.attention_dp) {
@@ -44,7 +44,8 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     if (tp < 1 || m.heads % tp != 0)
         throw Error("pool.tp",
                     "tp=" + std::to_string(tp) + " does not divide " + std::to_string(m.heads) + " attention heads");
-    if (split.ep < 1 || (split.ep > 1 && (!m.is_moe() || split.tp % split.ep != 0 || m.moe.experts % split.ep != 0)))
+    if (split.ep < 1 ||
+        (split.ep > 1 && (!m.is_moe() || split.tp % split.ep != 0 || split.ExpertSlots(m) % split.ep != 0)))
         throw Error("pool.ep",
                     "ep=" + std::to_string(split.ep) +
                         " must divide tp and the experts of a mixture-of-experts model (ValidateServingConfig "
@@ -261,9 +262,12 @@ const IterationCost::Routed& IterationCost::RoutedExperts(double Tm) const {
     Routed& r = cacheable ? routed_cache_[static_cast<size_t>(Tm)] : routed_scratch_;
     if (cacheable && r.linear >= 0) return r;
     r = Routed{};
-    const double experts = m_.moe.experts, k = m_.moe.top_k, ep = ep_;
+    // With redundant copies (PoolConfig::redundant_experts) the ep groups hold slots_ slots, a hot expert's tokens
+    // split over its copies: with the load balanced, as EPLB places the copies to make it, each slot is chosen by a
+    // token with probability k / slots.
+    const double k = m_.moe.top_k, ep = ep_;
     const double routed = Tm * k / ep * MoeRankLoad(m_.moe, ep_);
-    const double hit = std::max(1.0, ExpectedExpertsHit(experts, k, Tm) / ep);
+    const double hit = std::max(1.0, ExpectedExpertsHit(slots_, k, Tm) / ep);
     const double dm = m_.moe.routed_width(m_.hidden);  // a latent MoE routes its latent
     // Each expert over the tp/ep ranks of its group (ep = 1: every rank holds 1/tp of every expert, vLLM's and
     // TensorRT-LLM's default under TP); whole under data-parallel attention (ep = the group, tp_ = 1).

@@ -11,8 +11,10 @@ namespace sc {
 
 namespace {
 
-// `expert_div`: the GPUs the routed experts are split over beyond tp (data-parallel attention's ep; 1 otherwise).
-std::vector<double> StageWeights(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp, int expert_div) {
+// `expert_share`: the routed experts' parameters a rank holds against 1/tp of them: (experts + redundant copies) /
+// experts, over ep under data-parallel attention (tp 1 there).
+std::vector<double> StageWeights(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp,
+                                 double expert_share) {
     ParallelConfig p;
     p.tp = tp;
     // Training's rule that MoE under TP needs sequence parallelism (Megatron-Core) is no serving rule; SP moves
@@ -28,7 +30,7 @@ std::vector<double> StageWeights(const ModelConfig& m, const ServingPrecision& p
     const Job job = MakeJob(served, p);  // validates tp against the model
     auto params = [&](BlockKind k) {
         const BlockSums& s = job.sums[static_cast<int>(k)];
-        return s.dense + s.tied_dense + (s.expert + s.tied_expert) / expert_div;
+        return s.dense + s.tied_dense + (s.expert + s.tied_expert) * expert_share;
     };
     const double emb = job.sums[static_cast<int>(BlockKind::embedding)].dense;
     // A tied LM head shares the embedding's table: counted once on one stage (BlockSums keeps the tied copy
@@ -61,8 +63,15 @@ std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingP
     return StageWeights(m, prec, tp, pp, 1);
 }
 
-double DpAttentionWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int ep) {
-    return StageWeights(m, prec, 1, 1, ep).front();
+namespace {
+// (experts + redundant) / experts: the routed expert slots against the experts (1 without experts).
+double SlotShare(const ModelConfig& m, int redundant) {
+    return m.is_moe() ? static_cast<double>(m.moe.experts + redundant) / m.moe.experts : 1.0;
+}
+}  // namespace
+
+double DpAttentionWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int ep, int redundant) {
+    return StageWeights(m, prec, 1, 1, SlotShare(m, redundant) / ep).front();
 }
 
 double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp) {
@@ -218,8 +227,9 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
                              const Accelerator& acc, const EngineConfig& e) {
     if (split.attention_dp)  // one GPU's own sequences at tp 1: attention whole, 1/ep of the routed experts
         return StageCapacity(m, prec, 1, KvLayersIn(m, 0, m.layers), 0,
-                             DpAttentionWeightBytesPerRank(m, prec, split.ep), acc, e);
-    const std::vector<double> weights = StageWeightBytesPerRank(m, prec, split.tp, split.pp);
+                             DpAttentionWeightBytesPerRank(m, prec, split.ep, split.redundant_experts), acc, e);
+    const std::vector<double> weights =
+        StageWeights(m, prec, split.tp, split.pp, SlotShare(m, split.redundant_experts));
     const std::vector<int> layers = StageLayers(m.layers, split.pp);
     KvCapacity fewest;
     int first = 0;

@@ -85,8 +85,9 @@ double ServingWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& p
 // to ServingWeightBytesPerRank. Expert parallelism moves experts between the tp ranks, not bytes.
 std::vector<double> StageWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp);
 // One GPU under data-parallel attention (PoolConfig::attention_dp): every parameter whole but the routed experts,
-// of which it holds 1/ep (DeepSeek's "Routed Expert EP, MLA/Shared Expert DP").
-double DpAttentionWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int ep);
+// of which it holds 1/ep of the slots, the experts and `redundant` copies (DeepSeek's "Routed Expert EP,
+// MLA/Shared Expert DP", with its 32 redundant experts).
+double DpAttentionWeightBytesPerRank(const ModelConfig& m, const ServingPrecision& prec, int ep, int redundant = 0);
 
 // Activation peak of one forward over `tokens` tokens (vLLM's profile_run measures the same thing by running
 // one forward of max_num_batched_tokens dummy tokens): the residual stream and the normed input (2 T h), the

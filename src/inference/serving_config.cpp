@@ -92,6 +92,28 @@ std::string Divisors(int n) {
     return s;
 }
 int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
+// "the 256 experts", or "the 256 experts and 32 redundant copies (288 slots)".
+std::string SlotsText(const PoolConfig& p, const ModelConfig& m) {
+    std::string s = std::to_string(m.moe.experts) + " experts";
+    if (p.redundant_experts > 0)
+        s += " and " + std::to_string(p.redundant_experts) + " redundant copies (" + std::to_string(p.ExpertSlots(m)) +
+             " slots)";
+    return "the " + s;
+}
+
+// Redundant copies of routed experts (PoolConfig::redundant_experts) are slots the ep groups share.
+void CheckRedundantExperts(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
+    const std::string f = field + ".redundant_experts";
+    if (p.redundant_experts < 0 || p.redundant_experts > (1 << 20))
+        throw Error(f, "must be 0..1048576 copies of routed experts, got " + std::to_string(p.redundant_experts));
+    if (p.redundant_experts > 0 && (!m.is_moe() || p.ep < 2))
+        throw Error(f, "redundant_experts=" + std::to_string(p.redundant_experts) +
+                           " adds copies of routed experts to the ep groups, but " +
+                           (m.is_moe() ? "ep=" + std::to_string(p.ep) + " makes one group"
+                                       : m.name + " has no mixture-of-experts layers") +
+                           "; valid: 0, or with ep > 1 any count that with the experts divides by ep");
+}
+
 // Data-parallel attention as DeepSeek's inference system deploys it (deepseek-ai/open-infra-index, "Day 6: One More
 // Thing, DeepSeek-V3/R1 Inference System Overview": "Routed Expert EP, MLA/Shared Expert DP"): an MoE model whose
 // routed experts are split one group per GPU (ep = tp), one pipeline stage.
@@ -106,11 +128,13 @@ void CheckAttentionDp(const std::string& field, const PoolConfig& p, const Model
         throw Error(field + ".pp", "pp=" + std::to_string(p.pp) +
                                        " with attention_dp; valid: 1 (pipelined "
                                        "data-parallel attention is not modelled)");
-    if (p.ep != p.tp || m.moe.experts % p.ep != 0)
-        throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " with attention_dp must equal tp=" +
-                                       std::to_string(p.tp) + " (every GPU holds experts/ep whole routed experts) " +
-                                       "and divide the " + std::to_string(m.moe.experts) + " experts; valid: tp in " +
-                                       Divisors(m.moe.experts) + ", ep = tp");
+    CheckRedundantExperts(field, p, m);
+    const int slots = p.ExpertSlots(m);
+    if (p.ep != p.tp || slots % p.ep != 0)
+        throw Error(field + ".ep", "ep=" + std::to_string(p.ep) +
+                                       " with attention_dp must equal tp=" + std::to_string(p.tp) +
+                                       " (every GPU holds experts/ep whole routed experts) " + "and divide " +
+                                       SlotsText(p, m) + "; valid: tp in " + Divisors(slots) + ", ep = tp");
     AtLeast((field + ".replicas").c_str(), p.replicas, 1, "copies of the model");
     const long long gpus = static_cast<long long>(p.tp) * p.replicas;
     if (gpus > kMaxRanks)
@@ -143,15 +167,16 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
         throw Error(field + ".replicas", std::to_string(p.replicas) + " replicas of tp=" + std::to_string(p.tp) +
                                              " x pp=" + std::to_string(p.pp) + " need " + std::to_string(gpus) +
                                              " GPUs; at most " + std::to_string(kMaxRanks) + " can be described");
+    CheckRedundantExperts(field, p, m);
     if (p.ep == 1) return;
     if (!m.is_moe())
         throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " splits experts, but " + m.name +
                                        " has no mixture-of-experts layers; valid: 1");
-    const int g = Gcd(p.tp, m.moe.experts);
-    if (p.ep < 1 || p.tp % p.ep != 0 || m.moe.experts % p.ep != 0)
+    const int slots = p.ExpertSlots(m), g = Gcd(p.tp, slots);
+    if (p.ep < 1 || p.tp % p.ep != 0 || slots % p.ep != 0)
         throw Error(field + ".ep", "ep=" + std::to_string(p.ep) + " must divide tp=" + std::to_string(p.tp) +
-                                       " (the experts are split over ep groups of a stage's tp ranks) and the " +
-                                       std::to_string(m.moe.experts) + " experts; valid: " + Divisors(g));
+                                       " (the experts are split over ep groups of a stage's tp ranks) and " +
+                                       SlotsText(p, m) + "; valid: " + Divisors(g));
 }
 // The input dimension of every decoder GEMM on one rank of a pool's split (row-parallel layers see 1/tp of it).
 std::vector<std::pair<const char*, long long>> GemmInputsPerRank(const ModelConfig& m, const PoolConfig& split) {

@@ -146,6 +146,12 @@ struct PoolConfig {
     // head whole on its own sequences and caches only their KV; the routed experts are split over the group (ep = tp)
     // and reached by an all-to-all dispatch and combine. docs/serving.md, "Data-parallel attention".
     bool attention_dp = false;
+    // Copies of the most loaded routed experts added to the experts the ep groups hold (DeepSeek's "32 redundant
+    // routed experts", EPLB; SGLang's --ep-num-redundant-experts, vLLM's num_redundant_experts): experts + this many
+    // slots, each group holding an equal share. docs/serving.md, "Redundant experts".
+    int redundant_experts = 0;
+    // Routed expert slots of an MoE model under this split: its experts and their redundant copies.
+    int ExpertSlots(const ModelConfig& m) const { return m.moe.experts + redundant_experts; }
     int gpus() const { return tp * pp * replicas; }
 };
 

@@ -42,6 +42,7 @@ PoolConfig Pool(JsonFields& f) {
     p.ep = f.PositiveInt("ep", 1, 1 << 24);
     p.replicas = f.PositiveInt("replicas", 1, 1 << 24);
     p.attention_dp = f.Bool("attention_dp", false);
+    p.redundant_experts = f.NonNegativeInt("redundant_experts", 0, 1 << 20);
     return p;
 }
 

@@ -56,21 +56,22 @@ struct LinkLevelEdit {
 // edits them (unset: the preset's value). Names are checked here; what they mean together is checked when the tab
 // simulates (inference/serving_config.h ValidateServingConfig), as for a preset file.
 struct LinkServeEdits {
-    std::optional<int> tp, replicas;                         // the (prefill) pool
-    std::optional<bool> decode;                              // a separate decode pool (1) or none (0)
-    std::optional<int> decode_tp, decode_replicas;           // with decode=1 or a preset that has one
-    std::optional<int> max_seqs, max_tokens;                 // the engine's budgets
-    std::optional<bool> chunked;                             // chunked prefill
-    std::optional<std::string> preemption;                   // recompute, swap
-    std::optional<Precision> weights, kv;                    // bf16, fp8
-    std::optional<int> int4_group;                           // int4 weights in groups of this many (0: not int4)
-    std::optional<std::string> arrivals;                     // poisson, gamma, fixed_rate, closed_loop, offline
-    std::optional<double> rate, cv;                          // requests/s; gaps' coefficient of variation
-    std::optional<int> clients, requests;                    // closed-loop concurrency; requests in the run
-    std::optional<double> ttft_s, tpot_s;                    // SLO targets in seconds (0: none)
-    std::optional<int> pp, ep, decode_pp, decode_ep;         // pipeline stages and expert groups per replica
-    std::optional<bool> attention_dp, decode_attention_dp;   // data-parallel attention (PoolConfig::attention_dp)
-    std::optional<int> timelines;                            // requests whose timelines the result keeps
+    std::optional<int> tp, replicas;                        // the (prefill) pool
+    std::optional<bool> decode;                             // a separate decode pool (1) or none (0)
+    std::optional<int> decode_tp, decode_replicas;          // with decode=1 or a preset that has one
+    std::optional<int> max_seqs, max_tokens;                // the engine's budgets
+    std::optional<bool> chunked;                            // chunked prefill
+    std::optional<std::string> preemption;                  // recompute, swap
+    std::optional<Precision> weights, kv;                   // bf16, fp8
+    std::optional<int> int4_group;                          // int4 weights in groups of this many (0: not int4)
+    std::optional<std::string> arrivals;                    // poisson, gamma, fixed_rate, closed_loop, offline
+    std::optional<double> rate, cv;                         // requests/s; gaps' coefficient of variation
+    std::optional<int> clients, requests;                   // closed-loop concurrency; requests in the run
+    std::optional<double> ttft_s, tpot_s;                   // SLO targets in seconds (0: none)
+    std::optional<int> pp, ep, decode_pp, decode_ep;        // pipeline stages and expert groups per replica
+    std::optional<bool> attention_dp, decode_attention_dp;  // data-parallel attention (PoolConfig::attention_dp)
+    std::optional<int> redundant_experts, decode_redundant_experts;  // copies of routed experts in the ep groups
+    std::optional<int> timelines;                                    // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;              // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                                // requests a conversation (1: single requests)
     std::optional<int> samples;                              // completions of each prompt (vLLM's n)

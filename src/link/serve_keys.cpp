@@ -68,6 +68,8 @@ const std::vector<Key>& Keys() {
         {"serve.decode_ep", IntField{&Edits::decode_ep, 1, 1 << 24}},
         {"serve.attention_dp", BoolField{&Edits::attention_dp}},
         {"serve.decode_attention_dp", BoolField{&Edits::decode_attention_dp}},
+        {"serve.redundant_experts", IntField{&Edits::redundant_experts, 0, 1 << 20}},
+        {"serve.decode_redundant_experts", IntField{&Edits::decode_redundant_experts, 0, 1 << 20}},
         {"serve.timelines", IntField{&Edits::timelines, 0, 1 << 24}},  // checked when simulated (kMaxTimelines)
         {"serve.prefixes", IntField{&Edits::prefixes, 0, 1 << 24}},    // checked when simulated (kMaxSharedPrefixes)
         {"serve.prefix_tokens", IntField{&Edits::prefix_tokens, 1, kMaxModelDim}},

@@ -24,12 +24,18 @@ std::string PoolText(const PoolConfig& p) {
     if (p.pp > 1) split += " x PP" + std::to_string(p.pp);
     if (p.ep > 1) split += ", EP" + std::to_string(p.ep);
     if (p.attention_dp) split = "attention DP" + std::to_string(p.tp) + ", EP" + std::to_string(p.ep);
+    if (p.redundant_experts > 0) split += " (+" + std::to_string(p.redundant_experts) + " redundant experts)";
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
            std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
 
 Json PoolJson(const PoolConfig& p) {
-    return {{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"replicas", p.replicas}, {"attention_dp", p.attention_dp}};
+    return {{"tp", p.tp},
+            {"pp", p.pp},
+            {"ep", p.ep},
+            {"replicas", p.replicas},
+            {"attention_dp", p.attention_dp},
+            {"redundant_experts", p.redundant_experts}};
 }
 
 std::string LengthText(const LengthDist& d) {

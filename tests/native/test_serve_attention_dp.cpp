@@ -162,4 +162,55 @@ TEST(ServeAttentionDp, InvalidSplitsNameTheField) {
     EXPECT_NO_THROW(ValidateServingConfig(c));
 }
 
+TEST(ServeAttentionDp, RedundantExpertsAreSlotsThatAddWeightsAndReadsNotFlops) {
+    ServingConfig c = Mixtral(512, 2, 1);
+    const ModelConfig& m = c.model;
+    const sc::System& sys = System("dgx-h100-superpod");
+    const double experts = static_cast<double>(m.moe_layers()) * m.moe.experts * 3 * m.hidden * m.moe.expert_ffn * 2;
+    const double whole = ServingWeightBytesPerRank(m, c.precision, 1);
+    // 8 experts and 8 copies: 16 slots, 2 a GPU, a quarter of the experts' bytes.
+    EXPECT_NEAR(DpAttentionWeightBytesPerRank(m, c.precision, 8, 8), whole - experts * 3 / 4, 1e-9 * whole);
+    PoolConfig copies = c.pool;
+    copies.redundant_experts = 8;
+    IterationCost plain(m, c.precision, c.pool, sys, &Calibration(), 512, 8192);
+    IterationCost spread(m, c.precision, copies, sys, &Calibration(), 512, 8192);
+    // One token reads one expert on its GPU either way; 64 tokens hit about 2 of a GPU's 2 slots against 1 of its 1.
+    EXPECT_EQ(spread.Breakdown(Decodes(1, 100)).linear, plain.Breakdown(Decodes(1, 100)).linear);
+    EXPECT_GT(spread.Breakdown(Decodes(64, 100)).linear, plain.Breakdown(Decodes(64, 100)).linear);
+    EXPECT_EQ(spread.Work(Decodes(64, 100)).linear_flops, plain.Work(Decodes(64, 100)).linear_flops);
+    // Under TP with expert groups the copies are slots too: tp 8, ep 8, 8 copies hold 2/8 of the experts a rank.
+    ServingConfig tp = Base("mixtral-8x7b", 8, 512, 2, 1);
+    tp.pool.ep = 8;
+    const double base = SimulateServing(tp, sys, &Calibration()).kv.weight_bytes;
+    tp.pool.redundant_experts = 8;
+    EXPECT_NEAR(SimulateServing(tp, sys, &Calibration()).kv.weight_bytes, base + experts / 8, 1e-9 * base);
+}
+
+TEST(ServeAttentionDp, RedundantExpertsMustFillTheGroupsEvenly) {
+    ServingConfig c = Mixtral(10, 10, 1);
+    c.pool.redundant_experts = 4;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
+              "pool.ep: ep=8 with attention_dp must equal tp=8 (every GPU holds experts/ep whole routed experts) and "
+              "divide the 8 experts and 4 redundant copies (12 slots); valid: tp in 1, 2, 3, 4, 6, 12, ep = tp");
+    ServingConfig one = Base("mixtral-8x7b", 8, 10, 10, 1);
+    one.pool.redundant_experts = 8;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(one); }),
+              "pool.redundant_experts: redundant_experts=8 adds copies of routed experts to the ep groups, but ep=1 "
+              "makes one group; valid: 0, or with ep > 1 any count that with the experts divides by ep");
+    one.pool.ep = 4;
+    one.pool.redundant_experts = 2;
+    EXPECT_NE(
+        sctest::ErrorOf([&] { ValidateServingConfig(one); }).find("the 8 experts and 2 redundant copies (10 slots)"),
+        std::string::npos);
+    // DeepSeek's decode unit: 256 experts and 32 copies over EP144, two slots a GPU.
+    ServingConfig ds = Base("deepseek-v3", 144, 10, 10, 1);
+    ds.pool.ep = 144;
+    ds.pool.attention_dp = true;
+    ds.pool.redundant_experts = 32;
+    EXPECT_NO_THROW(ValidateServingConfig(ds));
+    ds.pool.redundant_experts = 0;
+    EXPECT_NE(sctest::ErrorOf([&] { ValidateServingConfig(ds); }).find("valid: tp in 1, 2, 4, 8, 16, 32, 64, 128, 256"),
+              std::string::npos);
+}
+
 }  // namespace
