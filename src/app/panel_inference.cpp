@@ -47,6 +47,16 @@ bool AttentionDpBox(const char* label, bool* on) {
     return changed;
 }
 
+// DeepEP's dispatch for a data-parallel attention pool (PoolConfig::deepep_dispatch). Returns true when changed.
+bool DeepEpBox(const char* label, bool* on) {
+    const bool changed = ImGui::Checkbox(label, on);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "with attention DP: a token goes once to each GPU holding one of its experts and once over the network "
+            "to each node (deepseek-ai/DeepEP); off: every token-expert pair is sent");
+    return changed;
+}
+
 // The decoder weights' format: bf16, fp8, or int4 in AWQ/GPTQ's groups of 128 (W4A16: the GEMMs run at the
 // activations' precision). Returns true when changed.
 bool WeightsCombo(ServingPrecision& p) {
@@ -123,6 +133,8 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("redundant experts", &c.pool.redundant_experts,
                         "copies of the most loaded routed experts the ep groups also hold (DeepSeek's 32, EPLB); "
                         "experts + copies must divide by ep");
+    ImGui::SameLine();
+    changed |= DeepEpBox("DeepEP", &c.pool.deepep_dispatch);
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -145,6 +157,8 @@ bool DrawDescription(AppState& s) {
         ImGui::SameLine();
         changed |= IntField("decode redundant experts", &c.decode_pool->redundant_experts,
                             "copies of routed experts the decode pool's ep groups also hold");
+        ImGui::SameLine();
+        changed |= DeepEpBox("decode DeepEP", &c.decode_pool->deepep_dispatch);
         changed |= DecodeClusterCombo(s);
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");

@@ -6,6 +6,7 @@
 #include "config/error.h"
 #include "config/job_segments.h"
 #include "config/torus_slice.h"
+#include "graph/moe_spread.h"
 #include "inference/kv_capacity.h"
 #include "parallel/layout.h"
 #include "trace/chakra_et.h"
@@ -94,10 +95,21 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     shape.w = 2;
     if (m.has_window()) shape.window = m.window.size;  // at min(typical prefill, window): compute_model.h
     cm_ = std::make_unique<ComputeModel>(sys.accelerator, prec.compute, cal, opt, shape);
+    // The TP group's collectives; under data-parallel attention the all-to-all of an expert group folded over the
+    // group's data-parallel GPUs (the training layout's ep over dp), DeepEP's when the pool dispatches with it.
     ParallelConfig p;
-    p.tp = split.tp;  // the group the TP collectives or, under data-parallel attention, the all-to-all span
+    if (dp_ > 1) p.dp = p.ep = split.tp;
+    else p.tp = split.tp;
     layout_ = std::make_unique<Layout>(p);
-    net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal);
+    slots_moe_ = m.moe;
+    slots_moe_.experts = slots_;
+    deepep_ = split.deepep_dispatch && dp_ > 1;
+    net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal, true,
+                                       deepep_ ? &slots_moe_ : nullptr);
+    if (deepep_ && net_->DeepEpScaleOutShare() < 0)
+        throw Error("pool.deepep_dispatch", "DeepEP's per-node sends need the " + std::to_string(slots_) +
+                                                " expert slots to divide over the group's " + std::to_string(dp_) +
+                                                " GPUs and its nodes, on a switched (not torus) cluster; valid: false");
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
     // The experts see the whole group's tokens, up to tp budgets (bounded: a larger count is computed each time).
@@ -231,13 +243,15 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
             fl += r.flops;
         } else {
             // DeepSeek-V3 (arXiv:2412.19437 sec. 3.3.2, "Low-Precision Communication"): activations are quantized
-            // before the dispatch (the GEMM input's bytes) and the combine stays in 16 bits (the activations'):
-            // each of a token's k routed copies crosses the group once each way (Megatron-Core's all-to-all
-            // dispatcher; DeepEP's sending a token once per destination GPU is not modelled here).
-            const double in = BytesOf(prec_.compute) < 2 ? 1 : a, copies = T * m_.moe.top_k;
+            // to FP8 before the dispatch, one fp32 scale per 128 elements as DeepEP's Buffer.dispatch takes them
+            // (the training model's fp8 dispatch), and the combine stays in 16 bits (the activations'). Each of a
+            // token's k routed copies crosses the group once each way (Megatron-Core's all-to-all dispatcher), or
+            // with DeepEP one copy per distinct GPU, its per-node sends the communication model's.
+            const double in = BytesOf(prec_.compute) < 2 ? 1 + 4.0 / 128 : a;
+            const double copies = T * (deepep_ ? MoeDistinctGroups(slots_moe_, dp_) : m_.moe.top_k);
             const double dm = m_.moe.routed_width(m_.hidden);
-            c.a2a = m_.moe_layers() * (net_->Seconds(CollectiveType::all_to_all, GroupKind::tp, copies * dm * in) +
-                                       net_->Seconds(CollectiveType::all_to_all, GroupKind::tp, copies * dm * a));
+            c.a2a = m_.moe_layers() * (net_->Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * dm * in) +
+                                       net_->Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * dm * a));
         }
         if (m_.moe.shared_experts > 0)
             moe_linear +=

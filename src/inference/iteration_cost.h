@@ -206,6 +206,8 @@ private:
     ModelConfig m_;
     ServingPrecision prec_;
     int tp_ = 1, ep_ = 1;
+    MoeConfig slots_moe_;  // the model's MoE with its slots as experts (DeepEP's distinct GPUs and nodes)
+    bool deepep_ = false;  // PoolConfig::deepep_dispatch
     int slots_ = 0;  // routed expert slots: the experts and their redundant copies (PoolConfig::redundant_experts)
     int dp_ = 1;     // GPUs running attention data parallel (PoolConfig::attention_dp: the pool's tp; tp_ is then 1)
     std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage

@@ -145,6 +145,11 @@ void CheckAttentionDp(const std::string& field, const PoolConfig& p, const Model
 
 void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
     AtLeast((field + ".tp").c_str(), p.tp, 1, "GPUs per pipeline stage");
+    if (p.deepep_dispatch && !p.attention_dp)
+        throw Error(field + ".deepep_dispatch",
+                    "DeepEP dispatches the tokens of data-parallel attention to the experts, "
+                    "but attention_dp is false (under TP a rank picks its experts' rows "
+                    "locally); valid: false, or attention_dp true");
     if (p.attention_dp) {  // attention whole on every GPU: no head split to check
         CheckAttentionDp(field, p, m);
         return;

@@ -150,6 +150,10 @@ struct PoolConfig {
     // routed experts", EPLB; SGLang's --ep-num-redundant-experts, vLLM's num_redundant_experts): experts + this many
     // slots, each group holding an equal share. docs/serving.md, "Redundant experts".
     int redundant_experts = 0;
+    // Data-parallel attention's dispatcher: DeepEP (deepseek-ai/DeepEP, DeepSeek's and SGLang's large-EP serving),
+    // which sends a token once to each GPU holding one of its experts and once over the scale-out network to each
+    // node, as the training model's KernelChoices::deepep_dispatch; false: every (token, expert) pair is sent.
+    bool deepep_dispatch = false;
     // Routed expert slots of an MoE model under this split: its experts and their redundant copies.
     int ExpertSlots(const ModelConfig& m) const { return m.moe.experts + redundant_experts; }
     int gpus() const { return tp * pp * replicas; }

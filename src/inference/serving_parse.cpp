@@ -43,6 +43,7 @@ PoolConfig Pool(JsonFields& f) {
     p.replicas = f.PositiveInt("replicas", 1, 1 << 24);
     p.attention_dp = f.Bool("attention_dp", false);
     p.redundant_experts = f.NonNegativeInt("redundant_experts", 0, 1 << 20);
+    p.deepep_dispatch = f.Bool("deepep_dispatch", false);
     return p;
 }
 

@@ -71,6 +71,7 @@ struct LinkServeEdits {
     std::optional<int> pp, ep, decode_pp, decode_ep;        // pipeline stages and expert groups per replica
     std::optional<bool> attention_dp, decode_attention_dp;  // data-parallel attention (PoolConfig::attention_dp)
     std::optional<int> redundant_experts, decode_redundant_experts;  // copies of routed experts in the ep groups
+    std::optional<bool> deepep, decode_deepep;                       // DeepEP dispatch (PoolConfig::deepep_dispatch)
     std::optional<int> timelines;                                    // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;              // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                                // requests a conversation (1: single requests)

@@ -25,6 +25,7 @@ std::string PoolText(const PoolConfig& p) {
     if (p.ep > 1) split += ", EP" + std::to_string(p.ep);
     if (p.attention_dp) split = "attention DP" + std::to_string(p.tp) + ", EP" + std::to_string(p.ep);
     if (p.redundant_experts > 0) split += " (+" + std::to_string(p.redundant_experts) + " redundant experts)";
+    if (p.deepep_dispatch) split += ", DeepEP";
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
            std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
@@ -35,7 +36,8 @@ Json PoolJson(const PoolConfig& p) {
             {"ep", p.ep},
             {"replicas", p.replicas},
             {"attention_dp", p.attention_dp},
-            {"redundant_experts", p.redundant_experts}};
+            {"redundant_experts", p.redundant_experts},
+            {"deepep_dispatch", p.deepep_dispatch}};
 }
 
 std::string LengthText(const LengthDist& d) {

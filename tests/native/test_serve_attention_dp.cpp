@@ -4,6 +4,7 @@
 // must fit one GPU's cache; invalid splits name their field.
 #include <gtest/gtest.h>
 
+#include "graph/moe_spread.h"
 #include "inference/engine.h"
 #include "inference/iteration_cost.h"
 #include "inference/kv_capacity.h"
@@ -74,11 +75,11 @@ TEST(ServeAttentionDp, TheGroupComputesWhatOneGpuComputesForTheWholeBatch) {
         EXPECT_EQ(d.tp_comm, 0);
         // The all-to-all: each of a GPU's n/8 tokens' k copies dispatched (bf16 GEMM inputs) and combined, every layer.
         ParallelConfig p;
-        p.tp = 8;
+        p.dp = p.ep = 8;  // the expert group folded over the data-parallel GPUs
         const Layout layout(p);
         const CommModel net(sys, layout, TrainingOptions{}.in_network_reduction, &Calibration());
         const double copies = n / 8.0 * c.model.moe.top_k, bytes = copies * c.model.hidden * 2;
-        EXPECT_NEAR(d.ep_comm, c.model.moe_layers() * 2 * net.Seconds(CollectiveType::all_to_all, GroupKind::tp, bytes),
+        EXPECT_NEAR(d.ep_comm, c.model.moe_layers() * 2 * net.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes),
                     1e-15);
         EXPECT_GT(d.ep_comm, 0);
     }
@@ -211,6 +212,45 @@ TEST(ServeAttentionDp, RedundantExpertsMustFillTheGroupsEvenly) {
     ds.pool.redundant_experts = 0;
     EXPECT_NE(sctest::ErrorOf([&] { ValidateServingConfig(ds); }).find("valid: tp in 1, 2, 4, 8, 16, 32, 64, 128, 256"),
               std::string::npos);
+}
+
+TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDoes) {
+    // DeepSeek-V3 in FP8 as DeepSeek's prefill unit: DP32 attention over 4 H800 nodes, 256 experts and 32 copies.
+    ServingConfig c = Base("deepseek-v3", 32, 10, 10, 1);
+    c.precision.weights = c.precision.compute = Precision::fp8;
+    c.pool.ep = 32;
+    c.pool.attention_dp = true;
+    c.pool.redundant_experts = 32;
+    const sc::System& sys = System("h800-cluster");
+    PoolConfig deepep = c.pool;
+    deepep.deepep_dispatch = true;
+    IterationCost plain(c.model, c.precision, c.pool, sys, &Calibration(), 512, 8192);
+    IterationCost sent(c.model, c.precision, deepep, sys, &Calibration(), 512, 8192);
+    MoeConfig slots = c.model.moe;
+    slots.experts = 288;
+    ParallelConfig p;
+    p.dp = p.ep = 32;
+    const Layout layout(p);
+    const bool inr = TrainingOptions{}.in_network_reduction;
+    const CommModel megatron(sys, layout, inr, &Calibration()), deep(sys, layout, inr, &Calibration(), true, &slots);
+    ASSERT_GT(deep.DeepEpScaleOutShare(), 0);
+    const double h = c.model.hidden, fp8 = 1 + 4.0 / 128;  // FP8 dispatch with a scale per 128; combine in bf16
+    auto a2a = [&](const CommModel& net, double copies) {
+        return c.model.moe_layers() * (net.Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * h * fp8) +
+                                       net.Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * h * 2));
+    };
+    for (int n : {32, 1024}) {
+        const double mine = n / 32.0;
+        EXPECT_NEAR(plain.Breakdown(Decodes(n, 2000)).ep_comm, a2a(megatron, mine * 8), 1e-15);
+        EXPECT_NEAR(sent.Breakdown(Decodes(n, 2000)).ep_comm, a2a(deep, mine * MoeDistinctGroups(slots, 32)), 1e-15);
+        EXPECT_LT(sent.Breakdown(Decodes(n, 2000)).ep_comm, plain.Breakdown(Decodes(n, 2000)).ep_comm);
+    }
+    ServingConfig tp = Base("mixtral-8x7b", 8, 10, 10, 1);
+    tp.pool.deepep_dispatch = true;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(tp); }),
+              "pool.deepep_dispatch: DeepEP dispatches the tokens of data-parallel attention to the experts, but "
+              "attention_dp is false (under TP a rank picks its experts' rows locally); valid: false, or attention_dp "
+              "true");
 }
 
 }  // namespace
