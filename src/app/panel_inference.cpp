@@ -57,6 +57,17 @@ bool DeepEpBox(const char* label, bool* on) {
     return changed;
 }
 
+// Two-batch overlap for a data-parallel attention pool (PoolConfig::two_batch_overlap). Returns true when changed.
+bool TwoBatchBox(const char* label, bool* on) {
+    const bool changed = ImGui::Checkbox(label, on);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "with attention DP: each iteration runs as two micro-batches, one's expert all-to-all behind the other's "
+            "compute (DeepSeek's dual micro-batch overlap, SGLang's --enable-two-batch-overlap); the weights are read "
+            "twice");
+    return changed;
+}
+
 // The decoder weights' format: bf16, fp8, or int4 in AWQ/GPTQ's groups of 128 (W4A16: the GEMMs run at the
 // activations' precision). Returns true when changed.
 bool WeightsCombo(ServingPrecision& p) {
@@ -135,6 +146,8 @@ bool DrawDescription(AppState& s) {
                         "experts + copies must divide by ep");
     ImGui::SameLine();
     changed |= DeepEpBox("DeepEP", &c.pool.deepep_dispatch);
+    ImGui::SameLine();
+    changed |= TwoBatchBox("two-batch overlap", &c.pool.two_batch_overlap);
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -159,6 +172,8 @@ bool DrawDescription(AppState& s) {
                             "copies of routed experts the decode pool's ep groups also hold");
         ImGui::SameLine();
         changed |= DeepEpBox("decode DeepEP", &c.decode_pool->deepep_dispatch);
+        ImGui::SameLine();
+        changed |= TwoBatchBox("decode two-batch overlap", &c.decode_pool->two_batch_overlap);
         changed |= DecodeClusterCombo(s);
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");

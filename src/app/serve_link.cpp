@@ -26,6 +26,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.attention_dp = IfChanged(now.pool.attention_dp, base.pool.attention_dp);
     e.redundant_experts = IfChanged(now.pool.redundant_experts, base.pool.redundant_experts);
     e.deepep = IfChanged(now.pool.deepep_dispatch, base.pool.deepep_dispatch);
+    e.two_batch_overlap = IfChanged(now.pool.two_batch_overlap, base.pool.two_batch_overlap);
     e.decode = IfChanged(now.decode_pool.has_value(), base.decode_pool.has_value());
     if (now.decode_pool) {
         const PoolConfig ref = DecodeBase(base, now.pool);
@@ -36,6 +37,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
         e.decode_attention_dp = IfChanged(now.decode_pool->attention_dp, ref.attention_dp);
         e.decode_redundant_experts = IfChanged(now.decode_pool->redundant_experts, ref.redundant_experts);
         e.decode_deepep = IfChanged(now.decode_pool->deepep_dispatch, ref.deepep_dispatch);
+        e.decode_two_batch_overlap = IfChanged(now.decode_pool->two_batch_overlap, ref.two_batch_overlap);
     }
     e.max_seqs = IfChanged(now.engine.max_seqs, base.engine.max_seqs);
     e.max_tokens = IfChanged(now.engine.max_tokens, base.engine.max_tokens);
@@ -79,6 +81,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.attention_dp) c.pool.attention_dp = *e.attention_dp;
     if (e.redundant_experts) c.pool.redundant_experts = *e.redundant_experts;
     if (e.deepep) c.pool.deepep_dispatch = *e.deepep;
+    if (e.two_batch_overlap) c.pool.two_batch_overlap = *e.two_batch_overlap;
     if (e.decode) {
         if (!*e.decode) c.decode_pool.reset();
         else if (!c.decode_pool) c.decode_pool = c.pool;
@@ -90,6 +93,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (c.decode_pool && e.decode_attention_dp) c.decode_pool->attention_dp = *e.decode_attention_dp;
     if (c.decode_pool && e.decode_redundant_experts) c.decode_pool->redundant_experts = *e.decode_redundant_experts;
     if (c.decode_pool && e.decode_deepep) c.decode_pool->deepep_dispatch = *e.decode_deepep;
+    if (c.decode_pool && e.decode_two_batch_overlap) c.decode_pool->two_batch_overlap = *e.decode_two_batch_overlap;
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;

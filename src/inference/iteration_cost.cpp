@@ -11,6 +11,7 @@
 #include "parallel/layout.h"
 #include "trace/chakra_et.h"
 #include "training/comm_model.h"
+#include "training/comm_sms.h"
 #include "training/compute_model.h"
 
 namespace sc {
@@ -104,6 +105,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     slots_moe_ = m.moe;
     slots_moe_.experts = slots_;
     deepep_ = split.deepep_dispatch && dp_ > 1;
+    tbo_ = split.two_batch_overlap && dp_ > 1;
     net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal, true,
                                        deepep_ ? &slots_moe_ : nullptr);
     if (deepep_ && net_->DeepEpScaleOutShare() < 0)
@@ -554,7 +556,56 @@ double IterationCost::RankTokens(const BatchShape& rank) const {
     return dp_ > 1 ? std::ceil(rank.tokens()) : rank.tokens();
 }
 
+// Two-batch overlap (DeepSeek's inference system, deepseek-ai/open-infra-index day 6: "splitting a batch of requests
+// into two microbatches ... the communication cost of one microbatch is hide behind the computation of the other";
+// SGLang's --enable-two-batch-overlap): the batch runs as two halves, each reading the weights and paying the
+// kernels again. In every MoE layer one half's all-to-all (a) runs beside the other's compute (c), 2 max(c, a) a
+// layer, and the first compute or the last all-to-all, min(c, a), stands alone; the dense layers, the embedding and
+// the head do not overlap. So the iteration is both halves' compute plus the exposed all-to-all,
+// 2 L max(0, a - c) + min(c, a), the breakdown's ep_comm. A batch of one sequence is not split.
+// The all-to-all is not free while hidden: its kernels hold SMs the compute beside it loses for the (2 L - 1)
+// min(c, a) seconds they overlap (training/comm_sms.h, without a margin). DeepEP's high-throughput kernels, which a
+// batch with prefill tokens runs, hold Buffer.num_sms = 20 (deepseek-ai/DeepEP deep_ep/buffer.py); its low-latency
+// kernels of a decode-only batch receive through hooks that "do not occupy any SM resource" (its README); NCCL's
+// all-to-all holds the accelerator's measured CTA count (Accelerator::collective_ctas).
+constexpr int kDeepEpHighThroughputSms = 20;
+
 IterationBreakdown IterationCost::Breakdown(const BatchShape& group) const {
+    if (!tbo_ || group.sequences < 2 || m_.moe_layers() == 0) return OneBatch(group);
+    BatchShape half = group;
+    for (double* x :
+         {&half.prefill_tokens, &half.prefill_pairs, &half.prefill_keys, &half.decodes, &half.decode_keys, &half.logits,
+          &half.window_prefill_pairs, &half.window_prefill_keys, &half.window_decode_keys, &half.sequences})
+        *x /= 2;
+    const IterationBreakdown h = OneBatch(half);
+    const double L = m_.moe_layers(), a = h.ep_comm / L, c = MoeLayerComputeSeconds(half);
+    IterationBreakdown r;
+    r.linear = 2 * h.linear, r.attention = 2 * h.attention, r.elementwise = 2 * h.elementwise;
+    r.tp_comm = 2 * h.tp_comm, r.head = 2 * h.head, r.pp_comm = 2 * h.pp_comm, r.draft = 2 * h.draft;
+    r.ep_comm = 2 * L * std::max(0.0, a - c) + std::min(c, a);
+    const double compute = 2 * (h.total() - h.ep_comm), hidden = (2 * L - 1) * std::min(c, a);
+    const Accelerator& acc = sys_.accelerator;
+    if (!deepep_) r.ep_comm += CollectiveSmSeconds(compute, hidden, acc);
+    else if (group.prefill_tokens > 0)
+        r.ep_comm += CommSmSeconds(compute, hidden, UserbufferOverlap{kDeepEpHighThroughputSms, false}, acc.sm_count);
+    return r;
+}
+
+double IterationCost::MoeLayerComputeSeconds(const BatchShape& group) const {
+    if (m_.moe_layers() == 0) return 0;
+    const BatchShape b = RankShare(group);
+    const PerT& c = TokenCosts(RankTokens(b));
+    double t = c.moe_layer - c.a2a / m_.moe_layers() + AttentionOfLayers(b).full;
+    double up_flops = 0;
+    t += MlaUpSeconds(b, &up_flops);
+    if (dp_ > 1) {
+        const Routed& x = RoutedExperts(group.tokens());
+        t += x.linear + x.permute + x.activation;
+    }
+    return t;
+}
+
+IterationBreakdown IterationCost::OneBatch(const BatchShape& group) const {
     IterationBreakdown r;
     const BatchShape b = RankShare(group);
     const double T = RankTokens(b);

@@ -110,6 +110,9 @@ public:
     double Seconds(const BatchShape& b) const;
     // Summed over the stages (a pipelined replica's GPUs each do 1/pp of it on average).
     IterationBreakdown Breakdown(const BatchShape& b) const;
+    // One micro-batch's compute in one MoE layer (its attention, GEMMs with the routed experts, vector work; not its
+    // all-to-all): what hides the other micro-batch's all-to-all under two-batch overlap. For tests and reports.
+    double MoeLayerComputeSeconds(const BatchShape& group) const;
     PipelineTimes Pipeline(const BatchShape& b) const;
     IterationWork Work(const BatchShape& b) const;
 
@@ -177,7 +180,8 @@ private:
     // sequences with that fraction of every sum (the sequences spread evenly, as the DP controllers of SGLang and
     // TensorRT-LLM deal them; which GPU holds which is not tracked). Otherwise b.
     BatchShape RankShare(const BatchShape& b) const;
-    double RankTokens(const BatchShape& rank) const;  // TokenCosts's T for a RankShare
+    double RankTokens(const BatchShape& rank) const;             // TokenCosts's T for a RankShare
+    IterationBreakdown OneBatch(const BatchShape& group) const;  // Breakdown without two-batch overlap
     double AllReduceSeconds(double bytes) const;
     // One GEMM of `rows` x k . k x n in `groups` (its weights read `weight_sets` times), at the serving formats:
     // inputs at a byte under fp8/fp4 GEMMs, else the activations'; adds its FLOPs to *flops. 0 for no rows.
@@ -208,6 +212,7 @@ private:
     int tp_ = 1, ep_ = 1;
     MoeConfig slots_moe_;  // the model's MoE with its slots as experts (DeepEP's distinct GPUs and nodes)
     bool deepep_ = false;  // PoolConfig::deepep_dispatch
+    bool tbo_ = false;     // PoolConfig::two_batch_overlap
     int slots_ = 0;  // routed expert slots: the experts and their redundant copies (PoolConfig::redundant_experts)
     int dp_ = 1;     // GPUs running attention data parallel (PoolConfig::attention_dp: the pool's tp; tp_ is then 1)
     std::vector<int> stage_layers_, stage_dense_;          // layers, and dense (non-MoE) layers, of each stage

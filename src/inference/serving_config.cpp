@@ -150,6 +150,11 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
                     "DeepEP dispatches the tokens of data-parallel attention to the experts, "
                     "but attention_dp is false (under TP a rank picks its experts' rows "
                     "locally); valid: false, or attention_dp true");
+    if (p.two_batch_overlap && !p.attention_dp)
+        throw Error(field + ".two_batch_overlap",
+                    "two micro-batches hide data-parallel attention's expert all-to-all, "
+                    "but attention_dp is false (no all-to-all to hide); valid: false, or "
+                    "attention_dp true");
     if (p.attention_dp) {  // attention whole on every GPU: no head split to check
         CheckAttentionDp(field, p, m);
         return;

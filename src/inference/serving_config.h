@@ -154,6 +154,10 @@ struct PoolConfig {
     // which sends a token once to each GPU holding one of its experts and once over the scale-out network to each
     // node, as the training model's KernelChoices::deepep_dispatch; false: every (token, expert) pair is sent.
     bool deepep_dispatch = false;
+    // Data-parallel attention's two-batch overlap (DeepSeek's dual micro-batch overlap, SGLang's
+    // --enable-two-batch-overlap): each iteration runs as two micro-batches, one's all-to-all behind the other's
+    // compute. docs/serving.md, "Two-batch overlap".
+    bool two_batch_overlap = false;
     // Routed expert slots of an MoE model under this split: its experts and their redundant copies.
     int ExpertSlots(const ModelConfig& m) const { return m.moe.experts + redundant_experts; }
     int gpus() const { return tp * pp * replicas; }

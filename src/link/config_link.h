@@ -70,9 +70,10 @@ struct LinkServeEdits {
     std::optional<double> ttft_s, tpot_s;                   // SLO targets in seconds (0: none)
     std::optional<int> pp, ep, decode_pp, decode_ep;        // pipeline stages and expert groups per replica
     std::optional<bool> attention_dp, decode_attention_dp;  // data-parallel attention (PoolConfig::attention_dp)
-    std::optional<int> redundant_experts, decode_redundant_experts;  // copies of routed experts in the ep groups
-    std::optional<bool> deepep, decode_deepep;                       // DeepEP dispatch (PoolConfig::deepep_dispatch)
-    std::optional<int> timelines;                                    // requests whose timelines the result keeps
+    std::optional<int> redundant_experts, decode_redundant_experts;   // copies of routed experts in the ep groups
+    std::optional<bool> deepep, decode_deepep;                        // DeepEP dispatch (PoolConfig::deepep_dispatch)
+    std::optional<bool> two_batch_overlap, decode_two_batch_overlap;  // PoolConfig::two_batch_overlap
+    std::optional<int> timelines;                                     // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;              // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                                // requests a conversation (1: single requests)
     std::optional<int> samples;                              // completions of each prompt (vLLM's n)

@@ -26,6 +26,7 @@ std::string PoolText(const PoolConfig& p) {
     if (p.attention_dp) split = "attention DP" + std::to_string(p.tp) + ", EP" + std::to_string(p.ep);
     if (p.redundant_experts > 0) split += " (+" + std::to_string(p.redundant_experts) + " redundant experts)";
     if (p.deepep_dispatch) split += ", DeepEP";
+    if (p.two_batch_overlap) split += ", two-batch overlap";
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
            std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
@@ -37,7 +38,8 @@ Json PoolJson(const PoolConfig& p) {
             {"replicas", p.replicas},
             {"attention_dp", p.attention_dp},
             {"redundant_experts", p.redundant_experts},
-            {"deepep_dispatch", p.deepep_dispatch}};
+            {"deepep_dispatch", p.deepep_dispatch},
+            {"two_batch_overlap", p.two_batch_overlap}};
 }
 
 std::string LengthText(const LengthDist& d) {

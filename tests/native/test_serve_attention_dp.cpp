@@ -253,4 +253,56 @@ TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDo
               "true");
 }
 
+TEST(ServeAttentionDp, TwoBatchOverlapHidesOneHalfsAllToAllBehindTheOthersCompute) {
+    // DeepSeek-V3 in FP8, DP32 attention over 4 H800 nodes with DeepEP: the all-to-all crosses InfiniBand.
+    ServingConfig c = Base("deepseek-v3", 32, 10, 10, 1);
+    c.precision.weights = c.precision.compute = Precision::fp8;
+    c.pool.ep = 32;
+    c.pool.attention_dp = true;
+    c.pool.redundant_experts = 32;
+    c.pool.deepep_dispatch = true;
+    const sc::System& sys = System("h800-cluster");
+    PoolConfig overlapped = c.pool;
+    overlapped.two_batch_overlap = true;
+    IterationCost one(c.model, c.precision, c.pool, sys, &Calibration(), 512, 8192);
+    IterationCost two(c.model, c.precision, overlapped, sys, &Calibration(), 512, 8192);
+    const double L = c.model.moe_layers();
+    for (int n : {64, 4096}) {
+        // Each half is 32 or 2,048 decodes: its compute twice, and per MoE layer 2 max(c, a) with one min(c, a) alone.
+        const IterationBreakdown h = one.Breakdown(Decodes(n / 2, 3000));
+        const double a = h.ep_comm / L, cmp = one.MoeLayerComputeSeconds(Decodes(n / 2, 3000));
+        ASSERT_GT(a, 0);
+        ASSERT_GT(cmp, 0);
+        const IterationBreakdown t = two.Breakdown(Decodes(n, 3000));
+        // Decodes run DeepEP's low-latency kernels, whose hooks hold no SMs.
+        EXPECT_NEAR(t.total(), 2 * (h.total() - h.ep_comm) + 2 * L * std::max(0.0, a - cmp) + std::min(cmp, a),
+                    1e-12 * t.total());
+        EXPECT_EQ(t.attention, 2 * h.attention);
+        // Never faster than the larger of both halves' compute and both halves' all-to-all.
+        EXPECT_GE(t.total(), 2 * std::max(h.total() - h.ep_comm, h.ep_comm) * (1 - 1e-12));
+    }
+    // 64 prompts of 4,096 tokens, two a GPU: their all-to-all hides behind the other half's compute.
+    BatchShape prompts;
+    for (int i = 0; i < 64; ++i) prompts.AddPrefillChunk(0, 4096, 0);
+    prompts.logits = 64;
+    BatchShape half;
+    for (int i = 0; i < 32; ++i) half.AddPrefillChunk(0, 4096, 0);
+    half.logits = 32;
+    const IterationBreakdown h = one.Breakdown(half);
+    const double a = h.ep_comm / L, cmp = one.MoeLayerComputeSeconds(half), compute = 2 * (h.total() - h.ep_comm);
+    // DeepEP's high-throughput kernels hold 20 of the H800's 132 SMs while they run beside the other half's compute.
+    const double held = (2 * L - 1) * std::min(cmp, a) * 20 / 132;
+    EXPECT_NEAR(two.Seconds(prompts), compute + 2 * L * std::max(0.0, a - cmp) + std::min(cmp, a) + held,
+                1e-12 * two.Seconds(prompts));
+    EXPECT_LT(two.Seconds(prompts), one.Seconds(prompts));
+    // One sequence is not split.
+    EXPECT_EQ(two.Seconds(Decodes(1, 3000)), one.Seconds(Decodes(1, 3000)));
+    // The layer's compute: under one GPU's share its routed experts and attention are in it.
+    EXPECT_GT(one.MoeLayerComputeSeconds(Decodes(4096, 3000)), one.MoeLayerComputeSeconds(Decodes(64, 3000)));
+    ServingConfig tp = Base("mixtral-8x7b", 8, 10, 10, 1);
+    tp.pool.two_batch_overlap = true;
+    EXPECT_NE(sctest::ErrorOf([&] { ValidateServingConfig(tp); }).find("pool.two_batch_overlap: two micro-batches"),
+              std::string::npos);
+}
+
 }  // namespace
