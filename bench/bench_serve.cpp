@@ -3,7 +3,7 @@
 // at 16 req/s, uniform 100..2000 prompt and 10..500 output tokens), one simulation, single-threaded.
 // Target: < 10 s native, wasm within 2x. Prints wall and CPU seconds, events/s (per wall second) and peak RSS: memory is bounded because a request's
 // state is freed when it completes and latencies go into fixed-size histograms (inference/latency_histogram.h).
-// Usage: bench_serve [requests]   (default 1000000; also runs (f2) and (f3) below)
+// Usage: bench_serve [requests]   (default 1000000; also runs (f2) to (f5) below)
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -25,14 +25,14 @@ static double CpuSeconds() {
 #endif
 }
 
-// A serving preset with its model, and the cluster it names (with H100s).
+// A serving preset with its model, and the cluster it names (with H100s unless `accelerator` names its part).
 struct Preset {
     sc::ServingConfig config;
     sc::System system;
 };
-static Preset LoadPreset(const std::string& file) {
+static Preset LoadPreset(const std::string& file, const std::string& accelerator = "h100-sxm") {
     const sc::ServingDescription d = sc::ParseServingDescription(bench::Read("presets/inference/" + file));
-    Preset p{d.config, bench::System(d.system_id, "h100-sxm")};
+    Preset p{d.config, bench::System(d.system_id, accelerator)};
     p.config.model = bench::Model(d.model_id);
     return p;
 }
@@ -123,6 +123,25 @@ static bool PrefixTiers() {
     return r.completed == c.workload.requests;
 }
 
+// (f5) Large-EP serving: presets/inference/deepseek-v3-h800-prefill-ep32-decode-ep144.json, DeepSeek's deployment (4
+// prefill units of 32 GPUs and a decode unit of 144, data-parallel attention, 32 redundant experts, DeepEP, two
+// micro-batches), 200,000 requests at its 150 req/s: about 8,000 sequences in the decode unit's one scheduler, each
+// iteration the busiest GPU's share with the experts at the group's tokens, run as two halves.
+static bool LargeEp() {
+    Preset p = LoadPreset("deepseek-v3-h800-prefill-ep32-decode-ep144.json", "h800");
+    sc::ServingConfig& c = p.config;
+    c.workload.requests = 200000;
+    c.timelines = 0;
+    const Timed t = Run(c, p.system);
+    const double secs = t.secs;
+    const sc::ServingResult& r = t.run.result;
+    const std::string note = std::to_string(r.completed) + " requests, " + std::to_string(r.iterations) +
+                             " iterations, mean " + std::to_string(r.mean_running) +
+                             " sequences a scheduler; simulated " + std::to_string(r.duration) + " s";
+    bench::Result("serve_large_ep_s", secs, "s", note);
+    return r.completed == c.workload.requests;
+}
+
 int main(int argc, char** argv) {
     const long long requests = argc > 1 ? std::atoll(argv[1]) : 1000000;
     Preset p = LoadPreset("llama3-70b-h100-disaggregated.json");
@@ -145,5 +164,5 @@ int main(int argc, char** argv) {
     if (cpu > 0) bench::Result("serve_cpu_s", cpu, "s", "user + system CPU time of the simulation (getrusage)");
     bench::Result("serve_events_per_s", events / secs, "/s", note);
     bench::Result("serve_peak_rss", bench::PeakRssBytes(), "B", "getrusage ru_maxrss");
-    return r.completed == requests && Fleet() && PrefixCaching() && PrefixTiers() ? 0 : 1;
+    return r.completed == requests && Fleet() && PrefixCaching() && PrefixTiers() && LargeEp() ? 0 : 1;
 }
