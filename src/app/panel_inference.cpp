@@ -36,35 +36,31 @@ bool Milliseconds(const char* label, double* seconds, const char* help) {
     return true;
 }
 
-// Data-parallel attention for a pool (PoolConfig::attention_dp). Returns true when changed.
-bool AttentionDpBox(const char* label, bool* on) {
-    const bool changed = ImGui::Checkbox(label, on);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(
-            "each of the tp GPUs runs attention on its own sequences and caches only their KV; the routed experts "
-            "are split one group a GPU (ep = tp) and reached by an all-to-all (DeepSeek's inference system, "
-            "SGLang's DP attention); MoE models, pp 1");
-    return changed;
-}
-
-// DeepEP's dispatch for a data-parallel attention pool (PoolConfig::deepep_dispatch). Returns true when changed.
-bool DeepEpBox(const char* label, bool* on) {
-    const bool changed = ImGui::Checkbox(label, on);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(
-            "with attention DP: a token goes once to each GPU holding one of its experts and once over the network "
-            "to each node (deepseek-ai/DeepEP); off: every token-expert pair is sent");
-    return changed;
-}
-
-// Two-batch overlap for a data-parallel attention pool (PoolConfig::two_batch_overlap). Returns true when changed.
-bool TwoBatchBox(const char* label, bool* on) {
-    const bool changed = ImGui::Checkbox(label, on);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(
-            "with attention DP: each iteration runs as two micro-batches, one's expert all-to-all behind the other's "
-            "compute (DeepSeek's dual micro-batch overlap, SGLang's --enable-two-batch-overlap); the weights are read "
-            "twice");
+// A pool's large-EP fields on one line (PoolConfig::attention_dp, redundant_experts, deepep_dispatch,
+// two_batch_overlap); `id` keeps the decode pool's widgets apart ("##decode"). Returns true when changed.
+bool LargeEpFields(PoolConfig& p, const std::string& id) {
+    auto box = [](const std::string& label, bool* on, const char* help) {
+        const bool changed = ImGui::Checkbox(label.c_str(), on);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
+        return changed;
+    };
+    bool changed = box("attention DP" + id, &p.attention_dp,
+                       "each of the tp GPUs runs attention on its own sequences and caches only their KV; the routed "
+                       "experts are split one group a GPU (ep = tp) and reached by an all-to-all (DeepSeek's "
+                       "inference system, SGLang's DP attention); MoE models, pp 1");
+    ImGui::SameLine();
+    changed |= IntField(("redundant experts" + id).c_str(), &p.redundant_experts,
+                        "copies of the most loaded routed experts the ep groups also hold (DeepSeek's 32, EPLB); "
+                        "experts + copies must divide by ep");
+    ImGui::SameLine();
+    changed |= box("DeepEP" + id, &p.deepep_dispatch,
+                   "with attention DP: a token goes once to each GPU holding one of its experts and once over the "
+                   "network to each node (deepseek-ai/DeepEP); off: every token-expert pair is sent");
+    ImGui::SameLine();
+    changed |= box("two-batch overlap" + id, &p.two_batch_overlap,
+                   "with attention DP: each iteration runs as two micro-batches, one's expert all-to-all behind the "
+                   "other's compute (DeepSeek's dual micro-batch overlap, SGLang's --enable-two-batch-overlap); the "
+                   "weights are read twice");
     return changed;
 }
 
@@ -138,16 +134,7 @@ bool DrawDescription(AppState& s) {
     changed |= IntField("pp", &c.pool.pp, "pipeline stages of one replica (layers split; pp batches in flight)");
     ImGui::SameLine();
     changed |= IntField("ep", &c.pool.ep, "expert-parallel groups of a stage's tp ranks (MoE models; divides tp)");
-    ImGui::SameLine();
-    changed |= AttentionDpBox("attention DP", &c.pool.attention_dp);
-    ImGui::SameLine();
-    changed |= IntField("redundant experts", &c.pool.redundant_experts,
-                        "copies of the most loaded routed experts the ep groups also hold (DeepSeek's 32, EPLB); "
-                        "experts + copies must divide by ep");
-    ImGui::SameLine();
-    changed |= DeepEpBox("DeepEP", &c.pool.deepep_dispatch);
-    ImGui::SameLine();
-    changed |= TwoBatchBox("two-batch overlap", &c.pool.two_batch_overlap);
+    changed |= LargeEpFields(c.pool, "");
     bool disaggregated = c.decode_pool.has_value();
     if (ImGui::Checkbox("disaggregated decode pool", &disaggregated)) {
         if (disaggregated) c.decode_pool = c.pool;
@@ -165,15 +152,7 @@ bool DrawDescription(AppState& s) {
         changed |= IntField("decode pp", &c.decode_pool->pp, "pipeline stages of one decode replica");
         ImGui::SameLine();
         changed |= IntField("decode ep", &c.decode_pool->ep, "expert-parallel groups of a decode stage");
-        ImGui::SameLine();
-        changed |= AttentionDpBox("decode attention DP", &c.decode_pool->attention_dp);
-        ImGui::SameLine();
-        changed |= IntField("decode redundant experts", &c.decode_pool->redundant_experts,
-                            "copies of routed experts the decode pool's ep groups also hold");
-        ImGui::SameLine();
-        changed |= DeepEpBox("decode DeepEP", &c.decode_pool->deepep_dispatch);
-        ImGui::SameLine();
-        changed |= TwoBatchBox("decode two-batch overlap", &c.decode_pool->two_batch_overlap);
+        changed |= LargeEpFields(*c.decode_pool, "##decode");
         changed |= DecodeClusterCombo(s);
     }
     changed |= IntField("max seqs", &c.engine.max_seqs, "sequences in one iteration (vLLM max_num_seqs)");
