@@ -27,6 +27,17 @@ ServingConfig Mixtral(int input, int output, long long requests) {
     return c;
 }
 
+// DeepSeek-V3 in FP8 as DeepSeek's prefill unit: DP32 attention over 4 H800 nodes, its 256 experts and 32 copies over
+// EP32 (the all-to-all crosses InfiniBand).
+ServingConfig DeepSeekPrefillUnit() {
+    ServingConfig c = Base("deepseek-v3", 32, 10, 10, 1);
+    c.precision.weights = c.precision.compute = Precision::fp8;
+    c.pool.ep = 32;
+    c.pool.attention_dp = true;
+    c.pool.redundant_experts = 32;
+    return c;
+}
+
 // `n` decodes, each with `context` tokens cached.
 BatchShape Decodes(int n, double context) {
     BatchShape b;
@@ -215,12 +226,7 @@ TEST(ServeAttentionDp, RedundantExpertsMustFillTheGroupsEvenly) {
 }
 
 TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDoes) {
-    // DeepSeek-V3 in FP8 as DeepSeek's prefill unit: DP32 attention over 4 H800 nodes, 256 experts and 32 copies.
-    ServingConfig c = Base("deepseek-v3", 32, 10, 10, 1);
-    c.precision.weights = c.precision.compute = Precision::fp8;
-    c.pool.ep = 32;
-    c.pool.attention_dp = true;
-    c.pool.redundant_experts = 32;
+    const ServingConfig c = DeepSeekPrefillUnit();
     const sc::System& sys = System("h800-cluster");
     PoolConfig deepep = c.pool;
     deepep.deepep_dispatch = true;
@@ -254,12 +260,7 @@ TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDo
 }
 
 TEST(ServeAttentionDp, TwoBatchOverlapHidesOneHalfsAllToAllBehindTheOthersCompute) {
-    // DeepSeek-V3 in FP8, DP32 attention over 4 H800 nodes with DeepEP: the all-to-all crosses InfiniBand.
-    ServingConfig c = Base("deepseek-v3", 32, 10, 10, 1);
-    c.precision.weights = c.precision.compute = Precision::fp8;
-    c.pool.ep = 32;
-    c.pool.attention_dp = true;
-    c.pool.redundant_experts = 32;
+    ServingConfig c = DeepSeekPrefillUnit();
     c.pool.deepep_dispatch = true;
     const sc::System& sys = System("h800-cluster");
     PoolConfig overlapped = c.pool;
