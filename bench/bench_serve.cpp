@@ -125,8 +125,9 @@ static bool PrefixTiers() {
 
 // (f5) Large-EP serving: presets/inference/deepseek-v3-h800-prefill-ep32-decode-ep144.json, DeepSeek's deployment (4
 // prefill units of 32 GPUs and a decode unit of 144, data-parallel attention, 32 redundant experts, DeepEP, two
-// micro-batches), 200,000 requests at its 150 req/s: about 8,000 sequences in the decode unit's one scheduler, each
-// iteration the busiest GPU's share with the experts at the group's tokens, run as two halves.
+// micro-batches), 200,000 requests at its 150 req/s: about 7,000 sequences in the decode unit's one scheduler, each
+// iteration its busiest GPU's (the engine keeps each GPU's sequences) with the experts at the group's tokens, in two
+// halves.
 static bool LargeEp() {
     Preset p = LoadPreset("deepseek-v3-h800-prefill-ep32-decode-ep144.json", "h800");
     sc::ServingConfig& c = p.config;

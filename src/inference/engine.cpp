@@ -54,6 +54,10 @@ struct Replica {
     bool preempted_this_iteration = false;
     double swap_seconds = 0;  // host-link copies this iteration waits for
     PrefixCache prefixes;     // engine.prefix_caching: the shared prefixes whose blocks this scheduler keeps
+    // Data-parallel attention (PoolModel::attention_dp > 1): each GPU's sequences this iteration, as BatchShapes,
+    // and how many it runs (admission gives a new sequence to the GPU running the fewest).
+    std::vector<BatchShape> gpu_shapes;
+    std::vector<int> on_gpu;
 };
 
 struct InTransfer {
@@ -603,6 +607,11 @@ private:
         const bool reserve = e_.admission == KvAdmission::reserve_full;
         const bool speculates = e_.speculation.tokens > 0;
         BatchShape b;  // what the iteration computes, summed as requests join it
+        if (dp > 1) {  // each GPU's share, and how many sequences each runs
+            r.gpu_shapes.assign(static_cast<size_t>(dp), BatchShape{});
+            r.on_gpu.assign(static_cast<size_t>(dp), 0);
+            for (const ServedRequest& q : r.running) ++r.on_gpu[static_cast<size_t>(q.gpu)];
+        }
         // 1. The running sequences, oldest first.
         for (size_t i = 0; i < r.running.size() && budget > 0; ++i) {
             ServedRequest& q = r.running[i];
@@ -627,6 +636,7 @@ private:
             r.batch.push_back({i, tokens, drafts});
             if (CachesPrefixes(r)) reuse_.Scheduled(r.prefixes, q, tokens);
             AddToShape(b, q, tokens, window, drafts);
+            if (dp > 1) AddToShape(r.gpu_shapes[static_cast<size_t>(q.gpu)], q, tokens, window, drafts);
             budget -= tokens;
         }
         // 2. Admission in the queue's order (none in an iteration that preempted, as vLLM does; a static batch
@@ -659,6 +669,13 @@ private:
             r.batch.push_back({r.running.size() - 1, tokens});
             if (CachesPrefixes(r)) reuse_.Scheduled(r.prefixes, r.running.back(), tokens);
             AddToShape(b, r.running.back(), tokens, window);
+            if (dp >
+                1) {  // DeepSeek's decode balancer equalizes the requests a GPU runs: the fewest, the first on ties
+                ServedRequest& q = r.running.back();
+                q.gpu = static_cast<int>(std::min_element(r.on_gpu.begin(), r.on_gpu.end()) - r.on_gpu.begin());
+                ++r.on_gpu[static_cast<size_t>(q.gpu)];
+                AddToShape(r.gpu_shapes[static_cast<size_t>(q.gpu)], q, tokens, window);
+            }
             budget -= tokens;
         }
         if (r.batch.empty()) {
@@ -672,7 +689,7 @@ private:
             return;
         }
         const IterationCost& cost = *pools_[r.pool].cost;
-        const IterationBreakdown parts = cost.Breakdown(b);
+        const IterationBreakdown parts = dp > 1 ? BusiestGpu(cost, b, r.gpu_shapes) : cost.Breakdown(b);
         // Busy time per GPU: a pipelined replica's stages each do about 1/pp of the pass.
         const double share = 1.0 / cost.pp();
         parts_.linear += share * parts.linear, parts_.attention += share * parts.attention;
@@ -688,6 +705,25 @@ private:
         ++iterations_;
         batch_tokens_ += b.tokens();
         running_sum_ += static_cast<double>(r.running.size());
+    }
+
+    // Under data-parallel attention the iteration is its slowest GPU's, which waits for the others at every MoE
+    // layer: of the GPU computing the most tokens and the one reading the most cached keys, the slower (two
+    // evaluations, where timing every GPU of a large group would cost one each).
+    static IterationBreakdown BusiestGpu(const IterationCost& cost, const BatchShape& group,
+                                         const std::vector<BatchShape>& gpus) {
+        auto most = [&](auto key) {
+            return &*std::max_element(gpus.begin(), gpus.end(),
+                                      [&](const BatchShape& x, const BatchShape& y) { return key(x) < key(y); });
+        };
+        const BatchShape* tokens = most([](const BatchShape& x) { return x.tokens(); });
+        const BatchShape* keys = most([](const BatchShape& x) { return x.decode_keys + x.prefill_pairs; });
+        IterationBreakdown t = cost.Breakdown(group, tokens);
+        if (keys != tokens) {
+            const IterationBreakdown k = cost.Breakdown(group, keys);
+            if (k.total() > t.total()) t = k;
+        }
+        return t;
     }
 
     // A pipelined replica's batch enters stage 0 when its swaps are done and the stage is free, and each next

@@ -570,15 +570,24 @@ double IterationCost::RankTokens(const BatchShape& rank) const {
 // all-to-all holds the accelerator's measured CTA count (Accelerator::collective_ctas).
 constexpr int kDeepEpHighThroughputSms = 20;
 
-IterationBreakdown IterationCost::Breakdown(const BatchShape& group) const {
-    if (!tbo_ || group.sequences < 2 || m_.moe_layers() == 0) return OneBatch(group);
-    BatchShape half = group;
-    for (double* x :
-         {&half.prefill_tokens, &half.prefill_pairs, &half.prefill_keys, &half.decodes, &half.decode_keys, &half.logits,
-          &half.window_prefill_pairs, &half.window_prefill_keys, &half.window_decode_keys, &half.sequences})
+IterationBreakdown IterationCost::Breakdown(const BatchShape& group) const { return Breakdown(group, nullptr); }
+
+namespace {
+BatchShape Half(const BatchShape& b) {
+    BatchShape h = b;
+    for (double* x : {&h.prefill_tokens, &h.prefill_pairs, &h.prefill_keys, &h.decodes, &h.decode_keys, &h.logits,
+                      &h.window_prefill_pairs, &h.window_prefill_keys, &h.window_decode_keys, &h.sequences})
         *x /= 2;
-    const IterationBreakdown h = OneBatch(half);
-    const double L = m_.moe_layers(), a = h.ep_comm / L, c = MoeLayerComputeSeconds(half);
+    return h;
+}
+}  // namespace
+
+IterationBreakdown IterationCost::Breakdown(const BatchShape& group, const BatchShape* rank) const {
+    if (!tbo_ || group.sequences < 2 || m_.moe_layers() == 0) return OneBatch(group, rank);
+    const BatchShape half = Half(group), rank_half = rank ? Half(*rank) : BatchShape{};
+    const BatchShape* mine = rank ? &rank_half : nullptr;
+    const IterationBreakdown h = OneBatch(half, mine);
+    const double L = m_.moe_layers(), a = h.ep_comm / L, c = MoeLayerComputeSeconds(half, mine);
     IterationBreakdown r;
     r.linear = 2 * h.linear, r.attention = 2 * h.attention, r.elementwise = 2 * h.elementwise;
     r.tp_comm = 2 * h.tp_comm, r.head = 2 * h.head, r.pp_comm = 2 * h.pp_comm, r.draft = 2 * h.draft;
@@ -591,9 +600,9 @@ IterationBreakdown IterationCost::Breakdown(const BatchShape& group) const {
     return r;
 }
 
-double IterationCost::MoeLayerComputeSeconds(const BatchShape& group) const {
+double IterationCost::MoeLayerComputeSeconds(const BatchShape& group, const BatchShape* rank) const {
     if (m_.moe_layers() == 0) return 0;
-    const BatchShape b = RankShare(group);
+    const BatchShape b = rank ? *rank : RankShare(group);
     const PerT& c = TokenCosts(RankTokens(b));
     double t = c.moe_layer - c.a2a / m_.moe_layers() + AttentionOfLayers(b).full;
     double up_flops = 0;
@@ -605,9 +614,9 @@ double IterationCost::MoeLayerComputeSeconds(const BatchShape& group) const {
     return t;
 }
 
-IterationBreakdown IterationCost::OneBatch(const BatchShape& group) const {
+IterationBreakdown IterationCost::OneBatch(const BatchShape& group, const BatchShape* rank) const {
     IterationBreakdown r;
-    const BatchShape b = RankShare(group);
+    const BatchShape b = rank && dp_ > 1 ? *rank : RankShare(group);
     const double T = RankTokens(b);
     const PerT& c = TokenCosts(T);
     r.linear = c.linear;

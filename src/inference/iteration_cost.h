@@ -110,9 +110,12 @@ public:
     double Seconds(const BatchShape& b) const;
     // Summed over the stages (a pipelined replica's GPUs each do 1/pp of it on average).
     IterationBreakdown Breakdown(const BatchShape& b) const;
+    // Under data-parallel attention, the batch `group` with `rank` as the GPU that sets the time (the engine's
+    // busiest, from the sequences each GPU holds; RankShare spreads them evenly when it is null).
+    IterationBreakdown Breakdown(const BatchShape& group, const BatchShape* rank) const;
     // One micro-batch's compute in one MoE layer (its attention, GEMMs with the routed experts, vector work; not its
     // all-to-all): what hides the other micro-batch's all-to-all under two-batch overlap. For tests and reports.
-    double MoeLayerComputeSeconds(const BatchShape& group) const;
+    double MoeLayerComputeSeconds(const BatchShape& group, const BatchShape* rank = nullptr) const;
     PipelineTimes Pipeline(const BatchShape& b) const;
     IterationWork Work(const BatchShape& b) const;
 
@@ -180,8 +183,8 @@ private:
     // sequences with that fraction of every sum (the sequences spread evenly, as the DP controllers of SGLang and
     // TensorRT-LLM deal them; which GPU holds which is not tracked). Otherwise b.
     BatchShape RankShare(const BatchShape& b) const;
-    double RankTokens(const BatchShape& rank) const;             // TokenCosts's T for a RankShare
-    IterationBreakdown OneBatch(const BatchShape& group) const;  // Breakdown without two-batch overlap
+    double RankTokens(const BatchShape& rank) const;  // TokenCosts's T for a RankShare
+    IterationBreakdown OneBatch(const BatchShape& group, const BatchShape* rank) const;  // without two-batch overlap
     double AllReduceSeconds(double bytes) const;
     // One GEMM of `rows` x k . k x n in `groups` (its weights read `weight_sets` times), at the serving formats:
     // inputs at a byte under fp8/fp4 GEMMs, else the activations'; adds its FLOPs to *flops. 0 for no rows.

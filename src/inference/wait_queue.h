@@ -27,6 +27,7 @@ struct ServedRequest {
     int turn = 0;                 // its turn in it, from 0
     int home = -1;                // the scheduler its conversation's turns go to (-1: not yet dealt)
     long long group = -1;         // Workload::samples > 1: the request it is a sample of (its first sample's id)
+    int gpu = 0;                  // data-parallel attention: the GPU of its replica that holds it and its cache
     // The cached prefix it uses on its scheduler (a PrefixCache key; -1: none) and that prefix's blocks with its
     // parent's, which are not in `blocks`.
     long long cache_key = -1, shared_blocks = 0;

@@ -306,4 +306,34 @@ TEST(ServeAttentionDp, TwoBatchOverlapHidesOneHalfsAllToAllBehindTheOthersComput
               std::string::npos);
 }
 
+TEST(ServeAttentionDp, TheIterationIsItsBusiestGpusAndASequenceStaysOnItsGpu) {
+    // Two requests at once on DP8: a 4,096-token prompt on the first GPU, a 16-token one on the second (a new sequence
+    // goes to the GPU running the fewest). Every GPU waits at each MoE layer for the one prefilling 4,096 tokens, whose
+    // experts see both prompts' tokens; then both decode, the first GPU reading the longer cache.
+    ServingConfig c = Mixtral(1, 1, 2);  // lengths from the trace
+    c.workload.arrival = ArrivalKind::trace;
+    c.workload.trace = {{0, 4096, 2, 0}, {0, 16, 2, 0}};
+    const sc::System& sys = System("dgx-h100-superpod");
+    const ServingRun run = SimulateServing(c, sys, &Calibration());
+    IterationCost cost(c.model, c.precision, c.pool, sys, &Calibration(), (4096 + 16) / 2.0, c.engine.max_tokens);
+    BatchShape prefills, first;
+    prefills.AddPrefillChunk(0, 4096, 0);
+    prefills.AddPrefillChunk(0, 16, 0);
+    prefills.logits = 2;
+    first.AddPrefillChunk(0, 4096, 0);
+    first.logits = 1;
+    const double ttft = cost.Breakdown(prefills, &first).total();
+    EXPECT_NEAR(run.result.ttft.min, ttft, 1e-12);
+    EXPECT_NEAR(run.result.ttft.max, ttft, 1e-12);
+    // Spread evenly (half of each sum on a GPU, RankShare) the iteration would be shorter.
+    EXPECT_GT(ttft, cost.Breakdown(prefills).total());
+    BatchShape decodes, longer;
+    decodes.AddDecode(4096, 0);
+    decodes.AddDecode(16, 0);
+    decodes.logits = 2;
+    longer.AddDecode(4096, 0);
+    longer.logits = 1;
+    EXPECT_NEAR(run.result.e2e.max, ttft + cost.Breakdown(decodes, &longer).total(), 1e-12);
+}
+
 }  // namespace
