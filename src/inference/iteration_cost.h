@@ -59,6 +59,8 @@ struct BatchShape {
         if (window > 0) window_decode_keys += std::min(p + 1, window);
     }
     void AddPrefillChunk(double p, double c, double window);
+    // The same batch with every sum times f (a share of its sequences: one GPU's, one micro-batch's).
+    BatchShape Scaled(double f) const;
 };
 
 // Seconds by part, for reports and tests.

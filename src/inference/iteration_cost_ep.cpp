@@ -33,13 +33,18 @@ const IterationCost::Routed& IterationCost::RoutedExperts(double Tm) const {
     return r;
 }
 
+BatchShape BatchShape::Scaled(double f) const {
+    BatchShape r = *this;
+    for (double* x : {&r.prefill_tokens, &r.prefill_pairs, &r.prefill_keys, &r.decodes, &r.decode_keys, &r.logits,
+                      &r.window_prefill_pairs, &r.window_prefill_keys, &r.window_decode_keys, &r.sequences})
+        *x *= f;
+    return r;
+}
+
 BatchShape IterationCost::RankShare(const BatchShape& b) const {
     if (dp_ <= 1 || b.sequences <= 1) return b;
-    const double mine = std::ceil(b.sequences / dp_), f = mine / b.sequences;
-    BatchShape r = b;
-    for (double* x : {&r.prefill_tokens, &r.prefill_pairs, &r.prefill_keys, &r.decodes, &r.decode_keys, &r.logits,
-                      &r.window_prefill_pairs, &r.window_prefill_keys, &r.window_decode_keys})
-        *x *= f;
+    const double mine = std::ceil(b.sequences / dp_);
+    BatchShape r = b.Scaled(mine / b.sequences);
     r.sequences = mine;
     return r;
 }
@@ -66,19 +71,9 @@ constexpr int kDeepEpHighThroughputSms = 20;
 
 IterationBreakdown IterationCost::Breakdown(const BatchShape& group) const { return Breakdown(group, nullptr); }
 
-namespace {
-BatchShape Half(const BatchShape& b) {
-    BatchShape h = b;
-    for (double* x : {&h.prefill_tokens, &h.prefill_pairs, &h.prefill_keys, &h.decodes, &h.decode_keys, &h.logits,
-                      &h.window_prefill_pairs, &h.window_prefill_keys, &h.window_decode_keys, &h.sequences})
-        *x /= 2;
-    return h;
-}
-}  // namespace
-
 IterationBreakdown IterationCost::Breakdown(const BatchShape& group, const BatchShape* rank) const {
     if (!tbo_ || group.sequences < 2 || m_.moe_layers() == 0) return OneBatch(group, rank);
-    const BatchShape half = Half(group), rank_half = rank ? Half(*rank) : BatchShape{};
+    const BatchShape half = group.Scaled(0.5), rank_half = rank ? rank->Scaled(0.5) : BatchShape{};
     const BatchShape* mine = rank ? &rank_half : nullptr;
     const IterationBreakdown h = OneBatch(half, mine);
     const double L = m_.moe_layers(), a = h.ep_comm / L, c = MoeLayerComputeSeconds(half, mine);
