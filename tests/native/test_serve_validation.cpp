@@ -20,6 +20,7 @@
 #include "inference/iteration_cost.h"
 #include "inference/kv_capacity.h"
 #include "serve_test_util.h"
+#include "serve_validation.h"
 #include "training/compute_model.h"
 
 namespace {
@@ -28,31 +29,7 @@ using nlohmann::json;
 using namespace sc;
 using servetest::Calibration;
 using servetest::kRoot;
-
-constexpr double kTarget = 0.10;
-
-struct Row {
-    int index = 0;      // record index in the file
-    std::string what;   // the measured quantity
-    std::string setup;  // model / hardware / split / workload, short
-    double measured = 0, predicted = 0;
-    bool expressible = true;
-    std::string reason;  // not expressible: why; outside 10%: the named cause
-    double error() const { return predicted / measured - 1; }
-};
-
-Row Make(int index, const std::string& what, const std::string& setup, double measured, double predicted) {
-    Row r;
-    r.index = index, r.what = what, r.setup = setup, r.measured = measured, r.predicted = predicted;
-    return r;
-}
-Row NotPredicted(int index, const std::string& what, const std::string& setup, double measured,
-                 const std::string& why) {
-    Row r = Make(index, what, setup, measured, 0);
-    r.expressible = false;
-    r.reason = why;
-    return r;
-}
+using namespace servevalidation;
 
 const json& Records() {
     static const json j = json::parse(sctest::ReadFile(kRoot + "/data/inference_measured.json"));
@@ -94,39 +71,6 @@ int TpOf(const json& r) {
     return p.rfind("TP", 0) == 0 ? std::stoi(p.substr(2)) : 1;
 }
 
-// trtllm-bench build's engine settings (tensorrt_llm/bench/build/tuning.py, calc_engine_setting and
-// finetune_setting): KV requests that fit 95% of (device memory x GPUs - parameters x bytes), at ISL + OSL
-// tokens each, capped at 4096, rounded up; max_num_tokens = that batch x (1 + ISL/OSL), capped at 32768, at
-// least 2048, rounded up. The tool's own arithmetic, reproduced, not fitted.
-std::pair<int, int> TrtllmBenchSettings(const ModelConfig& m, const ServingPrecision& prec, int tp,
-                                        const Accelerator& acc, int isl, int osl) {
-    ServingPrecision ones;
-    ones.weights = ones.embeddings = Precision::fp8;  // 1 byte each: bytes = parameters
-    const double params_g = ServingWeightBytesPerRank(m, ones, 1) / 1e9;
-    const double bpe = BytesOf(prec.weights) < 2 ? 1 : 2, kv_bpe = BytesOf(prec.kv_cache) < 2 ? 1 : 2;
-    const double per_token_g = 2.0 * m.layers * std::max(tp, m.kv_heads) * m.head_dim * kv_bpe / (1024.0 * 1024 * 1024);
-    const double available = acc.MemoryBytes() / (1024.0 * 1024 * 1024) * tp - params_g * bpe;
-    const double requests = available * 0.95 / per_token_g / (isl + osl);
-    const double raw_bs = std::min(requests, 4096.0);
-    const double raw_token = std::min(raw_bs * (1 + static_cast<double>(isl) / osl), 32768.0);
-    int bs = raw_bs < 256    ? std::max(64, 32 * static_cast<int>(std::ceil(raw_bs / 32)))
-             : raw_bs < 1024 ? 128 * static_cast<int>(std::ceil(raw_bs / 128))
-                             : 256 * static_cast<int>(std::ceil(raw_bs / 256));
-    int tok = raw_token < 4096   ? std::max(2048, 256 * static_cast<int>(std::ceil(raw_token / 256)))
-              : raw_token < 8192 ? 512 * static_cast<int>(std::ceil(raw_token / 512))
-                                 : 1024 * static_cast<int>(std::ceil(raw_token / 1024));
-    return {bs, tok};
-}
-
-// perf-overview v0.14 "Preparing a Dataset": requests per ISL/OSL pair.
-long long TrtllmRequests(int isl, int osl) {
-    static const std::map<std::pair<int, int>, long long> n = {
-        {{128, 128}, 30000}, {{128, 2048}, 3000},  {{128, 4096}, 1500}, {{2048, 128}, 3000},  {{2048, 2048}, 1500},
-        {{5000, 500}, 1500}, {{1000, 1000}, 3000}, {{500, 2000}, 3000}, {{20000, 2000}, 1000}};
-    auto it = n.find({isl, osl});
-    return it == n.end() ? 1000 : it->second;
-}
-
 std::string Setup(const json& r) {
     const json& w = r["workload"];
     std::string s = r["model"].get<std::string>() + ", " + r["hardware"].get<std::string>() + " " +
@@ -135,70 +79,6 @@ std::string Setup(const json& r) {
     if (w.contains("batch"))
         s += ", batch " + (w["batch"].is_string() ? w["batch"].get<std::string>() : w["batch"].dump());
     return s;
-}
-
-std::string Pct(double x) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);
-    return buf;
-}
-
-// The number of sequences at once that, through this cost model, gives the measured output rate: requests of
-// `isl`/`osl` tokens, each prefilled alone and decoded `osl` steps in a batch of n at the mean context, so n
-// requests take n x prefill + osl x step(n) and yield n x osl tokens. Found by bisection on n in [1, upper].
-double ImpliedConcurrency(const ServingConfig& c, const sc::System& sys, int isl, int osl, double measured,
-                          double upper) {
-    IterationCost cost(c.model, c.precision, c.pool.tp, sys, &Calibration(), isl, 1);
-    const double prefill = cost.PrefillSeconds(isl), context = isl + osl / 2.0;
-    auto rate = [&](double n) {
-        BatchShape d;
-        d.decodes = d.logits = n;
-        d.decode_keys = n * (context + 1);
-        return n * osl / (n * prefill + osl * cost.Seconds(d));
-    };
-    double lo = 1, hi = std::max(1.0, upper);
-    if (rate(hi) <= measured) return hi;
-    if (rate(lo) >= measured) return lo;
-    for (int i = 0; i < 60; ++i) {
-        const double mid = (lo + hi) / 2;
-        (rate(mid) < measured ? lo : hi) = mid;
-    }
-    return lo;
-}
-
-// Why a simulated throughput row misses, from where its predicted time went and what memory it had; the
-// measured rate read back as sequences at once (ImpliedConcurrency) is the evidence.
-std::string ThroughputCause(const Row& row, const ServingRun& run, int concurrent, const ServingConfig& c,
-                            const sc::System& sys, int isl, int osl) {
-    const IterationBreakdown& b = run.result.busy;
-    const double t = b.total(), kv_gib = run.kv.kv_bytes / 1073741824.0;
-    const double implied = ImpliedConcurrency(c, sys, isl, osl, row.measured, concurrent);
-    char buf[900];
-    if (kv_gib < 16 && row.error() > 0) {
-        // What the omitted allocations would have to be for only `implied` sequences to fit (the cache is the
-        // free fraction of what they leave).
-        const double missing = (concurrent - implied) * (isl + osl) * run.kv.kv_bytes_per_token /
-                               c.engine.kv_memory_fraction / 1073741824.0;
-        std::snprintf(
-            buf, sizeof buf,
-            "KV cache of only %.1f GiB/GPU beside %.1f GiB of weights (%d sequences fit): the measured rate is what "
-            "%.0f at once give in this model, as if ~%.1f GiB/GPU more were taken before the cache; the runtime "
-            "allocations the memory model omits (TensorRT activations, runtime and decoder buffers sized by the "
-            "engine's max batch and vocabulary, CUDA context) have no source giving their size for this engine",
-            kv_gib, run.kv.weight_bytes / 1073741824.0, concurrent, implied, missing);
-    } else if (row.error() > 0) {
-        std::snprintf(buf, sizeof buf,
-                      "over: %s of the predicted time is attention over the caches (at STREAM-copy bandwidth; no "
-                      "measured decode-attention curve), %s GEMMs, %s TP all-reduce at %d sequences at once; the "
-                      "measured rate is what %.0f give in this model, or the %d at %.2fx the step time. Per-iteration "
-                      "host work (no measured source) is not modelled",
-                      Pct(b.attention / t).c_str(), Pct(b.linear / t).c_str(), Pct(b.tp_comm / t).c_str(), concurrent,
-                      implied, concurrent, row.predicted / row.measured);
-    } else {
-        std::snprintf(buf, sizeof buf, "under: %s of the predicted time is GEMMs, %s attention, %s TP all-reduce",
-                      Pct(b.linear / t).c_str(), Pct(b.attention / t).c_str(), Pct(b.tp_comm / t).c_str());
-    }
-    return buf;
 }
 
 // TensorRT-LLM 0.14 trtllm-bench throughput (records 0-83): offline, every request queued at once, in-flight
@@ -512,51 +392,8 @@ std::vector<Row>& AllRows() {
     return rows;
 }
 
-std::string Fmt(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : v >= 1 ? "%.2f" : "%.4f", v);
-    return buf;
-}
-
 std::string Markdown() {
-    std::string md =
-        "<!-- generated by tests/native/test_serve_validation.cpp (ServeValidation.WritesTheTable); do not edit "
-        "by hand -->\n\n| record | setup | measured | predicted | error | cause when outside 10% |\n"
-        "|---|---|---|---|---|---|\n";
-    std::map<std::string, std::vector<double>> by;  // errors per kind of measurement
-    std::vector<double> all;
-    int within = 0, skipped = 0;
-    for (const Row& r : AllRows()) {
-        if (!r.expressible) {
-            md += "| " + std::to_string(r.index) + " | " + r.setup + " | " + Fmt(r.measured) + " " + r.what +
-                  " | — | — | not predicted: " + r.reason + " |\n";
-            ++skipped;
-            continue;
-        }
-        const double e = r.error();
-        char err[32];
-        std::snprintf(err, sizeof err, "%+.1f%%", 100 * e);
-        md += "| " + std::to_string(r.index) + " | " + r.setup + " | " + Fmt(r.measured) + " " + r.what + " | " +
-              Fmt(r.predicted) + " | " + err + " | " + (std::fabs(e) > kTarget ? r.reason : "") + " |\n";
-        all.push_back(std::fabs(e));
-        by[r.what].push_back(std::fabs(e));
-        within += std::fabs(e) <= kTarget;
-    }
-    auto line = [](const std::string& name, const std::vector<double>& v) {
-        double mean = 0, worst = 0;
-        int in = 0;
-        for (double x : v) mean += x, worst = std::max(worst, x), in += x <= kTarget;
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "| %s | %zu | %d | %.1f%% | %.1f%% |\n", name.c_str(), v.size(), in,
-                      v.empty() ? 0 : 100 * mean / v.size(), 100 * worst);
-        return std::string(buf);
-    };
-    md += "\n| measurement | rows | within 10% | mean abs error | worst |\n|---|---|---|---|---|\n";
-    for (const auto& [k, v] : by) md += line(k, v);
-    md += line("all", all);
-    md += "\n" + std::to_string(all.size()) + " comparisons, " + std::to_string(within) + " within 10%, " +
-          std::to_string(skipped) + " records not predicted.\n";
-    return md;
+    return TableMarkdown(AllRows(), "tests/native/test_serve_validation.cpp (ServeValidation.WritesTheTable)");
 }
 
 TEST(ServeValidation, EveryRecordIsMappedOrSaysWhyNot) {
