@@ -31,8 +31,8 @@ const json& Records() {
 // The record's model name -> model preset ("" when none). Llama 3.1 has Llama 3's shapes (same presets).
 std::string ModelId(const std::string& name) {
     static const std::map<std::string, std::string> ids = {
-        {"Llama-3.1-8B", "llama3-8b"},   {"Llama-3.1-70B", "llama3-70b"},     {"Llama-3.1-405B", "llama3-405b"},
-        {"Mistral-7B", "mistral-7b"},    {"Mixtral-8x7B", "mixtral-8x7b"},    {"Mixtral-8x22B", "mixtral-8x22b"}};
+        {"Llama-3.1-8B", "llama3-8b"}, {"Llama-3.1-70B", "llama3-70b"},  {"Llama-3.1-405B", "llama3-405b"},
+        {"Mistral-7B", "mistral-7b"},  {"Mixtral-8x7B", "mixtral-8x7b"}, {"Mixtral-8x22B", "mixtral-8x22b"}};
     auto it = ids.find(name);
     return it == ids.end() ? "" : it->second;
 }
@@ -80,21 +80,30 @@ std::string Missing(const json& r) {
 // as the first set's TensorRT-LLM 0.14 rows run it (64-token KV blocks, GUARANTEED_NO_EVICT, chunked context) but
 // with 95% of the free memory for the cache: "In majority of cases, we also use a higher KV cache percentage by
 // setting --kv_cache_free_gpu_mem_fraction 0.95 ... We fall back to 0.90 if we hit an out of memory issue" (the
-// source's "Running the Benchmark"; the 0.14 docs say nothing of it). An MoE model's experts are split over the TP
-// ranks: TensorRT-LLM's Mapping sets moe_tp_size = tp_size, moe_ep_size = 1 when neither is given, and
-// trtllm-bench build passes only --tp_size (tensorrt_llm/mapping.py).
+// source's "Running the Benchmark"; the 0.14 docs say nothing of it). Chunked context is on, as the first set
+// reads trtllm-bench's executor settings of that era; the table has 5000/500 and 20000/2000 cells although the
+// tuning gives token budgets below those prompts (2,048-4,608 tokens for Llama 3.1 8B), which an engine without
+// chunked context cannot schedule. An MoE model's experts are split over the TP ranks: TensorRT-LLM's Mapping
+// sets moe_tp_size = tp_size, moe_ep_size = 1 when neither is given, and trtllm-bench build passes only --tp_size
+// (tensorrt_llm/mapping.py).
 Row Throughput(int i, const json& r) {
     Row row;
     row.index = i;
     row.what = "output tok/s";
     row.setup = Setup(r);
     row.measured = r["measured"]["tokens_per_s"];
-    if (const std::string why = Missing(r); !why.empty()) return NotPredicted(i, row.what, row.setup, row.measured, why);
+    if (const std::string why = Missing(r); !why.empty())
+        return NotPredicted(i, row.what, row.setup, row.measured, why);
     const auto [sys_id, acc_id] = Hardware(r["hardware"]);
     const sc::System& sys = servetest::System(sys_id, acc_id);
     const int isl = r["workload"]["input_len"], osl = r["workload"]["output_len"];
     ServingConfig c;
     c.model = servetest::Model(ModelId(r["model"]));
+    // TensorRT-LLM attends over the whole context unless its runtime is given a window: its Mistral 7B v0.1 tests
+    // run "sliding window attention" by passing --max_attention_window_size to the runner
+    // (tests/integration/defs/examples/test_mistral.py), and the source's trtllm-bench commands pass none. So
+    // Mistral 7B v0.1's 4,096-token window is not applied here.
+    c.model.window = {};
     c.precision = PrecisionOf(r["precision"]);
     c.pool.tp = r["count"];
     const auto [bs, tok] = TrtllmBenchSettings(c.model, c.precision, c.pool.tp, sys.accelerator, isl, osl);
@@ -122,6 +131,88 @@ Row Throughput(int i, const json& r) {
     return row;
 }
 
+// Why an online row misses, from the model's own parts of the quantity and what the record's other columns imply.
+std::string OnlineCause(const Row& row, const json& r, const ServingRun& run, const ServingConfig& c,
+                        const sc::System& sys) {
+    const int isl = c.workload.input.min, osl = c.workload.output.min;
+    IterationCost cost(c.model, c.precision, c.pool.tp, sys, &Calibration(), isl, c.engine.max_tokens);
+    const double prefill_ms = cost.PrefillSeconds(isl) * 1e3;
+    const json& m = r["measured"];
+    const ServingResult& x = run.result;
+    char buf[700];
+    if (row.what == "mean TTFT ms") {
+        std::snprintf(
+            buf, sizeof buf,
+            "%s by %.1f ms: the model's lone %d-token prefill is %.1f ms and its mean TTFT adds %.1f ms of waiting; "
+            "outside the engine's iterations the measured TTFT also holds Triton's per-request work (the ensemble "
+            "tokenizes the prompt before the engine and detokenizes and streams the first token after it), of which "
+            "no measurement is in data/",
+            row.error() < 0 ? "under" : "over", std::fabs(row.measured - row.predicted), isl, prefill_ms,
+            row.predicted - prefill_ms);
+    } else if (row.what == "mean ITL ms") {
+        std::snprintf(buf, sizeof buf,
+                      "%s: the model's mean step holds %.1f sequences and %.0f tokens (chunked context off, so a step "
+                      "that admits prompts carries their whole prefills); the measured ITL is %.2fx the model's",
+                      row.error() < 0 ? "under" : "over", x.mean_running, x.mean_batch_tokens,
+                      row.measured / row.predicted);
+    } else {
+        // Little's law on the measured columns: requests in flight = req/s x mean latency (TTFT + (out - 1) ITL).
+        const double e2e = (m["ttft_ms_mean"].get<double>() + (osl - 1) * m["itl_ms_mean"].get<double>()) * 1e-3;
+        std::snprintf(buf, sizeof buf,
+                      "%s: the measured req/s and mean latencies put %.0f requests in flight (Little's law), the "
+                      "model %.0f of the 500 (max batch %d); how many requests the client kept outstanding at \"INF\" "
+                      "is not stated",
+                      row.error() < 0 ? "under" : "over", m["requests_per_s"].get<double>() * e2e, x.mean_running,
+                      c.engine.max_seqs);
+    }
+    return buf;
+}
+
+// The online serving table (TensorRT-LLM 0.14 behind Triton, BF16, 500 requests a row): requests arrive at the
+// row's QPS, or all at once for "INF". Neither the table nor its section states the engine build, the runtime
+// options or the arrival process; the engine is trtllm-build's defaults (max_batch_size 2048, max_num_tokens 8192:
+// BuildConfig, tensorrt_llm/builder.py) and the runtime the executor's (64-token blocks, 90% of the free memory,
+// GUARANTEED_NO_EVICT, chunked context off: KvCacheConfig, SchedulerConfig, ExecutorConfig defaults), arrivals
+// Poisson at the QPS (the process is not stated). Compared: mean TTFT and mean ITL (the model's per-request TPOT,
+// (e2e - ttft) / (output - 1), averaged), and for "INF" the output rate; at a finite QPS the output rate is the
+// arrival rate whenever the server keeps up, which no model could miss, so it is not a comparison.
+std::vector<Row> Online(int i, const json& r) {
+    const json& m = r["measured"];
+    const bool inf = r["workload"]["qps"].is_string();
+    std::vector<Row> rows = {Make(i, "mean TTFT ms", Setup(r), m["ttft_ms_mean"], 0),
+                             Make(i, "mean ITL ms", Setup(r), m["itl_ms_mean"], 0)};
+    if (inf) rows.push_back(Make(i, "output tok/s", Setup(r), m["output_tokens_per_s"], 0));
+    if (const std::string why = Missing(r); !why.empty()) {
+        for (Row& x : rows) x = NotPredicted(i, x.what, x.setup, x.measured, why);
+        return rows;
+    }
+    const auto [sys_id, acc_id] = Hardware(r["hardware"]);
+    const sc::System& sys = servetest::System(sys_id, acc_id);
+    ServingConfig c;
+    c.model = servetest::Model(ModelId(r["model"]));
+    c.precision = PrecisionOf(r["precision"]);
+    c.pool.tp = r["count"];
+    c.engine.max_seqs = 2048;
+    c.engine.max_tokens = 8192;
+    c.engine.block_size = 64;
+    c.engine.memory_policy = KvMemoryPolicy::free_fraction;
+    c.engine.kv_memory_fraction = 0.9;
+    c.engine.admission = KvAdmission::reserve_full;
+    c.engine.chunked_prefill = false;
+    c.workload.requests = r["workload"]["requests"];
+    c.workload.arrival = inf ? ArrivalKind::offline : ArrivalKind::poisson;
+    if (!inf) c.workload.rate = r["workload"]["qps"];
+    c.workload.input.min = c.workload.input.max = r["workload"]["input_len"];
+    c.workload.output.min = c.workload.output.max = r["workload"]["output_len"];
+    const ServingRun run = SimulateServing(c, sys, &Calibration());
+    rows[0].predicted = run.result.ttft.mean * 1e3;
+    rows[1].predicted = run.result.tpot.mean * 1e3;
+    if (inf) rows[2].predicted = run.result.output_tokens_per_s;
+    for (Row& x : rows)
+        if (std::fabs(x.error()) > kTarget) x.reason = OnlineCause(x, r, run, c, sys);
+    return rows;
+}
+
 std::vector<Row>& AllRows() {
     static std::vector<Row> rows = [] {
         std::vector<Row> out;
@@ -131,6 +222,8 @@ std::vector<Row>& AllRows() {
             const std::string fw = r["framework"];
             if (fw.rfind("TensorRT-LLM 0.17", 0) == 0) {
                 out.push_back(Throughput(i, r));
+            } else if (fw.find("online serving") != std::string::npos) {
+                for (Row& x : Online(i, r)) out.push_back(x);
             } else {
                 out.push_back(NotPredicted(i, "?", Setup(r), 1, "no mapping for this record"));
             }
@@ -152,7 +245,9 @@ TEST(ServeValidationMore, EveryRecordIsMappedOrSaysWhyNot) {
             EXPECT_FALSE(r.reason.empty()) << r.index;
         } else {
             EXPECT_GT(r.predicted, 0) << r.index << " " << r.setup;
-            if (std::fabs(r.error()) > kTarget) EXPECT_FALSE(r.reason.empty()) << r.index << " outside 10% without a cause";
+            if (std::fabs(r.error()) > kTarget) {
+                EXPECT_FALSE(r.reason.empty()) << r.index << " outside 10% without a cause";
+            }
         }
     }
     for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "record " << i;
@@ -160,6 +255,36 @@ TEST(ServeValidationMore, EveryRecordIsMappedOrSaysWhyNot) {
 
 TEST(ServeValidationMore, WritesTheTable) {
     std::ofstream(sctest::BuildDir() + "/serving_validation_more.md") << Markdown();
+}
+
+TEST(ServeValidationMore, DocsAreCurrent) {
+    const std::string docs = sctest::ReadFile(kRoot + "/docs/serving.md");
+    EXPECT_NE(docs.find(Markdown()), std::string::npos)
+        << "docs/serving.md is stale: run ./build/stagecraft_tests --gtest_filter='ServeValidationMore.*' and replace "
+           "the generated part of its \"Validation against data/inference_measured_more.json\" with "
+           "build/serving_validation_more.md";
+}
+
+TEST(ServeValidationMore, ReadmeShowsTheSummary) {
+    // The README shows the per-measurement summary and the count line; the rows are in docs/serving.md.
+    const std::string md = Markdown();
+    const size_t from = md.find("| measurement | rows |"), to = md.find("records not predicted.");
+    ASSERT_NE(from, std::string::npos);
+    ASSERT_NE(to, std::string::npos);
+    const std::string summary = md.substr(from, md.find('\n', to) - from);
+    EXPECT_NE(sctest::ReadFile(kRoot + "/README.md").find(summary), std::string::npos)
+        << "README.md's summary of the second serving validation set is stale: copy it from "
+           "build/serving_validation_more.md (from \"| measurement | rows |\" to the \"records not predicted.\" line)";
+}
+
+// A ratchet, not a target: comparisons made and within 10% when the table was last regenerated. A change that
+// loses one fails here; one that gains raises the number.
+TEST(ServeValidationMore, WithinTenPercentDoesNotRegress) {
+    int within = 0, compared = 0;
+    for (const Row& r : AllRows())
+        if (r.expressible) ++compared, within += std::fabs(r.error()) <= kTarget;
+    EXPECT_EQ(compared, 440);
+    EXPECT_GE(within, 262);
 }
 
 }  // namespace
