@@ -1,6 +1,8 @@
 // What the serving validations share: a row of predicted against measured, trtllm-bench's engine settings and
 // request counts, the cause read back from a throughput row that misses, and the table the docs show.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -188,6 +190,72 @@ inline std::string TableMarkdown(const std::vector<Row>& rows, const std::string
     md += "\n" + std::to_string(all.size()) + " comparisons, " + std::to_string(within) + " within 10%, " +
           std::to_string(skipped) + " records not predicted.\n";
     return md;
+}
+
+// A trtllm-bench throughput run of `c`'s model, precision and TP: the engine as trtllm-bench builds it
+// (TrtllmBenchSettings), TensorRT-LLM's runtime (64 tokens a KV block, KvCacheConfig tokens_per_block;
+// GUARANTEED_NO_EVICT, trtllm-bench's default policy, printed as "Scheduling Policy: Guaranteed No Evict"; chunked
+// context on) with `kv_fraction` of the free memory for the cache, the page's requests all queued at once. Fills
+// the row's prediction, and its cause when it is outside 10%; a run the memory model refuses is not expressible.
+inline void PredictTrtllmThroughput(Row& row, ServingConfig c, const sc::System& sys, int isl, int osl,
+                                    double kv_fraction) {
+    const auto [bs, tok] = TrtllmBenchSettings(c.model, c.precision, c.pool.tp, sys.accelerator, isl, osl);
+    c.engine.max_seqs = bs;
+    c.engine.max_tokens = tok;
+    c.engine.block_size = 64;
+    c.engine.memory_policy = KvMemoryPolicy::free_fraction;
+    c.engine.kv_memory_fraction = kv_fraction;
+    c.engine.admission = KvAdmission::reserve_full;
+    c.engine.chunked_prefill = true;
+    c.workload.arrival = ArrivalKind::offline;
+    c.workload.requests = TrtllmRequests(isl, osl);
+    c.workload.input.min = c.workload.input.max = isl;
+    c.workload.output.min = c.workload.output.max = osl;
+    try {
+        ServingRun run = SimulateServing(c, sys, &Calibration());
+        row.predicted = run.result.output_tokens_per_s;
+        const double concurrent = std::min<double>(bs, std::floor(run.kv.blocks / std::ceil((isl + osl) / 64.0)));
+        if (std::fabs(row.error()) > kTarget)
+            row.reason = ThroughputCause(row, run, static_cast<int>(concurrent), c, sys, isl, osl);
+    } catch (const Error& e) {
+        row.expressible = false;
+        row.reason = std::string("the memory model says it does not fit: ") + e.what();
+    }
+}
+
+// Every record of `records` has a row; a row not predicted says why, and one outside 10% names its cause.
+inline void ExpectEveryRecordMappedOrSaysWhyNot(const std::vector<Row>& rows, size_t records) {
+    std::vector<bool> seen(records, false);
+    for (const Row& r : rows) {
+        seen[r.index] = true;
+        if (!r.expressible) {
+            EXPECT_FALSE(r.reason.empty()) << r.index;
+        } else {
+            EXPECT_GT(r.predicted, 0) << r.index << " " << r.setup;
+            if (std::fabs(r.error()) > kTarget) {
+                EXPECT_FALSE(r.reason.empty()) << r.index << " outside 10% without a cause";
+            }
+        }
+    }
+    for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "record " << i;
+}
+
+// The part of the table `md` from `first` to the end of the line holding `last` ("" when either is missing).
+inline std::string Excerpt(const std::string& md, const std::string& first, const std::string& last) {
+    const size_t from = md.find(first), to = md.find(last);
+    if (from == std::string::npos || to == std::string::npos) return "";
+    return md.substr(from, md.find('\n', to) - from);
+}
+
+// The comparisons made and those within 10% (the validations' ratchets).
+struct Counts {
+    int compared = 0, within = 0;
+};
+inline Counts CountsOf(const std::vector<Row>& rows) {
+    Counts c;
+    for (const Row& r : rows)
+        if (r.expressible) ++c.compared, c.within += std::fabs(r.error()) <= kTarget;
+    return c;
 }
 
 }  // namespace servevalidation

@@ -110,31 +110,9 @@ Row TrtllmThroughput(int i, const json& r) {
     const sc::System& sys = *start.sys;
     ServingConfig& c = start.c;
     const int isl = r["workload"]["input_len"], osl = r["workload"]["output_len"];
-    const auto [bs, tok] = TrtllmBenchSettings(c.model, c.precision, c.pool.tp, sys.accelerator, isl, osl);
-    c.engine.max_seqs = bs;
-    c.engine.max_tokens = tok;
-    // TensorRT-LLM runtime defaults: 64 tokens per KV block (KvCacheConfig tokens_per_block), 90% of the free
-    // memory for the cache (KvCacheConfig free_gpu_memory_fraction), GUARANTEED_NO_EVICT (trtllm-bench's
-    // default scheduler policy, printed as "Scheduling Policy: Guaranteed No Evict"), chunked context on.
-    c.engine.block_size = 64;
-    c.engine.memory_policy = KvMemoryPolicy::free_fraction;
-    c.engine.kv_memory_fraction = 0.9;
-    c.engine.admission = KvAdmission::reserve_full;
-    c.engine.chunked_prefill = true;
-    c.workload.arrival = ArrivalKind::offline;
-    c.workload.requests = TrtllmRequests(isl, osl);
-    c.workload.input.min = c.workload.input.max = isl;
-    c.workload.output.min = c.workload.output.max = osl;
-    try {
-        ServingRun run = SimulateServing(c, sys, &Calibration());
-        row.predicted = run.result.output_tokens_per_s;
-        const double concurrent = std::min<double>(bs, std::floor(run.kv.blocks / std::ceil((isl + osl) / 64.0)));
-        if (std::fabs(row.error()) > kTarget)
-            row.reason = ThroughputCause(row, run, static_cast<int>(concurrent), c, sys, isl, osl);
-    } catch (const Error& e) {
-        row.expressible = false;
-        row.reason = std::string("the memory model says it does not fit: ") + e.what();
-    }
+    // TensorRT-LLM 0.14's runtime default: 90% of the free memory for the cache (KvCacheConfig
+    // free_gpu_memory_fraction; its page says nothing of another).
+    PredictTrtllmThroughput(row, c, sys, isl, osl, 0.9);
     return row;
 }
 
@@ -397,19 +375,7 @@ std::string Markdown() {
 }
 
 TEST(ServeValidation, EveryRecordIsMappedOrSaysWhyNot) {
-    std::vector<bool> seen(Records().size(), false);
-    for (const Row& r : AllRows()) {
-        seen[r.index] = true;
-        if (!r.expressible) {
-            EXPECT_FALSE(r.reason.empty()) << r.index;
-        } else {
-            EXPECT_GT(r.predicted, 0) << r.index << " " << r.setup;
-            if (std::fabs(r.error()) > kTarget) {
-                EXPECT_FALSE(r.reason.empty()) << r.index << " outside 10% without a cause";
-            }
-        }
-    }
-    for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "record " << i;
+    ExpectEveryRecordMappedOrSaysWhyNot(AllRows(), Records().size());
 }
 
 TEST(ServeValidation, WritesTheTable) { std::ofstream(sctest::BuildDir() + "/serving_validation.md") << Markdown(); }
@@ -423,11 +389,8 @@ TEST(ServeValidation, DocsAreCurrent) {
 
 TEST(ServeValidation, ReadmeIsCurrent) {
     // The README's serving section shows the table itself (from its header row to the summary line).
-    const std::string md = Markdown();
-    const size_t from = md.find("| record | setup |"), to = md.find("records not predicted.");
-    ASSERT_NE(from, std::string::npos);
-    ASSERT_NE(to, std::string::npos);
-    const std::string table = md.substr(from, md.find('\n', to) - from);
+    const std::string table = Excerpt(Markdown(), "| record | setup |", "records not predicted.");
+    ASSERT_FALSE(table.empty());
     EXPECT_NE(sctest::ReadFile(kRoot + "/README.md").find(table), std::string::npos)
         << "README.md's serving validation table is stale: copy it from build/serving_validation.md (from "
            "\"| record | setup |\" to the \"records not predicted.\" line)";
@@ -440,11 +403,9 @@ namespace {
 // A ratchet, not a target: the number of comparisons within 10% when this table was last regenerated. A change
 // that loses one fails here; one that gains raises the number.
 TEST(ServeValidation, WithinTenPercentDoesNotRegress) {
-    int within = 0, compared = 0;
-    for (const Row& r : AllRows())
-        if (r.expressible) ++compared, within += std::fabs(r.error()) <= kTarget;
-    EXPECT_EQ(compared, 188);
-    EXPECT_GE(within, 45);
+    const Counts c = CountsOf(AllRows());
+    EXPECT_EQ(c.compared, 188);
+    EXPECT_GE(c.within, 45);
 }
 
 }  // namespace

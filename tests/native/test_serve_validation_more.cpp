@@ -106,28 +106,7 @@ Row Throughput(int i, const json& r) {
     c.model.window = {};
     c.precision = PrecisionOf(r["precision"]);
     c.pool.tp = r["count"];
-    const auto [bs, tok] = TrtllmBenchSettings(c.model, c.precision, c.pool.tp, sys.accelerator, isl, osl);
-    c.engine.max_seqs = bs;
-    c.engine.max_tokens = tok;
-    c.engine.block_size = 64;
-    c.engine.memory_policy = KvMemoryPolicy::free_fraction;
-    c.engine.kv_memory_fraction = 0.95;
-    c.engine.admission = KvAdmission::reserve_full;
-    c.engine.chunked_prefill = true;
-    c.workload.arrival = ArrivalKind::offline;
-    c.workload.requests = TrtllmRequests(isl, osl);
-    c.workload.input.min = c.workload.input.max = isl;
-    c.workload.output.min = c.workload.output.max = osl;
-    try {
-        ServingRun run = SimulateServing(c, sys, &Calibration());
-        row.predicted = run.result.output_tokens_per_s;
-        const double fit = std::floor(run.kv.blocks / std::ceil((isl + osl) / 64.0));
-        if (std::fabs(row.error()) > kTarget)
-            row.reason = ThroughputCause(row, run, static_cast<int>(std::min<double>(bs, fit)), c, sys, isl, osl);
-    } catch (const Error& e) {
-        row.expressible = false;
-        row.reason = std::string("the memory model says it does not fit: ") + e.what();
-    }
+    PredictTrtllmThroughput(row, c, sys, isl, osl, 0.95);
     return row;
 }
 
@@ -238,19 +217,7 @@ std::string Markdown() {
 }
 
 TEST(ServeValidationMore, EveryRecordIsMappedOrSaysWhyNot) {
-    std::vector<bool> seen(Records().size(), false);
-    for (const Row& r : AllRows()) {
-        seen[r.index] = true;
-        if (!r.expressible) {
-            EXPECT_FALSE(r.reason.empty()) << r.index;
-        } else {
-            EXPECT_GT(r.predicted, 0) << r.index << " " << r.setup;
-            if (std::fabs(r.error()) > kTarget) {
-                EXPECT_FALSE(r.reason.empty()) << r.index << " outside 10% without a cause";
-            }
-        }
-    }
-    for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "record " << i;
+    ExpectEveryRecordMappedOrSaysWhyNot(AllRows(), Records().size());
 }
 
 TEST(ServeValidationMore, WritesTheTable) {
@@ -267,11 +234,8 @@ TEST(ServeValidationMore, DocsAreCurrent) {
 
 TEST(ServeValidationMore, ReadmeShowsTheSummary) {
     // The README shows the per-measurement summary and the count line; the rows are in docs/serving.md.
-    const std::string md = Markdown();
-    const size_t from = md.find("| measurement | rows |"), to = md.find("records not predicted.");
-    ASSERT_NE(from, std::string::npos);
-    ASSERT_NE(to, std::string::npos);
-    const std::string summary = md.substr(from, md.find('\n', to) - from);
+    const std::string summary = Excerpt(Markdown(), "| measurement | rows |", "records not predicted.");
+    ASSERT_FALSE(summary.empty());
     EXPECT_NE(sctest::ReadFile(kRoot + "/README.md").find(summary), std::string::npos)
         << "README.md's summary of the second serving validation set is stale: copy it from "
            "build/serving_validation_more.md (from \"| measurement | rows |\" to the \"records not predicted.\" line)";
@@ -280,11 +244,9 @@ TEST(ServeValidationMore, ReadmeShowsTheSummary) {
 // A ratchet, not a target: comparisons made and within 10% when the table was last regenerated. A change that
 // loses one fails here; one that gains raises the number.
 TEST(ServeValidationMore, WithinTenPercentDoesNotRegress) {
-    int within = 0, compared = 0;
-    for (const Row& r : AllRows())
-        if (r.expressible) ++compared, within += std::fabs(r.error()) <= kTarget;
-    EXPECT_EQ(compared, 440);
-    EXPECT_GE(within, 262);
+    const Counts c = CountsOf(AllRows());
+    EXPECT_EQ(c.compared, 440);
+    EXPECT_GE(c.within, 262);
 }
 
 }  // namespace
