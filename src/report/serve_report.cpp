@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "inference/published_serving_runs.h"
 #include "report/format.h"
 #include "report/serve_timeline_json.h"
 #include "report/training_report.h"
@@ -336,6 +337,10 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          " input tok/s, " + Fmt("%.0f", r.output_tokens_per_s) + " output tok/s (" +
          Fmt("%.1f", r.output_tokens_per_s_per_gpu) + " per GPU, " + Fmt("%.4f", r.requests_per_s_per_gpu) +
          " req/s per GPU)\n";
+    // How far TensorRT-LLM's published offline runs on this part were from the model (docs/serving.md), so the rate
+    // is read with its measured spread.
+    if (const PublishedServingRuns* runs = PublishedServingRunsFor(q.system->accelerator.id, c.precision.compute))
+        o += "published runs " + PublishedServingRunsLine(*runs, c.precision.compute) + " [docs/serving.md]\n";
     o += "SLO            " + SloText(c.slo) + ": " + Fmt("%.1f%%", 100 * r.slo_attainment) + " of requests, goodput " +
          Fmt("%.3f", r.goodput_requests_per_s) + " req/s\n";
     if (const double joules = RunEnergyJoules(q, r); joules > 0)
@@ -421,6 +426,17 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
                             {"window", run.transfer->window},
                             {"window_share", run.transfer->window_share}};
     j["rate_sources"] = RateSourcesJson(run.rates);
+    if (const PublishedServingRuns* runs =
+            PublishedServingRunsFor(q.system->accelerator.id, q.config.precision.compute))
+        j["published_runs"] = {{"accelerator", runs->accelerator},
+                               {"precision", runs->precision},
+                               {"runs", runs->runs},
+                               {"measured_over_predicted_output_rate",
+                                {{"min", runs->min},
+                                 {"p25", runs->p25},
+                                 {"median", runs->median},
+                                 {"p75", runs->p75},
+                                 {"max", runs->max}}}};
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);
     AddEnergyJson(j["result"], q, run.result);

@@ -15,6 +15,7 @@
 #include "inference/engine.h"
 #include "inference/iteration_cost.h"
 #include "inference/kv_capacity.h"
+#include "inference/published_serving_runs.h"
 #include "serve_test_util.h"
 
 namespace servevalidation {
@@ -31,6 +32,9 @@ struct Row {
     double measured = 0, predicted = 0;
     bool expressible = true;
     std::string reason;  // not expressible: why; outside 10%: the named cause
+    // An offline throughput row (a trtllm-bench run at full load): its accelerator preset and GEMM precision class,
+    // what the published-runs table groups it by (inference/published_serving_runs.h). "" for other rows.
+    std::string accelerator, precision_class;
     double error() const { return predicted / measured - 1; }
 };
 
@@ -214,6 +218,8 @@ inline void PredictTrtllmThroughput(Row& row, ServingConfig c, const sc::System&
     try {
         ServingRun run = SimulateServing(c, sys, &Calibration());
         row.predicted = run.result.output_tokens_per_s;
+        row.accelerator = sys.accelerator.id;
+        row.precision_class = PublishedServingPrecisionOf(c.precision.compute);
         const double concurrent = std::min<double>(bs, std::floor(run.kv.blocks / std::ceil((isl + osl) / 64.0)));
         if (std::fabs(row.error()) > kTarget)
             row.reason = ThroughputCause(row, run, static_cast<int>(concurrent), c, sys, isl, osl);
@@ -257,5 +263,9 @@ inline Counts CountsOf(const std::vector<Row>& rows) {
         if (r.expressible) ++c.compared, c.within += std::fabs(r.error()) <= kTarget;
     return c;
 }
+
+// The rows of each serving validation set (test_serve_validation.cpp, test_serve_validation_more.cpp).
+const std::vector<Row>& FirstSetRows();
+const std::vector<Row>& SecondSetRows();
 
 }  // namespace servevalidation

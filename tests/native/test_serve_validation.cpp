@@ -409,3 +409,7 @@ TEST(ServeValidation, WithinTenPercentDoesNotRegress) {
 }
 
 }  // namespace
+
+namespace servevalidation {
+const std::vector<Row>& FirstSetRows() { return AllRows(); }
+}  // namespace servevalidation

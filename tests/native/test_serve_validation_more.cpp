@@ -250,3 +250,7 @@ TEST(ServeValidationMore, WithinTenPercentDoesNotRegress) {
 }
 
 }  // namespace
+
+namespace servevalidation {
+const std::vector<Row>& SecondSetRows() { return AllRows(); }
+}  // namespace servevalidation

@@ -139,11 +139,7 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
 }
 
 // The quantile q of sorted `v`, linearly interpolated between order statistics (numpy's default).
-double Quantile(const std::vector<double>& v, double q) {
-    const double at = q * (v.size() - 1);
-    const size_t lo = static_cast<size_t>(at), hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (at - lo) * (v[hi] - v[lo]);
-}
+using sctest::Quantile;
 
 // src/training/published_runs.cpp's table as the rows give it: measured / predicted step time per accelerator.
 std::string PublishedRunsSource() {

@@ -1,6 +1,7 @@
 // Shared by the native tests: reading a file, running the stagecraft command line as a user would.
 #pragma once
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -10,10 +11,18 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "config/error.h"
 
 namespace sctest {
+
+// The q-quantile of sorted `v`, linearly interpolated between neighbours (the published-runs tables' quartiles).
+inline double Quantile(const std::vector<double>& v, double q) {
+    const double at = q * (v.size() - 1);
+    const size_t lo = static_cast<size_t>(at), hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (at - lo) * (v[hi] - v[lo]);
+}
 
 // The whole file, bytes as they are. Throws when it cannot be read, which fails the test with the path.
 // The build folder (where the CLI is built): the tests' generated tables go there (validation.md, ...).
