@@ -15,6 +15,7 @@
 #include "app/panels.h"
 #include "app/serve_link.h"
 #include "imgui.h"
+#include "inference/published_serving_runs.h"
 #include "report/format.h"
 #include "report/serve_report.h"
 
@@ -324,6 +325,17 @@ void DrawResult(const AppState& s) {
     ImGui::Text("%lld requests in %s on %d GPUs", r.completed, FormatSeconds(r.duration, kPanelTime).c_str(), r.gpus);
     ImGui::Text("%.2f req/s   %.0f output tok/s (%.0f per GPU)   %.0f input tok/s", r.requests_per_s,
                 r.output_tokens_per_s, r.output_tokens_per_s_per_gpu, r.input_tokens_per_s);
+    // How far TensorRT-LLM's published offline runs on this part were from the model, as `stagecraft serve` prints
+    // it (inference/published_serving_runs.h); wrapped: the column is narrower than the line.
+    const Precision compute = q.config.precision.compute;
+    const System* sys = CurrentSystem(s);
+    if (const PublishedServingRuns* runs = sys ? PublishedServingRunsFor(sys->accelerator.id, compute) : nullptr) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::PushTextWrapPos(0);
+        ImGui::Text("published runs %s", PublishedServingRunsLine(*runs, compute).c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+    }
     ImGui::Text("SLO met by %.1f%% of requests, goodput %.2f req/s", 100 * r.slo_attainment, r.goodput_requests_per_s);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
