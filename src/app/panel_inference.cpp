@@ -325,16 +325,18 @@ void DrawResult(const AppState& s) {
     ImGui::Text("%lld requests in %s on %d GPUs", r.completed, FormatSeconds(r.duration, kPanelTime).c_str(), r.gpus);
     ImGui::Text("%.2f req/s   %.0f output tok/s (%.0f per GPU)   %.0f input tok/s", r.requests_per_s,
                 r.output_tokens_per_s, r.output_tokens_per_s_per_gpu, r.input_tokens_per_s);
-    // How far TensorRT-LLM's published offline runs on this part were from the model, as `stagecraft serve` prints
-    // it (inference/published_serving_runs.h); wrapped: the column is narrower than the line.
+    // How far TensorRT-LLM's published offline runs on this part were from the model (inference/
+    // published_serving_runs.h), in the rate's tooltip: the tab has no line to spare at 1280x900, and the text
+    // results print it in full.
     const Precision compute = q.config.precision.compute;
     const System* sys = CurrentSystem(s);
-    if (const PublishedServingRuns* runs = sys ? PublishedServingRunsFor(sys->accelerator.id, compute) : nullptr) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::PushTextWrapPos(0);
-        ImGui::Text("published runs %s", PublishedServingRunsLine(*runs, compute).c_str());
+    const PublishedServingRuns* runs = sys ? PublishedServingRunsFor(sys->accelerator.id, compute) : nullptr;
+    if (runs && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);  // the line is longer than a 1280-pixel window
+        ImGui::Text("published runs %s [docs/serving.md]", PublishedServingRunsLine(*runs, compute).c_str());
         ImGui::PopTextWrapPos();
-        ImGui::PopStyleColor();
+        ImGui::EndTooltip();
     }
     ImGui::Text("SLO met by %.1f%% of requests, goodput %.2f req/s", 100 * r.slo_attainment, r.goodput_requests_per_s);
     if (ImGui::IsItemHovered())
