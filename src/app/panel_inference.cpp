@@ -330,7 +330,7 @@ void DrawResult(const AppState& s) {
     // results print it in full.
     const Precision compute = q.config.precision.compute;
     const System* sys = CurrentSystem(s);
-    const PublishedServingRuns* runs = sys ? PublishedServingRunsFor(sys->accelerator.id, compute) : nullptr;
+    const PublishedRuns* runs = sys ? PublishedServingRunsFor(sys->accelerator.id, compute) : nullptr;
     if (runs && ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);  // the line is longer than a 1280-pixel window

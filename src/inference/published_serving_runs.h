@@ -15,25 +15,19 @@
 #include <string_view>
 
 #include "config/precision.h"
+#include "training/published_runs.h"
 
 namespace sc {
 
-struct PublishedServingRuns {
-    const char* accelerator;            // accelerator preset id
-    const char* precision;              // the runs' GEMM precision: "16-bit" (bf16 or fp16) or "fp8"
-    int runs;                           // offline throughput rows on it in that precision
-    double min, p25, median, p75, max;  // of measured / predicted output tokens/s (quartiles linearly interpolated)
-};
-
-// "fp8" for a compute precision under 16 bits, else "16-bit" (training/published_runs.h's classes).
-const char* PublishedServingPrecisionOf(Precision compute);
-std::span<const PublishedServingRuns> PublishedServingRunsTable();
+// The rows: PublishedRuns (training/published_runs.h) with measured / predicted output tokens/s in min, p25,
+// median, p75, max, the runs' GEMM precision class as PublishedPrecisionOf gives it.
+std::span<const PublishedRuns> PublishedServingRunsTable();
 // The runs on `accelerator_id` in the precision of `compute`, or, when none was compared in it, those in the other;
 // nullptr when the part has none.
-const PublishedServingRuns* PublishedServingRunsFor(std::string_view accelerator_id, Precision compute);
+const PublishedRuns* PublishedServingRunsFor(std::string_view accelerator_id, Precision compute);
 // "on h100-sxm in fp8: measured 0.91-1.02x the model's output rate (middle half of 130 TensorRT-LLM runs at full
 // load, median 0.96x)"; "(none in fp8)" when the runs are the other precision's; with fewer than four runs, their
 // range.
-std::string PublishedServingRunsLine(const PublishedServingRuns& p, Precision compute);
+std::string PublishedServingRunsLine(const PublishedRuns& p, Precision compute);
 
 }  // namespace sc

@@ -339,7 +339,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          " req/s per GPU)\n";
     // How far TensorRT-LLM's published offline runs on this part were from the model (docs/serving.md), so the rate
     // is read with its measured spread.
-    if (const PublishedServingRuns* runs = PublishedServingRunsFor(q.system->accelerator.id, c.precision.compute))
+    if (const PublishedRuns* runs = PublishedServingRunsFor(q.system->accelerator.id, c.precision.compute))
         o += "published runs " + PublishedServingRunsLine(*runs, c.precision.compute) + " [docs/serving.md]\n";
     o += "SLO            " + SloText(c.slo) + ": " + Fmt("%.1f%%", 100 * r.slo_attainment) + " of requests, goodput " +
          Fmt("%.3f", r.goodput_requests_per_s) + " req/s\n";
@@ -426,8 +426,7 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
                             {"window", run.transfer->window},
                             {"window_share", run.transfer->window_share}};
     j["rate_sources"] = RateSourcesJson(run.rates);
-    if (const PublishedServingRuns* runs =
-            PublishedServingRunsFor(q.system->accelerator.id, q.config.precision.compute))
+    if (const PublishedRuns* runs = PublishedServingRunsFor(q.system->accelerator.id, q.config.precision.compute))
         j["published_runs"] = {{"accelerator", runs->accelerator},
                                {"precision", runs->precision},
                                {"runs", runs->runs},

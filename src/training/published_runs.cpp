@@ -32,14 +32,7 @@ constexpr StandIn kStandIns[] = {
 };
 
 const PublishedRuns* RunsOn(std::string_view accelerator_id, Precision compute) {
-    const std::string_view wanted = PublishedPrecisionOf(compute);
-    const PublishedRuns* other = nullptr;
-    for (const PublishedRuns& p : kTable) {
-        if (accelerator_id != p.accelerator) continue;
-        if (wanted == p.precision) return &p;
-        other = &p;
-    }
-    return other;
+    return FindPublishedRuns(kTable, accelerator_id, compute);
 }
 
 const StandIn* StandInOf(std::string_view accelerator_id) {
@@ -51,6 +44,18 @@ const StandIn* StandInOf(std::string_view accelerator_id) {
 }  // namespace
 
 std::span<const PublishedRuns> PublishedRunsTable() { return kTable; }
+
+const PublishedRuns* FindPublishedRuns(std::span<const PublishedRuns> table, std::string_view accelerator_id,
+                                       Precision compute) {
+    const std::string_view wanted = PublishedPrecisionOf(compute);
+    const PublishedRuns* other = nullptr;
+    for (const PublishedRuns& p : table) {
+        if (accelerator_id != p.accelerator) continue;
+        if (wanted == p.precision) return &p;
+        other = &p;
+    }
+    return other;
+}
 
 const char* PublishedPrecisionOf(Precision compute) { return BytesOf(compute) < 2 ? "fp8" : "16-bit"; }
 

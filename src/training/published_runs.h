@@ -32,6 +32,9 @@ struct PublishedRuns {
 // "fp8" for a compute precision under 16 bits (fp8, fp4: no fp4 run was compared), else "16-bit".
 const char* PublishedPrecisionOf(Precision compute);
 std::span<const PublishedRuns> PublishedRunsTable();
+// The runs of `table` on `accelerator_id` in the precision of `compute`, else in the other; nullptr when none.
+const PublishedRuns* FindPublishedRuns(std::span<const PublishedRuns> table, std::string_view accelerator_id,
+                                       Precision compute);
 // The runs on `accelerator_id` in the precision of `compute` (PublishedPrecisionOf), or, when none was compared in
 // it, those in the other. A part with no compared run of its own reads the runs of the part with the same GPU
 // (PublishedRunsStandIn); nullptr when neither has one.

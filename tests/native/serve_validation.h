@@ -219,7 +219,7 @@ inline void PredictTrtllmThroughput(Row& row, ServingConfig c, const sc::System&
         ServingRun run = SimulateServing(c, sys, &Calibration());
         row.predicted = run.result.output_tokens_per_s;
         row.accelerator = sys.accelerator.id;
-        row.precision_class = PublishedServingPrecisionOf(c.precision.compute);
+        row.precision_class = PublishedPrecisionOf(c.precision.compute);
         const double concurrent = std::min<double>(bs, std::floor(run.kv.blocks / std::ceil((isl + osl) / 64.0)));
         if (std::fabs(row.error()) > kTarget)
             row.reason = ThroughputCause(row, run, static_cast<int>(concurrent), c, sys, isl, osl);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inference/published_serving_runs.h"
+#include "published_runs_rows.h"
 #include "serve_validation.h"
 #include "test_util.h"
 
@@ -17,43 +18,28 @@ using namespace servevalidation;
 
 // The table as the rows give it: measured / predicted output rate per accelerator and precision.
 std::string TableSource() {
-    std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
+    sctest::RatiosByPart ratios;
     for (const std::vector<Row>* set : {&FirstSetRows(), &SecondSetRows()})
         for (const Row& r : *set)
             if (r.expressible && !r.accelerator.empty())
                 ratios[{r.accelerator, r.precision_class}].push_back(r.measured / r.predicted);
-    std::string o;
-    char buf[200];
-    for (auto& [key, v] : ratios) {
-        std::sort(v.begin(), v.end());
-        std::snprintf(buf, sizeof buf, "    {\"%s\", \"%s\", %zu, %.2f, %.2f, %.2f, %.2f, %.2f},\n", key.first.c_str(),
-                      key.second.c_str(), v.size(), v.front(), sctest::Quantile(v, 0.25), sctest::Quantile(v, 0.5),
-                      sctest::Quantile(v, 0.75), v.back());
-        o += buf;
-    }
-    return o;
+    return sctest::PublishedRunsRows(ratios);
 }
 
 TEST(PublishedServingRuns, TableIsCurrent) {
-    std::string table;
-    char buf[200];
-    for (const sc::PublishedServingRuns& p : sc::PublishedServingRunsTable()) {
-        std::snprintf(buf, sizeof buf, "    {\"%s\", \"%s\", %d, %.2f, %.2f, %.2f, %.2f, %.2f},\n", p.accelerator,
-                      p.precision, p.runs, p.min, p.p25, p.median, p.p75, p.max);
-        table += buf;
-    }
+    const std::string table = sctest::PublishedRunsRows(sc::PublishedServingRunsTable());
     const std::string expected = TableSource();
     EXPECT_EQ(table, expected) << "src/inference/published_serving_runs.cpp's kTable is stale; its rows are now:\n"
                                << expected;
 }
 
 TEST(PublishedServingRuns, ALinePerPartAndPrecision) {
-    const sc::PublishedServingRuns* h100 = sc::PublishedServingRunsFor("h100-sxm", sc::Precision::fp8);
+    const sc::PublishedRuns* h100 = sc::PublishedServingRunsFor("h100-sxm", sc::Precision::fp8);
     ASSERT_NE(h100, nullptr);
     EXPECT_STREQ(h100->precision, "fp8");
     EXPECT_EQ(sc::PublishedServingRunsLine(*h100, sc::Precision::fp8).rfind("on h100-sxm in fp8: measured ", 0), 0u);
     // A100 ran only 16-bit engines: an fp8 plan reads them, and says so.
-    const sc::PublishedServingRuns* a100 = sc::PublishedServingRunsFor("a100-80gb", sc::Precision::fp8);
+    const sc::PublishedRuns* a100 = sc::PublishedServingRunsFor("a100-80gb", sc::Precision::fp8);
     ASSERT_NE(a100, nullptr);
     EXPECT_NE(sc::PublishedServingRunsLine(*a100, sc::Precision::fp8).find("(none in fp8)"), std::string::npos);
     EXPECT_EQ(sc::PublishedServingRunsFor("no-such-accelerator", sc::Precision::bf16), nullptr);
@@ -64,7 +50,7 @@ TEST(PublishedServingRuns, ServePrintsThePartsSpread) {
     const std::string run = "serve --preset mixtral-8x7b-h100x2-fp8-offline --set workload.requests=50";
     const sctest::CliResult text = sctest::RunCli(run);
     ASSERT_EQ(text.status, 0) << text.out;
-    const sc::PublishedServingRuns* h100 = sc::PublishedServingRunsFor("h100-sxm", sc::Precision::fp8);
+    const sc::PublishedRuns* h100 = sc::PublishedServingRunsFor("h100-sxm", sc::Precision::fp8);
     ASSERT_NE(h100, nullptr);
     EXPECT_NE(text.out.find("published runs " + sc::PublishedServingRunsLine(*h100, sc::Precision::fp8) +
                             " [docs/serving.md]\n"),

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "published_runs_rows.h"
 #include "test_util.h"
 #include "training/published_runs.h"
 #include "validation_rows.h"
@@ -138,39 +139,21 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
     EXPECT_EQ(ran, 5);
 }
 
-// The quantile q of sorted `v`, linearly interpolated between order statistics (numpy's default).
-using sctest::Quantile;
-
 // src/training/published_runs.cpp's table as the rows give it: measured / predicted step time per accelerator.
 std::string PublishedRunsSource() {
-    std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;  // by accelerator and precision
+    sctest::RatiosByPart ratios;  // by accelerator and precision
     for (const Row& r : AllRows()) {
         if (!r.comparable || !r.evaluation_error.empty()) continue;
         const std::string acc = r.accelerator.empty() ? PresetSystem(r.system).accelerator.id : r.accelerator;
         ratios[{acc, sc::PublishedPrecisionOf(r.model.precision.compute)}].push_back(r.measured_seconds /
                                                                                      r.predicted_seconds);
     }
-    std::string o;
-    char buf[200];
-    for (auto& [key, v] : ratios) {
-        std::sort(v.begin(), v.end());
-        std::snprintf(buf, sizeof buf, "    {\"%s\", \"%s\", %zu, %.2f, %.2f, %.2f, %.2f, %.2f},\n", key.first.c_str(),
-                      key.second.c_str(), v.size(), v.front(), Quantile(v, 0.25), Quantile(v, 0.5), Quantile(v, 0.75),
-                      v.back());
-        o += buf;
-    }
-    return o;
+    return sctest::PublishedRunsRows(ratios);
 }
 
 TEST(TrainingValidation, PublishedRunsTableIsCurrent) {
     // What the estimate reports beside its step time (PublishedRunsFor) is this validation, not a number of its own.
-    std::string table;
-    char buf[200];
-    for (const sc::PublishedRuns& p : sc::PublishedRunsTable()) {
-        std::snprintf(buf, sizeof buf, "    {\"%s\", \"%s\", %d, %.2f, %.2f, %.2f, %.2f, %.2f},\n", p.accelerator,
-                      p.precision, p.runs, p.min, p.p25, p.median, p.p75, p.max);
-        table += buf;
-    }
+    const std::string table = sctest::PublishedRunsRows(sc::PublishedRunsTable());
     const std::string expected = PublishedRunsSource();
     EXPECT_EQ(table, expected) << "src/training/published_runs.cpp's kTable is stale; its rows are now:\n" << expected;
     ASSERT_NE(sc::PublishedRunsFor("h100-sxm", sc::Precision::bf16), nullptr);
