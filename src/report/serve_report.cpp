@@ -430,12 +430,7 @@ std::string ServeReportJson(const engine::ServeRequest& q, const engine::ServeRe
         j["published_runs"] = {{"accelerator", runs->accelerator},
                                {"precision", runs->precision},
                                {"runs", runs->runs},
-                               {"measured_over_predicted_output_rate",
-                                {{"min", runs->min},
-                                 {"p25", runs->p25},
-                                 {"median", runs->median},
-                                 {"p75", runs->p75},
-                                 {"max", runs->max}}}};
+                               {"measured_over_predicted_output_rate", PublishedRunsSpreadJson(*runs)}};
     j["result"] = ResultJson(run.result, true);
     j["result"]["timelines"] = TimelinesJson(run.result.timelines);
     AddEnergyJson(j["result"], q, run.result);

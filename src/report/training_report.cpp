@@ -111,6 +111,14 @@ std::string PublishedStepText(const PublishedRuns& p, double step_seconds) {
     return at(p.p25) + " to " + at(p.p75) + " (median " + at(p.median) + ")";
 }
 
+nlohmann::ordered_json PublishedRunsSpreadJson(const PublishedRuns& p, double scale) {
+    return {{"min", p.min * scale},
+            {"p25", p.p25 * scale},
+            {"median", p.median * scale},
+            {"p75", p.p75 * scale},
+            {"max", p.max * scale}};
+}
+
 nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (const BreakdownPart& p : kBreakdownParts) j[p.key] = b.*p.seconds;
@@ -179,18 +187,8 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
                                       : nlohmann::ordered_json(PublishedRunsStandIn(sys.accelerator.id))},
             {"precision", runs->precision},
             {"runs", runs->runs},
-            {"measured_over_predicted",
-             {{"min", runs->min},
-              {"p25", runs->p25},
-              {"median", runs->median},
-              {"p75", runs->p75},
-              {"max", runs->max}}},
-            {"step_seconds_at_those_ratios",
-             {{"min", runs->min * e.step_seconds},
-              {"p25", runs->p25 * e.step_seconds},
-              {"median", runs->median * e.step_seconds},
-              {"p75", runs->p75 * e.step_seconds},
-              {"max", runs->max * e.step_seconds}}},
+            {"measured_over_predicted", PublishedRunsSpreadJson(*runs)},
+            {"step_seconds_at_those_ratios", PublishedRunsSpreadJson(*runs, e.step_seconds)},
             {"source", "docs/validation.md"}};
     else j["published_runs"] = nullptr;
     if (!e.rates.gemm.empty()) j["rate_sources"] = RateSourcesJson(e.rates);

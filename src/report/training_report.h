@@ -22,6 +22,9 @@ std::string EnergyPerStepText(const TrainingEstimate& e, int gpus);
 // (median 7.570 s)" for the middle half, the range of two or three runs, the one run's; "" for a step not above 0.
 // What a run like those would take: a plan should not be sized on the model's own step alone.
 std::string PublishedStepText(const PublishedRuns& p, double step_seconds);
+// {"min", "p25", "median", "p75", "max"} of a published-runs spread times `scale` (1: the ratios themselves; a step
+// time: the step at those ratios): the training and the serving reports' published_runs.
+nlohmann::ordered_json PublishedRunsSpreadJson(const PublishedRuns& p, double scale = 1);
 // {"gemm", "attention", "hbm", "kernel_floor", "clock", "all_measured"}: the estimate's, search's and serve's
 // rate_sources.
 nlohmann::ordered_json RateSourcesJson(const RateSources& r);
