@@ -235,12 +235,12 @@ TEST(Cli, EstimateSaysHowFarPublishedRunsOnTheAcceleratorWere) {
     EXPECT_EQ(p["precision"], "16-bit");
     EXPECT_EQ(p["runs"], h100->runs);
     EXPECT_EQ(p["measured_over_predicted"]["median"], h100->median);
-    // Every run compared on B200 was in fp8: a bf16 plan sees them, said to be another precision's.
-    const sc::PublishedRuns* b200 = sc::PublishedRunsFor("b200", sc::Precision::bf16);
-    ASSERT_NE(b200, nullptr);
-    EXPECT_STREQ(b200->precision, "fp8");
-    EXPECT_EQ(sc::PublishedRunsLine(*b200, sc::Precision::bf16, "b200"),
-              "on b200 in fp8 (none in 16-bit): " + sc::PublishedRunsText(*b200));
+    // Every run compared on A100 was in 16 bits: an fp8 plan sees them, said to be another precision's.
+    const sc::PublishedRuns* a100 = sc::PublishedRunsFor("a100-80gb", sc::Precision::fp8);
+    ASSERT_NE(a100, nullptr);
+    EXPECT_STREQ(a100->precision, "16-bit");
+    EXPECT_EQ(sc::PublishedRunsLine(*a100, sc::Precision::fp8, "a100-80gb"),
+              "on a100-80gb in 16-bit (none in fp8): " + sc::PublishedRunsText(*a100));
     // No run was compared on H200 or H800: the runs on H100, the same GH100 GPU, stand in, said so.
     EXPECT_EQ(sc::PublishedRunsFor("h200", sc::Precision::bf16), h100);
     EXPECT_EQ(sc::PublishedRunsFor("h800", sc::Precision::fp8), h100_fp8);

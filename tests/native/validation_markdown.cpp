@@ -75,8 +75,19 @@ std::string CliCommand(const Row& r) {
     set("seq", std::to_string(m.seq));
     set("precision.compute", sc::NameOf(m.precision.compute));
     set("precision.grad", sc::NameOf(m.precision.grad));
-    c += " --system " + r.system + " --parallel " + sc::ParallelSpecString(r.par);
-    if (r.par.world() > 0 && r.set == "more") c += " --gpus " + std::to_string(r.par.world());
+    if (m.precision.optimizer != sc::PrecisionConfig{}.optimizer)
+        set("precision.optimizer", sc::NameOf(m.precision.optimizer));
+    if (m.precision.scaling != sc::Scaling::automatic) set("precision.scaling", sc::NameOf(m.precision.scaling));
+    if (m.precision.bf16_first_layers)
+        set("precision.bf16_first_layers", std::to_string(m.precision.bf16_first_layers));
+    if (m.precision.bf16_last_layers) set("precision.bf16_last_layers", std::to_string(m.precision.bf16_last_layers));
+    if (m.precision.bf16_modules) set("precision.bf16_modules", sc::Bf16ModulesString(m.precision.bf16_modules));
+    if (m.is_mla()) set("mtp_layers", std::to_string(m.mtp_layers));  // the base preset has one
+    // A layout's | ( ) * are the shell's: quoted, so the line runs as copied.
+    const std::string spec = sc::ParallelSpecString(r.par);
+    const bool quote = spec.find_first_of("|()*") != std::string::npos;
+    c += " --system " + r.system + " --parallel " + (quote ? "'" + spec + "'" : spec);
+    if (r.par.world() > 0 && r.set != "first") c += " --gpus " + std::to_string(r.par.world());
     const sc::TrainingOptions d;
     std::string o;
     auto flag = [&](const char* k, bool v, bool def) {
@@ -174,7 +185,8 @@ std::string Markdown() {
         if (out) line += "; " + std::to_string(out) + " records not expressible (reason in the row)";
         return line + ".\n";
     };
-    o += '\n' + summary("more", "data/training_measured_more.json");
+    o += '\n' + summary("bridge", "data/training_measured_bridge.json");
+    o += summary("more", "data/training_measured_more.json");
     o += summary("first", "data/training_measured.json");
     o += "\nCauses of the rows outside the 10% target (the tolerance of every row stays 10%), each with the errors of "
          "the rows it is given for, as this run measures them:\n\n";

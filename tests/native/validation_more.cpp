@@ -27,6 +27,11 @@ const json& MoreRecords() {
     return j;
 }
 
+const json& BridgeRecords() {
+    static const json j = json::parse(sctest::ReadFile(kRoot + "/data/training_measured_bridge.json"));
+    return j;
+}
+
 namespace {
 
 bool Starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
@@ -125,17 +130,29 @@ Built ModelOf(const json& r) {
         b.model = FromPreset("deepseek-v3.json");
         // NeMo 25.04's DeepSeekV3Config leaves mtp_num_layers None (nemo/collections/llm/gpt/model/deepseek.py at
         // NVIDIA/NeMo@7a8f1cc7, which the DGX Cloud recipe checks out) and its performance script sets none.
-        b.model.mtp_layers = 0;
         const std::string key = At(r, "key");
-        b.assumptions.push_back(Starts(key, "dgxc_")
-                                    ? "no MTP module: NeMo 25.04's DeepSeekV3Config leaves mtp_num_layers unset and "
-                                      "its performance script sets none"
-                                    : "no MTP module (UNVERIFIED: the record names none; AutoModel's model code was "
-                                      "not read for it)");
+        if (Starts(key, "bridge") && Has(name, "w/ MTP")) {
+            b.assumptions.push_back(
+                "one MTP module (the table's 'DeepSeekV3 (w/ MTP)'; the preset's, from config.json)");
+            // keeps the preset's one module
+        } else if (Starts(key, "bridge")) {
+            b.model.mtp_layers = 0;
+            b.assumptions.push_back("no MTP module (the table's 'DeepSeekV3 (w/o MTP)')");
+        } else {
+            b.model.mtp_layers = 0;
+        }
+        if (!Starts(key, "bridge"))
+            b.assumptions.push_back(
+                Starts(key, "dgxc_") ? "no MTP module: NeMo 25.04's DeepSeekV3Config leaves mtp_num_layers unset and "
+                                       "its performance script sets none"
+                                     : "no MTP module (UNVERIFIED: the record names none; AutoModel's model code was "
+                                       "not read for it)");
     } else if (Starts(name, "Mixtral 8x7B")) {
         b.model = FromPreset("mixtral-8x7b.json");
     } else if (Starts(name, "Qwen3 MoE 30B")) {
         b.model = FromPreset("qwen3-30b-a3b.json");
+    } else if (Starts(name, "Qwen3 MoE 235B")) {
+        b.model = FromPreset("qwen3-235b-a22b.json");
     } else if (Starts(name, "GPT-OSS")) {
         b.model = FromPreset(Has(name, "120B") ? "gpt-oss-120b.json" : "gpt-oss-20b.json");
         b.assumptions.push_back(
@@ -146,7 +163,8 @@ Built ModelOf(const json& r) {
         return b;
     }
     b.model.name = At(r, "key");
-    b.model.source = "data/training_measured_more.json";
+    b.model.source = Starts(At(r, "key").get<std::string>(), "bridge") ? "data/training_measured_bridge.json"
+                                                                       : "data/training_measured_more.json";
     if (At(m, "seq").is_number()) b.model.seq = At(m, "seq");
     if (At(m, "vocab").is_number()) b.model.vocab = At(m, "vocab");  // the record's tokenizer where it names one
     return b;
@@ -162,6 +180,7 @@ struct ClusterChoice {
 
 ClusterChoice ClusterOf(const json& r) {
     const std::string gpu = At(At(r, "system"), "gpu").is_string() ? At(At(r, "system"), "gpu").get<std::string>() : "";
+    if (Starts(gpu, "GB300")) return {"gb300-nvl72", "", ""};
     if (Starts(gpu, "GB200")) return {"gb200-nvl72", "", ""};
     if (Starts(gpu, "B200")) return {"dgx-b200-superpod", "", ""};
     if (Has(gpu, "A100-SXM4-40GB"))
@@ -235,8 +254,8 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     // A Megatron-family MoE record that does not give the expert-tensor size ran Megatron-Core's default: experts
     // split over the TP group (megatron/core/parallel_state.py: "if expert_tensor_parallel_size is None:
     // expert_tensor_parallel_size = tensor_model_parallel_size"; before MCore 0.10 experts were always TP-split).
-    const bool megatron_family =
-        Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") || Starts(key, "mcore_");
+    const bool megatron_family = Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") ||
+                                 Starts(key, "mcore_") || Starts(key, "bridge");
     if (q.ep > 1 && q.tp > 1 && !At(p, "etp").is_number() && megatron_family) {
         q.etp = q.tp;
         row.assumptions.push_back("etp=tp (Megatron-Core's default when expert_tensor_parallel_size is not given)");
@@ -245,8 +264,9 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
     q.microbatch = IntOr(At(p, "microbatch"), 1);
     if (!At(p, "microbatch").is_number()) row.assumptions.push_back("microbatch 1 (not published)");
     const std::string prec = At(p, "precision").is_string() ? At(p, "precision").get<std::string>() : "";
-    const bool fsdp = At(p, "zero").is_string() && (Has(At(p, "zero"), "FSDP2") || Has(At(p, "zero"), "FULL_SHARD") ||
-                                                    Has(At(p, "zero"), "Fully Sharded"));
+    const bool fsdp =
+        At(p, "zero").is_string() && (Has(At(p, "zero"), "FSDP2") || Has(At(p, "zero"), "FULL_SHARD") ||
+                                      Has(At(p, "zero"), "Fully Sharded") || Has(At(p, "zero"), "Megatron-FSDP"));
     const bool torchtitan = Starts(key, "torchtitan_");
     if (torchtitan && q.pp > 1) {
         // torchtitan splits the local batch into one microbatch per pipeline stage (pipeline_parallel_microbatches
@@ -342,8 +362,8 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     sc::TrainingOptions o;
     // Megatron-Core / NeMo recipes overlap TP communication with GEMMs (--tp-comm-overlap; the Megatron-LM
     // README names it); torchtitan only with AsyncTP.
-    const bool megatron =
-        Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") || Starts(key, "mcore_");
+    const bool megatron = Starts(key, "dgxc_") || Starts(key, "megatronlm_") || Starts(key, "nemolongseq_") ||
+                          Starts(key, "mcore_") || Starts(key, "bridge");
     o.overlap_tp = q.tp > 1 && (megatron || Has(key, "asynctp"));
     // Attention kernels: Transformer Engine's cuDNN attention in Megatron-Core, NeMo and AutoModel ("TE"); PyTorch
     // SDPA's FlashAttention-2 backend in torchtitan; llm-foundry's attn_impl "flash" (FlashAttention-2).
@@ -509,6 +529,8 @@ const char* const kAndGenerationGap =
     "runs come out faster in the model than measured')";
 
 std::string CauseOf(const std::string& key, const Row& row) {
+    if (Starts(key, "bridge"))
+        if (std::string c = BridgeCauseOf(row); !c.empty()) return c;
     if (Starts(key, "automodel_") && row.model.is_moe()) return std::string(kAutoModelMoeCause) + kAndGenerationGap;
     if (Starts(key, "dgxc_") && Has(key, "deepseek")) return std::string(kFoldedDeepSeekCause) + "; " + kMoeCause;
     if (Starts(key, "torchtitan_")) return kTorchtitanCause;
@@ -534,7 +556,7 @@ std::vector<Row> MoreRowsOf(const json& r) {
     } catch (const std::exception& e) {
         Row row;
         row.key = At(r, "key");
-        row.set = "more";
+        row.set = Starts(row.key, "bridge") ? "bridge" : "more";
         row.comparable = false;
         row.not_comparable_reason = std::string("record incomplete: ") + e.what();
         return {row};
@@ -544,7 +566,7 @@ std::vector<Row> MoreRowsOf(const json& r) {
 std::vector<Row> MoreRowsOfRecord(const json& r) {
     Row row;
     row.key = At(r, "key");
-    row.set = "more";
+    row.set = Starts(row.key, "bridge") ? "bridge" : "more";
     std::string src = At(r, "source");
     row.source = src.substr(0, src.find(','));
     std::vector<std::string> why_not;
@@ -574,6 +596,7 @@ std::vector<Row> MoreRowsOfRecord(const json& r) {
         row.power_limit_w = 500;  // record: "default 500W power limit"
     }
     row.opt = OptionsOf(r, row.par);
+    if (row.set == "bridge") ApplyBridgeRecipe(r, row);
     row.cause = CauseOf(row.key, row);
     return {row};
 }

@@ -473,7 +473,7 @@ void Evaluate(Row& row) {
     try {
         sc::Job job = sc::MakeJob(row.model, row.par, row.opt.kernels);
         sc::System sys = PresetSystem(row.system, row.accelerator);
-        if (row.set == "more") sys = sc::ExtendSystem(sys, row.par.world());
+        if (row.set != "first") sys = sc::ExtendSystem(sys, row.par.world());
         if (row.hbm_tbps > 0) {
             // Same chip at a different memory (Meta's H100 96 GB HBM2e): the STREAM efficiency measured on the
             // preset's HBM applied to the record's bandwidth.
@@ -539,6 +539,11 @@ std::vector<Row>& AllRows() {
                 out.push_back(std::move(row));
             }
         for (const json& r : MoreRecords())
+            for (Row& row : MoreRowsOf(r)) {
+                Evaluate(row);
+                out.push_back(std::move(row));
+            }
+        for (const json& r : BridgeRecords())
             for (Row& row : MoreRowsOf(r)) {
                 Evaluate(row);
                 out.push_back(std::move(row));

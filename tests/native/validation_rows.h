@@ -32,7 +32,8 @@ struct Row {
     std::string key;                  // record key (plus a variant for records with two measurements)
     std::string source;               // short citation
     std::string system;               // preset id
-    std::string set = "first";        // "first": data/training_measured.json; "more": data/training_measured_more.json
+    std::string set = "first";        // "first": data/training_measured.json; "more": data/training_measured_more.json;
+                                      // "bridge": data/training_measured_bridge.json
     std::string accelerator;          // accelerator preset replacing the system's ("" keeps it)
     double hbm_tbps = 0, hbm_gb = 0;  // a variant of the accelerator the record describes (0: as the preset)
     double power_limit_w = 0;         // the record's GPU power limit (0: none, the board power)
@@ -66,8 +67,16 @@ struct Row {
 // The records as published.
 const nlohmann::json& Records();
 const nlohmann::json& MoreRecords();
-// One record of data/training_measured_more.json -> its row (validation_more.cpp).
+const nlohmann::json& BridgeRecords();
+// One record of data/training_measured_more.json or data/training_measured_bridge.json (the same schema) -> its
+// row (validation_more.cpp).
 std::vector<Row> MoreRowsOf(const nlohmann::json& record);
+// What a Megatron-Bridge 25.11 record's performance recipe runs beyond its table's columns (validation_bridge.cpp):
+// the scaling recipe, recomputation, pipeline layout, dispatcher and overlaps of scripts/performance at v0.2.0.
+void ApplyBridgeRecipe(const nlohmann::json& record, Row& row);
+// Why a Megatron-Bridge row lands outside the target when it does, from the evidence of the table and its later
+// releases; "" for the causes the other sets share (the generation gap of dense H100 and B200 runs).
+std::string BridgeCauseOf(const Row& row);
 // Whether a cause is the generation gap, which describes rows too fast: a row found too slow needs another.
 bool IsGenerationGapCause(const std::string& cause);
 // A system preset, with another accelerator preset in it when `accelerator` is not empty (loaded once).
