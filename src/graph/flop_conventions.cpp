@@ -1,5 +1,7 @@
 #include "graph/flop_conventions.h"
 
+#include <cmath>
+
 namespace sc {
 
 // Megatron-Bridge's hybrid_flops (training/utils/flop_utils.py): per layer symbol, forward, times 3; causal
@@ -42,6 +44,36 @@ double MegatronFlops(const ModelConfig& m, double sequences, double vocab) {
     const double shared = m.is_moe() ? 1.0 * m.moe.shared_experts * m.moe.expert_ffn / h : 0;
     return 12 * sequences * s * l * h * h *
            ((1 + 1.0 * m.kv_heads / m.heads + s / h) * q + f / h * k * gated + shared + heads * vocab / (2 * l * h));
+}
+
+double MegatronBridgeFlops(const ModelConfig& m, double sequences, int tp) {
+    const double multiple = 128.0 * tp;
+    const double vocab = std::ceil(m.vocab / multiple) * multiple;
+    if (m.is_hybrid()) return HybridFlops(m, sequences, vocab);
+    const double s = m.seq, h = m.hidden, a = m.heads, mtp = m.mtp_layers;
+    const double layers = m.layers + mtp;
+    // MoE layers: every layer after the first dense ones; the MTP modules take the last layer's kind.
+    double moe = m.is_moe() ? m.layers - m.moe.dense_layers : 0, dense = m.layers - moe;
+    (m.is_moe() ? moe : dense) += mtp;
+    const double gated = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
+    const double expert_ffn = m.is_moe() ? m.moe.expert_ffn : 0, top_k = m.is_moe() ? m.moe.top_k : 0;
+    const double shared_ffn = m.is_moe() ? 1.0 * m.moe.shared_experts * m.moe.expert_ffn : 0;
+    const double mlp = 12 * h * gated * (m.ffn * dense + (expert_ffn * top_k + shared_ffn) * moe);
+    double attn = 0;
+    if (m.is_mla()) {
+        const MlaConfig& l = m.mla;
+        const double qk = l.qk_nope_head_dim + l.qk_rope_head_dim;
+        const double q = l.q_lora_rank > 0 ? l.q_lora_rank * (h + a * qk + 1) : h * a * qk;
+        attn = 6 * layers *
+               (q + l.kv_lora_rank * (h + a * (l.qk_nope_head_dim + l.v_head_dim) + 1) + h * l.qk_rope_head_dim +
+                a * l.v_head_dim * h + s * a * qk / 2 + s * a * l.v_head_dim / 2);
+    } else {
+        const double q = a * m.head_dim / h;
+        attn = 12 * layers * h * h * ((1 + m.kv_heads / a + s / h / 2) * q);
+    }
+    const double mtp_extra = 6 * mtp * (3 * h + 2 * h * h);
+    const double logits = 6 * h * vocab * (mtp + 1);
+    return sequences * s * (mlp + attn + mtp_extra + logits);
 }
 
 double NeMoLlamaFlops(const ModelConfig& m, double sequences, double vocab) {

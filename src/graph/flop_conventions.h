@@ -18,6 +18,16 @@ namespace sc {
 // symbol's own forward count, times 3, with causal attention (flop_conventions.cpp).
 double MegatronFlops(const ModelConfig& m, double sequences, double vocab);
 
+// Megatron-Bridge's num_floating_point_operations (src/megatron/bridge/training/utils/flop_utils.py at
+// NVIDIA-NeMo/Megatron-Bridge v0.2.0, transformer_flops), what its performance tables print as "Model TFLOP / sec /
+// GPU": Megatron-LM's 12 B s l h^2 count with causal attention (the s / 2h term), dense and MoE layers counted apart
+// (DeepSeek's first dense layers), MLA's own projections, MTP modules as layers of the last layer's kind plus their
+// norms and 2h -> h projection and one more LM head each, and the vocabulary padded to a multiple of 128 x tp
+// (calculate_padded_vocab_size with make_vocab_size_divisible_by 128). A gated MLP counts 3/2 only with SiLU:
+// Megatron-Bridge counts GPT-OSS's gated quick-GELU as ungated, which a ModelConfig (no activation field) cannot
+// say. A hybrid model takes its hybrid_flops, as MegatronFlops does.
+double MegatronBridgeFlops(const ModelConfig& m, double sequences, int tp);
+
 // NeMo nemo/utils/flops_formulas.py llama2 / llama3 (NeMo 24.03-25.04): B s l h^2 (12 + 12 g/a + 18 f/h +
 // 12 s/h + 6 V/(l h)). The 12 s/h term is non-causal attention; NeMo halved it in August 2025.
 double NeMoLlamaFlops(const ModelConfig& m, double sequences, double vocab);

@@ -74,6 +74,9 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
                                         : "%.1f (non-causal attention, its README's and NeMo's convention)",
                   InTera(e.megatron_flops_per_gpu_per_s));
     line("TFLOP/s per GPU, Megatron-LM", buf);
+    std::snprintf(buf, sizeof buf, "%.1f (causal attention, its performance tables' Model TFLOP/s)",
+                  InTera(e.megatron_bridge_flops_per_gpu_per_s));
+    line("TFLOP/s/GPU, Megatron-Bridge", buf);
     std::snprintf(buf, sizeof buf, "%.0f (%.0f per GPU)", e.tokens_per_second, e.tokens_per_second / job.par.world());
     line("tokens/s", buf);
     line("memory per GPU", FormatBytes(e.memory_peak) + " of " + FormatBytes(e.memory_capacity) +
@@ -152,6 +155,7 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["model_tflops_per_gpu"] = InTera(e.model_flops_per_gpu_per_s);
     j["hardware_tflops_per_gpu"] = InTera(e.hardware_flops_per_gpu_per_s);
     j["megatron_tflops_per_gpu"] = InTera(e.megatron_flops_per_gpu_per_s);
+    j["megatron_bridge_tflops_per_gpu"] = InTera(e.megatron_bridge_flops_per_gpu_per_s);
     j["tokens_per_second"] = e.tokens_per_second;
     j["model_flops_per_step"] = e.model_flops_per_step;
     j["memory"] = {{"peak_bytes", e.memory_peak},

@@ -485,6 +485,8 @@ void FillThroughput(const Job& job, const System& sys, const std::vector<StageCo
     e.mfu_bf16 = e.model_flops_per_gpu_per_s / e.bf16_peak_flops_per_gpu;
     e.megatron_flops_per_gpu_per_s =
         MegatronFlops(job.model, p.global_batch(), job.padded_vocab) / (e.step_seconds * world);
+    e.megatron_bridge_flops_per_gpu_per_s =
+        MegatronBridgeFlops(job.model, p.global_batch(), p.tp) / (e.step_seconds * world);
 }
 
 // Memory per stage against capacity (the graph's saved activations: its kernel choices' masks and scores included).

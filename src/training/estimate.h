@@ -100,6 +100,9 @@ struct TrainingEstimate {
     // The same time under Megatron-LM's own formula (non-causal attention; graph/flop_conventions.h), the TFLOP/s
     // the Megatron-LM README, NeMo and many papers print.
     double megatron_flops_per_gpu_per_s = 0;
+    // Under Megatron-Bridge's count (causal attention; graph/flop_conventions.h), its performance tables' "Model
+    // TFLOP / sec / GPU".
+    double megatron_bridge_flops_per_gpu_per_s = 0;
     std::vector<StageMemory> memory;  // per pipeline stage
     double memory_peak = 0;           // bytes, worst stage
     double memory_capacity = 0;       // bytes per GPU

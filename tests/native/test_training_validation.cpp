@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "graph/flop_conventions.h"
 #include "published_runs_rows.h"
 #include "test_util.h"
 #include "training/published_runs.h"
@@ -112,6 +113,30 @@ TEST(TrainingValidation, BridgeSetRunsEveryRecordOnItsGpusWithItsRecipe) {
     // A measurement, not a gate: the count this round measured, so a change that loses rows is seen (raise it when
     // rows come within; never lower it to pass).
     EXPECT_GE(within, 9);
+}
+
+TEST(TrainingValidation, BridgeTflopColumnIsMegatronBridgesCount) {
+    // The table's "Model TFLOP / sec / GPU" is its tokens/s/GPU times Megatron-Bridge's FLOPs a token
+    // (graph/flop_conventions.h MegatronBridgeFlops), at each row's model, sequence, MTP and tp: the count the
+    // estimate prints as "TFLOP/s/GPU, Megatron-Bridge". GPT-OSS's gated quick-GELU counts as ungated there.
+    int checked = 0;
+    for (const json& rec : BridgeRecords())
+        for (const Row& r : AllRows()) {
+            if (r.key != rec["key"].get<std::string>() || !r.comparable || !r.evaluation_error.empty()) continue;
+            sc::ModelConfig m = r.model;
+            if (r.key.find("gpt-oss") != std::string::npos) m.mlp = sc::MlpKind::gelu;
+            const double per_token = sc::MegatronBridgeFlops(m, 1, r.par.tp) / m.seq;
+            const double tps = rec["measured"]["tokens_per_s_per_gpu"], tflops = rec["measured"]["tflops_per_gpu"];
+            EXPECT_NEAR(tps * per_token / 1e12, tflops, 0.005 * tflops) << r.key;
+            // The estimate's line is the same count over the predicted step.
+            EXPECT_NEAR(r.est.megatron_bridge_flops_per_gpu_per_s,
+                        sc::MegatronBridgeFlops(r.model, r.par.global_batch(), r.par.tp) /
+                            (r.predicted_seconds * r.par.world()),
+                        1e-9 * r.est.megatron_bridge_flops_per_gpu_per_s)
+                << r.key;
+            ++checked;
+        }
+    EXPECT_EQ(checked, 32);
 }
 
 TEST(TrainingValidation, IterationTimeWithinTolerance) {
