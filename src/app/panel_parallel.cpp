@@ -101,6 +101,11 @@ static void DrawSplitFields(AppState& s) {
         EnumCombo("recompute", &p.recompute, {Recompute::none, Recompute::selective, Recompute::full, Recompute::op});
     ImGui::SameLine();
     changed |= ImGui::SliderInt("zero", &p.zero, 0, 3);
+    if (p.recompute == Recompute::full)
+        changed |= IntField("layers a chunk", &p.recompute_layers,
+                            "Megatron's block method (--recompute-num-layers): only the first N layers of each model "
+                            "chunk recompute, the others keep their activations; 0: every layer");
+    else p.recompute_layers = 0;
     ImGui::PopItemWidth();
     if (p.recompute == Recompute::selective) changed |= RecomputeModuleBoxes(p);
     else p.recompute_modules = 0;

@@ -116,6 +116,21 @@ double Fp8GemmWeightParams(const Job& job, const Block& b) {
     return n;
 }
 
+// The BF16 layers among layers [first, first + count): at most the model's first and last few, so this walk stays
+// short.
+static void CountBf16Layers(const Job& job, int first, int count, int* by_kind) {
+    if (!job.model.has_bf16_layers()) return;
+    const PrecisionConfig& q = job.model.precision;
+    const int end = first + count;
+    auto walk = [&](int from, int to) {
+        for (int l = std::max(from, first); l < std::min(to, end); ++l)
+            ++by_kind[static_cast<int>(LayerBlockKind(job, l))];
+    };
+    const int last_from = std::max(q.bf16_first_layers, job.model.layers - q.bf16_last_layers);
+    walk(0, q.bf16_first_layers);
+    walk(last_from, job.model.layers);
+}
+
 StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     StageBlockCounts c;
     c.embedding = g == 0;
@@ -129,17 +144,20 @@ StageBlockCounts BlockCountsOfVstage(const Job& job, int g) {
     c.moe = k.moe;
     c.moe_window = k.moe_window;
     c.mamba = k.mamba, c.attention = k.attention, c.mlp = k.mlp, c.moe_mlp = k.moe_mlp;
-    // The BF16 layers in range: at most the model's first and last few, so this walk stays short.
-    if (job.model.has_bf16_layers()) {
-        const PrecisionConfig& q = job.model.precision;
-        const int end = r.first + r.count;
-        auto count = [&](int from, int to) {
-            for (int l = std::max(from, r.first); l < std::min(to, end); ++l)
-                ++c.bf16[static_cast<int>(LayerBlockKind(job, l))];
-        };
-        const int last_from = std::max(q.bf16_first_layers, job.model.layers - q.bf16_last_layers);
-        count(0, q.bf16_first_layers);
-        count(last_from, job.model.layers);
+    CountBf16Layers(job, r.first, r.count, c.bf16);
+    // Full recomputation's block method: the chunk's layers after its first recompute_layers keep their activations.
+    const int n = job.par.recompute_layers;
+    if (job.par.recompute == Recompute::full && n > 0 && r.count > n) {
+        const ModelConfig::LayerKinds kk = job.model.graph_layer_kinds(r.first + n, r.count - n);
+        c.kept[static_cast<int>(BlockKind::dense_layer)] = kk.dense;
+        c.kept[static_cast<int>(BlockKind::dense_window_layer)] = kk.dense_window;
+        c.kept[static_cast<int>(BlockKind::moe_layer)] = kk.moe;
+        c.kept[static_cast<int>(BlockKind::moe_window_layer)] = kk.moe_window;
+        c.kept[static_cast<int>(BlockKind::mamba_layer)] = kk.mamba;
+        c.kept[static_cast<int>(BlockKind::attention_layer)] = kk.attention;
+        c.kept[static_cast<int>(BlockKind::mlp_layer)] = kk.mlp;
+        c.kept[static_cast<int>(BlockKind::moe_mlp_layer)] = kk.moe_mlp;
+        CountBf16Layers(job, r.first + n, r.count - n, c.kept_bf16);
     }
     return c;
 }

@@ -103,6 +103,10 @@ struct StageBlockCounts {
     // Of the layers counted above, by BlockKind, those the model keeps in BF16 (ModelConfig::bf16_layer): their
     // kind's BF16 twin times and holds them.
     int bf16[kBlockKinds] = {};
+    // Of the layers counted above, by BlockKind, those that keep their activations under full recomputation's
+    // block method (ParallelConfig::recompute_layers: every layer of the chunk after its first N), and of those the
+    // BF16 ones. Zero unless the method is in use.
+    int kept[kBlockKinds] = {}, kept_bf16[kBlockKinds] = {};
     int layers() const { return dense + moe + dense_window + moe_window + mamba + attention + mlp + moe_mlp; }
     int of(BlockKind k) const {
         switch (k) {

@@ -72,22 +72,25 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
     for (int c = 0; c < p.active_vstages(); ++c) {
         chunk_act[c] = 0;
         StageBlockCounts n = BlockCountsOfVstage(job, PositionOf(p, c, stage));
-        auto add = [&](BlockKind k, int times, bool bf16) {
+        // `kept`: of those, the layers full recomputation's block method leaves alone (ParallelConfig::
+        // recompute_layers), which keep every activation as without recomputation.
+        auto add = [&](BlockKind k, int times, bool bf16, int kept = 0) {
             if (times <= 0) return;
             const KindCost& kc = cost(k, bf16);
             // whole bytes: exact as a block-by-block sum
             (bf16 ? dense16 : dense) += times * kc.dense, (bf16 ? expert16 : expert) += times * kc.expert;
-            chunk_act[c] += times * kc.act;
+            chunk_act[c] += (times - kept) * kc.act + kept * kc.act_none;
             largest_block_bytes = std::max(largest_block_bytes, (kc.dense + kc.expert) * WeightBytesOf(prec, bf16));
             // Recomputing a block in the backward brings back what its forward dropped, beside what it kept (already
             // in chunk_act): the working set is the difference. Counting the whole block here counted its kept
             // bytes twice (under selective recomputation nearly the whole layer).
-            if (p.recompute != Recompute::none) recompute_working = std::max(recompute_working, kc.act_none - kc.act);
+            if (p.recompute != Recompute::none && times > kept)
+                recompute_working = std::max(recompute_working, kc.act_none - kc.act);
         };
         for (BlockKind k : kStageBlockOrder) {
-            const int twin = n.bf16[static_cast<int>(k)];
-            add(k, n.of(k) - twin, false);
-            add(k, twin, true);
+            const int i = static_cast<int>(k), twin = n.bf16[i];
+            add(k, n.of(k) - twin, false, n.kept[i] - n.kept_bf16[i]);
+            add(k, twin, true, n.kept_bf16[i]);
         }
     }
     mem.params = dense + expert + dense16 + expert16;

@@ -128,11 +128,13 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "schedule") p.schedule = ParseSchedule(k, v);
     else if (k == "recompute") p.recompute = ParseRecompute(k, v);
     else if (k == "recompute_modules") p.recompute_modules = ParseRecomputeModules(k, v);
+    else if (k == "recompute_layers")
+        p.recompute_layers = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxModelDim));  // 0 would mean "all"
     else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
     else
         throw Error(Clip(k),
                     "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
-                    "recompute recompute_modules zero fsdp order gpus uneven layout bucket_mb");
+                    "recompute recompute_modules recompute_layers zero fsdp order gpus uneven layout bucket_mb");
 }
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
@@ -166,6 +168,9 @@ ParallelConfig ParseParallelSpec(std::string_view spec) {
     // Megatron's modules are a kind of selective recomputation: naming them is enough.
     if (p.recompute_modules != 0 && std::find(seen.begin(), seen.end(), "recompute") == seen.end())
         p.recompute = Recompute::selective;
+    // Likewise the block method's layer count is a kind of full recomputation.
+    if (p.recompute_layers != 0 && std::find(seen.begin(), seen.end(), "recompute") == seen.end())
+        p.recompute = Recompute::full;
     if (p.interleaved() && !vstages_given) p.vstages = 2;
     return p;
 }
@@ -179,6 +184,7 @@ std::string ParallelSpecString(const ParallelConfig& p) {
                     ",recompute=" + NameOf(p.recompute) + ",zero=" + std::to_string(p.zero) + ",order=" + p.order;
     if (p.uneven) s += ",uneven=1";
     if (p.recompute_modules) s.append(",recompute_modules=").append(RecomputeModulesString(p.recompute_modules));
+    if (p.recompute_layers) s += ",recompute_layers=" + std::to_string(p.recompute_layers);
     if (!p.layout.empty()) s += ",layout=" + PipelineLayoutString(p.layout, p.layout_mtp);
     // Only when set, so the usual split reads as before; a page link carries the split in this form.
     if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
@@ -207,6 +213,13 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
                     "recompute_modules=" + RecomputeModulesString(p.recompute_modules) +
                         " are Megatron's selective recomputation; recompute=" + NameOf(p.recompute) +
                         " was given (use recompute=selective or leave it out)");
+    if (p.recompute_layers < 0)
+        throw Error("recompute_layers", "recompute_layers=" + S(p.recompute_layers) +
+                                            " is negative (0 recomputes every layer; N the first N of each chunk)");
+    if (p.recompute_layers > 0 && p.recompute != Recompute::full)
+        throw Error("recompute_layers", "recompute_layers=" + S(p.recompute_layers) +
+                                            " is Megatron's block method of full recomputation; recompute=" +
+                                            NameOf(p.recompute) + " was given (use recompute=full)");
     if (p.zero < 0 || p.zero > 3) throw Error("zero", "zero=" + S(p.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
 
     const long long world = 1LL * p.tp * p.cp * p.dp * p.pp;

@@ -70,6 +70,16 @@ struct ParallelConfig {
     // its default, the attention core alone.
     uint8_t recompute_modules = 0;
     uint8_t selective_modules() const { return recompute_modules ? recompute_modules : kRecomputeCoreAttn; }
+    // Under full recomputation, Megatron-Core's block method (--recompute-method block --recompute-num-layers N):
+    // only the first N transformer layers of each model chunk recompute, the others keep their activations
+    // (megatron/core/transformer/transformer_block.py _checkpointed_forward: "checkpoint the input activations of
+    // only a set number of individual Transformer layers and skip the rest"). 0: every layer, the uniform method
+    // with one layer a group (what recompute=full means alone). A chunk of fewer layers recomputes them all.
+    int recompute_layers = 0;
+    // Whether the transformer layer at `ordinal` (0 = the first of its model chunk) recomputes.
+    bool recomputes_layer(int ordinal) const {
+        return recompute != Recompute::none && (recompute_layers == 0 || ordinal < recompute_layers);
+    }
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)

@@ -15,6 +15,8 @@
 // divided by the group size).
 #include "trace/stage_program.h"
 
+#include <climits>
+
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -419,6 +421,9 @@ struct StageProgramStream::Builder {
     void Backward(const PipelineStep& step, int g, int next_rank) {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
+        int first_layer = INT_MAX;  // the chunk's first transformer layer
+        for (const StageBlock& sb : bl)
+            if (sb.layer >= 0) first_layer = std::min(first_layer, sb.layer);
         if (g < S - 1 && !SameRankAfter(p, g)) Receive(next_rank, step.microbatch, g, true);
         const bool split = step.split;
         int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], B.chain) : -1;
@@ -427,7 +432,9 @@ struct StageProgramStream::Builder {
             B.wait = gathered;
             if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], B.chain);  // prefetch
             ProgramBuilder::OpNames& names = op_names[step.chunk][j];
-            if (p.recompute != Recompute::none) {
+            // Full recomputation's block method: the chunk's layers after its first recompute_layers do not re-run.
+            const bool recomputes = sb.layer < 0 || p.recomputes_layer(sb.layer - first_layer);
+            if (p.recompute != Recompute::none && recomputes) {
                 const std::vector<Op>& ops = sb.block->forward;
                 for (size_t k = 0; k < ops.size(); ++k)
                     if (const double share = RecomputeShareIn(B.job, sb.layer >= 0, ops[k]); share > 0)

@@ -66,10 +66,12 @@ struct BlockTime {
 // non-collective op of the graph is one kernel and pays max(roofline, alpha + bytes / HBM bandwidth), as the
 // serving model's kernels do; fused kernels are one op of the graph (the fused attention core forward and
 // backward, a LayerNorm writing fp8 beside its output, the grouped expert GEMM).
+// `recomputes`: whether this block recomputes in the backward under the job's recomputation (a layer after the first
+// recompute_layers of its chunk does not, ParallelConfig::recompute_layers).
 BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, const CommModel& net,
-                    const UserbufferConfig* ub, const KernelFloor& floor) {
+                    const UserbufferConfig* ub, const KernelFloor& floor, bool recomputes = true) {
     BlockTime t;
-    const Recompute rc = job.par.recompute;
+    const Recompute rc = recomputes ? job.par.recompute : Recompute::none;
     const bool layer = IsLayer(b.kind);
     const bool windowed = b.kind == BlockKind::dense_window_layer || b.kind == BlockKind::moe_window_layer;
     auto slot_of = [](const Op& op) {
@@ -152,15 +154,21 @@ std::string GiB(double bytes) {
 
 struct BlockKindTimes {
     // By BlockKind; zero for a kind the model does not have. bf16: each layer kind's BF16 twin (Block::bf16), zero
-    // unless the model keeps layers in BF16.
-    BlockTime of[kBlockKinds], bf16[kBlockKinds];
+    // unless the model keeps layers in BF16. kept, kept_bf16: the same kinds without recomputation, for the layers
+    // full recomputation's block method leaves alone (ParallelConfig::recompute_layers); zero when it is not used.
+    BlockTime of[kBlockKinds], bf16[kBlockKinds], kept[kBlockKinds], kept_bf16[kBlockKinds];
 };
 
 BlockKindTimes TimeBlockKinds(const Job& job, const ComputeModel& cm, const CommModel& net, const UserbufferConfig* ub,
                               const KernelFloor& floor) {
     BlockKindTimes t;
-    for (const Block& b : job.graph.blocks)
-        (b.bf16 ? t.bf16 : t.of)[static_cast<int>(b.kind)] = TimeBlock(job, b, cm, net, ub, floor);
+    const bool block_method = job.par.recompute == Recompute::full && job.par.recompute_layers > 0;
+    for (const Block& b : job.graph.blocks) {
+        const int k = static_cast<int>(b.kind);
+        (b.bf16 ? t.bf16 : t.of)[k] = TimeBlock(job, b, cm, net, ub, floor);
+        if (block_method && IsLayer(b.kind))
+            (b.bf16 ? t.kept_bf16 : t.kept)[k] = TimeBlock(job, b, cm, net, ub, floor, false);
+    }
     return t;
 }
 
@@ -237,18 +245,25 @@ std::vector<StageCost> SumStages(const Job& job, const BlockKindTimes& t, const 
         double tp_exposed;
         Zero3Part zero3;
     };
-    Kind kinds[kBlockKinds], bf16[kBlockKinds];
+    Kind kinds[kBlockKinds], bf16[kBlockKinds], kept[kBlockKinds], kept_bf16[kBlockKinds];
     const double w = WeightBytesOf(job.model.precision, false), w16 = WeightBytesOf(job.model.precision, true);
     for (int k = 0; k < kBlockKinds; ++k) {
         kinds[k] = {&t.of[k], TpExposed(t.of[k], opt, p.tp), Zero3Of(t.of[k], job, net, opt, false)};
         bf16[k] = {&t.bf16[k], TpExposed(t.bf16[k], opt, p.tp), Zero3Of(t.bf16[k], job, net, opt, true)};
+        kept[k] = {&t.kept[k], TpExposed(t.kept[k], opt, p.tp), Zero3Of(t.kept[k], job, net, opt, false)};
+        kept_bf16[k] = {&t.kept_bf16[k], TpExposed(t.kept_bf16[k], opt, p.tp),
+                        Zero3Of(t.kept_bf16[k], job, net, opt, true)};
     }
     auto add_position = [&](StageCost& c, int position) {
         const StageBlockCounts n = BlockCountsOfVstage(job, position);
         for (BlockKind kind : kStageBlockOrder) {
+            // Of each kind: the layers that recompute (all, unless the block method keeps some), then the kept ones.
             const int k = static_cast<int>(kind), narrow = n.of(kind) - n.bf16[k];
-            AddBlocks(c, *kinds[k].time, kinds[k].tp_exposed, kinds[k].zero3, narrow, w);
-            AddBlocks(c, *bf16[k].time, bf16[k].tp_exposed, bf16[k].zero3, n.bf16[k], w16);
+            const int narrow_kept = n.kept[k] - n.kept_bf16[k];
+            AddBlocks(c, *kinds[k].time, kinds[k].tp_exposed, kinds[k].zero3, narrow - narrow_kept, w);
+            AddBlocks(c, *bf16[k].time, bf16[k].tp_exposed, bf16[k].zero3, n.bf16[k] - n.kept_bf16[k], w16);
+            AddBlocks(c, *kept[k].time, kept[k].tp_exposed, kept[k].zero3, narrow_kept, w);
+            AddBlocks(c, *kept_bf16[k].time, kept_bf16[k].tp_exposed, kept_bf16[k].zero3, n.kept_bf16[k], w16);
         }
         c.layers += n.layers();
     };

@@ -198,6 +198,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Full recomputation with an MTP module: the module's checkpointed part re-run in the head's backward.
         AstraCase{"moe_mtp_full_recompute", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute=full",
                   "net_test_8_2d.yml", false, false, false, 1, false, false, 0, 1},
+        // Full recomputation's block method: the first of each stage's two layers re-run, the other kept.
+        AstraCase{"moe_recompute_layers", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute_layers=1",
+                  "net_test_8_2d.yml"},
         // Megatron's recompute modules: the MoE layer re-run whole in the backward (its all-to-alls and the expert
         // TP collectives among the recompute nodes), the norms and the dense MLP too, pipelined.
         AstraCase{"moe_recompute_modules", true,

@@ -86,6 +86,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
                  l.system = "s", l.levels = {{0, std::nullopt, std::nullopt, std::nullopt, std::nullopt, false}};
              },
              [](ConfigLink& l) { l.parallel = "pp=4,microbatch=2,bucket_mb=12.5"; },
+             [](ConfigLink& l) { l.parallel = "pp=4,recompute=full,recompute_layers=3"; },
              [](ConfigLink& l) { l.overlap_dp = false; },
              [](ConfigLink& l) { l.overlap_pp = false; },
              [](ConfigLink& l) { l.overlap_tp = true; },

@@ -96,10 +96,13 @@ void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
                                   " layers to the Grace CPU's memory (cpu_offloading_num_layers), which the model "
                                   "does not express: it holds them in HBM and reports the run as not fitting");
     } else if (Has(key, "llama3-8b") && h100) {
-        // LLAMA3_8B_H100_FP8_CS: recompute_num_layers=5 -> full recomputation, block method, 5 layers a stage.
+        // LLAMA3_8B_H100_FP8_CS: recompute_num_layers=5 -> full recomputation, block method, 5 layers a stage
+        // (perf/utils/helpers.py sets granularity "full" and method "block" with it).
+        q.recompute = sc::Recompute::full;
+        q.recompute_layers = 5;
         row.assumptions.push_back(
-            "no recomputation: the recipe recomputes 5 of the 32 layers in full (recompute_num_layers=5, block method), "
-            "which the model does not express (all layers or none); about 5 of 32 layers' forward left out");
+            "full recomputation of the first 5 of the 32 layers (recompute_num_layers=5, the "
+            "block method: LLAMA3_8B_H100_FP8_CS)");
     } else if (Has(key, "deepseekv3")) {
         if (b200) {
             // DEEPSEEK_V3_B200 (PP16, no VP): recipes/deepseek/deepseek_v3.py layout_map[(16, 1)], one MTP module.

@@ -25,6 +25,7 @@ std::string Layout(const sc::ParallelConfig& p) {
          : p.recompute == sc::Recompute::selective ? " sel-rc"
          : p.recompute == sc::Recompute::op        ? " op-rc"
                                                    : "";
+    if (p.recompute_layers) s += "(" + std::to_string(p.recompute_layers) + " a chunk)";
     if (p.sp) s += " SP";
     if (p.zero) s += " ZeRO" + std::to_string(p.zero);
     return s;
