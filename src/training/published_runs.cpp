@@ -12,14 +12,20 @@ namespace {
 constexpr PublishedRuns kTable[] = {
     {"a100-40gb", "16-bit", 1, 1.14, 1.14, 1.14, 1.14, 1.14},
     {"a100-80gb", "16-bit", 27, 0.89, 0.94, 0.99, 1.10, 1.25},
-    {"b200", "16-bit", 1, 2.14, 2.14, 2.14, 2.14, 2.14},
-    {"b200", "fp8", 15, 1.15, 1.25, 1.32, 1.35, 2.81},
-    {"gb200", "16-bit", 8, 1.03, 1.09, 1.13, 2.10, 3.44},
-    {"gb200", "fp8", 9, 1.07, 1.16, 1.25, 1.30, 1.33},
-    {"gb300", "16-bit", 3, 0.85, 0.91, 0.98, 1.22, 1.46},
-    {"gb300", "fp8", 6, 0.90, 0.99, 1.06, 1.11, 1.17},
-    {"h100-sxm", "16-bit", 36, 0.87, 1.08, 1.13, 1.29, 1.54},
-    {"h100-sxm", "fp8", 40, 0.90, 1.11, 1.20, 1.34, 2.24},
+    {"b200", "16-bit", 2, 1.52, 1.67, 1.83, 1.98, 2.14},
+    {"b200", "fp4", 1, 1.49, 1.49, 1.49, 1.49, 1.49},
+    {"b200", "fp8", 20, 0.86, 1.24, 1.32, 1.37, 2.81},
+    {"b300", "16-bit", 1, 1.54, 1.54, 1.54, 1.54, 1.54},
+    {"b300", "fp4", 1, 1.86, 1.86, 1.86, 1.86, 1.86},
+    {"b300", "fp8", 5, 1.01, 1.01, 1.14, 1.33, 1.69},
+    {"gb200", "16-bit", 9, 1.03, 1.10, 1.14, 1.68, 3.44},
+    {"gb200", "fp4", 3, 1.10, 1.24, 1.38, 1.65, 1.93},
+    {"gb200", "fp8", 18, 1.01, 1.11, 1.18, 1.29, 1.77},
+    {"gb300", "16-bit", 4, 0.85, 0.95, 1.21, 1.45, 1.46},
+    {"gb300", "fp4", 3, 1.01, 1.07, 1.13, 1.29, 1.45},
+    {"gb300", "fp8", 16, 0.86, 0.96, 0.99, 1.10, 1.32},
+    {"h100-sxm", "16-bit", 37, 0.87, 1.09, 1.14, 1.31, 1.54},
+    {"h100-sxm", "fp8", 45, 0.83, 1.09, 1.16, 1.33, 2.24},
 };
 // clang-format on
 
@@ -60,7 +66,9 @@ const PublishedRuns* FindPublishedRuns(std::span<const PublishedRuns> table, std
     return other;
 }
 
-const char* PublishedPrecisionOf(Precision compute) { return BytesOf(compute) < 2 ? "fp8" : "16-bit"; }
+const char* PublishedPrecisionOf(Precision compute) {
+    return BytesOf(compute) < 1 ? "fp4" : BytesOf(compute) < 2 ? "fp8" : "16-bit";
+}
 
 const PublishedRuns* PublishedRunsFor(std::string_view accelerator_id, Precision compute) {
     if (const PublishedRuns* own = RunsOn(accelerator_id, compute)) return own;

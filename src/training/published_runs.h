@@ -29,10 +29,11 @@ struct PublishedRuns {
     double min, p25, median, p75, max;  // of measured / predicted step time (quartiles linearly interpolated)
 };
 
-// "fp8" for a compute precision under 16 bits (fp8, fp4: no fp4 run was compared), else "16-bit".
+// "fp4", "fp8" for a compute precision of 8 bits, else "16-bit".
 const char* PublishedPrecisionOf(Precision compute);
 std::span<const PublishedRuns> PublishedRunsTable();
-// The runs of `table` on `accelerator_id` in the precision of `compute`, else in the other; nullptr when none.
+// The runs of `table` on `accelerator_id` in the precision of `compute`, else in another (the last of the table's
+// alphabetical order: fp8 for fp4 and 16-bit plans); nullptr when none.
 const PublishedRuns* FindPublishedRuns(std::span<const PublishedRuns> table, std::string_view accelerator_id,
                                        Precision compute);
 // The runs on `accelerator_id` in the precision of `compute` (PublishedPrecisionOf), or, when none was compared in

@@ -81,7 +81,7 @@ TEST(TrainingValidation, SecondSetRunsOnTheRecordGpuCountOrSaysWhy) {
 
 TEST(TrainingValidation, BridgeSetRunsEveryRecordOnItsGpusWithItsRecipe) {
     // Every record of data/training_measured_bridge.json is predicted on the GPUs and layout its table gives (the
-    // recipe's settings on top, validation_bridge.cpp), and the table's own columns agree: GA = GBS / (MBS x DP) with
+    // recipe's settings on top, validation_bridge.cpp), and 25.11's own columns agree: GA = GBS / (MBS x DP) with
     // DP = GPUs / (TP x PP x CP), or the record says it does not (two rows; docs/validation.md).
     int rows = 0, within = 0, doubts = 0;
     for (const json& rec : BridgeRecords()) {
@@ -90,7 +90,9 @@ TEST(TrainingValidation, BridgeSetRunsEveryRecordOnItsGpusWithItsRecipe) {
                   dp = gpus / (p["tp"].get<int>() * p["pp"].get<int>() * p["cp"].get<int>());
         const int ga = p["global_batch"].get<int>() / (p["microbatch"].get<int>() * dp);
         const bool doubt = p["parallel_note"].get<std::string>().find("DOUBT: GA") != std::string::npos;
-        EXPECT_EQ(ga != p["grad_accum"].get<int>(), doubt) << rec["key"];
+        if (p["grad_accum"].is_number()) {  // 25.11's GA column (26.04.01 has none)
+            EXPECT_EQ(ga != p["grad_accum"].get<int>(), doubt) << rec["key"];
+        }
         doubts += doubt;
         for (const Row& r : AllRows()) {
             if (r.key != rec["key"].get<std::string>()) continue;
@@ -108,11 +110,11 @@ TEST(TrainingValidation, BridgeSetRunsEveryRecordOnItsGpusWithItsRecipe) {
             within += std::fabs(r.error) <= kDefaultTolerance;
         }
     }
-    EXPECT_EQ(rows, 32);
+    EXPECT_EQ(rows, 79);  // 32 of 25.11, 47 of 26.04.01
     EXPECT_EQ(doubts, 2);
     // A measurement, not a gate: the count this round measured, so a change that loses rows is seen (raise it when
     // rows come within; never lower it to pass).
-    EXPECT_GE(within, 9);
+    EXPECT_GE(within, 26);
 }
 
 TEST(TrainingValidation, BridgeTflopColumnIsMegatronBridgesCount) {
@@ -127,7 +129,10 @@ TEST(TrainingValidation, BridgeTflopColumnIsMegatronBridgesCount) {
             if (r.key.find("gpt-oss") != std::string::npos) m.mlp = sc::MlpKind::gelu;
             const double per_token = sc::MegatronBridgeFlops(m, 1, r.par.tp) / m.seq;
             const double tps = rec["measured"]["tokens_per_s_per_gpu"], tflops = rec["measured"]["tflops_per_gpu"];
-            EXPECT_NEAR(tps * per_token / 1e12, tflops, 0.005 * tflops) << r.key;
+            // 25.11's two columns agree to 0.3%; 26.04.01's do not come from one identical measurement (Llama 3 70B
+            // on H100: 1,664 tokens/s and 731 TFLOP/s, which is 1,627 tokens/s at this count), to 2.3%.
+            const double within = r.key.rfind("bridge2511", 0) == 0 ? 0.005 : 0.025;
+            EXPECT_NEAR(tps * per_token / 1e12, tflops, within * tflops) << r.key;
             // The estimate's line is the same count over the predicted step.
             EXPECT_NEAR(r.est.megatron_bridge_flops_per_gpu_per_s,
                         sc::MegatronBridgeFlops(r.model, r.par.global_batch(), r.par.tp) /
@@ -136,7 +141,7 @@ TEST(TrainingValidation, BridgeTflopColumnIsMegatronBridgesCount) {
                 << r.key;
             ++checked;
         }
-    EXPECT_EQ(checked, 32);
+    EXPECT_EQ(checked, 79);
 }
 
 TEST(TrainingValidation, IterationTimeWithinTolerance) {
@@ -188,7 +193,9 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
         "llmfoundry_mpt-7b_amp_bf16_seq8192_8xh100_80gb",
         // Megatron-Bridge recipes: MXFP8, bf16 moments, a layout with recompute
         // modules and no MTP; current scaling with embedding and loss slots
-        "bridge2511_deepseekv3_fp8mx_256xgb300", "bridge2511_llama31-405b_fp8cs_256xgb300"};
+        "bridge2511_deepseekv3_fp8mx_256xgb300", "bridge2511_llama31-405b_fp8cs_256xgb300",
+        // a hybrid preset in NVFP4 with BF16 layers and modules; Kimi K2's preset with its routing
+        "bridge2604_nemotron-3-super_nvfp4_64xgb300", "bridge2604_kimi-k2_mxfp8_256xgb300"};
     int ran = 0;
     for (const Row& r : AllRows()) {
         if (!r.comparable || !keys.count(r.key)) continue;
@@ -200,7 +207,7 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
         EXPECT_NEAR(t, r.predicted_seconds, 1e-9 * r.predicted_seconds) << args;
         ++ran;
     }
-    EXPECT_EQ(ran, 7);
+    EXPECT_EQ(ran, 9);
 }
 
 // src/training/published_runs.cpp's table as the rows give it: measured / predicted step time per accelerator.

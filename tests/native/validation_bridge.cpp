@@ -1,13 +1,15 @@
-// Megatron-Bridge 25.11 records (data/training_measured_bridge.json) -> what their performance recipes run beyond
-// the table's columns. The table gives the model, the GPUs, the precision's name and the parallel sizes; the
-// recipes that produced it give the rest: NVIDIA-NeMo/Megatron-Bridge scripts/performance at v0.2.0 (2025-11-26,
-// the release of the 25.11 container; Megatron-Core 0d8e0714 pinned in 3rdparty/Megatron-LM). Paths below are at
-// v0.2.0 ("perf/" = scripts/performance/, "recipes/" = src/megatron/bridge/recipes/) unless a branch is named.
-//
-// The table was revised on 2025-12-09 (1804c076f, docs only) for the GB300 and GB200 rows of Llama 3 70B, Llama 3.1
-// 405B, DeepSeek-V3, GPT-OSS and Qwen3-235B, with shapes no tag holds. Where the unmerged branch gaod/r0.2.0_test
-// (2025-12-05/06) holds them (DeepSeek-V3 without MTP at GBS 4096, GPT-OSS at seq 8192), its settings are used and
-// named; where nothing does, the same family's recipe for the same GPU at v0.2.0 is, and the row says so.
+// Megatron-Bridge records (data/training_measured_bridge.json: its 25.11 and 26.04.01 tables) -> what their
+// performance recipes run beyond the tables' columns. A table gives the model, the GPUs, the precision's name and
+// the parallel sizes; the recipes that produced it give the rest, each setting below with its file:
+//   25.11: scripts/performance at v0.2.0 (2025-11-26; Megatron-Core 0d8e0714 in 3rdparty/Megatron-LM). Its GB300
+//     and GB200 rows of Llama 3 70B, Llama 3.1 405B, DeepSeek-V3, GPT-OSS and Qwen3-235B were revised on 2025-12-09
+//     (1804c076f, docs only) with shapes no tag holds. Where the unmerged branch gaod/r0.2.0_test (2025-12-05/06)
+//     holds them (DeepSeek-V3 without MTP at GBS 4096, GPT-OSS at seq 8192), its settings are used and named; where
+//     nothing does, the same family's recipe for the same GPU at v0.2.0 is, and the row says so.
+//   26.04.01: v0.4.2 (2026-05-28; docs/versions1.json maps 0.4.2 to 26.04.01; Megatron-Core 2edffadb): every row's
+//     shape is its preset's.
+// "perf/" = scripts/performance/, "recipes/" = src/megatron/bridge/recipes/.
+#include <algorithm>
 #include <string>
 
 #include "parallel/pipeline_layout.h"
@@ -41,6 +43,23 @@ void SetLayout(Row& row, const std::string& text, const std::string& why) {
     row.assumptions.push_back("pipeline layout " + text + " (" + why + ")");
 }
 
+bool Starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+void SetDispatch(Row& row, const char* backend) {
+    // The flex dispatcher (src/megatron/bridge/training/flex_dispatcher_backend.py) with HybridEP or DeepEP sends a
+    // token once per destination GPU: the model's deepep_dispatch.
+    row.opt.kernels.deepep_dispatch = true;
+    row.assumptions.push_back(std::string(backend) + " dispatch (the flex dispatcher, moe_flex_dispatcher_backend)");
+}
+
+// Megatron-Core's overlap_moe_expert_parallel_comm (moe_a2a_overlap in the presets, with delay_wgrad_compute), which
+// the model does not express outside DualPipe.
+void NameA2aOverlap(Row& row) {
+    row.assumptions.push_back(
+        "the recipe overlaps the EP all-to-all with another microbatch (moe_a2a_overlap), "
+        "which the model does not: its all-to-all is exposed");
+}
+
 void SetSelective(Row& row, const char* modules, const std::string& why) {
     row.par.recompute = sc::Recompute::selective;
     row.par.recompute_modules = sc::ParseRecomputeModules("recompute_modules", modules);
@@ -49,53 +68,29 @@ void SetSelective(Row& row, const char* modules, const std::string& why) {
 
 }  // namespace
 
-void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
-    const std::string key = record["key"];
-    const std::string prec = record["parallel"]["precision"];
-    const std::string gpu = record["system"]["gpu"];
-    const bool gb300 = Has(gpu, "GB300"), gb200 = Has(gpu, "GB200"), b200 = !gb300 && !gb200 && Has(gpu, "B200"),
-               h100 = Has(gpu, "H100");
-    const bool nvl72 = gb300 || gb200;
+namespace {
+
+struct Part {
+    bool gb300 = false, gb200 = false, b300 = false, b200 = false, h100 = false;
+    bool nvl72() const { return gb300 || gb200; }
+};
+
+// 25.11 (v0.2.0, 2025-11-26; rows revised on 2025-12-09, see above): what its recipes set beyond the table.
+// Returns whether the run has Megatron-Bridge's CommOverlapConfig (its 128M-parameter buckets).
+bool Apply2511(const std::string& key, Part g, Row& row) {
     sc::ParallelConfig& q = row.par;
-    sc::PrecisionConfig& pc = row.model.precision;
-    row.recompute_stated = true;  // every recipe sets its recomputation (none unless named below)
-
-    // Precision (perf/utils/helpers.py get_precision_config; src/megatron/bridge/training/mixed_precision.py): FP8-CS
-    // is bf16_with_fp8_current_scaling_mixed (per-tensor current scaling) with first_last_layers_bf16=False (the
-    // helper's override: every layer in fp8); FP8-MX is bf16_with_mxfp8_mixed (E8M0 scale per 32 elements).
-    if (Has(prec, "FP8-CS")) pc.scaling = sc::Scaling::current;
-    if (Has(prec, "FP8-MX")) pc.scaling = sc::Scaling::mx;
-    pc.bf16_first_layers = pc.bf16_last_layers = 0;
-    // Gradients reduced in bf16: every family's perf config sets grad_reduce_in_fp32 False (perf/configs/*/
-    // *_llm_pretrain.py), where Megatron-LM's own default reduces in fp32.
-    pc.grad = sc::Precision::bf16;
-    // Data-parallel buckets of 128 MiB (src/megatron/bridge/training/comm_overlap.py CommOverlapConfig.setup, DP > 1).
-    q.bucket_mb = 128;
-    row.assumptions.push_back(
-        "gradients reduced in bf16 (grad_reduce_in_fp32 False in the perf configs), 128 MiB buckets (comm_overlap.py)");
-
-    if (row.model.is_moe()) {
-        // expert_tensor_parallel_size=1 in every MoE base config (perf/configs/{deepseek,qwen3,gpt_oss}/
-        // workload_base_configs.py), not Megatron-Core's etp=tp default.
-        q.etp = 1;
-        row.assumptions.push_back("etp=1 (expert_tensor_parallel_size in the MoE base configs)");
-        // moe_router_force_load_balancing (random router logits; the table's footnote "we force-balance the token
-        // distribution") is the model's uniform routing, its default.
-    }
-
-    const std::string m = row.model.name;
     if (Has(key, "llama31-405b")) {
         const std::string layout = EmbeddingLossLayout(row.model.layers, q.pp * q.active_vstages());
         if (!layout.empty())
             SetLayout(row, layout, "the 405B recipe's account_for_embedding/loss_in_pipeline_split: 128 slots evenly");
-    } else if (Has(key, "llama3-70b") && nvl72) {
+    } else if (Has(key, "llama3-70b") && g.nvl72()) {
         // perf/configs/llama3/workload_base_configs.py LLAMA3_70B_{GB300,GB200}_FP8_CS: Megatron-FSDP, no
         // recomputation, cpu_offloading_num_layers 20 (GB300) / 40 (GB200) of activations to the Grace CPU's memory.
         row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
-                                  (gb300 ? "20" : "40") +
+                                  (g.gb300 ? "20" : "40") +
                                   " layers to the Grace CPU's memory (cpu_offloading_num_layers), which the model "
                                   "does not express: it holds them in HBM and reports the run as not fitting");
-    } else if (Has(key, "llama3-8b") && h100) {
+    } else if (Has(key, "llama3-8b") && g.h100) {
         // LLAMA3_8B_H100_FP8_CS: recompute_num_layers=5 -> full recomputation, block method, 5 layers a stage
         // (perf/utils/helpers.py sets granularity "full" and method "block" with it).
         q.recompute = sc::Recompute::full;
@@ -104,11 +99,11 @@ void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
             "full recomputation of the first 5 of the 32 layers (recompute_num_layers=5, the "
             "block method: LLAMA3_8B_H100_FP8_CS)");
     } else if (Has(key, "deepseekv3")) {
-        if (b200) {
+        if (g.b200) {
             // DEEPSEEK_V3_B200 (PP16, no VP): recipes/deepseek/deepseek_v3.py layout_map[(16, 1)], one MTP module.
             SetLayout(row, "Et*4|(t*4|)*14tmL", "recipes/deepseek/deepseek_v3.py layout_map[(16, 1)]");
             SetSelective(row, "mla_up_proj", "DEEPSEEK_V3_B200 recompute_modules");
-        } else if (q.pp * q.active_vstages() == 16 || (gb300 && q.pp == 2)) {
+        } else if (q.pp * q.active_vstages() == 16 || (g.gb300 && q.pp == 2)) {
             // gaod/r0.2.0_test's configs/deepseek/deepseek_llm_pretrain.py for GB300 and GB200: no MTP and
             // layout "Et*3|(t*4|)*14ttL" (16 virtual stages). Megatron-Core requires vp = stages / pp
             // (transformer_config.py), so on GB300's PP2 the layout runs at VP8, not the table's VP4.
@@ -119,7 +114,7 @@ void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
                 q.vstages = 8;
             }
             SetLayout(row, "Et*3|(t*4|)*14ttL", "gaod/r0.2.0_test configs/deepseek/deepseek_llm_pretrain.py");
-            if (gb300) SetSelective(row, "mlp+moe_act", "gaod/r0.2.0_test DEEPSEEK_V3_GB300 recompute_modules");
+            if (g.gb300) SetSelective(row, "mlp+moe_act", "gaod/r0.2.0_test DEEPSEEK_V3_GB300 recompute_modules");
             else SetSelective(row, "mla_up_proj", "DEEPSEEK_V3_GB200 recompute_modules");
         } else {
             // GB200 FP8-MX on PP8 x VP4: no layout in any revision found; 61 layers do not divide over 32 stages.
@@ -127,14 +122,11 @@ void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
             row.assumptions.push_back("uneven stages: no layout for PP8 x VP4 was found in any revision");
             SetSelective(row, "mla_up_proj", "DEEPSEEK_V3_GB200 recompute_modules, the GB200 recipe");
         }
-        // The DeepSeek recipe keeps Adam's moments in bf16 (recipes/deepseek/deepseek_v3.py: precision-aware
-        // optimizer, exp_avg_dtype / exp_avg_sq_dtype bf16).
-        pc.optimizer = sc::Precision::bf16;
     } else if (Has(key, "qwen3-235b")) {
         const std::string layout = EmbeddingLossLayout(row.model.layers, q.pp * q.active_vstages());
         if (!layout.empty())
             SetLayout(row, layout, "the 235B recipe's account_for_embedding/loss_in_pipeline_split: 96 slots evenly");
-        if (h100) {
+        if (g.h100) {
             row.opt.overlap_tp = false;  // QWEN3_235B_A22B_H100: comm_overlap tp_comm_overlap False
             row.assumptions.push_back("no TP communication overlap (the H100 235B config turns it off)");
         }
@@ -143,18 +135,142 @@ void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
     // "hybridep"; src/megatron/bridge/training/flex_dispatcher_backend.py): a token sent once per destination GPU,
     // the model's deepep_dispatch. DeepSeek-V3 and both Qwen3 models on GB300 and GB200, GPT-OSS on GB200 (gaod/
     // r0.2.0_test); every other row uses the all-to-all dispatcher.
-    const bool hybridep = nvl72 && (Has(key, "deepseekv3") || Has(key, "qwen3") || (Has(key, "gpt-oss") && gb200));
-    if (hybridep) {
-        row.opt.kernels.deepep_dispatch = true;
-        row.assumptions.push_back("HybridEP dispatch (flex dispatcher, moe_flex_dispatcher_backend hybridep)");
+    if (g.nvl72() && (Has(key, "deepseekv3") || Has(key, "qwen3") || (Has(key, "gpt-oss") && g.gb200)))
+        SetDispatch(row, "HybridEP");
+    if (Has(key, "qwen3") && (g.h100 || (g.b200 && Has(key, "235b")))) NameA2aOverlap(row);
+    // GPT-OSS's recipe has no CommOverlapConfig (recipes/gpt_oss/gpt_oss.py comm_overlap_config=None).
+    return !Has(key, "gpt-oss");
+}
+
+// 26.04.01 (v0.4.2, 2026-05-28: docs/versions1.json maps 0.4.2 to 26.04.01; Megatron-Core 2edffadb). Every row's
+// shape is its preset's (perf/configs/<family>/*_workload_base_configs.py, the "V2" presets where they exist).
+bool Apply2604(const std::string& key, const std::string& prec, Part g, Row& row) {
+    sc::ParallelConfig& q = row.par;
+    sc::PrecisionConfig& pc = row.model.precision;
+    const bool nvfp4 = prec == "NVFP4";
+    bool comm_overlap_config = true;
+    if (Has(key, "llama3-70b") && g.nvl72() && q.zero == 3) {
+        row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
+                                  (g.gb300 ? "20" : "40") +
+                                  " layers to the Grace CPU's memory (LLAMA3_70B_PRETRAIN_CONFIG_*_FP8_CS_V2 "
+                                  "cpu_offloading_num_layers), which the model does not express: it holds them in "
+                                  "HBM and reports the run as not fitting");
+    } else if (Has(key, "llama31-405b") || Has(key, "qwen3-235b")) {
+        // account_for_embedding/loss_in_pipeline_split (recipes/llama/llama3.py, recipes/qwen/qwen3_moe.py).
+        const std::string layout = EmbeddingLossLayout(row.model.layers, q.pp * q.active_vstages());
+        if (!layout.empty())
+            SetLayout(row, layout, "account_for_embedding/loss_in_pipeline_split: the layers + 2 slots evenly");
     }
-    // Not modelled, named where a recipe runs it: the EP all-to-all overlapped with another microbatch's compute
-    // (moe_a2a_overlap: Qwen3 on H100, Qwen3-235B on B200) and CUDA graphs (most Blackwell recipes).
-    if (row.model.is_moe() && (Has(key, "qwen3") && (h100 || (b200 && Has(key, "235b")))))
+    // NVFP4 rows run without TP communication overlap (the llama builders turn it off for nvfp4), and so does
+    // Qwen3-235B on H100 (qwen3_llm_pretrain.py: tp_comm_overlap False).
+    if ((nvfp4 && Has(key, "llama")) || (Has(key, "qwen3-235b") && g.h100)) {
+        if (row.opt.overlap_tp) row.assumptions.push_back("no TP communication overlap (the recipe turns it off)");
+        row.opt.overlap_tp = false;
+    }
+    if (Has(key, "deepseekv3")) {
+        // recipes/deepseek/deepseek_v3.py's layout map, with the preset's MTP module on the last stage.
+        if (g.b300) SetLayout(row, "Et*8|(t*8|)*6t*5mL", "deepseek_v3.py layout map (8, 1)");
+        else SetLayout(row, "Et*4|(t*4|)*14tmL", "deepseek_v3.py layout map, 16 virtual stages");
+        SetSelective(row,
+                     g.gb200  ? "mlp"
+                     : g.b200 ? "mla_up_proj+mlp"
+                              : "mla_up_proj",
+                     "the DEEPSEEK_V3 preset's recompute_modules");
+        SetDispatch(row, g.b200 ? "DeepEP" : "HybridEP");
+        if (g.b200) NameA2aOverlap(row);
+    } else if (Has(key, "kimi-k2")) {
+        SetLayout(row, "Et*4|(t*4|)*14tL", "recipes/kimi/kimi_k2.py layout map (4, 4), no MTP");
+        SetSelective(row, "mla_up_proj", "the KIMI_K2 preset's recompute_modules");
+        SetDispatch(row, "HybridEP");
+        // dist_muon without Megatron's distributed optimizer (recipes/kimi/kimi_k2.py): every DP rank holds the
+        // optimizer state. Muon keeps one momentum buffer where the model counts Adam's two (memory and the
+        // optimizer step only).
+        q.zero = 0;
         row.assumptions.push_back(
-            "the recipe overlaps the EP all-to-all with another microbatch (moe_a2a_overlap), "
-            "which the model does not: its all-to-all is exposed");
-    (void)m;
+            "Muon (the table's note) as Adam without the distributed optimizer (zero=0, as the "
+            "recipe runs Muon): one momentum buffer counted as two");
+        comm_overlap_config = false;
+    } else if (Has(key, "gpt-oss")) {
+        if (g.b300) SetDispatch(row, "HybridEP");
+        if (g.gb200 || g.b200 || g.h100)
+            SetSelective(row, "layernorm+moe_act", "the GPT_OSS preset's recompute_modules");
+        if (g.gb200) NameA2aOverlap(row);
+        comm_overlap_config = g.gb200;  // only the GB200 builder creates one
+    } else if (Has(key, "qwen3-30b")) {
+        SetDispatch(row, "HybridEP");
+    } else if (Has(key, "qwen3-235b")) {
+        if (!g.b200 && !g.h100) SetDispatch(row, "HybridEP");
+        if (g.h100) NameA2aOverlap(row);
+    } else if (Has(key, "nemotron-3-nano")) {
+        SetDispatch(row, "HybridEP");
+        if (g.h100) SetSelective(row, "moe+layernorm+core_attn+moe_act", "NEMOTRON_3_NANO H100 recompute_modules");
+    } else if (Has(key, "nemotron-3-super")) {
+        SetDispatch(row, "HybridEP");
+        if ((g.b300 && nvfp4) || (g.b200 && !nvfp4))
+            SetSelective(row, "moe_act+layernorm", "the NEMOTRON_3_SUPER preset's recompute_modules");
+        if (nvfp4) {
+            // nemotron_3_super_bf16_with_nvfp4_mixed (training/mixed_precision.py): the last 14 layers in BF16, and
+            // cfg/nemotronh/te_quant.cfg keeps attention, the latent projections and the MTP block in BF16.
+            pc.bf16_last_layers = 14;
+            pc.bf16_modules = sc::kBf16Attention | sc::kBf16Latent | sc::kBf16Mtp;
+            row.assumptions.push_back(
+                "NVFP4 with the last 14 layers and attention, latent projections and MTP in BF16 "
+                "(nemotron_3_super_bf16_with_nvfp4_mixed, te_quant.cfg); its Mamba out_proj in "
+                "MXFP8 is modelled in NVFP4 with the rest");
+        }
+        // No CommOverlapConfig: no TP overlap on the TP2 rows, Megatron-Core's default buckets.
+        if (row.opt.overlap_tp) row.assumptions.push_back("no TP communication overlap (no CommOverlapConfig)");
+        row.opt.overlap_tp = false;
+        comm_overlap_config = false;
+    }
+    return comm_overlap_config;
+}
+
+}  // namespace
+
+void ApplyBridgeRecipe(const nlohmann::json& record, Row& row) {
+    const std::string key = record["key"];
+    const std::string prec = record["parallel"]["precision"];
+    const std::string gpu = record["system"]["gpu"];
+    Part g;
+    g.gb300 = Has(gpu, "GB300"), g.gb200 = Has(gpu, "GB200");
+    g.b300 = !g.gb300 && Has(gpu, "B300"), g.b200 = !g.gb200 && Has(gpu, "B200"), g.h100 = Has(gpu, "H100");
+    sc::ParallelConfig& q = row.par;
+    sc::PrecisionConfig& pc = row.model.precision;
+    row.recompute_stated = true;  // every recipe sets its recomputation (none unless named)
+
+    // Precision (perf/utils/helpers.py get_precision_config at v0.2.0, perf/utils/precision.py at v0.4.2;
+    // src/megatron/bridge/training/mixed_precision.py): "FP8-CS" and 26.04.01's "FP8" are
+    // bf16_with_fp8_current_scaling_mixed (per-tensor current scaling) with first_last_layers_bf16=False (the perf
+    // override: every layer in fp8); "FP8-MX" and "MXFP8" bf16_with_mxfp8_mixed (E8M0 scale per 32 elements);
+    // "NVFP4" bf16_with_nvfp4_mixed.
+    if (prec == "FP8-CS" || prec == "FP8") pc.scaling = sc::Scaling::current;
+    if (prec == "FP8-MX" || prec == "MXFP8") pc.scaling = sc::Scaling::mx;
+    if (prec == "NVFP4") pc.compute = sc::Precision::fp4, pc.scaling = sc::Scaling::nvfp4;
+    pc.bf16_first_layers = pc.bf16_last_layers = 0;
+    // Gradients reduced in bf16: every family's perf config sets grad_reduce_in_fp32 False, where Megatron-LM's own
+    // default reduces in fp32.
+    pc.grad = sc::Precision::bf16;
+    if (row.model.is_moe()) {
+        // expert_tensor_parallel_size=1 in every MoE base config, not Megatron-Core's etp=tp default.
+        q.etp = 1;
+        row.assumptions.push_back("etp=1 (expert_tensor_parallel_size in the MoE base configs)");
+        // moe_router_force_load_balancing (random router logits; the tables' footnote "we force-balance the token
+        // distribution") is the model's uniform routing, its default.
+    }
+    // The DeepSeek recipe keeps Adam's moments in bf16 (recipes/deepseek/deepseek_v3.py: precision-aware optimizer,
+    // exp_avg_dtype / exp_avg_sq_dtype bf16).
+    if (Has(key, "deepseekv3")) pc.optimizer = sc::Precision::bf16;
+
+    const bool overlap_config = Starts(key, "bridge2511") ? Apply2511(key, g, row) : Apply2604(key, prec, g, row);
+    // Data-parallel buckets: 128M parameters with Megatron-Bridge's CommOverlapConfig (comm_overlap.py setup, DP > 1),
+    // else Megatron-Core's default max(40M, 1M x dp) (distributed_data_parallel.py); the model's bucket_mb is bytes of
+    // gradients.
+    const double params = overlap_config ? 128.0 * 1024 * 1024 : std::max(40e6, 1e6 * q.dp);
+    q.bucket_mb = params * sc::BytesOf(pc.grad) / (1024.0 * 1024);
+    row.assumptions.push_back("gradients reduced in bf16 (grad_reduce_in_fp32 False in the perf configs), buckets of " +
+                              std::string(overlap_config ? "128M parameters (CommOverlapConfig)"
+                                                         : "max(40M, 1M x dp) parameters (Megatron-Core's default)"));
 }
 
 }  // namespace validation
@@ -176,13 +292,31 @@ const char* const kGbPairCause =
     "(1,400 W against 1,200 W a GPU) and the clocks each holds under a training load, which no measurement in data/ "
     "gives";
 const char* const kGptOssCause =
-    "GPT-OSS 120B in BF16: fast on every part alike (GB300, GB200, B200, H100), so the gap follows the recipe rather "
-    "than a part. The 25.11 BF16 recipes run it without CUDA graphs on GB200, B200 and H100 and with the all-to-all "
-    "dispatcher on GB300 and B200; the same model in MXFP8 on the same 64 GB300 ran 33,166 tokens/s/GPU in 26.06 "
-    "with full-iteration CUDA graphs, the HybridEP dispatcher and EP16, where the model is within 5% "
-    "(docs/validation.md, 'Scaling recipes'). Per-kernel launch and synchronisation work, which CUDA graphs remove "
-    "and which grows with 128 small experts a layer, has no measurement in data/ and is not modelled; nor are the "
-    "model's attention sinks, biases and clamped activation (presets/models/gpt-oss-120b.json)";
+    "GPT-OSS 120B in BF16: fast on every part alike (GB300, GB200, B300, B200, H100) in both releases, so the gap "
+    "follows the recipe rather than a part. Its BF16 recipes run it with the all-to-all dispatcher on most parts and "
+    "without CUDA graphs on GB200, B200 and H100; the same model in MXFP8 on the same 64 GB300 ran 33,166 "
+    "tokens/s/GPU in 26.06 with full-iteration CUDA graphs, the HybridEP dispatcher and EP16, where the model is "
+    "within 5% (docs/validation.md, 'Scaling recipes'). Per-kernel launch and synchronisation work, which CUDA graphs "
+    "remove and which grows with 128 small experts a layer, has no measurement in data/ and is not modelled; nor are "
+    "the model's attention sinks, biases and clamped activation (presets/models/gpt-oss-120b.json)";
+const char* const kHybridCause =
+    "Nemotron 3 Nano and Super (hybrid Mamba-2/attention/MoE): fast on every part, Super more than Nano. The Mamba-2 "
+    "mixer's chunked scan has no measured kernel in data/ and is timed as an attention kernel at cuDNN's measured "
+    "causal curve (docs/validation.md, 'Hybrid Mamba-Transformer models'), the largest unmeasured part of a hybrid "
+    "layer; Super's 512 latent experts top-22 add the small-expert grouped GEMMs of the MoE rows. Not modelled: the "
+    "recipes' Mamba CUDA graphs, HybridEP's SMs (16 on Nano by the order the perf scripts apply settings, 32 "
+    "elsewhere), Super's Mamba out_proj in MXFP8 inside its NVFP4 rows";
+const char* const kNvfp4Cause =
+    "NVFP4 (Llama 3 70B): fast, more on GB200 than on GB300. GB300 has no measured fp4 GEMM curve, so its fp4 GEMMs "
+    "run at the bf16 curve's fraction of the 15 PF fp4 peak; GB200's measured cuBLASLt fp4 curve reaches 75% of its "
+    "peak at 8192^3 against 58% for fp8, a ratio the published NVFP4/MXFP8 speed-ups of this table (1.31x on GB200, "
+    "1.50x on GB300 for Llama 3 70B) do not show (docs/validation.md, 'Scaling recipes'). The Llama 3.1 405B NVFP4 "
+    "rows, at smaller GEMMs per GPU, are within 10%";
+const char* const kA2aOverlapCause =
+    "slower than measured where the recipe overlaps the MoE all-to-all with another microbatch's compute "
+    "(moe_a2a_overlap: Megatron-Core's overlap_moe_expert_parallel_comm with delay_wgrad_compute, named in the row's "
+    "assumptions): the model does not express that overlap outside DualPipe and charges the all-to-all exposed (its "
+    "column in 'Where the predicted time goes')";
 const char* const kReleaseCause =
     "the same model on the same part ran much faster in later releases of the same recipes, and the model, which "
     "has no software release in it, predicts near where those ran: DeepSeek-V3 on 256 GB300 3,848 (BF16) and 4,357 "
@@ -197,12 +331,19 @@ const char* const kReleaseCause =
 
 std::string BridgeCauseOf(const Row& row) {
     const std::string& k = row.key;
+    const bool r2604 = Starts(k, "bridge2604");
     if (Has(k, "gpt-oss")) return kGptOssCause;
-    // Qwen3-235B on H100 is slow, not fast: its cause is the one every set's slow rows take (NameSlowSide).
-    if (Has(k, "deepseekv3") || (Has(k, "qwen3") && (Has(k, "xb200") || Has(k, "xh100")) && !Has(k, "235b_fp8cs")))
+    if (Has(k, "nemotron-3")) return kHybridCause;
+    if (r2604 && Has(k, "llama") && Has(k, "_nvfp4_")) return kNvfp4Cause;
+    // The slow rows whose recipes overlap the all-to-all (Qwen3-235B on H100 may take the cause every set's slow rows
+    // take, NameSlowSide, when it is within 10% without the framework GEMM profile).
+    if (r2604 && ((Has(k, "deepseekv3") && Has(k, "xb200")) || (Has(k, "qwen3-235b") && Has(k, "xh100"))))
+        return kA2aOverlapCause;
+    if (!r2604 &&
+        (Has(k, "deepseekv3") || (Has(k, "qwen3") && (Has(k, "xb200") || Has(k, "xh100")) && !Has(k, "235b_fp8cs"))))
         return kReleaseCause;
     if (Has(k, "xgb200") || Has(k, "xgb300")) return kGbPairCause;
-    return "";  // dense B200 and H100 rows: the generation gap the other sets name
+    return "";  // dense B200 and H100 rows, MoE rows on B200, B300 and H100: the causes the other sets name
 }
 
 }  // namespace validation

@@ -42,38 +42,50 @@ std::string Value(double v) {
 
 std::string CliCommand(const Row& r) {
     const sc::ModelConfig& m = r.model;
-    const bool llama = m.mlp == sc::MlpKind::swiglu;
-    const char* base = m.is_mla()   ? "deepseek-v3.json"
-                       : m.is_moe() ? "mixtral-8x7b.json"
-                       : llama      ? "llama3-70b.json"
-                                    : "gpt3-175b.json";
-    std::string c = std::string("./build/stagecraft estimate --model presets/models/") + base;
+    std::string c;
     auto set = [&](const std::string& k, const std::string& v) { c += " --set " + k + "=" + v; };
-    if (m.is_moe()) {
-        set("moe.experts", std::to_string(m.moe.experts));
-        set("moe.top_k", std::to_string(m.moe.top_k));
-        set("moe.expert_ffn", std::to_string(m.moe.expert_ffn));
-        set("moe.shared_experts", std::to_string(m.moe.shared_experts));
-        set("moe.dense_layers", std::to_string(m.moe.dense_layers));
+    if (!r.preset.empty()) {
+        // A model preset with what the row changes in it (validation_more.cpp ModelOf, validation_bridge.cpp).
+        c = "./build/stagecraft estimate --model presets/models/" + r.preset;
+        set("seq", std::to_string(m.seq));
+        set("vocab", std::to_string(m.vocab));
+        set("mtp_layers", std::to_string(m.mtp_layers));
+        if (m.is_moe()) set("moe.expert_ffn", std::to_string(m.moe.expert_ffn));
         if (m.moe.routing == sc::MoeRouting::contiguous) set("moe.routing", "contiguous");
+    } else {
+        const bool llama = m.mlp == sc::MlpKind::swiglu;
+        const char* base = m.is_mla()   ? "deepseek-v3.json"
+                           : m.is_moe() ? "mixtral-8x7b.json"
+                           : llama      ? "llama3-70b.json"
+                                        : "gpt3-175b.json";
+        c = std::string("./build/stagecraft estimate --model presets/models/") + base;
+        if (m.is_moe()) {
+            set("moe.experts", std::to_string(m.moe.experts));
+            set("moe.top_k", std::to_string(m.moe.top_k));
+            set("moe.expert_ffn", std::to_string(m.moe.expert_ffn));
+            set("moe.shared_experts", std::to_string(m.moe.shared_experts));
+            set("moe.dense_layers", std::to_string(m.moe.dense_layers));
+            if (m.moe.routing == sc::MoeRouting::contiguous) set("moe.routing", "contiguous");
+        }
+        if (m.has_window()) {
+            set("sliding_window.size", std::to_string(m.window.size));
+            set("sliding_window.full_every", std::to_string(m.window.full_every));
+        }
+        if (!m.is_mla()) set("head_dim", std::to_string(m.head_dim));
+        set("mlp", m.mlp == sc::MlpKind::swiglu ? "swiglu" : "gelu");
+        set("norm", m.norm == sc::NormKind::rmsnorm ? "rmsnorm" : "layernorm");
+        set("position", m.position == sc::PositionKind::rotary ? "rotary" : "learned");
+        set("tied_embeddings", m.tied_embeddings ? "true" : "false");
+        set("bias", m.bias ? "true" : "false");
+        set("layers", std::to_string(m.layers));
+        set("hidden", std::to_string(m.hidden));
+        set("heads", std::to_string(m.heads));
+        set("kv_heads", std::to_string(m.kv_heads));
+        set("ffn", std::to_string(m.ffn));
+        set("vocab", std::to_string(m.vocab));
+        set("seq", std::to_string(m.seq));
+        if (m.is_mla()) set("mtp_layers", std::to_string(m.mtp_layers));  // the base preset has one
     }
-    if (m.has_window()) {
-        set("sliding_window.size", std::to_string(m.window.size));
-        set("sliding_window.full_every", std::to_string(m.window.full_every));
-    }
-    if (!m.is_mla()) set("head_dim", std::to_string(m.head_dim));
-    set("mlp", m.mlp == sc::MlpKind::swiglu ? "swiglu" : "gelu");
-    set("norm", m.norm == sc::NormKind::rmsnorm ? "rmsnorm" : "layernorm");
-    set("position", m.position == sc::PositionKind::rotary ? "rotary" : "learned");
-    set("tied_embeddings", m.tied_embeddings ? "true" : "false");
-    set("bias", m.bias ? "true" : "false");
-    set("layers", std::to_string(m.layers));
-    set("hidden", std::to_string(m.hidden));
-    set("heads", std::to_string(m.heads));
-    set("kv_heads", std::to_string(m.kv_heads));
-    set("ffn", std::to_string(m.ffn));
-    set("vocab", std::to_string(m.vocab));
-    set("seq", std::to_string(m.seq));
     set("precision.compute", sc::NameOf(m.precision.compute));
     set("precision.grad", sc::NameOf(m.precision.grad));
     if (m.precision.optimizer != sc::PrecisionConfig{}.optimizer)
@@ -83,7 +95,6 @@ std::string CliCommand(const Row& r) {
         set("precision.bf16_first_layers", std::to_string(m.precision.bf16_first_layers));
     if (m.precision.bf16_last_layers) set("precision.bf16_last_layers", std::to_string(m.precision.bf16_last_layers));
     if (m.precision.bf16_modules) set("precision.bf16_modules", sc::Bf16ModulesString(m.precision.bf16_modules));
-    if (m.is_mla()) set("mtp_layers", std::to_string(m.mtp_layers));  // the base preset has one
     // A layout's | ( ) * are the shell's: quoted, so the line runs as copied.
     const std::string spec = sc::ParallelSpecString(r.par);
     const bool quote = spec.find_first_of("|()*") != std::string::npos;

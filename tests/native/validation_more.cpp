@@ -82,6 +82,11 @@ sc::ModelConfig Llama(const json& m, int vocab) {
 
 struct Built {
     sc::ModelConfig model;
+    std::string preset;  // the model preset it starts from, "" for a shape built from the record
+    sc::ModelConfig From(const std::string& file) {
+        preset = file;
+        return FromPreset(file);
+    }
     std::vector<std::string> assumptions;
     std::string unexpressible;  // why the record cannot be expressed, "" when it can
 };
@@ -116,22 +121,25 @@ Built ModelOf(const json& r) {
             b.assumptions.push_back("MPT: no biases, ALiBi modelled as rotary (neither has position parameters)");
     } else if (Starts(name, "Nemotron-4 340B")) {
         // The preset: 96 heads, 8 KV groups, squared-ReLU MLP as a non-gated one, LayerNorm, RoPE, untied.
-        b.model = FromPreset("nemotron4-340b.json");
+        b.model = b.From("nemotron4-340b.json");
         b.assumptions.push_back(
             "96 heads, 8 KV groups, squared-ReLU MLP as a non-gated one (NeMo Nemotron4Config340B)");
     } else if (Starts(name, "Grok-1")) {
         // The preset (xai-org/grok-1 README: 8 experts, 2 per token, 48 query and 8 KV heads; the DGXC README's
         // "mlp flops = 18 ..." is a gated expert MLP) with the record's vocabulary.
-        b.model = FromPreset("grok-1.json");
+        b.model = b.From("grok-1.json");
         b.model.moe.expert_ffn = At(m, "expert_ffn");
         b.assumptions.push_back(
             "8 experts, top-2, gated expert MLPs (xai-org/grok-1 README; the record leaves the count out)");
     } else if (Starts(name, "DeepSeek V3")) {
-        b.model = FromPreset("deepseek-v3.json");
+        b.model = b.From("deepseek-v3.json");
         // NeMo 25.04's DeepSeekV3Config leaves mtp_num_layers None (nemo/collections/llm/gpt/model/deepseek.py at
         // NVIDIA/NeMo@7a8f1cc7, which the DGX Cloud recipe checks out) and its performance script sets none.
         const std::string key = At(r, "key");
-        if (Starts(key, "bridge") && Has(name, "w/ MTP")) {
+        if (Starts(key, "bridge2604")) {
+            b.assumptions.push_back(
+                "one MTP module (v0.4.2's recipe, mtp_num_layers=1; the table's TFLOP/s counts it)");
+        } else if (Starts(key, "bridge") && Has(name, "w/ MTP")) {
             b.assumptions.push_back(
                 "one MTP module (the table's 'DeepSeekV3 (w/ MTP)'; the preset's, from config.json)");
             // keeps the preset's one module
@@ -148,13 +156,21 @@ Built ModelOf(const json& r) {
                                      : "no MTP module (UNVERIFIED: the record names none; AutoModel's model code was "
                                        "not read for it)");
     } else if (Starts(name, "Mixtral 8x7B")) {
-        b.model = FromPreset("mixtral-8x7b.json");
+        b.model = b.From("mixtral-8x7b.json");
     } else if (Starts(name, "Qwen3 MoE 30B")) {
-        b.model = FromPreset("qwen3-30b-a3b.json");
+        b.model = b.From("qwen3-30b-a3b.json");
     } else if (Starts(name, "Qwen3 MoE 235B")) {
-        b.model = FromPreset("qwen3-235b-a22b.json");
+        b.model = b.From("qwen3-235b-a22b.json");
+    } else if (Starts(name, "Kimi K2")) {
+        b.model = b.From("kimi-k2.json");  // no MTP module, as Megatron-Bridge's Kimi recipe runs it
+    } else if (Starts(name, "Nemotron 3 Nano")) {
+        b.model = b.From("nemotron-3-nano.json");
+    } else if (Starts(name, "Nemotron 3 Super")) {
+        // The preset's two MTP depths of one shared "*E" block: Megatron-Bridge's recipe (mtp_num_layers 2,
+        // mtp_use_repeated_layer), which the table's TFLOP/s counts.
+        b.model = b.From("nemotron-3-super.json");
     } else if (Starts(name, "GPT-OSS")) {
-        b.model = FromPreset(Has(name, "120B") ? "gpt-oss-120b.json" : "gpt-oss-20b.json");
+        b.model = b.From(Has(name, "120B") ? "gpt-oss-120b.json" : "gpt-oss-20b.json");
         b.assumptions.push_back(
             "GPT-OSS: the preset's sliding window (128 keys on every other layer, config.json) at cuDNN's measured causal "
             "curve at the window's length; biases and attention sinks left out");
@@ -183,6 +199,7 @@ ClusterChoice ClusterOf(const json& r) {
     if (Starts(gpu, "GB300")) return {"gb300-nvl72", "", ""};
     if (Starts(gpu, "GB200")) return {"gb200-nvl72", "", ""};
     if (Starts(gpu, "B200")) return {"dgx-b200-superpod", "", ""};
+    if (Starts(gpu, "B300")) return {"dgx-b300-superpod", "", ""};
     if (Has(gpu, "A100-SXM4-40GB"))
         return {"dgx-a100-superpod", "a100-40gb", "DGX A100 SuperPOD network with 40 GB A100s"};
     if (Starts(gpu, "A100")) return {"dgx-a100-superpod", "", ""};
@@ -573,6 +590,7 @@ std::vector<Row> MoreRowsOfRecord(const json& r) {
     Built b = ModelOf(r);
     if (!b.unexpressible.empty()) why_not.push_back(b.unexpressible);
     row.model = b.model;
+    row.preset = b.preset;
     row.assumptions = b.assumptions;
     const ClusterChoice cluster = ClusterOf(r);
     if (cluster.system.empty()) why_not.push_back("GPU not identified");

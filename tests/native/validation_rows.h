@@ -38,6 +38,7 @@ struct Row {
     double hbm_tbps = 0, hbm_gb = 0;  // a variant of the accelerator the record describes (0: as the preset)
     double power_limit_w = 0;         // the record's GPU power limit (0: none, the board power)
     sc::ModelConfig model;
+    std::string preset;  // presets/models/<preset> the model starts from ("" when built from the record's shape)
     sc::ParallelConfig par;
     sc::TrainingOptions opt;
     std::vector<std::string> assumptions;
