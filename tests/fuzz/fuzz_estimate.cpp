@@ -43,7 +43,7 @@ void Estimate(const sc::ModelConfig& model) {
                              "tp=2,sp=1,cp=2,dp=2,ep=2,microbatch=1,batch=4,recompute=full,zero=3",
                              "pp=4,schedule=interleaved,vstages=2,microbatch=1,batch=8,uneven=1,recompute=op",
                              "pp=2,dp=2,ep=2,schedule=dualpipe,microbatch=1,batch=8,uneven=1,zero=1",
-                             "pp=2,dp=2,schedule=zbv,microbatch=1,batch=6,uneven=1,recompute=full",
+                             "pp=2,dp=2,schedule=zbv,microbatch=1,batch=6,uneven=1,recompute=full,recompute_layers=1",
                              "pp=2,dp=2,ep=2,schedule=dualpipev,microbatch=1,batch=8,uneven=1,zero=1",
                              "pp=2,dp=2,schedule=interleaved_zb,vstages=2,microbatch=1,batch=4,uneven=1"}) {
         // An MoE model's all-to-all as Megatron-Core sends it, and as DeepEP sends it in FP8 (DeepSeek-V3's).
@@ -73,7 +73,9 @@ void Estimate(const sc::ModelConfig& model) {
             // three layouts that start with TP: enough to reach every op kind, at a third of the cost).
             if (spec[0] == 't') {
                 const sc::TrainingEstimate c = sc::EstimateTraining(job, CappedH100(), &cal, opt);
-                Check(std::isfinite(c.step_seconds) && c.step_seconds >= e.step_seconds);
+                // Equal where no op is compute-bound at either clock, up to the rounding of sums taken in another
+                // order (found: a MoE model of 40-token sequences, 1.4055511721284362 s against ...364).
+                Check(std::isfinite(c.step_seconds) && c.step_seconds >= e.step_seconds * (1 - 1e-12));
                 CheckFigure(c.energy_joules_per_step);
             }
         }
