@@ -330,9 +330,9 @@ static void DrawEstimate(AppState& s) {
         ImGui::PopStyleColor();
         Formula(
             "measured / predicted step time of the published runs on this accelerator, in this precision's class "
-            "(16-bit or fp8), that the model was compared with (docs/validation.md: Megatron-LM, NeMo, DGX Cloud, "
-            "torchtitan, llm-foundry, ...). The estimate above is the model's own; no factor is fitted to these "
-            "runs.");
+            "(16-bit, fp8 or fp4), that the model was compared with (docs/validation.md: Megatron-LM, NeMo, DGX "
+            "Cloud, Megatron-Bridge, torchtitan, llm-foundry, ...). The estimate above is the model's own; no factor "
+            "is fitted to these runs.");
     }
     if (s.evaluation.slice && sys && s.evaluation.slice->name.rfind(sys->name, 0) == 0) {
         // The part of the cluster the job ran on, when not its first GPUs (a torus slice, NVL72 segments): the
