@@ -45,6 +45,25 @@ void SetLayout(Row& row, const std::string& text, const std::string& why) {
 
 bool Starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+// The Llama 3.1 405B and Qwen3-235B recipes' account_for_embedding/loss_in_pipeline_split, in both releases.
+void SetEmbeddingLossLayout(Row& row) {
+    const int stages = row.par.pp * row.par.active_vstages();
+    const std::string layout = EmbeddingLossLayout(row.model.layers, stages);
+    if (!layout.empty())
+        SetLayout(row, layout,
+                  "account_for_embedding/loss_in_pipeline_split: " + std::to_string(row.model.layers + 2) +
+                      " slots evenly over " + std::to_string(stages) + " stages");
+}
+
+// Llama 3 70B on GB300 and GB200 (Megatron-FSDP, FP8): the recipes offload activations to the Grace CPU's memory,
+// 20 layers on GB300 and 40 on GB200 (cpu_offloading_num_layers in `preset`), in both releases.
+void NameOffload(Row& row, bool gb300, const char* preset) {
+    row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
+                              (gb300 ? "20" : "40") + " layers to the Grace CPU's memory (" + preset +
+                              " cpu_offloading_num_layers), which the model does not express: it holds them in HBM "
+                              "and reports the run as not fitting");
+}
+
 void SetDispatch(Row& row, const char* backend) {
     // The flex dispatcher (src/megatron/bridge/training/flex_dispatcher_backend.py) with HybridEP or DeepEP sends a
     // token once per destination GPU: the model's deepep_dispatch.
@@ -80,16 +99,9 @@ struct Part {
 bool Apply2511(const std::string& key, Part g, Row& row) {
     sc::ParallelConfig& q = row.par;
     if (Has(key, "llama31-405b")) {
-        const std::string layout = EmbeddingLossLayout(row.model.layers, q.pp * q.active_vstages());
-        if (!layout.empty())
-            SetLayout(row, layout, "the 405B recipe's account_for_embedding/loss_in_pipeline_split: 128 slots evenly");
+        SetEmbeddingLossLayout(row);
     } else if (Has(key, "llama3-70b") && g.nvl72()) {
-        // perf/configs/llama3/workload_base_configs.py LLAMA3_70B_{GB300,GB200}_FP8_CS: Megatron-FSDP, no
-        // recomputation, cpu_offloading_num_layers 20 (GB300) / 40 (GB200) of activations to the Grace CPU's memory.
-        row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
-                                  (g.gb300 ? "20" : "40") +
-                                  " layers to the Grace CPU's memory (cpu_offloading_num_layers), which the model "
-                                  "does not express: it holds them in HBM and reports the run as not fitting");
+        NameOffload(row, g.gb300, "perf/configs/llama3/workload_base_configs.py LLAMA3_70B_*_FP8_CS");
     } else if (Has(key, "llama3-8b") && g.h100) {
         // LLAMA3_8B_H100_FP8_CS: recompute_num_layers=5 -> full recomputation, block method, 5 layers a stage
         // (perf/utils/helpers.py sets granularity "full" and method "block" with it).
@@ -123,9 +135,7 @@ bool Apply2511(const std::string& key, Part g, Row& row) {
             SetSelective(row, "mla_up_proj", "DEEPSEEK_V3_GB200 recompute_modules, the GB200 recipe");
         }
     } else if (Has(key, "qwen3-235b")) {
-        const std::string layout = EmbeddingLossLayout(row.model.layers, q.pp * q.active_vstages());
-        if (!layout.empty())
-            SetLayout(row, layout, "the 235B recipe's account_for_embedding/loss_in_pipeline_split: 96 slots evenly");
+        SetEmbeddingLossLayout(row);
         if (g.h100) {
             row.opt.overlap_tp = false;  // QWEN3_235B_A22B_H100: comm_overlap tp_comm_overlap False
             row.assumptions.push_back("no TP communication overlap (the H100 235B config turns it off)");
@@ -150,16 +160,9 @@ bool Apply2604(const std::string& key, const std::string& prec, Part g, Row& row
     const bool nvfp4 = prec == "NVFP4";
     bool comm_overlap_config = true;
     if (Has(key, "llama3-70b") && g.nvl72() && q.zero == 3) {
-        row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
-                                  (g.gb300 ? "20" : "40") +
-                                  " layers to the Grace CPU's memory (LLAMA3_70B_PRETRAIN_CONFIG_*_FP8_CS_V2 "
-                                  "cpu_offloading_num_layers), which the model does not express: it holds them in "
-                                  "HBM and reports the run as not fitting");
+        NameOffload(row, g.gb300, "LLAMA3_70B_PRETRAIN_CONFIG_*_FP8_CS_V2");
     } else if (Has(key, "llama31-405b") || Has(key, "qwen3-235b")) {
-        // account_for_embedding/loss_in_pipeline_split (recipes/llama/llama3.py, recipes/qwen/qwen3_moe.py).
-        const std::string layout = EmbeddingLossLayout(row.model.layers, q.pp * q.active_vstages());
-        if (!layout.empty())
-            SetLayout(row, layout, "account_for_embedding/loss_in_pipeline_split: the layers + 2 slots evenly");
+        SetEmbeddingLossLayout(row);
     }
     // NVFP4 rows run without TP communication overlap (the llama builders turn it off for nvfp4), and so does
     // Qwen3-235B on H100 (qwen3_llm_pretrain.py: tp_comm_overlap False).
