@@ -82,6 +82,17 @@ static void DrawSplitFields(AppState& s) {
     ImGui::SameLine();
     changed |= ImGui::Checkbox("sp", &p.sp);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("sequence parallelism beside TP (Korthikanti et al. 2022)");
+    if (p.ep > 1) {
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("a2a overlap", &p.a2a_overlap);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "Megatron-Core's --overlap-moe-expert-parallel-comm: each steady 1F1B forward runs beside another\n"
+                "microbatch's backward, each one's expert all-to-all hidden behind the other's compute (one more\n"
+                "warm-up forward's activations held); pp > 1 needs the interleaved schedule");
+    } else {
+        p.a2a_overlap = false;
+    }
     changed |= IntField("microbatch", &p.microbatch, "sequences per microbatch");
     ImGui::SameLine();
     int batch = p.global_batch();

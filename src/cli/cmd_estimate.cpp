@@ -45,6 +45,8 @@ int Estimate(int argc, char** argv) {
             "               recompute_modules=mla_up_proj+layernorm+moe_act (Megatron's selective modules: core_attn\n"
             "               layernorm mla_up_proj moe_act mlp moe shared_experts); recompute_layers=N (full\n"
             "               recomputation of only the first N layers of each chunk: Megatron's block method);\n"
+            "               a2a_overlap=1 (Megatron-Core's EP all-to-all overlap: each steady 1F1B forward beside\n"
+            "               another microbatch's backward; ep > 1, interleaved when pp > 1);\n"
             "               layout=Et*4|(t*4|)*14tmL (Megatron's\n"
             "               pipeline layout: E embedding, t layer, m MTP module, L loss, | stage end);\n"
             "               also vstages=V (vp=V: chunks per stage under interleaved), uneven=1 (one layer fewer on\n"

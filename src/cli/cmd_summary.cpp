@@ -25,7 +25,7 @@ int Summary(int argc, char** argv) {
             "                         [--threads N]\n"
             "  one entry per class of ranks with identical traces: node counts, FLOPs, bytes per collective and\n"
             "  group, pipeline traffic, peak memory. Parallel keys: tp pp dp cp ep sp microbatch batch schedule\n"
-            "  (gpipe|1f1b|interleaved|zbh1|dualpipe|zbv|dualpipev|interleaved_zb) vstages recompute (none|selective|full|op) recompute_modules recompute_layers zero (0-3) fsdp order gpus uneven layout bucket_mb\n"
+            "  (gpipe|1f1b|interleaved|zbh1|dualpipe|zbv|dualpipev|interleaved_zb) vstages recompute (none|selective|full|op) recompute_modules recompute_layers a2a_overlap zero (0-3) fsdp order gpus uneven layout bucket_mb\n"
             "  --options: as for estimate; the kernel choices (flash_attention, dropout, grad_accumulation_fusion,\n"
             "  fused_elementwise, deepep_dispatch, fp8_dispatch) change\n"
             "  the traces' ops, the other keys are accepted and not used.\n"

@@ -131,10 +131,12 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
     else if (k == "recompute_layers")
         p.recompute_layers = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxModelDim));  // 0 would mean "all"
     else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
+    else if (k == "a2a_overlap") p.a2a_overlap = ToBool(k, v);
     else
-        throw Error(Clip(k),
-                    "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
-                    "recompute recompute_modules recompute_layers zero fsdp order gpus uneven layout bucket_mb");
+        throw Error(
+            Clip(k),
+            "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
+            "recompute recompute_modules recompute_layers a2a_overlap zero fsdp order gpus uneven layout bucket_mb");
 }
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
@@ -185,6 +187,7 @@ std::string ParallelSpecString(const ParallelConfig& p) {
     if (p.uneven) s += ",uneven=1";
     if (p.recompute_modules) s.append(",recompute_modules=").append(RecomputeModulesString(p.recompute_modules));
     if (p.recompute_layers) s += ",recompute_layers=" + std::to_string(p.recompute_layers);
+    if (p.a2a_overlap) s += ",a2a_overlap=1";
     if (!p.layout.empty()) s += ",layout=" + PipelineLayoutString(p.layout, p.layout_mtp);
     // Only when set, so the usual split reads as before; a page link carries the split in this form.
     if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
@@ -196,6 +199,23 @@ std::string ParallelSpecString(const ParallelConfig& p) {
 }
 
 static std::string S(int v) { return std::to_string(v); }
+
+// What Megatron-Core asserts before it runs the EP all-to-all overlap (megatron/core/transformer/
+// transformer_config.py, __post_init__ under overlap_moe_expert_parallel_comm).
+static void ValidateA2aOverlap(const ModelConfig& m, const ParallelConfig& p) {
+    const std::string what = "a2a_overlap=1 (Megatron-Core's --overlap-moe-expert-parallel-comm) ";
+    if (!m.is_moe()) throw Error("a2a_overlap", what + "overlaps the expert all-to-all; " + m.name + " is dense");
+    if (p.ep <= 1) throw Error("a2a_overlap", what + "needs expert parallelism (ep > 1); ep=" + S(p.ep) + " was given");
+    if (p.recompute == Recompute::full)
+        throw Error("a2a_overlap", what +
+                                       "runs without full recomputation; recompute=full was given (use "
+                                       "recompute=selective or none)");
+    const bool order = p.schedule == Schedule::one_f_one_b || p.schedule == Schedule::interleaved;
+    if (!order || (p.pp > 1 && p.schedule != Schedule::interleaved))
+        throw Error("a2a_overlap",
+                    what + "pairs the forwards and backwards of 1F1B, interleaved when pp > 1; pp=" + S(p.pp) +
+                        " schedule=" + NameOf(p.schedule) + " was given (use schedule=interleaved, or pp=1)");
+}
 
 void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     RequirePositiveCount("tp", p.tp);
@@ -282,6 +302,7 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("etp", "etp=" + S(p.etp) + " needs a mixture-of-experts model; " + m.name + " is dense");
     if (p.etp > 1 && m.moe.expert_ffn % p.etp)
         throw Error("etp", "etp=" + S(p.etp) + " does not divide the expert size expert_ffn=" + S(m.moe.expert_ffn));
+    if (p.a2a_overlap) ValidateA2aOverlap(m, p);
     if (m.is_moe() && p.tp > 1 && !p.sp)
         throw Error("sp", "MoE with tp=" + S(p.tp) + " needs sequence parallelism (sp=1), as Megatron-Core requires");
 

@@ -80,6 +80,13 @@ struct ParallelConfig {
     bool recomputes_layer(int ordinal) const {
         return recompute != Recompute::none && (recompute_layers == 0 || ordinal < recompute_layers);
     }
+    // Megatron-Core's EP all-to-all overlap (--overlap-moe-expert-parallel-comm, megatron/core/pipeline_parallel/
+    // combined_1f1b.py): in the 1F1B steady state the forward of one microbatch (or virtual microbatch) runs layer by
+    // layer beside the backward of another, "EP A2A in forward step is hidden by the attention/mlp computation in the
+    // backward step, and vice versa". It schedules one more warm-up forward before the steady state (schedules.py,
+    // get_pp_rank_microbatches: "one extra micro-batch forward step before the 1f1b stages"), and Megatron-Core
+    // accepts it only with expert parallelism, without full recomputation, and with interleaving when pp > 1.
+    bool a2a_overlap = false;
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)

@@ -182,7 +182,7 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
         // stage, 1F1B's first-stage peak (counted whole; the input half frees what only it needed).
         const int n = p.schedule == Schedule::gpipe && p.pp > 1 ? M
                       : SplitsBackward(p)                       ? std::min(p.pp, M)
-                                                                : std::min(p.pp - stage, M);
+                                                                : std::min(p.pp - stage + ExtraWarmupForwards(p), M);
         if (n > 0 && chunk_act[0] > 0) peak.bytes = n * chunk_act[0], peak.inflight = n;
         return peak;
     }
@@ -191,7 +191,7 @@ InFlightPeak PeakInFlight(const ParallelConfig& p, int stage, const double* chun
     // after the warm-up repeat with period P; within a stretch where neither the forward nor the backward
     // chunk changes they move linearly, so each stretch peaks at one of its ends.
     const int v = p.vstages, pp = p.pp, P = pp * v, total = M * v;
-    const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+    const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp + ExtraWarmupForwards(p), total);
     // Chunks of equal size (every stage but the ends when the layers divide evenly): each steady-state pair
     // adds and frees the same bytes, so the peak is the warm-up plus one forward. Same value as the walk below.
     if (std::all_of(chunk_act + 1, chunk_act + v, [&](double a) { return a == chunk_act[0]; })) {

@@ -20,14 +20,18 @@ struct PipelineStep {
     // Otherwise a backward step runs the whole backward.
     bool weight = false;
     bool split = false;
-    // DualPipe, DualPipeV: this forward and the backward step after it run as one overlapped pair (F&B), each
-    // chunk's all-to-all and pipeline traffic beside the other's compute.
+    // DualPipe, DualPipeV, and 1F1B's steady state under a2a_overlap: this forward and the backward step after it
+    // run as one overlapped pair (F&B), each chunk's all-to-all beside the other's compute.
     bool paired = false;
 };
-// Whether the schedule runs forwards and backwards of two chunks as overlapped pairs (PipelineStep::paired).
+// Whether the schedule runs forwards and backwards as overlapped pairs (PipelineStep::paired): DualPipe's and
+// DualPipeV's F&B, and Megatron-Core's combined 1F1B (ParallelConfig::a2a_overlap).
 inline bool PairsChunks(const ParallelConfig& p) {
-    return p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev;
+    return p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipev || p.a2a_overlap;
 }
+// Warm-up forwards before the steady state that Megatron-Core's combined 1F1B adds (one; schedules.py,
+// get_pp_rank_microbatches), 0 otherwise.
+inline int ExtraWarmupForwards(const ParallelConfig& p) { return p.a2a_overlap ? 1 : 0; }
 inline bool SplitsBackward(const ParallelConfig& p) {
     return (p.schedule == Schedule::zbh1 || p.schedule == Schedule::zbv || p.schedule == Schedule::interleaved_zb) &&
            p.pp > 1;
@@ -110,12 +114,15 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
         while (ww < M) f(PipelineStep{false, ww++, 0, true});
         return;
     }
+    // Under a2a_overlap (pp = 1 here) each steady-state forward runs paired with the backward after it.
     if (p.schedule == Schedule::one_f_one_b || p.schedule == Schedule::zbh1) {
-        const int warmup = std::min(p.pp - stage - 1, M);
+        const int warmup = std::min(p.pp - stage - 1 + ExtraWarmupForwards(p), M);
         int fw = 0, bw = 0;
         for (; fw < warmup; ++fw) f(PipelineStep{true, fw, 0});
         while (fw < M) {
-            f(PipelineStep{true, fw++, 0});
+            PipelineStep st{true, fw++, 0};
+            st.paired = p.a2a_overlap;
+            f(st);
             f(PipelineStep{false, bw++, 0});
         }
         while (bw < M) f(PipelineStep{false, bw++, 0});
@@ -129,11 +136,13 @@ void ForEachPipelineStep(const ParallelConfig& p, int stage, F&& f) {
         int c = (k % (pp * v)) / pp;
         return fwd ? c : v - 1 - c;
     };
-    const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+    const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp + ExtraWarmupForwards(p), total);
     int fw = 0, bw = 0;
     for (; fw < warmup; ++fw) f(PipelineStep{true, mb(fw), chunk(fw, true)});
     while (fw < total) {
-        f(PipelineStep{true, mb(fw), chunk(fw, true)});
+        PipelineStep st{true, mb(fw), chunk(fw, true)};
+        st.paired = p.a2a_overlap;
+        f(st);
         ++fw;
         f(PipelineStep{false, mb(bw), chunk(bw, false)});
         ++bw;

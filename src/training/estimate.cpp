@@ -295,27 +295,39 @@ double RoundsPerStep(const ParallelConfig& p) {
     return p.schedule == Schedule::dualpipe ? p.microbatches() / 2.0 : p.microbatches();
 }
 
-// DualPipe's overlapped pairs (DeepSeek-V3 report Sec. 3.2.1): in a pair of a forward chunk and a backward chunk
-// the MoE all-to-all of each runs beside the compute of the other, so it is hidden up to that compute ("both
-// all-to-all and PP communication can be fully hidden"). The communication kernels run on SMs of their own:
-// 20 of H800's 132 (Sec. 3.2.2, "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink"),
-// which the compute beside them loses while they run (CommSmSeconds without margin).
+// Overlapped pairs of a forward and a backward of different microbatches: DualPipe's F&B (DeepSeek-V3 report Sec.
+// 3.2.1) and Megatron-Core's combined 1F1B (a2a_overlap). The MoE all-to-all of each runs beside the compute of the
+// other, so it is hidden up to that compute ("both all-to-all and PP communication can be fully hidden"; combined_1f1b
+// .py: "EP A2A in forward step is hidden by the attention/mlp computation in the backward step, and vice versa").
+// The communication kernels run on SMs of their own, which the compute beside them loses while they run
+// (CommSmSeconds without margin): DualPipe's 20 of H800's 132 (Sec. 3.2.2, "only 20 SMs are sufficient to fully
+// utilize the bandwidths of IB and NVLink"); DeepEP's 20 under the flex dispatcher (deep_ep.Buffer.num_sms, Megatron-
+// Core's moe_deepep_num_sms default); NCCL's all-to-all its CTAs (Accelerator::collective_ctas), as any NCCL
+// collective overlapped.
 struct PairOverlap {
     double ep_hidden = 0;  // per step
     double sm_loss = 0;    // per step
 };
 constexpr int kDualPipeCommSms = 20;
+constexpr int kDeepEpCommSms = 20;
 
-PairOverlap DualPipeOverlap(const ParallelConfig& p, const StageCost& b, int stage, int sm_count) {
+PairOverlap PairedAllToAllOverlap(const Job& job, const StageCost& b, int stage, const Accelerator& acc) {
+    const ParallelConfig& p = job.par;
     PairOverlap o;
     if (!PairsChunks(p)) return o;
     int paired = 0;  // forwards run as half of an F&B pair on this stage
     ForEachPipelineStep(p, stage, [&](const PipelineStep& st) { paired += st.paired ? 1 : 0; });
-    // b holds one forward and one backward of each of the two chunks: two pairs' worth.
-    const double ep = b.comm[kSlotEp] / 2, compute = (b.fwd + b.bwd + b.rec) / 2;
+    // b holds one forward and one backward of each of the rank's chunks; a pair is one chunk's worth.
+    const double chunks = p.active_vstages();
+    const double ep = b.comm[kSlotEp] / chunks, compute = (b.fwd + b.bwd + b.rec) / chunks;
     const double hidden = std::min(ep, compute);
     o.ep_hidden = paired * hidden;
-    o.sm_loss = paired * CommSmSeconds(compute, hidden, UserbufferOverlap{kDualPipeCommSms, false}, sm_count);
+    if (p.a2a_overlap && !job.graph.kernels.deepep_dispatch) {
+        o.sm_loss = CollectiveSmSeconds(paired * compute, paired * hidden, acc);
+    } else {
+        const int sms = p.a2a_overlap ? kDeepEpCommSms : kDualPipeCommSms;
+        o.sm_loss = paired * CommSmSeconds(compute, hidden, UserbufferOverlap{sms, false}, acc.sm_count);
+    }
     return o;
 }
 
@@ -331,7 +343,7 @@ bool ReplaysBubble(const ParallelConfig& p) {
 
 // Each chunk's times for a replay of the steps (training/pipeline_replay.h): a chunk's exposed communication goes
 // with its compute, shared in proportion. Under DualPipe and DualPipeV a forward and a backward that run as a pair
-// (DualPipeOverlap) each run without the MoE all-to-all the other's compute hides, as the paper's F&B counts a pair;
+// (PairedAllToAllOverlap) each run without the MoE all-to-all the other's compute hides, as the paper's F&B counts a pair;
 // the warm-up and cool-down steps outside pairs, most of fill and drain, run with theirs.
 std::vector<ChunkTimes> ChunkTimesOf(const ParallelConfig& p, const std::vector<StageCost>& chunks) {
     const bool pairs = PairsChunks(p);
@@ -364,7 +376,6 @@ double ReplayedBubble(const Job& job, int bneck, const std::vector<StageCost>& c
 void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, const std::vector<StageCost>& chunks,
                       int bneck, const CommModel& net, const TrainingOptions& opt, const Accelerator& acc,
                       StepBreakdown& br) {
-    const int sm_count = acc.sm_count;
     const ParallelConfig& p = job.par;
     const int V = p.active_vstages();
     const double R = RoundsPerStep(p);
@@ -386,7 +397,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, cons
     // ZeRO-3's gathers and scatters hidden behind the compute hold SMs meanwhile.
     br.dp_comm_sms = CollectiveSmSeconds(R * (b.fwd + b.bwd + b.rec), R * b.zero3_hidden, acc);
     br.compute += br.dp_comm_sms;
-    const PairOverlap pair = DualPipeOverlap(p, b, bneck, sm_count);
+    const PairOverlap pair = PairedAllToAllOverlap(job, b, bneck, acc);
     br.ep_comm -= pair.ep_hidden;
     br.compute += pair.sm_loss;  // comm_sms is part of compute: charged, not only shown
     br.comm_sms += pair.sm_loss;

@@ -39,13 +39,15 @@ void Estimate(const sc::ModelConfig& model) {
                                                    scfuzz::ReadSource("presets/hardware/h100-sxm.json"));
     static const sc::CalibrationTable cal =
         sc::ParseCalibration(scfuzz::ReadSource("presets/calibration/measured.json"));
-    for (const char* spec : {"tp=1,microbatch=1", "tp=2,pp=2,dp=2,microbatch=1,batch=8,uneven=1,recompute=selective",
-                             "tp=2,sp=1,cp=2,dp=2,ep=2,microbatch=1,batch=4,recompute=full,zero=3",
-                             "pp=4,schedule=interleaved,vstages=2,microbatch=1,batch=8,uneven=1,recompute=op",
-                             "pp=2,dp=2,ep=2,schedule=dualpipe,microbatch=1,batch=8,uneven=1,zero=1",
-                             "pp=2,dp=2,schedule=zbv,microbatch=1,batch=6,uneven=1,recompute=full,recompute_layers=1",
-                             "pp=2,dp=2,ep=2,schedule=dualpipev,microbatch=1,batch=8,uneven=1,zero=1",
-                             "pp=2,dp=2,schedule=interleaved_zb,vstages=2,microbatch=1,batch=4,uneven=1"}) {
+    for (const char* spec :
+         {"tp=1,microbatch=1", "tp=2,pp=2,dp=2,microbatch=1,batch=8,uneven=1,recompute=selective",
+          "tp=2,sp=1,cp=2,dp=2,ep=2,microbatch=1,batch=4,recompute=full,zero=3",
+          "pp=4,schedule=interleaved,vstages=2,microbatch=1,batch=8,uneven=1,recompute=op",
+          "pp=2,dp=2,ep=2,schedule=dualpipe,microbatch=1,batch=8,uneven=1,zero=1",
+          "pp=2,dp=2,schedule=zbv,microbatch=1,batch=6,uneven=1,recompute=full,recompute_layers=1",
+          "pp=2,dp=2,ep=2,schedule=dualpipev,microbatch=1,batch=8,uneven=1,zero=1",
+          "pp=2,dp=2,schedule=interleaved_zb,vstages=2,microbatch=1,batch=4,uneven=1",
+          "pp=2,dp=2,ep=2,schedule=interleaved,vstages=2,microbatch=1,batch=6,uneven=1,a2a_overlap=1"}) {
         // An MoE model's all-to-all as Megatron-Core sends it, and as DeepEP sends it in FP8 (DeepSeek-V3's).
         for (bool deepep : {false, true}) {
             if (deepep && !model.is_moe()) continue;

@@ -201,6 +201,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Full recomputation's block method: the first of each stage's two layers re-run, the other kept.
         AstraCase{"moe_recompute_layers", true, "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,recompute_layers=1",
                   "net_test_8_2d.yml"},
+        // Megatron-Core's EP all-to-all overlap: the combined 1F1B order (one more warm-up forward), interleaved.
+        AstraCase{"moe_a2a_overlap", true,
+                  "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,schedule=interleaved,vstages=2,a2a_overlap=1",
+                  "net_test_8_2d.yml"},
         // Megatron's recompute modules: the MoE layer re-run whole in the backward (its all-to-alls and the expert
         // TP collectives among the recompute nodes), the norms and the dense MLP too, pipelined.
         AstraCase{"moe_recompute_modules", true,

@@ -1,0 +1,193 @@
+// Megatron-Core's EP all-to-all overlap (`a2a_overlap=1`, --overlap-moe-expert-parallel-comm): the key's rules (what
+// Megatron-Core asserts), the order of the combined 1F1B (one more warm-up forward, each steady forward paired with
+// the backward after it), the activations that extra forward keeps, the all-to-all the pairs hide in closed form,
+// and the trace: the same nodes in the new order, inside ASTRA-sim's rules.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "parallel/job.h"
+#include "parallel/schedule.h"
+#include "test_util.h"
+#include "trace_test_util.h"
+#include "training/estimate.h"
+
+namespace {
+
+std::string SpecError(const sc::ModelConfig& m, const std::string& spec) {
+    return sctest::ErrorOf([&] { sc::MakeJob(m, sc::ParseParallelSpec(spec)); });
+}
+
+TEST(A2aOverlap, KeyFollowsMegatronCoresRulesAndRoundTrips) {
+    const sc::ParallelConfig p = sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,a2a_overlap=1");
+    EXPECT_TRUE(p.a2a_overlap);
+    const std::string spec = sc::ParallelSpecString(p);
+    EXPECT_NE(spec.find(",a2a_overlap=1"), std::string::npos) << spec;
+    EXPECT_TRUE(sc::ParseParallelSpec(spec).a2a_overlap);
+    EXPECT_EQ(sc::ParallelSpecString(sc::ParseParallelSpec("ep=2")).find("a2a_overlap"), std::string::npos);
+
+    const sc::ModelConfig moe = sctest::SmallMoe();
+    EXPECT_EQ(SpecError(moe, "ep=2,dp=2,a2a_overlap=1"), "");
+    EXPECT_EQ(SpecError(moe, "ep=2,dp=2,pp=2,schedule=interleaved,vstages=2,batch=8,a2a_overlap=1"), "");
+    EXPECT_EQ(SpecError(moe, "ep=2,dp=2,a2a_overlap=1,recompute=selective"), "");
+    const std::string head = "a2a_overlap: a2a_overlap=1 (Megatron-Core's --overlap-moe-expert-parallel-comm) ";
+    EXPECT_EQ(SpecError(sctest::SmallGpt(), "dp=2,a2a_overlap=1"),
+              head + "overlaps the expert all-to-all; small-gpt is dense");
+    EXPECT_EQ(SpecError(moe, "dp=2,a2a_overlap=1"), head + "needs expert parallelism (ep > 1); ep=1 was given");
+    EXPECT_EQ(SpecError(moe, "ep=2,dp=2,recompute=full,a2a_overlap=1"),
+              head + "runs without full recomputation; recompute=full was given (use recompute=selective or none)");
+    for (const char* bad :
+         {"ep=2,dp=2,pp=2,batch=8,a2a_overlap=1", "ep=2,dp=2,pp=2,batch=8,schedule=dualpipe,a2a_overlap=1",
+          "ep=2,dp=2,batch=8,schedule=gpipe,a2a_overlap=1"}) {
+        const std::string e = SpecError(moe, bad);
+        EXPECT_EQ(e.rfind(head + "pairs the forwards and backwards of 1F1B, interleaved when pp > 1", 0), 0u)
+            << bad << ": " << e;
+    }
+    EXPECT_EQ(SpecError(moe, "ep=2,dp=2,a2a_overlap=yes"), "a2a_overlap: expected true or false, got \"yes\"");
+}
+
+std::string Order(const sc::ParallelConfig& p, int stage) {
+    std::string s;
+    sc::ForEachPipelineStep(p, stage, [&](const sc::PipelineStep& st) {
+        s +=
+            (st.forward ? "F" : "B") + std::to_string(st.microbatch) + (st.chunk ? "c" + std::to_string(st.chunk) : "");
+        s += st.paired ? "p " : " ";
+    });
+    return s;
+}
+
+TEST(A2aOverlap, TheOrderIsMegatronsCombined1F1B) {
+    // One stage, four microbatches: combined_1f1b_schedule_for_no_pipelining's phases: F0 alone, then F1+B0, F2+B1,
+    // F3+B2, then B3 alone.
+    EXPECT_EQ(Order(sc::ParseParallelSpec("ep=2,dp=2,batch=8,a2a_overlap=1"), 0), "F0 F1p B0 F2p B1 F3p B2 B3 ");
+    EXPECT_EQ(Order(sc::ParseParallelSpec("ep=2,dp=2,batch=8"), 0), "F0 B0 F1 B1 F2 B2 F3 B3 ");
+    // Interleaved, pp=2 x 2 chunks, 4 microbatches (8 chunk passes a rank): warm-up forwards (pp-1-stage)*2 +
+    // (v-1)*pp + 1 (schedules.py, get_pp_rank_microbatches): 5 on stage 0, 3 on stage 1; every later forward paired.
+    const sc::ParallelConfig q =
+        sc::ParseParallelSpec("ep=2,dp=2,pp=2,batch=8,schedule=interleaved,vstages=2,a2a_overlap=1");
+    for (int stage : {0, 1}) {
+        std::vector<sc::PipelineStep> steps;
+        sc::ForEachPipelineStep(q, stage, [&](const sc::PipelineStep& st) { steps.push_back(st); });
+        const int expect_warm = (2 - 1 - stage) * 2 + 2 + 1;
+        size_t warm = 0;
+        while (warm < steps.size() && steps[warm].forward && !steps[warm].paired) ++warm;
+        EXPECT_EQ(warm, static_cast<size_t>(expect_warm)) << stage;
+        int paired = 0, forwards = 0;
+        for (size_t i = 0; i < steps.size(); ++i) {
+            if (!steps[i].forward) continue;
+            ++forwards, paired += steps[i].paired;
+            // A paired forward is followed by the backward it runs beside.
+            if (steps[i].paired) {
+                EXPECT_TRUE(i + 1 < steps.size() && !steps[i + 1].forward) << stage << " " << i;
+            }
+        }
+        EXPECT_EQ(forwards, 8) << stage;
+        EXPECT_EQ(paired, 8 - expect_warm) << stage;
+    }
+    // Without the overlap, one warm-up forward fewer and no pairs: the same passes, in Megatron's plain order.
+    sc::ParallelConfig plain = q;
+    plain.a2a_overlap = false;
+    EXPECT_EQ(Order(plain, 0).find('p'), std::string::npos);
+    EXPECT_EQ(Order(plain, 0).substr(0, 15), "F0 F1 F0c1 F1c1");
+}
+
+TEST(A2aOverlap, TheExtraForwardsActivationsAreCounted) {
+    // PeakInFlight's closed forms against a walk of the steps, with chunks of equal and unequal size.
+    for (const char* spec : {"ep=2,dp=2,batch=8,a2a_overlap=1", "ep=2,dp=2,batch=2,a2a_overlap=1",
+                             "ep=2,dp=2,pp=2,batch=16,schedule=interleaved,vstages=2,a2a_overlap=1",
+                             "ep=2,dp=2,pp=4,batch=40,schedule=interleaved,vstages=3,a2a_overlap=1"}) {
+        const sc::ParallelConfig p = sc::ParseParallelSpec(spec);
+        for (const std::vector<double>& act : {std::vector<double>{1, 1, 1}, std::vector<double>{3, 1, 2}}) {
+            for (int stage = 0; stage < p.pp; ++stage) {
+                double alive = 0, peak = 0;
+                sc::ForEachPipelineStep(p, stage, [&](const sc::PipelineStep& st) {
+                    alive += st.forward ? act[st.chunk] : -act[st.chunk];
+                    peak = std::max(peak, alive);
+                });
+                EXPECT_DOUBLE_EQ(sc::PeakInFlight(p, stage, act.data()).bytes, peak) << spec << " stage " << stage;
+            }
+        }
+    }
+    // One stage: two microbatches' activations at once instead of one.
+    const double one[] = {1};
+    EXPECT_EQ(sc::PeakInFlight(sc::ParseParallelSpec("ep=2,dp=2,batch=8,a2a_overlap=1"), 0, one).inflight, 2);
+    EXPECT_EQ(sc::PeakInFlight(sc::ParseParallelSpec("ep=2,dp=2,batch=8"), 0, one).inflight, 1);
+}
+
+sc::TrainingEstimate Estimate(const std::string& spec, const std::string& system) {
+    const sc::System sys = sctest::LoadSystemPreset(system);
+    return sc::EstimateTraining(sc::MakeJob(sctest::SmallMoe(), sc::ParseParallelSpec(spec)), sys,
+                                &sctest::MeasuredCalibration(), {});
+}
+
+TEST(A2aOverlap, PairsHideTheirAllToAllUpToTheOtherHalfsCompute) {
+    // One stage, M microbatches: M-1 pairs, each hiding one microbatch's all-to-all (smaller than its compute here),
+    // so (M-1)/M of it; the rest of the step is unchanged but for the SMs NCCL's all-to-all holds meanwhile.
+    for (const char* system : {"dgx-h100-superpod", "gb200-nvl72"}) {
+        const std::string base = "tp=1,ep=8,dp=8,microbatch=1,batch=32";  // 4 microbatches
+        const sc::TrainingEstimate plain = Estimate(base, system), over = Estimate(base + ",a2a_overlap=1", system);
+        const double compute_per_mb = (sctest::ChargedComputeSeconds(plain) - plain.step.dp_comm_sms) / 4;
+        ASSERT_GT(plain.step.ep_comm, 0) << system;
+        ASSERT_LT(plain.step.ep_comm / 4, compute_per_mb) << system;  // the case this checks
+        EXPECT_NEAR(over.step.ep_comm, plain.step.ep_comm / 4, 1e-9 * plain.step.ep_comm) << system;
+        // NCCL's CTAs: 24 on H100 (its preset's collective_ctas); GB200's preset gives no count, so no term.
+        const double sm_loss = over.step.comm_sms - plain.step.comm_sms;
+        if (std::string(system) == "gb200-nvl72") {
+            EXPECT_EQ(sm_loss, 0);
+        } else {
+            EXPECT_GT(sm_loss, 0) << system;
+        }
+        EXPECT_NEAR(over.step.compute - plain.step.compute, sm_loss, 1e-12 + 1e-9 * sm_loss) << system;
+        EXPECT_NEAR(plain.step_seconds - over.step_seconds, 0.75 * plain.step.ep_comm - sm_loss,
+                    1e-9 * plain.step_seconds)
+            << system;
+    }
+    // Where the all-to-all is longer than the compute beside it, a pair hides only that compute: experts of 32
+    // columns, each token to 8 of them, over two DGX H100s (ep=16), 4,096 tokens a microbatch.
+    sc::ModelConfig thin = sctest::SmallMoe();
+    thin.moe.experts = 16, thin.moe.top_k = 8, thin.moe.expert_ffn = 32, thin.seq = 4096;
+    const std::string slow = "tp=1,ep=16,dp=16,microbatch=1,batch=32";  // 2 microbatches
+    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    const auto run = [&](const std::string& spec) {
+        return sc::EstimateTraining(sc::MakeJob(thin, sc::ParseParallelSpec(spec)), sys, &sctest::MeasuredCalibration(),
+                                    {});
+    };
+    const sc::TrainingEstimate plain = run(slow), over = run(slow + ",a2a_overlap=1");
+    const double compute = sctest::ChargedComputeSeconds(plain) - plain.step.dp_comm_sms;  // two microbatches
+    ASSERT_GT(plain.step.ep_comm / 2, compute / 2);                                        // the case this checks
+    EXPECT_NEAR(plain.step.ep_comm - over.step.ep_comm, compute / 2, 1e-9 * compute);
+}
+
+TEST(A2aOverlap, InterleavedPairsHideTheirShareOnTheBottleneckStage) {
+    const std::string base = "tp=1,ep=4,dp=4,pp=2,microbatch=1,batch=32,schedule=interleaved,vstages=2";
+    const sc::TrainingEstimate plain = Estimate(base, "dgx-h100-superpod"),
+                               over = Estimate(base + ",a2a_overlap=1", "dgx-h100-superpod");
+    ASSERT_EQ(plain.bottleneck_stage, over.bottleneck_stage);
+    int paired = 0, passes = 0;
+    sc::ForEachPipelineStep(sc::ParseParallelSpec(base + ",a2a_overlap=1"), over.bottleneck_stage,
+                            [&](const sc::PipelineStep& st) { paired += st.paired, passes += st.forward; });
+    ASSERT_GT(plain.step.ep_comm, 0);
+    // Each pass carries 1/passes of the all-to-all (the two chunks hold the same layers).
+    EXPECT_NEAR(plain.step.ep_comm - over.step.ep_comm, plain.step.ep_comm * paired / passes,
+                1e-9 * plain.step.ep_comm);
+    EXPECT_DOUBLE_EQ(over.step.bubble, plain.step.bubble);  // fill and drain are not paired
+}
+
+TEST(A2aOverlap, TheTraceRunsTheSameNodesInTheNewOrder) {
+    // The trace follows the combined order; it does not overlap the pair (one main stream, as for DualPipe): its
+    // compute is the plain run's, which the estimate charges less the SMs of the hidden all-to-all.
+    const std::string spec = "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,schedule=interleaved,vstages=2,zero=1";
+    const sc::Job plain = sc::MakeJob(sctest::SmallMoe(), sc::ParseParallelSpec(spec));
+    const sc::Job over = sc::MakeJob(sctest::SmallMoe(), sc::ParseParallelSpec(spec + ",a2a_overlap=1"));
+    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    EXPECT_NEAR(sctest::TraceComputeSeconds(over, sys, &sctest::MeasuredCalibration(), {}),
+                sctest::TraceComputeSeconds(plain, sys, &sctest::MeasuredCalibration(), {}), 1e-15);
+    const sc::TrainingEstimate e = sc::EstimateTraining(over, sys, &sctest::MeasuredCalibration(), {});
+    const sc::TrainingEstimate e0 = sc::EstimateTraining(plain, sys, &sctest::MeasuredCalibration(), {});
+    EXPECT_NEAR(sctest::ChargedComputeSeconds(e) - (e.step.comm_sms - e0.step.comm_sms),
+                sctest::ChargedComputeSeconds(e0), 1e-9 * sctest::ChargedComputeSeconds(e0));
+    sctest::ExpectTracesKeepAstraSimsRules(over, "a2a-overlap");
+}
+
+}  // namespace
