@@ -58,7 +58,34 @@ struct BlockTime {
     // One quantization of the block's fp8 GEMM weights (fp8_overheads.h), the trace's `fp8_weight_quant` node:
     // its roofline and its kernel's fixed cost beyond it. Per step, not per microbatch.
     double fp8_quant = 0, fp8_quant_fixed = 0;
+    // The MoE all-to-all a forward of this block hides beside a backward of another block of its kind when the
+    // schedule runs them as a pair (PairedAllToAllOverlap), window by window (PairWindows).
+    double pair_hidden = 0;
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
+};
+
+// One MoE layer's forward and backward cut at their all-to-alls, for a pair of them run side by side. Forward:
+// attention to permute (a), dispatch, experts (e), combine, then what follows the combine; backward the mirror:
+// what precedes the combine's gradient, combine, experts (e), dispatch, then attention (a) with any recomputation.
+// Megatron-Core's combined 1F1B runs one layer's forward beside another layer's backward in three windows
+// (megatron/core/models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run: "comm_stream:
+// combine_bwd | dispatch_fwd->dispatch_bwd | combine_fwd; comp_stream: pre_dispatch_fwd | mlp_bwd->mlp_bwd_dw->
+// mlp_fwd | pre_dispatch_bwd"), DeepSeek-V3's DualPipe the same four pieces (report Figure 4): each all-to-all
+// hides behind the one compute piece beside it, the dispatch's forward behind the experts' backward and its
+// backward behind the experts' forward. What follows the forward's combine and precedes the backward's hides
+// nothing. Not modelled apart: delay_wgrad_compute (the experts' weight gradient moved after the dispatch's
+// backward starts).
+struct PairWindows {
+    double fwd_compute[3] = {}, bwd_compute[3] = {};  // before, between and after the two all-to-alls
+    double fwd_a2a[2] = {}, bwd_a2a[2] = {};          // dispatch, combine; combine's gradient, dispatch's
+    int fwd_seen = 0, bwd_seen = 0;
+    double Hidden() const {
+        if (fwd_seen != 2 || bwd_seen != 2) return 0;  // not an MoE layer cut as above
+        const double attn_f = fwd_compute[0], experts_f = fwd_compute[1];
+        const double experts_b = bwd_compute[1], attn_b = bwd_compute[2];
+        return std::min(bwd_a2a[0], attn_f) + std::min(fwd_a2a[0], experts_b) + std::min(bwd_a2a[1], experts_f) +
+               std::min(fwd_a2a[1], attn_b);
+    }
 };
 
 // `ub`: the userbuffers configuration when the TP overlap runs on Transformer Engine's userbuffers, else nullptr.
@@ -107,10 +134,21 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             t.flops += flops;
         }
     };
+    PairWindows pair;
+    const auto is_a2a = [](const Op& op) { return op.kind == OpKind::collective && op.group == Group::ep; };
     for (const Op& op : b.forward) {
+        const double before = t.fwd, rec_before = t.rec;
         run(op, t.fwd, t.fwd_comm, true);
-        if (rc == Recompute::none) continue;
-        if (const double share = RecomputeShareIn(job, layer, op); share > 0) run(op, t.rec, t.rec_comm, true, share);
+        if (is_a2a(op)) {
+            if (pair.fwd_seen < 2) pair.fwd_a2a[pair.fwd_seen] = comm_seconds(op);
+            ++pair.fwd_seen;
+        } else {
+            pair.fwd_compute[std::min(pair.fwd_seen, 2)] += t.fwd - before;
+        }
+        if (rc != Recompute::none)
+            if (const double share = RecomputeShareIn(job, layer, op); share > 0)
+                run(op, t.rec, t.rec_comm, true, share);
+        pair.bwd_compute[2] += t.rec - rec_before;  // re-run at the start of the backward, beside its attention
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;
@@ -123,7 +161,14 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         run(op, t.bwd, t.bwd_comm, false);
         if (async) t.bwd_comm[slot_of(*async)] += std::max(0.0, comm_seconds(*async) - (t.bwd - before));
         async = nullptr;
+        if (is_a2a(op)) {
+            if (pair.bwd_seen < 2) pair.bwd_a2a[pair.bwd_seen] = comm_seconds(op);
+            ++pair.bwd_seen;
+        } else {
+            pair.bwd_compute[std::min(pair.bwd_seen, 2)] += t.bwd - before;
+        }
     }
+    t.pair_hidden = pair.Hidden();
     for (const Weight& w : b.weights) (w.expert ? t.expert_params : t.dense_params) += HeldParams(job, w);
     if (const double n = Fp8GemmWeightParams(job, b); n > 0) {
         const double bytes = n * Fp8WeightCastBytesPerParam(job);
@@ -203,6 +248,7 @@ struct StageCost {
     double fp8_quant = 0, fp8_quant_fixed = 0;               // one quantization of the stage's fp8 GEMM weights
     double zero3_exposed = 0;                                // per microbatch
     double zero3_hidden = 0;                                 // per microbatch: the ZeRO-3 traffic behind the compute
+    double pair_hidden = 0;                                  // per microbatch: BlockTime::pair_hidden of its blocks
     int layers = 0;
     double work() const { return fwd + bwd + rec + comm[kSlotTp] + comm[kSlotCp] + comm[kSlotEp]; }
     double work_with_zero3() const { return work() + zero3_exposed; }
@@ -232,6 +278,7 @@ void AddBlocks(StageCost& c, const BlockTime& b, double tp_exposed, Zero3Part ze
     c.fp8_quant += n * b.fp8_quant, c.fp8_quant_fixed += n * b.fp8_quant_fixed;
     c.zero3_exposed += n * zero3.exposed;
     c.zero3_hidden += n * zero3.hidden;
+    c.pair_hidden += n * b.pair_hidden;
 }
 
 // Stage sums from block counts (every layer of a kind costs the same): no per-layer walk, so an estimate costs
@@ -297,8 +344,10 @@ double RoundsPerStep(const ParallelConfig& p) {
 
 // Overlapped pairs of a forward and a backward of different microbatches: DualPipe's F&B (DeepSeek-V3 report Sec.
 // 3.2.1) and Megatron-Core's combined 1F1B (a2a_overlap). The MoE all-to-all of each runs beside the compute of the
-// other, so it is hidden up to that compute ("both all-to-all and PP communication can be fully hidden"; combined_1f1b
-// .py: "EP A2A in forward step is hidden by the attention/mlp computation in the backward step, and vice versa").
+// other ("both all-to-all and PP communication can be fully hidden"; combined_1f1b.py: "EP A2A in forward step is
+// hidden by the attention/mlp computation in the backward step, and vice versa"), each all-to-all up to the compute
+// piece of its window (PairWindows): an all-to-all longer than the attention or the experts beside it stays partly
+// exposed.
 // The communication kernels run on SMs of their own, which the compute beside them loses while they run
 // (CommSmSeconds without margin): DualPipe's 20 of H800's 132 (Sec. 3.2.2, "only 20 SMs are sufficient to fully
 // utilize the bandwidths of IB and NVLink"); DeepEP's 20 under the flex dispatcher (deep_ep.Buffer.num_sms, Megatron-
@@ -319,8 +368,7 @@ PairOverlap PairedAllToAllOverlap(const Job& job, const StageCost& b, int stage,
     ForEachPipelineStep(p, stage, [&](const PipelineStep& st) { paired += st.paired ? 1 : 0; });
     // b holds one forward and one backward of each of the rank's chunks; a pair is one chunk's worth.
     const double chunks = p.active_vstages();
-    const double ep = b.comm[kSlotEp] / chunks, compute = (b.fwd + b.bwd + b.rec) / chunks;
-    const double hidden = std::min(ep, compute);
+    const double compute = (b.fwd + b.bwd + b.rec) / chunks, hidden = b.pair_hidden / chunks;
     o.ep_hidden = paired * hidden;
     if (p.a2a_overlap && !job.graph.kernels.deepep_dispatch) {
         o.sm_loss = CollectiveSmSeconds(paired * compute, paired * hidden, acc);
@@ -351,7 +399,7 @@ std::vector<ChunkTimes> ChunkTimesOf(const ParallelConfig& p, const std::vector<
     for (size_t i = 0; i < chunks.size(); ++i) {
         const StageCost& c = chunks[i];
         const double compute = c.fwd + c.bwd + c.rec;
-        const double hidden = pairs ? std::min(c.comm[kSlotEp], compute) : 0;
+        const double hidden = pairs ? c.pair_hidden : 0;
         const double k = compute > 0 ? c.work_with_zero3() / compute : 0;
         const double k_pair = compute > 0 ? (c.work_with_zero3() - hidden) / compute : 0;
         times[i] = {k * c.fwd, k * (c.bwd + c.rec - c.wgrad), k * c.wgrad, k_pair * c.fwd, k_pair * (c.bwd + c.rec)};

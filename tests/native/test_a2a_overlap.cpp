@@ -143,11 +143,12 @@ TEST(A2aOverlap, PairsHideTheirAllToAllUpToTheOtherHalfsCompute) {
                     1e-9 * plain.step_seconds)
             << system;
     }
-    // Where the all-to-all is longer than the compute beside it, a pair hides only that compute: experts of 32
-    // columns, each token to 8 of them, over two DGX H100s (ep=16), 4,096 tokens a microbatch.
+    // Where the all-to-all is longer than the compute beside it, each all-to-all hides only behind the compute piece
+    // of its window (the attention beside the combine, the experts beside the dispatch): less than the pair's whole
+    // compute. Experts of 32 columns, each token to 8 of them, over two DGX H100s (ep=16), 4,096 tokens a microbatch.
     sc::ModelConfig thin = sctest::SmallMoe();
     thin.moe.experts = 16, thin.moe.top_k = 8, thin.moe.expert_ffn = 32, thin.seq = 4096;
-    const std::string slow = "tp=1,ep=16,dp=16,microbatch=1,batch=32";  // 2 microbatches
+    const std::string slow = "tp=1,ep=16,dp=16,microbatch=1,batch=32";  // 2 microbatches: one pair
     const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
     const auto run = [&](const std::string& spec) {
         return sc::EstimateTraining(sc::MakeJob(thin, sc::ParseParallelSpec(spec)), sys, &sctest::MeasuredCalibration(),
@@ -156,7 +157,9 @@ TEST(A2aOverlap, PairsHideTheirAllToAllUpToTheOtherHalfsCompute) {
     const sc::TrainingEstimate plain = run(slow), over = run(slow + ",a2a_overlap=1");
     const double compute = sctest::ChargedComputeSeconds(plain) - plain.step.dp_comm_sms;  // two microbatches
     ASSERT_GT(plain.step.ep_comm / 2, compute / 2);                                        // the case this checks
-    EXPECT_NEAR(plain.step.ep_comm - over.step.ep_comm, compute / 2, 1e-9 * compute);
+    const double hidden = plain.step.ep_comm - over.step.ep_comm;
+    EXPECT_GT(hidden, 0.05 * compute / 2);
+    EXPECT_LT(hidden, 0.9 * compute / 2);  // the experts' pieces are small: not the whole compute
 }
 
 TEST(A2aOverlap, InterleavedPairsHideTheirShareOnTheBottleneckStage) {
