@@ -15,6 +15,7 @@
 #include "training/compute_model.h"
 #include "training/fp8_overheads.h"
 #include "training/kernel_floor.h"
+#include "training/pair_windows.h"
 #include "training/pipeline_replay.h"
 #include "training/power_cap.h"
 
@@ -62,30 +63,6 @@ struct BlockTime {
     // schedule runs them as a pair (PairedAllToAllOverlap), window by window (PairWindows).
     double pair_hidden = 0;
     double comm(CommSlot s) const { return fwd_comm[s] + bwd_comm[s] + rec_comm[s]; }
-};
-
-// One MoE layer's forward and backward cut at their all-to-alls, for a pair of them run side by side. Forward:
-// attention to permute (a), dispatch, experts (e), combine, then what follows the combine; backward the mirror:
-// what precedes the combine's gradient, combine, experts (e), dispatch, then attention (a) with any recomputation.
-// Megatron-Core's combined 1F1B runs one layer's forward beside another layer's backward in three windows
-// (megatron/core/models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run: "comm_stream:
-// combine_bwd | dispatch_fwd->dispatch_bwd | combine_fwd; comp_stream: pre_dispatch_fwd | mlp_bwd->mlp_bwd_dw->
-// mlp_fwd | pre_dispatch_bwd"), DeepSeek-V3's DualPipe the same four pieces (report Figure 4): each all-to-all
-// hides behind the one compute piece beside it, the dispatch's forward behind the experts' backward and its
-// backward behind the experts' forward. What follows the forward's combine and precedes the backward's hides
-// nothing. Not modelled apart: delay_wgrad_compute (the experts' weight gradient moved after the dispatch's
-// backward starts).
-struct PairWindows {
-    double fwd_compute[3] = {}, bwd_compute[3] = {};  // before, between and after the two all-to-alls
-    double fwd_a2a[2] = {}, bwd_a2a[2] = {};          // dispatch, combine; combine's gradient, dispatch's
-    int fwd_seen = 0, bwd_seen = 0;
-    double Hidden() const {
-        if (fwd_seen != 2 || bwd_seen != 2) return 0;  // not an MoE layer cut as above
-        const double attn_f = fwd_compute[0], experts_f = fwd_compute[1];
-        const double experts_b = bwd_compute[1], attn_b = bwd_compute[2];
-        return std::min(bwd_a2a[0], attn_f) + std::min(fwd_a2a[0], experts_b) + std::min(bwd_a2a[1], experts_f) +
-               std::min(fwd_a2a[1], attn_b);
-    }
 };
 
 // `ub`: the userbuffers configuration when the TP overlap runs on Transformer Engine's userbuffers, else nullptr.
@@ -166,6 +143,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
             ++pair.bwd_seen;
         } else {
             pair.bwd_compute[std::min(pair.bwd_seen, 2)] += t.bwd - before;
+            if (op.weight_grad) pair.bwd_wgrad[std::min(pair.bwd_seen, 2)] += t.bwd - before;
         }
     }
     t.pair_hidden = pair.Hidden();

@@ -12,6 +12,7 @@
 #include "test_util.h"
 #include "trace_test_util.h"
 #include "training/estimate.h"
+#include "training/pair_windows.h"
 
 namespace {
 
@@ -113,6 +114,29 @@ TEST(A2aOverlap, TheExtraForwardsActivationsAreCounted) {
     const double one[] = {1};
     EXPECT_EQ(sc::PeakInFlight(sc::ParseParallelSpec("ep=2,dp=2,batch=8,a2a_overlap=1"), 0, one).inflight, 2);
     EXPECT_EQ(sc::PeakInFlight(sc::ParseParallelSpec("ep=2,dp=2,batch=8"), 0, one).inflight, 1);
+}
+
+TEST(A2aOverlap, EachAllToAllHidesBehindThePieceOfItsWindow) {
+    // Forward: attention 4, dispatch 3, experts 2, combine 3, then 1 after it. Backward: 1 before, combine's gradient
+    // 3, experts 5 (of which weight gradient 2), dispatch's gradient 3, attention 6.
+    sc::PairWindows w;
+    w.fwd_compute[0] = 4, w.fwd_a2a[0] = 3, w.fwd_compute[1] = 2, w.fwd_a2a[1] = 3, w.fwd_compute[2] = 1;
+    w.bwd_compute[0] = 1, w.bwd_a2a[0] = 3, w.bwd_compute[1] = 5, w.bwd_wgrad[1] = 2, w.bwd_a2a[1] = 3;
+    w.bwd_compute[2] = 6;
+    w.fwd_seen = w.bwd_seen = 2;
+    // Combine's gradient beside the attention's forward: 3 of 3. Dispatch beside the experts' input gradient (3): 3.
+    // Dispatch's gradient beside their weight gradient and forward (2 + 2): 3. Combine beside the attention's
+    // backward (6): 3. All 12 hidden.
+    EXPECT_DOUBLE_EQ(w.Hidden(), 12);
+    // Slower all-to-alls: each hides only its piece: 4 + 3 + 4 + 6 of 4 x 10.
+    for (double& a : w.fwd_a2a) a = 10;
+    for (double& a : w.bwd_a2a) a = 10;
+    EXPECT_DOUBLE_EQ(w.Hidden(), 4 + 3 + 4 + 6);
+    // Not an MoE layer (no all-to-all, or one not cut in two): nothing.
+    w.fwd_seen = 0;
+    EXPECT_EQ(w.Hidden(), 0);
+    w.fwd_seen = 2, w.bwd_seen = 3;
+    EXPECT_EQ(w.Hidden(), 0);
 }
 
 sc::TrainingEstimate Estimate(const std::string& spec, const std::string& system) {

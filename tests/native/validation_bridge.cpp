@@ -73,13 +73,13 @@ void SetDispatch(Row& row, const char* backend) {
 
 // Megatron-Core's overlap_moe_expert_parallel_comm (moe_a2a_overlap in the perf presets, with delay_wgrad_compute):
 // the model's a2a_overlap, the combined 1F1B order with each pair's all-to-all behind the other half's compute.
-// delay_wgrad_compute (the weight gradients run after the pair, widening what hides the backward's all-to-all) is not
-// modelled apart.
+// Megatron-Bridge sets delay_wgrad_compute with it (scripts/performance/utils/overrides.py), which the overlap's
+// windows take (training/estimate.cpp, PairWindows).
 void SetA2aOverlap(Row& row) {
     row.par.a2a_overlap = true;
     row.assumptions.push_back(
         "the EP all-to-all overlapped with another microbatch's compute (moe_a2a_overlap: Megatron-Core's "
-        "overlap_moe_expert_parallel_comm, the model's a2a_overlap=1); its delay_wgrad_compute not apart");
+        "overlap_moe_expert_parallel_comm with delay_wgrad_compute, the model's a2a_overlap=1)");
 }
 
 void SetSelective(Row& row, const char* modules, const std::string& why) {
@@ -324,7 +324,7 @@ const char* const kA2aOverlapCause =
     "window (Megatron-Core's combined 1F1B: the combine's gradient beside the attention's forward, the dispatch "
     "beside the experts, the combine beside the attention's backward) at the compute's full rate less the SMs of the "
     "communication kernels. Without the overlap the same rows came out 16.6% (DeepSeek-V3 on B200) and 20.1% "
-    "(Qwen3-235B on H100) slow, so these runs hid 46% and 64% of what the windows allow; what keeps the rest exposed "
+    "(Qwen3-235B on H100) slow, so these runs hid 45% and 64% of what the windows allow; what keeps the rest exposed "
     "(the all-to-all and the GEMMs beside it sharing HBM and NVLink, the launch order of the two streams) has no "
     "measurement in data/";
 const char* const kReleaseCause =
