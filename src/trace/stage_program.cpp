@@ -8,7 +8,8 @@
 // stream waits for a side node only where it needs its result (a ZeRO-3 block waits for its gather; the
 // optimizer for every reduction). ZeRO-3 gathers are prefetched one block ahead: block i+1's gather may
 // run while block i computes (FSDP's forward/backward prefetch, DeepSpeed's prefetch bucket).
-// Collectives of a group whose size is 1 vanish.
+// A forward and a backward run as a pair (DualPipe, a2a_overlap) put their MoE layers' all-to-alls beside the main
+// stream, in windows (PairLayers). Collectives of a group whose size is 1 vanish.
 //
 // Sizes are ASTRA-sim's (README "Conventions"): comm_size is the whole buffer for all-reduce,
 // reduce-scatter and all-to-all, and one rank's contribution for all-gather (the graph's all-gather output
@@ -107,12 +108,36 @@ struct ProgramBuilder {
         return static_cast<int64_t>(prog.nodes.size() - 1);
     }
     int64_t async = -1;  // an async collective: the main-stream node after next waits for it
+    // In a pair's windows (Builder::PairLayers): the all-to-all the next main-stream node waits for, and the last
+    // all-to-all of the pair's communication stream (each waits for the one before it).
+    int64_t also = -1;
+    int64_t window_comm = -1;
 
     // A node on the main stream: after the previous one and whatever it was told to wait for.
     void EmitOnChain(const ProgNode& n) {
-        chain = Emit(n, {chain, wait});
+        chain = Emit(n, {chain, wait, also});
         wait = async;  // set only right after an async collective: the node after this one waits for it
         async = -1;
+        also = -1;
+    }
+
+    // An all-to-all of a pair's window: off the main stream, after the compute that produced its data (the chain so
+    // far) and the window's previous all-to-all, beside the compute that follows (ParallelConfig::a2a_overlap,
+    // DualPipe's pairs; the estimate's PairWindows). Marked async, so the timeline replays it on a stream of its own.
+    int64_t EmitWindowComm(const Op& op, NodeRole role, uint32_t name) {
+        const GroupKind k = ToGroupKind(op.group);
+        if (layout.GroupSize(k) <= 1) return -1;
+        ProgNode n;
+        n.role = role;
+        n.kind = op.kind;
+        n.name = name;
+        n.type = EtNodeType::comm_coll;
+        n.coll = ToChakra(op.collective);
+        n.group = k;
+        n.comm_bytes = static_cast<int64_t>(TraceCommSize(n.coll, layout.GroupSize(k), job.V(op.comm_bytes)));
+        n.async = true;
+        window_comm = Emit(n, {chain, window_comm});
+        return window_comm;
     }
 
     // Name ids of a block's ops (by op index), interned on first use: the same every microbatch. Looking each
@@ -322,7 +347,8 @@ struct StageProgramStream::Builder {
     // quantized in every forward (training/fp8_overheads.h, Fp8WeightCastsPerStep).
     std::vector<bool> quantized;
     std::vector<PipelineStep> schedule;
-    size_t next = 0;  // the schedule's next step
+    std::vector<std::vector<char>> pairable;  // [chunk][block]: PairableBlock, under a schedule that pairs
+    size_t next = 0;                          // the schedule's next step
     bool complete = false;
 
     Builder(const Job& job, int stage, const NodeVisitor* visit, uint64_t max_nodes)
@@ -347,9 +373,12 @@ struct StageProgramStream::Builder {
         // already split.
         scatter = job.graph.kernels.pp_scatter_gather && !p.sp && p.tp > 1;
         p2p_bytes = scatter ? boundary_bytes / p.tp : boundary_bytes;
+        pairable.resize(p.active_vstages());
         for (int c = 0; c < p.active_vstages(); ++c) {
             blocks[c] = BlocksOfVstage(job, PositionOf(p, c, stage));
             op_names[c].resize(blocks[c].size());
+            for (const StageBlock& sb : blocks[c])
+                pairable[c].push_back(PairsChunks(p) && PairableBlock(*sb.block) ? 1 : 0);
         }
     }
     uint32_t gather_names[2] = {ProgramBuilder::kUnnamed, ProgramBuilder::kUnnamed};  // [backward]
@@ -390,16 +419,20 @@ struct StageProgramStream::Builder {
         const bool quantize = zero3 || !quantized[step.chunk];
         quantized[step.chunk] = true;
         for (int j = 0; j < n; ++j) {
-            const StageBlock& sb = bl[j];
             B.wait = gathered;
             if (zero3 && j + 1 < n) gathered = B.GatherWeights(bl[j + 1], B.chain);  // prefetch
-            if (quantize) B.EmitFp8WeightQuant(sb);
-            const std::vector<Op>& ops = sb.block->forward;
-            for (size_t k = 0; k < ops.size(); ++k)
-                B.EmitOp(ops[k], NodeRole::forward, B.OpName(op_names[step.chunk][j].forward, ops, k, sb));
+            ForwardBlock(step, j, quantize);
         }
         if (g < S - 1 && !SameRankAfter(p, g))
             B.EmitP2P(true, next_rank, step.microbatch, g, false, p2p_bytes, B.chain);
+    }
+
+    void ForwardBlock(const PipelineStep& step, int j, bool quantize) {
+        const StageBlock& sb = blocks[step.chunk][j];
+        if (quantize) B.EmitFp8WeightQuant(sb);
+        const std::vector<Op>& ops = sb.block->forward;
+        for (size_t k = 0; k < ops.size(); ++k)
+            B.EmitOp(ops[k], NodeRole::forward, B.OpName(op_names[step.chunk][j].forward, ops, k, sb));
     }
 
     // The weight half of a split backward (zbh1): every block's weight-gradient GEMMs, then the synchronisation
@@ -428,28 +461,170 @@ struct StageProgramStream::Builder {
         const bool split = step.split;
         int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], B.chain) : -1;
         for (int j = n - 1; j >= 0; --j) {
-            const StageBlock& sb = bl[j];
             B.wait = gathered;
             if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], B.chain);  // prefetch
-            ProgramBuilder::OpNames& names = op_names[step.chunk][j];
-            // Full recomputation's block method: the chunk's layers after its first recompute_layers do not re-run.
-            const bool recomputes = sb.layer < 0 || p.recomputes_layer(sb.layer - first_layer);
-            if (p.recompute != Recompute::none && recomputes) {
-                const std::vector<Op>& ops = sb.block->forward;
-                for (size_t k = 0; k < ops.size(); ++k)
-                    if (const double share = RecomputeShareIn(B.job, sb.layer >= 0, ops[k]); share > 0)
-                        B.EmitOp(ops[k], NodeRole::recompute, B.OpName(names.recompute, ops, k, sb, "recompute."),
-                                 share);
-            }
-            const std::vector<Op>& ops = sb.block->backward;
-            for (size_t k = 0; k < ops.size(); ++k)
-                if (!split || !ops[k].weight_grad)
-                    B.EmitOp(ops[k], NodeRole::backward, B.OpName(names.backward, ops, k, sb));
-            if (!split) B.EmitGradAccumulation(sb), SyncGrads(sb, step);
+            BackwardBlock(step, j, first_layer);
         }
         if (reduce_every_microbatch && !split) grads.Flush();
         if (g > 0 && !SameRankAfter(p, g - 1))
             B.EmitP2P(true, -next_rank, step.microbatch, g - 1, true, p2p_bytes, B.chain);
+    }
+
+    int FirstLayer(int chunk) const {  // the chunk's first transformer layer
+        int first = INT_MAX;
+        for (const StageBlock& sb : blocks[chunk])
+            if (sb.layer >= 0) first = std::min(first, sb.layer);
+        return first;
+    }
+
+    // The re-run forward of a block about to run its backward, on the main stream.
+    void EmitRecompute(const PipelineStep& step, int j, int first_layer) {
+        const StageBlock& sb = blocks[step.chunk][j];
+        // Full recomputation's block method: the chunk's layers after its first recompute_layers do not re-run.
+        const bool recomputes = sb.layer < 0 || p.recomputes_layer(sb.layer - first_layer);
+        if (p.recompute == Recompute::none || !recomputes) return;
+        const std::vector<Op>& ops = sb.block->forward;
+        ProgramBuilder::OpNames& names = op_names[step.chunk][j];
+        for (size_t k = 0; k < ops.size(); ++k)
+            if (const double share = RecomputeShareIn(B.job, sb.layer >= 0, ops[k]); share > 0)
+                B.EmitOp(ops[k], NodeRole::recompute, B.OpName(names.recompute, ops, k, sb, "recompute."), share);
+    }
+
+    void BackwardBlock(const PipelineStep& step, int j, int first_layer) {
+        const StageBlock& sb = blocks[step.chunk][j];
+        EmitRecompute(step, j, first_layer);
+        const std::vector<Op>& ops = sb.block->backward;
+        for (size_t k = 0; k < ops.size(); ++k)
+            if (!step.split || !ops[k].weight_grad)
+                B.EmitOp(ops[k], NodeRole::backward, B.OpName(op_names[step.chunk][j].backward, ops, k, sb));
+        if (!step.split) B.EmitGradAccumulation(sb), SyncGrads(sb, step);
+    }
+
+    // ---- A forward and a backward run as a pair (DualPipe's F&B, Megatron-Core's combined 1F1B) ----
+
+    static bool IsA2a(const Op& op) { return op.kind == OpKind::collective && op.group == Group::ep; }
+    // Positions of a pass's two all-to-alls, or false when it has not exactly two (not an MoE layer).
+    static bool CutAt(const std::vector<Op>& ops, size_t at[2]) {
+        int n = 0;
+        for (size_t k = 0; k < ops.size(); ++k)
+            if (IsA2a(ops[k])) {
+                if (n < 2) at[n] = k;
+                ++n;
+            }
+        return n == 2;
+    }
+    // Whether a block of a pair runs window by window: an MoE layer whose all-to-alls move data, outside ZeRO-3 (whose
+    // per-block gathers keep the serial order). Worked out once per block (the constructor).
+    bool PairableBlock(const Block& b) const {
+        size_t at[2];
+        return !zero3 && B.layout.GroupSize(GroupKind::ep) > 1 && CutAt(b.forward, at) && CutAt(b.backward, at);
+    }
+    bool Pairable(int chunk, int j) const { return pairable[chunk][j] != 0; }
+
+    // Forward block fj beside backward block bj, in the three windows of Megatron-Core's layer plan
+    // (model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run; training/pair_windows.h): the combine's
+    // gradient beside the attention's forward, the dispatch beside the experts' input gradient, the dispatch's
+    // gradient beside the experts' weight gradient and forward, the combine beside the attention's backward. The
+    // compute stays one stream in program order; each all-to-all waits for its data, and the compute that needs an
+    // all-to-all's result waits for it.
+    void PairLayers(const PipelineStep& f, int fj, const PipelineStep& b, int bj, int first_layer) {
+        const StageBlock& fs = blocks[f.chunk][fj];
+        const StageBlock& bs = blocks[b.chunk][bj];
+        ProgramBuilder::OpNames& fn = op_names[f.chunk][fj];
+        ProgramBuilder::OpNames& bn = op_names[b.chunk][bj];
+        const std::vector<Op>& fo = fs.block->forward;
+        const std::vector<Op>& bo = bs.block->backward;
+        size_t fa[2], ba[2];
+        CutAt(fo, fa), CutAt(bo, ba);
+        auto forward = [&](size_t from, size_t to) {
+            for (size_t k = from; k < to; ++k) B.EmitOp(fo[k], NodeRole::forward, B.OpName(fn.forward, fo, k, fs));
+        };
+        // `weight`: the weight-gradient ops of the range only (1), the others only (0), or all (-1).
+        auto backward = [&](size_t from, size_t to, int weight) {
+            for (size_t k = from; k < to; ++k)
+                if (weight < 0 || bo[k].weight_grad == (weight == 1))
+                    B.EmitOp(bo[k], NodeRole::backward, B.OpName(bn.backward, bo, k, bs));
+        };
+        auto comm = [&](const std::vector<Op>& ops, size_t k, NodeRole role, ProgramBuilder::OpNames& names,
+                        std::vector<uint32_t> ProgramBuilder::OpNames::*pass, const StageBlock& sb) {
+            return B.EmitWindowComm(ops[k], role, B.OpName(names.*pass, ops, k, sb));
+        };
+        EmitRecompute(b, bj, first_layer);
+        backward(0, ba[0], -1);  // what precedes the combine's gradient
+        const int64_t combine_grad = comm(bo, ba[0], NodeRole::backward, bn, &ProgramBuilder::OpNames::backward, bs);
+        forward(0, fa[0]);  // attention to permute
+        const int64_t dispatch = comm(fo, fa[0], NodeRole::forward, fn, &ProgramBuilder::OpNames::forward, fs);
+        B.also = combine_grad;
+        backward(ba[0] + 1, ba[1], 0);  // the experts' input gradient
+        const int64_t dispatch_grad = comm(bo, ba[1], NodeRole::backward, bn, &ProgramBuilder::OpNames::backward, bs);
+        backward(ba[0] + 1, ba[1], 1);  // their weight gradient
+        B.also = dispatch;
+        forward(fa[0] + 1, fa[1]);  // the experts' forward
+        const int64_t combine = comm(fo, fa[1], NodeRole::forward, fn, &ProgramBuilder::OpNames::forward, fs);
+        B.also = dispatch_grad;
+        backward(ba[1] + 1, bo.size(), -1);  // the attention's backward
+        B.also = combine;
+        forward(fa[1] + 1, fo.size());  // what follows the combine
+        B.EmitGradAccumulation(bs), SyncGrads(bs, b);
+    }
+
+    // A paired forward and the backward after it: their receives, then both chunks' blocks, MoE layers side by side
+    // in windows and the rest one after the other, each pass's send as soon as its last block has run.
+    void RunPair(const PipelineStep& f, const PipelineStep& b) {
+        const int stage = B.prog.stage;
+        const int gf = PositionOf(p, f.chunk, stage), gb = PositionOf(p, b.chunk, stage);
+        const int f_next = ForwardPeer(p, f.chunk), b_next = ForwardPeer(p, b.chunk);
+        if (gf > 0 && !SameRankAfter(p, gf - 1)) Receive(-f_next, f.microbatch, gf - 1, false);
+        if (gb < S - 1 && !SameRankAfter(p, gb)) Receive(b_next, b.microbatch, gb, true);
+        const int nf = static_cast<int>(blocks[f.chunk].size());
+        const bool quantize = !quantized[f.chunk];
+        quantized[f.chunk] = true;
+        const int first_layer = FirstLayer(b.chunk);
+        auto forward_done = [&] {
+            if (gf < S - 1 && !SameRankAfter(p, gf))
+                B.EmitP2P(true, f_next, f.microbatch, gf, false, p2p_bytes, B.chain);
+        };
+        auto backward_done = [&] {
+            if (reduce_every_microbatch) grads.Flush();
+            if (gb > 0 && !SameRankAfter(p, gb - 1))
+                B.EmitP2P(true, -b_next, b.microbatch, gb - 1, true, p2p_bytes, B.chain);
+        };
+        int i = 0, j = static_cast<int>(blocks[b.chunk].size()) - 1;
+        while (i < nf || j >= 0) {
+            const bool fp = i < nf && Pairable(f.chunk, i), bp = j >= 0 && Pairable(b.chunk, j);
+            if (fp && bp) {
+                if (quantize) B.EmitFp8WeightQuant(blocks[f.chunk][i]);
+                PairLayers(f, i++, b, j--, first_layer);
+            } else if (i < nf && (!fp || j < 0)) {
+                ForwardBlock(f, i++, quantize);
+            } else {
+                BackwardBlock(b, j--, first_layer);
+                if (j < 0) backward_done();
+                continue;
+            }
+            if (i == nf) forward_done();
+            if (j < 0 && (fp && bp)) backward_done();
+        }
+    }
+
+    // Whether a chunk holds a block a pair can run in windows.
+    bool AnyPairable(int chunk) const {
+        return std::find(pairable[chunk].begin(), pairable[chunk].end(), 1) != pairable[chunk].end();
+    }
+
+    // Runs the step at schedule[i], or the pair starting there; returns how many steps it took.
+    size_t RunAt(size_t i) {
+        const PipelineStep& step = schedule[i];
+        if (step.forward && step.paired && !zero3 && i + 1 < schedule.size()) {
+            const PipelineStep& next_step = schedule[i + 1];
+            if (!next_step.forward && !next_step.weight && !next_step.split && AnyPairable(step.chunk) &&
+                AnyPairable(next_step.chunk)) {
+                RunPair(step, next_step);
+                return 2;
+            }
+        }
+        Run(step);
+        return 1;
     }
 
     void Run(const PipelineStep& step) {
@@ -516,9 +691,11 @@ StageProgramStream& StageProgramStream::operator=(StageProgramStream&&) noexcept
 // by doubling, a stage of millions of nodes held the old and the new node array at once on its last growth
 // (the page's download stopped for 200 ms copying one) and up to twice the nodes it needed after it, room the
 // page's 4 GB of wasm memory then lacked for the stage's encoding. An estimate short of the end grows as before.
-static void ReserveFromFirstSteps(StageProgram& prog, size_t steps_done, size_t steps, uint64_t limit) {
+// Called after each run of steps (`before` to `steps_done`: one, or a pair).
+static void ReserveFromFirstSteps(StageProgram& prog, size_t before, size_t steps_done, size_t steps, uint64_t limit) {
     constexpr size_t kMinSteps = 64;
-    if (steps < 2 * kMinSteps || steps_done != std::max(kMinSteps, steps / 32)) return;
+    const size_t at = std::max(kMinSteps, steps / 32);
+    if (steps < 2 * kMinSteps || before >= at || steps_done < at) return;
     const double scale = 1.05 * static_cast<double>(steps) / static_cast<double>(steps_done);
     const double nodes = std::min(scale * static_cast<double>(prog.nodes.size()), static_cast<double>(limit));
     prog.nodes.reserve(static_cast<size_t>(nodes));
@@ -531,8 +708,9 @@ bool StageProgramStream::Advance(uint64_t min_nodes) {
     const uint64_t until = b.B.emitted + std::min(min_nodes, UINT64_MAX - b.B.emitted);
     while (!b.complete && b.B.emitted < until) {
         if (b.next < b.schedule.size()) {
-            b.Run(b.schedule[b.next++]);
-            if (!b.B.visit) ReserveFromFirstSteps(b.B.prog, b.next, b.schedule.size(), b.B.limit);
+            const size_t before = b.next;
+            b.next += b.RunAt(b.next);
+            if (!b.B.visit) ReserveFromFirstSteps(b.B.prog, before, b.next, b.schedule.size(), b.B.limit);
         } else {
             b.Finish();
             b.complete = true;

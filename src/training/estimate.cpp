@@ -114,7 +114,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
     PairWindows pair;
     const auto is_a2a = [](const Op& op) { return op.kind == OpKind::collective && op.group == Group::ep; };
     for (const Op& op : b.forward) {
-        const double before = t.fwd, rec_before = t.rec;
+        const double before = t.fwd;
         run(op, t.fwd, t.fwd_comm, true);
         if (is_a2a(op)) {
             if (pair.fwd_seen < 2) pair.fwd_a2a[pair.fwd_seen] = comm_seconds(op);
@@ -125,7 +125,6 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         if (rc != Recompute::none)
             if (const double share = RecomputeShareIn(job, layer, op); share > 0)
                 run(op, t.rec, t.rec_comm, true, share);
-        pair.bwd_compute[2] += t.rec - rec_before;  // re-run at the start of the backward, beside its attention
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;

@@ -8,7 +8,8 @@ namespace sc {
 
 // One MoE layer's forward and backward cut at their all-to-alls, for a pair of them run side by side. Forward:
 // attention to permute (a), dispatch, experts (e), combine, then what follows the combine; backward the mirror:
-// what precedes the combine's gradient, combine, experts (e), dispatch, then attention (a) with any recomputation.
+// what precedes the combine's gradient, combine, experts (e), dispatch, then attention (a). A recomputed forward runs
+// before the backward's first piece (trace/stage_program.cpp, PairLayers) and hides nothing.
 // Megatron-Core's combined 1F1B runs one layer's forward beside another layer's backward in three windows
 // (megatron/core/models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run: "comm_stream:
 // combine_bwd | dispatch_fwd->dispatch_bwd | combine_fwd; comp_stream: pre_dispatch_fwd | mlp_bwd->mlp_bwd_dw->
