@@ -234,20 +234,32 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
     if (!bin || !*bin)
         GTEST_SKIP() << "SC_ASTRA_BIN is not set: ASTRA-sim's analytical binary is needed to run the traces";
     const std::string root = SC_SOURCE_DIR;
-    const sc::ModelConfig m = sc::ParseModelConfig(sctest::ReadFile(root + "/presets/models/llama3-8b.json"));
+    const sc::ModelConfig llama = sc::ParseModelConfig(sctest::ReadFile(root + "/presets/models/llama3-8b.json"));
+    // An MoE model for the pairs' windows (a2a_overlap, DualPipe): Qwen3-30B-A3B cut to 12 layers.
+    sc::ModelConfig qwen = sc::ParseModelConfig(sctest::ReadFile(root + "/presets/models/qwen3-30b-a3b.json"));
+    qwen.layers = 12;
     const sc::System sys = sc::ParseSystem(sctest::ReadFile(root + "/presets/systems/dgx-h100-superpod.json"),
                                            sctest::ReadFile(root + "/presets/hardware/h100-sxm.json"));
     // The measured rates the CLI times with by default (the nccl-tests curves the two levels' bandwidths come from).
     const sc::CalibrationTable cal =
         sc::ParseCalibration(sctest::ReadFile(root + "/presets/calibration/measured.json"));
     std::string md =
-        "| layout (Llama 3 8B, 16 H100) | estimate step (s) | ASTRA-sim replay (s) | difference |\n|---|---:|---:|---:|\n";
-    for (const char* spec :
-         {"tp=2,pp=4,dp=2,sp=1,batch=16,schedule=1f1b,zero=1", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1",
-          "tp=2,pp=2,dp=4,batch=16,schedule=interleaved,vstages=2", "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbv,zero=1",
-          "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipe,zero=1",
-          "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipev,zero=1",
-          "tp=2,pp=2,dp=4,batch=16,schedule=interleaved_zb,vstages=2", "tp=8,pp=2,batch=16"}) {
+        "| layout (16 H100) | estimate step (s) | ASTRA-sim replay (s) | difference |\n|---|---:|---:|---:|\n";
+    const std::pair<const sc::ModelConfig*, const char*> rows[] = {
+        {&llama, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=1f1b,zero=1"},
+        {&llama, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbh1,zero=1"},
+        {&llama, "tp=2,pp=2,dp=4,batch=16,schedule=interleaved,vstages=2"},
+        {&llama, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=zbv,zero=1"},
+        {&llama, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipe,zero=1"},
+        {&llama, "tp=2,pp=4,dp=2,sp=1,batch=16,schedule=dualpipev,zero=1"},
+        {&llama, "tp=2,pp=2,dp=4,batch=16,schedule=interleaved_zb,vstages=2"},
+        {&llama, "tp=8,pp=2,batch=16"},
+        {&qwen, "pp=2,dp=8,ep=8,batch=64,schedule=interleaved,vstages=2,zero=1"},
+        {&qwen, "pp=2,dp=8,ep=8,batch=64,schedule=interleaved,vstages=2,zero=1,a2a_overlap=1"},
+        {&qwen, "pp=2,dp=8,ep=8,batch=64,schedule=dualpipe,zero=1"},
+    };
+    for (const auto& [model, spec] : rows) {
+        const sc::ModelConfig& m = *model;
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
         const std::string dir = (fs::temp_directory_path() / "sc-astra-timing").string();
         WriteTimedTraces(job, dir, &cal);
@@ -277,7 +289,7 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
         const double astra = 1e-9 * static_cast<double>(*std::max_element(end_ns.begin(), end_ns.end()));
         const double estimate = sc::EstimateTraining(job, sys, &cal, opt).step_seconds;
         char row[256];
-        std::snprintf(row, sizeof row, "| %s | %.3f | %.3f | %+.1f%% |\n", spec, estimate, astra,
+        std::snprintf(row, sizeof row, "| %s, %s | %.3f | %.3f | %+.1f%% |\n", m.name.c_str(), spec, estimate, astra,
                       100 * (astra / estimate - 1));
         md += row;
     }
