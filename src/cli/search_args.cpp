@@ -11,8 +11,8 @@
 namespace sc::cli {
 
 std::vector<std::string> SearchSpaceFlags() {
-    return {"gpus",    "batch",     "tp",   "pp", "cp",    "ep",     "microbatch", "schedule",
-            "vstages", "recompute", "zero", "sp", "order", "uneven", "threads"};
+    return {"gpus",    "batch",     "tp",   "pp", "cp",          "ep",    "microbatch", "schedule",
+            "vstages", "recompute", "zero", "sp", "a2a-overlap", "order", "uneven",     "threads"};
 }
 
 const char* SearchSpaceUsage() {
@@ -22,6 +22,7 @@ const char* SearchSpaceUsage() {
            "  --tp, --pp, --cp, --ep, --microbatch, --vstages LIST   e.g. --tp 4,8 --pp 1,2,4\n"
            "  --schedule LIST   gpipe,1f1b,interleaved (also zbh1, dualpipe, zbv, dualpipev, interleaved_zb) --recompute LIST   none,selective,full (also op)\n"
            "  --zero LIST       0,1,2,3                      --sp LIST          off,on\n"
+           "  --a2a-overlap LIST   off,on (Megatron-Core's EP all-to-all overlap, tried where it can run)\n"
            "  --order O         rank order, fastest-varying first (default tp-cp-dp-pp)\n"
            "  --uneven on|off   also pipelines whose pp*vstages does not divide the layers, split as uneven=1\n"
            "                    (default off; a model of 61 layers has no pipeline without it)\n"
@@ -80,6 +81,14 @@ SearchRequest LoadSearchRequest(const Args& a) {
             if (v == "on" || v == "1" || v == "true") s.sp.push_back(1);
             else if (v == "off" || v == "0" || v == "false") s.sp.push_back(0);
             else throw Error("--sp", "expected on or off, got \"" + v + "\"");
+        }
+    }
+    if (a.Has("a2a-overlap")) {
+        s.a2a_overlap.clear();
+        for (const std::string& v : SplitList(a.Get("a2a-overlap"))) {
+            if (v == "on" || v == "1" || v == "true") s.a2a_overlap.push_back(1);
+            else if (v == "off" || v == "0" || v == "false") s.a2a_overlap.push_back(0);
+            else throw Error("--a2a-overlap", "expected on or off, got \"" + Clip(v) + "\"");
         }
     }
     if (a.Has("order")) s.order = a.Get("order");

@@ -50,6 +50,9 @@ void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
         if (z < 0 || z > 3) throw Error("zero", "zero=" + std::to_string(z) + " is not a ZeRO stage (0, 1, 2 or 3)");
     for (int v : s.sp)
         if (v != 0 && v != 1) throw Error("sp", "sp=" + std::to_string(v) + " must be 0 (off) or 1 (on)");
+    for (int v : s.a2a_overlap)
+        if (v != 0 && v != 1)
+            throw Error("a2a_overlap", "a2a_overlap=" + std::to_string(v) + " must be 0 (off) or 1 (on)");
     if (!(s.bucket_mb >= 1 && s.bucket_mb <= kMaxBucketMb)) throw Error("bucket_mb", "must be from 1 to 1048576 MiB");
     ValidateModelConfig(m);
     ParallelConfig probe;
@@ -58,7 +61,7 @@ void CheckRequest(const ModelConfig& m, const SearchRequest& req) {
 }
 
 // Every candidate of `req`, in enumeration order: sp outermost (one Job each), then the symbol binding
-// (tp, cp, ep, microbatch), then pp (and so dp), schedule and vstages, recompute, ZeRO.
+// (tp, cp, ep, microbatch), then pp (and so dp), schedule and vstages, recompute, the all-to-all overlap, ZeRO.
 template <class F>
 void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
     const SearchSpace& s = req.space;
@@ -68,6 +71,9 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
     std::sort(sps.begin(), sps.end());
     sps.erase(std::unique(sps.begin(), sps.end()), sps.end());
     const std::vector<int> gdiv = Divisors(G), bdiv = Divisors(B);
+    std::vector<int> a2a_list = s.a2a_overlap;
+    std::sort(a2a_list.begin(), a2a_list.end());
+    a2a_list.erase(std::unique(a2a_list.begin(), a2a_list.end()), a2a_list.end());
 
     ParallelConfig p;
     p.batch = B;
@@ -107,10 +113,19 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                             auto inner = [&] {
                                 for (Recompute rc : s.recompute) {
                                     p.recompute = rc;
-                                    for (int z : s.zero) {
-                                        p.zero = z;
-                                        emit(static_cast<const ParallelConfig&>(p));
+                                    // Where Megatron-Core runs the EP all-to-all overlap (ValidateParallel's rules).
+                                    const bool overlap_runs = moe && ep > 1 && rc != Recompute::full &&
+                                                              (pp == 1 ? p.schedule == Schedule::one_f_one_b
+                                                                       : p.schedule == Schedule::interleaved);
+                                    for (int a2a : a2a_list) {
+                                        if (a2a && !overlap_runs) continue;
+                                        p.a2a_overlap = a2a != 0;
+                                        for (int z : s.zero) {
+                                            p.zero = z;
+                                            emit(static_cast<const ParallelConfig&>(p));
+                                        }
                                     }
+                                    p.a2a_overlap = false;
                                 }
                             };
                             for (Schedule schedule : s.schedules) {

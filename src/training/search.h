@@ -34,6 +34,9 @@ struct SearchSpace {
     std::vector<Recompute> recompute = {Recompute::none, Recompute::selective, Recompute::full};
     std::vector<int> zero = {0, 1, 2, 3};
     std::vector<int> sp = {0, 1};  // sequence parallelism off/on (on only where tp > 1: with tp = 1 it is a no-op)
+    // Megatron-Core's EP all-to-all overlap off/on (ParallelConfig::a2a_overlap); on only where it can run: an MoE
+    // model with ep > 1, without full recomputation, under 1F1B on one stage or interleaved.
+    std::vector<int> a2a_overlap = {0, 1};
     // Also pipelines whose pp (or pp x vstages) does not divide the layers, split as uneven=1 splits them: a model of
     // 61 layers (DeepSeek-V3, Kimi K2) has no pipeline otherwise.
     bool uneven = false;

@@ -44,8 +44,9 @@ struct Brute {
 };
 
 // Every valid layout of (gpus, batch) found without the search's enumeration: all degrees 1..gpus, every
-// microbatch, schedule, vstages, recompute, ZeRO and sp, filtered by ValidateParallel only, each estimated on a
-// job of its own. Skips the two exact duplicates the search drops: sp=1 with tp=1, gpipe with pp=1.
+// microbatch, schedule, vstages, recompute, ZeRO, sp and the all-to-all overlap, filtered by ValidateParallel only,
+// each estimated on a job of its own. Skips the two exact duplicates the search drops: sp=1 with tp=1, gpipe with
+// pp=1.
 // With `uneven`, a pipeline whose positions do not divide the layers is split as uneven=1 splits it.
 std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, const sc::CalibrationTable* cal,
                               const sc::TrainingOptions& opt, int gpus, int batch, bool uneven = false) {
@@ -61,25 +62,26 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
                             for (int v = 1; v <= m.layers; ++v)
                                 for (auto rc : {sc::Recompute::none, sc::Recompute::selective, sc::Recompute::full})
                                     for (int z = 0; z <= 3; ++z)
-                                        for (int sp = 0; sp <= 1; ++sp) {
-                                            if (sp && tp == 1) continue;
-                                            if (sched == sc::Schedule::gpipe && pp == 1) continue;
-                                            if (v > 1 && sched != sc::Schedule::interleaved) continue;
-                                            // ValidateParallel says so too:
-                                            if ((tp * cp * dp) % ep || batch % (mb * dp)) continue;
-                                            sc::ParallelConfig p;
-                                            p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.ep = ep, p.sp = sp;
-                                            p.microbatch = mb, p.batch = batch, p.schedule = sched, p.vstages = v;
-                                            p.recompute = rc, p.zero = z, p.gpus = gpus;
-                                            p.uneven = uneven && m.layers % p.pipeline_positions() != 0;
-                                            try {
-                                                sc::ValidateParallel(m, p);
-                                            } catch (const sc::Error&) {
-                                                continue;
+                                        for (int sp = 0; sp <= 1; ++sp)
+                                            for (int a2a = 0; a2a <= 1; ++a2a) {
+                                                if (sp && tp == 1) continue;
+                                                if (sched == sc::Schedule::gpipe && pp == 1) continue;
+                                                if (v > 1 && sched != sc::Schedule::interleaved) continue;
+                                                // ValidateParallel says so too:
+                                                if ((tp * cp * dp) % ep || batch % (mb * dp)) continue;
+                                                sc::ParallelConfig p;
+                                                p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.ep = ep, p.sp = sp;
+                                                p.microbatch = mb, p.batch = batch, p.schedule = sched, p.vstages = v;
+                                                p.recompute = rc, p.zero = z, p.gpus = gpus, p.a2a_overlap = a2a;
+                                                p.uneven = uneven && m.layers % p.pipeline_positions() != 0;
+                                                try {
+                                                    sc::ValidateParallel(m, p);
+                                                } catch (const sc::Error&) {
+                                                    continue;
+                                                }
+                                                sc::Job job = sc::MakeJob(m, p);
+                                                out.push_back({p, sc::EstimateTraining(job, sys, cal, opt)});
                                             }
-                                            sc::Job job = sc::MakeJob(m, p);
-                                            out.push_back({p, sc::EstimateTraining(job, sys, cal, opt)});
-                                        }
             }
     return out;
 }
