@@ -76,6 +76,9 @@ struct Op {
     Group group = Group::none;
     Collective collective = Collective::all_reduce;
     Expr comm_bytes;
+    // An MoE layer's expert all-to-all (moe.dispatch, moe.combine, forward and backward): where a pair of a forward
+    // and a backward cuts a layer into windows (training/pair_windows.h, trace/stage_program.cpp).
+    bool expert_all_to_all() const { return kind == OpKind::collective && group == Group::ep; }
 };
 
 // Kernels and pipeline exchange of the framework being modelled: they change which ops a layer runs or which nodes

@@ -502,12 +502,11 @@ struct StageProgramStream::Builder {
 
     // ---- A forward and a backward run as a pair (DualPipe's F&B, Megatron-Core's combined 1F1B) ----
 
-    static bool IsA2a(const Op& op) { return op.kind == OpKind::collective && op.group == Group::ep; }
     // Positions of a pass's two all-to-alls, or false when it has not exactly two (not an MoE layer).
     static bool CutAt(const std::vector<Op>& ops, size_t at[2]) {
         int n = 0;
         for (size_t k = 0; k < ops.size(); ++k)
-            if (IsA2a(ops[k])) {
+            if (ops[k].expert_all_to_all()) {
                 if (n < 2) at[n] = k;
                 ++n;
             }

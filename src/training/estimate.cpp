@@ -112,11 +112,10 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         }
     };
     PairWindows pair;
-    const auto is_a2a = [](const Op& op) { return op.kind == OpKind::collective && op.group == Group::ep; };
     for (const Op& op : b.forward) {
         const double before = t.fwd;
         run(op, t.fwd, t.fwd_comm, true);
-        if (is_a2a(op)) {
+        if (op.expert_all_to_all()) {
             if (pair.fwd_seen < 2) pair.fwd_a2a[pair.fwd_seen] = comm_seconds(op);
             ++pair.fwd_seen;
         } else {
@@ -137,7 +136,7 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         run(op, t.bwd, t.bwd_comm, false);
         if (async) t.bwd_comm[slot_of(*async)] += std::max(0.0, comm_seconds(*async) - (t.bwd - before));
         async = nullptr;
-        if (is_a2a(op)) {
+        if (op.expert_all_to_all()) {
             if (pair.bwd_seen < 2) pair.bwd_a2a[pair.bwd_seen] = comm_seconds(op);
             ++pair.bwd_seen;
         } else {
