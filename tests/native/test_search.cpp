@@ -524,11 +524,46 @@ TEST(SearchCli, ClearErrors) {
     r = RunCli(
         "search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --uneven 2");
     EXPECT_NE(r.out.find("--uneven: expected on or off, got \"2\""), std::string::npos) << r.out;
+    r = RunCli(
+        "search --model presets/models/mixtral-8x7b.json --system dgx-h100-superpod --gpus 16 --batch 64 "
+        "--a2a-overlap maybe");
+    EXPECT_NE(r.out.find("--a2a-overlap: expected on or off, got \"maybe\""), std::string::npos) << r.out;
     // The pipelines the layers do not divide are named, with the flag that searches them (96 layers: pp=64).
     r = RunCli("search --model presets/models/gpt3-175b.json --system dgx-h100-superpod --gpus 64 --batch 64 --tp 8");
     EXPECT_NE(r.out.find("not searched: pp=64, which do not divide the 96 layers (--uneven on splits them unevenly)"),
               std::string::npos)
         << r.out;
+}
+
+// An MoE model's search tries the EP all-to-all overlap where it can run, and --a2a-overlap restricts it: off leaves
+// it out, on keeps only the layouts that run it. The two split the default search between them.
+TEST(Search, TheAllToAllOverlapIsSearchedWhereItCanRun) {
+    const sc::ModelConfig m = sctest::LoadModelPreset("mixtral-8x7b.json");
+    const sc::System sys = H100().sys;
+    sc::SearchRequest req;
+    req.gpus = 16, req.batch = 64, req.top_k = 1000000;
+    req.space.tp = {1}, req.space.ep = {1, 8}, req.space.zero = {1};
+    auto run = [&](std::vector<int> a2a) {
+        req.space.a2a_overlap = a2a;
+        return sc::SearchLayouts(m, sys, &H100().cal, {}, req);
+    };
+    const sc::SearchResult both = run({0, 1}), off = run({0}), on = run({1});
+    int with = 0;
+    for (const sc::RankedLayout& l : both.top) {
+        if (!l.par.a2a_overlap) continue;
+        ++with;
+        EXPECT_GT(l.par.ep, 1);
+        EXPECT_NE(l.par.recompute, sc::Recompute::full);
+        EXPECT_TRUE(l.par.pp == 1 ? l.par.schedule == sc::Schedule::one_f_one_b
+                                  : l.par.schedule == sc::Schedule::interleaved);
+    }
+    EXPECT_GT(with, 0);
+    for (const sc::RankedLayout& l : off.top) EXPECT_FALSE(l.par.a2a_overlap);
+    for (const sc::RankedLayout& l : on.top) EXPECT_TRUE(l.par.a2a_overlap);
+    EXPECT_EQ(on.top.size(), static_cast<size_t>(with));
+    EXPECT_GT(on.stats.valid, 0u);
+    EXPECT_EQ(off.stats.valid + on.stats.valid, both.stats.valid);
+    EXPECT_EQ(off.stats.candidates + on.stats.candidates, both.stats.candidates);  // nothing tried that cannot run
 }
 
 }  // namespace
