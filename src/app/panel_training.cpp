@@ -301,6 +301,17 @@ static void DrawEstimate(AppState& s) {
     for (int i = 0; i < kBreakdownPartCount; ++i)
         steps[i] = {kBreakdownParts[i].short_label, b.*kBreakdownParts[i].seconds, kColours[i]};
     StackedBar("##step", steps, kBreakdownPartCount, e.step_seconds, Secs);
+    if (b.ep_hidden > 0) {
+        char hidden[64];
+        ImGui::TextDisabled("EP all-to-all hidden beside pairs: %s (not in the step; hover)",
+                            Secs(b.ep_hidden, hidden));
+        Formula(
+            "A forward and a backward of two microbatches run side by side (DualPipe, or Megatron-Core's "
+            "a2a_overlap): each MoE layer's all-to-all hides behind the one compute piece of its window, the "
+            "combine's gradient beside the attention's forward, the dispatch beside the experts' input gradient, "
+            "its gradient beside their weight gradient and forward, the combine beside the attention's backward. "
+            "training/pair_windows.h");
+    }
     if (const double sms = b.comm_sms + b.dp_comm_sms; sms > 0) {
         // Not parts of their own: what the SMs of overlapped communication kernels cost the compute above.
         char tp[64], dp[64];
@@ -312,8 +323,8 @@ static void DrawEstimate(AppState& s) {
         ImGui::PopStyleColor();
         Formula(
             "An overlapped collective runs as CTAs on some SMs; the compute beside it gets the rest. TP/EP: "
-            "Transformer Engine's userbuffers GEMMs (num_sm of sm_count, with or without the SM margin) and "
-            "DualPipe's all-to-all (20 SMs). DP: the gradient reduction, ZeRO gathers and FSDP traffic hidden "
+            "Transformer Engine's userbuffers GEMMs (num_sm of sm_count, with or without the SM margin), "
+            "DualPipe's all-to-all (20 SMs) and a2a_overlap's (DeepEP's 20, or NCCL's CTAs). DP: the gradient reduction, ZeRO gathers and FSDP traffic hidden "
             "behind compute lose hidden x collective_ctas / sm_count (one NCCL CTA per channel; 24 on H100 as "
             "profiled; parts without a measured count: none). docs/validation.md");
     }

@@ -28,6 +28,9 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
     };
     for (const BreakdownPart& p : kBreakdownParts) {
         part(p.label, b.*p.seconds);
+        // Not in the step: what overlapped pairs hid of the all-to-all (DualPipe, a2a_overlap).
+        if (p.seconds == &StepBreakdown::ep_comm && b.ep_hidden > 0)
+            line("    hidden beside pairs", FormatSeconds(b.ep_hidden) + " (not in the step)");
         if (p.seconds != &StepBreakdown::compute) continue;
         // Of compute, what communication kernels beside it take (training/comm_sms.h): not parts of their own.
         part("  of which TP/EP comm SMs", b.comm_sms);
@@ -147,6 +150,8 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
     j["breakdown"] = BreakdownJson(e.step);
     // Of breakdown.compute (not parts of their own): the SMs that overlapped communication kernels hold.
     j["compute_lost_to_comm_sms"] = {{"tp_ep", e.step.comm_sms}, {"dp", e.step.dp_comm_sms}};
+    // Not in the step: the all-to-all overlapped pairs hid (breakdown.ep_comm is what they left exposed).
+    j["ep_hidden_by_pairs"] = e.step.ep_hidden;
     j["mfu"] = e.mfu;
     j["hfu"] = e.hfu;
     j["mfu_bf16"] = e.mfu_bf16;

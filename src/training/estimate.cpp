@@ -423,6 +423,7 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, cons
     br.compute += br.dp_comm_sms;
     const PairOverlap pair = PairedAllToAllOverlap(job, b, bneck, acc);
     br.ep_comm -= pair.ep_hidden;
+    br.ep_hidden = pair.ep_hidden;
     br.compute += pair.sm_loss;  // comm_sms is part of compute: charged, not only shown
     br.comm_sms += pair.sm_loss;
     // Bubble (Narayanan et al. 2021: (pp-1)/v of one microbatch's work for 1F1B and GPipe alike): the first

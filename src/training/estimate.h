@@ -49,6 +49,9 @@ struct StepBreakdown {
     // (Accelerator::collective_ctas; training/comm_sms.h). The estimate's alone: the trace's compute nodes do not
     // carry it, since ASTRA-sim decides what runs beside what.
     double dp_comm_sms = 0;
+    // Not in the step: the MoE all-to-all that overlapped pairs hide (DualPipe's, a2a_overlap's), which ep_comm no
+    // longer holds; ep_comm + ep_hidden is the all-to-all of a run without pairs.
+    double ep_hidden = 0;
     double total() const;
 };
 

@@ -156,6 +156,9 @@ TEST(A2aOverlap, PairsHideTheirAllToAllUpToTheOtherHalfsCompute) {
         ASSERT_GT(plain.step.ep_comm, 0) << system;
         ASSERT_LT(plain.step.ep_comm / 4, compute_per_mb) << system;  // the case this checks
         EXPECT_NEAR(over.step.ep_comm, plain.step.ep_comm / 4, 1e-9 * plain.step.ep_comm) << system;
+        // What the pairs hid is reported beside the step (not in it): the rest of the plain run's all-to-all.
+        EXPECT_EQ(plain.step.ep_hidden, 0) << system;
+        EXPECT_NEAR(over.step.ep_hidden, plain.step.ep_comm - over.step.ep_comm, 1e-12 * plain.step.ep_comm) << system;
         // NCCL's CTAs: 24 on H100 (its preset's collective_ctas); GB200's preset gives no count, so no term.
         const double sm_loss = over.step.comm_sms - plain.step.comm_sms;
         if (std::string(system) == "gb200-nvl72") {
