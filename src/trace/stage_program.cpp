@@ -454,18 +454,15 @@ struct StageProgramStream::Builder {
     void Backward(const PipelineStep& step, int g, int next_rank) {
         const auto& bl = blocks[step.chunk];
         const int n = static_cast<int>(bl.size());
-        int first_layer = INT_MAX;  // the chunk's first transformer layer
-        for (const StageBlock& sb : bl)
-            if (sb.layer >= 0) first_layer = std::min(first_layer, sb.layer);
+        const int first_layer = FirstLayer(step.chunk);
         if (g < S - 1 && !SameRankAfter(p, g)) Receive(next_rank, step.microbatch, g, true);
-        const bool split = step.split;
         int64_t gathered = zero3 ? B.GatherWeights(bl[n - 1], B.chain) : -1;
         for (int j = n - 1; j >= 0; --j) {
             B.wait = gathered;
             if (zero3 && j > 0) gathered = B.GatherWeights(bl[j - 1], B.chain);  // prefetch
             BackwardBlock(step, j, first_layer);
         }
-        if (reduce_every_microbatch && !split) grads.Flush();
+        if (reduce_every_microbatch && !step.split) grads.Flush();
         if (g > 0 && !SameRankAfter(p, g - 1))
             B.EmitP2P(true, -next_rank, step.microbatch, g - 1, true, p2p_bytes, B.chain);
     }
