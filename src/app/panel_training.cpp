@@ -324,8 +324,8 @@ static void DrawEstimate(AppState& s) {
         Formula(
             "An overlapped collective runs as CTAs on some SMs; the compute beside it gets the rest. TP/EP: "
             "Transformer Engine's userbuffers GEMMs (num_sm of sm_count, with or without the SM margin), "
-            "DualPipe's all-to-all (20 SMs) and a2a_overlap's (DeepEP's 20, or NCCL's CTAs). DP: the gradient reduction, ZeRO gathers and FSDP traffic hidden "
-            "behind compute lose hidden x collective_ctas / sm_count (one NCCL CTA per channel; 24 on H100 as "
+            "DualPipe's all-to-all (20 SMs) and a2a_overlap's (DeepEP's 20, or NCCL's CTAs). DP: the gradient "
+            "reduction, ZeRO gathers and FSDP traffic hidden behind compute lose hidden x collective_ctas / sm_count (one NCCL CTA per channel; 24 on H100 as "
             "profiled; parts without a measured count: none). docs/validation.md");
     }
     const System* sys = CurrentSystem(s);
