@@ -109,7 +109,7 @@ void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
 }
 
 void PutOptions(std::string& out, const TrainingOptions& o) {
-    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 96,
+    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 104,
                   "TrainingOptions changed: key the new field here");
     Put(out, "overlap_dp", o.overlap_dp);
     Put(out, "overlap_pp", o.overlap_pp);
@@ -131,6 +131,7 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "fused_ew", o.kernels.fused_elementwise);
     Put(out, "deepep", o.kernels.deepep_dispatch);
     Put(out, "fp8_dispatch", o.kernels.fp8_dispatch);
+    Put(out, "host_gbps", o.host_link_gbps);
     Put(out, "tokens", o.tokens_to_train);
 }
 

@@ -201,6 +201,7 @@ std::string LinkState(const AppState& s) {
     l.overlap_tp = s.options.overlap_tp;
     l.in_network_reduction = s.options.in_network_reduction;
     l.tokens = s.options.tokens_to_train;
+    l.host_link_gbps = s.options.host_link_gbps;
     l.flash_attention = s.options.kernels.flash_attention;
     l.dropout = s.options.kernels.dropout;
     l.grad_accumulation_fusion = s.options.kernels.grad_accumulation_fusion;
@@ -285,6 +286,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     s.options.overlap_tp = l.overlap_tp;
     s.options.in_network_reduction = l.in_network_reduction;
     s.options.tokens_to_train = l.tokens;
+    s.options.host_link_gbps = l.host_link_gbps;
     s.options.kernels = {l.flash_attention,   l.dropout,           l.grad_accumulation_fusion,
                          l.pp_scatter_gather, l.fused_elementwise, l.deepep_dispatch,
                          l.fp8_dispatch};

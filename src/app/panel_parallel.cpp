@@ -117,6 +117,21 @@ static void DrawSplitFields(AppState& s) {
                             "Megatron's block method (--recompute-num-layers): only the first N layers of each model "
                             "chunk recompute, the others keep their activations; 0: every layer");
     else p.recompute_layers = 0;
+    // CPU activation offloading, where Megatron-Core runs it (pp = 1, 1F1B, no recomputation).
+    if (p.pp == 1 && p.schedule == Schedule::one_f_one_b && p.recompute == Recompute::none && !p.a2a_overlap) {
+        changed |= IntField("offload layers", &p.offload_layers,
+                            "Megatron-Core's --cpu-offloading-num-layers: the first N layers' saved activations go to "
+                            "host memory during the forward and come back during the backward (Transformer Engine's "
+                            "schedule); the compute waits where the host link is slower than the layers; 0: none");
+        if (p.offload_layers > 0) {
+            ImGui::SameLine();
+            changed |= DoubleField("host link GB/s", &s.options.host_link_gbps, "%.0f",
+                                   "the host link's rate each way; 0: the part's measured rate (nvbandwidth; measured "
+                                   "on H100, H800, H200, GB200 and MI300X)");
+        }
+    } else {
+        p.offload_layers = 0;
+    }
     ImGui::PopItemWidth();
     if (p.recompute == Recompute::selective) changed |= RecomputeModuleBoxes(p);
     else p.recompute_modules = 0;

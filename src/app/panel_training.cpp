@@ -261,7 +261,7 @@ static void DrawCluster(AppState& s) {
 // Okabe & Ito's palette (app/palette.h); neighbouring parts of the bars never share a hue family.
 // Darker shades for the parts carved out of the kernels' time (kernel fixed cost, fp8 casts, MoE routing).
 constexpr ImU32 kDarkGrey = IM_COL32(90, 90, 90, 255), kDarkPurple = IM_COL32(120, 60, 100, 255),
-                kDarkGreen = IM_COL32(0, 90, 65, 255);
+                kDarkGreen = IM_COL32(0, 90, 65, 255), kDarkOrange = IM_COL32(140, 95, 0, 255);
 
 // Hover text: where a figure comes from.
 static void Formula(const char* text) {
@@ -294,8 +294,8 @@ static void DrawEstimate(AppState& s) {
     ImGui::Text("%.0f tokens/s", e.tokens_per_second);
     Formula("tokens/s = global batch x sequence length / step time");
     // Colours in kBreakdownParts order.
-    static const ImU32 kColours[] = {kBlue,   kSky,    kDarkGrey, kDarkPurple, kDarkGreen,  kOrange,
-                                     kYellow, kPurple, kGreen,    kGrey,       kVermillion, kWhite};
+    static const ImU32 kColours[] = {kBlue,   kSky,   kDarkGrey, kDarkPurple, kDarkGreen,  kOrange, kYellow,
+                                     kPurple, kGreen, kGrey,     kVermillion, kDarkOrange, kWhite};
     static_assert(sizeof kColours / sizeof kColours[0] == kBreakdownPartCount);
     Segment steps[kBreakdownPartCount];
     for (int i = 0; i < kBreakdownPartCount; ++i)

@@ -2,12 +2,12 @@
 // is 10^5 cells, and the worker's text encoding (with each row's CSV line) and the page's parsing of it cost
 // 5 and 6-8 us a cell, a third of the pool's time on a fixed-layout sweep (README "Workers"). Fixed-width
 // little-endian fields, read back with a bounds check on every one; a cell is about 290 bytes:
-//   "sweep-shard 7\n" <u64 cells> then per cell:
+//   "sweep-shard 8\n" <u64 cells> then per cell:
 //   <u64 point> <u32 model> <u8 found> <f64 step, mfu, tokens/s, memory peak, energy> <f64 x breakdown parts>
 //   <point: f64 flops, hbm_bw, hbm_capacity, net_bw, power; u32 domain, gpus; u8 topology (Topology), overlap
 //    (a mask of kOverlapDp/Pp/Tp), inr>
 //   <layout: u32 tp pp dp cp ep etp microbatch batch vstages zero gpus; u8 sp, uneven, schedule, recompute,
-//    recompute modules; u32 recompute layers; u8 a2a overlap;
+//    recompute modules; u32 recompute layers; u8 a2a overlap; u32 offload layers;
 //    f64 bucket_mb; u32 length + bytes of order; u32 pipeline-layout stages, u32 layers of each, u32 its MTP
 //    modules> <u64 candidates, valid, fitting, estimated>
 // WebAssembly is little-endian, and so is every machine the native tests run on (checked below).
@@ -27,10 +27,12 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the shard bytes are little-endian");
 
-constexpr std::string_view kMagic = "sweep-shard 7\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts,
+constexpr std::string_view kMagic = "sweep-shard 8\n";  // 3: topology is 0-2 (2 is torus); 4: pipeline layouts,
                                                         // recompute modules; 5: power limit, energy;
                                                         // 6: recompute layers (the block method);
-                                                        // 7: the EP all-to-all overlap
+                                                        // 7: the EP all-to-all overlap;
+                                                        // 8: activation offloading (layers, and its breakdown
+                                                        //    part)
 
 template <typename T>
 void Put(std::string& o, T v) {
@@ -106,6 +108,7 @@ void PutLayout(std::string& o, const ParallelConfig& p) {
     Put<uint8_t>(o, p.recompute_modules);
     Put<uint32_t>(o, static_cast<uint32_t>(p.recompute_layers));
     Put<uint8_t>(o, p.a2a_overlap);
+    Put<uint32_t>(o, static_cast<uint32_t>(p.offload_layers));
     Put<double>(o, p.bucket_mb);
     Put<uint32_t>(o, static_cast<uint32_t>(p.order.size()));
     o += p.order;
@@ -128,6 +131,7 @@ void GetLayout(Reader& r, ParallelConfig& p) {
     const uint8_t a2a = r.Get<uint8_t>();
     if (a2a > 1) Malformed("an all-to-all overlap flag of " + std::to_string(a2a));
     p.a2a_overlap = a2a != 0;
+    p.offload_layers = r.Count("offload layers");
     p.bucket_mb = r.Get<double>();
     const uint32_t n = r.Get<uint32_t>();
     if (n > 64 || n > r.t.size() - r.pos) Malformed("a rank order of " + std::to_string(n) + " bytes");

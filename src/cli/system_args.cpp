@@ -119,6 +119,8 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
         else if (k == "attention_efficiency") o.attention_efficiency = Fraction(k, v, kMinEfficiency);
         else if (k == "memory_efficiency") o.memory_efficiency = Fraction(k, v, kMinEfficiency);
         else if (k == "overlap_tp_fraction") o.overlap_tp_fraction = Fraction(k, v);
+        else if (k == "host_link_gbps")
+            o.host_link_gbps = ParseNumberIn(k, v, 0, kMaxHostLinkGbps);  // 0: the measured link
         else if (k == "flash_attention") o.kernels.flash_attention = Flag(k, v);
         else if (k == "dropout") o.kernels.dropout = Flag(k, v);
         else if (k == "pp_scatter_gather") o.kernels.pp_scatter_gather = Flag(k, v);
@@ -134,7 +136,7 @@ TrainingOptions LoadTrainingOptions(const Args& a) {
                         "unknown option; valid: overlap_dp overlap_pp overlap_tp overlap_tp_fraction "
                         "in_network_reduction framework_gemm matmul_efficiency attention_efficiency memory_efficiency "
                         "flash_attention attention_kernel dropout pp_scatter_gather grad_accumulation_fusion "
-                        "fused_elementwise deepep_dispatch fp8_dispatch");
+                        "fused_elementwise deepep_dispatch fp8_dispatch host_link_gbps");
     }
     if (a.Has("tokens")) o.tokens_to_train = ParseNumberIn("--tokens", a.Get("tokens"), 0, kMaxTrainingTokens, true);
     return o;

@@ -485,10 +485,15 @@ double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerat
     return 0;
 }
 
-double HostLinkGBps(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op) {
+const HostLinkMeasurement* FindHostLink(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op) {
     for (const HostLinkMeasurement& m : table.host_link)
-        if (m.op == op && AppliesTo(m.accelerators, accelerator_id)) return m.gbps;
-    return 0;
+        if (m.op == op && AppliesTo(m.accelerators, accelerator_id)) return &m;
+    return nullptr;
+}
+
+double HostLinkGBps(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op) {
+    const HostLinkMeasurement* m = FindHostLink(table, accelerator_id, op);
+    return m ? m->gbps : 0;
 }
 
 }  // namespace sc

@@ -186,5 +186,7 @@ double CausalEfficiencyRatio(const CalibrationTable& table, std::string_view acc
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op);
 // Measured host link GB/s of the accelerator in one direction; 0 when there is no measurement.
 double HostLinkGBps(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op);
+// The measurement behind it, or nullptr.
+const HostLinkMeasurement* FindHostLink(const CalibrationTable& table, std::string_view accelerator_id, HostLinkOp op);
 
 }  // namespace sc

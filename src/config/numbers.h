@@ -19,6 +19,7 @@ inline constexpr double kMaxTrainingTokens = 1e18;                       // --to
 inline constexpr double kMaxCapacityFactor = 100;                        // moe.capacity_factor
 inline constexpr double kMinSweepFactor = 1e-6, kMaxSweepFactor = 1e6;   // sweep --axis flops=... factors
 inline constexpr double kMaxBucketMb = 1048576;                          // bucket_mb: 1 MiB to 1 TiB
+inline constexpr double kMaxHostLinkGbps = 1e6;                          // host_link_gbps: up to 1 PB/s
 
 // `text` clipped to `max` characters, with "..." when cut (for values echoed in error messages).
 std::string Clip(std::string_view text, size_t max = 80);

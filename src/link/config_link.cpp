@@ -85,7 +85,7 @@ std::vector<std::string> KnownKeys() {
     for (const BoolKey& o : kOptionKeys) k.push_back(o.key);
     for (const BoolKey& o : kKernelKeys) k.push_back(o.key);
     k.push_back("attn_kernel");
-    k.insert(k.end(), {"tokens", "search_gpus", "search_uneven", "serve"});
+    k.insert(k.end(), {"tokens", "host_gbps", "search_gpus", "search_uneven", "serve"});
     for (const std::string& s : ServeKeys()) k.push_back(s);
     k.insert(k.end(), {"view", "sweeps", "sweep.axis1", "sweep.axis2", "sweep.fixed"});
     return k;
@@ -212,6 +212,10 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
     }
     if (key == "tokens") {
         link.tokens = ParseNumberIn(key, v, 0, kMaxTrainingTokens);
+        return;
+    }
+    if (key == "host_gbps") {
+        link.host_link_gbps = ParseNumberIn(key, v, 0, kMaxHostLinkGbps);
         return;
     }
     if (key == "hybrid") {  // the pattern's length against the layers is the model's check (ValidateModelConfig)
@@ -351,6 +355,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     put("parallel", link.parallel);
     for (const BoolKey& o : kOptionKeys) put(o.key, link.*o.member ? "1" : "0");
     put("tokens", LinkNumber(link.tokens));
+    if (link.host_link_gbps > 0) put("host_gbps", LinkNumber(link.host_link_gbps));  // only when stated
     const ConfigLink defaults;
     for (const BoolKey& o : kKernelKeys)
         if (link.*o.member != defaults.*o.member) put(o.key, link.*o.member ? "1" : "0");

@@ -10,7 +10,7 @@
 //   (+ power_limit=500 for a GPU power limit in W (after the level edits); load_imbalance=1.3 and
 //    routing=contiguous for an MoE model's routing; flash=0, dropout=1, gaf=0, attn_kernel=flash2,
 //    scatter_gather=0, fused_ew=0, deepep=1, fp8_dispatch=1 when the framework's kernels are not the defaults;
-//    moe_every= for MoE layers every n-th layer; moe_latent= for a latent MoE's routed width (0: none);
+//    host_gbps= for a stated host-link rate (CPU activation offloading); moe_every= for MoE layers every n-th layer; moe_latent= for a latent MoE's routed width (0: none);
 //    mtp_layers= for multi-token prediction; hybrid= for a hybrid model's layer pattern (M * - E); window= and
 //    full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
 //    for the Serving tab, link/serve_keys.h, and view=search|serving and sweeps=1 when those views are open;
@@ -123,6 +123,7 @@ struct ConfigLink {
     bool overlap_tp = TrainingOptions{}.overlap_tp;
     bool in_network_reduction = TrainingOptions{}.in_network_reduction;
     double tokens = TrainingOptions{}.tokens_to_train;  // 0: no time-to-train
+    double host_link_gbps = 0;  // TrainingOptions::host_link_gbps; written only when stated (> 0)
     // The framework's kernels (TrainingOptions::kernels, attention_kernel, pp_scatter_gather), written only when
     // they differ from the defaults: links made before these keys existed meant the defaults.
     bool flash_attention = KernelChoices{}.flash_attention;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "parallel/offload_schedule.h"
 #include "parallel/schedule.h"
 
 namespace sc {
@@ -92,6 +93,19 @@ StageMemory StageMemoryOf(const Job& job, int stage) {
             add(k, n.of(k) - twin, false, n.kept[i] - n.kept_bf16[i]);
             add(k, twin, true, n.kept_bf16[i]);
         }
+    }
+    // CPU activation offloading (pp = 1, one chunk, no recomputation: ValidateParallel): of the layers' activations,
+    // what is on the GPU at the schedule's peak (parallel/offload_schedule.h); the first N layers' are in host memory
+    // by the end of the forward.
+    if (p.offload_layers > 0) {
+        std::vector<double> bytes(static_cast<size_t>(job.model.layers));
+        double all = 0;
+        for (int l = 0; l < job.model.layers; ++l) {
+            bytes[l] = cost(LayerBlockKind(job, l), job.model.bf16_layer(l)).act;
+            all += bytes[l];
+            if (l < p.offload_layers) mem.host_activations += bytes[l];
+        }
+        chunk_act[0] += OffloadResidentPeak(bytes, p.offload_layers) - all;
     }
     mem.params = dense + expert + dense16 + expert16;
     const double w = BytesOf(prec.compute), w16 = WeightBytesOf(prec, true), g = BytesOf(prec.grad);

@@ -12,6 +12,8 @@ struct StageMemory {
     double optimizer = 0;
     double activations = 0;  // peak over the schedule, plus what recomputing one block brings back
     int peak_inflight = 0;   // microbatch-chunks whose activations are alive at the peak
+    // In host memory, not in total(): the activations CPU offloading holds there (ParallelConfig::offload_layers).
+    double host_activations = 0;
     double total() const { return weights + gradients + optimizer + activations; }
 };
 

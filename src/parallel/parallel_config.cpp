@@ -132,11 +132,13 @@ static void SetKey(ParallelConfig& p, const std::string& k, const std::string& v
         p.recompute_layers = static_cast<int>(ParseIntegerIn(k, v, 1, kMaxModelDim));  // 0 would mean "all"
     else if (k == "fsdp") p.zero = ToBool(k, v) ? 3 : 0;
     else if (k == "a2a_overlap") p.a2a_overlap = ToBool(k, v);
+    else if (k == "offload_layers") p.offload_layers = static_cast<int>(ParseIntegerIn(k, v, 0, kMaxModelDim));
     else
         throw Error(
             Clip(k),
             "unknown parallel key; valid: tp pp dp cp ep etp sp microbatch (mb) batch schedule vstages (vp) "
-            "recompute recompute_modules recompute_layers a2a_overlap zero fsdp order gpus uneven layout bucket_mb");
+            "recompute recompute_modules recompute_layers a2a_overlap offload_layers zero fsdp order gpus uneven layout "
+            "bucket_mb");
 }
 
 ParallelConfig ParseParallelSpec(std::string_view spec) {
@@ -188,6 +190,7 @@ std::string ParallelSpecString(const ParallelConfig& p) {
     if (p.recompute_modules) s.append(",recompute_modules=").append(RecomputeModulesString(p.recompute_modules));
     if (p.recompute_layers) s += ",recompute_layers=" + std::to_string(p.recompute_layers);
     if (p.a2a_overlap) s += ",a2a_overlap=1";
+    if (p.offload_layers) s += ",offload_layers=" + std::to_string(p.offload_layers);
     if (!p.layout.empty()) s += ",layout=" + PipelineLayoutString(p.layout, p.layout_mtp);
     // Only when set, so the usual split reads as before; a page link carries the split in this form.
     if (p.bucket_mb != ParallelConfig{}.bucket_mb) {
@@ -215,6 +218,34 @@ static void ValidateA2aOverlap(const ModelConfig& m, const ParallelConfig& p) {
         throw Error("a2a_overlap",
                     what + "pairs the forwards and backwards of 1F1B, interleaved when pp > 1; pp=" + S(p.pp) +
                         " schedule=" + NameOf(p.schedule) + " was given (use schedule=interleaved, or pp=1)");
+}
+
+// What Megatron-Core asserts before it offloads activations (megatron/core/transformer/transformer_config.py,
+// __post_init__ under cpu_offloading), and what Transformer Engine's default schedule needs (cpu_offload.py
+// get_cpu_offload_context: "Cannot offload all layers ... last layer is not offloaded"). The EP all-to-all overlap is
+// refused too: TE's synchronizer counts one forward through the layers, then one backward, which the combined 1F1B's
+// interleaved layers of two microbatches are not (our reading; Megatron-Core does not assert it).
+static void ValidateOffload(const ModelConfig& m, const ParallelConfig& p) {
+    const std::string what =
+        "offload_layers=" + S(p.offload_layers) + " (Megatron-Core's --cpu-offloading-num-layers) ";
+    if (p.offload_layers >= m.layers)
+        throw Error("offload_layers", what + "must be below the layer count (" + S(m.layers) +
+                                          "): the last layer's activations are used as soon as the backward starts");
+    if (p.pp > 1)
+        throw Error("offload_layers", what + "runs without pipeline parallelism, as Megatron-Core requires; pp=" +
+                                          S(p.pp) + " was given");
+    if (p.schedule != Schedule::one_f_one_b)
+        throw Error("offload_layers", what +
+                                          "runs each microbatch's forward and then its backward (Megatron-Core's "
+                                          "forward_backward_no_pipelining), schedule=1f1b; schedule=" +
+                                          NameOf(p.schedule) + " was given");
+    if (p.recompute != Recompute::none)
+        throw Error("offload_layers", what + "runs without recomputation, as Megatron-Core requires; recompute=" +
+                                          NameOf(p.recompute) + " was given");
+    if (p.a2a_overlap)
+        throw Error("offload_layers", what +
+                                          "runs one microbatch's forward, then its backward; a2a_overlap=1 pairs "
+                                          "the layers of two microbatches");
 }
 
 void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
@@ -303,6 +334,7 @@ void ValidateParallel(const ModelConfig& m, const ParallelConfig& p) {
     if (p.etp > 1 && m.moe.expert_ffn % p.etp)
         throw Error("etp", "etp=" + S(p.etp) + " does not divide the expert size expert_ffn=" + S(m.moe.expert_ffn));
     if (p.a2a_overlap) ValidateA2aOverlap(m, p);
+    if (p.offload_layers) ValidateOffload(m, p);
     if (m.is_moe() && p.tp > 1 && !p.sp)
         throw Error("sp", "MoE with tp=" + S(p.tp) + " needs sequence parallelism (sp=1), as Megatron-Core requires");
 

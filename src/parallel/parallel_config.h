@@ -87,6 +87,12 @@ struct ParallelConfig {
     // get_pp_rank_microbatches: "one extra micro-batch forward step before the 1f1b stages"), and Megatron-Core
     // accepts it only with expert parallelism, without full recomputation, and with interleaving when pp > 1.
     bool a2a_overlap = false;
+    // Transformer Engine's CPU activation offloading as Megatron-Core runs it (--cpu-offloading-num-layers N,
+    // activations only): the saved activations of the first N transformer layers go to host memory during the
+    // forward and come back during the backward, on a copy stream beside the compute (parallel/offload_schedule.h).
+    // Megatron-Core accepts it only without pipeline parallelism and without recomputation, and N below the layer
+    // count. 0: none.
+    int offload_layers = 0;
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)

@@ -119,7 +119,7 @@ std::string SweepCsvHeader() {
     return "model,flops,hbm_bw,hbm_capacity,domain,net_bw,topology,overlap,inr,gpus,power_w,batch,found,step_seconds,"
            "mfu,tokens_per_second,memory_peak_gib,energy_joules,tp,pp,dp,cp,ep,sp,microbatch,schedule,vstages,"
            "recompute,zero,compute,recompute_s,kernel_fixed,fp8_cast,moe_routing,tp_comm,cp_comm,ep_comm,pp_comm,"
-           "bubble,dp_comm,optimizer,candidates,valid,fitting\n";
+           "bubble,dp_comm,offload,optimizer,candidates,valid,fitting\n";
 }
 
 std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepFormat f) {

@@ -91,6 +91,13 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
                       FormatBytes(m.optimizer).c_str(), FormatBytes(m.activations).c_str());
         line("  stage " + std::to_string(s), buf);
     }
+    if (job.par.offload_layers > 0 && !e.memory.empty()) {
+        const OffloadLink& l = e.host_link;
+        std::snprintf(buf, sizeof buf, "%s of %d layers' activations in host memory, over %.0f GB/s out, %.0f in (%s)",
+                      FormatBytes(e.memory[0].host_activations).c_str(), job.par.offload_layers, l.out_gbps, l.in_gbps,
+                      l.source.c_str());
+        line("  offloaded", buf);
+    }
     if (e.energy_joules_per_step > 0) line("energy per step", EnergyPerStepText(e, job.par.world()));
     if (e.days_to_train > 0) {
         std::snprintf(buf, sizeof buf, "%.1f days, %.3g GPU-hours, %.3g MWh", e.days_to_train, e.gpu_hours_to_train,
@@ -173,8 +180,14 @@ std::string TrainingReportJson(const Job& job, const System& sys, const Training
                           {"gradients", m.gradients},
                           {"optimizer", m.optimizer},
                           {"activations", m.activations},
-                          {"total", m.total()}});
+                          {"total", m.total()},
+                          {"host_activations", m.host_activations}});
     j["memory"]["stages"] = stages;
+    if (job.par.offload_layers > 0)
+        j["host_link"] = {{"out_gbps", e.host_link.out_gbps},
+                          {"in_gbps", e.host_link.in_gbps},
+                          {"measured", e.host_link.measured},
+                          {"source", e.host_link.source}};
     if (const std::optional<PipelineTimeline>& t = e.pipeline) {
         nlohmann::ordered_json idle = nlohmann::ordered_json::array();
         for (int s = 0; s < static_cast<int>(t->ranks.size()); ++s) idle.push_back(t->Idle(s));

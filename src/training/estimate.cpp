@@ -7,7 +7,9 @@
 #include <string_view>
 
 #include "config/error.h"
+#include "config/numbers.h"
 #include "graph/flop_conventions.h"
+#include "parallel/offload_schedule.h"
 #include "parallel/schedule.h"
 #include "trace/stage_program.h"
 #include "training/comm_model.h"
@@ -456,6 +458,63 @@ void AddPipelineTerms(const Job& job, const std::vector<StageCost>& stages, cons
     }
 }
 
+// ---- CPU activation offloading (ParallelConfig::offload_layers). ----
+
+// The host link the copies go over: stated, else the part's measured rates, else an error naming the field.
+OffloadLink OffloadLinkOf(const TrainingOptions& opt, const CalibrationTable* cal, const Accelerator& acc) {
+    OffloadLink l;
+    if (!(std::isfinite(opt.host_link_gbps) && opt.host_link_gbps >= 0))
+        throw Error("host_link_gbps", "must be >= 0 GB/s each way (0: the part's measured host link), got " +
+                                          ShownNumber(opt.host_link_gbps));
+    if (opt.host_link_gbps > 0) {
+        l.out_gbps = l.in_gbps = opt.host_link_gbps, l.source = "stated (host_link_gbps)";
+        return l;
+    }
+    std::string measured;
+    if (cal) {
+        const HostLinkMeasurement* out = FindHostLink(*cal, acc.id, HostLinkOp::device_to_host);
+        const HostLinkMeasurement* in = FindHostLink(*cal, acc.id, HostLinkOp::host_to_device);
+        if (out && in) l.out_gbps = out->gbps, l.in_gbps = in->gbps, l.source = out->series + ", " + out->hardware;
+        for (const HostLinkMeasurement& m : cal->host_link)
+            for (const std::string& id : m.accelerators)
+                if (measured.find(id) == std::string::npos) measured += (measured.empty() ? "" : ", ") + id;
+    }
+    l.measured = l.out_gbps > 0 && l.in_gbps > 0;
+    if (!l.measured)
+        throw Error("offload_layers", "CPU activation offloading copies over the host link, and " + acc.id +
+                                          " has no measured host-link rate (measured: " +
+                                          (measured.empty() ? "none without a calibration" : measured) +
+                                          "); state one with --options host_link_gbps=<GB/s>");
+    return l;
+}
+
+// What the compute waits for the copies in one microbatch's forward and backward (pp = 1), on Transformer Engine's
+// schedule (parallel/offload_schedule.h). A layer takes its compute and its exposed communication, split between its
+// forward and backward as its collectives are (ZeRO-3's as its compute is); the loss head runs between the last
+// layer's forward and its backward. Each layer moves its saved activations (the memory model's bytes).
+double OffloadWaitPerMicrobatch(const Job& job, const BlockKindTimes& t, const CommModel& net,
+                                const TrainingOptions& opt, const OffloadLink& link) {
+    const ParallelConfig& p = job.par;
+    auto time_of = [&](const BlockTime& b, bool bf16) {
+        const double fwd_comm = b.fwd_comm[kSlotTp] + b.fwd_comm[kSlotCp] + b.fwd_comm[kSlotEp];
+        const double all_comm = b.comm(kSlotTp) + b.comm(kSlotCp) + b.comm(kSlotEp);
+        const double exposed = TpExposed(b, opt, p.tp) + b.comm(kSlotCp) + b.comm(kSlotEp);
+        const double share = all_comm > 0 ? fwd_comm / all_comm : 0;
+        const double z3 = Zero3Of(b, job, net, opt, bf16).exposed, compute = b.fwd + b.bwd;
+        const double z3_fwd = compute > 0 ? z3 * b.fwd / compute : 0;
+        return OffloadLayer{b.fwd + exposed * share + z3_fwd, b.bwd + exposed * (1 - share) + z3 - z3_fwd, 0};
+    };
+    std::vector<OffloadLayer> layers(static_cast<size_t>(job.model.layers));
+    for (int l = 0; l < job.model.layers; ++l) {
+        const int k = static_cast<int>(LayerBlockKind(job, l));
+        const bool bf16 = job.model.bf16_layer(l);
+        layers[l] = time_of((bf16 ? t.bf16 : t.of)[k], bf16);
+        layers[l].bytes = (bf16 ? job.bf16_sums : job.sums)[k].saved[static_cast<int>(Recompute::none)];
+    }
+    const OffloadLayer head = time_of(t.of[static_cast<int>(BlockKind::head)], false);
+    return OffloadWaitSeconds(layers, p.offload_layers, head.fwd + head.bwd, {link.out_gbps * 1e9, link.in_gbps * 1e9});
+}
+
 // ---- Phase 4: data-parallel terms. ----
 
 // Gradient reduction in buckets behind the backward: once per step after the last microbatch (plain DP,
@@ -613,6 +672,10 @@ TrainingEstimate Estimate(const Job& job, const System& sys, const CalibrationTa
     e.step.fp8_cast += casts * bneck.fp8_quant;
     e.step.kernel_fixed += casts * bneck.fp8_quant_fixed;
     e.step.optimizer = OptimizerSeconds(job, bneck, net, cm);
+    if (job.par.offload_layers > 0) {
+        e.host_link = OffloadLinkOf(opt, cal, sys.accelerator);
+        e.step.offload = job.par.microbatches() * OffloadWaitPerMicrobatch(job, blocks, net, opt, e.host_link);
+    }
 
     FillThroughput(job, sys, stages, cm, job.par.world(), e);
     FillMemory(job, sys, e);

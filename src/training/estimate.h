@@ -34,12 +34,15 @@ struct StepBreakdown {
     // MoE token routing: the router GEMM and top-k, permute / unpermute and the expert-order sorts around the
     // all-to-all, and the weighted combine (Megatron-Core moe_utils.permute / unpermute).
     double moe_routing = 0;
-    double tp_comm = 0;    // exposed TP/SP collectives
-    double cp_comm = 0;    // exposed context-parallel K/V exchange
-    double ep_comm = 0;    // exposed MoE all-to-all
-    double pp_comm = 0;    // exposed pipeline sends/recvs
-    double bubble = 0;     // pipeline fill and drain
-    double dp_comm = 0;    // exposed gradient reduction and ZeRO parameter gathers
+    double tp_comm = 0;  // exposed TP/SP collectives
+    double cp_comm = 0;  // exposed context-parallel K/V exchange
+    double ep_comm = 0;  // exposed MoE all-to-all
+    double pp_comm = 0;  // exposed pipeline sends/recvs
+    double bubble = 0;   // pipeline fill and drain
+    double dp_comm = 0;  // exposed gradient reduction and ZeRO parameter gathers
+    // what the compute waits for CPU activation offloading's copies (ParallelConfig::offload_layers;
+    // parallel/offload_schedule.h), all microbatches
+    double offload = 0;
     double optimizer = 0;  // optimizer step
     // Of compute + recompute (not a part of its own, so not in kBreakdownParts): GEMM time lost to the SMs that
     // overlapped TP communication kernels hold (Transformer Engine userbuffers; training/comm_sms.h).
@@ -75,6 +78,7 @@ inline constexpr BreakdownPart kBreakdownParts[] = {
     {"pp_comm", "pipeline p2p", "PP p2p", &StepBreakdown::pp_comm},
     {"bubble", "pipeline bubble", "bubble", &StepBreakdown::bubble},
     {"dp_comm", "dp / zero communication", "DP/ZeRO", &StepBreakdown::dp_comm},
+    {"offload", "activation offload", "offload", &StepBreakdown::offload},
     {"optimizer", "optimizer", "optimizer", &StepBreakdown::optimizer},
 };
 inline constexpr int kBreakdownPartCount = sizeof kBreakdownParts / sizeof kBreakdownParts[0];
@@ -84,6 +88,14 @@ inline double StepBreakdown::total() const {
     for (const BreakdownPart& p : kBreakdownParts) t += this->*p.seconds;
     return t;
 }
+
+// The host link CPU activation offloading copies over (GB/s each way): stated (TrainingOptions::host_link_gbps) or
+// the part's measured rates (calibration host_link rows: nvbandwidth).
+struct OffloadLink {
+    double out_gbps = 0, in_gbps = 0;  // device to host, host to device
+    bool measured = false;
+    std::string source;  // the measurement's series and hardware, or "stated"
+};
 
 struct TrainingEstimate {
     StepBreakdown step;
@@ -110,7 +122,8 @@ struct TrainingEstimate {
     double memory_peak = 0;           // bytes, worst stage
     double memory_capacity = 0;       // bytes per GPU
     bool fits = true;
-    std::string memory_message;         // "does not fit: needs X GiB of Y GiB on stage s" when !fits
+    std::string memory_message;  // "does not fit: needs X GiB of Y GiB on stage s" when !fits
+    OffloadLink host_link;       // when the layout offloads activations (ParallelConfig::offload_layers), else zeros
     double energy_joules_per_step = 0;  // power drawn (the limit, else the board power) x GPUs x step time
     double days_to_train = 0, gpu_hours_to_train = 0, energy_mwh_to_train = 0;  // when tokens_to_train > 0
     // What the compute rates rest on (training/rate_sources.h): filled by the engine for the reports, once per

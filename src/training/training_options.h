@@ -55,6 +55,10 @@ struct TrainingOptions {
     // warp-specialised kernels; on H100 the FA3 paper's backward panels put cuDNN 3-9% below FA3 over 512-16k).
     AttentionKernel attention_kernel = AttentionKernel::cudnn;
 
+    // The host link's rate in GB/s each way, for CPU activation offloading (ParallelConfig::offload_layers). 0: the
+    // part's measured rates (presets/calibration/measured.json "host_link": nvbandwidth on H100, H800, H200 and
+    // GB200, TransferBench on MI300X); a part without them needs it stated.
+    double host_link_gbps = 0;
     double tokens_to_train = 0;  // for time-to-train; 0: not reported
 };
 

@@ -47,7 +47,8 @@ void Estimate(const sc::ModelConfig& model) {
           "pp=2,dp=2,schedule=zbv,microbatch=1,batch=6,uneven=1,recompute=full,recompute_layers=1",
           "pp=2,dp=2,ep=2,schedule=dualpipev,microbatch=1,batch=8,uneven=1,zero=1",
           "pp=2,dp=2,schedule=interleaved_zb,vstages=2,microbatch=1,batch=4,uneven=1",
-          "pp=2,dp=2,ep=2,schedule=interleaved,vstages=2,microbatch=1,batch=6,uneven=1,a2a_overlap=1"}) {
+          "pp=2,dp=2,ep=2,schedule=interleaved,vstages=2,microbatch=1,batch=6,uneven=1,a2a_overlap=1",
+          "dp=2,microbatch=1,batch=4,zero=3,offload_layers=1"}) {
         // An MoE model's all-to-all as Megatron-Core sends it, and as DeepEP sends it in FP8 (DeepSeek-V3's).
         for (bool deepep : {false, true}) {
             if (deepep && !model.is_moe()) continue;

@@ -88,6 +88,8 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.parallel = "pp=4,microbatch=2,bucket_mb=12.5"; },
              [](ConfigLink& l) { l.parallel = "pp=4,recompute=full,recompute_layers=3"; },
              [](ConfigLink& l) { l.parallel = "ep=4,dp=4,a2a_overlap=1"; },
+             [](ConfigLink& l) { l.parallel = "dp=8,offload_layers=12"; },
+             [](ConfigLink& l) { l.host_link_gbps = 62.5; },
              [](ConfigLink& l) { l.overlap_dp = false; },
              [](ConfigLink& l) { l.overlap_pp = false; },
              [](ConfigLink& l) { l.overlap_tp = true; },

@@ -42,7 +42,11 @@ std::vector<SweepCell> Cells() {
     SweepCell d = b;  // the EP all-to-all overlap
     d.key = {8, 1};
     d.best = sc::ParseParallelSpec("dp=4,ep=4,a2a_overlap=1");
-    return {a, b, c, d};
+    SweepCell e = b;  // CPU activation offloading, and its step term
+    e.key = {9, 1};
+    e.best = sc::ParseParallelSpec("dp=8,offload_layers=12");
+    e.step.offload = 0.125;
+    return {a, b, c, d, e};
 }
 
 uint64_t Bits(double v) { return std::bit_cast<uint64_t>(v); }
@@ -72,6 +76,7 @@ void ExpectSame(const SweepCell& x, const SweepCell& y) {
     EXPECT_EQ(x.best.recompute_modules, y.best.recompute_modules);
     EXPECT_EQ(x.best.recompute_layers, y.best.recompute_layers);
     EXPECT_EQ(x.best.a2a_overlap, y.best.a2a_overlap);
+    EXPECT_EQ(x.best.offload_layers, y.best.offload_layers);
     EXPECT_EQ(Bits(x.best.bucket_mb), Bits(y.best.bucket_mb));
     EXPECT_EQ(x.best.gpus, y.best.gpus);
     for (auto m : {&sc::SearchStats::candidates, &sc::SearchStats::valid, &sc::SearchStats::fitting,
@@ -121,11 +126,11 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
         return std::string("no error");
     };
     EXPECT_EQ(error("{\"stats\": 1}"),
-              "sweep shard: malformed result from a worker: it does not start with \"sweep-shard 7\"");
-    // A shard of an older page's format (6: no all-to-all overlap) is refused by its version, not misread.
+              "sweep shard: malformed result from a worker: it does not start with \"sweep-shard 8\"");
+    // A shard of an older page's format (7: no activation offloading) is refused by its version, not misread.
     std::string older = good;
-    older.replace(0, std::strlen("sweep-shard 7"), "sweep-shard 6");
-    EXPECT_EQ(error(older), "sweep shard: malformed result from a worker: it does not start with \"sweep-shard 7\"");
+    older.replace(0, std::strlen("sweep-shard 8"), "sweep-shard 7");
+    EXPECT_EQ(error(older), "sweep shard: malformed result from a worker: it does not start with \"sweep-shard 8\"");
     EXPECT_EQ(error("sweep-shard 1 2\n").rfind("sweep shard: malformed", 0), 0u);  // the earlier text form
     // Every cut short of the whole is refused (a partial result never reads as a complete one).
     for (size_t n = 0; n < good.size(); ++n)
@@ -134,7 +139,7 @@ TEST(SweepShardBytes, DamagedBytesAreAClearError) {
     // A GPU count past 2^24 in the first cell (its 16777216, a little-endian u32 after the magic, the count, the
     // key, found, five results, the breakdown, four point factors and the power limit, and the domain).
     std::string many_gpus = good;
-    const size_t at = std::strlen("sweep-shard 7\n") + 8 + 8 + 4 + 1 + 8 * (5 + sc::kBreakdownPartCount + 5) + 4;
+    const size_t at = std::strlen("sweep-shard 8\n") + 8 + 8 + 4 + 1 + 8 * (5 + sc::kBreakdownPartCount + 5) + 4;
     uint32_t was = 0;
     std::memcpy(&was, many_gpus.data() + at, 4);
     ASSERT_EQ(was, 16777216u);
