@@ -8,18 +8,18 @@
 namespace sc {
 
 double OffloadResidentPeak(std::span<const double> bytes, int offloaded) {
-    const int L = static_cast<int>(bytes.size()), N = std::clamp(offloaded, 0, L);
+    const int L = static_cast<int>(bytes.size()), N = std::clamp(offloaded, 0, std::max(0, L - 1));
     double peak = 0, resident = 0;
     // Forward: layer k's activations join; before layer k runs, the copy of layer k - (L - N) has finished and left.
     for (int k = 0; k < L; ++k) {
-        if (const int j = k - (L - N); j >= 0 && j < N) resident -= bytes[j];
+        if (const int j = OffloadDoneBeforeForward(k, L, N); j >= 0) resident -= bytes[j];
         resident += bytes[k];
         peak = std::max(peak, resident);
     }
     // Backward, from the last layer: before layer k's backward the copy of layer k - (L - 1 - N) comes back in; after
     // its backward layer k's activations are freed.
     for (int k = L - 1; k >= 0; --k) {
-        if (const int j = k - (L - 1 - N); j >= 0 && j < N) resident += bytes[j];
+        if (const int j = OffloadReloadBeforeBackward(k, L, N); j >= 0) resident += bytes[j];
         peak = std::max(peak, resident);
         resident -= bytes[k];
     }
@@ -35,13 +35,13 @@ double OffloadWaitSeconds(std::span<const OffloadLayer> layers, int offloaded, d
     };
     std::vector<double> out_done(N), in_done(N);
     for (int k = 0; k < L; ++k) {
-        if (const int j = k - (L - N); j >= 0) wait_for(out_done[j]);
+        if (const int j = OffloadDoneBeforeForward(k, L, N); j >= 0) wait_for(out_done[j]);
         t += layers[k].fwd;
         if (k < N) busy = out_done[k] = std::max(busy, t) + layers[k].bytes / rates.out;
     }
     t += gap;
     for (int k = L - 1; k >= 0; --k) {
-        if (const int j = k - (L - 1 - N); j >= 0 && j < N)
+        if (const int j = OffloadReloadBeforeBackward(k, L, N); j >= 0)
             busy = in_done[j] = std::max(busy, t) + layers[j].bytes / rates.in;
         if (k < N) wait_for(in_done[k]);
         t += layers[k].bwd;

@@ -19,6 +19,18 @@
 
 namespace sc {
 
+// The schedule's two rules, for layer k of a rank's L with the first N offloaded (the walks below and the traces'
+// copy nodes, trace/stage_program.cpp, read them): the layer whose copy out must have finished before layer k's
+// forward, and the layer whose copy in starts before layer k's backward; -1 for none.
+inline int OffloadDoneBeforeForward(int k, int L, int N) {
+    const int j = k - (L - N);
+    return j >= 0 && j < N ? j : -1;
+}
+inline int OffloadReloadBeforeBackward(int k, int L, int N) {
+    const int j = k - (L - 1 - N);
+    return j >= 0 && j < N ? j : -1;
+}
+
 // The most layer activation bytes on the GPU at once over one microbatch's forward and backward under that
 // schedule; `bytes[l]` is layer l's saved activations (forward order), the first `offloaded` of them offloaded.
 // With offloaded = 0, the sum of all.

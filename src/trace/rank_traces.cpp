@@ -67,7 +67,10 @@ void RankTraceWriter::FillNode(const StageProgram& prog, size_t i) {
     n.data_deps.assign(prog.deps.begin() + p.dep_begin, prog.deps.begin() + p.dep_begin + p.dep_count);
     n.ctrl_deps.clear();
     n.duration_micros = 0;
-    if (p.type == EtNodeType::comp && i < seconds_.size()) {
+    // Compute nodes, and the offload copies (ASTRA-sim times those with its remote-memory model; the duration is
+    // what the replay and other readers take).
+    const bool timed = p.type == EtNodeType::comp || p.type == EtNodeType::mem_load || p.type == EtNodeType::mem_store;
+    if (timed && i < seconds_.size()) {
         if (!std::isfinite(seconds_[i]) || seconds_[i] < 0)
             throw Error("duration",
                         "node " + n.name + " has no finite duration (" + std::to_string(seconds_[i]) + " s)");

@@ -97,6 +97,10 @@ struct OffloadLink {
     std::string source;  // the measurement's series and hardware, or "stated"
 };
 
+// The host link CPU activation offloading copies over for `acc`: TrainingOptions::host_link_gbps when stated, else
+// the part's measured rates in `cal`; throws sc::Error naming offload_layers when it has neither.
+OffloadLink OffloadLinkOf(const TrainingOptions& opt, const CalibrationTable* cal, const Accelerator& acc);
+
 struct TrainingEstimate {
     StepBreakdown step;
     double step_seconds = 0;

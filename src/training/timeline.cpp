@@ -10,6 +10,7 @@
 
 #include "training/comm_model.h"
 #include "training/compute_model.h"
+#include "training/estimate.h"
 #include "training/kernel_floor.h"
 
 namespace sc {
@@ -57,10 +58,14 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
         for (const Block& b : job.graph.blocks)
             if (IsLayer(b.kind) && !b.bf16)
                 tp_collective[static_cast<int>(b.kind)] = LargestTpCollectiveSeconds(job, b, net);
+    // CPU activation offloading's copies over the host link (the estimate's OffloadLinkOf).
+    const OffloadLink host = job.par.offload_layers > 0 ? OffloadLinkOf(opt, cal, sys.accelerator) : OffloadLink{};
     std::vector<double> t(prog.nodes.size());
     for (size_t i = 0; i < prog.nodes.size(); ++i) {
         const ProgNode& n = prog.nodes[i];
         switch (n.type) {
+            case EtNodeType::mem_store: t[i] = static_cast<double>(n.bytes) / (host.out_gbps * 1e9); break;
+            case EtNodeType::mem_load: t[i] = static_cast<double>(n.bytes) / (host.in_gbps * 1e9); break;
             case EtNodeType::comp: {
                 const bool forward = n.role != NodeRole::backward;
                 const double flops = static_cast<double>(n.flops), bytes = static_cast<double>(n.bytes);
@@ -96,10 +101,11 @@ std::vector<double> NodeSeconds(const Job& job, const StageProgram& prog, const 
 
 namespace {
 
-enum Stream { kMain, kSide, kSend, kAsync, kStreams };
+enum Stream { kMain, kSide, kSend, kAsync, kCopy, kStreams };
 
 Stream StreamOf(const ProgNode& n) {
     if (n.type == EtNodeType::comm_send) return kSend;
+    if (n.type == EtNodeType::mem_store || n.type == EtNodeType::mem_load) return kCopy;
     if (n.async) return kAsync;
     if (n.role == NodeRole::grad_sync && n.type == EtNodeType::comm_coll) return kSide;
     return kMain;
@@ -215,6 +221,12 @@ std::vector<ChromeEvent> ChromeEventsOf(const StageProgram& prog, const std::vec
                 e.args = {{"bytes", n.comm_bytes},
                           {"tag", static_cast<int64_t>(n.tag)},
                           {"peer", std::string(n.peer > 0 ? "next stage" : "previous stage")}};
+                break;
+            case EtNodeType::mem_store:
+            case EtNodeType::mem_load:
+                e.category = "offload";
+                e.args = {{"bytes", static_cast<int64_t>(n.bytes)},
+                          {"direction", std::string(n.type == EtNodeType::mem_store ? "to host" : "to device")}};
                 break;
             default: e.category = "other";
         }

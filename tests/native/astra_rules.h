@@ -83,6 +83,12 @@ struct AstraRules {
                         p2p[{src, dst, n.comm_tag, n.comm_size}] += send ? 1 : -1;
                         break;
                     }
+                    // CPU activation offloading's copies: ASTRA-sim hands them to its remote-memory model (a
+                    // memory configuration other than NO_MEMORY_EXPANSION, which exits on them), sized by tensor_size.
+                    case sc::EtNodeType::mem_load:
+                    case sc::EtNodeType::mem_store:
+                        if (n.tensor_size == 0) bad << where(n) << "memory copy of tensor_size 0\n";
+                        break;
                     default: bad << where(n) << "node type ASTRA-sim skips\n";
                 }
             }

@@ -174,3 +174,89 @@ TEST(ActivationOffload, TheCliPrintsTheHostMemoryAndTheTerm) {
 }
 
 }  // namespace
+
+namespace {
+
+// The small GPT (4 layers) on one GPU, two microbatches, its first `n` layers offloaded.
+sc::Job SmallJob(int n) {
+    return sc::MakeJob(sctest::SmallGpt(),
+                       sc::ParseParallelSpec("microbatch=1,batch=2,offload_layers=" + std::to_string(n)));
+}
+
+TEST(ActivationOffload, TheTracesCopyEachOffloadedLayerOutAndBackIn) {
+    const sc::Job job = SmallJob(2);
+    const sc::StageProgram prog = sc::BuildStageProgram(job, 0);
+    const double host = sc::StageMemoryOf(job, 0).host_activations;
+    ASSERT_GT(host, 0);
+    double out = 0, in = 0;
+    int stores = 0, loads = 0;
+    for (size_t i = 0; i < prog.nodes.size(); ++i) {
+        const sc::ProgNode& n = prog.nodes[i];
+        const std::string& name = prog.names[n.name];
+        if (n.type == sc::EtNodeType::mem_store) {
+            ++stores, out += n.bytes;
+            EXPECT_NE(name.find(".offload.copy_out"), std::string::npos) << name;
+        }
+        if (n.type == sc::EtNodeType::mem_load) {
+            ++loads, in += n.bytes;
+            EXPECT_NE(name.find(".offload.copy_in"), std::string::npos) << name;
+        }
+    }
+    // Two layers out and back in, for each of the two microbatches: the memory model's host bytes each time.
+    EXPECT_EQ(stores, 4);
+    EXPECT_EQ(loads, 4);
+    EXPECT_NEAR(out, 2 * host, 2);
+    EXPECT_NEAR(in, 2 * host, 2);
+    // The schedule's waits, in the first microbatch: layer 2's forward waits for layer 0's copy out (L - N = 2
+    // layers later), and layer 1's backward for its copy in, which starts before layer 2's backward (L - 1 - N = 1
+    // layer earlier), after layer 3's.
+    auto first = [&](const std::string& prefix, sc::NodeRole role, sc::EtNodeType type = sc::EtNodeType::comp) {
+        for (size_t i = 0; i < prog.nodes.size(); ++i)
+            if (prog.nodes[i].type == type && prog.nodes[i].role == role &&
+                prog.names[prog.nodes[i].name].rfind(prefix, 0) == 0)
+                return i;
+        return prog.nodes.size();
+    };
+    auto depends = [&](size_t node, size_t on) {
+        const sc::ProgNode& n = prog.nodes[node];
+        for (uint32_t d = 0; d < n.dep_count; ++d)
+            if (prog.deps[n.dep_begin + d] == on) return true;
+        return false;
+    };
+    const size_t out0 = first("L0.offload", sc::NodeRole::forward, sc::EtNodeType::mem_store);
+    const size_t in1 = first("L1.offload", sc::NodeRole::backward, sc::EtNodeType::mem_load);
+    ASSERT_LT(out0, prog.nodes.size());
+    ASSERT_LT(in1, prog.nodes.size());
+    EXPECT_TRUE(depends(first("L2.", sc::NodeRole::forward), out0));
+    EXPECT_TRUE(depends(first("L1.", sc::NodeRole::backward), in1));
+    EXPECT_LT(in1, first("L2.", sc::NodeRole::backward));
+    EXPECT_GT(in1, first("L3.", sc::NodeRole::backward));
+    // No offload, no copies.
+    for (const sc::ProgNode& n : sc::BuildStageProgram(SmallJob(0), 0).nodes)
+        EXPECT_TRUE(n.type != sc::EtNodeType::mem_store && n.type != sc::EtNodeType::mem_load);
+}
+
+TEST(ActivationOffload, TheReplayedTracesWaitWhatTheEstimateCharges) {
+    // A slow host link and every layer but the last offloaded: each copy is on the critical path (the closed form
+    // above), in the estimate and in the replay of the traces alike.
+    const sc::System sys = sctest::LoadSystemPreset("dgx-h100-superpod");
+    sc::TrainingOptions opt;
+    opt.host_link_gbps = 0.5;
+    std::vector<sc::StageProgram> progs;
+    const double plain = sctest::ReplayedPipelineSeconds(SmallJob(0), sys, opt, progs);
+    const sc::Job job = SmallJob(3);
+    const double off = sctest::ReplayedPipelineSeconds(job, sys, opt, progs);
+    const sc::TrainingEstimate e = sc::EstimateTraining(job, sys, nullptr, opt);
+    const double closed = 2 * sc::StageMemoryOf(job, 0).host_activations * 2 / 0.5e9;
+    EXPECT_NEAR(e.step.offload, closed, 1e-9 * closed);
+    EXPECT_NEAR(off - plain, closed, 1e-6 * closed);
+    // A fast link: the copies hide in the replay as in the estimate.
+    opt.host_link_gbps = 1e5;
+    const double fast = sctest::ReplayedPipelineSeconds(SmallJob(2), sys, opt, progs);
+    EXPECT_EQ(sc::EstimateTraining(SmallJob(2), sys, nullptr, opt).step.offload, 0);
+    EXPECT_NEAR(fast, sctest::ReplayedPipelineSeconds(SmallJob(0), sys, opt, progs), 1e-9);
+}
+
+TEST(ActivationOffload, TracesKeepAstraSimsRules) { sctest::ExpectTracesKeepAstraSimsRules(SmallJob(2), "offload"); }
+
+}  // namespace
