@@ -56,12 +56,14 @@ void SetEmbeddingLossLayout(Row& row) {
 }
 
 // Llama 3 70B on GB300 and GB200 (Megatron-FSDP, FP8): the recipes offload activations to the Grace CPU's memory,
-// 20 layers on GB300 and 40 on GB200 (cpu_offloading_num_layers in `preset`), in both releases.
-void NameOffload(Row& row, bool gb300, const char* preset) {
+// 20 layers on GB300 and 40 on GB200 (cpu_offloading_num_layers in `preset`), in both releases: the model's
+// offload_layers over the part's host link (GB200's nvbandwidth measurement, which GB300's Grace trays share).
+void SetOffload(Row& row, bool gb300, const char* preset) {
+    row.par.offload_layers = gb300 ? 20 : 40;
     row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
                               (gb300 ? "20" : "40") + " layers to the Grace CPU's memory (" + preset +
-                              " cpu_offloading_num_layers), which the model does not express: it holds them in HBM "
-                              "and reports the run as not fitting");
+                              " cpu_offloading_num_layers; cpu_offloading_weights False): the model's offload_layers "
+                              "on Transformer Engine's schedule, over NVLink-C2C at GB200's measured 193/201 GB/s");
 }
 
 void SetDispatch(Row& row, const char* backend) {
@@ -104,7 +106,7 @@ bool Apply2511(const std::string& key, Part g, Row& row) {
     if (Has(key, "llama31-405b")) {
         SetEmbeddingLossLayout(row);
     } else if (Has(key, "llama3-70b") && g.nvl72()) {
-        NameOffload(row, g.gb300, "perf/configs/llama3/workload_base_configs.py LLAMA3_70B_*_FP8_CS");
+        SetOffload(row, g.gb300, "perf/configs/llama3/workload_base_configs.py LLAMA3_70B_*_FP8_CS");
     } else if (Has(key, "llama3-8b") && g.h100) {
         // LLAMA3_8B_H100_FP8_CS: recompute_num_layers=5 -> full recomputation, block method, 5 layers a stage
         // (perf/utils/helpers.py sets granularity "full" and method "block" with it).
@@ -163,7 +165,7 @@ bool Apply2604(const std::string& key, const std::string& prec, Part g, Row& row
     const bool nvfp4 = prec == "NVFP4";
     bool comm_overlap_config = true;
     if (Has(key, "llama3-70b") && g.nvl72() && q.zero == 3) {
-        NameOffload(row, g.gb300, "LLAMA3_70B_PRETRAIN_CONFIG_*_FP8_CS_V2");
+        SetOffload(row, g.gb300, "LLAMA3_70B_PRETRAIN_CONFIG_*_FP8_CS_V2");
     } else if (Has(key, "llama31-405b") || Has(key, "qwen3-235b")) {
         SetEmbeddingLossLayout(row);
     }
