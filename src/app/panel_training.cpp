@@ -390,6 +390,15 @@ static void DrawEstimate(AppState& s) {
     StackedBar("##memory", mem, 4, std::max(e.memory_capacity, w.total()), Bytes, over ? e.memory_capacity : 0,
                "capacity");
     if (!e.fits) ErrorText(e.memory_message);
+    if (s.parallel.offload_layers > 0) {  // CPU activation offloading: what is in host memory, over which link
+        ImGui::Text("in host memory: %s of %d layers' activations, over %.0f GB/s out, %.0f in",
+                    FormatBytes(w.host_activations).c_str(), s.parallel.offload_layers, e.host_link.out_gbps,
+                    e.host_link.in_gbps);
+        Formula(("the first N layers' saved activations leave after their forward and come back before their "
+                 "backward (Transformer Engine's schedule, parallel/offload_schedule.h); the host link: " +
+                 e.host_link.source)
+                    .c_str());
+    }
     if (const std::string energy = EnergyPerStepText(e, s.parallel.world()); !energy.empty()) {
         ImGui::Text("energy per step: %s", energy.c_str());
         Formula("every GPU at its power limit (else its board power) for the whole step: an upper bound");

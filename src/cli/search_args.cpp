@@ -11,8 +11,8 @@
 namespace sc::cli {
 
 std::vector<std::string> SearchSpaceFlags() {
-    return {"gpus",    "batch",     "tp",   "pp", "cp",          "ep",    "microbatch", "schedule",
-            "vstages", "recompute", "zero", "sp", "a2a-overlap", "order", "uneven",     "threads"};
+    return {"gpus",      "batch", "tp", "pp",          "cp",      "ep",    "microbatch", "schedule", "vstages",
+            "recompute", "zero",  "sp", "a2a-overlap", "offload", "order", "uneven",     "threads"};
 }
 
 const char* SearchSpaceUsage() {
@@ -23,6 +23,9 @@ const char* SearchSpaceUsage() {
            "  --schedule LIST   gpipe,1f1b,interleaved (also zbh1, dualpipe, zbv, dualpipev, interleaved_zb) --recompute LIST   none,selective,full (also op)\n"
            "  --zero LIST       0,1,2,3                      --sp LIST          off,on\n"
            "  --a2a-overlap LIST   off,on (Megatron-Core's EP all-to-all overlap, tried where it can run)\n"
+           "  --offload on|off  a one-stage 1F1B layout without recomputation that does not fit is tried with the\n"
+           "                    fewest offloaded layers that make it fit (CPU activation offloading; default on where\n"
+           "                    the part's host link is measured or --options host_link_gbps states it)\n"
            "  --order O         rank order, fastest-varying first (default tp-cp-dp-pp)\n"
            "  --uneven on|off   also pipelines whose pp*vstages does not divide the layers, split as uneven=1\n"
            "                    (default off; a model of 61 layers has no pipeline without it)\n"
@@ -90,6 +93,12 @@ SearchRequest LoadSearchRequest(const Args& a) {
             else if (v == "off" || v == "0" || v == "false") s.a2a_overlap.push_back(0);
             else throw Error("--a2a-overlap", "expected on or off, got \"" + Clip(v) + "\"");
         }
+    }
+    if (a.Has("offload")) {
+        const std::string v = a.Get("offload");
+        if (v == "on" || v == "1" || v == "true") s.offload = true;
+        else if (v == "off" || v == "0" || v == "false") s.offload = false;
+        else throw Error("--offload", "expected on or off, got \"" + Clip(v) + "\"");
     }
     if (a.Has("order")) s.order = a.Get("order");
     if (a.Has("uneven")) {

@@ -54,18 +54,18 @@ std::string SearchReportText(const ModelConfig& m, const System& sys, const Sear
         return o;
     }
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%4s %11s %6s %12s %10s  %4s %4s %5s %4s %4s %2s %4s %-11s %2s %-9s %4s\n", "#",
+    std::snprintf(buf, sizeof buf, "%4s %11s %6s %12s %10s  %4s %4s %5s %4s %4s %2s %4s %-11s %2s %-9s %4s %7s\n", "#",
                   "step", "MFU", "tokens/s", "memory", "tp", "pp", "dp", "cp", "ep", "sp", "mb", "schedule", "v",
-                  "recompute", "zero");
+                  "recompute", "zero", "offload");
     o += buf;
     for (size_t i = 0; i < r.top.size(); ++i) {
         const ParallelConfig& p = r.top[i].par;
         const TrainingEstimate& e = r.top[i].estimate;
         std::snprintf(buf, sizeof buf,
-                      "%4zu %11s %5.1f%% %12.0f %10s  %4d %4d %5d %4d %4d %2d %4d %-11s %2d %-9s %4d\n", i + 1,
+                      "%4zu %11s %5.1f%% %12.0f %10s  %4d %4d %5d %4d %4d %2d %4d %-11s %2d %-9s %4d %7d\n", i + 1,
                       FormatSeconds(e.step_seconds, kTableTime).c_str(), 100 * e.mfu, e.tokens_per_second,
                       FormatBytes(e.memory_peak).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? 1 : 0, p.microbatch,
-                      NameOf(p.schedule), p.vstages, NameOf(p.recompute), p.zero);
+                      NameOf(p.schedule), p.vstages, NameOf(p.recompute), p.zero, p.offload_layers);
         o += buf;
     }
     const StepBreakdown& b = r.top[0].estimate.step;
@@ -118,7 +118,7 @@ std::string SearchReportJson(const ModelConfig& m, const System& sys, const Sear
 std::string SweepCsvHeader() {
     return "model,flops,hbm_bw,hbm_capacity,domain,net_bw,topology,overlap,inr,gpus,power_w,batch,found,step_seconds,"
            "mfu,tokens_per_second,memory_peak_gib,energy_joules,tp,pp,dp,cp,ep,sp,microbatch,schedule,vstages,"
-           "recompute,zero,compute,recompute_s,kernel_fixed,fp8_cast,moe_routing,tp_comm,cp_comm,ep_comm,pp_comm,"
+           "recompute,zero,offload_layers,compute,recompute_s,kernel_fixed,fp8_cast,moe_routing,tp_comm,cp_comm,ep_comm,pp_comm,"
            "bubble,dp_comm,offload,optimizer,candidates,valid,fitting\n";
 }
 
@@ -171,11 +171,11 @@ std::string SweepRowText(const SweepRow& row, const SweepRequest& req, SweepForm
         num(e.step_seconds), num(e.mfu), num(e.tokens_per_second), num(InGiB(e.memory_peak));
         num(e.energy_joules_per_step);
         num(p.tp), num(p.pp), num(p.dp), num(p.cp), num(p.ep), num(p.sp ? 1 : 0), num(p.microbatch);
-        str(NameOf(p.schedule)), num(p.vstages), str(NameOf(p.recompute)), num(p.zero);
+        str(NameOf(p.schedule)), num(p.vstages), str(NameOf(p.recompute)), num(p.zero), num(p.offload_layers);
         const StepBreakdown& b = e.step;
         for (const BreakdownPart& part : kBreakdownParts) num(b.*part.seconds);
     } else {
-        o += std::string(16 + kBreakdownPartCount, ',');  // the result columns stay empty
+        o += std::string(17 + kBreakdownPartCount, ',');  // the result columns stay empty
     }
     num(static_cast<double>(row.stats.candidates)), num(static_cast<double>(row.stats.valid)),
         num(static_cast<double>(row.stats.fitting));

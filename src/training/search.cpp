@@ -174,6 +174,22 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
     }
 }
 
+// Whether Megatron-Core can offload `p`'s activations (ValidateParallel's offload rules, less the layer count).
+bool OffloadRuns(const ParallelConfig& p) {
+    return p.pp == 1 && p.schedule == Schedule::one_f_one_b && p.recompute == Recompute::none && !p.a2a_overlap;
+}
+
+// The fewest offloaded layers that bring `job`'s memory within `capacity`, or 0 when none do (memory only: the
+// estimate then times the copies). Sets job.par.offload_layers to the answer.
+int FewestOffloadedLayersThatFit(Job& job, double capacity) {
+    for (int n = 1; n < job.model.layers; ++n) {
+        job.par.offload_layers = n;
+        if (StageMemoryOf(job, 0).total() <= capacity) return n;
+    }
+    job.par.offload_layers = 0;
+    return 0;
+}
+
 bool Faster(const RankedLayout& a, const RankedLayout& b) {
     const double x = a.estimate.step_seconds, y = b.estimate.step_seconds;
     return x != y ? x < y : a.index < b.index;
@@ -209,6 +225,13 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
 
     const uint64_t shards = static_cast<uint64_t>(req.shard_count), mine = static_cast<uint64_t>(req.shard_index);
     EstimateCache cache;  // consecutive layouts mostly share their arrangement of ranks and attention length
+    // Offloading needs the host link's rate: where there is none, no layout offloads.
+    bool offload = req.space.offload;
+    if (offload) try {
+            OffloadLinkOf(opt, cal, sys.accelerator);
+        } catch (const Error&) {
+            offload = false;
+        }
     Enumerate(m, req, [&](const ParallelConfig& p) {
         const uint64_t index = seq++;
         if (shards > 1 && index % shards != mine) return;
@@ -230,10 +253,15 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
             return;  // not a valid layout
         }
         ++st.valid;
-        const Job& job = v.job;
+        Job& job = v.job;
+        job.par.offload_layers = 0;
         // Memory bound on the first stage (the most microbatches in flight, the embedding): a layout that does not
         // fit there does not fit, and EstimateTraining only adds to these bytes. Other stages: the estimate decides.
-        if (StageMemoryOf(job, 0).total() > capacity) return;
+        // One that can offload is tried with the fewest offloaded layers that make it fit (one stage: this bound is
+        // its memory).
+        if (StageMemoryOf(job, 0).total() > capacity &&
+            !(offload && OffloadRuns(p) && FewestOffloadedLayersThatFit(job, capacity) > 0))
+            return;
         ++st.estimated;
         TrainingEstimate e = EstimateTraining(job, sys, cal, opt, {}, &cache);
         if (!e.fits) return;
@@ -244,6 +272,7 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
         cand.estimate.step_seconds = e.step_seconds;
         if (heap.size() == k && !Faster(cand, heap.front())) return;
         cand.par = p;
+        cand.par.offload_layers = job.par.offload_layers;  // the layers it offloads to fit, if any
         cand.estimate = std::move(e);
         if (heap.size() == k) {
             std::pop_heap(heap.begin(), heap.end(), Faster);

@@ -8,6 +8,8 @@
 // memory bound before the time estimate: StageMemoryOf is what EstimateTraining's memory per stage starts
 // from (it may only add to it), so a layout whose first stage already exceeds the capacity is counted as not
 // fitting without timing it. Ties in step time keep enumeration order, so results are deterministic.
+// Offloading is not a knob of the enumeration: a layout that does not fit gets the fewest offloaded layers that make
+// it fit (SearchSpace::offload), found on its memory alone.
 // Not enumerated: uneven pipelines (pp*vstages must divide the layers) unless space.uneven, explicit pipeline
 // layouts (layout=), Megatron's recompute modules, rank orders other than space.order,
 // and the exact duplicates sp=1 with tp=1 and GPipe with pp=1 (the same run as sp=0 / 1F1B).
@@ -37,6 +39,11 @@ struct SearchSpace {
     // Megatron-Core's EP all-to-all overlap off/on (ParallelConfig::a2a_overlap); on only where it can run: an MoE
     // model with ep > 1, without full recomputation, under 1F1B on one stage or interleaved.
     std::vector<int> a2a_overlap = {0, 1};
+    // CPU activation offloading (ParallelConfig::offload_layers): a layout Megatron-Core can offload (one stage, 1F1B,
+    // no recomputation, no a2a_overlap) that does not fit is tried with the fewest offloaded layers that make it fit,
+    // where the host link is known (measured for the part, or TrainingOptions::host_link_gbps). Layouts that fit are
+    // tried as they are: offloading only adds time.
+    bool offload = true;
     // Also pipelines whose pp (or pp x vstages) does not divide the layers, split as uneven=1 splits them: a model of
     // 61 layers (DeepSeek-V3, Kimi K2) has no pipeline otherwise.
     bool uneven = false;

@@ -14,6 +14,7 @@
 #include "test_util.h"
 #include "trace_test_util.h"
 #include "training/estimate.h"
+#include "training/search.h"
 
 namespace {
 
@@ -258,5 +259,62 @@ TEST(ActivationOffload, TheReplayedTracesWaitWhatTheEstimateCharges) {
 }
 
 TEST(ActivationOffload, TracesKeepAstraSimsRules) { sctest::ExpectTracesKeepAstraSimsRules(SmallJob(2), "offload"); }
+
+}  // namespace
+
+namespace {
+
+// Llama 3 70B in FP8 on 64 GB200 or B200 with Megatron-Bridge's FSDP layout, microbatch 2: it fits only offloaded.
+sc::SearchResult SearchFsdp(const std::string& system, bool offload, double host_link_gbps = 0) {
+    sc::ModelConfig m = sctest::LoadModelPreset("llama3-70b.json");
+    m.precision.compute = sc::Precision::fp8;
+    m.seq = 8192;
+    sc::SearchRequest req;
+    req.gpus = 64, req.batch = 256, req.top_k = 5;
+    req.space.tp = {1}, req.space.pp = {1}, req.space.cp = {1}, req.space.microbatch = {2};
+    req.space.recompute = {sc::Recompute::none}, req.space.zero = {3};
+    req.space.offload = offload;
+    sc::TrainingOptions opt;
+    opt.host_link_gbps = host_link_gbps;
+    return sc::SearchLayouts(m, sctest::LoadSystemPreset(system), &sctest::MeasuredCalibration(), opt, req);
+}
+
+TEST(ActivationOffload, TheSearchOffloadsTheFewestLayersThatFit) {
+    const sc::SearchResult r = SearchFsdp("gb200-nvl72", true);
+    ASSERT_EQ(r.top.size(), 1u);
+    const sc::ParallelConfig& p = r.top[0].par;
+    ASSERT_GT(p.offload_layers, 0);
+    EXPECT_TRUE(r.top[0].estimate.fits);
+    // The fewest: one layer fewer does not fit.
+    sc::ModelConfig m = sctest::LoadModelPreset("llama3-70b.json");
+    m.precision.compute = sc::Precision::fp8;
+    m.seq = 8192;
+    sc::ParallelConfig fewer = p;
+    fewer.offload_layers = p.offload_layers - 1;
+    const sc::System gb200 = sctest::LoadSystemPreset("gb200-nvl72");
+    EXPECT_GT(sc::StageMemoryOf(sc::MakeJob(m, fewer), 0).total(), gb200.accelerator.MemoryBytes());
+    // The same estimate as the layout given by hand.
+    const sc::TrainingEstimate e =
+        sc::EstimateTraining(sc::MakeJob(m, p), gb200, &sctest::MeasuredCalibration(), sc::TrainingOptions{});
+    EXPECT_EQ(e.step_seconds, r.top[0].estimate.step_seconds);
+    // Without offloading nothing of this space fits.
+    EXPECT_TRUE(SearchFsdp("gb200-nvl72", false).top.empty());
+    // B200 has no measured host link: no layout offloads unless the rate is stated.
+    EXPECT_TRUE(SearchFsdp("dgx-b200-superpod", true).top.empty());
+    const sc::SearchResult stated = SearchFsdp("dgx-b200-superpod", true, 55);
+    ASSERT_EQ(stated.top.size(), 1u);
+    EXPECT_GT(stated.top[0].par.offload_layers, 0);
+}
+
+TEST(ActivationOffload, TheCliSearchTakesOffloadOnOrOff) {
+    const std::string args =
+        "search --model llama3-70b --precision fp8 --set seq=8192 --system gb200-nvl72 --gpus 64 --batch 256 --tp 1 "
+        "--pp 1 --cp 1 --microbatch 2 --recompute none --zero 3 --top 1";
+    const sctest::CliResult on = sctest::RunCli(args);
+    EXPECT_EQ(on.status, 0) << on.out;
+    EXPECT_NE(on.out.find("offload_layers="), std::string::npos) << on.out;
+    const sctest::CliResult bad = sctest::RunCli(args + " --offload maybe");
+    EXPECT_NE(bad.out.find("--offload: expected on or off, got \"maybe\""), std::string::npos) << bad.out;
+}
 
 }  // namespace

@@ -53,7 +53,8 @@ TEST(App, ReportTextEqualsWhatTheCliPrintsForTheSameRequest) {
     };
     for (const Case& c : {Case{"llama3-8b", "tp=2,pp=2,dp=4,batch=32"},
                           Case{"llama3-8b", "tp=8,pp=4,dp=2,batch=64,schedule=interleaved,recompute=selective,zero=1"},
-                          Case{"mixtral-8x7b", "tp=4,sp=1,ep=4,dp=8,batch=64,zero=2"}}) {
+                          Case{"mixtral-8x7b", "tp=4,sp=1,ep=4,dp=8,batch=64,zero=2"},
+                          Case{"llama3-8b", "dp=8,batch=16,offload_layers=16"}}) {
         App s = OpenPage();
         ASSERT_TRUE(sc::app::SelectPreset(*s, c.preset));
         ASSERT_EQ(sc::app::SetParallel(*s, c.split), "");

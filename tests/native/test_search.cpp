@@ -45,7 +45,8 @@ struct Brute {
 
 // Every valid layout of (gpus, batch) found without the search's enumeration: all degrees 1..gpus, every
 // microbatch, schedule, vstages, recompute, ZeRO, sp and the all-to-all overlap, filtered by ValidateParallel only,
-// each estimated on a job of its own. Skips the two exact duplicates the search drops: sp=1 with tp=1, gpipe with
+// each estimated on a job of its own; one that does not fit and can offload, with the fewest offloaded layers that
+// make it fit (each count estimated in turn). Skips the two exact duplicates the search drops: sp=1 with tp=1, gpipe with
 // pp=1.
 // With `uneven`, a pipeline whose positions do not divide the layers is split as uneven=1 splits it.
 std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, const sc::CalibrationTable* cal,
@@ -80,7 +81,20 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
                                                     continue;
                                                 }
                                                 sc::Job job = sc::MakeJob(m, p);
-                                                out.push_back({p, sc::EstimateTraining(job, sys, cal, opt)});
+                                                sc::TrainingEstimate e = sc::EstimateTraining(job, sys, cal, opt);
+                                                // Where Megatron-Core can offload and it does not fit: the fewest
+                                                // offloaded layers that make it fit, by the estimate's own verdict.
+                                                const bool can_offload = pp == 1 &&
+                                                                         sched == sc::Schedule::one_f_one_b &&
+                                                                         rc == sc::Recompute::none && !a2a;
+                                                for (int n = 1; !e.fits && can_offload && n < m.layers; ++n) {
+                                                    sc::ParallelConfig q = p;
+                                                    q.offload_layers = n;
+                                                    sc::TrainingEstimate f =
+                                                        sc::EstimateTraining(sc::MakeJob(m, q), sys, cal, opt);
+                                                    if (f.fits) p = q, e = std::move(f);
+                                                }
+                                                out.push_back({p, std::move(e)});
                                             }
             }
     return out;
@@ -88,7 +102,9 @@ std::vector<Brute> BruteForce(const sc::ModelConfig& m, const sc::System& sys, c
 
 std::string Key(const sc::ParallelConfig& p) { return sc::ParallelSpecString(p); }
 
-void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch, bool uneven = false) {
+// `offloaded`, when given, gets how many of the fitting layouts fit by offloading.
+void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch, bool uneven = false,
+                                  int* offloaded = nullptr) {
     sc::System sys = H100().sys;
     const sc::CalibrationTable* cal = &H100().cal;
     sc::TrainingOptions opt;
@@ -136,9 +152,16 @@ void ExpectSearchEqualsBruteForce(const sc::ModelConfig& m, int gpus, int batch,
             EXPECT_LE(r.top[i - 1].estimate.step_seconds, l.estimate.step_seconds);
         }
     }
+    if (offloaded)
+        for (const sc::RankedLayout& l : r.top) *offloaded += l.par.offload_layers > 0;
 }
 
-TEST(Search, DenseEqualsBruteForce) { ExpectSearchEqualsBruteForce(sctest::SmallGpt(), 8, 8); }
+TEST(Search, DenseEqualsBruteForce) {
+    // Some layouts fit only by offloading, and the search finds the same ones with the same fewest layers.
+    int offloaded = 0;
+    ExpectSearchEqualsBruteForce(sctest::SmallGpt(), 8, 8, false, &offloaded);
+    EXPECT_GT(offloaded, 0);
+}
 
 TEST(Search, MoeEqualsBruteForce) { ExpectSearchEqualsBruteForce(sctest::SmallMoe(), 8, 8); }
 
