@@ -182,6 +182,11 @@ bool OffloadRuns(const ParallelConfig& p) {
 // The fewest offloaded layers that bring `job`'s memory within `capacity`, or 0 when none do (memory only: the
 // estimate then times the copies). Sets job.par.offload_layers to the answer.
 int FewestOffloadedLayersThatFit(Job& job, double capacity) {
+    job.par.offload_layers = job.model.layers - 1;  // the most it can: if that does not fit, nothing does
+    if (job.model.layers < 2 || StageMemoryOf(job, 0).total() > capacity) {
+        job.par.offload_layers = 0;
+        return 0;
+    }
     for (int n = 1; n < job.model.layers; ++n) {
         job.par.offload_layers = n;
         if (StageMemoryOf(job, 0).total() <= capacity) return n;
