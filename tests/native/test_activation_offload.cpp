@@ -66,6 +66,15 @@ TEST(ActivationOffload, AtMostLMinusNLayersAreOnTheGpu) {
     const std::vector<double> rising = {1, 2, 4, 8};  // the peak is the last two layers: 12, with no offload 15
     EXPECT_DOUBLE_EQ(sc::OffloadResidentPeak(rising, 2), 12);
     EXPECT_DOUBLE_EQ(sc::OffloadResidentPeak(rising, 0), 15);
+    // Offloading one more layer never raises the peak (the search's scan for the fewest that fit relies on it), for
+    // any bytes: a few arbitrary ones.
+    uint32_t x = 12345;
+    for (int trial = 0; trial < 50; ++trial) {
+        std::vector<double> bytes(3 + trial % 17);
+        for (double& b : bytes) x = x * 1664525u + 1013904223u, b = 1 + (x >> 20);
+        for (int n = 0; n + 1 < static_cast<int>(bytes.size()); ++n)
+            EXPECT_LE(sc::OffloadResidentPeak(bytes, n + 1), sc::OffloadResidentPeak(bytes, n)) << trial << " " << n;
+    }
 }
 
 TEST(ActivationOffload, TheComputeWaitsWhereTheCopiesAreSlower) {
