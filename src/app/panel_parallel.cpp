@@ -179,9 +179,10 @@ static void DrawSummaryTable(const AppState& s) {
         ImGui::TableSetColumnIndex(2);
         ImGui::Text("%llu", static_cast<unsigned long long>(c.total_nodes));
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%llu compute, %llu collective, %llu send, %llu recv",
+            ImGui::SetTooltip("%llu compute, %llu collective, %llu send, %llu recv, %llu host copies",
                               static_cast<unsigned long long>(c.nodes[4]), static_cast<unsigned long long>(c.nodes[7]),
-                              static_cast<unsigned long long>(c.nodes[5]), static_cast<unsigned long long>(c.nodes[6]));
+                              static_cast<unsigned long long>(c.nodes[5]), static_cast<unsigned long long>(c.nodes[6]),
+                              static_cast<unsigned long long>(c.host_copies));
         ImGui::TableSetColumnIndex(3);
         ImGui::TextUnformatted(FormatFlops(c.flops).c_str());
         ImGui::TableSetColumnIndex(4);

@@ -92,16 +92,19 @@ std::string EncodeSummaryShard(const std::vector<RankClass>& classes) {
         for (const CollectiveTotal& t : c.collectives)
             colls.push_back({static_cast<int>(t.type), static_cast<int>(t.group), t.group_size, t.count, t.bytes});
         const StageMemory& m = c.memory;
-        all.push_back({{"stage", c.stage},
-                       {"ranks", c.ranks},
-                       {"examples", c.example_ranks},
-                       {"nodes", c.nodes},
-                       {"total_nodes", c.total_nodes},
-                       {"flops", {c.flops, c.matmul_flops, c.attention_flops, c.recompute_flops}},
-                       {"compute_bytes", c.compute_bytes},
-                       {"collectives", colls},
-                       {"p2p", {c.sends, c.recvs, c.send_bytes, c.recv_bytes}},
-                       {"memory", {m.params, m.weights, m.gradients, m.optimizer, m.activations, m.peak_inflight}}});
+        all.push_back(
+            {{"stage", c.stage},
+             {"ranks", c.ranks},
+             {"examples", c.example_ranks},
+             {"nodes", c.nodes},
+             {"total_nodes", c.total_nodes},
+             {"flops", {c.flops, c.matmul_flops, c.attention_flops, c.recompute_flops}},
+             {"compute_bytes", c.compute_bytes},
+             {"collectives", colls},
+             {"p2p", {c.sends, c.recvs, c.send_bytes, c.recv_bytes}},
+             {"host", {c.host_copies, c.host_copy_bytes}},
+             {"memory",
+              {m.params, m.weights, m.gradients, m.optimizer, m.activations, m.peak_inflight, m.host_activations}}});
     }
     return all.dump();
 }
@@ -129,9 +132,12 @@ std::vector<RankClass> DecodeSummaryShard(const std::string& text) {
             }
             const auto& p = j.at("p2p");
             c.sends = p.at(0), c.recvs = p.at(1), c.send_bytes = p.at(2), c.recv_bytes = p.at(3);
+            const auto& h = j.at("host");
+            c.host_copies = h.at(0), c.host_copy_bytes = h.at(1);
             const auto& m = j.at("memory");
             c.memory.params = m.at(0), c.memory.weights = m.at(1), c.memory.gradients = m.at(2);
             c.memory.optimizer = m.at(3), c.memory.activations = m.at(4), c.memory.peak_inflight = m.at(5);
+            c.memory.host_activations = m.at(6);
         }
     } catch (const nlohmann::json::exception& e) {
         throw Error("summary shard", std::string("malformed result from a worker: ") + e.what());

@@ -31,11 +31,13 @@ std::string SummaryReportText(const Job& job, const TraceSummary& s) {
     for (const RankClass& c : s.classes) {
         std::snprintf(buf, sizeof buf, "class stage %d: %d ranks (%s)\n", c.stage, c.ranks, Ranks(c).c_str());
         o += buf;
-        std::snprintf(buf, sizeof buf, "  nodes %llu: %llu compute, %llu collective, %llu send, %llu recv\n",
+        std::snprintf(buf, sizeof buf, "  nodes %llu: %llu compute, %llu collective, %llu send, %llu recv",
                       static_cast<unsigned long long>(c.total_nodes), static_cast<unsigned long long>(c.nodes[4]),
                       static_cast<unsigned long long>(c.nodes[7]), static_cast<unsigned long long>(c.nodes[5]),
                       static_cast<unsigned long long>(c.nodes[6]));
         o += buf;
+        if (c.host_copies) o += ", " + std::to_string(c.host_copies) + " host copies";  // activation offloading
+        o += "\n";
         std::snprintf(buf, sizeof buf, "  compute %s (matmul %s, attention %s, recompute %s), %s touched\n",
                       FormatFlops(c.flops).c_str(), FormatFlops(c.matmul_flops).c_str(),
                       FormatFlops(c.attention_flops).c_str(), FormatFlops(c.recompute_flops).c_str(),
@@ -53,6 +55,11 @@ std::string SummaryReportText(const Job& job, const TraceSummary& s) {
                           static_cast<unsigned long long>(c.recvs), FormatBytes(c.recv_bytes).c_str());
             o += buf;
         }
+        if (c.host_copies) {
+            std::snprintf(buf, sizeof buf, "  activation offload: %llu copies to and from host memory (%s)\n",
+                          static_cast<unsigned long long>(c.host_copies), FormatBytes(c.host_copy_bytes).c_str());
+            o += buf;
+        }
         const StageMemory& m = c.memory;
         std::snprintf(
             buf, sizeof buf,
@@ -60,6 +67,7 @@ std::string SummaryReportText(const Job& job, const TraceSummary& s) {
             FormatBytes(m.total()).c_str(), FormatBytes(m.weights).c_str(), FormatBytes(m.gradients).c_str(),
             FormatBytes(m.optimizer).c_str(), FormatBytes(m.activations).c_str(), m.peak_inflight);
         o += buf;
+        if (m.host_activations > 0) o += "  in host memory: " + FormatBytes(m.host_activations) + " of activations\n";
     }
     return o;
 }
@@ -101,6 +109,7 @@ std::string SummaryReportJson(const Job& job, const TraceSummary& s) {
         x["collectives"] = colls;
         x["pipeline"] = {
             {"sends", c.sends}, {"send_bytes", c.send_bytes}, {"recvs", c.recvs}, {"recv_bytes", c.recv_bytes}};
+        x["activation_offload"] = {{"host_copies", c.host_copies}, {"host_copy_bytes", c.host_copy_bytes}};
         x["memory"] = {{"weights", c.memory.weights},     {"gradients", c.memory.gradients},
                        {"optimizer", c.memory.optimizer}, {"activations", c.memory.activations},
                        {"total", c.memory.total()},       {"peak_inflight_microbatches", c.memory.peak_inflight}};

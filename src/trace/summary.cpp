@@ -68,6 +68,8 @@ void Count(const Layout& layout, const ProgNode& n, const std::vector<std::strin
         }
         case EtNodeType::comm_send: rc.sends++, rc.send_bytes += n.comm_bytes; break;
         case EtNodeType::comm_recv: rc.recvs++, rc.recv_bytes += n.comm_bytes; break;
+        case EtNodeType::mem_store:
+        case EtNodeType::mem_load: rc.host_copies++, rc.host_copy_bytes += static_cast<double>(n.bytes); break;
         default: break;
     }
 }

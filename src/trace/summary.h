@@ -34,6 +34,9 @@ struct RankClass {
     std::vector<CollectiveTotal> collectives;
     uint64_t sends = 0, recvs = 0;
     double send_bytes = 0, recv_bytes = 0;
+    // CPU activation offloading's copies (MEM_STORE out, MEM_LOAD back in) and their bytes.
+    uint64_t host_copies = 0;
+    double host_copy_bytes = 0;
     StageMemory memory;
 };
 

@@ -11,7 +11,9 @@
 #include "parallel/memory.h"
 #include "parallel/offload_schedule.h"
 #include "preset_files.h"
+#include "report/summary_report.h"
 #include "test_util.h"
+#include "trace/summary.h"
 #include "trace_test_util.h"
 #include "training/estimate.h"
 #include "training/search.h"
@@ -244,6 +246,21 @@ TEST(ActivationOffload, TheTracesCopyEachOffloadedLayerOutAndBackIn) {
     // No offload, no copies.
     for (const sc::ProgNode& n : sc::BuildStageProgram(SmallJob(0), 0).nodes)
         EXPECT_TRUE(n.type != sc::EtNodeType::mem_store && n.type != sc::EtNodeType::mem_load);
+}
+
+TEST(ActivationOffload, TheSummaryCountsTheCopiesAndTheHostBytes) {
+    const sc::Job job = SmallJob(2);
+    const sc::TraceSummary s = sc::SummarizeJob(job);
+    ASSERT_EQ(s.classes.size(), 1u);
+    const sc::RankClass& c = s.classes[0];
+    const double host = sc::StageMemoryOf(job, 0).host_activations;
+    EXPECT_EQ(c.host_copies, 2u * 2 * 2);  // 2 layers, out and back, 2 microbatches
+    EXPECT_NEAR(c.host_copy_bytes, 2 * 2 * host, 4);
+    EXPECT_EQ(c.memory.host_activations, host);
+    const std::string text = sc::SummaryReportText(job, s);
+    EXPECT_NE(text.find(", 8 host copies\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  activation offload: 8 copies to and from host memory ("), std::string::npos) << text;
+    EXPECT_NE(text.find("  in host memory: "), std::string::npos) << text;
 }
 
 TEST(ActivationOffload, TheReplayedTracesWaitWhatTheEstimateCharges) {

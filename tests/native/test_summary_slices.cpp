@@ -35,6 +35,7 @@ const Case kCases[] = {
     {false, "pp=4,batch=8,schedule=zbh1"},
     {false, "pp=2,dp=2,batch=8,schedule=dualpipe"},
     {true, "tp=2,sp=1,ep=2,pp=2,dp=2,batch=8,recompute=op"},
+    {false, "dp=4,batch=8,zero=3,offload_layers=2"},  // activation offloading's host copies
 };
 
 sc::Job JobOf(const Case& c, bool flash = true) {
@@ -89,10 +90,12 @@ void ExpectSameSummary(const sc::TraceSummary& a, const sc::TraceSummary& b) {
                             {x.recompute_flops, y.recompute_flops},
                             {x.compute_bytes, y.compute_bytes},
                             {x.send_bytes, y.send_bytes},
-                            {x.recv_bytes, y.recv_bytes}})
+                            {x.recv_bytes, y.recv_bytes},
+                            {x.host_copy_bytes, y.host_copy_bytes}})
             EXPECT_EQ(std::memcmp(&p, &q, sizeof(double)), 0) << p << " vs " << q;
         EXPECT_EQ(x.sends, y.sends);
         EXPECT_EQ(x.recvs, y.recvs);
+        EXPECT_EQ(x.host_copies, y.host_copies);
         ASSERT_EQ(x.collectives.size(), y.collectives.size());
         for (size_t k = 0; k < x.collectives.size(); ++k) {
             EXPECT_EQ(x.collectives[k].type, y.collectives[k].type);
@@ -102,8 +105,10 @@ void ExpectSameSummary(const sc::TraceSummary& a, const sc::TraceSummary& b) {
             EXPECT_EQ(x.collectives[k].bytes, y.collectives[k].bytes);
         }
         const sc::StageMemory &m = x.memory, &n = y.memory;
-        EXPECT_EQ(std::tie(m.params, m.weights, m.gradients, m.optimizer, m.activations, m.peak_inflight),
-                  std::tie(n.params, n.weights, n.gradients, n.optimizer, n.activations, n.peak_inflight));
+        EXPECT_EQ(
+            std::tie(m.params, m.weights, m.gradients, m.optimizer, m.activations, m.peak_inflight, m.host_activations),
+            std::tie(n.params, n.weights, n.gradients, n.optimizer, n.activations, n.peak_inflight,
+                     n.host_activations));
     }
 }
 
