@@ -14,6 +14,7 @@
 #include "training/comm_model.h"
 #include "training/comm_sms.h"
 #include "training/compute_model.h"
+#include "training/host_link.h"
 #include "training/kernel_floor.h"
 #include "training/pipeline_replay.h"
 #include "training/rate_sources.h"
@@ -88,18 +89,6 @@ inline double StepBreakdown::total() const {
     for (const BreakdownPart& p : kBreakdownParts) t += this->*p.seconds;
     return t;
 }
-
-// The host link CPU activation offloading copies over (GB/s each way): stated (TrainingOptions::host_link_gbps) or
-// the part's measured rates (calibration host_link rows: nvbandwidth).
-struct OffloadLink {
-    double out_gbps = 0, in_gbps = 0;  // device to host, host to device
-    bool measured = false;
-    std::string source;  // the measurement's series and hardware, or "stated"
-};
-
-// The host link CPU activation offloading copies over for `acc`: TrainingOptions::host_link_gbps when stated, else
-// the part's measured rates in `cal`; throws sc::Error naming offload_layers when it has neither.
-OffloadLink OffloadLinkOf(const TrainingOptions& opt, const CalibrationTable* cal, const Accelerator& acc);
 
 struct TrainingEstimate {
     StepBreakdown step;

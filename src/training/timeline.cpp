@@ -10,7 +10,7 @@
 
 #include "training/comm_model.h"
 #include "training/compute_model.h"
-#include "training/estimate.h"
+#include "training/host_link.h"
 #include "training/kernel_floor.h"
 
 namespace sc {
