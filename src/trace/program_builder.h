@@ -66,8 +66,9 @@ struct ProgramBuilder {
         return static_cast<int64_t>(prog.nodes.size() - 1);
     }
     int64_t async = -1;  // an async collective: the main-stream node after next waits for it
-    // In a pair's windows (Builder::PairLayers): the all-to-all the next main-stream node waits for, and the last
-    // all-to-all of the pair's communication stream (each waits for the one before it).
+    // A node off the main stream that the next main-stream node waits for: in a pair's windows (Builder::PairLayers)
+    // an all-to-all, under activation offloading a layer's copy (Builder::EmitCopy). window_comm: the last all-to-all
+    // of the pair's communication stream (each waits for the one before it).
     int64_t also = -1;
     int64_t window_comm = -1;
 

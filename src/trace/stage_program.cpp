@@ -9,7 +9,9 @@
 // optimizer for every reduction). ZeRO-3 gathers are prefetched one block ahead: block i+1's gather may
 // run while block i computes (FSDP's forward/backward prefetch, DeepSpeed's prefetch bucket).
 // A forward and a backward run as a pair (DualPipe, a2a_overlap) put their MoE layers' all-to-alls beside the main
-// stream, in windows (PairLayers). Collectives of a group whose size is 1 vanish.
+// stream, in windows (PairLayers). Activation offloading's copies (offload_layers) run on a copy stream of their own,
+// each after the compute that made its data; the compute that frees or needs a layer's activations waits for its
+// copy (parallel/offload_schedule.h). Collectives of a group whose size is 1 vanish.
 //
 // Sizes are ASTRA-sim's (README "Conventions"): comm_size is the whole buffer for all-reduce,
 // reduce-scatter and all-to-all, and one rank's contribution for all-gather (the graph's all-gather output
