@@ -295,11 +295,11 @@ struct StageProgramStream::Builder {
             }
         return n == 2;
     }
-    // Whether a block of a pair runs window by window: an MoE layer whose all-to-alls move data, outside ZeRO-3 (whose
-    // per-block gathers keep the serial order). Worked out once per block (the constructor).
+    // Whether a block of a pair runs window by window: an MoE layer whose all-to-alls move data (under ZeRO-3 too, each
+    // block after its gather: RunPair). Worked out once per block (the constructor).
     bool PairableBlock(const Block& b) const {
         size_t at[2];
-        return !zero3 && B.layout.GroupSize(GroupKind::ep) > 1 && CutAt(b.forward, at) && CutAt(b.backward, at);
+        return B.layout.GroupSize(GroupKind::ep) > 1 && CutAt(b.forward, at) && CutAt(b.backward, at);
     }
     bool Pairable(int chunk, int j) const { return pairable[chunk][j] != 0; }
 
@@ -359,8 +359,24 @@ struct StageProgramStream::Builder {
         if (gf > 0 && !SameRankAfter(p, gf - 1)) Receive(-f_next, f.microbatch, gf - 1, false);
         if (gb < S - 1 && !SameRankAfter(p, gb)) Receive(b_next, b.microbatch, gb, true);
         const int nf = static_cast<int>(blocks[f.chunk].size());
-        const bool quantize = !quantized[f.chunk];
+        const bool quantize = zero3 || !quantized[f.chunk];
         quantized[f.chunk] = true;
+        // ZeRO-3: each block waits for its weights' gather, and the next block of the same pass is gathered (prefetched)
+        // as it starts, as in Forward and Backward; a paired MoE layer waits for both of its blocks' gathers.
+        const auto& fb = blocks[f.chunk];
+        const auto& bb = blocks[b.chunk];
+        int64_t f_gathered = zero3 && nf > 0 ? B.GatherWeights(fb[0], B.chain) : -1;
+        int64_t b_gathered = zero3 && !bb.empty() ? B.GatherWeights(bb.back(), B.chain) : -1;
+        auto start_forward = [&](int i) {  // before forward block i: its gather, and the next one's prefetch
+            const int64_t mine = f_gathered;
+            if (zero3) f_gathered = i + 1 < nf ? B.GatherWeights(fb[i + 1], B.chain) : -1;
+            return mine;
+        };
+        auto start_backward = [&](int j) {
+            const int64_t mine = b_gathered;
+            if (zero3) b_gathered = j > 0 ? B.GatherWeights(bb[j - 1], B.chain) : -1;
+            return mine;
+        };
         const int first_layer = FirstLayer(b.chunk);
         auto forward_done = [&] {
             if (gf < S - 1 && !SameRankAfter(p, gf))
@@ -375,11 +391,15 @@ struct StageProgramStream::Builder {
         while (i < nf || j >= 0) {
             const bool fp = i < nf && Pairable(f.chunk, i), bp = j >= 0 && Pairable(b.chunk, j);
             if (fp && bp) {
+                const int64_t wf = start_forward(i), wb = start_backward(j);
+                B.wait = wb, B.also = wf;  // the pair's first node waits for both gathers
                 if (quantize) B.EmitFp8WeightQuant(blocks[f.chunk][i]);
                 PairLayers(f, i++, b, j--, first_layer);
             } else if (i < nf && (!fp || j < 0)) {
+                B.wait = start_forward(i);
                 ForwardBlock(f, i++, quantize);
             } else {
+                B.wait = start_backward(j);
                 BackwardBlock(b, j--, first_layer);
                 if (j < 0) backward_done();
                 continue;
@@ -397,7 +417,7 @@ struct StageProgramStream::Builder {
     // Runs the step at schedule[i], or the pair starting there; returns how many steps it took.
     size_t RunAt(size_t i) {
         const PipelineStep& step = schedule[i];
-        if (step.forward && step.paired && !zero3 && i + 1 < schedule.size()) {
+        if (step.forward && step.paired && i + 1 < schedule.size()) {
             const PipelineStep& next_step = schedule[i + 1];
             if (!next_step.forward && !next_step.weight && !next_step.split && AnyPairable(step.chunk) &&
                 AnyPairable(next_step.chunk)) {

@@ -231,6 +231,7 @@ TEST(A2aOverlap, TheTracesOverlapWhatTheEstimateHides) {
     sc::TrainingOptions opt;
     for (const std::string& spec : {std::string("tp=1,ep=16,dp=16,microbatch=1,batch=64"),
                                     std::string("tp=1,ep=16,dp=16,microbatch=1,batch=64,recompute_modules=moe_act"),
+                                    std::string("tp=1,ep=16,dp=16,microbatch=1,batch=64,zero=3"),
                                     std::string("tp=1,ep=8,dp=8,pp=2,microbatch=1,batch=64,schedule=interleaved,"
                                                 "vstages=2")}) {
         const sc::Job plain = sc::MakeJob(m, sc::ParseParallelSpec(spec));

@@ -207,6 +207,9 @@ INSTANTIATE_TEST_SUITE_P(
         AstraCase{"moe_a2a_overlap", true,
                   "tp=2,sp=1,ep=2,dp=2,pp=2,batch=8,zero=1,schedule=interleaved,vstages=2,a2a_overlap=1",
                   "net_test_8_2d.yml"},
+        // The same pairs under ZeRO-3: each block of a pair waits for its gather, the next ones prefetched.
+        AstraCase{"moe_a2a_overlap_zero3", true,
+                  "ep=4,dp=4,pp=2,batch=8,zero=3,schedule=interleaved,vstages=2,a2a_overlap=1", "net_test_8_2d.yml"},
         // Megatron's recompute modules: the MoE layer re-run whole in the backward (its all-to-alls and the expert
         // TP collectives among the recompute nodes), the norms and the dense MLP too, pipelined.
         AstraCase{"moe_recompute_modules", true,
