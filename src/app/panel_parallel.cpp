@@ -118,7 +118,7 @@ static void DrawSplitFields(AppState& s) {
                             "chunk recompute, the others keep their activations; 0: every layer");
     else p.recompute_layers = 0;
     // CPU activation offloading, where Megatron-Core runs it (pp = 1, 1F1B, no recomputation).
-    if (p.pp == 1 && p.schedule == Schedule::one_f_one_b && p.recompute == Recompute::none && !p.a2a_overlap) {
+    if (p.offload_runs()) {
         changed |= IntField("offload layers", &p.offload_layers,
                             "Megatron-Core's --cpu-offloading-num-layers: the first N layers' saved activations go to "
                             "host memory during the forward and come back during the backward (Transformer Engine's "

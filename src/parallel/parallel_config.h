@@ -93,6 +93,11 @@ struct ParallelConfig {
     // Megatron-Core accepts it only without pipeline parallelism and without recomputation, and N below the layer
     // count. 0: none.
     int offload_layers = 0;
+    // Whether Megatron-Core can offload this layout's activations, the layer count aside (ValidateParallel names the
+    // rule a layout breaks); the search and the page ask it.
+    bool offload_runs() const {
+        return pp == 1 && schedule == Schedule::one_f_one_b && recompute == Recompute::none && !a2a_overlap;
+    }
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)

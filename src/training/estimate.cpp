@@ -475,12 +475,19 @@ double OffloadWaitPerMicrobatch(const Job& job, const BlockKindTimes& t, const C
         const double z3_fwd = compute > 0 ? z3 * b.fwd / compute : 0;
         return OffloadLayer{b.fwd + exposed * share + z3_fwd, b.bwd + exposed * (1 - share) + z3 - z3_fwd, 0};
     };
+    // Every layer of a kind (and precision) takes the same: each is worked out once.
+    OffloadLayer kinds[2][kBlockKinds];
+    bool done[2][kBlockKinds] = {};
     std::vector<OffloadLayer> layers(static_cast<size_t>(job.model.layers));
     for (int l = 0; l < job.model.layers; ++l) {
         const int k = static_cast<int>(LayerBlockKind(job, l));
         const bool bf16 = job.model.bf16_layer(l);
-        layers[l] = time_of((bf16 ? t.bf16 : t.of)[k], bf16);
-        layers[l].bytes = (bf16 ? job.bf16_sums : job.sums)[k].saved[static_cast<int>(Recompute::none)];
+        if (!done[bf16][k]) {
+            kinds[bf16][k] = time_of((bf16 ? t.bf16 : t.of)[k], bf16);
+            kinds[bf16][k].bytes = (bf16 ? job.bf16_sums : job.sums)[k].saved[static_cast<int>(Recompute::none)];
+            done[bf16][k] = true;
+        }
+        layers[l] = kinds[bf16][k];
     }
     const OffloadLayer head = time_of(t.of[static_cast<int>(BlockKind::head)], false);
     return OffloadWaitSeconds(layers, p.offload_layers, head.fwd + head.bwd, {link.out_gbps * 1e9, link.in_gbps * 1e9});

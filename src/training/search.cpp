@@ -174,11 +174,6 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
     }
 }
 
-// Whether Megatron-Core can offload `p`'s activations (ValidateParallel's offload rules, less the layer count).
-bool OffloadRuns(const ParallelConfig& p) {
-    return p.pp == 1 && p.schedule == Schedule::one_f_one_b && p.recompute == Recompute::none && !p.a2a_overlap;
-}
-
 // The fewest offloaded layers that bring `job`'s memory within `capacity`, or 0 when none do (memory only: the
 // estimate then times the copies). Sets job.par.offload_layers to the answer.
 int FewestOffloadedLayersThatFit(Job& job, double capacity) {
@@ -265,7 +260,7 @@ SearchResult SearchLayouts(const ModelConfig& m, const System& sys, const Calibr
         // One that can offload is tried with the fewest offloaded layers that make it fit (one stage: this bound is
         // its memory).
         if (StageMemoryOf(job, 0).total() > capacity &&
-            !(offload && OffloadRuns(p) && FewestOffloadedLayersThatFit(job, capacity) > 0))
+            !(offload && p.offload_runs() && FewestOffloadedLayersThatFit(job, capacity) > 0))
             return;
         ++st.estimated;
         TrainingEstimate e = EstimateTraining(job, sys, cal, opt, {}, &cache);

@@ -53,6 +53,11 @@ TEST(ActivationOffload, KeyFollowsMegatronCoresRulesAndRoundTrips) {
               head +
                   "1 (Megatron-Core's --cpu-offloading-num-layers) runs one microbatch's forward, then its "
                   "backward; a2a_overlap=1 pairs the layers of two microbatches");
+    // The shared predicate the search and the page ask says the same as the errors above.
+    EXPECT_TRUE(sc::ParseParallelSpec("dp=2,zero=3").offload_runs());
+    for (const char* no :
+         {"pp=2,batch=4", "dp=2,recompute=selective", "batch=4,schedule=gpipe", "ep=2,dp=2,a2a_overlap=1"})
+        EXPECT_FALSE(sc::ParseParallelSpec(no).offload_runs()) << no;
     EXPECT_EQ(SpecError(gpt, "offload_layers=-1"), "offload_layers: must be zero or a positive integer, got \"-1\"");
 }
 
