@@ -141,6 +141,18 @@ inline std::string ThroughputCause(const Row& row, const ServingRun& run, int co
                       "host work (no measured source) is not modelled",
                       Pct(b.attention / t).c_str(), Pct(b.linear / t).c_str(), Pct(b.tp_comm / t).c_str(), concurrent,
                       implied, concurrent, row.predicted / row.measured);
+        // Where the all-reduce is most of the step, the rate it was timed at and where that rate came from.
+        const sc::NetworkLevel& tp_level = sys.levels.front();
+        auto eff = tp_level.provenance.find("efficiency");
+        if (b.tp_comm > 0.5 * t && eff != tp_level.provenance.end()) {
+            char more[300];
+            std::snprintf(more, sizeof more,
+                          "; the all-reduce runs over %s at %.0f GB/s per direction, an efficiency %s",
+                          tp_level.name.c_str(), tp_level.EffectiveGBps(),
+                          eff->second.status == "ASSUMED" ? "assumed (no collective measured on this part)"
+                                                          : "derived from a measured collective");
+            return std::string(buf) + more;
+        }
     } else {
         std::snprintf(buf, sizeof buf, "under: %s of the predicted time is GEMMs, %s attention, %s TP all-reduce",
                       Pct(b.linear / t).c_str(), Pct(b.attention / t).c_str(), Pct(b.tp_comm / t).c_str());

@@ -53,6 +53,9 @@ std::pair<std::string, std::string> Hardware(const std::string& hw) {
     if (hw.rfind("H100", 0) == 0) return {"dgx-h100-superpod", ""};
     if (hw.rfind("H200", 0) == 0) return {"dgx-h100-superpod", "h200"};  // DGX H200: the DGX H100 fabric
     if (hw.rfind("A100", 0) == 0) return {"dgx-a100-superpod", ""};
+    // The L40S's server is not named; eight cards on PCIe Gen4 (presets/systems/l40s-pcie-server.json says what
+    // is assumed of it).
+    if (hw.rfind("L40S", 0) == 0) return {"l40s-pcie-server", ""};
     return {"", ""};
 }
 
@@ -404,8 +407,8 @@ namespace {
 // that loses one fails here; one that gains raises the number.
 TEST(ServeValidation, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
-    EXPECT_EQ(c.compared, 188);
-    EXPECT_GE(c.within, 45);
+    EXPECT_EQ(c.compared, 190);
+    EXPECT_GE(c.within, 62);
 }
 
 }  // namespace

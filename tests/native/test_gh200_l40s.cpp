@@ -1,0 +1,94 @@
+// The GH200 and L40S presets (2026-11-29, for TensorRT-LLM 0.17's GH200 and L40S columns): which measurements each
+// part reads (presets/calibration/measured.json), and what their one-domain systems do when asked to grow.
+// The GH200's GPU is an H100, so it reads H100's sm_90 curves; the L40S has no measurement at all and must run at
+// the fallbacks and say so.
+#include <gtest/gtest.h>
+
+#include "serve_test_util.h"
+#include "training/compute_model.h"
+#include "training/sweep.h"
+
+namespace {
+
+using namespace sc;
+using servetest::Calibration;
+
+const Accelerator& Part(const std::string& id) {
+    return servetest::System(id == "gh200" ? "dgx-gh200" : "l40s-pcie-server").accelerator;
+}
+
+TEST(Gh200, ReadsTheH100CurvesAndItsOwnBestGemms) {
+    const CalibrationTable& cal = Calibration();
+    const GemmCurve* gh = FindGemmCurve(cal, "gh200", Precision::bf16);
+    const GemmCurve* h100 = FindGemmCurve(cal, "h100-sxm", Precision::bf16);
+    ASSERT_NE(gh, nullptr);
+    ASSERT_NE(h100, nullptr);
+    EXPECT_EQ(gh->series, "xla-sm90-bf16");
+    EXPECT_EQ(gh, h100);  // the same curve, not a copy
+    EXPECT_EQ(FindFrameworkGemm(cal, "gh200", false), FindFrameworkGemm(cal, "h100-sxm", false));
+    EXPECT_EQ(FindAttentionCurve(cal, "gh200", AttentionKernel::cudnn, true, true, 128),
+              FindAttentionCurve(cal, "h100-sxm", AttentionKernel::cudnn, true, true, 128));
+    EXPECT_NE(FindAttentionCurve(cal, "gh200", AttentionKernel::cudnn, true, true, 128), nullptr);
+    // Its own MAMF rows, not H100's (828.6 bf16 and 1,535 fp8 TFLOPS against H100's 794.5 and 1,402.6).
+    ASSERT_NE(FindGemmMax(cal, "gh200", Precision::bf16), nullptr);
+    EXPECT_EQ(FindGemmMax(cal, "gh200", Precision::bf16)->tflops, 828.6);
+    EXPECT_EQ(FindGemmMax(cal, "gh200", Precision::fp8)->tflops, 1535.0);
+    // Same compute as H100 SXM; only HBM differs (96 GB at 4.0 TB/s), measured nowhere: the fallback fraction.
+    const Accelerator& a = Part("gh200");
+    EXPECT_EQ(*a.matrix.bf16, 989);
+    EXPECT_EQ(*a.matrix.fp8, 1979);
+    ComputeModel cm(a, Precision::bf16, &cal, TrainingOptions{}, AttentionShape{});
+    EXPECT_FALSE(cm.hbm_measured());
+    // A large GEMM runs at H100's curve efficiency (same peak, same table); only the roofline's memory term
+    // differs, by the two parts' HBM (4.0 against 3.35 TB/s), well under a thousandth here.
+    ComputeModel h(servetest::System("dgx-h100-superpod").accelerator, Precision::bf16, &cal, TrainingOptions{},
+                   AttentionShape{});
+    EXPECT_NEAR(cm.MatmulEfficiency(2.0 * 4096 * 4096 * 4096), h.MatmulEfficiency(2.0 * 4096 * 4096 * 4096), 1e-3);
+    EXPECT_GE(cm.MatmulEfficiency(2.0 * 4096 * 4096 * 4096), h.MatmulEfficiency(2.0 * 4096 * 4096 * 4096));
+}
+
+TEST(L40s, HasNoMeasurementAndRunsAtTheFallbacks) {
+    const CalibrationTable& cal = Calibration();
+    EXPECT_EQ(FindGemmCurve(cal, "l40s", Precision::bf16), nullptr);
+    EXPECT_EQ(FindGemmCurve(cal, "l40s", Precision::fp8), nullptr);
+    EXPECT_EQ(FindGemmMax(cal, "l40s", Precision::bf16), nullptr);
+    EXPECT_EQ(FindAttentionCurve(cal, "l40s", AttentionKernel::cudnn, true, true, 128), nullptr);
+    const TrainingOptions o;
+    ComputeModel cm(Part("l40s"), Precision::fp8, &cal, o, AttentionShape{});
+    EXPECT_FALSE(cm.hbm_measured());
+    EXPECT_DOUBLE_EQ(cm.MatmulEfficiency(2.0 * 4096 * 4096 * 4096), o.fallback_matmul_efficiency);
+    EXPECT_DOUBLE_EQ(cm.AttentionEfficiency(true), o.fallback_attention_efficiency);
+    // The datasheet: 733 fp8, 362 bf16 dense; 48 GB GDDR6 at 864 GB/s; no NVLink, PCIe Gen4 x16 per direction.
+    EXPECT_EQ(*Part("l40s").matrix.fp8, 733);
+    EXPECT_EQ(*Part("l40s").matrix.bf16, 362);
+    EXPECT_DOUBLE_EQ(Part("l40s").hbm_bandwidth_tbps, 0.864);
+    EXPECT_EQ(Part("l40s").scale_up_gbps_per_direction, 32);
+    // The server's collectives: PCIe at NCCL's planning rate (24 GB/s of 32), no in-network reduction.
+    const System& s = servetest::System("l40s-pcie-server");
+    ASSERT_EQ(s.levels.size(), 1u);
+    EXPECT_DOUBLE_EQ(s.levels[0].EffectiveGBps(), 24);
+    EXPECT_FALSE(s.levels[0].in_network_reduction);
+}
+
+// A system that is one scale-up domain runs any job that fits it and refuses a larger one, naming the domain and
+// what would be needed; it never stretches NVLink or PCIe to more accelerators.
+TEST(OneDomainSystems, RefuseToGrowPastTheirDomain) {
+    for (const char* id : {"dgx-gh200", "l40s-pcie-server"}) {
+        SCOPED_TRACE(id);
+        const System& s = servetest::System(id);
+        const int size = s.TotalAccelerators();
+        EXPECT_EQ(ExtendSystem(s, size).TotalAccelerators(), size);
+        EXPECT_LE(ExtendSystem(s, size / 2).TotalAccelerators(), size);
+        try {
+            ExtendSystem(s, size + 1);
+            ADD_FAILURE() << "grew past its domain";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.field, "gpus");
+            EXPECT_NE(std::string(e.what()).find("scale-up domain with no network beyond it"), std::string::npos)
+                << e.what();
+            EXPECT_NE(std::string(e.what()).find(s.levels[0].name), std::string::npos) << e.what();
+        }
+    }
+}
+
+}  // namespace
