@@ -186,7 +186,8 @@ TEST(TrainingValidation, MemoryWithinTolerance) {
 
 TEST(TrainingValidation, CliCommandsReproduceTheRows) {
     // One GPT-style Megatron row with every legacy option, one Llama-style NeMo row, a MoE row, a 2,048-GPU row
-    // (the cluster grown with --gpus), a row with another attention kernel and two Megatron-Bridge rows.
+    // (the cluster grown with --gpus), a row with another attention kernel, Megatron-Bridge rows and the accelerator
+    // variants.
     const std::set<std::string> keys = {
         "korthikanti2022_t5_gpt3-175B_full_recompute", "nemo2407_LLAMA3-70B_64gpu",
         "mcore_moe_readme_mixtral-8x7b_v0.8_64xh100", "dgxc_85380ff_llama-3.1-70b_bf16_2048xh100",
@@ -195,7 +196,10 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
         // modules and no MTP; current scaling with embedding and loss slots
         "bridge2511_deepseekv3_fp8mx_256xgb300", "bridge2511_llama31-405b_fp8cs_256xgb300",
         // a hybrid preset in NVFP4 with BF16 layers and modules; Kimi K2's preset with its routing
-        "bridge2604_nemotron-3-super_nvfp4_64xgb300", "bridge2604_kimi-k2_mxfp8_256xgb300"};
+        "bridge2604_nemotron-3-super_nvfp4_64xgb300", "bridge2604_kimi-k2_mxfp8_256xgb300",
+        // accelerator variants: Meta's Grand Teton H100 (96 GB HBM2e at 2.4 TB/s, 500 W limit) as --system-set
+        // edits, and 40 GB A100s as their own system
+        "torchtitan_t1_8B_fsdp_bf16_8gpu", "llmfoundry_mpt-70b_bf16_seq2048_128xa100_40gb"};
     int ran = 0;
     for (const Row& r : AllRows()) {
         if (!r.comparable || !keys.count(r.key)) continue;
@@ -207,7 +211,7 @@ TEST(TrainingValidation, CliCommandsReproduceTheRows) {
         EXPECT_NEAR(t, r.predicted_seconds, 1e-9 * r.predicted_seconds) << args;
         ++ran;
     }
-    EXPECT_EQ(ran, 9);
+    EXPECT_EQ(ran, 11);
 }
 
 // src/training/published_runs.cpp's table as the rows give it: measured / predicted step time per accelerator.

@@ -100,6 +100,13 @@ std::string CliCommand(const Row& r) {
     const bool quote = spec.find_first_of("|()*") != std::string::npos;
     c += " --system " + r.system + " --parallel " + (quote ? "'" + spec + "'" : spec);
     if (r.par.world() > 0 && r.set != "first") c += " --gpus " + std::to_string(r.par.world());
+    // An accelerator variant of the system's part (Meta's Grand Teton H100): its memory and power limit as edits,
+    // in the order Evaluate applies them (after the cluster is grown).
+    if (r.hbm_tbps > 0) {
+        c += " --system-set accelerator.hbm_tbps=" + FormatNumber("%.15g", r.hbm_tbps);
+        c += " --system-set accelerator.memory_gb=" + FormatNumber("%.15g", r.hbm_gb);
+    }
+    if (r.power_limit_w > 0) c += " --system-set accelerator.power_limit_w=" + FormatNumber("%.15g", r.power_limit_w);
     const sc::TrainingOptions d;
     std::string o;
     auto flag = [&](const char* k, bool v, bool def) {
@@ -117,6 +124,8 @@ std::string CliCommand(const Row& r) {
     flag("deepep_dispatch", r.opt.kernels.deepep_dispatch, d.kernels.deepep_dispatch);
     if (r.opt.attention_kernel != d.attention_kernel)
         o += std::string(o.empty() ? "" : ",") + "attention_kernel=" + sc::NameOf(r.opt.attention_kernel);
+    if (r.opt.memory_efficiency > 0)
+        o += std::string(o.empty() ? "" : ",") + "memory_efficiency=" + FormatNumber("%.15g", r.opt.memory_efficiency);
     if (!o.empty()) c += " --options " + o;
     return c;
 }
@@ -246,10 +255,7 @@ std::string Markdown() {
     for (const Row& r : AllRows())
         if (r.comparable && r.evaluation_error.empty())
             o += "- " + r.key + ": `" + CliCommand(r) + "`" +
-                 (r.accelerator.empty() && r.hbm_tbps == 0
-                      ? ""
-                      : " (the row's accelerator variant is not expressible on the command line)") +
-                 "\n";
+                 (r.accelerator.empty() ? "" : " (with the " + r.accelerator + " preset in the system)") + "\n";
 
     o += "\n## Assumptions per record\n\n";
     for (const Row& r : AllRows()) {

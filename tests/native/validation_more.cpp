@@ -201,7 +201,7 @@ ClusterChoice ClusterOf(const json& r) {
     if (Starts(gpu, "B200")) return {"dgx-b200-superpod", "", ""};
     if (Starts(gpu, "B300")) return {"dgx-b300-superpod", "", ""};
     if (Has(gpu, "A100-SXM4-40GB"))
-        return {"dgx-a100-superpod", "a100-40gb", "DGX A100 SuperPOD network with 40 GB A100s"};
+        return {"dgx-a100-40gb-superpod", "", "DGX A100 SuperPOD network with 40 GB A100s (dgx-a100-40gb-superpod)"};
     if (Starts(gpu, "A100")) return {"dgx-a100-superpod", "", ""};
     if (Has(gpu, "Grand Teton"))
         return {
