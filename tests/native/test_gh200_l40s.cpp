@@ -4,6 +4,7 @@
 // the fallbacks and say so.
 #include <gtest/gtest.h>
 
+#include "engine/serve.h"
 #include "serve_test_util.h"
 #include "training/compute_model.h"
 #include "training/sweep.h"
@@ -88,6 +89,39 @@ TEST(OneDomainSystems, RefuseToGrowPastTheirDomain) {
                 << e.what();
             EXPECT_NE(std::string(e.what()).find(s.levels[0].name), std::string::npos) << e.what();
         }
+    }
+}
+
+// Serving replicas need no network between them: on a one-domain system they take as many copies of it as they
+// fill, each replica inside one. A replica larger than the domain, or a disaggregated pair whose KV cache crosses
+// between pools, still needs a network and is refused.
+TEST(OneDomainSystems, ServingReplicasTakeSeparateCopies) {
+    const System& server = servetest::System("l40s-pcie-server");
+    ServingConfig c;
+    c.model = servetest::Model("llama3-70b");
+    c.pool.tp = 4;
+    c.pool.replicas = 5;  // two a server: three servers
+    const System s = engine::ServingCluster(server, c);
+    EXPECT_EQ(s.TotalAccelerators(), 8);  // each replica's collectives stay on one server's PCIe
+    EXPECT_EQ(s.name.rfind("3 x " + server.name, 0), 0u) << s.name;
+    c.pool.replicas = 2;
+    EXPECT_EQ(engine::ServingCluster(server, c).name, server.name);  // fits one server as it is
+    c.pool.tp = 16;
+    c.pool.replicas = 1;
+    try {
+        engine::ServingCluster(server, c);
+        ADD_FAILURE() << "a 16-GPU replica on an 8-card server";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field, "pool.replicas");
+        EXPECT_NE(std::string(e.what()).find("scale-up domain with no network beyond it"), std::string::npos);
+    }
+    c.pool.tp = 8;
+    c.decode_pool = c.pool;
+    try {
+        engine::ServingCluster(server, c);
+        ADD_FAILURE() << "a disaggregated pair across two servers with no network";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field, "decode_pool.replicas");
     }
 }
 
