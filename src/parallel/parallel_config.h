@@ -98,6 +98,13 @@ struct ParallelConfig {
     bool offload_runs() const {
         return pp == 1 && schedule == Schedule::one_f_one_b && recompute == Recompute::none && !a2a_overlap;
     }
+    // Whether Megatron-Core runs the EP all-to-all overlap on this layout of a model with MoE layers (`moe`) or
+    // without: expert parallelism, no full recomputation, 1F1B, interleaved when pp > 1 (ValidateParallel names the
+    // rule a layout breaks); the search asks it.
+    bool a2a_overlap_runs(bool moe) const {
+        return moe && ep > 1 && recompute != Recompute::full &&
+               (pp == 1 ? schedule == Schedule::one_f_one_b : schedule == Schedule::interleaved);
+    }
     int zero = 0;           // 0: plain DP, 1: optimizer state sharded, 2: + gradients, 3: + weights (FSDP)
     bool uneven = false;    // allow layer counts that pp*vstages does not divide (extra layers go to middle stages)
     double bucket_mb = 25;  // gradient bucket for the data-parallel reduction (PyTorch DDP's default, MiB)

@@ -113,10 +113,7 @@ void Enumerate(const ModelConfig& m, const SearchRequest& req, F&& emit) {
                             auto inner = [&] {
                                 for (Recompute rc : s.recompute) {
                                     p.recompute = rc;
-                                    // Where Megatron-Core runs the EP all-to-all overlap (ValidateParallel's rules).
-                                    const bool overlap_runs = moe && ep > 1 && rc != Recompute::full &&
-                                                              (pp == 1 ? p.schedule == Schedule::one_f_one_b
-                                                                       : p.schedule == Schedule::interleaved);
+                                    const bool overlap_runs = p.a2a_overlap_runs(moe);
                                     for (int a2a : a2a_list) {
                                         if (a2a && !overlap_runs) continue;
                                         p.a2a_overlap = a2a != 0;

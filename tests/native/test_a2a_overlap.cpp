@@ -21,6 +21,29 @@ std::string SpecError(const sc::ModelConfig& m, const std::string& spec) {
     return sctest::ErrorOf([&] { sc::MakeJob(m, sc::ParseParallelSpec(spec)); });
 }
 
+// The search's predicate (ParallelConfig::a2a_overlap_runs) and the validator's rules agree on every combination
+// of the fields they read: on a layout that is valid without the overlap, the predicate accepts exactly those where
+// adding a2a_overlap=1 raises no error, and every refusal is an a2a_overlap error.
+TEST(A2aOverlap, PredicateAgreesWithTheRules) {
+    int runs = 0, refused = 0;
+    for (const sc::ModelConfig& m : {sctest::SmallMoe(), sctest::SmallGpt()})
+        for (const char* ep : {"ep=1", "ep=2"})
+            for (const char* rc : {"recompute=none", "recompute=selective", "recompute=full"})
+                for (const char* pipe : {"pp=1", "pp=2,schedule=1f1b,batch=8", "pp=2,schedule=gpipe,batch=8",
+                                         "pp=2,schedule=interleaved,vstages=2,batch=8"}) {
+                    const std::string spec = std::string(ep) + ",dp=2," + rc + "," + pipe;
+                    if (!SpecError(m, spec).empty()) continue;  // invalid whatever the overlap (dense with ep=2)
+                    const sc::ParallelConfig p = sc::ParseParallelSpec(spec);
+                    const std::string err = SpecError(m, spec + ",a2a_overlap=1");
+                    SCOPED_TRACE(m.name + " " + spec + ": " + err);
+                    EXPECT_EQ(p.a2a_overlap_runs(m.is_moe()), err.empty());
+                    EXPECT_TRUE(err.empty() || err.rfind("a2a_overlap:", 0) == 0);
+                    (err.empty() ? runs : refused)++;
+                }
+    EXPECT_EQ(runs, 4);  // MoE, ep=2, recompute none or selective, pp=1 or interleaved
+    EXPECT_GE(refused, 20);
+}
+
 TEST(A2aOverlap, KeyFollowsMegatronCoresRulesAndRoundTrips) {
     const sc::ParallelConfig p = sc::ParseParallelSpec("tp=2,sp=1,ep=2,dp=2,a2a_overlap=1");
     EXPECT_TRUE(p.a2a_overlap);
