@@ -34,6 +34,10 @@ TEST(Gh200, ReadsTheH100CurvesAndItsOwnBestGemms) {
     ASSERT_NE(FindGemmMax(cal, "gh200", Precision::bf16), nullptr);
     EXPECT_EQ(FindGemmMax(cal, "gh200", Precision::bf16)->tflops, 828.6);
     EXPECT_EQ(FindGemmMax(cal, "gh200", Precision::fp8)->tflops, 1535.0);
+    // Its NVLink-C2C as KTH measured it (a secondary report): what offloading and host KV tiers on it run at.
+    EXPECT_EQ(HostLinkGBps(cal, "gh200", HostLinkOp::host_to_device), 375);
+    EXPECT_EQ(HostLinkGBps(cal, "gh200", HostLinkOp::device_to_host), 297);
+    EXPECT_EQ(HostLinkGBps(cal, "l40s", HostLinkOp::host_to_device), 0);
     // Same compute as H100 SXM; only HBM differs (96 GB at 4.0 TB/s), measured nowhere: the fallback fraction.
     const Accelerator& a = Part("gh200");
     EXPECT_EQ(*a.matrix.bf16, 989);

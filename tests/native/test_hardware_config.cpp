@@ -651,7 +651,7 @@ TEST(HardwareCalibration, MalformedInputsNameTheField) {
 // part, on a part with a preset.
 TEST(HardwareCalibration, HostLinksAreMeasured) {
     const std::vector<sc::HostLinkMeasurement>& rows = Table().host_link;
-    EXPECT_EQ(rows.size(), 8u);
+    EXPECT_EQ(rows.size(), 10u);
     for (const sc::HostLinkMeasurement& m : rows) {
         const std::string op = m.op == sc::HostLinkOp::host_to_device ? "host_to_device" : "device_to_host";
         bool found = false;
