@@ -136,6 +136,10 @@ struct System {
     std::vector<NetworkLevel> levels;  // innermost first; sizes strictly increasing, each dividing the next
 
     int TotalAccelerators() const { return levels.empty() ? 0 : levels.back().size; }
+    // One scale-up domain and nothing beyond it (a DGX GH200's NVLink fabric, a PCIe server): no network is
+    // described past its size, so it is not grown (ExtendSystem), and only independent serving replicas may take
+    // several copies of it (engine::ServingCluster).
+    bool IsOneDomain() const { return levels.size() == 1 && levels[0].kind == LevelKind::scale_up; }
     // Index of the innermost level whose size is >= `span` accelerators (a group of `span` consecutive
     // accelerators talks over that level). Throws when span < 1 or span > TotalAccelerators().
     int LevelForSpan(int span) const;

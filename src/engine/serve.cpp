@@ -48,13 +48,11 @@ System ClusterFor(const System& sys, long long gpus, const char* field, const st
 
 System ServingCluster(const System& sys, const ServingConfig& c) {
     const long long gpus = GpusOf(c.pool) + (c.decode_pool ? GpusOf(*c.decode_pool) : 0);
-    // A cluster that is one scale-up domain and nothing else (an 8-card PCIe server, a DGX GH200) cannot be grown,
-    // but independent replicas need no network between them: each on its own copy of the domain, as many servers
-    // as they take. Not a disaggregated pair, whose KV cache crosses between the pools.
+    // A one-domain cluster cannot be grown, but independent replicas need no network between them: each on its own
+    // copy of the domain, as many as they take. Not a disaggregated pair, whose KV cache crosses between the pools.
     const long long replica = static_cast<long long>(c.pool.tp) * c.pool.pp;
-    if (gpus > sys.TotalAccelerators() && !c.decode_pool && sys.levels.size() == 1 &&
-        sys.levels[0].kind == LevelKind::scale_up && replica <= sys.levels[0].size) {
-        const long long per_copy = sys.levels[0].size / replica;
+    if (gpus > sys.TotalAccelerators() && !c.decode_pool && sys.IsOneDomain() && replica <= sys.TotalAccelerators()) {
+        const long long per_copy = sys.TotalAccelerators() / replica;
         System copies = sys;
         copies.name = std::to_string((c.pool.replicas + per_copy - 1) / per_copy) + " x " + sys.name +
                       " (replicas on separate copies, no network between them)";

@@ -298,9 +298,8 @@ System ExtendSystem(const System& base, int gpus) {
                                 std::to_string(base.TotalAccelerators()) +
                                 " chips, one torus pod with no data-center network beyond it); use a system with a "
                                 "level joining pods, e.g. tpu-v5p-pod");
-    // A system that is one scale-up domain (a DGX GH200's NVLink fabric, a PCIe server) describes no network
-    // beyond it: NVLink and PCIe do not stretch to more accelerators, so growing it would invent a fabric.
-    if (base.levels.back().kind == LevelKind::scale_up)
+    // NVLink and PCIe do not stretch to more accelerators: growing a one-domain system would invent a fabric.
+    if (base.IsOneDomain())
         throw Error("gpus", std::to_string(gpus) + " accelerators do not fit in " + base.name + " (" +
                                 std::to_string(base.TotalAccelerators()) + " accelerators, one " +
                                 base.levels.back().name +
