@@ -116,12 +116,21 @@ export class WorkerPool {
   }
 
   #dispatch() {
+    // A worker's second task waits in its queue only while the pool's queue has a task for every worker besides:
+    // near the end, a task queued behind a busy worker would keep an idle one waiting.
+    const live = this.workers.filter((w) => w.ready && !w.dead).length;
     for (const w of this.workers) {
-      while (w.ready && !w.dead && w.tasks.length < IN_FLIGHT && this.queue.length > 0) {
+      while (w.ready && !w.dead && w.tasks.length < (this.queue.length > live ? IN_FLIGHT : 1) && this.queue.length > 0) {
         const t = this.queue.shift();
         const { job } = this.jobs.get(t.job);
         w.tasks.push(t);
-        w.worker.postMessage({ type: 'task', job: job.id, kind: job.kind, link: job.link, axes: job.axes, fixedLayout: job.fixedLayout ?? false, shard: t.shard, count: job.shards });
+        // The job's description crosses to a worker once; its tasks then carry only the shard. (A sweep's axes are
+        // kilobytes of text: cloning them into each of its 256 tasks was most of the page's thread's time in it.)
+        if (w.job !== job.id) {
+          w.job = job.id;
+          w.worker.postMessage({ type: 'job', job: job.id, kind: job.kind, link: job.link, axes: job.axes, fixedLayout: job.fixedLayout ?? false, count: job.shards });
+        }
+        w.worker.postMessage({ type: 'task', job: job.id, shard: t.shard });
       }
     }
   }

@@ -4,8 +4,9 @@
 //
 // Messages in:  {type: 'init', presets: [{file, json}], systems: [{file, system, accelerator}], calibration,
 //                serving: [{file, json}], wasm: the page's compiled WebAssembly.Module, or null}
-//               {type: 'task', job, kind: 'search'|'sweep'|'serve-sweep'|'summary'|'timeline', link, axes, fixedLayout,
-//                shard, count}
+//               {type: 'job', job, kind: 'search'|'sweep'|'serve-sweep'|'summary'|'timeline', link, axes, fixedLayout,
+//                count}: the description of the job whose tasks follow (sent once per worker and job)
+//               {type: 'task', job, shard}: one shard of that job
 // Messages out: {type: 'ready', shared: whether it runs the page's compiled module} | {type: 'init-error', error}
 //               {type: 'result', job, shard, ok, text | error, ms} (a sweep shard's text is a Uint8Array of bytes)
 /* global createStagecraft */
@@ -13,6 +14,7 @@ importScripts('stagecraft.js');
 
 let core = null;
 let started = null;
+let job = null; // the description of the job whose tasks arrive ({type: 'job', ...})
 
 async function init(m) {
   // The page's compiled module when it sent one: its code is shared, not compiled again on this core.
@@ -77,8 +79,18 @@ onmessage = (e) => {
     );
     return;
   }
+  if (m.type === 'job') {
+    job = m;
+    return;
+  }
   if (m.type === 'task') {
-    started.then(() => run(m)).catch((err) => {
+    // The job's description came before its first task to this worker (pool.js sends it once).
+    const task = { ...job, shard: m.shard, job: m.job };
+    if (job?.job !== m.job) {
+      postMessage({ type: 'result', job: m.job, shard: m.shard, ok: false, error: `task of job ${m.job} before its description`, ms: 0 });
+      return;
+    }
+    started.then(() => run(task)).catch((err) => {
       postMessage({ type: 'result', job: m.job, shard: m.shard, ok: false, error: String(err?.message ?? err), ms: 0 });
     });
   }

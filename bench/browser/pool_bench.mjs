@@ -7,6 +7,7 @@
 //   default axes: flops=0.5,1,2,4 x hbm_bw=0.5,1,2,4 (16 points) of Llama 3 8B on 64 A100s, batch 64;
 //   --points N: flops x hbm_bw, a x b = N values evenly from 0.5 to 4 (the issue's target: 10^5).
 //   --fixed: the sweep of the page's layout at every point ("only the current layout"), no search per point.
+//   --repeat N: time the sweep N times in each way (default 5) and print the medians (and each run's page clock).
 //   --cold: time each way's first sweep (after the one-point warm-up) instead of its second. By default each page
 //   runs the whole sweep once untimed, then the timed one, so that the three ways compare the same code: V8 starts
 //   wasm functions in its baseline compiler and tiers hot ones up as they run, and the browser's code cache and
@@ -30,7 +31,11 @@ const evenly = (name, n) => `${name}=${Array.from({ length: n }, (_, i) => (0.5 
 // a run of minutes rather than hours.
 const fixed = process.argv.includes('--fixed');
 const cold = process.argv.includes('--cold');
-const argv = process.argv.slice(2).filter((a) => a !== '--fixed' && a !== '--cold');
+// --repeat N: the timed sweep N times per way (default 5; 1 with --cold); the figures are the medians.
+const repeatAt = process.argv.indexOf('--repeat');
+const repeat = cold ? 1 : repeatAt > 0 ? Number(process.argv[repeatAt + 1]) : 5;
+if (!(repeat >= 1)) throw new Error('--repeat: expected a count of 1 or more');
+const argv = process.argv.slice(2).filter((a, i, all) => a !== '--fixed' && a !== '--cold' && a !== '--repeat' && all[i - 1] !== '--repeat');
 // --points N: flops x hbm_bw with a x b = N values (a the largest divisor of N not above its square root).
 const points = argv[0] === '--points' ? Number(argv[1]) : 0;
 let side = Math.floor(Math.sqrt(points));
@@ -60,6 +65,33 @@ function browserCpu() {
   }
   return out;
 }
+// CPU seconds of each thread of the renderer processes (the page's thread is the process's first, its workers are
+// "DedicatedWorker"), to tell the workers' share of the timed sweeps from the page's and V8's background threads.
+function rendererThreadCpu() {
+  const out = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!/chrom/i.test(cmd.split('\0')[0]) || !cmd.includes('--type=renderer')) continue;
+      for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+        const st = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = tid === pid ? "page's thread" : st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+        out.set(`${pid}/${tid}`, { name, s: (Number(f[11]) + Number(f[12])) / 100 });
+      }
+    } catch {}
+  }
+  return out;
+}
+// Per sweep: the threads that used 5 ms or more, by name (workers one by one).
+function threadCpuSince(a, b, runs) {
+  const rows = [];
+  for (const [k, v] of b) {
+    const d = (v.s - (a.get(k)?.s ?? 0)) / runs;
+    if (d >= 0.005) rows.push(`${v.name} ${(1000 * d).toFixed(0)} ms`);
+  }
+  return rows.join(', ');
+}
 const cpuSince = (a, b) => Object.keys(b).map((k) => `${k} ${(b[k] - (a[k] ?? 0)).toFixed(2)} s`).join(', ');
 
 async function run(session, query) {
@@ -68,12 +100,13 @@ async function run(session, query) {
   await page.bringToFront();
   await page.waitForFunction(() => window.stagecraft?.firstFrameMs !== null && window.stagecraft?.pagePool, null, { timeout: 60000 });
   const cpuAtStart = browserCpu();
-  const r = await page.evaluate(async ([ax, fixedLayout, warm]) => {
+  const finishSrc = `(async () => { const sc = window.stagecraft;
+    while (!sc.pagePool.sweepStatus().hasResult && !sc.pagePool.sweepStatus().error) await new Promise((r) => setTimeout(r, 20)); })`;
+  await page.evaluate(`window.__finish = ${finishSrc}`);
+  const before = await page.evaluate(async ([ax, fixedLayout, warm]) => {
     const sc = window.stagecraft;
     sc.pagePool.setSweepFixedLayout(fixedLayout);
-    const finish = async () => {
-      while (!sc.pagePool.sweepStatus().hasResult && !sc.pagePool.sweepStatus().error) await new Promise((r) => setTimeout(r, 20));
-    };
+    const finish = window.__finish;
     // Idle frame intervals for comparison: 3 s of nothing but drawing.
     const idle = [];
     await new Promise((done) => {
@@ -97,31 +130,49 @@ async function run(session, query) {
       sc.pagePool.startSweep(ax[0], ax[1]);
       await finish();
     }
-    const intervals = [];
-    let last = performance.now();
-    let on = true;
-    const tick = (t) => {
-      intervals.push(t - last);
-      last = t;
-      if (on) requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-    const t0 = performance.now();
+    return { idle, idleWork };
+  }, [axes, fixed, !cold]);
+  const threadsAtStart = rendererThreadCpu();
+  const r = await page.evaluate(async ([ax, repeat]) => {
+    const sc = window.stagecraft;
+    const finish = window.__finish;
+    // The timed sweep `repeat` times: one run of a few tenths of a second swings by a tenth on a shared VM.
+    const walls = [], secondsEach = [], intervals = [];
+    let work = [];
     const framesAtStart = sc.frames;
     const drawn0 = sc.renderer.framesDrawn, skipped0 = sc.renderer.framesSkipped;
     const workerMs0 = sc.jobs?.stats.workerMs ?? 0;
     const pageMs0 = sc.workMs;
     const mergeMs0 = sc.jobs?.stats.mergeMs ?? 0;
-    const err = sc.pagePool.startSweep(ax[0], ax[1]);
-    if (err) throw new Error(err);
-    await finish();
-    const work = sc.frameWork().slice(-Math.min(1024, sc.frames - framesAtStart));
-    on = false;
-    const s = sc.pagePool.sweepStatus();
-    return { wall: performance.now() - t0, seconds: s.seconds, rows: s.rows, error: s.error, intervals, idle, work, idleWork, workers: sc.jobs?.size ?? 0,
-             workerMs: (sc.jobs?.stats.workerMs ?? 0) - workerMs0, pageMs: sc.workMs - pageMs0, mergeMs: (sc.jobs?.stats.mergeMs ?? 0) - mergeMs0, drawn: sc.renderer.framesDrawn - drawn0, skipped: sc.renderer.framesSkipped - skipped0, frameCount: sc.frames - framesAtStart };
-  }, [axes, fixed, !cold]);
+    let s = null;
+    for (let i = 0; i < repeat; i++) {
+      let last = performance.now();
+      let on = true;
+      const tick = (t) => {
+        intervals.push(t - last);
+        last = t;
+        if (on) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+      const t0 = performance.now();
+      const frames0 = sc.frames;
+      const err = sc.pagePool.startSweep(ax[0], ax[1]);
+      if (err) throw new Error(err);
+      await finish();
+      work = work.concat(sc.frameWork().slice(-Math.min(1024, sc.frames - frames0)));
+      on = false;
+      walls.push(performance.now() - t0);
+      s = sc.pagePool.sweepStatus();
+      secondsEach.push(s.seconds);
+      intervals.shift(); // the first: from before the sweep's first frame
+    }
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    return { wall: median(walls), seconds: median(secondsEach), secondsEach, rows: s.rows, error: s.error, intervals, work, workers: sc.jobs?.size ?? 0,
+             workerMs: ((sc.jobs?.stats.workerMs ?? 0) - workerMs0) / repeat, pageMs: (sc.workMs - pageMs0) / repeat, mergeMs: ((sc.jobs?.stats.mergeMs ?? 0) - mergeMs0) / repeat, drawn: sc.renderer.framesDrawn - drawn0, skipped: sc.renderer.framesSkipped - skipped0, frameCount: (sc.frames - framesAtStart) / repeat };
+  }, [axes, repeat]);
+  r.threads = threadCpuSince(threadsAtStart, rendererThreadCpu(), repeat);
   r.cpu = cpuSince(cpuAtStart, browserCpu());
+  Object.assign(r, before);
   await page.close();
   if (r.error) throw new Error(r.error);
   return r;
@@ -136,24 +187,25 @@ try {
   // Frame interval: between animation frames (includes the browser's compositing, under xvfb SwiftShader's
   // software rasteriser). Frame work: the page's own JS + wasm per frame (main.js stagecraft.frameWork).
   const row = (name, r, work) => {
-    const f = stats(r.intervals.slice(1));
+    const f = stats(r.intervals);
     const w = stats(work);
-    const own = r.seconds !== undefined ? ` (page's clock ${r.seconds.toFixed(3)} s)` : '';
+    const own = r.seconds !== undefined ? ` (page's clock ${r.seconds.toFixed(3)} s${r.secondsEach?.length > 1 ? `: ${r.secondsEach.map((x) => x.toFixed(3)).join(' ')}` : ''})` : '';
     console.log(`${name.padEnd(22)} ${String(r.rows).padStart(6)} rows  ${(r.wall / 1000).toFixed(2).padStart(7)} s${own}   ` +
-      `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms (${f.frames} frames); ` +
+      `frame interval median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, max ${f.max.toFixed(1)} ms (${f.frames} frames); ` +
       `frame work median ${w.median.toFixed(1)} ms, p95 ${w.p95.toFixed(1)} ms, max ${w.max.toFixed(1)} ms`);
     if (r.rows > 0) {
       console.log(`${''.padEnd(22)} compute per point: in workers ${(1000 * r.workerMs / r.rows).toFixed(1)} us, ` +
-        `on the page's thread ${(1000 * r.pageMs / r.rows).toFixed(1)} us (all frame work over ${r.frameCount} frames / rows), merging results ${(1000 * r.mergeMs / r.rows).toFixed(1)} us; ` +
+        `on the page's thread ${(1000 * r.pageMs / r.rows).toFixed(1)} us (all frame work over ${r.frameCount.toFixed(0)} frames / rows), merging results ${(1000 * r.mergeMs / r.rows).toFixed(1)} us; ` +
         `frames drawn ${r.drawn}, skipped ${r.skipped}`);
       console.log(`${''.padEnd(22)} browser CPU (with the 3 s idle and the warm-up): ${r.cpu}`);
+      console.log(`${''.padEnd(22)} CPU a sweep by thread (every renderer, timed sweeps only, /proc at 10 ms): ${r.threads}`);
     }
   };
   const shown = axes.map((a) => (a.length > 40 ? `${a.split('=')[0]} (${a.split(',').length} values)` : a));
   console.log(`sweep ${shown.join(' x ')}${fixed ? ' of the fixed layout tp=8,dp=8' : ''}, Llama 3 8B, 64 GPUs, batch 64; ` +
     `${pool.workers} workers (hardwareConcurrency); ${cold ? 'each way\'s first sweep (--cold)' : 'each way\'s second sweep (warm)'}; ` +
     `load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, intervals: pool.idle }, pool.idleWork);
+  row('idle (no sweep)', { ...pool, rows: 0, wall: 3000, seconds: undefined, intervals: pool.idle.slice(1) }, pool.idleWork);
   row('page thread (slices)', one, one.work);
   row('pool of 1 worker', single, single.work);
   row(`pool of ${pool.workers} workers`, pool, pool.work);

@@ -147,7 +147,15 @@ constexpr double kJobFrameBudget = 0.030;  // seconds per frame: the page stays 
 void StepJobs(AppState& s, double budget_seconds);
 
 // ---- The co-design sweep of the Sweeps view (sweep_driver.cpp)
-constexpr int kMaxSweepShards = 256;                 // pool tasks per sweep: fine-grained progress, bounded messages
+// Pool tasks per sweep (SweepShardCount). A point of a searching sweep is a layout search, milliseconds or more: a
+// task a point, up to kMaxSweepShards (fine-grained progress, bounded messages). A point of a fixed-layout sweep is
+// one estimate, about 5 us in wasm, less than a task's two messages and its merge call cost the page's thread and
+// the worker; its tasks hold kFixedPointsPerShard points (about 10 ms of a worker), and a sweep keeps at least
+// kMinSweepShards of them (progress, and work for every worker of a pool of 8 until near the end).
+constexpr int kMaxSweepShards = 256;
+constexpr int kMinSweepShards = 16;
+constexpr size_t kFixedPointsPerShard = 2048;
+int SweepShardCount(size_t points, bool fixed_layout);
 constexpr size_t kMaxSweepPoints = 100000;           // the CLI's limit of rows per run
 void StartSweep(AppState& s);                        // from s.sweep's axes; a running one is dropped
 void StepSweep(AppState& s, double budget_seconds);  // frame slices when no pool runs it

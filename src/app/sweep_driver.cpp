@@ -52,6 +52,11 @@ void FinishSweep(AppState& s) {
 
 }  // namespace
 
+int SweepShardCount(size_t points, bool fixed_layout) {
+    const size_t wanted = fixed_layout ? std::max<size_t>(kMinSweepShards, points / kFixedPointsPerShard) : points;
+    return static_cast<int>(std::max<size_t>(1, std::min({points, wanted, size_t{kMaxSweepShards}})));
+}
+
 std::vector<std::string> SweepAxisArgs(const AppState& s) {
     std::vector<std::string> args;
     for (int i = 0; i < 2; ++i) {
@@ -121,7 +126,7 @@ void StartSweep(AppState& s) {
         w.cells.reserve(points * w.models.size());  // every row's place at once: no reallocation per shard
         w.ran[0] = w.axis[0];
         w.ran[1] = w.args.size() > 1 ? w.axis[1] : -1;
-        w.shards = static_cast<int>(std::min<size_t>(points, kMaxSweepShards));
+        w.shards = SweepShardCount(points, w.fixed_layout);
     } catch (const Error& e) {
         CancelSweep(s);
         w.error = e.what();

@@ -666,6 +666,36 @@ TEST(AppPanels, APoolSweepsShardsInAnyOrderMergeIntoTheUnshardedRows) {
 
 namespace {
 
+// How many pool tasks a sweep becomes: a searching sweep one a point up to kMaxSweepShards; a fixed-layout sweep
+// kFixedPointsPerShard points a task (its points cost less than a task's messages), never fewer than
+// kMinSweepShards tasks while it has that many points, never more than it has points.
+TEST(AppPanels, ASweepsTasksHoldEnoughWorkToOutweighTheirMessages) {
+    using sc::app::SweepShardCount;
+    EXPECT_EQ(SweepShardCount(1, false), 1);
+    EXPECT_EQ(SweepShardCount(15, false), 15);
+    EXPECT_EQ(SweepShardCount(100000, false), sc::app::kMaxSweepShards);
+    EXPECT_EQ(SweepShardCount(1, true), 1);
+    EXPECT_EQ(SweepShardCount(15, true), 15);
+    EXPECT_EQ(SweepShardCount(20000, true), sc::app::kMinSweepShards) << "9 tasks of 2048 would be too few";
+    EXPECT_EQ(SweepShardCount(100000, true), 48) << "100000 / 2048, rounded down";
+    EXPECT_EQ(SweepShardCount(1000000, true), sc::app::kMaxSweepShards);
+
+    // The job the page raises carries that count.
+    Page p;
+    p.Frames(2);
+    sc::app::SetPoolWorkers(*p.app, 2);
+    const auto evenly = [](const std::string& name, int n) {  // n values from 1 to about 2
+        std::string a = name + "=";
+        for (int i = 0; i < n; ++i) a += (i ? "," : "") + std::to_string(1 + i / static_cast<double>(n));
+        return a;
+    };
+    sc::app::SetSweepAxes(*p.app, evenly("flops", 250), evenly("hbm_bw", 400));
+    p.app->sweep.fixed_layout = true;
+    sc::app::StartSweep(*p.app);
+    ASSERT_EQ(p.app->sweep.error, "");
+    EXPECT_EQ(sc::app::TakePoolJob(*p.app).shards, 48);
+}
+
 // The Sweeps view's axes and its "only the current layout" switch travel in the link; the defaults write
 // nothing, and a half-typed value is left out rather than making a link that cannot be opened.
 TEST(AppPanels, TheSweepsAxesAndFixedLayoutAreInTheLink) {
