@@ -300,7 +300,7 @@ TEST(Cli, EveryClusterPresetEstimatesAtAnySize) {
     // to 4,096 GPUs (--gpus), so each accelerator with a system can be planned at scale.
     const nlohmann::json index =
         nlohmann::json::parse(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/systems/index.json"));
-    // A system that is one scale-up domain with no network beyond it (dgx-gh200, l40s-pcie-server) runs at its own
+    // A system that is one scale-up domain with no network beyond it (dgx-gh200, l40s-pcie-server, mi210-4way-server) runs at its own
     // size and refuses to grow, naming the domain.
     ASSERT_GE(index.size(), 13u);
     for (const nlohmann::json& file : index) {
@@ -311,9 +311,11 @@ TEST(Cli, EveryClusterPresetEstimatesAtAnySize) {
         const int size = sys["levels"].back()["size"]["value"];
         for (const char* gpus : {"", " --gpus 4096"}) {
             SCOPED_TRACE(id + gpus);
-            const std::string layout =
-                *gpus ? "tp=8,pp=4,dp=128,batch=1024,sp=1,zero=1"
-                      : "tp=8,dp=" + std::to_string(std::min(4, size / 8)) + ",batch=64,sp=1,zero=1";
+            const int tp = std::min(8, size);  // a system smaller than a DGX (mi210-4way-server: 4) at TP over it
+            const std::string layout = *gpus ? "tp=8,pp=4,dp=128,batch=1024,sp=1,zero=1"
+                                             : "tp=" + std::to_string(tp) +
+                                                   ",dp=" + std::to_string(std::min(4, size / tp)) +
+                                                   ",batch=64,sp=1,zero=1";
             CliResult r = RunCli("estimate --model presets/models/llama3-70b.json --system " + id + " --parallel " +
                                      layout + gpus + " --json --allow-oom",
                                  one_domain && *gpus);  // the refusal is on stderr
