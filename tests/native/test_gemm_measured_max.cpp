@@ -79,6 +79,25 @@ TEST(GemmMeasuredMax, CapsTheFallbackAtTheBestMeasuredShape) {
     EXPECT_DOUBLE_EQ(ComputeModel(mi300x, Precision::bf16, &Calibration(), fixed).MatmulEfficiency(1e14), 0.9);
 }
 
+// Gaudi 2 reads its own MAMF best shapes (ml-engineering: 418.7 of 432 bf16 TFLOPS, 826.5 of 865 fp8). Both are
+// above the 0.70 fallback and neither is a curve, so its GEMMs run at the fallback; fp16, for which Intel publishes
+// no rate, is refused rather than assumed.
+TEST(GemmMeasuredMax, Gaudi2ReadsItsOwnBestShapes) {
+    const Accelerator& gaudi2 = Part("gaudi2");
+    const GemmMaxAchievable* bf16 = FindGemmMax(Calibration(), "gaudi2", Precision::bf16);
+    const GemmMaxAchievable* fp8 = FindGemmMax(Calibration(), "gaudi2", Precision::fp8);
+    ASSERT_NE(bf16, nullptr);
+    ASSERT_NE(fp8, nullptr);
+    EXPECT_EQ(bf16->tflops, 418.7);
+    EXPECT_EQ(fp8->tflops, 826.5);
+    EXPECT_EQ(FindGemmCurve(Calibration(), "gaudi2", Precision::bf16), nullptr);
+    for (double f : kGemms)
+        EXPECT_DOUBLE_EQ(Efficiency(gaudi2, Precision::bf16, f), TrainingOptions{}.fallback_matmul_efficiency) << f;
+    const CalibrationTable low = WithMax("gaudi2", Precision::bf16, 250);  // a best below the fallback binds
+    EXPECT_NEAR(Efficiency(gaudi2, Precision::bf16, 1e14, low) * PeakFlops(gaudi2, Precision::bf16), 250e12, 1e3);
+    EXPECT_THROW(PeakFlops(gaudi2, Precision::fp16), Error);
+}
+
 // A part measured only in bf16 keeps bf16's fraction of the peak at fp8, as the curves do (MI325X: 784.9 of
 // 1,307.4 bf16 TFLOPS, so 0.60 of its fp8 peak too, below the 0.70 fallback).
 TEST(GemmMeasuredMax, Fp8WithoutItsOwnMeasurementTakesBf16sFraction) {
