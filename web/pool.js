@@ -124,8 +124,8 @@ export class WorkerPool {
         const t = this.queue.shift();
         const { job } = this.jobs.get(t.job);
         w.tasks.push(t);
-        // The job's description crosses to a worker once; its tasks then carry only the shard. (A sweep's axes are
-        // kilobytes of text: cloning them into each of its 256 tasks was most of the page's thread's time in it.)
+        // The job's description crosses to a worker once; its tasks then carry only the shard (a long sweep axis is
+        // kilobytes of text, which used to be cloned into every task).
         if (w.job !== job.id) {
           w.job = job.id;
           w.worker.postMessage({ type: 'job', job: job.id, kind: job.kind, link: job.link, axes: job.axes, fixedLayout: job.fixedLayout ?? false, count: job.shards });

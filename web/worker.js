@@ -85,11 +85,11 @@ onmessage = (e) => {
   }
   if (m.type === 'task') {
     // The job's description came before its first task to this worker (pool.js sends it once).
-    const task = { ...job, shard: m.shard, job: m.job };
     if (job?.job !== m.job) {
       postMessage({ type: 'result', job: m.job, shard: m.shard, ok: false, error: `task of job ${m.job} before its description`, ms: 0 });
       return;
     }
+    const task = { ...job, shard: m.shard };
     started.then(() => run(task)).catch((err) => {
       postMessage({ type: 'result', job: m.job, shard: m.shard, ok: false, error: String(err?.message ?? err), ms: 0 });
     });
