@@ -18,16 +18,22 @@ namespace {
 
 using pagetest::Page;
 
+// A sweep started on an open page: `workers` in its pool (0: frame slices on the page's thread), the two axes as
+// `stagecraft sweep --axis` takes them, and a fixed layout or a search at every point.
+void StartSweepOn(Page& p, int workers, const std::string& axis1, const std::string& axis2, bool fixed_layout) {
+    p.Frames(2);
+    sc::app::SetPoolWorkers(*p.app, workers);
+    sc::app::SetSweepAxes(*p.app, axis1, axis2);
+    p.app->sweep.fixed_layout = fixed_layout;
+    sc::app::StartSweep(*p.app);
+}
+
 // Without web workers the page's thread runs a search sweep in frame slices: one point's layout search (0.1 s
 // or more) is split into kSweepSearchPieces pieces, so a slice never has to run a whole search. With no time
 // budget every slice runs exactly one piece; the rows equal the engine's unsharded sweep.
 TEST(AppPanels, ASearchSweepOnThePagesThreadRunsEachPointsSearchInPieces) {
     Page p;
-    p.Frames(2);
-    sc::app::SetPoolWorkers(*p.app, 0);
-    sc::app::SetSweepAxes(*p.app, "flops=1,2", "");
-    p.app->sweep.fixed_layout = false;
-    sc::app::StartSweep(*p.app);
+    StartSweepOn(p, 0, "flops=1,2", "", false);
     ASSERT_EQ(p.app->sweep.error, "");
     ASSERT_NE(p.app->sweep.slices, nullptr) << "runs in frame slices";
     int slices = 0;
@@ -64,11 +70,7 @@ namespace {
 // count-th point. However they arrive, the page's cells end in the engine's order, equal to its unsharded rows.
 TEST(AppPanels, APoolSweepsShardsInAnyOrderMergeIntoTheUnshardedRows) {
     Page p;
-    p.Frames(2);
-    sc::app::SetPoolWorkers(*p.app, 2);
-    sc::app::SetSweepAxes(*p.app, "flops=0.5,1,2,4,8", "hbm_bw=1,2,3");
-    p.app->sweep.fixed_layout = true;
-    sc::app::StartSweep(*p.app);
+    StartSweepOn(p, 2, "flops=0.5,1,2,4,8", "hbm_bw=1,2,3", true);
     ASSERT_EQ(p.app->sweep.error, "");
     const sc::app::PoolJob job = sc::app::TakePoolJob(*p.app);
     ASSERT_EQ(job.kind, "sweep");
@@ -118,17 +120,13 @@ TEST(AppPanels, ASweepsTasksHoldEnoughWorkToOutweighTheirMessages) {
     EXPECT_EQ(SweepShardCount(1000000, true), sc::app::kMaxSweepShards);
 
     // The job the page raises carries that count.
-    Page p;
-    p.Frames(2);
-    sc::app::SetPoolWorkers(*p.app, 2);
     const auto evenly = [](const std::string& name, int n) {  // n values from 1 to about 2
         std::string a = name + "=";
         for (int i = 0; i < n; ++i) a += (i ? "," : "") + std::to_string(1 + i / static_cast<double>(n));
         return a;
     };
-    sc::app::SetSweepAxes(*p.app, evenly("flops", 250), evenly("hbm_bw", 400));
-    p.app->sweep.fixed_layout = true;
-    sc::app::StartSweep(*p.app);
+    Page p;
+    StartSweepOn(p, 2, evenly("flops", 250), evenly("hbm_bw", 400), true);
     ASSERT_EQ(p.app->sweep.error, "");
     EXPECT_EQ(sc::app::TakePoolJob(*p.app).shards, 48);
 }
