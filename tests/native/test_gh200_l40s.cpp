@@ -1,10 +1,11 @@
 // The GH200 and L40S presets (2026-11-29, for TensorRT-LLM 0.17's GH200 and L40S columns): which measurements each
 // part reads (presets/calibration/measured.json), and what their one-domain systems do when asked to grow.
-// The GH200's GPU is an H100, so it reads H100's sm_90 curves; the L40S has no measurement at all and must run at
-// the fallbacks and say so.
+// The GH200's GPU is an H100, so it reads H100's sm_90 curves; the L40S has one measurement, an all-reduce of eight
+// cards in one host, and runs everything else at the fallbacks and says so.
 #include <gtest/gtest.h>
 
 #include "engine/serve.h"
+#include "inference/iteration_cost.h"
 #include "serve_test_util.h"
 #include "training/compute_model.h"
 #include "training/sweep.h"
@@ -52,7 +53,7 @@ TEST(Gh200, ReadsTheH100CurvesAndItsOwnBestGemms) {
     EXPECT_GE(cm.MatmulEfficiency(2.0 * 4096 * 4096 * 4096), h.MatmulEfficiency(2.0 * 4096 * 4096 * 4096));
 }
 
-TEST(L40s, HasNoMeasurementAndRunsAtTheFallbacks) {
+TEST(L40s, RunsAtTheFallbacksButForItsMeasuredAllReduce) {
     const CalibrationTable& cal = Calibration();
     EXPECT_EQ(FindGemmCurve(cal, "l40s", Precision::bf16), nullptr);
     EXPECT_EQ(FindGemmCurve(cal, "l40s", Precision::fp8), nullptr);
@@ -68,11 +69,40 @@ TEST(L40s, HasNoMeasurementAndRunsAtTheFallbacks) {
     EXPECT_EQ(*Part("l40s").matrix.bf16, 362);
     EXPECT_DOUBLE_EQ(Part("l40s").hbm_bandwidth_tbps, 0.864);
     EXPECT_EQ(Part("l40s").scale_up_gbps_per_direction, 32);
-    // The server's collectives: PCIe at NCCL's planning rate (24 GB/s of 32), no in-network reduction.
+    // The server's level: PCIe at NCCL's planning rate (24 GB/s of 32), no in-network reduction; what collectives
+    // without a measured curve run at.
     const System& s = servetest::System("l40s-pcie-server");
     ASSERT_EQ(s.levels.size(), 1u);
     EXPECT_DOUBLE_EQ(s.levels[0].EffectiveGBps(), 24);
     EXPECT_FALSE(s.levels[0].in_network_reduction);
+}
+
+// The all-reduce of eight L40S in one host (nccl-tests, NCCL_ALGO=Ring; data/calibration.json): 19.35 GB/s of bus
+// bandwidth at 8 MiB, 11.3-11.6 from 32 MiB up, under the 24 GB/s the level plans. A serving replica's TP
+// all-reduce reads it at the message size the 8-rank curve would carry (bytes x 8 / tp), as on the NVLink systems.
+TEST(L40s, TpAllReduceRunsAtTheMeasuredEightCardCurve) {
+    const CalibrationTable& cal = Calibration();
+    const CollectiveCurve* c = FindCollectiveCurve(cal, "l40s", CollectiveOp::all_reduce, "scale_up", 8);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->series, "nccl-l40s-iommu-fix-8gpu-allreduce-ring");
+    EXPECT_EQ(c->n_ranks, 8);
+    EXPECT_EQ(BusBandwidthGBps(*c, 8388608), 19.35);
+    EXPECT_EQ(BusBandwidthGBps(*c, 67108864), 11.61);
+    EXPECT_EQ(FindCollectiveCurve(cal, "l40s", CollectiveOp::all_gather, "scale_up", 8), nullptr);
+    const System& server = servetest::System("l40s-pcie-server");
+    const ModelConfig m = servetest::Model("llama3-70b");
+    ServingPrecision fp8;
+    fp8.weights = fp8.compute = Precision::fp8;
+    const double h = m.hidden, a = BytesOf(fp8.activations);
+    for (int tp : {4, 8}) {
+        SCOPED_TRACE(tp);
+        IterationCost cost(m, fp8, tp, server, &cal, 1024, 1);
+        const double tokens = 4096.0 * tp / 8;  // 64 MiB at the curve's 8 ranks
+        const double bytes = tokens * h * a;
+        EXPECT_DOUBLE_EQ(cost.LayerLinear(tokens).all_reduce, 2.0 * (tp - 1) / tp * bytes / 11.61e9);
+        // Slower than the level's planning rate would give: the measured bus bandwidth is under half of it.
+        EXPECT_GT(cost.LayerLinear(tokens).all_reduce, 2.0 * (tp - 1) / tp * bytes / 24e9 * 2);
+    }
 }
 
 // A system that is one scale-up domain runs any job that fits it and refuses a larger one, naming the domain and

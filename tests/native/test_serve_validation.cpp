@@ -192,13 +192,20 @@ Row FirstTokenLatency(int i, const json& r) {
                 "bandwidth (%.1f ms), the model %.1fx; the per-kernel floor (80 layers x ~12 kernels) is %s, "
                 "per-iteration host work is not modelled",
                 isl, row.measured / weights_ms, weights_ms, row.predicted / weights_ms, floor);
-        else
+        else {
+            BatchShape b;
+            b.AddPrefillChunk(0, isl, m.window.size);
+            b.logits = 1;
+            const IterationBreakdown d = cost.Breakdown(b);
             std::snprintf(
                 buf, sizeof buf,
                 "a compute-bound %d-token prefill: measured at %s of the GPUs' %s peak on its 2 N tokens FLOPs, "
-                "the model at %s (the measured GEMM rates, no per-kernel latency)",
+                "the model at %s (the measured GEMM rates, no per-kernel latency; %s of its time in the TP "
+                "all-reduces of %.0f MB each)",
                 isl, Pct(flops / (row.measured * 1e-3) / peak).c_str(), NameOf(prec.compute),
-                Pct(flops / (row.predicted * 1e-3) / peak).c_str());
+                Pct(flops / (row.predicted * 1e-3) / peak).c_str(), Pct(d.tp_comm / d.total()).c_str(),
+                isl * m.hidden * BytesOf(prec.activations) / 1e6);
+        }
         row.reason = buf;
     }
     return row;
