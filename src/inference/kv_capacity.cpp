@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "config/error.h"
+#include "inference/runtime_memory.h"
 #include "parallel/job.h"
 
 namespace sc {
@@ -178,9 +179,10 @@ double ActivationWorkspaceBytes(const ModelConfig& m, const ServingPrecision& pr
 namespace {
 
 // One stage's ranks: `layers` layers' cache and `weights` bytes of weights.
-// `kv_layers` of them caching keys and values, `mamba_layers` keeping a state per sequence.
+// `kv_layers` of them caching keys and values, `mamba_layers` keeping a state per sequence, `runtime` bytes held by
+// the process beside them (RuntimeMemoryBytes).
 KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int tp, int kv_layers, int mamba_layers,
-                         double weights, const Accelerator& acc, const EngineConfig& e) {
+                         double weights, double runtime, const Accelerator& acc, const EngineConfig& e) {
     KvCapacity c;
     c.block_size = e.block_size;
     c.memory_bytes = acc.MemoryBytes();
@@ -191,7 +193,8 @@ KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int
     // from the same pool, the same bytes once the batch is full).
     c.state_bytes = mamba_layers * MambaStateBytesPerSeqLayer(m, tp, BytesOf(prec.activations)) * e.max_seqs;
     c.kv_bytes_per_token = kv_layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
-    const double held = c.weight_bytes + c.workspace_bytes + c.state_bytes;
+    c.runtime_bytes = runtime;
+    const double held = c.weight_bytes + c.workspace_bytes + c.state_bytes + c.runtime_bytes;
     const double left = c.memory_bytes - held;
     c.kv_bytes = e.memory_policy == KvMemoryPolicy::free_fraction ? left * e.kv_memory_fraction
                                                                   : c.memory_bytes * e.kv_memory_fraction - held;
@@ -206,10 +209,11 @@ KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int
         char buf[400];
         std::snprintf(buf, sizeof buf,
                       "no memory left for the KV cache at %g: %.2f GiB per GPU, weights %.2f GiB, activation "
-                      "workspace %.2f GiB, Mamba states %.2f GiB (tp=%d); use more GPUs, a narrower weight format, "
-                      "a smaller token budget or fewer sequences",
+                      "workspace %.2f GiB, Mamba states %.2f GiB, runtime %.2f GiB (tp=%d); use more GPUs, a "
+                      "narrower weight format, a smaller token budget or fewer sequences",
                       e.kv_memory_fraction, c.memory_bytes / 1073741824.0, c.weight_bytes / 1073741824.0,
-                      c.workspace_bytes / 1073741824.0, c.state_bytes / 1073741824.0, tp);
+                      c.workspace_bytes / 1073741824.0, c.state_bytes / 1073741824.0, c.runtime_bytes / 1073741824.0,
+                      tp);
         throw Error("engine.kv_memory_fraction", buf);
     }
     c.blocks = c.kv_bytes_per_token > 0 ? static_cast<long long>(std::floor(c.kv_bytes / block_bytes)) : -1;
@@ -225,9 +229,11 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
 
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const Accelerator& acc, const EngineConfig& e) {
+    const double runtime = RuntimeMemoryBytes(e, split);
     if (split.attention_dp)  // one GPU's own sequences at tp 1: attention whole, 1/ep of the routed experts
         return StageCapacity(m, prec, 1, KvLayersIn(m, 0, m.layers), 0,
-                             DpAttentionWeightBytesPerRank(m, prec, split.ep, split.redundant_experts), acc, e);
+                             DpAttentionWeightBytesPerRank(m, prec, split.ep, split.redundant_experts), runtime, acc,
+                             e);
     const std::vector<double> weights =
         StageWeights(m, prec, split.tp, split.pp, SlotShare(m, split.redundant_experts));
     const std::vector<int> layers = StageLayers(m.layers, split.pp);
@@ -236,7 +242,7 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
     for (size_t i = 0; i < layers.size(); ++i) {
         const int mamba = m.is_hybrid() ? m.layer_kinds(first, layers[i], false).mamba : 0;
         const KvCapacity c =
-            StageCapacity(m, prec, split.tp, KvLayersIn(m, first, layers[i]), mamba, weights[i], acc, e);
+            StageCapacity(m, prec, split.tp, KvLayersIn(m, first, layers[i]), mamba, weights[i], runtime, acc, e);
         if (i == 0 || fewest.blocks < 0 || (c.blocks >= 0 && c.blocks < fewest.blocks)) fewest = c;
         first += layers[i];
     }

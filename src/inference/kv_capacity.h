@@ -14,6 +14,7 @@ struct KvCapacity {
     double weight_bytes = 0;     // weights one rank holds
     double workspace_bytes = 0;  // activation peak of one forward pass over the token budget
     double state_bytes = 0;      // the Mamba states of max_seqs sequences (hybrid models; 0 otherwise)
+    double runtime_bytes = 0;    // CUDA context, libraries and collective buffers (inference/runtime_memory.h)
     double kv_bytes = 0;         // memory given to the KV cache
     double kv_bytes_per_token = 0;
     long long blocks = 0;  // KV blocks of block_size tokens

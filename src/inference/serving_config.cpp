@@ -408,6 +408,10 @@ void ValidateServingConfig(const ServingConfig& c) {
     AtLeast("engine.block_size", c.engine.block_size, 1, "tokens per KV block");
     if (!(c.engine.kv_memory_fraction > 0 && c.engine.kv_memory_fraction <= 1))
         throw Error("engine.kv_memory_fraction", "must be in (0, 1], got " + ShownNumber(c.engine.kv_memory_fraction));
+    if (c.engine.runtime_memory_gib &&
+        !(std::isfinite(*c.engine.runtime_memory_gib) && *c.engine.runtime_memory_gib >= 0))
+        throw Error("engine.runtime_memory_gib", "must be a finite number of GiB at least 0 when given, got " +
+                                                     ShownNumber(*c.engine.runtime_memory_gib));
     if (c.engine.kv_blocks_override < 0)
         throw Error("engine.kv_blocks",
                     "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));

@@ -99,6 +99,9 @@ struct EngineConfig {
     KvMemoryPolicy memory_policy = KvMemoryPolicy::total_fraction;
     double kv_memory_fraction = 0.9;
     long long kv_blocks_override = 0;  // > 0: this many KV blocks instead of the memory model's (tests, what-ifs)
+    // GiB per GPU the process holds beyond weights, workspace, states and KV (CUDA context, libraries, collective
+    // buffers), as the engine's own log gives it; unset: the measured terms of inference/runtime_memory.h.
+    std::optional<double> runtime_memory_gib;
     SchedulingPolicy scheduling = SchedulingPolicy::fcfs;
     Preemption preemption = Preemption::recompute;
     // Host link a swapped-out KV cache crosses, GB/s per direction per GPU (each TP rank swaps its own shard).

@@ -127,8 +127,9 @@ std::string SamplesText(const Workload& w) {
 std::string KvText(const KvCapacity& k) {
     const std::string states = k.state_bytes > 0 ? ", Mamba states " + FormatBytes(k.state_bytes) : "";
     return "weights " + FormatBytes(k.weight_bytes) + ", workspace " + FormatBytes(k.workspace_bytes) + states +
-           ", KV " + FormatBytes(k.kv_bytes) + " = " + std::to_string(k.blocks) + " blocks (" +
-           std::to_string(k.tokens()) + " tokens) per GPU of " + FormatBytes(k.memory_bytes);
+           ", runtime " + FormatBytes(k.runtime_bytes) + ", KV " + FormatBytes(k.kv_bytes) + " = " +
+           std::to_string(k.blocks) + " blocks (" + std::to_string(k.tokens()) + " tokens) per GPU of " +
+           FormatBytes(k.memory_bytes);
 }
 
 std::string LatencyRow(const char* label, const LatencySummary& l) {
@@ -148,6 +149,7 @@ Json KvJson(const KvCapacity& k) {
             {"weight_bytes", k.weight_bytes},
             {"workspace_bytes", k.workspace_bytes},
             {"state_bytes", k.state_bytes},
+            {"runtime_bytes", k.runtime_bytes},
             {"kv_bytes", k.kv_bytes},
             {"kv_bytes_per_token", k.kv_bytes_per_token},
             {"blocks", k.blocks},

@@ -128,11 +128,13 @@ inline std::string ThroughputCause(const Row& row, const ServingRun& run, int co
                                c.engine.kv_memory_fraction / 1073741824.0;
         std::snprintf(
             buf, sizeof buf,
-            "KV cache of only %.1f GiB/GPU beside %.1f GiB of weights (%d sequences fit): the measured rate is what "
-            "%.0f at once give in this model, as if ~%.1f GiB/GPU more were taken before the cache; the runtime "
-            "allocations the memory model omits (TensorRT activations, runtime and decoder buffers sized by the "
-            "engine's max batch and vocabulary, CUDA context) have no source giving their size for this engine",
-            kv_gib, run.kv.weight_bytes / 1073741824.0, concurrent, implied, missing);
+            "KV cache of only %.1f GiB/GPU beside %.1f GiB of weights and %.1f GiB of runtime memory (%d sequences "
+            "fit): the measured rate is what %.0f at once give in this model, as if ~%.1f GiB/GPU more were taken "
+            "before the cache; what the memory model still omits (TensorRT's activations beyond the workspace, "
+            "runtime and decoder buffers sized by the engine's max batch and vocabulary) has no source giving its "
+            "size for this engine",
+            kv_gib, run.kv.weight_bytes / 1073741824.0, run.kv.runtime_bytes / 1073741824.0, concurrent, implied,
+            missing);
     } else if (row.error() > 0) {
         std::snprintf(buf, sizeof buf,
                       "over: %s of the predicted time is attention over the caches (at STREAM-copy bandwidth; no "

@@ -126,8 +126,13 @@ TEST(Serve, KvCapacityIsTheMemoryComputation) {
         c.engine.memory_policy = pol;
         KvCapacity k = ComputeKvCapacity(c.model, c.precision, 8, acc, c.engine);
         const double mem = acc.MemoryBytes();
-        const double kv_bytes =
-            pol == KvMemoryPolicy::total_fraction ? 0.9 * mem - weights - workspace : 0.9 * (mem - weights - workspace);
+        // The runtime's own memory (inference/runtime_memory.h): the context as each policy counts it, vLLM's 0.25
+        // GiB of non-torch memory or the 0.77 GiB TensorRT-LLM's log leaves unattributed, and at TP8 the 1.84 GiB
+        // of collective buffers.
+        const double runtime = ((pol == KvMemoryPolicy::total_fraction ? 0.25 : 0.77) + 1.84) * 1073741824.0;
+        EXPECT_DOUBLE_EQ(k.runtime_bytes, runtime);
+        const double kv_bytes = pol == KvMemoryPolicy::total_fraction ? 0.9 * mem - weights - workspace - runtime
+                                                                      : 0.9 * (mem - weights - workspace - runtime);
         EXPECT_EQ(k.kv_bytes_per_token, per_token);
         EXPECT_EQ(k.blocks, static_cast<long long>(std::floor(kv_bytes / (per_token * 16))));
         EXPECT_EQ(k.tokens(), k.blocks * 16);

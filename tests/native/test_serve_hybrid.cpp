@@ -51,7 +51,9 @@ TEST(ServeHybrid, OnlyAttentionLayersCacheAndMambaStatesAreHeldForEverySequence)
         sc::ComputeKvCapacity(nano, c.precision, 1, System("dgx-h100-superpod").accelerator, c.engine);
     EXPECT_EQ(k.kv_bytes_per_token, 6 * 2 * 2 * 128 * 2.0);
     EXPECT_EQ(k.state_bytes, 23 * state * c.engine.max_seqs);
-    EXPECT_NEAR(k.kv_bytes, 0.9 * k.memory_bytes - k.weight_bytes - k.workspace_bytes - k.state_bytes, 1);
+    EXPECT_DOUBLE_EQ(k.runtime_bytes, 0.25 * 1073741824.0);  // one GPU: vLLM's non-torch memory alone
+    EXPECT_NEAR(k.kv_bytes, 0.9 * k.memory_bytes - k.weight_bytes - k.workspace_bytes - k.state_bytes - k.runtime_bytes,
+                1);
     const sc::IterationCost cost(nano, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 1024, 8192);
     EXPECT_EQ(cost.KvBytesPerToken(), k.kv_bytes_per_token);
     // Two stages: each caches only its own attention layers (the pattern's first 26 layers hold 3 of them).

@@ -118,7 +118,7 @@ TEST(ServePipeline, EachStagesWeightsAndCacheSetTheCapacity) {
     // Each stage's blocks by hand; the replica has the fewer (the stages hold the same layers' cache here).
     long long fewest = -1;
     for (double w : stages) {
-        const double kv = 0.9 * acc.MemoryBytes() - w - two.workspace_bytes;
+        const double kv = 0.9 * acc.MemoryBytes() - w - two.workspace_bytes - (0.25 + 1.84) * 1073741824.0;
         const long long blocks = static_cast<long long>(std::floor(kv / (two.kv_bytes_per_token * 16)));
         if (fewest < 0 || blocks < fewest) fewest = blocks;
     }
