@@ -138,6 +138,19 @@ WeightReadFloor ReadWeightReadFloor(const json& e, const std::string& path, std:
     return w;
 }
 
+DecodeAttentionFloor ReadDecodeAttentionFloor(const json& e, const std::string& path, std::set<std::string>& ids) {
+    JsonFields g(e, path);
+    DecodeAttentionFloor d;
+    ReadEntryHead(g, ids, &d);
+    d.alpha_us = g.Number("alpha_us");
+    if (!(d.alpha_us > 0 && d.alpha_us < 1000))
+        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(d.alpha_us));
+    d.series_count = g.PositiveIntAtMost("series_count", 1000);
+    ReadSourceFields(g, &d.series, &d.hardware, &d.setup, &d.source, &d.note);
+    g.RejectUnknown();
+    return d;
+}
+
 }  // namespace
 
 void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
@@ -269,6 +282,9 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
     for (const json& e : OptionalArray(r, "weight_read_floor"))
         t.weight_read_floor.push_back(
             ReadWeightReadFloor(e, "weight_read_floor[" + std::to_string(t.weight_read_floor.size()) + "]", ids));
+    for (const json& e : OptionalArray(r, "decode_attention_floor"))
+        t.decode_attention_floor.push_back(ReadDecodeAttentionFloor(
+            e, "decode_attention_floor[" + std::to_string(t.decode_attention_floor.size()) + "]", ids));
 
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
@@ -389,6 +405,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.gemm, out.gemm);
     keep(table.framework_gemm, out.framework_gemm);
     keep(table.weight_read_floor, out.weight_read_floor);
+    keep(table.decode_attention_floor, out.decode_attention_floor);
     keep(table.gemm_max_achievable, out.gemm_max_achievable);
     keep(table.memory_bandwidth, out.memory_bandwidth);
     keep(table.attention, out.attention);
@@ -430,6 +447,12 @@ const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::
 const WeightReadFloor* FindWeightReadFloor(const CalibrationTable& table, std::string_view accelerator_id) {
     for (const WeightReadFloor& w : table.weight_read_floor)
         if (AppliesTo(w.accelerators, accelerator_id)) return &w;
+    return nullptr;
+}
+
+const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& table, std::string_view accelerator_id) {
+    for (const DecodeAttentionFloor& d : table.decode_attention_floor)
+        if (AppliesTo(d.accelerators, accelerator_id)) return &d;
     return nullptr;
 }
 

@@ -129,11 +129,25 @@ struct WeightReadFloor {
     std::string series, hardware, setup, source, note;
 };
 
+// The fixed cost of one decode-attention call (a paged kernel reading a batch's caches, with its split-KV
+// reduction) beyond moving its bytes: for each published kernel series, the intercept of the least-squares line
+// through its (bytes read and written, GPU time) points; the median over the series. Derived by
+// tests/native/test_decode_attention_floor.cpp from data/calibration.json's decode_attention records.
+struct DecodeAttentionFloor {
+    std::string id;
+    std::vector<std::string> accelerators;
+    Precision dtype = Precision::fp16;  // the caches' precision in the measurements
+    double alpha_us = 0;                // > 0
+    int series_count = 0;               // the series it is the median of
+    std::string series, hardware, setup, source, note;
+};
+
 struct CalibrationTable {
     std::vector<CollectiveCurve> collectives;
     std::vector<GemmCurve> gemm;
     std::vector<FrameworkGemmCurve> framework_gemm;
     std::vector<WeightReadFloor> weight_read_floor;
+    std::vector<DecodeAttentionFloor> decode_attention_floor;
     std::vector<GemmMaxAchievable> gemm_max_achievable;
     std::vector<HbmMeasurement> memory_bandwidth;
     std::vector<AttentionCurve> attention;
@@ -168,6 +182,7 @@ const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::
                                             bool contraction);
 // The weight-read floor profiled on `accelerator_id`; nullptr when none was.
 const WeightReadFloor* FindWeightReadFloor(const CalibrationTable& table, std::string_view accelerator_id);
+const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& table, std::string_view accelerator_id);
 // The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);

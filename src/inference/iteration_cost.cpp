@@ -112,6 +112,8 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
                                                 " expert slots to divide over the group's " + std::to_string(dp_) +
                                                 " GPUs and its nodes, on a switched (not torus) cluster; valid: false");
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
+    if (const DecodeAttentionFloor* f = cal ? FindDecodeAttentionFloor(*cal, sys.accelerator.id) : nullptr)
+        decode_floor_ = *f;
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
     // The experts see the whole group's tokens, up to tp budgets (bounded: a larger count is computed each time).
     if (dp_ > 1) routed_cache_.assign(std::min<size_t>(cache_.size() * static_cast<size_t>(dp_), 1u << 20), Routed{});
@@ -482,7 +484,10 @@ double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) cons
         const double flops = DecodeAttentionFlops(b);
         const double bytes =
             b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
-        attn += Kernel(OpKind::attention, flops, bytes, 1, false, windowed);
+        // A paged decode kernel and its split-KV reduction cost a fixed time beyond their bytes, measured apart
+        // from the GEMMs' floor where the part has it (DecodeAttentionFloor).
+        const double fixed = decode_floor_ ? decode_floor_->alpha_us * 1e-6 + bytes / cm_->memory_bytes_per_s() : 0;
+        attn += std::max(Kernel(OpKind::attention, flops, bytes, 1, false, windowed), fixed);
     }
     return attn;
 }

@@ -21,6 +21,7 @@
 #pragma once
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "config/calibration.h"
@@ -147,6 +148,10 @@ public:
     // The measured fixed cost of one kernel every op pays on its memory side (kernel_floor.h); alpha_s = 0
     // when the accelerator's calibration has no measurement of it.
     const KernelFloor& kernel_floor() const { return floor_; }
+    // The measured fixed cost of one decode-attention call beyond its bytes (config/calibration.h
+    // DecodeAttentionFloor), null when the part has none: its decode attention then pays the kernel floor.
+    // A copy: the calibration table the cost was built from need not outlive it.
+    const DecodeAttentionFloor* decode_attention_floor() const { return decode_floor_ ? &*decode_floor_ : nullptr; }
 
 private:
     // One layer of each kind (linear, elementwise, TP all-reduces), the embedding, for T tokens.
@@ -231,6 +236,7 @@ private:
     std::unique_ptr<Layout> layout_;
     std::unique_ptr<CommModel> net_;
     KernelFloor floor_;
+    std::optional<DecodeAttentionFloor> decode_floor_;
     mutable std::vector<PerT> cache_;
     mutable std::vector<Routed> routed_cache_;  // by the group's tokens, under data-parallel attention
     mutable Routed routed_scratch_;

@@ -121,6 +121,7 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
+    run.rates.decode_attention = DecodeAttentionText(cost.decode_attention_floor(), sys.accelerator);
     PoolModel pool{&cost, ReplicaKvBlocks(run.kv, c.pool)};
     pool.attention_dp = cost.attention_dp();
     run.host_link = HostLinkOf(c.engine, sys.accelerator, cal);
@@ -144,6 +145,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         run.decode_accelerator = decode_sys->accelerator.name;
         run.decode_rates = DescribeRates(decode_cost.compute_model(), decode_cost.kernel_floor(),
                                          decode_sys->accelerator, c.precision.compute, {}, false);
+        run.decode_rates.decode_attention =
+            DecodeAttentionText(decode_cost.decode_attention_floor(), decode_sys->accelerator);
         run.transfer = KvTransferBetween(sys, *decode_sys, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
     } else {
         run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());

@@ -281,6 +281,7 @@ std::string RatesText(const char* heading, const RateSources& r) {
     o += "  GEMMs        " + r.gemm + "\n  attention    " + r.attention + "\n  HBM          " + r.hbm +
          "\n  kernel floor " + r.floor + "\n";
     if (!r.clock.empty()) o += "  clock        " + r.clock + "\n";
+    if (!r.decode_attention.empty()) o += "  decode attn  " + r.decode_attention + "\n";
     return o;
 }
 

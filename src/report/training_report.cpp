@@ -144,6 +144,8 @@ nlohmann::ordered_json RateSourcesJson(const RateSources& r) {
             {"hbm", r.hbm},
             {"kernel_floor", r.floor},
             {"clock", r.clock.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.clock)},
+            {"decode_attention",
+             r.decode_attention.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.decode_attention)},
             {"all_measured", r.all_measured}};
 }
 

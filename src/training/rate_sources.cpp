@@ -86,6 +86,13 @@ std::string FloorText(const KernelFloor& f, const Accelerator& acc) {
 
 }  // namespace
 
+std::string DecodeAttentionText(const DecodeAttentionFloor* f, const Accelerator& acc) {
+    if (!f) return "no fixed cost measured for " + acc.id + ": a decode call pays the kernel floor";
+    return Printf("%.2f us a call beyond its bytes: the median of %.0f measured series' fixed times (", f->alpha_us,
+                  f->series_count) +
+           f->id + ")";
+}
+
 RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, const Accelerator& acc, Precision compute,
                           const TrainingOptions& opt, bool backward) {
     RateSources r;

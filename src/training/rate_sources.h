@@ -20,6 +20,9 @@ struct RateSources {
     std::string hbm;        // the achieved HBM bandwidth
     std::string floor;      // the fixed cost per kernel (training/kernel_floor.h), or that none was measured
     std::string clock;      // the power limit and the clock it leaves (training/power_cap.h); "" without one
+    // Serving only: the fixed cost of a decode-attention call (DecodeAttentionFloor), or that none was measured;
+    // "" for training, which decodes nothing.
+    std::string decode_attention;
     // Every one of the four from a measurement of this part (or of the sibling its extraction rule names);
     // false where any is a fallback, missing or set by hand.
     bool all_measured = false;
@@ -31,5 +34,7 @@ RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTa
 // only: `backward` false leaves the backward attention kernel out).
 RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, const Accelerator& acc, Precision compute,
                           const TrainingOptions& opt, bool backward = true);
+// The decode-attention line of a serving pool's rates.
+std::string DecodeAttentionText(const DecodeAttentionFloor* f, const Accelerator& acc);
 
 }  // namespace sc

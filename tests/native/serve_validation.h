@@ -136,13 +136,20 @@ inline std::string ThroughputCause(const Row& row, const ServingRun& run, int co
             kv_gib, run.kv.weight_bytes / 1073741824.0, run.kv.runtime_bytes / 1073741824.0, concurrent, implied,
             missing);
     } else if (row.error() > 0) {
+        // Published paged decode kernels reach STREAM-copy bandwidth at 64 sequences on H100 (DecodeAttentionFloor's
+        // series); where the part has them the call's fixed cost is charged too.
+        const bool measured_decode = run.rates.decode_attention.rfind("no fixed cost", 0) != 0;
         std::snprintf(buf, sizeof buf,
-                      "over: %s of the predicted time is attention over the caches (at STREAM-copy bandwidth; no "
-                      "measured decode-attention curve), %s GEMMs, %s TP all-reduce at %d sequences at once; the "
-                      "measured rate is what %.0f give in this model, or the %d at %.2fx the step time. Per-iteration "
-                      "host work (no measured source) is not modelled",
-                      Pct(b.attention / t).c_str(), Pct(b.linear / t).c_str(), Pct(b.tp_comm / t).c_str(), concurrent,
-                      implied, concurrent, row.predicted / row.measured);
+                      "over: %s of the predicted time is attention over the caches (at STREAM-copy bandwidth%s), %s "
+                      "GEMMs, %s TP all-reduce at %d sequences at once; the measured rate is what %.0f give in this "
+                      "model, or the %d at %.2fx the step time. Per-iteration host work (no measured source) is not "
+                      "modelled",
+                      Pct(b.attention / t).c_str(),
+                      measured_decode ? ", and a measured fixed cost per decode call"
+                                      : "; no decode-attention timing "
+                                        "for this part",
+                      Pct(b.linear / t).c_str(), Pct(b.tp_comm / t).c_str(), concurrent, implied, concurrent,
+                      row.predicted / row.measured);
         // Where the all-reduce is most of the step, the rate it was timed at and where that rate came from.
         const sc::NetworkLevel& tp_level = sys.levels.front();
         auto eff = tp_level.provenance.find("efficiency");

@@ -92,6 +92,7 @@ TEST(RateSources, ReportsCarryThemAndTheSearchPathDoesNot) {
     const nlohmann::json j = nlohmann::json::parse(sc::EstimateReportJson(req, res));
     EXPECT_EQ(j["training"]["rate_sources"]["attention"], want.attention);
     EXPECT_EQ(j["training"]["rate_sources"]["all_measured"], false);
+    EXPECT_TRUE(j["training"]["rate_sources"]["decode_attention"].is_null());  // training decodes nothing
 }
 
 // The layout search's report names the rates of its best layout once (text and JSON), those of DescribeRates.
@@ -150,6 +151,12 @@ TEST(RateSources, ServingSaysWhatItsIterationsRestOn) {
         << text;
     const nlohmann::json j = nlohmann::json::parse(sc::ServeReportJson(req, run));
     EXPECT_EQ(j["rate_sources"]["kernel_floor"], run.rates.floor);
+    // Its decode-attention calls' fixed cost, measured on H100 (config/calibration.h DecodeAttentionFloor).
+    EXPECT_EQ(run.rates.decode_attention,
+              "15.39 us a call beyond its bytes: the median of 10 measured series' fixed times "
+              "(paged-decode-attention-h100)");
+    EXPECT_TRUE(Has(text, "\n  decode attn  " + run.rates.decode_attention + "\n")) << text;
+    EXPECT_EQ(j["rate_sources"]["decode_attention"], run.rates.decode_attention);
 }
 
 }  // namespace
