@@ -8,7 +8,7 @@ void Completions::FirstToken(const ServedRequest& q, double now) {
         if (g.first_token >= 0) return;
         g.first_token = now;
     }
-    ttft_.Add(now - q.arrival);
+    ttft_.Add(now - q.arrival + frontend_);
 }
 
 bool Completions::Complete(const ServedRequest& q, double now) {
@@ -32,8 +32,8 @@ bool Completions::Complete(const ServedRequest& q, double now) {
 }
 
 void Completions::RequestDone(const Group& g, double now) {
-    const double ttft = g.first_token - g.arrival;
-    e2e_.Add(now - g.arrival);
+    const double ttft = g.first_token - g.arrival + frontend_;
+    e2e_.Add(now - g.arrival + frontend_);
     bool met = slo_.ttft <= 0 || ttft <= slo_.ttft;
     if (g.tpot_n > 0) {
         const double tpot = g.tpot_sum / g.tpot_n;

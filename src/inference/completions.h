@@ -15,7 +15,9 @@ namespace sc {
 
 class Completions {
 public:
-    explicit Completions(const SloTargets& slo) : slo_(slo) {}
+    // `frontend`: seconds outside the engine added to every request's TTFT and end-to-end latency
+    // (EngineConfig::frontend_s).
+    Completions(const SloTargets& slo, double frontend) : slo_(slo), frontend_(frontend) {}
     // A request of `samples` > 1 sequences begins; `group` is ServedRequest::group of each.
     void BeginGroup(long long group, double arrival, int input, int samples) {
         groups_.emplace(group, Group{arrival, -1, 0, 0, input, samples});
@@ -37,6 +39,7 @@ private:
     void RequestDone(const Group& g, double now);
 
     SloTargets slo_;
+    double frontend_ = 0;
     std::unordered_map<long long, Group> groups_;  // requests of several samples, until the last completes
     LatencyHistogram ttft_, tpot_, e2e_;
     long long completed_ = 0, slo_met_ = 0;

@@ -80,7 +80,7 @@ public:
           reuse_(e_, w_),
           retrieval_(w_.retrieval, w_.samples),
           speculator_(e_.speculation, w_.seed),
-          completions_(c.slo),
+          completions_(c.slo, c.engine.frontend_s),
           timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;

@@ -412,6 +412,9 @@ void ValidateServingConfig(const ServingConfig& c) {
         !(std::isfinite(*c.engine.runtime_memory_gib) && *c.engine.runtime_memory_gib >= 0))
         throw Error("engine.runtime_memory_gib", "must be a finite number of GiB at least 0 when given, got " +
                                                      ShownNumber(*c.engine.runtime_memory_gib));
+    if (!(std::isfinite(c.engine.frontend_s) && c.engine.frontend_s >= 0))
+        throw Error("engine.frontend_ms", "must be a finite number of milliseconds at least 0, got " +
+                                              ShownNumber(c.engine.frontend_s * 1e3));
     if (c.engine.kv_blocks_override < 0)
         throw Error("engine.kv_blocks",
                     "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));

@@ -102,6 +102,11 @@ struct EngineConfig {
     // GiB per GPU the process holds beyond weights, workspace, states and KV (CUDA context, libraries, collective
     // buffers), as the engine's own log gives it; unset: the measured terms of inference/runtime_memory.h.
     std::optional<double> runtime_memory_gib;
+    // Seconds each request spends in the serving front end outside the engine (Triton's ensemble around
+    // TensorRT-LLM: tokenizing the prompt before, detokenizing and streaming the first token after, the client's
+    // protocol): added to its TTFT and end-to-end latency as its client sees them, not to TPOT, and not moving the
+    // engine's schedule. 0: the engine's own latencies.
+    double frontend_s = 0;
     SchedulingPolicy scheduling = SchedulingPolicy::fcfs;
     Preemption preemption = Preemption::recompute;
     // Host link a swapped-out KV cache crosses, GB/s per direction per GPU (each TP rank swaps its own shard).

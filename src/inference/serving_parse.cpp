@@ -156,6 +156,7 @@ ServingDescription ParseServingDescription(std::string_view text) {
         e.kv_memory_fraction = f.NonNegativeNumber("kv_memory_fraction", e.kv_memory_fraction, 1);
         e.kv_blocks_override = f.NonNegativeInt("kv_blocks", 0, 2147483647);
         if (f.Has("runtime_memory_gib")) e.runtime_memory_gib = f.NonNegativeNumber("runtime_memory_gib", 0, 1e6);
+        e.frontend_s = f.NonNegativeNumber("frontend_ms", 0, 1e9) * 1e-3;
         e.scheduling = f.Choice("scheduling", {"fcfs", "priority"}, "fcfs") == std::string("priority")
                            ? SchedulingPolicy::priority
                            : SchedulingPolicy::fcfs;

@@ -91,6 +91,7 @@ std::string EngineText(const EngineConfig& e, const ServingRun& run) {
         s += ", speculative decoding (" + std::to_string(e.speculation.tokens) +
              (e.speculation.tokens == 1 ? " draft token" : " draft tokens") + " a step, acceptance " +
              Fmt("%g", e.speculation.acceptance) + ")";
+    if (e.frontend_s > 0) s += ", a front end of " + FormatSeconds(e.frontend_s) + " a request outside the engine";
     return s;
 }
 

@@ -113,6 +113,14 @@ Row Throughput(int i, const json& r) {
     return row;
 }
 
+// Triton's front end around a TensorRT-LLM engine, per request (EngineConfig::frontend_s): the one published
+// breakdown found, perf_analyzer's first-response latency of a streaming ensemble (Qwen2 7B, TensorRT-LLM backend
+// 0.11, max_tokens 1; chrjxj/triton_trtllm_tools@13ff117 inference_perf/README.md) gives the client's latency less
+// the tensorrt_llm model's as 3.139, 3.176 and 3.418 ms at concurrency 6, 7 and 8 (preprocessing 1.5-1.6 ms,
+// postprocessing 0.72-0.83 ms a call, gRPC and the client ~0.9 ms): their median. A measurement of another model on
+// an unstated GPU, taken as the front end's size here (ASSUMED).
+constexpr double kTritonFrontendSeconds = 3.176e-3;
+
 // Why an online row misses, from the model's own parts of the quantity and what the record's other columns imply.
 std::string OnlineCause(const Row& row, const json& r, const ServingRun& run, const ServingConfig& c,
                         const sc::System& sys) {
@@ -125,12 +133,10 @@ std::string OnlineCause(const Row& row, const json& r, const ServingRun& run, co
     if (row.what == "mean TTFT ms") {
         std::snprintf(
             buf, sizeof buf,
-            "%s by %.1f ms: the model's lone %d-token prefill is %.1f ms and its mean TTFT adds %.1f ms of waiting; "
-            "outside the engine's iterations the measured TTFT also holds Triton's per-request work (the ensemble "
-            "tokenizes the prompt before the engine and detokenizes and streams the first token after it), of which "
-            "no measurement is in data/",
+            "%s by %.1f ms: the model's lone %d-token prefill is %.1f ms, Triton's front end %.2f ms (one published "
+            "perf_analyzer breakdown of another model, ASSUMED here) and its mean TTFT adds %.1f ms of waiting",
             row.error() < 0 ? "under" : "over", std::fabs(row.measured - row.predicted), isl, prefill_ms,
-            row.predicted - prefill_ms);
+            kTritonFrontendSeconds * 1e3, row.predicted - prefill_ms - kTritonFrontendSeconds * 1e3);
     } else if (row.what == "mean ITL ms") {
         std::snprintf(buf, sizeof buf,
                       "%s: the model's mean step holds %.1f sequences and %.0f tokens (chunked context off, so a step "
@@ -181,6 +187,7 @@ std::vector<Row> Online(int i, const json& r) {
     c.engine.kv_memory_fraction = 0.9;
     c.engine.admission = KvAdmission::reserve_full;
     c.engine.chunked_prefill = false;
+    c.engine.frontend_s = kTritonFrontendSeconds;
     c.workload.requests = r["workload"]["requests"];
     c.workload.arrival = inf ? ArrivalKind::offline : ArrivalKind::poisson;
     if (!inf) c.workload.rate = r["workload"]["qps"];
@@ -249,7 +256,7 @@ TEST(ServeValidationMore, ReadmeShowsTheSummary) {
 TEST(ServeValidationMore, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 529);
-    EXPECT_GE(c.within, 333);
+    EXPECT_GE(c.within, 351);
 }
 
 }  // namespace
