@@ -61,6 +61,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.host_cache_gib = IfChanged(now.engine.host_cache_gib, base.engine.host_cache_gib);
     e.remote_cache_gib = IfChanged(now.engine.remote_cache_gib, base.engine.remote_cache_gib);
     e.swap_gbps = IfChanged(now.engine.swap_gbps, base.engine.swap_gbps);
+    if (now.engine.frontend_s != base.engine.frontend_s) e.frontend_ms = now.engine.frontend_s * 1e3;
     e.turns = IfChanged(now.workload.turns, base.workload.turns);
     e.samples = IfChanged(now.workload.samples, base.workload.samples);
     e.draft_tokens = IfChanged(now.engine.speculation.tokens, base.engine.speculation.tokens);
@@ -103,6 +104,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.host_cache_gib) c.engine.host_cache_gib = *e.host_cache_gib;  // after the switch: it restores the preset's
     if (e.remote_cache_gib) c.engine.remote_cache_gib = *e.remote_cache_gib;
     if (e.swap_gbps) c.engine.swap_gbps = *e.swap_gbps;
+    if (e.frontend_ms) c.engine.frontend_s = *e.frontend_ms / 1e3;
     if (e.turns) c.workload.turns = *e.turns;
     if (e.samples) c.workload.samples = *e.samples;
     if (e.draft_tokens) c.engine.speculation.tokens = *e.draft_tokens;

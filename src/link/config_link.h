@@ -85,6 +85,7 @@ struct LinkServeEdits {
     std::optional<bool> prefix_caching;                      // off also drops the preset's host tier and remote store
     std::optional<double> host_cache_gib, remote_cache_gib;  // the prefix tiers below the GPU, GiB per GPU (0: none)
     std::optional<double> swap_gbps;                         // the host link, GB/s per direction per GPU
+    std::optional<double> frontend_ms;                       // each request's time outside the engine
     // The decode pool's own cluster (decode_pool.system): a system preset id, or "shared" for the page's cluster.
     std::optional<std::string> decode_system;
     bool operator==(const LinkServeEdits&) const = default;

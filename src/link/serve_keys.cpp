@@ -90,6 +90,7 @@ const std::vector<Key>& Keys() {
         {"serve.host_cache_gib", NumberField{&Edits::host_cache_gib, 1e9}},
         {"serve.remote_cache_gib", NumberField{&Edits::remote_cache_gib, 1e9}},
         {"serve.swap_gbps", NumberField{&Edits::swap_gbps, 1e9}},
+        {"serve.frontend_ms", NumberField{&Edits::frontend_ms, 1e9}},
     };
     return keys;
 }

@@ -310,6 +310,24 @@ TEST(AppInference, PrefixTiersTravelInTheLinkAndRunAsTheCliRunsThem) {
     EXPECT_NE(cli.find("and a remote store of 64 GiB"), std::string::npos) << cli;
 }
 
+// The front end outside the engine travels in the link (serve.frontend_ms) and runs as the CLI's --set.
+TEST(AppInference, FrontendTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    s->inference.config.workload.requests = 100;
+    s->inference.config.engine.frontend_s = 3.18e-3;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    EXPECT_DOUBLE_EQ(sc::app::CurrentServeRequest(*other).config.engine.frontend_s, 3.18e-3);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    const std::string cli =
+        Cli("serve --preset llama3-8b-h100-poisson --set workload.requests=100 --set engine.frontend_ms=3.18");
+    EXPECT_EQ(s->inference.report, cli);
+    EXPECT_NE(cli.find("a front end of 3.180 ms a request outside the engine"), std::string::npos) << cli;
+}
+
 // Retrieval travels in the link (serve.passages, serve.passage_tokens, serve.retrieval_s, serve.retrieval_servers)
 // and runs as the CLI's --set.
 TEST(AppInference, RetrievalTravelsInTheLinkAndRunsAsTheCliRunsIt) {
