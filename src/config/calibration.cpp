@@ -124,14 +124,19 @@ FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std
     return fc;
 }
 
+// A derived fixed cost, "alpha_us": microseconds; a millisecond would be a unit slip, not a launch.
+double ReadAlphaUs(JsonFields& g) {
+    const double alpha = g.Number("alpha_us");
+    if (!(alpha > 0 && alpha < 1000))
+        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(alpha));
+    return alpha;
+}
+
 WeightReadFloor ReadWeightReadFloor(const json& e, const std::string& path, std::set<std::string>& ids) {
     JsonFields g(e, path);
     WeightReadFloor w;
     ReadEntryHead(g, ids, &w);
-    w.alpha_us = g.Number("alpha_us");
-    // A kernel's fixed cost is microseconds; a millisecond would be a unit slip, not a launch.
-    if (!(w.alpha_us > 0 && w.alpha_us < 1000))
-        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(w.alpha_us));
+    w.alpha_us = ReadAlphaUs(g);
     w.gemms = g.PositiveIntAtMost("gemms", 1000000000);
     ReadSourceFields(g, &w.series, &w.hardware, &w.setup, &w.source, &w.note);
     g.RejectUnknown();
@@ -142,9 +147,7 @@ DecodeAttentionFloor ReadDecodeAttentionFloor(const json& e, const std::string& 
     JsonFields g(e, path);
     DecodeAttentionFloor d;
     ReadEntryHead(g, ids, &d);
-    d.alpha_us = g.Number("alpha_us");
-    if (!(d.alpha_us > 0 && d.alpha_us < 1000))
-        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(d.alpha_us));
+    d.alpha_us = ReadAlphaUs(g);
     d.series_count = g.PositiveIntAtMost("series_count", 1000);
     ReadSourceFields(g, &d.series, &d.hardware, &d.setup, &d.source, &d.note);
     g.RejectUnknown();

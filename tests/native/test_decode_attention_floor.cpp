@@ -77,6 +77,25 @@ TEST(DecodeAttentionFloor, IsTheMedianInterceptOfThePublishedSeries) {
     EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "b200"), nullptr);
 }
 
+// A fixed cost given in milliseconds, or none, or a count that is no count, is refused naming the field.
+TEST(DecodeAttentionFloor, BadEntriesAreRefusedNamingTheField) {
+    const std::string text = sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/calibration/measured.json");
+    auto broken = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        const size_t at = t.find(from, t.find("\"decode_attention_floor\""));
+        EXPECT_NE(at, std::string::npos) << from;
+        t.replace(at, from.size(), to);
+        return sctest::ErrorOf([&] { ParseCalibration(t); });
+    };
+    EXPECT_NE(broken("\"alpha_us\": 15.39", "\"alpha_us\": 15390").find("decode_attention_floor[0].alpha_us"),
+              std::string::npos);
+    EXPECT_NE(broken("\"alpha_us\": 15.39", "\"alpha_us\": 0").find("decode_attention_floor[0].alpha_us"),
+              std::string::npos);
+    EXPECT_NE(broken("\"series_count\": 10", "\"series_count\": -1").find("decode_attention_floor[0].series_count"),
+              std::string::npos);
+    EXPECT_NE(broken("\"series_count\": 10", "\"kernels\": 10").find("decode_attention_floor[0]"), std::string::npos);
+}
+
 // One decode step of one short sequence: every layer's attention is the fixed cost plus its bytes at the
 // STREAM-copy bandwidth, the same sum whatever the GEMMs' floor; a part without the entry pays the kernel floor.
 TEST(DecodeAttentionFloor, EveryDecodeAttentionCallPaysIt) {
