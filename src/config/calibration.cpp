@@ -124,34 +124,22 @@ FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std
     return fc;
 }
 
-// A derived fixed cost, "alpha_us": microseconds; a millisecond would be a unit slip, not a launch.
-double ReadAlphaUs(JsonFields& g) {
-    const double alpha = g.Number("alpha_us");
-    if (!(alpha > 0 && alpha < 1000))
-        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(alpha));
-    return alpha;
-}
-
-WeightReadFloor ReadWeightReadFloor(const json& e, const std::string& path, std::set<std::string>& ids) {
+// A derived fixed cost (weight_read_floor, decode_attention_floor): its head, "alpha_us" in microseconds (a
+// millisecond would be a unit slip, not a launch), the count of what it is the median of under `count_key`, and its
+// source fields.
+template <class Floor>
+Floor ReadFixedCost(const json& e, const std::string& path, std::set<std::string>& ids, const char* count_key,
+                    int count_max, int Floor::*count) {
     JsonFields g(e, path);
-    WeightReadFloor w;
-    ReadEntryHead(g, ids, &w);
-    w.alpha_us = ReadAlphaUs(g);
-    w.gemms = g.PositiveIntAtMost("gemms", 1000000000);
-    ReadSourceFields(g, &w.series, &w.hardware, &w.setup, &w.source, &w.note);
+    Floor f;
+    ReadEntryHead(g, ids, &f);
+    f.alpha_us = g.Number("alpha_us");
+    if (!(f.alpha_us > 0 && f.alpha_us < 1000))
+        throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(f.alpha_us));
+    f.*count = g.PositiveIntAtMost(count_key, count_max);
+    ReadSourceFields(g, &f.series, &f.hardware, &f.setup, &f.source, &f.note);
     g.RejectUnknown();
-    return w;
-}
-
-DecodeAttentionFloor ReadDecodeAttentionFloor(const json& e, const std::string& path, std::set<std::string>& ids) {
-    JsonFields g(e, path);
-    DecodeAttentionFloor d;
-    ReadEntryHead(g, ids, &d);
-    d.alpha_us = ReadAlphaUs(g);
-    d.series_count = g.PositiveIntAtMost("series_count", 1000);
-    ReadSourceFields(g, &d.series, &d.hardware, &d.setup, &d.source, &d.note);
-    g.RejectUnknown();
-    return d;
+    return f;
 }
 
 }  // namespace
@@ -284,10 +272,12 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             ReadFrameworkGemm(e, "framework_gemm[" + std::to_string(t.framework_gemm.size()) + "]", ids));
     for (const json& e : OptionalArray(r, "weight_read_floor"))
         t.weight_read_floor.push_back(
-            ReadWeightReadFloor(e, "weight_read_floor[" + std::to_string(t.weight_read_floor.size()) + "]", ids));
+            ReadFixedCost(e, "weight_read_floor[" + std::to_string(t.weight_read_floor.size()) + "]", ids, "gemms",
+                          1000000000, &WeightReadFloor::gemms));
     for (const json& e : OptionalArray(r, "decode_attention_floor"))
-        t.decode_attention_floor.push_back(ReadDecodeAttentionFloor(
-            e, "decode_attention_floor[" + std::to_string(t.decode_attention_floor.size()) + "]", ids));
+        t.decode_attention_floor.push_back(
+            ReadFixedCost(e, "decode_attention_floor[" + std::to_string(t.decode_attention_floor.size()) + "]", ids,
+                          "series_count", 1000, &DecodeAttentionFloor::series_count));
 
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
