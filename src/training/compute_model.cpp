@@ -35,6 +35,14 @@ double MeasuredMaxEfficiency(const CalibrationTable& cal, const Accelerator& acc
 
 }  // namespace
 
+// How much more a fused attention backward computes than the graph's backward op counts: FlashAttention's backward
+// recomputes S = QK^T beside dP, dV, dQ and dK, five matmuls against the forward's two, and every backward curve in
+// data/calibration.json states its TFLOPS on that count (2.5x the forward's: FlashAttention's
+// benchmarks/benchmark_flash_attention.py `flops(mode="bwd")`, which the FlashAttention-3 paper's figures follow;
+// NVIDIA/cudnn-frontend's benchmark/sdpa_benchmark_training `flops`, "Backward: 5 BMMs"). The graph's
+// `attn.core.grad` carries attention's model FLOPs, 2x the forward's (graph/transformer_attention.cpp).
+const double kKernelBackwardWork = 2.5 / 2.0;
+
 ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
                            const TrainingOptions& opt, const AttentionShape& attn) {
     compute_ = compute;
@@ -95,11 +103,14 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         const int hd = static_cast<int>(std::max(attn.dqk, attn.dv));
         // A kernel measured only without the causal mask runs causal work at what it measured times the causal
         // ratio the figures give for a kernel measured both ways (CausalEfficiencyRatio).
+        // A backward curve counts the work its kernel does, not the graph's: a fused backward recomputes the
+        // scores, five matmuls to the forward's two (kKernelBackwardWork), where the graph charges attention's
+        // model FLOPs, four. Its time is the kernel's, so its efficiency on the graph's FLOPs is 4/5 of the curve's.
         auto eff = [&](bool forward, AttentionKernel k, double len) {
             const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd);
             if (!c) return 0.0;
             (forward ? attn_curve_fwd_ : attn_curve_bwd_) = c;
-            const double e = Interpolate(c->efficiency, len);
+            const double e = Interpolate(c->efficiency, len) / (forward ? 1.0 : kKernelBackwardWork);
             return c->causal ? e : e * CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, len);
         };
         auto set = [&](double len, double& fwd, double& bwd) {

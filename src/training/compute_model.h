@@ -23,6 +23,10 @@ class Job;
 // The attention call of one layer on one rank (microbatch, the rank's heads, s/cp queries, all s keys).
 AttentionShape AttentionShapeOf(const Job& job);
 
+// The work a fused attention kernel's backward does over the graph's backward op's FLOPs (5 matmuls / 4): the factor
+// between a measured backward curve's efficiency and the efficiency on the graph's FLOPs (compute_model.cpp).
+extern const double kKernelBackwardWork;
+
 class ComputeModel {
 public:
     // `attn`: the attention call the fused-attention efficiency is looked up for (its sequence length and head
@@ -37,6 +41,8 @@ public:
     // `dims`: a matmul's shape, one GEMM of the group (GemmDimsOf); unknown: its efficiency by FLOP count.
     double Seconds(OpKind kind, double flops, double bytes, bool forward = true, double groups = 1,
                    bool high_precision = false, bool windowed = false, const GemmDims& dims = {}) const;
+    // Fraction of the 16-bit peak an attention op reaches on the FLOPs the graph gives it (a measured backward curve
+    // is read at 1 / kKernelBackwardWork of its own figure: see there).
     double AttentionEfficiency(bool forward) const { return forward ? attn_eff_fwd_ : attn_eff_bwd_; }
     // A windowed core's efficiency: the measured curve at the window's length (no sliding-window kernel has a
     // measured curve; a windowed core does per query the work of a causal call that long, in the same tiles).

@@ -58,8 +58,13 @@ std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const 
     const std::string kernel = NameOf(opt.attention_kernel);
     auto pass = [&](const char* name, const AttentionCurve* c, bool forward) {
         const double e = cm.AttentionEfficiency(forward);
-        return std::string(name) + (c ? " measured (" + c->series + ", " + NameOf(c->kernel) + ")" : " fallback") +
-               Printf(" %.2f of peak", e);
+        std::string t = std::string(name) +
+                        (c ? " measured (" + c->series + ", " + NameOf(c->kernel) + ")" : " fallback") +
+                        Printf(" %.2f of peak", e);
+        // The curve counts the kernel's recomputed scores; the graph charges attention's model FLOPs.
+        if (c && !forward)
+            t += Printf(" on the graph's FLOPs (%.2f on the kernel's 5 matmuls)", e * kKernelBackwardWork);
+        return t;
     };
     if (!f && !b)
         return "no measured " + kernel + " curve for " + acc.id +
