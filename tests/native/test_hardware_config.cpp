@@ -569,6 +569,35 @@ TEST(HardwareCalibration, AttentionLookups) {
     EXPECT_EQ(sc::FindAttentionCurve(t, "a100-80gb", sc::AttentionKernel::flash2, true, true, 128), nullptr);
 }
 
+// The Blackwell parts read cuDNN's own SDPA runs (NVIDIA/cudnn-frontend's training benchmark, bf16): B200 causal only,
+// GB200 and GB300 with and without the mask; B300 reads GB300's (the same Blackwell Ultra GPU). Efficiency is against
+// each part's dense bf16 peak: B200 32K causal forward 1,514.8 of 2,250 TFLOPS, GB300 1,953 of 2,500 against GB200's
+// 1,622 (Blackwell Ultra's attention, not its GEMMs, is what differs).
+TEST(HardwareCalibration, BlackwellPartsReadCudnnsOwnAttentionRuns) {
+    const sc::CalibrationTable& t = Table();
+    auto curve = [&](const char* acc, bool forward, bool causal) {
+        return sc::FindAttentionCurve(t, acc, sc::AttentionKernel::cudnn, forward, causal, 128);
+    };
+    const sc::AttentionCurve* b200 = curve("b200", true, true);
+    ASSERT_NE(b200, nullptr);
+    EXPECT_EQ(b200->series, "cudnnfe-b200-bf16");
+    EXPECT_TRUE(b200->causal);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(b200->efficiency, 32768), 0.673);
+    EXPECT_TRUE(curve("b200", true, false)->causal);  // no unmasked run on B200: the causal curve stands in
+    for (const char* acc : {"gb200", "gb300"})
+        for (bool fwd : {true, false})
+            for (bool causal : {true, false}) {
+                const sc::AttentionCurve* c = curve(acc, fwd, causal);
+                ASSERT_NE(c, nullptr) << acc;
+                EXPECT_EQ(c->causal, causal) << acc;
+                EXPECT_EQ(c->series, std::string("cudnnfe-") + acc + "-llama31-bf16");
+            }
+    EXPECT_DOUBLE_EQ(sc::Interpolate(curve("gb200", true, true)->efficiency, 32768), 0.649);
+    EXPECT_DOUBLE_EQ(sc::Interpolate(curve("gb300", true, true)->efficiency, 32768), 0.781);
+    EXPECT_EQ(curve("b300", true, true), curve("gb300", true, true));
+    EXPECT_EQ(curve("b300", false, true), curve("gb300", false, true));
+}
+
 TEST(HardwareCalibration, AttentionCurveErrorsNameTheField) {
     std::string text = sctest::ReadFile(kRoot + "/presets/calibration/measured.json");
     auto broken = [&](const std::string& from, const std::string& to) {

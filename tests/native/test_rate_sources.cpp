@@ -53,11 +53,12 @@ TEST(RateSources, AnEditedPeakSaysItsScale) {
     EXPECT_TRUE(Has(gemm, "; x2 for the edited peak")) << gemm;
 }
 
-// GB300 names the curve it borrows and where it was measured; its attention and HBM are fallbacks.
+// GB300 names the curve it borrows and where it was measured, its own cuDNN attention runs; its HBM is a fallback.
 TEST(RateSources, Gb300SaysWhichRatesAreFallbacks) {
     const sc::RateSources r = Rates("gb300-nvl72");
     EXPECT_TRUE(Has(r.gemm, "xla-sm100-bf16 on NVIDIA Blackwell sm_100")) << r.gemm;
-    EXPECT_TRUE(Has(r.attention, "no measured cudnn curve for gb300: 0.50")) << r.attention;
+    EXPECT_TRUE(Has(r.attention, "forward measured (cudnnfe-gb300-llama31-bf16, cudnn)")) << r.attention;
+    EXPECT_TRUE(Has(r.attention, "backward measured (cudnnfe-gb300-llama31-bf16, cudnn)")) << r.attention;
     EXPECT_TRUE(Has(r.hbm, "no measurement for gb300") && Has(r.hbm, "(fallback)")) << r.hbm;
     EXPECT_FALSE(r.all_measured);
 }

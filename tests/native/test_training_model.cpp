@@ -415,7 +415,7 @@ TEST(TrainingModel, CausalAttentionRunsAtTheMeasuredCausalRatio) {
     // Shorter sequences lose more to the masked diagonal blocks.
     EXPECT_LT(sc::CausalEfficiencyRatio(cal, "h100-sxm", sc::AttentionKernel::flash3, true, 128, 1024), fa3);
     // No causal curve anywhere on the accelerator: nothing to scale by.
-    EXPECT_EQ(sc::CausalEfficiencyRatio(cal, "b200", sc::AttentionKernel::cudnn, true, 128, 4096), 1);
+    EXPECT_EQ(sc::CausalEfficiencyRatio(cal, "mi300x", sc::AttentionKernel::cudnn, true, 128, 4096), 1);
     // The training model: cuDNN's forward (only non-causal measured, 0.616 at 4k) at FA3's ratio; FA3's causal
     // forward at its own causal curve.
     sc::ModelConfig m = Model("llama3-8b.json");
