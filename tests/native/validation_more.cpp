@@ -374,6 +374,18 @@ void LayoutOf(const json& r, Row& row, std::vector<std::string>& why_not) {
         row.assumptions.push_back("bf16 (precision not stated; the MFU column matches the bf16 peak)");
 }
 
+// Why the NeMo 24.03.01 runs take FlashAttention-2: the launcher that pinned that container exported
+// NVTE_FUSED_ATTN=0 to every job (its global env_vars), and Transformer Engine 1.x then runs flash-attn, with
+// context parallelism too (AttnFuncWithCP without use_fused_attention). Not proof that these runs used the launcher:
+// the table names only the container.
+const char* const kNeMo2403AttentionNote =
+    "attention_kernel=flash2: NVIDIA/NeMo-Framework-Launcher at its tags 24.05 and 24.07 (container "
+    "nvcr.io/nvidia/nemo:24.03.01.framework at 24.05) sets NVTE_FUSED_ATTN: 0 ('Disable cudnn FA until we've tested "
+    "it more', launcher_scripts/conf/config.yaml; added 562dcb45, February 2024, removed a6490ffe and 04b8d098, "
+    "July-August 2024) and exports it to every job (nemo_launcher/core/stages.py), so Transformer Engine ran "
+    "FlashAttention-2 (TE 1.4 DotProductAttention: cuDNN is preferred on sm90 only when NVTE_FUSED_ATTN allows it); the "
+    "table names the container, not the launcher (ASSUMED that its runs kept the launcher's environment)";
+
 sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     const std::string key = At(r, "key");
     sc::TrainingOptions o;
@@ -385,6 +397,11 @@ sc::TrainingOptions OptionsOf(const json& r, const sc::ParallelConfig& q) {
     // Attention kernels: Transformer Engine's cuDNN attention in Megatron-Core, NeMo and AutoModel ("TE"); PyTorch
     // SDPA's FlashAttention-2 backend in torchtitan; llm-foundry's attn_impl "flash" (FlashAttention-2).
     if (Starts(key, "torchtitan_") || Starts(key, "llmfoundry_")) o.attention_kernel = sc::AttentionKernel::flash2;
+    // NeMo's long-sequence H100 table ran the NeMo 24.03.01 container, which NVIDIA's NeMo-Framework-Launcher of that
+    // time (tags 24.05 and 24.07) launched with Transformer Engine's cuDNN attention switched off, so TE ran
+    // FlashAttention-2, under context parallelism too (kNeMo2403AttentionNote).
+    if (Starts(key, "nemolongseq_") && Has(At(r, "source").get<std::string>(), "NeMo24.03"))
+        o.attention_kernel = sc::AttentionKernel::flash2;
     // torchtitan without torch.compile ("FSDP (eager)"): PyTorch eager's RMSNorm, rotary and SwiGLU kernels.
     const json& tech = At(At(r, "parallel"), "techniques");
     if (Starts(key, "torchtitan_") && tech.is_string() && Has(tech.get<std::string>(), "eager"))
@@ -481,13 +498,12 @@ const char* const kGenerationCause =
     "modelled: clocks under the power limit with eight GPUs, NVLink and NICs busy (data/ holds no clock "
     "measurement)";
 const char* const kLongSequenceH100Cause =
-    "NeMo 24.03 long-sequence runs on H100: beyond the H100 gap of the other rows, the error grows with attention's "
-    "share of the FLOPs (8% at 4k tokens, 57% at 64k: compare those rows), while NeMo 25.04's Llama 3 8B runs on "
-    "B200 stay level from 8k to 256k tokens: the attention these runs executed was "
-    "slower than the curve the model uses. Transformer Engine of that era picks cuDNN's fused attention on H100 "
-    "(TE v1.4 DotProductAttention: 'Select FusedAttention on sm90'), with context parallelism too; the cuDNN curves "
-    "in data/ (forward and backward) are the FlashAttention-3 paper's of mid-2024, and what the cuDNN of the 24.03 "
-    "container reached is not measured in data/";
+    "NeMo 24.03 long-sequence runs on H100, at FlashAttention-2's measured rates (the launcher of that container "
+    "switched cuDNN's attention off: the row's assumptions): the three longest (256K-1M tokens, CP 8-32) come out "
+    "slow, and they are the ones whose context-parallel traffic the model charges in full: it times the ring's "
+    "K/V exchange as a blocking all-gather and reduce-scatter around the attention core (17% of the 512K step), "
+    "where Transformer Engine's AttnFuncWithCP sends each step's K/V beside the previous step's attention kernel, so "
+    "only what a step's compute does not cover is exposed. The overlap is not modelled";
 const char* const kSmallModelCause =
     "small models on H100: beyond the generation gap, the error grows as the model shrinks (Megatron-LM weak scaling "
     "from 32B down to 1.7B, llm-foundry from 70B down to 1B: compare their rows). Two small-kernel terms are "
@@ -614,6 +630,9 @@ std::vector<Row> MoreRowsOfRecord(const json& r) {
         row.power_limit_w = 500;  // record: "default 500W power limit"
     }
     row.opt = OptionsOf(r, row.par);
+    if (Starts(At(r, "key").get<std::string>(), "nemolongseq_") &&
+        row.opt.attention_kernel == sc::AttentionKernel::flash2)
+        row.assumptions.push_back(kNeMo2403AttentionNote);
     if (row.set == "bridge") ApplyBridgeRecipe(r, row);
     row.cause = CauseOf(row.key, row);
     return {row};
