@@ -295,6 +295,21 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         t.gemm_max_achievable.push_back(std::move(m));
     }
 
+    const json& grouped = OptionalArray(r, "grouped_gemm");
+    for (size_t i = 0; i < grouped.size(); ++i) {
+        JsonFields g(grouped[i], "grouped_gemm[" + std::to_string(i) + "]");
+        GroupedGemmCurve gc;
+        gc.id = UniqueId(g, ids);
+        gc.accelerators = AcceleratorIds(g);
+        gc.dtype = Dtype(g);
+        ExpectString(g, "x", "rows_per_group");
+        ExpectString(g, "y", "tflops");
+        ReadPoints(g, "[rows_per_group, tflops]", 0, &gc.tflops);
+        ReadSourceFields(g, &gc.series, &gc.hardware, &gc.setup, &gc.source, &gc.note);
+        g.RejectUnknown();
+        t.grouped_gemm.push_back(std::move(gc));
+    }
+
     const json& hbm = r.Array("memory_bandwidth");
     for (size_t i = 0; i < hbm.size(); ++i) {
         JsonFields h(hbm[i], "memory_bandwidth[" + std::to_string(i) + "]");
@@ -400,6 +415,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.weight_read_floor, out.weight_read_floor);
     keep(table.decode_attention_floor, out.decode_attention_floor);
     keep(table.gemm_max_achievable, out.gemm_max_achievable);
+    keep(table.grouped_gemm, out.grouped_gemm);
     keep(table.memory_bandwidth, out.memory_bandwidth);
     keep(table.attention, out.attention);
     keep(table.host_link, out.host_link);
@@ -456,6 +472,16 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
         if (!best || g.tflops > best->tflops) best = &g;
     }
     return best;
+}
+
+const GroupedGemmCurve* FindGroupedGemm(const CalibrationTable& table, std::string_view accelerator_id,
+                                        Precision dtype) {
+    const bool sixteen = dtype == Precision::bf16 || dtype == Precision::fp16;
+    for (const GroupedGemmCurve& g : table.grouped_gemm) {
+        const bool same = g.dtype == dtype || (sixteen && (g.dtype == Precision::bf16 || g.dtype == Precision::fp16));
+        if (same && AppliesTo(g.accelerators, accelerator_id)) return &g;
+    }
+    return nullptr;
 }
 
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

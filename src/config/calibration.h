@@ -65,6 +65,18 @@ struct GemmMaxAchievable {
     std::string series, hardware, source, note;
 };
 
+// A grouped (MoE expert) GEMM's measured rate by its rows per group: the achieved TFLOPS of an engine's whole MoE op
+// (its grouped GEMMs over the experts a batch hits) at `rows_per_group` = tokens x top-k / experts hit, on the useful
+// FLOPs of its expert GEMMs. Where a part has one, a grouped GEMM runs no faster than it (training/compute_model.cpp):
+// a grouped kernel can fall short of the dense GEMMs of the same shapes (TensorRT-LLM's MoE op on A100).
+struct GroupedGemmCurve {
+    std::string id;
+    std::vector<std::string> accelerators;
+    Precision dtype = Precision::bf16;
+    MeasuredCurve tflops;  // x = rows per group, y = TFLOPS
+    std::string series, hardware, setup, source, note;
+};
+
 // Achieved HBM bandwidth of one STREAM-style kernel.
 struct HbmMeasurement {
     std::vector<std::string> accelerators;
@@ -149,6 +161,7 @@ struct CalibrationTable {
     std::vector<WeightReadFloor> weight_read_floor;
     std::vector<DecodeAttentionFloor> decode_attention_floor;
     std::vector<GemmMaxAchievable> gemm_max_achievable;
+    std::vector<GroupedGemmCurve> grouped_gemm;
     std::vector<HbmMeasurement> memory_bandwidth;
     std::vector<AttentionCurve> attention;
     std::vector<HostLinkMeasurement> host_link;
@@ -186,6 +199,10 @@ const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& tab
 // The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// The grouped-GEMM curve measured on `accelerator_id` at `dtype` (bf16 and fp16 read each other's, as the GEMM
+// curves do); nullptr when there is none.
+const GroupedGemmCurve* FindGroupedGemm(const CalibrationTable& table, std::string_view accelerator_id,
+                                        Precision dtype);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

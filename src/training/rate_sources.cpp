@@ -39,6 +39,9 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
                  (BytesOf(compute) == 2 ? ")" : ", measured in 16 bits)");
             if (k) s += Printf(", x%.2f-%.2f when it is k", k->time_ratio.y.front(), k->time_ratio.y.back());
         }
+        if (const GroupedGemmCurve* g = cm.grouped_gemm())
+            s += "; grouped (MoE expert) GEMMs at most " + g->series + "'s measured MoE op by rows per expert (" +
+                 Printf("%.4g-%.4g TFLOPS)", g->tflops.y.front(), g->tflops.y.back());
         return s;
     }
     const double flat = cm.flat_matmul_efficiency(), best = cm.max_matmul_efficiency();
