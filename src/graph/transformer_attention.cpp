@@ -69,9 +69,21 @@ void TransformerBuilder::Attention(const std::string& pre) {
     // moves the same bytes as an all-gather; the backward returns dK, dV).
     SymExpr kv_heads_eff = m.is_mla() ? a : kv;
     SymExpr kv_bytes = b * s * kv_heads_eff / tp * (dqk + dv) * w;
-    B.CommBoth(pre + "attn.cp_kv", Group::cp, Collective::all_gather, Collective::reduce_scatter, kv_bytes);
-    if (options.kernels.flash_attention) AttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
-    else MaterializedAttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
+    if (options.kernels.flash_attention) {
+        // A fused core runs the ring itself (Transformer Engine's AttnFuncWithCP): each step's K/V, and in the
+        // backward its dK/dV, travel beside the attention of the step before, so the exchange runs beside the core
+        // (async) and only what the core does not cover is exposed. The backward's exchange is issued with the core's
+        // backward, whose steps produce it.
+        Op fwd = B.Comm(pre + "attn.cp_kv", Pass::forward, Group::cp, Collective::all_gather, kv_bytes);
+        fwd.async = true;
+        g.blocks.back().forward.push_back(fwd);
+        Op bwd = B.Comm(pre + "attn.cp_kv.grad", Pass::backward, Group::cp, Collective::reduce_scatter, kv_bytes);
+        bwd.async = true;
+        AttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op, bwd);
+    } else {
+        B.CommBoth(pre + "attn.cp_kv", Group::cp, Collective::all_gather, Collective::reduce_scatter, kv_bytes);
+        MaterializedAttentionCore(pre, dqk, dv, kv_heads_eff, qkv_op);
+    }
     B.Weight(pre + "attn.out", a * dv * h + (m.bias ? h : B.C(0)), a / tp * dv * h + (m.bias ? h : B.C(0)));
     B.Matmul(pre + "attn.out", T, h, a / tp * dv, nullptr, nullptr, Builder::Fp8Input::cast);
     B.TpLeave(pre + "attn", T * h);
@@ -92,7 +104,7 @@ void TransformerBuilder::KeepQkv(size_t qkv_op, SymExpr dqk, SymExpr dv, SymExpr
 
 // The fused causal attention core; adds what it keeps for the backward to the Q/K/V projection `qkv_op`.
 void TransformerBuilder::AttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff,
-                                       size_t qkv_op) {
+                                       size_t qkv_op, const Op& cp_grad) {
     // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks). A windowed
     // core (FlashAttention's window_size, FlexAttention's sliding-window mask) skips the keys outside the window:
     // W s - W(W-1)/2 pairs for a window of W < s keys (WindowedCausalPairs).
@@ -112,8 +124,8 @@ void TransformerBuilder::AttentionCore(const std::string& pre, SymExpr dqk, SymE
     fwd.sac_rerun = B.Zero().e;  // SDPA is on op-level checkpointing's save list: its output and log-sum-exp
     fwd.sac_saved_bytes = (o * w + T * a / tp * 4.0).e;
     g.blocks.back().forward.push_back(fwd);
-    B.pending.push_back({B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
-                                  (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
+    B.pending.push_back({cp_grad, B.MakeOp(pre + "attn.core.grad", OpKind::attention, Pass::backward, 2.0 * flops,
+                                           (2.0 * (q + k_ + v_) + 2.0 * o) * w)});
 }
 
 // Megatron-LM's unfused core attention (KernelChoices::flash_attention = false; CoreAttention with

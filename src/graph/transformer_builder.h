@@ -88,7 +88,9 @@ struct TransformerBuilder {
     // ---- attention of one layer (transformer_attention.cpp) ----
     void Attention(const std::string& pre);
     void KeepQkv(size_t qkv_op, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff);
-    void AttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff, size_t qkv_op);
+    // `cp_grad`: the ring's backward exchange, issued beside the core's backward (async).
+    void AttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff, size_t qkv_op,
+                       const Op& cp_grad);
     void MaterializedAttentionCore(const std::string& pre, SymExpr dqk, SymExpr dv, SymExpr kv_heads_eff,
                                    size_t qkv_op);
 

@@ -113,9 +113,19 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         }
     };
     PairWindows pair;
+    // An async collective runs beside the next op (context parallelism's ring beside the attention core), in the
+    // forward and in its recomputation alike: only what that op does not cover is exposed.
+    const Op* fwd_async = nullptr;
+    double rec_async_share = 0;
     for (const Op& op : b.forward) {
-        const double before = t.fwd;
+        if (op.async) {
+            fwd_async = &op;
+            rec_async_share = rc != Recompute::none ? RecomputeShareIn(job, layer, op) : 0;
+            continue;
+        }
+        const double before = t.fwd, rec_before = t.rec;
         run(op, t.fwd, t.fwd_comm, true);
+        if (fwd_async) t.fwd_comm[slot_of(*fwd_async)] += std::max(0.0, comm_seconds(*fwd_async) - (t.fwd - before));
         if (op.expert_all_to_all()) {
             if (pair.fwd_seen < 2) pair.fwd_a2a[pair.fwd_seen] = comm_seconds(op);
             ++pair.fwd_seen;
@@ -125,6 +135,10 @@ BlockTime TimeBlock(const Job& job, const Block& b, const ComputeModel& cm, cons
         if (rc != Recompute::none)
             if (const double share = RecomputeShareIn(job, layer, op); share > 0)
                 run(op, t.rec, t.rec_comm, true, share);
+        if (fwd_async && rec_async_share > 0)
+            t.rec_comm[slot_of(*fwd_async)] +=
+                std::max(0.0, rec_async_share * comm_seconds(*fwd_async) - (t.rec - rec_before));
+        fwd_async = nullptr;
     }
     // An async collective runs beside the next op: only what that op does not cover is exposed.
     const Op* async = nullptr;

@@ -499,11 +499,8 @@ const char* const kGenerationCause =
     "measurement)";
 const char* const kLongSequenceH100Cause =
     "NeMo 24.03 long-sequence runs on H100, at FlashAttention-2's measured rates (the launcher of that container "
-    "switched cuDNN's attention off: the row's assumptions): the three longest (256K-1M tokens, CP 8-32) come out "
-    "slow, and they are the ones whose context-parallel traffic the model charges in full: it times the ring's "
-    "K/V exchange as a blocking all-gather and reduce-scatter around the attention core (17% of the 512K step), "
-    "where Transformer Engine's AttnFuncWithCP sends each step's K/V beside the previous step's attention kernel, so "
-    "only what a step's compute does not cover is exposed. The overlap is not modelled";
+    "switched cuDNN's attention off: the row's assumptions) with the context-parallel ring beside the attention core "
+    "(only what the core does not cover exposed): what is left is not attributed";
 const char* const kSmallModelCause =
     "small models on H100: beyond the generation gap, the error grows as the model shrinks (Megatron-LM weak scaling "
     "from 32B down to 1.7B, llm-foundry from 70B down to 1B: compare their rows). Two small-kernel terms are "
