@@ -544,3 +544,29 @@ TEST(MetaRoceCluster, DataParallelGroupsCrossPodsAtOneSeventh) {
 }
 
 }  // namespace
+
+// Context parallelism's ring runs beside a fused attention core (Transformer Engine's AttnFuncWithCP): at 64K tokens
+// on CP2 over NVLink the core's work covers the K/V exchange, so none of it is exposed; the unfused core (Megatron
+// 2021's, flash_attention=off) exchanges before it, blocking, as the graph did for every core before.
+TEST(TrainingModel, ContextParallelRingRunsBesideTheFusedCore) {
+    sc::ModelConfig m = Model("llama3-8b.json");
+    m.layers = 2;
+    m.seq = 65536;
+    const sc::System sys = LoadSystem("dgx-h100-superpod");
+    const sc::ParallelConfig p = sc::ParseParallelSpec("tp=1,cp=2,dp=1,microbatch=1,batch=1");
+    const sc::TrainingOptions fused;
+    const sc::TrainingEstimate f = sc::EstimateTraining(sc::MakeJob(m, p, fused.kernels), sys, &Cal(), fused);
+    EXPECT_EQ(f.step.cp_comm, 0);
+    sc::TrainingOptions unfused;
+    unfused.kernels.flash_attention = false;
+    const sc::TrainingEstimate u = sc::EstimateTraining(sc::MakeJob(m, p, unfused.kernels), sys, &Cal(), unfused);
+    EXPECT_GT(u.step.cp_comm, 0);
+    // A slow enough exchange shows past the core: what the core does not cover, and no more than the whole exchange.
+    sc::System slow = sys;
+    for (auto& level : slow.levels) level.bandwidth_gbps /= 1000;
+    const sc::TrainingEstimate s = sc::EstimateTraining(sc::MakeJob(m, p, fused.kernels), slow, &Cal(), fused);
+    const sc::TrainingEstimate s_unfused =
+        sc::EstimateTraining(sc::MakeJob(m, p, unfused.kernels), slow, &Cal(), unfused);
+    EXPECT_GT(s.step.cp_comm, 0);
+    EXPECT_LT(s.step.cp_comm, s_unfused.step.cp_comm);
+}
