@@ -302,6 +302,11 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         gc.id = UniqueId(g, ids);
         gc.accelerators = AcceleratorIds(g);
         gc.dtype = Dtype(g);
+        gc.expert_width = g.Number("expert_width");
+        if (!(gc.expert_width >= 1))
+            throw Error(g.Field("expert_width"), "must be at least 1 (the experts' intermediate size on a rank), got " +
+                                                     ShownNumber(gc.expert_width));
+        gc.routing = g.NonEmptyString("routing");
         ExpectString(g, "x", "rows_per_group");
         ExpectString(g, "y", "tflops");
         ReadPoints(g, "[rows_per_group, tflops]", 0, &gc.tflops);
@@ -474,14 +479,25 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
     return best;
 }
 
-const GroupedGemmCurve* FindGroupedGemm(const CalibrationTable& table, std::string_view accelerator_id,
-                                        Precision dtype) {
+std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
+                                                      Precision dtype) {
     const bool sixteen = dtype == Precision::bf16 || dtype == Precision::fp16;
+    std::vector<const GroupedGemmCurve*> out;
     for (const GroupedGemmCurve& g : table.grouped_gemm) {
         const bool same = g.dtype == dtype || (sixteen && (g.dtype == Precision::bf16 || g.dtype == Precision::fp16));
-        if (same && AppliesTo(g.accelerators, accelerator_id)) return &g;
+        if (same && AppliesTo(g.accelerators, accelerator_id)) out.push_back(&g);
     }
-    return nullptr;
+    return out;
+}
+
+const GroupedGemmCurve* NearestWidth(const std::vector<const GroupedGemmCurve*>& curves, double width) {
+    const GroupedGemmCurve* best = nullptr;
+    double best_gap = 0;
+    for (const GroupedGemmCurve* g : curves) {
+        const double gap = width > 0 ? std::fabs(std::log(g->expert_width / width)) : -g->expert_width;
+        if (!best || gap < best_gap) best = g, best_gap = gap;
+    }
+    return best;
 }
 
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

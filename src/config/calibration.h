@@ -67,13 +67,17 @@ struct GemmMaxAchievable {
 
 // A grouped (MoE expert) GEMM's measured rate by its rows per group: the achieved TFLOPS of an engine's whole MoE op
 // (its grouped GEMMs over the experts a batch hits) at `rows_per_group` = tokens x top-k / experts hit, on the useful
-// FLOPs of its expert GEMMs. Where a part has one, a grouped GEMM runs no faster than it (training/compute_model.cpp):
-// a grouped kernel can fall short of the dense GEMMs of the same shapes (TensorRT-LLM's MoE op on A100).
+// FLOPs of its expert GEMMs, with each expert's intermediate split to `expert_width` on a rank and the tokens routed
+// as `routing` says. Where a part has curves, a serving engine's grouped GEMM of a stated width runs no faster than
+// the curve of the nearest width (training/compute_model.cpp): a grouped kernel can fall short of the dense GEMMs of
+// the same shapes (TensorRT-LLM's MoE op on A100, and on H100 and H200 for narrow experts).
 struct GroupedGemmCurve {
     std::string id;
     std::vector<std::string> accelerators;
     Precision dtype = Precision::bf16;
-    MeasuredCurve tflops;  // x = rows per group, y = TFLOPS
+    double expert_width = 0;  // the expert GEMMs' intermediate size on one rank (moe_tp splits it)
+    std::string routing;      // how the measured op's tokens were routed (e.g. "power_law_1.01")
+    MeasuredCurve tflops;     // x = rows per group, y = TFLOPS
     std::string series, hardware, setup, source, note;
 };
 
@@ -199,10 +203,13 @@ const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& tab
 // The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
-// The grouped-GEMM curve measured on `accelerator_id` at `dtype` (bf16 and fp16 read each other's, as the GEMM
-// curves do); nullptr when there is none.
-const GroupedGemmCurve* FindGroupedGemm(const CalibrationTable& table, std::string_view accelerator_id,
-                                        Precision dtype);
+// The grouped-GEMM curves measured on `accelerator_id` at `dtype` (bf16 and fp16 read each other's, as the GEMM
+// curves do), every expert width; empty when there are none.
+std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
+                                                      Precision dtype);
+// Of `curves`, the one whose expert width is nearest `width` (by ratio); the widest when `width` <= 0; nullptr when
+// `curves` is empty.
+const GroupedGemmCurve* NearestWidth(const std::vector<const GroupedGemmCurve*>& curves, double width);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

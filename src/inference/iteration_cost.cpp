@@ -83,7 +83,8 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     kv_heads_rank_ = KvHeadsPerRank(m, tp);
     kv_bytes_per_token_ = most_kv * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
 
-    TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
+    TrainingOptions opt;       // measured curves; fused attention (cuDNN / FlashAttention class kernels)
+    opt.engine_moe_op = true;  // expert GEMMs at most the engine's measured MoE op (GroupedGemmCurve)
     AttentionShape shape;
     shape.batch = heads_rank_;
     shape.sq = shape.sk = std::max(1.0, typical_prefill);
@@ -146,13 +147,13 @@ double IterationCost::Kernel(OpKind kind, double flops, double bytes, double gro
 }
 
 double IterationCost::GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
-                                  double* flops) const {
+                                  double* flops, double expert_width) const {
     if (rows <= 0) return 0.0;
     const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
     const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
     *flops += 2 * rows * n * k;
     return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
-                  high, false, {rows / std::max(1.0, groups), n, k});
+                  high, false, {rows / std::max(1.0, groups), n, k, expert_width});
 }
 
 double IterationCost::VecSeconds(double elems, double fpe, double reads) const {
@@ -282,14 +283,16 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
 void IterationCost::HybridTokenCosts(double T, PerT& c) const {
     const double h = m_.hidden, d = m_.head_dim, a = BytesOf(prec_.activations);
     double fl = 0;
-    auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false) {
-        return GemmSeconds(rows, n, k, groups, weight_sets, high, &fl);
+    auto gemm = [&](double rows, double n, double k, double groups = 1, double weight_sets = 1, bool high = false,
+                    double expert_width = 0) {
+        return GemmSeconds(rows, n, k, groups, weight_sets, high, &fl, expert_width);
     };
     auto vec = [&](double elems, double fpe, double reads) { return VecSeconds(elems, fpe, reads); };
     auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out, double width) {
         const bool swiglu = m_.mlp == MlpKind::swiglu;
-        const double t =
-            gemm(rows, (swiglu ? 2 : 1) * ff, width, groups, weight_sets) + gemm(rows, width, ff, groups, weight_sets);
+        const double expert_width = groups > 1 ? ff : 0;  // routed experts: held to the measured MoE op
+        const double t = gemm(rows, (swiglu ? 2 : 1) * ff, width, groups, weight_sets, false, expert_width) +
+                         gemm(rows, width, ff, groups, weight_sets, false, expert_width);
         *vec_out += swiglu                     ? vec(rows * ff, 4, 2)
                     : m_.mlp == MlpKind::relu2 ? vec(rows * ff, 2, 1)
                                                : vec(rows * ff, 8, 1);

@@ -195,8 +195,10 @@ private:
     double AllReduceSeconds(double bytes) const;
     // One GEMM of `rows` x k . k x n in `groups` (its weights read `weight_sets` times), at the serving formats:
     // inputs at a byte under fp8/fp4 GEMMs, else the activations'; adds its FLOPs to *flops. 0 for no rows.
-    double GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
-                       double* flops) const;
+    // `expert_width`: an expert GEMM's intermediate width on this rank, which holds it to the part's measured MoE op
+    // (GemmDims::group_width); 0 for other GEMMs.
+    double GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high, double* flops,
+                       double expert_width = 0) const;
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` tensors and writing one.
     double VecSeconds(double elems, double fpe, double reads) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).

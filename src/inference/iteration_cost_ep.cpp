@@ -27,8 +27,8 @@ const IterationCost::Routed& IterationCost::RoutedExperts(double Tm) const {
     const double ff = static_cast<double>(m_.moe.expert_ffn) * ep / (tp_ * dp_);
     const bool swiglu = m_.mlp == MlpKind::swiglu;
     r.permute = VecSeconds(routed * dm, 2, 2);
-    r.linear = GemmSeconds(routed, (swiglu ? 2 : 1) * ff, dm, hit, hit, false, &r.flops) +
-               GemmSeconds(routed, dm, ff, hit, hit, false, &r.flops);
+    r.linear = GemmSeconds(routed, (swiglu ? 2 : 1) * ff, dm, hit, hit, false, &r.flops, ff) +
+               GemmSeconds(routed, dm, ff, hit, hit, false, &r.flops, ff);
     r.activation = swiglu ? VecSeconds(routed * ff, 4, 2) : VecSeconds(routed * ff, 8, 1);
     return r;
 }

@@ -78,11 +78,12 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype) / CalibrationScale(acc, gemm16_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
-    // A grouped expert GEMM runs no faster than the part's measured MoE op at its rows per expert (GroupedGemmCurve);
-    // not when GEMM efficiency is set by hand.
-    if (opt.matmul_efficiency <= 0 && cal) {
-        grouped_ = FindGroupedGemm(*cal, acc.id, compute);
-        if (grouped_) grouped_peak_ = PeakFlops(acc, grouped_->dtype) / CalibrationScale(acc, grouped_->dtype);
+    // A serving engine's grouped expert GEMM runs no faster than the part's measured MoE op at its rows per expert
+    // and nearest expert width (GroupedGemmCurve); not when GEMM efficiency is set by hand.
+    if (opt.engine_moe_op && opt.matmul_efficiency <= 0 && cal) {
+        grouped_ = FindGroupedGemms(*cal, acc.id, compute);
+        if (!grouped_.empty())
+            grouped_peak_ = PeakFlops(acc, grouped_[0]->dtype) / CalibrationScale(acc, grouped_[0]->dtype);
     }
     // An fp8 curve measured only on square shapes takes its shape from the part's 16-bit grid (ShapeFactor).
     if (gemm_ && gemm_->dtype == Precision::fp8 && gemm_->grid.empty() && gemm16_ && !gemm16_->grid.empty())
@@ -200,8 +201,9 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
             if (high_precision && BytesOf(compute_) < 2)
                 return Roofline(flops, attn_peak_, MatmulEfficiency16(one, dims), bytes);
             double e = MatmulEfficiency(one, dims);
-            if (groups > 1 && grouped_ && dims.known())
-                e = std::min(e, Interpolate(grouped_->tflops, dims.m) * 1e12 / grouped_peak_);
+            if (groups > 1 && dims.group_width > 0 && dims.known() && !grouped_.empty())
+                e = std::min(
+                    e, Interpolate(NearestWidth(grouped_, dims.group_width)->tflops, dims.m) * 1e12 / grouped_peak_);
             return Roofline(flops, peak_, e, bytes);
         }
         case OpKind::attention: {

@@ -77,8 +77,9 @@ public:
     // The 16-bit curve whose grid gives ShapeFactor its shape; nullptr when ShapeFactor is 1.
     const GemmCurve* shape_curve() const { return shape_grid_; }
     const AttentionCurve* attention_curve(bool forward) const { return forward ? attn_curve_fwd_ : attn_curve_bwd_; }
-    // The measured MoE-op rate a grouped GEMM is held to on this part (nullptr: none, or GEMMs set by hand).
-    const GroupedGemmCurve* grouped_gemm() const { return grouped_; }
+    // The measured MoE-op rates a grouped GEMM of a stated expert width is held to on this part, one per width
+    // (empty: none, GEMMs set by hand, or not a serving engine's: TrainingOptions::engine_moe_op).
+    const std::vector<const GroupedGemmCurve*>& grouped_gemms() const { return grouped_; }
     bool hbm_measured() const { return hbm_measured_; }
 
 private:
@@ -94,10 +95,10 @@ private:
     double win_eff_fwd_ = 0, win_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;
-    const GemmCurve* gemm16_ = nullptr;          // bf16 (or fp16) curve, for matmuls kept in 16 bits
-    const GemmCurve* shape_grid_ = nullptr;      // gemm16_, when it lends its grid to a square-only fp8 curve
-    const GroupedGemmCurve* grouped_ = nullptr;  // a grouped GEMM's ceiling by rows per group (Seconds)
-    double grouped_peak_ = 0;                    // the peak grouped_'s TFLOPS are a fraction of
+    const GemmCurve* gemm16_ = nullptr;             // bf16 (or fp16) curve, for matmuls kept in 16 bits
+    const GemmCurve* shape_grid_ = nullptr;         // gemm16_, when it lends its grid to a square-only fp8 curve
+    std::vector<const GroupedGemmCurve*> grouped_;  // a grouped GEMM's ceilings by rows per group (Seconds)
+    double grouped_peak_ = 0;                       // the peak grouped_'s TFLOPS are a fraction of (one dtype)
     double gemm16_peak_ = 0;
     double gemm_peak_ = 0;  // peak of the curve's own precision, to turn TFLOPS into an efficiency
     // The best GEMM measured on the part (MAMF) as a fraction of the peak, at the compute precision and in 16

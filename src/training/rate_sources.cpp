@@ -1,5 +1,6 @@
 #include "training/rate_sources.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "training/power_cap.h"
@@ -39,9 +40,17 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
                  (BytesOf(compute) == 2 ? ")" : ", measured in 16 bits)");
             if (k) s += Printf(", x%.2f-%.2f when it is k", k->time_ratio.y.front(), k->time_ratio.y.back());
         }
-        if (const GroupedGemmCurve* g = cm.grouped_gemm())
-            s += "; grouped (MoE expert) GEMMs at most " + g->series + "'s measured MoE op by rows per expert (" +
-                 Printf("%.4g-%.4g TFLOPS)", g->tflops.y.front(), g->tflops.y.back());
+        if (const std::vector<const GroupedGemmCurve*>& gs = cm.grouped_gemms(); !gs.empty()) {
+            double lo = gs[0]->tflops.y.front(), hi = lo;
+            std::string widths;
+            for (const GroupedGemmCurve* g : gs) {
+                for (double y : g->tflops.y) lo = std::min(lo, y), hi = std::max(hi, y);
+                widths += (widths.empty() ? "" : ", ") + Printf("%.0f", g->expert_width);
+            }
+            s += "; grouped (MoE expert) GEMMs at most " + gs[0]->series +
+                 "'s measured MoE op by rows per expert at the nearest expert width (" + widths +
+                 Printf("; %.4g-%.4g TFLOPS)", lo, hi);
+        }
         return s;
     }
     const double flat = cm.flat_matmul_efficiency(), best = cm.max_matmul_efficiency();

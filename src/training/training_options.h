@@ -54,6 +54,11 @@ struct TrainingOptions {
     // FlashAttention-3. Where cuDNN's backward has no curve, FlashAttention-3's stands in (both are Hopper
     // warp-specialised kernels; on H100 the FA3 paper's backward panels put cuDNN 3-9% below FA3 over 512-16k).
     AttentionKernel attention_kernel = AttentionKernel::cudnn;
+    // Grouped expert GEMMs held to a serving engine's measured MoE op (presets/calibration/measured.json
+    // "grouped_gemm": TensorRT-LLM's op, tokens routed by a power law) at the expert width the caller states
+    // (GemmDims::group_width). The serving model sets it; training does not: Megatron's grouped GEMMs are other
+    // kernels, and the published training runs route their tokens balanced.
+    bool engine_moe_op = false;
 
     // The host link's rate in GB/s each way, for CPU activation offloading (ParallelConfig::offload_layers). 0: the
     // part's measured rates (presets/calibration/measured.json "host_link": nvbandwidth on H100, H800, H200 and
