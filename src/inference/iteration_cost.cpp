@@ -83,8 +83,10 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     kv_heads_rank_ = KvHeadsPerRank(m, tp);
     kv_bytes_per_token_ = most_kv * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
 
-    TrainingOptions opt;       // measured curves; fused attention (cuDNN / FlashAttention class kernels)
-    opt.engine_moe_op = true;  // expert GEMMs at most the engine's measured MoE op (GroupedGemmCurve)
+    TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
+    // Expert GEMMs at most the engine's measured MoE op (GroupedGemmCurve), whose weights were read at its compute
+    // precision: not for weights stored narrower (int4 groups, or fp8 weights under 16-bit GEMMs), another kernel.
+    opt.engine_moe_op = !prec.int4 && BytesOf(prec.weights) == BytesOf(prec.compute);
     AttentionShape shape;
     shape.batch = heads_rank_;
     shape.sq = shape.sk = std::max(1.0, typical_prefill);

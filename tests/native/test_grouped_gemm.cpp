@@ -178,7 +178,8 @@ TEST(GroupedGemm, ExpertGemmsRunAtTheMeasuredMoeOpOfTheNearestWidth) {
 
 // The serving model states its experts' width: Mixtral 8x7B in fp8 on two H100s (each expert 7,168 wide on a rank)
 // decodes 512 sequences slower with the curves than without them, all of it in the expert GEMMs; a dense model is
-// untouched.
+// untouched, and so are weights stored narrower than the GEMMs run (fp8 weights under bf16 GEMMs: the measured op
+// read its weights at its own precision).
 TEST(GroupedGemm, TheServingEngineHoldsItsExpertsToTheOp) {
     CalibrationTable without = servetest::Calibration();
     without.grouped_gemm.clear();
@@ -199,6 +200,12 @@ TEST(GroupedGemm, TheServingEngineHoldsItsExpertsToTheOp) {
         if (model == "mixtral-8x7b") EXPECT_GT(a.linear, d.linear * 1.15);
         else EXPECT_EQ(a.linear, d.linear);
     }
+    ServingPrecision weight_only;
+    weight_only.weights = Precision::fp8;
+    const ModelConfig mixtral = servetest::Model("mixtral-8x7b");
+    const IterationCost with_op(mixtral, weight_only, 2, sys, &servetest::Calibration(), 1024, 1);
+    const IterationCost dense(mixtral, weight_only, 2, sys, &without, 1024, 1);
+    EXPECT_EQ(with_op.Breakdown(b).linear, dense.Breakdown(b).linear);
 }
 
 // The rates line names the curves where they apply (the serving engine's) and not in training.
