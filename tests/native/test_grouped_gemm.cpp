@@ -128,8 +128,8 @@ TEST(GroupedGemm, OnHopperTheRateFallsWithTheWidth) {
 // on A100, 8 experts x 1,024 rows of Mixtral's gate/up projection (n 28,672, k 4,096) at the curve's 144.73 TFLOPS;
 // on H100 in fp8 a 1,792-wide expert (TP8) at the moe_tp 8 curve, a 3,000-wide one at the moe_tp 4 curve (nearer by
 // ratio) and a 7,168-wide one (TP2) at the moe_tp 2 curve, each the slower of it and the dense rate, which at some
-// rows per expert the curve is well below. Without
-// a stated width, in the training model, or with a hand-set efficiency, the dense rate holds.
+// rows per expert the curve is well below. Without a stated width, in the training model, or with a hand-set
+// efficiency, the dense rate holds.
 TEST(GroupedGemm, ExpertGemmsRunAtTheMeasuredMoeOpOfTheNearestWidth) {
     const CalibrationTable& cal = servetest::Calibration();
     const double groups = 8;
