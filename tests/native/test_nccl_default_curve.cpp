@@ -1,0 +1,81 @@
+// NCCL's default all-reduce on one H100 or H200 node: NVIDIA aiconfigurator's nccl-tests tables (NCCL 2.29.2,
+// no NCCL_ALGO, 8 GPUs; data/calibration.json series aiconf-nccl2.29.2-*) are the scale-up all-reduce curve of
+// those parts, in place of Azure's run forced to NVLS. The tuner takes ring/tree LL below about a megabyte and
+// NVLS above it, so the two agree on large buffers and differ by 2x on the small all-reduces of a decode step.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "inference/iteration_cost.h"
+#include "parallel/layout.h"
+#include "serve_test_util.h"
+#include "training/comm_model.h"
+
+namespace {
+
+using namespace sc;
+
+// The curve a TP-8 group's all-reduce reads (it points into `cal`, which outlives the model).
+const CollectiveCurve* ScaleUpAllReduce(const std::string& system, const CalibrationTable& cal) {
+    const CommModel net(servetest::System(system), Layout(ParseParallelSpec("tp=8")), true, &cal);
+    return net.ScaleUpCurve(CollectiveType::all_reduce);
+}
+
+CalibrationTable WithoutDefaultCurves() {
+    CalibrationTable t = servetest::Calibration();
+    std::erase_if(t.collectives, [](const CollectiveCurve& c) { return c.series.rfind("aiconf-nccl", 0) == 0; });
+    return t;
+}
+
+// H100 and H200 read the default curve; parts without one keep theirs (B200's is a default run already, A100 has
+// no NVLS and reads its ring/tree curve).
+TEST(NcclDefaultCurve, HopperReadsTheTunersCurve) {
+    const CalibrationTable& cal = servetest::Calibration();
+    EXPECT_EQ(ScaleUpAllReduce("dgx-h100-superpod", cal)->series, "aiconf-nccl2.29.2-h100-sxm-allreduce-8gpu-default");
+    EXPECT_EQ(ScaleUpAllReduce("dgx-h200-superpod", cal)->series, "aiconf-nccl2.29.2-h200-allreduce-8gpu-default");
+    EXPECT_EQ(ScaleUpAllReduce("dgx-b200-superpod", cal)->series, "mle-b200-1node-allreduce");
+    EXPECT_EQ(ScaleUpAllReduce("dgx-a100-superpod", cal)->series, "azure-ndv4-a100-allreduce");
+    // Without it, the H100 reads the forced-NVLS run, as before (the rule prefers a default curve, it does not
+    // require one).
+    const CalibrationTable without = WithoutDefaultCurves();
+    EXPECT_EQ(ScaleUpAllReduce("dgx-h100-superpod", without)->series, "azure-ndv5-h100-allreduce-nvls");
+}
+
+// What the two runs say about NCCL: on large buffers the tuner runs NVLS, so the default and the forced curves
+// agree; at 64 KiB the default is less than half the forced one's time.
+TEST(NcclDefaultCurve, TheTunerAgreesWithNvlsOnLargeBuffersOnly) {
+    const CalibrationTable without = WithoutDefaultCurves();
+    const CollectiveCurve* tuned = ScaleUpAllReduce("dgx-h100-superpod", servetest::Calibration());
+    const CollectiveCurve* forced = ScaleUpAllReduce("dgx-h100-superpod", without);
+    const double large = 268435456, small = 65536;
+    EXPECT_NEAR(BusBandwidthGBps(*tuned, large) / BusBandwidthGBps(*forced, large), 1.0, 0.03);
+    EXPECT_GT(BusBandwidthGBps(*tuned, small), 2 * BusBandwidthGBps(*forced, small));
+}
+
+// A decode step of 8 sequences of Llama 3 70B on 8 H100s: each layer's two TP all-reduces carry 8 x 8192 bf16
+// values (128 KiB, a measured point of both curves), and the step's TP time is shorter by exactly their
+// difference; nothing else in the step moves.
+TEST(NcclDefaultCurve, ADecodeStepsAllReducesTakeTheMeasuredTime) {
+    const CalibrationTable without = WithoutDefaultCurves();
+    const ModelConfig m = servetest::Model("llama3-70b");
+    const System& sys = servetest::System("dgx-h100-superpod");
+    ServingPrecision bf16;
+    const IterationCost tuned(m, bf16, 8, sys, &servetest::Calibration(), 1024, 1);
+    const IterationCost forced(m, bf16, 8, sys, &without, 1024, 1);
+    BatchShape b;
+    b.decodes = b.sequences = b.logits = 8;
+    b.decode_keys = 8 * 1024.0;
+    const IterationBreakdown t = tuned.Breakdown(b), f = forced.Breakdown(b);
+    const double bytes = 8.0 * m.hidden * 2;
+    ASSERT_EQ(bytes, 131072);
+    auto seconds = [&](const CollectiveCurve* c) { return 2.0 * 7 / 8 * bytes / (BusBandwidthGBps(*c, bytes) * 1e9); };
+    const double each = seconds(ScaleUpAllReduce("dgx-h100-superpod", without)) -
+                        seconds(ScaleUpAllReduce("dgx-h100-superpod", servetest::Calibration()));
+    EXPECT_GT(each, 20e-6);  // 42.5 us forced against 19.0 us measured by default
+    EXPECT_NEAR(f.tp_comm - t.tp_comm, 2 * m.layers * each, 1e-9);
+    EXPECT_EQ(t.linear, f.linear);
+    EXPECT_EQ(t.attention, f.attention);
+    EXPECT_EQ(t.head, f.head);
+}
+
+}  // namespace
