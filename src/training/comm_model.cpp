@@ -28,7 +28,10 @@ const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string&
         if (c.op != op || c.scope != "scale_up") continue;
         if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
         bool nvls = fabric_has_inr && (StartsWith(c.algorithm, "nvls") || StartsWith(c.algorithm, "default"));
-        bool ring = !fabric_has_inr || StartsWith(c.algorithm, "ring");
+        // NCCL runs no in-network reduction for an all-gather or a reduce-scatter on these parts' measured sizes, so
+        // a curve of its default algorithm is a plain one there.
+        bool ring = !fabric_has_inr || StartsWith(c.algorithm, "ring") ||
+                    (op != CollectiveOp::all_reduce && StartsWith(c.algorithm, "default"));
         if (in_network ? !nvls : !ring) continue;
         const bool tuned = in_network && StartsWith(c.algorithm, "default");
         const bool best_tuned = best && in_network && StartsWith(best->algorithm, "default");

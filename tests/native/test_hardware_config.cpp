@@ -444,13 +444,16 @@ const char* ToCalibrationOp(sc::CollectiveOp op) {
 }
 
 // The bus bandwidth of a record: measured, or derived from its measured time where the source gives times
-// (nccl-tests' busbw of an all-reduce on n ranks, 2 (n - 1) / n x bytes / time; the derivation is checked).
+// (nccl-tests' busbw on n ranks: 2 (n - 1) / n x bytes / time for an all-reduce, (n - 1) / n x bytes / time for an
+// all-gather or reduce-scatter of a whole buffer of `bytes`; the derivation is checked).
 double RecordBusBandwidth(const json& r) {
     if (r["measured"].contains("busbw_GBps")) return r["measured"]["busbw_GBps"].get<double>();
-    if (!r["measured"].contains("time_us") || r["op"] != "all_reduce") return -1;
+    if (!r["measured"].contains("time_us")) return -1;
+    const double steps = r["op"] == "all_reduce" ? 2 : r["op"] == "all_gather" || r["op"] == "reduce_scatter" ? 1 : 0;
+    if (steps == 0) return -1;
     const double n = r["n_ranks"].get<double>(), bytes = r["message_bytes"].get<double>();
     const double busbw = r["derived"]["busbw_GBps"].get<double>();
-    EXPECT_NEAR(busbw, 2 * (n - 1) / n * bytes / (r["measured"]["time_us"].get<double>() * 1e-6) / 1e9,
+    EXPECT_NEAR(busbw, steps * (n - 1) / n * bytes / (r["measured"]["time_us"].get<double>() * 1e-6) / 1e9,
                 0.0005 + busbw * 1e-6)
         << r["series"] << " at " << bytes << " B";
     return busbw;
@@ -648,7 +651,8 @@ TEST(HardwareCalibration, Lookups) {
     EXPECT_EQ(sc::FindCollectiveCurve(t, "tpu-v5p", sc::CollectiveOp::all_reduce, "scale_up", 8), nullptr);
     const sc::CollectiveCurve* ag = sc::FindCollectiveCurve(t, "h200", sc::CollectiveOp::all_gather, "scale_up", 8);
     ASSERT_NE(ag, nullptr);
-    EXPECT_DOUBLE_EQ(sc::BusBandwidthGBps(*ag, 1e6), 361.4);  // one point: flat
+    EXPECT_EQ(ag->series, "aiconf-nccl2.29.2-h200-allgather-8gpu-default");  // 21 points over the 16 GiB run's one
+    EXPECT_EQ(sc::BusBandwidthGBps(*ag, ag->busbw.x[10]), ag->busbw.y[10]);
     const sc::GemmCurve* bf16 = sc::FindGemmCurve(t, "h100-sxm", sc::Precision::bf16);
     ASSERT_NE(bf16, nullptr);
     EXPECT_DOUBLE_EQ(sc::GemmTflops(*bf16, 4096, 4096, 4096), 783.33);
