@@ -107,3 +107,25 @@ TEST(NcclDefaultCurve, GathersAndScattersOfAnH100NodeTakeTheMeasuredTime) {
 }
 
 }  // namespace
+
+namespace {
+
+// GB200 and GB300 read their own trays' all-gather and reduce-scatter (4 GPUs: the tables stop there), each part its
+// own; their all-reduce keeps the curves it had.
+TEST(NcclDefaultCurve, Nvl72PartsReadTheirOwnTraysGathers) {
+    for (const std::string part : {"gb200", "gb300"}) {
+        SCOPED_TRACE(part);
+        const CommModel net(servetest::System(part + "-nvl72"), Layout(ParseParallelSpec("tp=4")), true,
+                            &servetest::Calibration());
+        EXPECT_EQ(net.ScaleUpCurve(CollectiveType::all_gather)->series,
+                  "aiconf-nccl2.29.2-" + part + "-allgather-4gpu-default");
+        EXPECT_EQ(net.ScaleUpCurve(CollectiveType::reduce_scatter)->series,
+                  "aiconf-nccl2.29.2-" + part + "-reducescatter-4gpu-default");
+        EXPECT_EQ(net.ScaleUpCurve(CollectiveType::all_reduce)->series, "azure-ndgb200v6-allreduce-4gpu-ring");
+        // A TP-4 gather of 128 MiB takes the tray's measured time (GB200 195.3 us, GB300 191.8 us).
+        EXPECT_NEAR(net.Seconds(CollectiveType::all_gather, GroupKind::tp, 134217728),
+                    part == "gb200" ? 195.3e-6 : 191.8e-6, 0.05e-6);
+    }
+}
+
+}  // namespace
