@@ -145,6 +145,7 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         rs_ = PickCurve(cal, acc, CollectiveOp::reduce_scatter, up.in_network_reduction, false, up.size);
         if (!ag_) ag_ = ring_ar_;
         if (!rs_) rs_ = ring_ar_;
+        a2a_ = PickCurve(cal, acc, CollectiveOp::all_to_all, up.in_network_reduction, false, up.size);
     }
     const std::vector<int>& ep = per_level_[static_cast<int>(GroupKind::ep)];
     if (deepep_moe && deepep_moe->experts > 0 && !ep.empty() && torus_levels_ == 0) {
@@ -196,6 +197,7 @@ const CollectiveCurve* CommModel::ScaleUpCurve(CollectiveType type) const {
             return inr_ && sys_.levels[0].in_network_reduction && nvls_ar_ ? nvls_ar_ : ring_ar_;
         case CollectiveType::all_gather: return ag_;
         case CollectiveType::reduce_scatter: return rs_;
+        case CollectiveType::all_to_all: return a2a_;
         default: return nullptr;
     }
 }
@@ -288,8 +290,13 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
         if (type == CollectiveType::all_to_all) {
             // Traffic to peers reached first at this level; on a torus dimension of k members it crosses k/4
             // links on average (both directions of a ring, or a line's busiest middle link).
-            double bw = lvl.EffectiveGBps() * 1e9, hops = 1;
-            const double lat = lvl.latency_us * 1e-6;
+            double bw = lvl.EffectiveGBps() * 1e9, hops = 1, lat = lvl.latency_us * 1e-6;
+            if (l == 0 && a2a_) {
+                // Measured (nccl-tests: busbw = (n-1)/n x buffer / time, each peer sent buffer/n), read at the buffer
+                // a measurement on its n ranks would send with this group's chunk per peer; its time holds the latency.
+                bw = BusBandwidthGBps(*a2a_, bytes * a2a_->n_ranks / n) * CalibrationScale(lvl) * 1e9;
+                lat = 0;
+            }
             if (l < torus_levels_) {
                 bw *= torus_share_[static_cast<int>(group)][l];
                 hops = std::max(1.0, m[l] / static_cast<double>(inner) / 4);

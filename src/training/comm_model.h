@@ -96,6 +96,7 @@ private:
     const CollectiveCurve* nvls_ar_ = nullptr;
     const CollectiveCurve* ag_ = nullptr;
     const CollectiveCurve* rs_ = nullptr;
+    const CollectiveCurve* a2a_ = nullptr;  // measured scale-up all-to-all (nccl-tests), where there is one
     double deepep_scale_out_share_ = -1;
 };
 

@@ -163,10 +163,19 @@ TEST(A2aOverlap, EachAllToAllHidesBehindThePieceOfItsWindow) {
     EXPECT_EQ(w.Hidden(), 0);
 }
 
-sc::TrainingEstimate Estimate(const std::string& spec, const std::string& system) {
+sc::TrainingEstimate Estimate(const std::string& spec, const std::string& system,
+                              const sc::ModelConfig& model = sctest::SmallMoe()) {
     const sc::System sys = sctest::LoadSystemPreset(system);
-    return sc::EstimateTraining(sc::MakeJob(sctest::SmallMoe(), sc::ParseParallelSpec(spec)), sys,
-                                &sctest::MeasuredCalibration(), {});
+    return sc::EstimateTraining(sc::MakeJob(model, sc::ParseParallelSpec(spec)), sys, &sctest::MeasuredCalibration(),
+                                {});
+}
+
+// The small MoE at a size where every all-to-all is shorter than the compute piece beside it on both systems: the
+// measured all-to-alls carry NCCL's ~10 us per call, longer than the tiny model's kernels.
+sc::ModelConfig WideMoe() {
+    sc::ModelConfig m = sctest::SmallMoe();
+    m.seq = 2048, m.hidden = 1024, m.heads = 8, m.head_dim = 128, m.kv_heads = 4, m.moe.expert_ffn = 4096;
+    return m;
 }
 
 TEST(A2aOverlap, PairsHideTheirAllToAllUpToTheOtherHalfsCompute) {
@@ -174,7 +183,8 @@ TEST(A2aOverlap, PairsHideTheirAllToAllUpToTheOtherHalfsCompute) {
     // so (M-1)/M of it; the rest of the step is unchanged but for the SMs NCCL's all-to-all holds meanwhile.
     for (const char* system : {"dgx-h100-superpod", "gb200-nvl72"}) {
         const std::string base = "tp=1,ep=8,dp=8,microbatch=1,batch=32";  // 4 microbatches
-        const sc::TrainingEstimate plain = Estimate(base, system), over = Estimate(base + ",a2a_overlap=1", system);
+        const sc::TrainingEstimate plain = Estimate(base, system, WideMoe()),
+                                   over = Estimate(base + ",a2a_overlap=1", system, WideMoe());
         const double compute_per_mb = (sctest::ChargedComputeSeconds(plain) - plain.step.dp_comm_sms) / 4;
         ASSERT_GT(plain.step.ep_comm, 0) << system;
         ASSERT_LT(plain.step.ep_comm / 4, compute_per_mb) << system;  // the case this checks

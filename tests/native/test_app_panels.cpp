@@ -104,8 +104,9 @@ TEST(AppPanels, AnMoeModelsLoadImbalanceSlowsItsAllToAllAndTravelsInTheLink) {
     ASSERT_GT(balanced, 0);
     p.EnterText("Model", "load_imbalance", "2");
     EXPECT_EQ(p.app->model.moe.load_imbalance, 2);
-    // Twice the bytes; the per-step latency of the all-to-alls stays.
-    EXPECT_LT(p.app->estimate.step.ep_comm, 2 * balanced);
+    // Twice the bytes, and no slower per byte: the measured all-to-all's bandwidth does not fall with the buffer (past
+    // its largest one it stays at its plateau, which these buffers reach).
+    EXPECT_LE(p.app->estimate.step.ep_comm, 2 * balanced * (1 + 1e-12));
     EXPECT_GT(p.app->estimate.step.ep_comm, 1.99 * balanced);
     App other = ExpectLinkReopens(p, {";load_imbalance=2;"});
     // Beyond experts / top_k = 4 the model says so; a dense model has no such field.

@@ -449,7 +449,9 @@ const char* ToCalibrationOp(sc::CollectiveOp op) {
 double RecordBusBandwidth(const json& r) {
     if (r["measured"].contains("busbw_GBps")) return r["measured"]["busbw_GBps"].get<double>();
     if (!r["measured"].contains("time_us")) return -1;
-    const double steps = r["op"] == "all_reduce" ? 2 : r["op"] == "all_gather" || r["op"] == "reduce_scatter" ? 1 : 0;
+    const double steps = r["op"] == "all_reduce"                                                           ? 2
+                         : r["op"] == "all_gather" || r["op"] == "reduce_scatter" || r["op"] == "alltoall" ? 1
+                                                                                                           : 0;
     if (steps == 0) return -1;
     const double n = r["n_ranks"].get<double>(), bytes = r["message_bytes"].get<double>();
     const double busbw = r["derived"]["busbw_GBps"].get<double>();

@@ -129,3 +129,32 @@ TEST(NcclDefaultCurve, Nvl72PartsReadTheirOwnTraysGathers) {
 }
 
 }  // namespace
+
+namespace {
+
+// The expert all-to-all inside a node (or a tray) at nccl-tests' measured alltoall, not the fabric level's planned
+// rate: 8 H100s send 128 MiB each (16 MiB to every peer) in the measured 402.4 us, 1.27x the alpha-beta line's time
+// at the ring plateau. A group of 4 of them reads the same curve at the buffer 8 ranks would send with its chunk.
+TEST(NcclDefaultCurve, AnExpertAllToAllInsideANodeTakesTheMeasuredTime) {
+    const System& sys = servetest::System("dgx-h100-superpod");
+    const CommModel measured(sys, Layout(ParseParallelSpec("tp=1,dp=8,ep=8")), true, &servetest::Calibration(), true),
+        line(sys, Layout(ParseParallelSpec("tp=1,dp=8,ep=8")), true, nullptr, true);
+    ASSERT_NE(measured.ScaleUpCurve(CollectiveType::all_to_all), nullptr);
+    EXPECT_EQ(measured.ScaleUpCurve(CollectiveType::all_to_all)->series,
+              "aiconf-nccl2.29.2-h100-sxm-alltoall-8gpu-default");
+    const double bytes = 134217728;
+    EXPECT_NEAR(measured.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes), 402.42e-6, 0.01e-6);
+    EXPECT_GT(measured.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes),
+              1.25 * line.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes));
+    const CommModel four(sys, Layout(ParseParallelSpec("tp=1,dp=4,ep=4")), true, &servetest::Calibration(), true);
+    const CollectiveCurve* c = measured.ScaleUpCurve(CollectiveType::all_to_all);
+    EXPECT_DOUBLE_EQ(four.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes / 2),
+                     3.0 / 4 * (bytes / 2) / (BusBandwidthGBps(*c, bytes) * 1e9));
+    // GB300 reads its own tray's (4 GPUs).
+    const CommModel gb300(servetest::System("gb300-nvl72"), Layout(ParseParallelSpec("tp=1,dp=4,ep=4")), true,
+                          &servetest::Calibration(), true);
+    EXPECT_EQ(gb300.ScaleUpCurve(CollectiveType::all_to_all)->series, "aiconf-nccl2.29.2-gb300-alltoall-4gpu-default");
+    EXPECT_NEAR(gb300.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes), 217.4e-6, 0.01e-6);
+}
+
+}  // namespace
