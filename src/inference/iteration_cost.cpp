@@ -126,14 +126,15 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
 IterationCost::~IterationCost() = default;
 
 // One TP all-reduce. Where the scale-up fabric has a measured nccl-tests curve, its time at this message size
-// (busbw = factor x bytes / time, read at the size a measurement on n ranks would see, as CommModel does):
+// (busbw = factor x bytes / time, read at the size a measurement on n ranks would see, as CommModel does; the
+// curve measured on tp GPUs where there is one, CommModel::ScaleUpCurve):
 // it contains NCCL's fixed per-call latency (16 us for 1 KB on 8 H100s at NCCL's default algorithm, the
 // curve's first points), which decides the small all-reduces of decode steps. CommModel instead takes the
 // faster of the curve and its alpha-beta line, whose latency is only the per-step link latency: right for
 // training's megabyte buffers, 5-10x too fast for a decode's kilobytes.
 double IterationCost::AllReduceSeconds(double bytes) const {
     if (tp_ <= 1 || bytes <= 0) return 0;
-    const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce);
+    const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce, tp_);
     if (c && tp_ <= sys_.levels.front().size) {  // the group within one scale-up domain, where the curve was measured
         const double factor = 2.0 * (tp_ - 1) / tp_;
         return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / tp_) * 1e9);

@@ -15,17 +15,19 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 // The scale-up curve of `op` measured on `acc` that fits: `in_network` asks for one that includes NVLink
 // SHARP (NCCL's "nvls", or its default on a fabric that has it), otherwise for a plain ring/tree one. On a
-// fabric without in-network reduction every measured curve is ring/tree. For the in-network pick a curve of
-// NCCL's default algorithm comes first: it is what a job that sets no NCCL_ALGO runs, the tuner's own choice
-// of ring/tree LL for small buffers and NVLS for large ones, where a curve forced to NVLS keeps NVLS's fixed
-// cost at every size (8 H100s at 64 KiB: 42 us forced, 19 us by default; aiconfigurator's NCCL 2.29.2 table
-// against Azure's NVLS run, data/calibration.json). Then most points wins; then the one measured on `ranks` GPUs.
+// fabric without in-network reduction every measured curve is ring/tree. `exact`: only one measured on `ranks`
+// GPUs. Otherwise the one measured on the GPU count nearest `ranks` (a measurement on 2 GPUs does not stand for
+// a node of 8 when one of 8 or 4 was measured). Then, for the in-network pick, a curve of NCCL's default
+// algorithm comes first: it is what a job that sets no NCCL_ALGO runs, the tuner's own choice of ring/tree LL
+// for small buffers and NVLS for large ones, where a curve forced to NVLS keeps NVLS's fixed cost at every size
+// (8 H100s at 64 KiB: 42 us forced, 19 us by default; aiconfigurator's NCCL 2.29.2 table against Azure's NVLS
+// run, data/calibration.json). Then most points wins.
 const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string& acc, CollectiveOp op,
-                                 bool fabric_has_inr, bool in_network, int ranks) {
+                                 bool fabric_has_inr, bool in_network, int ranks, bool exact) {
     if (!cal) return nullptr;
     const CollectiveCurve* best = nullptr;
     for (const CollectiveCurve& c : cal->collectives) {
-        if (c.op != op || c.scope != "scale_up") continue;
+        if (c.op != op || c.scope != "scale_up" || (exact && c.n_ranks != ranks)) continue;
         if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
         bool nvls = fabric_has_inr && (StartsWith(c.algorithm, "nvls") || StartsWith(c.algorithm, "default"));
         // NCCL runs no in-network reduction for an all-gather or a reduce-scatter on these parts' measured sizes, so
@@ -33,15 +35,22 @@ const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string&
         bool ring = !fabric_has_inr || StartsWith(c.algorithm, "ring") ||
                     (op != CollectiveOp::all_reduce && StartsWith(c.algorithm, "default"));
         if (in_network ? !nvls : !ring) continue;
+        if (!best) {
+            best = &c;
+            continue;
+        }
+        const int d = std::abs(c.n_ranks - ranks), best_d = std::abs(best->n_ranks - ranks);
+        if (d != best_d) {
+            if (d < best_d) best = &c;
+            continue;
+        }
         const bool tuned = in_network && StartsWith(c.algorithm, "default");
-        const bool best_tuned = best && in_network && StartsWith(best->algorithm, "default");
-        if (best && tuned != best_tuned) {
+        const bool best_tuned = in_network && StartsWith(best->algorithm, "default");
+        if (tuned != best_tuned) {
             if (tuned) best = &c;
             continue;
         }
-        if (!best || c.busbw.x.size() > best->busbw.x.size() ||
-            (c.busbw.x.size() == best->busbw.x.size() && c.n_ranks == ranks))
-            best = &c;
+        if (c.busbw.x.size() > best->busbw.x.size()) best = &c;
     }
     return best;
 }
@@ -135,17 +144,41 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
     if (up.kind == LevelKind::scale_up ||
         (up.kind == LevelKind::fullflat && up.bandwidth_gbps == sys.accelerator.scale_up_gbps_per_direction)) {
         const std::string& acc = sys.accelerator.id;
-        ring_ar_ = PickCurve(cal, acc, CollectiveOp::all_reduce, up.in_network_reduction, false, up.size);
-        nvls_ar_ = PickCurve(cal, acc, CollectiveOp::all_reduce, up.in_network_reduction, true, up.size);
+        const bool inr_fabric = up.in_network_reduction;
+        auto pick = [&](int ranks, bool exact) {
+            Curves c;
+            c.ring_ar = PickCurve(cal, acc, CollectiveOp::all_reduce, inr_fabric, false, ranks, exact);
+            c.nvls_ar = PickCurve(cal, acc, CollectiveOp::all_reduce, inr_fabric, true, ranks, exact);
+            c.ag = PickCurve(cal, acc, CollectiveOp::all_gather, inr_fabric, false, ranks, exact);
+            c.rs = PickCurve(cal, acc, CollectiveOp::reduce_scatter, inr_fabric, false, ranks, exact);
+            c.a2a = PickCurve(cal, acc, CollectiveOp::all_to_all, inr_fabric, false, ranks, exact);
+            return c;
+        };
+        curves_ = pick(up.size, false);
         // All-gather and reduce-scatter: their own curve where measured; otherwise the ring all-reduce curve at
         // the same buffer size. A ring all-reduce is 2(k-1) steps of buffer/k, an all-gather or reduce-scatter
         // k-1 steps of the same chunk, and nccl-tests' busbw divides out exactly that step count, so equal step
         // times give equal busbw.
-        ag_ = PickCurve(cal, acc, CollectiveOp::all_gather, up.in_network_reduction, false, up.size);
-        rs_ = PickCurve(cal, acc, CollectiveOp::reduce_scatter, up.in_network_reduction, false, up.size);
-        if (!ag_) ag_ = ring_ar_;
-        if (!rs_) rs_ = ring_ar_;
-        a2a_ = PickCurve(cal, acc, CollectiveOp::all_to_all, up.in_network_reduction, false, up.size);
+        if (!curves_.ag) curves_.ag = curves_.ring_ar;
+        if (!curves_.rs) curves_.rs = curves_.ring_ar;
+        // Groups smaller than the domain read curves measured on their own GPU count where there are some: the
+        // chunk-size rule above (k ranks at the buffer a measurement on n sees) holds the per-step time but not
+        // what does not scale with the steps, NCCL's per-call latency and the algorithm the tuner picks for that
+        // count. 4 of 8 H100s all-reduce 64 MiB in 330 us, where 8 read at 128 MiB give 248 (aiconfigurator's
+        // NCCL 2.29.2 tables, data/calibration.json).
+        if (cal)
+            for (const CollectiveCurve& c : cal->collectives) {
+                if (c.scope != "scale_up" || c.n_ranks >= up.size || c.n_ranks < 2) continue;
+                if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
+                const int k = c.n_ranks;
+                if (std::any_of(curves_by_ranks_.begin(), curves_by_ranks_.end(),
+                                [k](const auto& e) { return e.first == k; }))
+                    continue;
+                Curves own = pick(k, true), merged = curves_;
+                for (auto m : {&Curves::ring_ar, &Curves::nvls_ar, &Curves::ag, &Curves::rs, &Curves::a2a})
+                    if (own.*m) merged.*m = own.*m;
+                curves_by_ranks_.emplace_back(k, merged);
+            }
     }
     const std::vector<int>& ep = per_level_[static_cast<int>(GroupKind::ep)];
     if (deepep_moe && deepep_moe->experts > 0 && !ep.empty() && torus_levels_ == 0) {
@@ -191,13 +224,20 @@ const CommModel& CommModelCache::For(const System& sys, const ParallelConfig& p,
     return *model_;
 }
 
-const CollectiveCurve* CommModel::ScaleUpCurve(CollectiveType type) const {
+const CommModel::Curves& CommModel::CurvesFor(int k) const {
+    for (const auto& [ranks, curves] : curves_by_ranks_)
+        if (ranks == k) return curves;
+    return curves_;
+}
+
+const CollectiveCurve* CommModel::ScaleUpCurve(CollectiveType type, int ranks) const {
+    const Curves& c = CurvesFor(ranks);
     switch (type) {
         case CollectiveType::all_reduce:
-            return inr_ && sys_.levels[0].in_network_reduction && nvls_ar_ ? nvls_ar_ : ring_ar_;
-        case CollectiveType::all_gather: return ag_;
-        case CollectiveType::reduce_scatter: return rs_;
-        case CollectiveType::all_to_all: return a2a_;
+            return inr_ && sys_.levels[0].in_network_reduction && c.nvls_ar ? c.nvls_ar : c.ring_ar;
+        case CollectiveType::all_gather: return c.ag;
+        case CollectiveType::reduce_scatter: return c.rs;
+        case CollectiveType::all_to_all: return c.a2a;
         default: return nullptr;
     }
 }
@@ -220,13 +260,20 @@ double CommModel::LevelSeconds(CollectiveType type, size_t l, int k, double byte
         auto measured = [&](const CollectiveCurve* c) {
             return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / k) * CalibrationScale(lvl) * 1e9);
         };
-        const CollectiveCurve* plain = ar                                       ? ring_ar_
-                                       : type == CollectiveType::all_gather     ? ag_
-                                       : type == CollectiveType::reduce_scatter ? rs_
+        const Curves& c = CurvesFor(k);
+        const CollectiveCurve* plain = ar                                       ? c.ring_ar
+                                       : type == CollectiveType::all_gather     ? c.ag
+                                       : type == CollectiveType::reduce_scatter ? c.rs
                                                                                 : nullptr;
         if (plain) t = measured(plain);
-        // NCCL's tuner takes NVLink SHARP (NVLS) only where it is faster than ring/tree.
-        if (ar && inr_ && lvl.in_network_reduction && nvls_ar_) return std::min(t, measured(nvls_ar_));
+        if (ar && lvl.in_network_reduction && c.nvls_ar) {
+            // NCCL's default algorithm measured on these k GPUs is the tuner's own pick between ring/tree and NVLS:
+            // the time with NVLS on, and a floor for ring/tree alone with it off (the tuner had them to pick).
+            // Otherwise the tuner takes NVLS only where it is faster than ring/tree.
+            const bool tuned_here = c.nvls_ar->n_ranks == k && StartsWith(c.nvls_ar->algorithm, "default");
+            if (tuned_here) return inr_ ? measured(c.nvls_ar) : std::max(t, measured(c.nvls_ar));
+            if (inr_) return std::min(t, measured(c.nvls_ar));
+        }
     }
     if (ar && inr_ && lvl.in_network_reduction) t = std::min(t, bytes / bw + 2 * lat);  // the buffer sent once
     return t;
@@ -291,10 +338,11 @@ double CommModel::Seconds(CollectiveType type, GroupKind group, double bytes) co
             // Traffic to peers reached first at this level; on a torus dimension of k members it crosses k/4
             // links on average (both directions of a ring, or a line's busiest middle link).
             double bw = lvl.EffectiveGBps() * 1e9, hops = 1, lat = lvl.latency_us * 1e-6;
-            if (l == 0 && a2a_) {
+            if (l == 0 && CurvesFor(m[0]).a2a) {
+                const CollectiveCurve* a2a = CurvesFor(m[0]).a2a;
                 // Measured (nccl-tests: busbw = (n-1)/n x buffer / time, each peer sent buffer/n), read at the buffer
                 // a measurement on its n ranks would send with this group's chunk per peer; its time holds the latency.
-                bw = BusBandwidthGBps(*a2a_, bytes * a2a_->n_ranks / n) * CalibrationScale(lvl) * 1e9;
+                bw = BusBandwidthGBps(*a2a, bytes * a2a->n_ranks / n) * CalibrationScale(lvl) * 1e9;
                 lat = 0;
             }
             if (l < torus_levels_) {

@@ -61,9 +61,11 @@ public:
     // Members of one group of `group` inside one domain of each level (innermost first).
     const std::vector<int>& MembersPerLevel(GroupKind group) const { return per_level_[static_cast<int>(group)]; }
     int GroupSize(GroupKind g) const { return size_[static_cast<int>(g)]; }
-    // The measured scale-up curve for `type` (nullptr: alpha-beta); for all-reduce with in-network reduction
-    // the NVLS one, which competes with ring/tree per message size. For tests and reports.
-    const CollectiveCurve* ScaleUpCurve(CollectiveType type) const;
+    // The measured scale-up curve for `type` (nullptr: alpha-beta) a group of `ranks` reads: one measured on that
+    // many GPUs where there is one, else the one measured on the GPU count nearest the domain's (read at the buffer
+    // that gives the same chunk per step). For all-reduce with in-network reduction the NVLS or NCCL-default one.
+    // `ranks` 0: the domain's own. For tests, reports and the serving engine's TP all-reduce.
+    const CollectiveCurve* ScaleUpCurve(CollectiveType type, int ranks = 0) const;
 
     // With DeepEP: bytes sent beyond the scale-up domain per byte of the expert all-to-all's buffer (-1 without).
     double DeepEpScaleOutShare() const { return deepep_scale_out_share_; }
@@ -91,12 +93,20 @@ private:
     // wrapped dimension, 1/2 a line, divided by the groups interleaved with it).
     std::array<std::vector<double>, static_cast<int>(GroupKind::count)> torus_share_;
     std::array<TorusPart, static_cast<int>(GroupKind::count)> torus_{};
-    // Measured scale-up curves: all-reduce (ring or NCCL default) and in-network all-reduce (NVLS).
-    const CollectiveCurve* ring_ar_ = nullptr;
-    const CollectiveCurve* nvls_ar_ = nullptr;
-    const CollectiveCurve* ag_ = nullptr;
-    const CollectiveCurve* rs_ = nullptr;
-    const CollectiveCurve* a2a_ = nullptr;  // measured scale-up all-to-all (nccl-tests), where there is one
+    // Measured scale-up curves: all-reduce (ring or NCCL default) and in-network all-reduce (NVLS or NCCL's
+    // default), all-gather, reduce-scatter, all-to-all (nccl-tests), where there is one.
+    struct Curves {
+        const CollectiveCurve* ring_ar = nullptr;
+        const CollectiveCurve* nvls_ar = nullptr;
+        const CollectiveCurve* ag = nullptr;
+        const CollectiveCurve* rs = nullptr;
+        const CollectiveCurve* a2a = nullptr;
+    };
+    // The curves a group of k ranks of the scale-up level reads: those measured on exactly k GPUs, the rest the
+    // domain's own (curves_).
+    const Curves& CurvesFor(int k) const;
+    Curves curves_;
+    std::vector<std::pair<int, Curves>> curves_by_ranks_;  // per GPU count measured on this part, below the domain
     double deepep_scale_out_share_ = -1;
 };
 

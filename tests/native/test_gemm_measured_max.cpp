@@ -165,19 +165,19 @@ TEST(GemmMeasuredMax, Gb300RunsGb200sCurvesAtTheSamePeaks) {
     EXPECT_EQ(a.series, b.series);
 }
 
-// GB300 NVL72 has GB200 NVL72's NVLink domain (72 GPUs, 900 GB/s per direction each): it reads GB200's NVLink
-// all-reduce curves, not its InfiniBand ones (ConnectX-8 at 800 Gb/s against 400); its all-gather and reduce-scatter
-// are its own tray's measurements. A job inside one rack that runs only all-reduces (TP without SP, DP without a
-// distributed optimizer) then takes the same time on both, to the bit: nothing else that job touches differs.
+// GB300 NVL72 has GB200 NVL72's NVLink domain (72 GPUs, 900 GB/s per direction each) but reads its own tray's
+// measurements of every collective (2 and 4 GPUs), none of GB200's: neither its NVLink curves nor its InfiniBand ones
+// (ConnectX-8 at 800 Gb/s against 400). A job on one GPU, which runs no collective, then takes the same time on both,
+// to the bit: nothing else that job touches differs.
 TEST(GemmMeasuredMax, Gb300TakesGb200sNvlinkCurvesNotItsInfiniband) {
     ExpectSiblingReadsOnlyTheScaleUpCurves("gb200", "gb300");
-    ExpectTheSameStep("gb200-nvl72", "gb300-nvl72", "llama3-70b", "tp=4,dp=16,sp=0,zero=0,microbatch=1,batch=64");
+    ExpectTheSameStep("gb200-nvl72", "gb300-nvl72", "llama3-8b", "tp=1,microbatch=1,batch=8");
 }
 
-// B300 (HGX B300), with no GEMM curve or collective of its own, runs B200's sm_100 bf16 table and B200's 8-GPU NVLink 5
-// all-reduce (the same dense bf16 and fp8 peaks, the same NVLink 5 switch), capped by its own MAMF best shapes
-// (presets/calibration/measured.json, extraction rule on b300). A job inside one node then takes the same time on the
-// two DGX presets; across nodes B300's 800 Gb/s ConnectX-8 moves the data-parallel gradients faster than B200's 400.
+// B300 (HGX B300), with no GEMM curve of its own, runs B200's sm_100 bf16 table (the same dense bf16 and fp8 peaks),
+// capped by its own MAMF best shapes (presets/calibration/measured.json, extraction rule on b300); its NVLink
+// collectives are its own node's measurements. A job on one GPU then takes the same time on the two DGX presets;
+// across nodes B300's 800 Gb/s ConnectX-8 moves the data-parallel gradients faster than B200's 400.
 TEST(GemmMeasuredMax, B300RunsB200sCurvesAndItsOwnBestShapes) {
     const Accelerator &b200 = Part("b200"), &b300 = Part("b300");
     for (Precision p : {Precision::bf16, Precision::fp8}) {
@@ -196,7 +196,7 @@ TEST(GemmMeasuredMax, B300RunsB200sCurvesAndItsOwnBestShapes) {
     EXPECT_NEAR(Efficiency(b300, Precision::bf16, 1e14, low) * PeakFlops(b300, Precision::bf16), 1000e12, 1e3);
     EXPECT_DOUBLE_EQ(Efficiency(b200, Precision::bf16, 1e14, low), Efficiency(b200, Precision::bf16, 1e14));
     ExpectSiblingReadsOnlyTheScaleUpCurves("b200", "b300");
-    ExpectTheSameStep("dgx-b200-superpod", "dgx-b300-superpod", "llama3-70b", "tp=8,sp=1,microbatch=1,batch=8");
+    ExpectTheSameStep("dgx-b200-superpod", "dgx-b300-superpod", "llama3-8b", "tp=1,microbatch=1,batch=8");
     const System &a = servetest::System("dgx-b200-superpod"), &b = servetest::System("dgx-b300-superpod");
     const Job across = MakeJob(servetest::Model("llama3-8b"), ParseParallelSpec("tp=8,dp=4,microbatch=1,batch=4"));
     TrainingOptions exposed;

@@ -110,8 +110,8 @@ TEST(NcclDefaultCurve, GathersAndScattersOfAnH100NodeTakeTheMeasuredTime) {
 
 namespace {
 
-// GB200 and GB300 read their own trays' all-gather and reduce-scatter (4 GPUs: the tables stop there), each part its
-// own; their all-reduce keeps the curves it had.
+// GB200 and GB300 read their own trays' all-gather, reduce-scatter and all-reduce (4 GPUs: the tables stop there), each
+// part its own.
 TEST(NcclDefaultCurve, Nvl72PartsReadTheirOwnTraysGathers) {
     for (const std::string part : {"gb200", "gb300"}) {
         SCOPED_TRACE(part);
@@ -121,10 +121,14 @@ TEST(NcclDefaultCurve, Nvl72PartsReadTheirOwnTraysGathers) {
                   "aiconf-nccl2.29.2-" + part + "-allgather-4gpu-default");
         EXPECT_EQ(net.ScaleUpCurve(CollectiveType::reduce_scatter)->series,
                   "aiconf-nccl2.29.2-" + part + "-reducescatter-4gpu-default");
-        EXPECT_EQ(net.ScaleUpCurve(CollectiveType::all_reduce)->series, "azure-ndgb200v6-allreduce-4gpu-ring");
-        // A TP-4 gather of 128 MiB takes the tray's measured time (GB200 195.3 us, GB300 191.8 us).
+        EXPECT_EQ(net.ScaleUpCurve(CollectiveType::all_reduce)->series,
+                  "aiconf-nccl2.29.2-" + part + "-allreduce-4gpu-default");
+        // A TP-4 gather of 128 MiB takes the tray's measured time (GB200 195.3 us, GB300 191.8 us), and so does its
+        // all-reduce (GB200 342.48 us, GB300 338.78 us).
         EXPECT_NEAR(net.Seconds(CollectiveType::all_gather, GroupKind::tp, 134217728),
                     part == "gb200" ? 195.3e-6 : 191.8e-6, 0.05e-6);
+        EXPECT_NEAR(net.Seconds(CollectiveType::all_reduce, GroupKind::tp, 134217728),
+                    part == "gb200" ? 342.48e-6 : 338.78e-6, 0.05e-6);
     }
 }
 
@@ -134,7 +138,7 @@ namespace {
 
 // The expert all-to-all inside a node (or a tray) at nccl-tests' measured alltoall, not the fabric level's planned
 // rate: 8 H100s send 128 MiB each (16 MiB to every peer) in the measured 402.4 us, 1.27x the alpha-beta line's time
-// at the ring plateau. A group of 4 of them reads the same curve at the buffer 8 ranks would send with its chunk.
+// at the ring plateau. A group of 4 of them reads the curve measured on 4 (64 MiB each in 192.34 us).
 TEST(NcclDefaultCurve, AnExpertAllToAllInsideANodeTakesTheMeasuredTime) {
     const System& sys = servetest::System("dgx-h100-superpod");
     const CommModel measured(sys, Layout(ParseParallelSpec("tp=1,dp=8,ep=8")), true, &servetest::Calibration(), true),
@@ -147,9 +151,9 @@ TEST(NcclDefaultCurve, AnExpertAllToAllInsideANodeTakesTheMeasuredTime) {
     EXPECT_GT(measured.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes),
               1.25 * line.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes));
     const CommModel four(sys, Layout(ParseParallelSpec("tp=1,dp=4,ep=4")), true, &servetest::Calibration(), true);
-    const CollectiveCurve* c = measured.ScaleUpCurve(CollectiveType::all_to_all);
-    EXPECT_DOUBLE_EQ(four.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes / 2),
-                     3.0 / 4 * (bytes / 2) / (BusBandwidthGBps(*c, bytes) * 1e9));
+    EXPECT_EQ(four.ScaleUpCurve(CollectiveType::all_to_all, 4)->series,
+              "aiconf-nccl2.29.2-h100-sxm-alltoall-4gpu-default");
+    EXPECT_NEAR(four.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes / 2), 192.34e-6, 0.01e-6);
     // GB300 reads its own tray's (4 GPUs).
     const CommModel gb300(servetest::System("gb300-nvl72"), Layout(ParseParallelSpec("tp=1,dp=4,ep=4")), true,
                           &servetest::Calibration(), true);
