@@ -158,9 +158,15 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         // All-gather and reduce-scatter: their own curve where measured; otherwise the ring all-reduce curve at
         // the same buffer size. A ring all-reduce is 2(k-1) steps of buffer/k, an all-gather or reduce-scatter
         // k-1 steps of the same chunk, and nccl-tests' busbw divides out exactly that step count, so equal step
-        // times give equal busbw.
-        if (!curves_.ag) curves_.ag = curves_.ring_ar;
-        if (!curves_.rs) curves_.rs = curves_.ring_ar;
+        // times give equal busbw. So the all-reduce measured on the domain's GPU count stands in for a gather measured
+        // only on fewer (8 A100s read their 8-GPU all-reduce, not a 4-GPU gather by the chunk rule below).
+        auto nearer = [&](const CollectiveCurve* own) {
+            const CollectiveCurve* ar = curves_.ring_ar;
+            if (!own || (ar && std::abs(ar->n_ranks - up.size) < std::abs(own->n_ranks - up.size))) return ar;
+            return own;
+        };
+        curves_.ag = nearer(curves_.ag);
+        curves_.rs = nearer(curves_.rs);
         // Groups smaller than the domain read curves measured on their own GPU count where there are some: the
         // chunk-size rule above (k ranks at the buffer a measurement on n sees) holds the per-step time but not
         // what does not scale with the steps, NCCL's per-call latency and the algorithm the tuner picks for that

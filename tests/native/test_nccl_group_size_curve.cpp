@@ -47,6 +47,33 @@ TEST(NcclGroupSizeCurve, EachGroupReadsTheCurveOfItsOwnSize) {
         }
 }
 
+// A100: its 2- and 4-GPU curves are NCCL 2.27.3's (the table's only A100 release), its 8-GPU all-reduce Azure's NCCL
+// 2.18.5 run. A node's gather reads that all-reduce at the same buffer (equal steps, equal busbw), not the 4-GPU
+// gather by the chunk rule: the curve measured nearest the domain's GPU count stands in. A TP-2 all-reduce of 256 KiB
+// takes the measured 15.26 us, 2.1x the rule's time on the 8-GPU curve.
+TEST(NcclGroupSizeCurve, A100ReadsItsOwnCountsAndItsNodesAllReduce) {
+    const CalibrationTable& cal = servetest::Calibration();
+    const CommModel eight = Net("dgx-a100-superpod", "tp=8", true, cal);
+    EXPECT_EQ(eight.ScaleUpCurve(CollectiveType::all_gather)->series, "azure-ndv4-a100-allreduce");
+    EXPECT_EQ(eight.ScaleUpCurve(CollectiveType::reduce_scatter)->series, "azure-ndv4-a100-allreduce");
+    EXPECT_EQ(eight.ScaleUpCurve(CollectiveType::all_to_all)->series,
+              "aiconf-nccl2.27.3-a100-80gb-alltoall-8gpu-default");
+    for (int k : {2, 4}) {
+        const CommModel net = Net("dgx-a100-superpod", "tp=" + std::to_string(k), true, cal);
+        for (CollectiveType t :
+             {CollectiveType::all_reduce, CollectiveType::all_gather, CollectiveType::reduce_scatter})
+            EXPECT_EQ(net.ScaleUpCurve(t, k)->series.rfind("aiconf-nccl2.27.3-a100-80gb-", 0), 0u) << k;
+    }
+    const CalibrationTable without = Without(2);
+    const double bytes = 262144;
+    const double own =
+        Net("dgx-a100-superpod", "tp=2", true, cal).Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
+    EXPECT_NEAR(own, 15.26e-6, 0.01e-6);
+    EXPECT_GT(
+        own,
+        2 * Net("dgx-a100-superpod", "tp=2", true, without).Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes));
+}
+
 // 4 of 8 H100s: the all-reduce takes the measured times, 1.3x and 1.4x what the 8-GPU curve said by the chunk rule.
 // Without the 4-GPU curves the rule stands again (a preference, not a requirement).
 TEST(NcclGroupSizeCurve, AFourGpuAllReduceTakesItsMeasuredTime) {
