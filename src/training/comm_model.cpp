@@ -16,7 +16,7 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 // The scale-up curve of `op` measured on `acc` that fits: `in_network` asks for one that includes NVLink
 // SHARP (NCCL's "nvls", or its default on a fabric that has it), otherwise for a plain ring/tree one. On a
 // fabric without in-network reduction every measured curve is ring/tree. `exact`: only one measured on `ranks`
-// GPUs. Otherwise the one measured on the GPU count nearest `ranks` (a measurement on 2 GPUs does not stand for
+// GPUs, at more than one size. Otherwise the one measured on the GPU count nearest `ranks` (a measurement on 2 GPUs does not stand for
 // a node of 8 when one of 8 or 4 was measured). Then, for the in-network pick, a curve of NCCL's default
 // algorithm comes first: it is what a job that sets no NCCL_ALGO runs, the tuner's own choice of ring/tree LL
 // for small buffers and NVLS for large ones, where a curve forced to NVLS keeps NVLS's fixed cost at every size
@@ -27,7 +27,10 @@ const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string&
     if (!cal) return nullptr;
     const CollectiveCurve* best = nullptr;
     for (const CollectiveCurve& c : cal->collectives) {
-        if (c.op != op || c.scope != "scale_up" || (exact && c.n_ranks != ranks)) continue;
+        if (c.op != op || c.scope != "scale_up") continue;
+        // A GPU count's own curve needs more than one measured size: one point cannot say how the time grows from
+        // NCCL's per-call cost (ml-engineering's 2-rank MI300X all-reduce is one 4 GiB run).
+        if (exact && (c.n_ranks != ranks || c.busbw.x.size() < 2)) continue;
         if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
         bool nvls = fabric_has_inr && (StartsWith(c.algorithm, "nvls") || StartsWith(c.algorithm, "default"));
         // NCCL runs no in-network reduction for an all-gather or a reduce-scatter on these parts' measured sizes, so

@@ -6,6 +6,7 @@
 // 11.4 us.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -45,6 +46,21 @@ TEST(NcclGroupSizeCurve, EachGroupReadsTheCurveOfItsOwnSize) {
                 EXPECT_EQ(c->series.rfind("aiconf-nccl2.29.2-", 0), 0u) << c->series;
             }
         }
+}
+
+// A count measured at one size only is a point, not a curve: 2 of 8 MI300X read the node's RCCL curve by the chunk
+// rule, not ml-engineering's one 2-rank all-reduce.
+TEST(NcclGroupSizeCurve, OnePointIsNotACurve) {
+    const CalibrationTable& cal = servetest::Calibration();
+    bool point = false;
+    for (const CollectiveCurve& c : cal.collectives)
+        point |= c.n_ranks == 2 && c.busbw.x.size() == 1 && c.scope == "scale_up" &&
+                 std::find(c.accelerators.begin(), c.accelerators.end(), "mi300x") != c.accelerators.end();
+    ASSERT_TRUE(point);
+    const CollectiveCurve* c = Net("mi300x-cluster", "tp=2", true, cal).ScaleUpCurve(CollectiveType::all_reduce, 2);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->n_ranks, 8);
+    EXPECT_GT(c->busbw.x.size(), 1u);
 }
 
 // A100: its 2- and 4-GPU curves are NCCL 2.27.3's (the table's only A100 release), its 8-GPU all-reduce Azure's NCCL
