@@ -44,6 +44,20 @@ inline sc::IterationCost H100Cost(const sc::ServingConfig& c) {
 
 // One pool of `tp` GPUs serving `requests` requests of fixed input and output lengths (the rest as
 // ServingConfig's defaults).
+// One decode step of Llama 3 70B in bf16 on `tp` H100s of dgx-h100-superpod (8 sequences, 1,024 cached tokens each)
+// under two calibration tables: the step's breakdown under each (the NCCL-curve tests compare them).
+inline std::pair<sc::IterationBreakdown, sc::IterationBreakdown> DecodeStepUnder(int tp, const sc::CalibrationTable& a,
+                                                                                 const sc::CalibrationTable& b) {
+    const sc::ModelConfig m = Model("llama3-70b");
+    const sc::System& sys = System("dgx-h100-superpod");
+    sc::ServingPrecision bf16;
+    const sc::IterationCost x(m, bf16, tp, sys, &a, 1024, 1), y(m, bf16, tp, sys, &b, 1024, 1);
+    sc::BatchShape step;
+    step.decodes = step.sequences = step.logits = 8;
+    step.decode_keys = 8 * 1024.0;
+    return {x.Breakdown(step), y.Breakdown(step)};
+}
+
 inline sc::ServingConfig Base(const std::string& model, int tp, int input, int output, long long requests) {
     sc::ServingConfig c;
     c.model = Model(model);

@@ -60,14 +60,7 @@ TEST(NcclDefaultCurve, TheTunerAgreesWithNvlsOnLargeBuffersOnly) {
 TEST(NcclDefaultCurve, ADecodeStepsAllReducesTakeTheMeasuredTime) {
     const CalibrationTable without = WithoutDefaultCurves();
     const ModelConfig m = servetest::Model("llama3-70b");
-    const System& sys = servetest::System("dgx-h100-superpod");
-    ServingPrecision bf16;
-    const IterationCost tuned(m, bf16, 8, sys, &servetest::Calibration(), 1024, 1);
-    const IterationCost forced(m, bf16, 8, sys, &without, 1024, 1);
-    BatchShape b;
-    b.decodes = b.sequences = b.logits = 8;
-    b.decode_keys = 8 * 1024.0;
-    const IterationBreakdown t = tuned.Breakdown(b), f = forced.Breakdown(b);
+    const auto [t, f] = servetest::DecodeStepUnder(8, servetest::Calibration(), without);
     const double bytes = 8.0 * m.hidden * 2;
     ASSERT_EQ(bytes, 131072);
     auto seconds = [&](const CollectiveCurve* c) { return 2.0 * 7 / 8 * bytes / (BusBandwidthGBps(*c, bytes) * 1e9); };

@@ -133,15 +133,8 @@ TEST(NcclGroupSizeCurve, TheTunersMeasurementFloorsRingAlone) {
 // exactly the difference.
 TEST(NcclGroupSizeCurve, AServingStepsTpAllReducesReadTheFourGpuCurve) {
     const ModelConfig m = servetest::Model("llama3-70b");
-    const System& sys = servetest::System("dgx-h100-superpod");
     const CalibrationTable without = Without(4);
-    ServingPrecision bf16;
-    const IterationCost own(m, bf16, 4, sys, &servetest::Calibration(), 1024, 1);
-    const IterationCost rule(m, bf16, 4, sys, &without, 1024, 1);
-    BatchShape b;
-    b.decodes = b.sequences = b.logits = 8;
-    b.decode_keys = 8 * 1024.0;
-    const IterationBreakdown t = own.Breakdown(b), r = rule.Breakdown(b);
+    const auto [t, r] = servetest::DecodeStepUnder(4, servetest::Calibration(), without);
     const double bytes = 8.0 * m.hidden * 2;
     ASSERT_EQ(bytes, 131072);
     // The engine reads the curve as it stands (CommModel also weighs the alpha-beta line, IterationCost's note).
