@@ -12,6 +12,9 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <string>
+
+#include <unistd.h>
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
@@ -54,6 +57,17 @@ void WriteTimedTraces(const sc::Job& job, const std::string& dir, const sc::Cali
     }
     sctest::FileSink g(dir + "/trace.json");
     w.WriteCommGroups(g);
+}
+
+// A directory for one test's traces and ASTRA-sim's log, named for this process: two suites on one machine (a clean
+// clone's CI run beside a developer's) must not write each other's traces.
+std::string ScratchDir(const std::string& name) {
+    return (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()))).string();
+}
+
+void RemoveScratch(const std::string& dir) {
+    fs::remove_all(dir);
+    fs::remove_all(dir + ".run");
 }
 
 AstraRun RunAstra(const std::string& bin, const std::string& traces, const std::string& sys, const std::string& net) {
@@ -135,7 +149,7 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
         m.precision.bf16_modules = sc::kBf16Attention;
     }
     sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(c.spec), kernels);
-    const std::string dir = (fs::temp_directory_path() / (std::string("sc-astra-") + c.name)).string();
+    const std::string dir = ScratchDir(std::string("sc-astra-") + c.name);
     WriteTimedTraces(job, dir);
     for (const char* sys : {"sys_h100_2d.json", "sys_h100_2d_replay.json"}) {
         AstraRun r = RunAstra(bin, dir, sys, c.net);
@@ -144,6 +158,7 @@ TEST_P(AstraTest, EveryRankFinishesInRooflineAndReplayMode) {
         EXPECT_EQ(r.finished, job.par.world()) << sys << "\n" << tail;
         EXPECT_EQ(r.critical, 0) << sys << "\n" << tail;
     }
+    if (!HasFailure()) RemoveScratch(dir);  // a failed run keeps its traces to look at
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -274,7 +289,7 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
     for (const auto& [model, spec] : rows) {
         const sc::ModelConfig& m = *model;
         const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec(spec));
-        const std::string dir = (fs::temp_directory_path() / "sc-astra-timing").string();
+        const std::string dir = ScratchDir("sc-astra-timing");
         WriteTimedTraces(job, dir, &cal);
         const AstraRun r = RunAstra(bin, dir, "sys_h100_2d_replay.json", "net_h100_16_eff.yml");
         ASSERT_EQ(r.exit_code, 0) << spec;
@@ -306,6 +321,7 @@ TEST(AstraTiming, ReplayedStepTimesAreMeasuredAgainstTheEstimate) {
                       100 * (astra / estimate - 1));
         md += row;
     }
+    if (!HasFailure()) RemoveScratch(ScratchDir("sc-astra-timing"));
     std::ofstream(sctest::BuildDir() + "/astra_timing.md") << md;
     std::cout << md;
 }
