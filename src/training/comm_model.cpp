@@ -22,16 +22,16 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 // for small buffers and NVLS for large ones, where a curve forced to NVLS keeps NVLS's fixed cost at every size
 // (8 H100s at 64 KiB: 42 us forced, 19 us by default; aiconfigurator's NCCL 2.29.2 table against Azure's NVLS
 // run, data/calibration.json). Then most points wins.
-const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string& acc, CollectiveOp op,
-                                 bool fabric_has_inr, bool in_network, int ranks, bool exact) {
-    if (!cal) return nullptr;
+// `part`: the scale-up curves measured on the accelerator (PartScaleUpCurves), in the table's order.
+const CollectiveCurve* PickCurve(const std::vector<const CollectiveCurve*>& part, CollectiveOp op, bool fabric_has_inr,
+                                 bool in_network, int ranks, bool exact) {
     const CollectiveCurve* best = nullptr;
-    for (const CollectiveCurve& c : cal->collectives) {
-        if (c.op != op || c.scope != "scale_up") continue;
+    for (const CollectiveCurve* p : part) {
+        const CollectiveCurve& c = *p;
+        if (c.op != op) continue;
         // A GPU count's own curve needs more than one measured size: one point cannot say how the time grows from
         // NCCL's per-call cost (ml-engineering's 2-rank MI300X all-reduce is one 4 GiB run).
         if (exact && (c.n_ranks != ranks || c.busbw.x.size() < 2)) continue;
-        if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
         bool nvls = fabric_has_inr && (StartsWith(c.algorithm, "nvls") || StartsWith(c.algorithm, "default"));
         // NCCL runs no in-network reduction for an all-gather or a reduce-scatter on these parts' measured sizes, so
         // a curve of its default algorithm is a plain one there.
@@ -56,6 +56,17 @@ const CollectiveCurve* PickCurve(const CalibrationTable* cal, const std::string&
         if (c.busbw.x.size() > best->busbw.x.size()) best = &c;
     }
     return best;
+}
+
+// The scale-up curves of `cal` measured on `acc`, read once a model: every pick below runs over these few.
+std::vector<const CollectiveCurve*> PartScaleUpCurves(const CalibrationTable* cal, const std::string& acc) {
+    std::vector<const CollectiveCurve*> part;
+    if (cal)
+        for (const CollectiveCurve& c : cal->collectives)
+            if (c.scope == "scale_up" &&
+                std::find(c.accelerators.begin(), c.accelerators.end(), acc) != c.accelerators.end())
+                part.push_back(&c);
+    return part;
 }
 
 // Expert groups scanned for the worst placement: beyond this many, the first ones stand for the rest (64-rank
@@ -148,13 +159,14 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         (up.kind == LevelKind::fullflat && up.bandwidth_gbps == sys.accelerator.scale_up_gbps_per_direction)) {
         const std::string& acc = sys.accelerator.id;
         const bool inr_fabric = up.in_network_reduction;
+        const std::vector<const CollectiveCurve*> part = PartScaleUpCurves(cal, acc);
         auto pick = [&](int ranks, bool exact) {
             Curves c;
-            c.ring_ar = PickCurve(cal, acc, CollectiveOp::all_reduce, inr_fabric, false, ranks, exact);
-            c.nvls_ar = PickCurve(cal, acc, CollectiveOp::all_reduce, inr_fabric, true, ranks, exact);
-            c.ag = PickCurve(cal, acc, CollectiveOp::all_gather, inr_fabric, false, ranks, exact);
-            c.rs = PickCurve(cal, acc, CollectiveOp::reduce_scatter, inr_fabric, false, ranks, exact);
-            c.a2a = PickCurve(cal, acc, CollectiveOp::all_to_all, inr_fabric, false, ranks, exact);
+            c.ring_ar = PickCurve(part, CollectiveOp::all_reduce, inr_fabric, false, ranks, exact);
+            c.nvls_ar = PickCurve(part, CollectiveOp::all_reduce, inr_fabric, true, ranks, exact);
+            c.ag = PickCurve(part, CollectiveOp::all_gather, inr_fabric, false, ranks, exact);
+            c.rs = PickCurve(part, CollectiveOp::reduce_scatter, inr_fabric, false, ranks, exact);
+            c.a2a = PickCurve(part, CollectiveOp::all_to_all, inr_fabric, false, ranks, exact);
             return c;
         };
         curves_ = pick(up.size, false);
@@ -175,19 +187,17 @@ CommModel::CommModel(const System& sys, const Layout& layout, bool inr, const Ca
         // what does not scale with the steps, NCCL's per-call latency and the algorithm the tuner picks for that
         // count. 4 of 8 H100s all-reduce 64 MiB in 330 us, where 8 read at 128 MiB give 248 (aiconfigurator's
         // NCCL 2.29.2 tables, data/calibration.json).
-        if (cal)
-            for (const CollectiveCurve& c : cal->collectives) {
-                if (c.scope != "scale_up" || c.n_ranks >= up.size || c.n_ranks < 2) continue;
-                if (std::find(c.accelerators.begin(), c.accelerators.end(), acc) == c.accelerators.end()) continue;
-                const int k = c.n_ranks;
-                if (std::any_of(curves_by_ranks_.begin(), curves_by_ranks_.end(),
-                                [k](const auto& e) { return e.first == k; }))
-                    continue;
-                Curves own = pick(k, true), merged = curves_;
-                for (auto m : {&Curves::ring_ar, &Curves::nvls_ar, &Curves::ag, &Curves::rs, &Curves::a2a})
-                    if (own.*m) merged.*m = own.*m;
-                curves_by_ranks_.emplace_back(k, merged);
-            }
+        for (const CollectiveCurve* c : part) {
+            if (c->n_ranks >= up.size || c->n_ranks < 2) continue;
+            const int k = c->n_ranks;
+            if (std::any_of(curves_by_ranks_.begin(), curves_by_ranks_.end(),
+                            [k](const auto& e) { return e.first == k; }))
+                continue;
+            Curves own = pick(k, true), merged = curves_;
+            for (auto m : {&Curves::ring_ar, &Curves::nvls_ar, &Curves::ag, &Curves::rs, &Curves::a2a})
+                if (own.*m) merged.*m = own.*m;
+            curves_by_ranks_.emplace_back(k, merged);
+        }
     }
     const std::vector<int>& ep = per_level_[static_cast<int>(GroupKind::ep)];
     if (deepep_moe && deepep_moe->experts > 0 && !ep.empty() && torus_levels_ == 0) {
