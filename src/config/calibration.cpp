@@ -364,6 +364,25 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         a.RejectUnknown();
         t.attention.push_back(std::move(ac));
     }
+    const json& scans = OptionalArray(r, "ssd_scan");
+    for (size_t i = 0; i < scans.size(); ++i) {
+        JsonFields a(scans[i], "ssd_scan[" + std::to_string(i) + "]");
+        ScanCurve sc;
+        sc.id = UniqueId(a, ids);
+        sc.accelerators = AcceleratorIds(a);
+        sc.heads = a.PositiveIntAtMost("heads", 1 << 20);
+        sc.batch = a.PositiveIntAtMost("batch", 1 << 20);
+        sc.head_dim = a.PositiveIntAtMost("head_dim", 1 << 20);
+        sc.state = a.PositiveIntAtMost("state", 1 << 20);
+        sc.groups = a.PositiveIntAtMost("groups", 1 << 20);
+        sc.chunk = a.PositiveIntAtMost("chunk", 1 << 20);
+        ExpectString(a, "x", "seq_len");
+        ExpectString(a, "y", "efficiency");
+        ReadPoints(a, "[seq_len, efficiency in (0, 1]]", 1, &sc.efficiency);
+        ReadSourceFields(a, &sc.series, &sc.hardware, &sc.setup, &sc.source, &sc.note);
+        a.RejectUnknown();
+        t.ssd_scan.push_back(std::move(sc));
+    }
     r.RejectUnknown();
     return t;
 }
@@ -423,6 +442,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.grouped_gemm, out.grouped_gemm);
     keep(table.memory_bandwidth, out.memory_bandwidth);
     keep(table.attention, out.attention);
+    keep(table.ssd_scan, out.ssd_scan);
     keep(table.host_link, out.host_link);
     return out;
 }
@@ -509,6 +529,25 @@ const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::str
     for (const AttentionCurve& c : table.attention) {
         if (c.kernel != kernel || c.forward != forward || !AppliesTo(c.accelerators, accelerator_id)) continue;
         if (!best || score(c) < score(*best)) best = &c;
+    }
+    return best;
+}
+
+std::vector<const ScanCurve*> FindScanCurves(const CalibrationTable& table, std::string_view accelerator_id) {
+    std::vector<const ScanCurve*> out;
+    for (const ScanCurve& c : table.ssd_scan)
+        if (AppliesTo(c.accelerators, accelerator_id)) out.push_back(&c);
+    return out;
+}
+
+const ScanCurve* NearestScanCurve(const std::vector<const ScanCurve*>& curves, double parallel_heads, double heads) {
+    const ScanCurve* best = nullptr;
+    double best_gap = 0, best_heads_gap = 0;
+    for (const ScanCurve* c : curves) {
+        const double gap = std::fabs(std::log(c->parallel_heads() / std::max(parallel_heads, 1.0)));
+        const double heads_gap = std::fabs(std::log(c->heads / std::max(heads, 1.0)));
+        if (!best || gap < best_gap - 1e-12 || (gap < best_gap + 1e-12 && heads_gap < best_heads_gap - 1e-12))
+            best = c, best_gap = gap, best_heads_gap = heads_gap;
     }
     return best;
 }

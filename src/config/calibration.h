@@ -158,6 +158,22 @@ struct DecodeAttentionFloor {
     std::string series, hardware, setup, source, note;
 };
 
+// A state-space model's chunked scan (Mamba-2's SSD, Dao & Gu 2024: mamba_ssm's mamba_chunk_scan_combined forward,
+// a chain of Triton kernels) measured at one batch of sequences of one shape, by tokens a sequence: the fraction of the
+// measured part's dense 16-bit peak it reaches on the graph's FLOPs (7 x d_inner x d_state a token, Megatron-Bridge's
+// convention). A part reads a curve as the same fraction of its own peak. The kernel is far from the tensor cores'
+// rate (B200: 2-4% of the peak at 128 and more sequences x heads): its chunk states are fp32 and its grid is the
+// sequences x heads, so the rate follows how many of those a call runs (`heads` x `batch`) as much as its length.
+struct ScanCurve {
+    std::string id;
+    std::vector<std::string> accelerators;
+    int heads = 0, batch = 0;                            // the measured call: `batch` sequences of `heads` heads
+    int head_dim = 0, state = 0, groups = 0, chunk = 0;  // its head width, state size, B/C groups, chunk length
+    MeasuredCurve efficiency;                            // x = tokens a sequence, y = fraction of the 16-bit peak
+    std::string series, hardware, setup, source, note;
+    double parallel_heads() const { return static_cast<double>(heads) * batch; }
+};
+
 struct CalibrationTable {
     std::vector<CollectiveCurve> collectives;
     std::vector<GemmCurve> gemm;
@@ -168,6 +184,7 @@ struct CalibrationTable {
     std::vector<GroupedGemmCurve> grouped_gemm;
     std::vector<HbmMeasurement> memory_bandwidth;
     std::vector<AttentionCurve> attention;
+    std::vector<ScanCurve> ssd_scan;
     std::vector<HostLinkMeasurement> host_link;
 };
 
@@ -221,6 +238,12 @@ const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::str
 // first, then `kernel` forward, then FlashAttention-3 forward, then any kernel forward; 1 when no kernel has both.
 double CausalEfficiencyRatio(const CalibrationTable& table, std::string_view accelerator_id, AttentionKernel kernel,
                              bool forward, int head_dim, double seqlen);
+// The scan curves `accelerator_id` reads (empty: none).
+std::vector<const ScanCurve*> FindScanCurves(const CalibrationTable& table, std::string_view accelerator_id);
+// Of `curves`, the one measured at the sequences x heads nearest `parallel_heads` (by ratio), of those the one whose
+// heads are nearest `heads` (a call's grid is its sequences x heads; its heads also set its states' size); the first
+// of equals. nullptr when `curves` is empty.
+const ScanCurve* NearestScanCurve(const std::vector<const ScanCurve*>& curves, double parallel_heads, double heads);
 // Achieved HBM TB/s of kernel `op` (e.g. "Copy", "Triad") on `accelerator_id`; 0 when not measured.
 double AchievedHbmTBps(const CalibrationTable& table, std::string_view accelerator_id, std::string_view op);
 // Measured host link GB/s of the accelerator in one direction; 0 when there is no measurement.

@@ -9,6 +9,7 @@ const char* NameOf(OpKind k) {
         case OpKind::elementwise: return "elementwise";
         case OpKind::gather: return "gather";
         case OpKind::collective: return "collective";
+        case OpKind::scan: return "scan";
     }
     return "?";
 }

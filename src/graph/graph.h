@@ -17,6 +17,7 @@ enum class OpKind : uint8_t {
     elementwise,  // norms, activations, residual adds, rotary, softmax/cross-entropy, router top-k
     gather,       // embedding lookup (forward) / scatter-add (backward)
     collective,   // communication within a parallel group
+    scan,         // a state-space model's chunked scan (Mamba-2's SSD): its own measured kernel, an attention-class op
 };
 
 enum class Pass : uint8_t { forward, backward };

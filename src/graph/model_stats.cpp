@@ -27,10 +27,12 @@ ModelStats ComputeModelStats(const ModelConfig& m) {
         }
         auto add = [&](const Op& op, bool forward) {
             double f = v[op.flops.id] * reps / tokens;
+            // The SSD scan's FLOPs stand on attention's line, as Megatron-Bridge's count puts them beside it.
+            const bool attention_class = op.kind == OpKind::attention || op.kind == OpKind::scan;
             if (op.kind == OpKind::matmul) st.matmul_flops_per_token += f;
-            else if (op.kind == OpKind::attention) st.attention_flops_per_token += f;
+            else if (attention_class) st.attention_flops_per_token += f;
             else st.vector_flops_per_token += f;
-            if (forward && (op.kind == OpKind::matmul || op.kind == OpKind::attention)) st.forward_flops_per_token += f;
+            if (forward && (op.kind == OpKind::matmul || attention_class)) st.forward_flops_per_token += f;
         };
         for (const Op& op : blk.forward) add(op, true);
         for (const Op& op : blk.backward) add(op, false);

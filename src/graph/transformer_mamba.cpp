@@ -10,8 +10,8 @@ namespace sc::transformer {
 // state + heads); the depthwise causal convolution and SiLU over x, B, C; the chunked state-space scan (SSD,
 // Dao & Gu 2024); the gated RMSNorm norm(y) * silu(z); the output projection d_inner -> h (row-parallel);
 // residual. The scan's FLOPs are Megatron-Bridge's convention, 7 d_inner state a token (training/utils/
-// flop_utils.py mamba_layer_flops, "scan"); its kernel is timed as an attention kernel, the fused kernel the
-// Mamba-2 paper measures SSD against (FlashAttention-2). What it keeps is what Megatron-Core's memory-efficient
+// flop_utils.py mamba_layer_flops, "scan"); its kernel is an op of its own kind (OpKind::scan), timed on the
+// measured scan curves (training/compute_model.cpp ScanEfficiency). What it keeps is what Megatron-Core's memory-efficient
 // path keeps (use_mamba_mem_eff_path, its default: mamba_ssm's mamba_split_conv1d_scan_combined saves the input
 // projection's whole output zxbcdt, z included, and re-runs the convolution in its backward): zxbcdt, the scan's
 // output and its fp32 dt and dA; the gated norm reads y and z from those.
@@ -33,7 +33,7 @@ void TransformerBuilder::Mamba(const std::string& pre) {
     B.Elementwise(pre + "mamba.conv1d", T * conv, 2.0 * m.mamba.conv_kernel + 4, 1, T * in_proj);
     SymExpr y = T * inner / tp;
     SymExpr scan_flops = 7.0 * T * inner / tp * N;
-    B.Custom(pre + "mamba.ssd_scan", OpKind::attention, scan_flops, (T * conv + y) * w + T * heads / tp * w,
+    B.Custom(pre + "mamba.ssd_scan", OpKind::scan, scan_flops, (T * conv + y) * w + T * heads / tp * w,
              y * w + T * heads / tp * 8.0, 2.0 * scan_flops, (2.0 * T * conv + 3.0 * y) * w + T * heads / tp * 8.0);
     B.Weight(pre + "mamba.ssm_params", 3.0 * heads, 3.0 * heads / tp);  // A_log, D, dt_bias
     B.Elementwise(pre + "mamba.gated_norm", y, 9, 2, B.Zero());

@@ -144,7 +144,10 @@ double IterationCost::AllReduceSeconds(double bytes) const {
 
 double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision, bool windowed,
                              const GemmDims& dims) const {
-    const double roofline = cm_->Seconds(kind, flops, bytes, true, groups, high_precision, windowed, dims);
+    return Floored(cm_->Seconds(kind, flops, bytes, true, groups, high_precision, windowed, dims), flops, bytes);
+}
+
+double IterationCost::Floored(double roofline, double flops, double bytes) const {
     if (floor_.alpha_s <= 0 || (flops <= 0 && bytes <= 0)) return roofline;
     return std::max(roofline, floor_.alpha_s + bytes / cm_->memory_bytes_per_s());
 }
@@ -355,7 +358,8 @@ void IterationCost::HybridTokenCosts(double T, PerT& c) const {
 
 // Prefill: the chunked scan (SSD, Dao & Gu 2024) over the chunk's tokens at the training graph's 7 d_inner state
 // FLOPs a token (Megatron-Bridge's flop_utils.py mamba_layer_flops "scan"), timed as the training graph times it
-// (an attention-class kernel), reading x, B, C and dt and writing y.
+// (the measured scan curve at the batch's prefill sequences x heads and their mean length: ComputeModel::
+// ScanSeconds), reading x, B, C and dt and writing y.
 // Decode: mamba_ssm's selective_state_update (and causal_conv1d_update) per sequence: the same 7 d_inner state
 // FLOPs for its one token (dA = exp(dt A), h = dA h + dt B x, y = C h + D x), reading and writing the sequence's
 // state, a memory-bound kernel. States at the activation precision (vLLM's mamba_cache_dtype "auto": the model's).
@@ -370,7 +374,9 @@ double IterationCost::MambaScanPerLayer(const BatchShape& b, double* flops) cons
     if (b.prefill_tokens > 0) {
         const double f = 7 * b.prefill_tokens * inner * mb.state;
         *flops += f;
-        t += Kernel(OpKind::attention, f, b.prefill_tokens * (conv + heads + inner) * a);
+        const double bytes = b.prefill_tokens * (conv + heads + inner) * a;
+        const double seqs = std::max(1.0, b.sequences - b.decodes);  // the prefill chunks
+        t += Floored(cm_->ScanSeconds(f, bytes, seqs * heads, heads, b.prefill_tokens / seqs), f, bytes);
     }
     if (b.decodes > 0) {
         const double f = 7 * b.decodes * inner * mb.state;

@@ -201,6 +201,8 @@ private:
                        double expert_width = 0) const;
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` tensors and writing one.
     double VecSeconds(double elems, double fpe, double reads) const;
+    // A kernel's roofline time held to the kernel floor (floor_: its fixed cost plus its bytes at the HBM rate).
+    double Floored(double roofline, double flops, double bytes) const;
     // One kernel: the training model's roofline, its memory side as alpha + bytes / bandwidth (kernel_floor.h).
     // `dims`: a matmul's shape, one GEMM of its groups (the GEMM table by shape where measured).
     double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false,

@@ -59,6 +59,7 @@ std::string TrainingReportText(const Job& job, const System& sys, const Training
         line("  HBM", e.rates.hbm);
         line("  kernel fixed cost", e.rates.floor);
         if (!e.rates.clock.empty()) line("  clock", e.rates.clock);
+        if (!e.rates.scan.empty()) line("  SSD scan", e.rates.scan);
     }
     const char* prec = NameOf(job.model.precision.compute);
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e.mfu);
@@ -146,6 +147,7 @@ nlohmann::ordered_json RateSourcesJson(const RateSources& r) {
             {"clock", r.clock.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.clock)},
             {"decode_attention",
              r.decode_attention.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.decode_attention)},
+            {"scan", r.scan.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.scan)},
             {"all_measured", r.all_measured}};
 }
 

@@ -25,8 +25,8 @@ std::string PublishedStepText(const PublishedRuns& p, double step_seconds);
 // {"min", "p25", "median", "p75", "max"} of a published-runs spread times `scale` (1: the ratios themselves; a step
 // time: the step at those ratios): the training and the serving reports' published_runs.
 nlohmann::ordered_json PublishedRunsSpreadJson(const PublishedRuns& p, double scale = 1);
-// {"gemm", "attention", "hbm", "kernel_floor", "clock", "all_measured"}: the estimate's, search's and serve's
-// rate_sources.
+// {"gemm", "attention", "hbm", "kernel_floor", "clock", "decode_attention", "scan", "all_measured"}: the estimate's,
+// search's and serve's rate_sources.
 nlohmann::ordered_json RateSourcesJson(const RateSources& r);
 
 }  // namespace sc

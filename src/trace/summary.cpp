@@ -50,7 +50,9 @@ void Count(const Layout& layout, const ProgNode& n, const std::vector<std::strin
             rc.compute_bytes += n.bytes;
             // Attention is the fused core's nodes, or the unfused core's score GEMMs (QK^T, AV and their
             // gradients; KernelChoices::flash_attention = false): the same query-key work either way.
-            if (n.kind == OpKind::attention || (n.kind == OpKind::matmul && score(n.name, names)))
+            // A hybrid model's SSD scan counts with attention (graph/model_stats.cpp does the same).
+            if (n.kind == OpKind::attention || n.kind == OpKind::scan ||
+                (n.kind == OpKind::matmul && score(n.name, names)))
                 rc.attention_flops += n.flops;
             else if (n.kind == OpKind::matmul) rc.matmul_flops += n.flops;
             if (n.role == NodeRole::recompute) rc.recompute_flops += n.flops;

@@ -19,6 +19,10 @@ AttentionShape AttentionShapeOf(const Job& job) {
     a.dv = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
     a.w = std::max(2.0, BytesOf(m.precision.compute));  // attention runs in 16-bit under fp8 GEMMs
     if (m.graph_windowed_layers(0, m.layers) > 0) a.window = m.window.size;
+    if (m.is_hybrid() && m.mamba.heads > 0) {  // the microbatch only here: it keys ComputeModelCache
+        a.scan_heads = static_cast<double>(m.mamba.heads) / p.tp;
+        a.microbatch = p.microbatch;
+    }
     return a;
 }
 
@@ -131,6 +135,26 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         win_eff_fwd_ = attn_eff_fwd_, win_eff_bwd_ = attn_eff_bwd_;
         if (attn.window > 0) set(std::min(attn.sq, attn.window), win_eff_fwd_, win_eff_bwd_);
     }
+    // The SSD scan: the measured curve nearest the job's (sequence, head) pairs, at its sequence's length. Not when
+    // attention's efficiency is set by hand (the scan was timed at it before it had a curve, and a hand-set run
+    // means every rate by hand).
+    if (opt.attention_efficiency <= 0 && cal) scan_curves_ = FindScanCurves(*cal, acc.id);
+    if (attn.scan_heads > 0 && attn.sq > 0) {
+        scan_curve_ = NearestScanCurve(scan_curves_, attn.microbatch * attn.scan_heads, attn.scan_heads);
+        scan_eff_ = ScanEfficiency(attn.microbatch * attn.scan_heads, attn.scan_heads, attn.sq);
+    }
+}
+
+double ComputeModel::ScanEfficiency(double parallel_heads, double heads, double seq_len) const {
+    const ScanCurve* c = NearestScanCurve(scan_curves_, parallel_heads, heads);
+    return c ? Interpolate(c->efficiency, std::max(seq_len, 1.0)) : 0.0;
+}
+
+double ComputeModel::ScanSeconds(double flops, double bytes, double parallel_heads, double heads,
+                                 double seq_len) const {
+    double eff = ScanEfficiency(parallel_heads, heads, seq_len);
+    if (eff <= 0) eff = AttentionEfficiency(true);
+    return std::max(flops / (attn_peak_ * clock_ * eff), bytes / hbm_);
 }
 
 // The ratio is read at the GEMM's narrowest side, on the curve of the GEMMs narrowest there: in the profile, a
@@ -179,7 +203,8 @@ double ComputeModel::MatmulEfficiency16(double flops, const GemmDims& dims) cons
 
 const ComputeModel& ComputeModelCache::For(const Accelerator& acc, Precision compute, const CalibrationTable* cal,
                                            const TrainingOptions& opt, const AttentionShape& attn) {
-    const Key k{&acc, cal, &opt, compute, attn.sq, attn.sk, attn.dqk, attn.dv, attn.w, attn.window};
+    const Key k{&acc,     cal,     &opt,   compute,     attn.sq,         attn.sk,
+                attn.dqk, attn.dv, attn.w, attn.window, attn.scan_heads, attn.microbatch};
     if (!model_ || !(k == key_)) {
         model_.reset();  // a failed build leaves no model behind
         model_.emplace(acc, compute, cal, opt, attn);
@@ -208,6 +233,10 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
         }
         case OpKind::attention: {
             const double eff = windowed ? WindowedAttentionEfficiency(forward) : AttentionEfficiency(forward);
+            return std::max(flops / (attn_peak_ * clock_ * eff), mem);
+        }
+        case OpKind::scan: {  // the measured forward's fraction for both passes; attention's where none is measured
+            const double eff = scan_eff_ > 0 ? scan_eff_ : AttentionEfficiency(forward);
             return std::max(flops / (attn_peak_ * clock_ * eff), mem);
         }
         case OpKind::elementwise:

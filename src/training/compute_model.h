@@ -15,8 +15,11 @@ namespace sc {
 // The score matrices of one attention call on one rank: `batch` = microbatch x heads on the rank, each
 // `sq` queries by `sk` keys, head dimensions dqk (Q, K) and dv (V), elements of `w` bytes.
 // `window`: keys a query of a windowed layer sees (0: the model has no windowed layer in its graph).
+// `scan_heads`: a hybrid model's Mamba-2 heads on the rank (0: no scan); its scan runs microbatch x scan_heads
+// (sequence, head) pairs of `sq` tokens each.
 struct AttentionShape {
     double batch = 0, sq = 0, sk = 0, dqk = 0, dv = 0, w = 2, window = 0;
+    double scan_heads = 0, microbatch = 1;
 };
 
 class Job;
@@ -47,6 +50,17 @@ public:
     // A windowed core's efficiency: the measured curve at the window's length (no sliding-window kernel has a
     // measured curve; a windowed core does per query the work of a causal call that long, in the same tiles).
     double WindowedAttentionEfficiency(bool forward) const { return forward ? win_eff_fwd_ : win_eff_bwd_; }
+    // Fraction of the 16-bit peak a chunked SSD scan reaches over `parallel_heads` (sequence, head) pairs of `heads`
+    // heads each, `seq_len` tokens a sequence: the part's measured scan curve nearest them (config/calibration.h
+    // ScanCurve), read at that length; its backward at the same fraction on the graph's twice the FLOPs (no backward
+    // was measured). 0 when the part reads no scan curve (the op then runs at the attention efficiency).
+    double ScanEfficiency(double parallel_heads, double heads, double seq_len) const;
+    // One scan call of that shape: its FLOPs at ScanEfficiency, or at the attention efficiency where that is 0, and
+    // its bytes at the HBM rate (the roofline of Seconds).
+    double ScanSeconds(double flops, double bytes, double parallel_heads, double heads, double seq_len) const;
+    // The curve the job's scan reads (nullptr: none, or no scan in the model) and its efficiency there.
+    const ScanCurve* scan_curve() const { return scan_curve_; }
+    double scan_efficiency() const { return scan_eff_; }
     // Fraction of this precision's peak of one GEMM of `flops` FLOPs, by its shape `dims` where the curve has a
     // measured grid (config/gemm_grid.h) and `dims` is known.
     double MatmulEfficiency(double flops, const GemmDims& dims = {}) const;
@@ -108,12 +122,15 @@ private:
     const FrameworkGemmCurve* framework_k_ = nullptr;  // GEMMs narrowest in k
     const AttentionCurve* attn_curve_fwd_ = nullptr;
     const AttentionCurve* attn_curve_bwd_ = nullptr;
+    std::vector<const ScanCurve*> scan_curves_;  // the part's (ScanEfficiency)
+    const ScanCurve* scan_curve_ = nullptr;      // the job's scan: its curve and efficiency (0: attention's)
+    double scan_eff_ = 0;
     bool hbm_measured_ = false;
 };
 
 // Where a caller running many estimates of one model on one part (the layout search) keeps the last compute
 // model: it depends on the layout only through the attention call's length (s/cp; AttentionShape::batch is not
-// read), so consecutive layouts share it. Keyed on the addresses of the accelerator, calibration and options,
+// read) and, for a hybrid model, its scan's heads and microbatch, so consecutive layouts share it. Keyed on the addresses of the accelerator, calibration and options,
 // not their contents: they must stay unchanged while the cache lives. The result is the same as a fresh model.
 class ComputeModelCache {
 public:
@@ -126,7 +143,7 @@ private:
         const CalibrationTable* cal = nullptr;
         const TrainingOptions* opt = nullptr;
         Precision compute = Precision::bf16;
-        double sq = 0, sk = 0, dqk = 0, dv = 0, w = 0, window = 0;
+        double sq = 0, sk = 0, dqk = 0, dv = 0, w = 0, window = 0, scan_heads = 0, microbatch = 0;
         bool operator==(const Key&) const = default;
     };
     Key key_;

@@ -101,6 +101,17 @@ std::string FloorText(const KernelFloor& f, const Accelerator& acc) {
            Printf(" GEMM of %.3g MFLOP, measured at %.2f us", f.gemm_flops / 1e6, f.gemm_seconds * 1e6);
 }
 
+std::string ScanText(const ComputeModel& cm, const Accelerator& acc, const AttentionShape& a) {
+    const ScanCurve* c = cm.scan_curve();
+    if (!c)
+        return "no scan measured for " + acc.id + ": timed as an attention kernel (" +
+               Printf("%.2f of the 16-bit peak forward)", cm.AttentionEfficiency(true));
+    return "measured (" + c->id + ") " +
+           Printf("at %.0f sequences x %.0f heads, %.0f tokens a sequence: ", c->batch, c->heads, a.sq) +
+           Printf("%.4f of the 16-bit peak for %.0f x %.0f here; ", cm.scan_efficiency(), a.microbatch, a.scan_heads) +
+           "the backward at the same fraction";
+}
+
 }  // namespace
 
 std::string DecodeAttentionText(const DecodeAttentionFloor* f, const Accelerator& acc) {
@@ -126,8 +137,11 @@ RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, cons
 
 RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTable* cal, const TrainingOptions& opt) {
     const Precision compute = job.model.precision.compute;
-    const ComputeModel cm(sys.accelerator, compute, cal, opt, AttentionShapeOf(job));
-    return DescribeRates(cm, TrainingKernelFloor(cal, sys.accelerator), sys.accelerator, compute, opt);
+    const AttentionShape shape = AttentionShapeOf(job);
+    const ComputeModel cm(sys.accelerator, compute, cal, opt, shape);
+    RateSources r = DescribeRates(cm, TrainingKernelFloor(cal, sys.accelerator), sys.accelerator, compute, opt);
+    if (shape.scan_heads > 0) r.scan = ScanText(cm, sys.accelerator, shape);
+    return r;
 }
 
 }  // namespace sc

@@ -23,6 +23,9 @@ struct RateSources {
     // Serving only: the fixed cost of a decode-attention call (DecodeAttentionFloor), or that none was measured;
     // "" for training, which decodes nothing.
     std::string decode_attention;
+    // A hybrid model's SSD scan: the measured curve it reads and its efficiency, or that none applies; "" for a model
+    // without one (and for serving, whose prefill batches read the curves call by call).
+    std::string scan;
     // Every one of the four from a measurement of this part (or of the sibling its extraction rule names);
     // false where any is a fallback, missing or set by hand.
     bool all_measured = false;

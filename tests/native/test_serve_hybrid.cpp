@@ -78,7 +78,7 @@ TEST(ServeHybrid, PrefillFlopsEqualTheTrainingGraphsForwardFlops) {
             for (const sc::Op& op : b.forward) {
                 const double n = job.graph.Repeats(b.kind);
                 if (op.kind == sc::OpKind::matmul) gemm += n * job.V(op.flops);
-                if (op.kind == sc::OpKind::attention) mixer += n * job.V(op.flops);
+                if (op.kind == sc::OpKind::attention || op.kind == sc::OpKind::scan) mixer += n * job.V(op.flops);
             }
         }
         const sc::IterationCost cost(m, sc::ServingPrecision{}, tp, System("dgx-h100-superpod"), &Calibration(), 256,

@@ -308,10 +308,12 @@ const char* const kGptOssCause =
     "remove and which grows with 128 small experts a layer, has no measurement in data/ and is not modelled; nor are "
     "the model's attention sinks, biases and clamped activation (presets/models/gpt-oss-120b.json)";
 const char* const kHybridCause =
-    "Nemotron 3 Nano and Super (hybrid Mamba-2/attention/MoE): fast on every part, Super more than Nano. The Mamba-2 "
-    "mixer's chunked scan has no measured kernel in data/ and is timed as an attention kernel at cuDNN's measured "
-    "causal curve (docs/validation.md, 'Hybrid Mamba-Transformer models'), the largest unmeasured part of a hybrid "
-    "layer; Super's 512 latent experts top-22 add the small-expert grouped GEMMs of the MoE rows. Not modelled: the "
+    "Nemotron 3 Nano and Super (hybrid Mamba-2/attention/MoE): fast on the Blackwell parts, Super more than Nano. "
+    "The Mamba-2 mixer's chunked scan runs at its measured forward (TensorRT-LLM's mamba_chunk_scan_combined on B200, "
+    "NVIDIA aiconfigurator's table: 1.9-3.7% of the bf16 peak at these runs' 64-256 sequences x heads, where cuDNN "
+    "attention's curve timed it before), which moved these rows 6-19 points (docs/validation.md, 'The SSD scan at "
+    "its measured rate'); its backward, which no source measured, at the forward's fraction on twice the FLOPs. "
+    "Super's 512 latent experts top-22 add the small-expert grouped GEMMs of the MoE rows. Not modelled: the "
     "recipes' Mamba CUDA graphs, HybridEP's SMs (16 on Nano by the order the perf scripts apply settings, 32 "
     "elsewhere), Super's Mamba out_proj in MXFP8 inside its NVFP4 rows";
 const char* const kNvfp4Cause =
