@@ -364,10 +364,10 @@ static void DrawEstimate(AppState& s) {
         ImGui::TextUnformatted(e.rates.all_measured ? "rates: measured on this part (hover)"
                                                     : "rates: some are fallbacks, not measured (hover)");
         ImGui::PopStyleColor();
-        const std::string detail = "GEMMs: " + e.rates.gemm + "\n\nattention: " + e.rates.attention +
-                                   "\n\nHBM: " + e.rates.hbm + "\n\nkernel fixed cost: " + e.rates.floor +
-                                   (e.rates.clock.empty() ? "" : "\n\nclock: " + e.rates.clock) +
-                                   "\n\n(presets/calibration/measured.json)";
+        const std::string detail =
+            "GEMMs: " + e.rates.gemm + "\n\nattention: " + e.rates.attention + "\n\nHBM: " + e.rates.hbm +
+            "\n\nkernel fixed cost: " + e.rates.floor + (e.rates.clock.empty() ? "" : "\n\nclock: " + e.rates.clock) +
+            (e.rates.scan.empty() ? "" : "\n\nSSD scan: " + e.rates.scan) + "\n\n(presets/calibration/measured.json)";
         Formula(detail.c_str());
     }
     for (const std::string& w : LayoutWarnings(s.parallel, e)) WarningText("warning: " + w);

@@ -140,7 +140,10 @@ RateSources DescribeRates(const Job& job, const System& sys, const CalibrationTa
     const AttentionShape shape = AttentionShapeOf(job);
     const ComputeModel cm(sys.accelerator, compute, cal, opt, shape);
     RateSources r = DescribeRates(cm, TrainingKernelFloor(cal, sys.accelerator), sys.accelerator, compute, opt);
-    if (shape.scan_heads > 0) r.scan = ScanText(cm, sys.accelerator, shape);
+    if (shape.scan_heads > 0) {
+        r.scan = ScanText(cm, sys.accelerator, shape);
+        if (!cm.scan_curve()) r.all_measured = false;  // the scan at attention's rate is a stand-in
+    }
     return r;
 }
 

@@ -17,6 +17,7 @@
 #include "serve_test_util.h"
 #include "test_util.h"
 #include "training/compute_model.h"
+#include "training/rate_sources.h"
 
 namespace {
 
@@ -156,6 +157,25 @@ TEST(SsdScan, TheTrainingGraphTimesItsScanOnTheCurve) {
             }
         EXPECT_GT(scans, 0);
     }
+}
+
+// The estimate says which curve its scan read, or that none applies, and a scan at attention's rate makes the rates
+// not all measured; a model without a scan says nothing of one.
+TEST(SsdScan, TheRatesNameTheScansCurve) {
+    ParallelConfig p;
+    p.microbatch = 2;
+    const Job nano = MakeJob(servetest::Model("nemotron-3-nano"), p);
+    const RateSources b200 =
+        DescribeRates(nano, servetest::System("dgx-b200-superpod"), &servetest::Calibration(), TrainingOptions{});
+    EXPECT_NE(b200.scan.find("aiconf-b200-trtllm1.3rc15-ssd-scan-nemotron3nano-b2"), std::string::npos) << b200.scan;
+    const RateSources mi300x =
+        DescribeRates(nano, servetest::System("mi300x-cluster"), &servetest::Calibration(), TrainingOptions{});
+    EXPECT_EQ(mi300x.scan.rfind("no scan measured for mi300x", 0), 0u) << mi300x.scan;
+    EXPECT_FALSE(mi300x.all_measured);
+    const Job dense = MakeJob(servetest::Model("llama3-8b"), p);
+    EXPECT_EQ(
+        DescribeRates(dense, servetest::System("dgx-b200-superpod"), &servetest::Calibration(), TrainingOptions{}).scan,
+        "");
 }
 
 // A served prefill reads the same curves, at the batch's prefill sequences x heads and their length: two Mamba layers
