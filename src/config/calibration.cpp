@@ -142,6 +142,28 @@ Floor ReadFixedCost(const json& e, const std::string& path, std::set<std::string
     return f;
 }
 
+// A measured SSD scan curve: the call's shape (heads x batch sequences, head width, state, groups, chunk) and its
+// efficiency by tokens a sequence.
+ScanCurve ReadScanCurve(const json& e, const std::string& path, std::set<std::string>& ids) {
+    JsonFields g(e, path);
+    ScanCurve sc;
+    sc.id = UniqueId(g, ids);
+    sc.accelerators = AcceleratorIds(g);
+    for (auto [key, field] : {std::pair{"heads", &ScanCurve::heads},
+                              {"batch", &ScanCurve::batch},
+                              {"head_dim", &ScanCurve::head_dim},
+                              {"state", &ScanCurve::state},
+                              {"groups", &ScanCurve::groups},
+                              {"chunk", &ScanCurve::chunk}})
+        sc.*field = g.PositiveIntAtMost(key, 1 << 20);
+    ExpectString(g, "x", "seq_len");
+    ExpectString(g, "y", "efficiency");
+    ReadPoints(g, "[seq_len, efficiency in (0, 1]]", 1, &sc.efficiency);
+    ReadSourceFields(g, &sc.series, &sc.hardware, &sc.setup, &sc.source, &sc.note);
+    g.RejectUnknown();
+    return sc;
+}
+
 }  // namespace
 
 void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
@@ -364,25 +386,8 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         a.RejectUnknown();
         t.attention.push_back(std::move(ac));
     }
-    const json& scans = OptionalArray(r, "ssd_scan");
-    for (size_t i = 0; i < scans.size(); ++i) {
-        JsonFields a(scans[i], "ssd_scan[" + std::to_string(i) + "]");
-        ScanCurve sc;
-        sc.id = UniqueId(a, ids);
-        sc.accelerators = AcceleratorIds(a);
-        sc.heads = a.PositiveIntAtMost("heads", 1 << 20);
-        sc.batch = a.PositiveIntAtMost("batch", 1 << 20);
-        sc.head_dim = a.PositiveIntAtMost("head_dim", 1 << 20);
-        sc.state = a.PositiveIntAtMost("state", 1 << 20);
-        sc.groups = a.PositiveIntAtMost("groups", 1 << 20);
-        sc.chunk = a.PositiveIntAtMost("chunk", 1 << 20);
-        ExpectString(a, "x", "seq_len");
-        ExpectString(a, "y", "efficiency");
-        ReadPoints(a, "[seq_len, efficiency in (0, 1]]", 1, &sc.efficiency);
-        ReadSourceFields(a, &sc.series, &sc.hardware, &sc.setup, &sc.source, &sc.note);
-        a.RejectUnknown();
-        t.ssd_scan.push_back(std::move(sc));
-    }
+    for (const json& e : OptionalArray(r, "ssd_scan"))
+        t.ssd_scan.push_back(ReadScanCurve(e, "ssd_scan[" + std::to_string(t.ssd_scan.size()) + "]", ids));
     r.RejectUnknown();
     return t;
 }

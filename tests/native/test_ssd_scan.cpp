@@ -73,6 +73,22 @@ TEST(SsdScan, TheCurvesAreTheRecords) {
     }
 }
 
+// A malformed scan curve is refused with its field named, never read as a default.
+TEST(SsdScan, CurveErrorsNameTheField) {
+    const std::string text = sctest::ReadFile(servetest::kRoot + "/presets/calibration/measured.json");
+    auto broken = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        const size_t at = t.find(from, t.find("\"ssd_scan\""));
+        EXPECT_NE(at, std::string::npos) << from;
+        t.replace(at, from.size(), to);
+        return sctest::ErrorOf([&] { ParseCalibration(t); });
+    };
+    EXPECT_NE(broken("\"heads\": 64,", "\"heads\": 0,").find("ssd_scan[0].heads"), std::string::npos);
+    EXPECT_NE(broken("\"chunk\": 128,", "").find("ssd_scan[0].chunk"), std::string::npos);
+    EXPECT_NE(broken("\"x\": \"seq_len\"", "\"x\": \"tokens\"").find("ssd_scan[0].x"), std::string::npos);
+    EXPECT_NE(broken("\"batch\": 1,", "\"batch\": 1, \"batches\": 2,").find("ssd_scan[0]"), std::string::npos);
+}
+
 // A call of a measured shape takes the measured time: Nemotron 3 Nano's 64 heads (d_inner 4,096, state 128), two
 // sequences of 8,192 tokens, on B200, within the records' 5-digit rounding of the efficiency.
 TEST(SsdScan, AScanOfAMeasuredShapeTakesItsMeasuredTime) {
