@@ -106,6 +106,18 @@ void ReadEntryHead(JsonFields& g, std::set<std::string>& ids, Entry* e) {
     e->dtype = Dtype(g);
 }
 
+// The body every measured curve ends with: its axes as named (`x`, `y`), its points (y at most `y_max`, 0: any),
+// its source fields; and no field beside them.
+template <class Entry>
+void ReadCurveTail(JsonFields& g, const char* x, const char* y, const char* form, double y_max, MeasuredCurve* curve,
+                   Entry* e) {
+    ExpectString(g, "x", x);
+    ExpectString(g, "y", y);
+    ReadPoints(g, form, y_max, curve);
+    ReadSourceFields(g, &e->series, &e->hardware, &e->setup, &e->source, &e->note);
+    g.RejectUnknown();
+}
+
 FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std::set<std::string>& ids) {
     JsonFields g(e, path);
     FrameworkGemmCurve fc;
@@ -116,11 +128,7 @@ FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std
     if (side != "output" && side != "contraction")
         throw Error(g.Field("narrow_side"), "\"" + side + "\" is not \"output\" (m or n) or \"contraction\" (k)");
     fc.contraction = side == "contraction";
-    ExpectString(g, "x", "gemm_narrow_side");
-    ExpectString(g, "y", "time_ratio");
-    ReadPoints(g, "[gemm_narrow_side, time_ratio > 0]", 1e9, &fc.time_ratio);
-    ReadSourceFields(g, &fc.series, &fc.hardware, &fc.setup, &fc.source, &fc.note);
-    g.RejectUnknown();
+    ReadCurveTail(g, "gemm_narrow_side", "time_ratio", "[gemm_narrow_side, time_ratio > 0]", 1e9, &fc.time_ratio, &fc);
     return fc;
 }
 
@@ -156,11 +164,7 @@ ScanCurve ReadScanCurve(const json& e, const std::string& path, std::set<std::st
                               {"groups", &ScanCurve::groups},
                               {"chunk", &ScanCurve::chunk}})
         sc.*field = g.PositiveIntAtMost(key, 1 << 20);
-    ExpectString(g, "x", "seq_len");
-    ExpectString(g, "y", "efficiency");
-    ReadPoints(g, "[seq_len, efficiency in (0, 1]]", 1, &sc.efficiency);
-    ReadSourceFields(g, &sc.series, &sc.hardware, &sc.setup, &sc.source, &sc.note);
-    g.RejectUnknown();
+    ReadCurveTail(g, "seq_len", "efficiency", "[seq_len, efficiency in (0, 1]]", 1, &sc.efficiency, &sc);
     return sc;
 }
 
@@ -242,11 +246,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
         if (cc.n_nodes < 1 || cc.n_nodes > cc.n_ranks)
             throw Error(c.Field("n_nodes"), "must be between 1 and n_ranks, got " + std::to_string(cc.n_nodes));
-        ExpectString(c, "x", "message_bytes");
-        ExpectString(c, "y", "busbw_GBps");
-        ReadPoints(c, "[message_bytes, busbw_GBps]", 0, &cc.busbw);
-        ReadSourceFields(c, &cc.series, &cc.hardware, &cc.setup, &cc.source, &cc.note);
-        c.RejectUnknown();
+        ReadCurveTail(c, "message_bytes", "busbw_GBps", "[message_bytes, busbw_GBps]", 0, &cc.busbw, &cc);
         t.collectives.push_back(std::move(cc));
     }
 
@@ -329,11 +329,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             throw Error(g.Field("expert_width"), "must be at least 1 (the experts' intermediate size on a rank), got " +
                                                      ShownNumber(gc.expert_width));
         gc.routing = g.NonEmptyString("routing");
-        ExpectString(g, "x", "rows_per_group");
-        ExpectString(g, "y", "tflops");
-        ReadPoints(g, "[rows_per_group, tflops]", 0, &gc.tflops);
-        ReadSourceFields(g, &gc.series, &gc.hardware, &gc.setup, &gc.source, &gc.note);
-        g.RejectUnknown();
+        ReadCurveTail(g, "rows_per_group", "tflops", "[rows_per_group, tflops]", 0, &gc.tflops, &gc);
         t.grouped_gemm.push_back(std::move(gc));
     }
 
@@ -379,11 +375,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         ac.forward = d == "forward";
         ac.causal = a.Bool("causal");
         ac.head_dim = a.PositiveIntAtMost("head_dim", 2147483647);
-        ExpectString(a, "x", "seqlen");
-        ExpectString(a, "y", "efficiency");
-        ReadPoints(a, "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency);
-        ReadSourceFields(a, &ac.series, &ac.hardware, &ac.setup, &ac.source, &ac.note);
-        a.RejectUnknown();
+        ReadCurveTail(a, "seqlen", "efficiency", "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency, &ac);
         t.attention.push_back(std::move(ac));
     }
     for (const json& e : OptionalArray(r, "ssd_scan"))

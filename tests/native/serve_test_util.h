@@ -1,5 +1,7 @@
 // Presets the serving tests read: models, systems (optionally with another accelerator) and the calibration.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,6 +20,31 @@ namespace servetest {
 inline const std::string kRoot = SC_SOURCE_DIR;
 
 inline const sc::CalibrationTable& Calibration() { return sctest::MeasuredCalibration(); }
+
+// The accelerator preset `id` (read once).
+inline const sc::Accelerator& Part(const std::string& id) {
+    static std::map<std::string, sc::Accelerator> cache;
+    auto it = cache.find(id);
+    if (it != cache.end()) return it->second;
+    return cache[id] = sc::ParseAccelerator(sctest::ReadFile(kRoot + "/presets/hardware/" + id + ".json"));
+}
+
+// The records of data/calibration.json's array `key` (the file read once).
+inline const nlohmann::json& CalibrationRecords(const std::string& key) {
+    static const nlohmann::json data = nlohmann::json::parse(sctest::ReadFile(kRoot + "/data/calibration.json"));
+    return data.at(key);
+}
+
+// The error ParseCalibration gives for presets/calibration/measured.json with the first `from` after the array
+// `section` replaced by `to` ("" and a failed EXPECT when `from` is not there).
+inline std::string CalibrationErrorWith(const std::string& section, const std::string& from, const std::string& to) {
+    std::string t = sctest::ReadFile(kRoot + "/presets/calibration/measured.json");
+    const size_t at = t.find(from, t.find("\"" + section + "\""));
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at == std::string::npos) return "";
+    t.replace(at, from.size(), to);
+    return sctest::ErrorOf([&] { sc::ParseCalibration(t); });
+}
 
 inline sc::ModelConfig Model(const std::string& id) {
     return sc::ParseModelConfig(sctest::ReadFile(kRoot + "/presets/models/" + id + ".json"));

@@ -79,13 +79,8 @@ TEST(DecodeAttentionFloor, IsTheMedianInterceptOfThePublishedSeries) {
 
 // A fixed cost given in milliseconds, or none, or a count that is no count, is refused naming the field.
 TEST(DecodeAttentionFloor, BadEntriesAreRefusedNamingTheField) {
-    const std::string text = sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/calibration/measured.json");
-    auto broken = [&](const std::string& from, const std::string& to) {
-        std::string t = text;
-        const size_t at = t.find(from, t.find("\"decode_attention_floor\""));
-        EXPECT_NE(at, std::string::npos) << from;
-        t.replace(at, from.size(), to);
-        return sctest::ErrorOf([&] { ParseCalibration(t); });
+    auto broken = [](const std::string& from, const std::string& to) {
+        return servetest::CalibrationErrorWith("decode_attention_floor", from, to);
     };
     EXPECT_NE(broken("\"alpha_us\": 15.39", "\"alpha_us\": 15390").find("decode_attention_floor[0].alpha_us"),
               std::string::npos);

@@ -23,11 +23,9 @@ namespace {
 using namespace sc;
 using json = nlohmann::json;
 
-const json& Records() {
-    static const json data =
-        json::parse(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/data/calibration.json")).at("grouped_gemm");
-    return data;
-}
+using servetest::Part;
+
+const json& Records() { return servetest::CalibrationRecords("grouped_gemm"); }
 
 // rows per group -> TFLOPS of one series' records at one moe_tp (whole experts hit: 4 tokens and up).
 std::map<double, double> RecordsAt(const std::string& series, int moe_tp) {
@@ -37,13 +35,6 @@ std::map<double, double> RecordsAt(const std::string& series, int moe_tp) {
             r.at("shape").at("num_tokens").get<int>() >= 4)
             out[r.at("derived").at("rows_per_group")] = r.at("derived").at("tflops");
     return out;
-}
-
-const Accelerator& Part(const std::string& id) {
-    static std::map<std::string, Accelerator> cache;
-    auto it = cache.find(id);
-    if (it != cache.end()) return it->second;
-    return cache[id] = ParseAccelerator(sctest::ReadFile(servetest::kRoot + "/presets/hardware/" + id + ".json"));
 }
 
 TrainingOptions Serving() {

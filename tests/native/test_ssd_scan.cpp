@@ -24,18 +24,9 @@ namespace {
 using namespace sc;
 using json = nlohmann::json;
 
-const json& Records() {
-    static const json data =
-        json::parse(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/data/calibration.json")).at("ssd_scan");
-    return data;
-}
+using servetest::Part;
 
-const Accelerator& Part(const std::string& id) {
-    static std::map<std::string, Accelerator> cache;
-    auto it = cache.find(id);
-    if (it != cache.end()) return it->second;
-    return cache[id] = ParseAccelerator(sctest::ReadFile(servetest::kRoot + "/presets/hardware/" + id + ".json"));
-}
+const json& Records() { return servetest::CalibrationRecords("ssd_scan"); }
 
 ComputeModel Model(const std::string& part, const CalibrationTable* cal = &servetest::Calibration()) {
     return ComputeModel(Part(part), Precision::bf16, cal, TrainingOptions{});
@@ -75,13 +66,8 @@ TEST(SsdScan, TheCurvesAreTheRecords) {
 
 // A malformed scan curve is refused with its field named, never read as a default.
 TEST(SsdScan, CurveErrorsNameTheField) {
-    const std::string text = sctest::ReadFile(servetest::kRoot + "/presets/calibration/measured.json");
-    auto broken = [&](const std::string& from, const std::string& to) {
-        std::string t = text;
-        const size_t at = t.find(from, t.find("\"ssd_scan\""));
-        EXPECT_NE(at, std::string::npos) << from;
-        t.replace(at, from.size(), to);
-        return sctest::ErrorOf([&] { ParseCalibration(t); });
+    auto broken = [](const std::string& from, const std::string& to) {
+        return servetest::CalibrationErrorWith("ssd_scan", from, to);
     };
     EXPECT_NE(broken("\"heads\": 64,", "\"heads\": 0,").find("ssd_scan[0].heads"), std::string::npos);
     EXPECT_NE(broken("\"chunk\": 128,", "").find("ssd_scan[0].chunk"), std::string::npos);
