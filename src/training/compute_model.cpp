@@ -141,7 +141,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     if (opt.attention_efficiency <= 0 && cal) scan_curves_ = FindScanCurves(*cal, acc.id);
     if (attn.scan_heads > 0 && attn.sq > 0) {
         scan_curve_ = NearestScanCurve(scan_curves_, attn.microbatch * attn.scan_heads, attn.scan_heads);
-        scan_eff_ = ScanEfficiency(attn.microbatch * attn.scan_heads, attn.scan_heads, attn.sq);
+        if (scan_curve_) scan_eff_ = Interpolate(scan_curve_->efficiency, attn.sq);  // ScanEfficiency, found once
     }
 }
 
