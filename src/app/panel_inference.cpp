@@ -37,8 +37,8 @@ bool Milliseconds(const char* label, double* seconds, const char* help) {
     return true;
 }
 
-// A pool's large-EP fields on one line (PoolConfig::attention_dp, redundant_experts, deepep_dispatch,
-// two_batch_overlap); `id` keeps the decode pool's widgets apart ("##decode"). Returns true when changed.
+// A pool's large-EP fields and its all-reduce on one line (PoolConfig::attention_dp, redundant_experts,
+// deepep_dispatch, two_batch_overlap, all_reduce); `id` keeps the decode pool's widgets apart ("##decode"). Returns true when changed.
 bool LargeEpFields(PoolConfig& p, const std::string& id) {
     auto box = [](const std::string& label, bool* on, const char* help) {
         const bool changed = ImGui::Checkbox(label.c_str(), on);
@@ -62,6 +62,15 @@ bool LargeEpFields(PoolConfig& p, const std::string& id) {
                    "with attention DP: each iteration runs as two micro-batches, one's expert all-to-all behind the "
                    "other's compute (DeepSeek's dual micro-batch overlap, SGLang's --enable-two-batch-overlap); the "
                    "weights are read twice");
+    ImGui::SameLine();
+    bool trtllm = p.all_reduce == EngineAllReduce::tensorrt_llm;
+    if (box("TensorRT-LLM all-reduce" + id, &trtllm,
+            "the TP all-reduce as TensorRT-LLM runs it (AllReduceStrategy.AUTO: its one-shot and two-shot kernels "
+            "over NVLink for small buffers, NCCL above), timed on its measured curve where the part has one for "
+            "the group's GPUs; off: NCCL's")) {
+        p.all_reduce = trtllm ? EngineAllReduce::tensorrt_llm : EngineAllReduce::nccl;
+        changed = true;
+    }
     return changed;
 }
 

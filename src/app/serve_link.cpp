@@ -15,6 +15,11 @@ std::optional<T> IfChanged(const T& now, const T& was) {
 // copies when "disaggregated" is ticked.
 PoolConfig DecodeBase(const ServingConfig& base, const PoolConfig& pool) { return base.decode_pool.value_or(pool); }
 
+// A link's all-reduce name (its key accepts only these two).
+EngineAllReduce EngineAllReduceNamed(const std::string& name) {
+    return name == "tensorrt-llm" ? EngineAllReduce::tensorrt_llm : EngineAllReduce::nccl;
+}
+
 }  // namespace
 
 LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now) {
@@ -27,6 +32,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.redundant_experts = IfChanged(now.pool.redundant_experts, base.pool.redundant_experts);
     e.deepep = IfChanged(now.pool.deepep_dispatch, base.pool.deepep_dispatch);
     e.two_batch_overlap = IfChanged(now.pool.two_batch_overlap, base.pool.two_batch_overlap);
+    if (now.pool.all_reduce != base.pool.all_reduce) e.all_reduce = NameOf(now.pool.all_reduce);
     e.decode = IfChanged(now.decode_pool.has_value(), base.decode_pool.has_value());
     if (now.decode_pool) {
         const PoolConfig ref = DecodeBase(base, now.pool);
@@ -38,6 +44,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
         e.decode_redundant_experts = IfChanged(now.decode_pool->redundant_experts, ref.redundant_experts);
         e.decode_deepep = IfChanged(now.decode_pool->deepep_dispatch, ref.deepep_dispatch);
         e.decode_two_batch_overlap = IfChanged(now.decode_pool->two_batch_overlap, ref.two_batch_overlap);
+        if (now.decode_pool->all_reduce != ref.all_reduce) e.decode_all_reduce = NameOf(now.decode_pool->all_reduce);
     }
     e.max_seqs = IfChanged(now.engine.max_seqs, base.engine.max_seqs);
     e.max_tokens = IfChanged(now.engine.max_tokens, base.engine.max_tokens);
@@ -83,6 +90,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.redundant_experts) c.pool.redundant_experts = *e.redundant_experts;
     if (e.deepep) c.pool.deepep_dispatch = *e.deepep;
     if (e.two_batch_overlap) c.pool.two_batch_overlap = *e.two_batch_overlap;
+    if (e.all_reduce) c.pool.all_reduce = EngineAllReduceNamed(*e.all_reduce);
     if (e.decode) {
         if (!*e.decode) c.decode_pool.reset();
         else if (!c.decode_pool) c.decode_pool = c.pool;
@@ -95,6 +103,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (c.decode_pool && e.decode_redundant_experts) c.decode_pool->redundant_experts = *e.decode_redundant_experts;
     if (c.decode_pool && e.decode_deepep) c.decode_pool->deepep_dispatch = *e.decode_deepep;
     if (c.decode_pool && e.decode_two_batch_overlap) c.decode_pool->two_batch_overlap = *e.decode_two_batch_overlap;
+    if (c.decode_pool && e.decode_all_reduce) c.decode_pool->all_reduce = EngineAllReduceNamed(*e.decode_all_reduce);
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;

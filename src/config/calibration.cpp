@@ -168,6 +168,29 @@ ScanCurve ReadScanCurve(const json& e, const std::string& path, std::set<std::st
     return sc;
 }
 
+// A serving engine's own all-reduce (engine_all_reduce): the engine named, the op and scope implied (all-reduce of
+// one scale-up domain), the GPUs it ran on, its bus bandwidth by message size.
+CollectiveCurve ReadEngineAllReduce(const json& e, const std::string& path, std::set<std::string>& ids) {
+    JsonFields g(e, path);
+    CollectiveCurve cc;
+    cc.id = UniqueId(g, ids);
+    cc.accelerators = AcceleratorIds(g);
+    cc.engine = g.NonEmptyString("engine");
+    if (cc.engine != "tensorrt-llm")
+        throw Error(g.Field("engine"),
+                    "\"" + cc.engine + "\" is not an engine with a measured all-reduce: \"tensorrt-llm\"");
+    cc.scope = "scale_up";
+    cc.op = CollectiveOp::all_reduce;
+    cc.algorithm = g.NonEmptyString("algorithm");
+    cc.n_ranks = g.Int("n_ranks");
+    cc.n_nodes = 1;
+    if (cc.n_ranks < 2)
+        throw Error(g.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
+    ReadCurveTail(g, "message_bytes", "busbw_GBps", "[message_bytes, busbw_GBps]", 0, &cc.busbw, &cc);
+    if (cc.busbw.x.size() < 2) throw Error(g.Field("points"), "an engine's all-reduce needs at least 2 measured sizes");
+    return cc;
+}
+
 }  // namespace
 
 void ValidateCurve(const MeasuredCurve& c, const std::string& field) {
@@ -380,6 +403,9 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
     }
     for (const json& e : OptionalArray(r, "ssd_scan"))
         t.ssd_scan.push_back(ReadScanCurve(e, "ssd_scan[" + std::to_string(t.ssd_scan.size()) + "]", ids));
+    for (const json& e : OptionalArray(r, "engine_all_reduce"))
+        t.engine_all_reduce.push_back(
+            ReadEngineAllReduce(e, "engine_all_reduce[" + std::to_string(t.engine_all_reduce.size()) + "]", ids));
     r.RejectUnknown();
     return t;
 }
@@ -441,7 +467,15 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.attention, out.attention);
     keep(table.ssd_scan, out.ssd_scan);
     keep(table.host_link, out.host_link);
+    keep(table.engine_all_reduce, out.engine_all_reduce);
     return out;
+}
+
+const CollectiveCurve* FindEngineAllReduce(const CalibrationTable& table, std::string_view accelerator_id,
+                                           std::string_view engine, int n_ranks) {
+    for (const CollectiveCurve& c : table.engine_all_reduce)
+        if (c.engine == engine && c.n_ranks == n_ranks && AppliesTo(c.accelerators, accelerator_id)) return &c;
+    return nullptr;
 }
 
 const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::string_view accelerator_id,

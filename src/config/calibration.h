@@ -43,6 +43,9 @@ struct CollectiveCurve {
     int n_nodes = 0;
     MeasuredCurve busbw;  // x = message bytes, y = busbw GB/s
     std::string series, hardware, setup, source, note;
+    // "" for NCCL's (the `collectives` table); a serving engine's own all-reduce op for the `engine_all_reduce`
+    // table: "tensorrt-llm" (its AllReduce under AllReduceStrategy.AUTO, custom kernels for small buffers).
+    std::string engine;
 };
 
 // Achieved TFLOPS vs GEMM size (x = 2*batch*m*n*k FLOPs) over square shapes, and by shape where the source
@@ -186,6 +189,9 @@ struct CalibrationTable {
     std::vector<AttentionCurve> attention;
     std::vector<ScanCurve> ssd_scan;
     std::vector<HostLinkMeasurement> host_link;
+    // A serving engine's own TP all-reduce measured on GPUs of one scale-up domain (scope scale_up, op all_reduce,
+    // one node): read only by a serving pool whose PoolConfig::all_reduce names that engine, never by NCCL's picks.
+    std::vector<CollectiveCurve> engine_all_reduce;
 };
 
 // Strict parse of presets/calibration/measured.json (unknown keys, unsorted or non-positive sizes, negative
@@ -208,6 +214,10 @@ double GemmTflopsOf(const GemmCurve& curve, double flops, const GemmDims& dims);
 // rank count, then the most points. nullptr when there is none.
 const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::string_view accelerator_id,
                                            CollectiveOp op, std::string_view scope, int n_ranks);
+// `engine`'s own all-reduce measured on exactly `n_ranks` GPUs of `accelerator_id` (engine_all_reduce); nullptr
+// when there is none.
+const CollectiveCurve* FindEngineAllReduce(const CalibrationTable& table, std::string_view accelerator_id,
+                                           std::string_view engine, int n_ranks);
 // The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
 // The framework profile's time ratio for 16-bit GEMMs on `accelerator_id` narrowest in k (`contraction`) or in m or

@@ -117,6 +117,9 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     if (const DecodeAttentionFloor* f = cal ? FindDecodeAttentionFloor(*cal, sys.accelerator.id) : nullptr)
         decode_floor_ = *f;
+    if (split.all_reduce == EngineAllReduce::tensorrt_llm && cal && tp_ > 1 && tp_ <= sys_.levels.front().size)
+        if (const CollectiveCurve* c = FindEngineAllReduce(*cal, sys.accelerator.id, NameOf(split.all_reduce), tp_))
+            engine_ar_ = *c;
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});
     // The experts see the whole group's tokens, up to tp budgets (bounded: a larger count is computed each time).
     if (dp_ > 1) routed_cache_.assign(std::min<size_t>(cache_.size() * static_cast<size_t>(dp_), 1u << 20), Routed{});
@@ -132,14 +135,31 @@ IterationCost::~IterationCost() = default;
 // curve's first points), which decides the small all-reduces of decode steps. CommModel instead takes the
 // faster of the curve and its alpha-beta line, whose latency is only the per-step link latency: right for
 // training's megabyte buffers, 5-10x too fast for a decode's kilobytes.
+//
+// An engine that runs its own all-reduce (PoolConfig::all_reduce) reads its measured curve on these tp GPUs instead,
+// at the message's own size: under the smallest size measured, that size's time (the kernels' fixed cost).
 double IterationCost::AllReduceSeconds(double bytes) const {
     if (tp_ <= 1 || bytes <= 0) return 0;
+    const double factor = 2.0 * (tp_ - 1) / tp_;
+    if (engine_ar_) {
+        const double b = std::max(bytes, engine_ar_->busbw.x.front());
+        return factor * b / (BusBandwidthGBps(*engine_ar_, b) * 1e9);
+    }
     const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce, tp_);
     if (c && tp_ <= sys_.levels.front().size) {  // the group within one scale-up domain, where the curve was measured
-        const double factor = 2.0 * (tp_ - 1) / tp_;
         return factor * bytes / (BusBandwidthGBps(*c, bytes * c->n_ranks / tp_) * 1e9);
     }
     return net_->Seconds(CollectiveType::all_reduce, GroupKind::tp, bytes);
+}
+
+std::string IterationCost::AllReduceText() const {
+    if (tp_ <= 1) return "";
+    if (engine_ar_) return "the engine's own, measured (" + engine_ar_->id + ")";
+    const CollectiveCurve* c = net_->ScaleUpCurve(CollectiveType::all_reduce, tp_);
+    if (c && tp_ <= sys_.levels.front().size)
+        return "NCCL, measured (" + c->id + (c->n_ranks == tp_ ? "" : ", read for " + std::to_string(tp_) + " GPUs") +
+               ")";
+    return "the network model (no measured curve for this group)";
 }
 
 double IterationCost::Kernel(OpKind kind, double flops, double bytes, double groups, bool high_precision, bool windowed,

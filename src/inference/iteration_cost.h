@@ -152,6 +152,9 @@ public:
     // DecodeAttentionFloor), null when the part has none: its decode attention then pays the kernel floor.
     // A copy: the calibration table the cost was built from need not outlive it.
     const DecodeAttentionFloor* decode_attention_floor() const { return decode_floor_ ? &*decode_floor_ : nullptr; }
+    // What the TP all-reduce is timed on, in words for the rates line: the engine's own measured curve, NCCL's curve
+    // of the group's GPUs, or the network model; "" without TP.
+    std::string AllReduceText() const;
 
 private:
     // One layer of each kind (linear, elementwise, TP all-reduces), the embedding, for T tokens.
@@ -241,6 +244,8 @@ private:
     std::unique_ptr<CommModel> net_;
     KernelFloor floor_;
     std::optional<DecodeAttentionFloor> decode_floor_;
+    // The engine's own all-reduce measured on tp_ GPUs of this part (PoolConfig::all_reduce); a copy, as above.
+    std::optional<CollectiveCurve> engine_ar_;
     mutable std::vector<PerT> cache_;
     mutable std::vector<Routed> routed_cache_;  // by the group's tokens, under data-parallel attention
     mutable Routed routed_scratch_;

@@ -22,6 +22,7 @@ const char* NameOf(ArrivalKind k) {
 }
 
 const char* NameOf(SchedulingPolicy p) { return p == SchedulingPolicy::priority ? "priority" : "fcfs"; }
+const char* NameOf(EngineAllReduce a) { return a == EngineAllReduce::tensorrt_llm ? "tensorrt-llm" : "nccl"; }
 const char* NameOf(Preemption p) { return p == Preemption::swap ? "swap" : "recompute"; }
 const char* NameOf(LengthDist::Kind k) {
     switch (k) {

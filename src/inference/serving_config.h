@@ -135,6 +135,16 @@ struct EngineConfig {
     Speculation speculation;
 };
 
+// The TP all-reduce an engine runs inside a scale-up domain.
+//   nccl          NCCL's all-reduce (vLLM with its custom all-reduce off, SGLang's and TensorRT-LLM's NCCL strategy),
+//                 timed on the part's nccl-tests curves (CommModel's).
+//   tensorrt_llm  TensorRT-LLM's AllReduce under AllReduceStrategy.AUTO, its default: its one-shot and two-shot
+//                 kernels over NVLink peer memory for buffers within the workspace, NCCL above
+//                 (AllreducePlugin::selectImplementation), timed on the engine's own measured curve where the part
+//                 has one for the group's GPU count (calibration engine_all_reduce), else on NCCL's.
+enum class EngineAllReduce { nccl, tensorrt_llm };
+const char* NameOf(EngineAllReduce a);
+
 // One pool's replicas. A replica is pp pipeline stages of tp GPUs each (tp x pp GPUs).
 //   pp: the layers split into consecutive stages as vLLM's get_pp_indices splits them (StageLayers). The
 //       replica runs pp batches in flight, one per scheduler ("virtual engine", vLLM's V0 LLMEngine builds
@@ -166,6 +176,8 @@ struct PoolConfig {
     // --enable-two-batch-overlap): each iteration runs as two micro-batches, one's all-to-all behind the other's
     // compute. docs/serving.md, "Two-batch overlap".
     bool two_batch_overlap = false;
+    // The replica's TP all-reduce (EngineAllReduce): "all_reduce" in a description.
+    EngineAllReduce all_reduce = EngineAllReduce::nccl;
     // Routed expert slots of an MoE model under this split: its experts and their redundant copies.
     int ExpertSlots(const ModelConfig& m) const { return m.moe.experts + redundant_experts; }
     int gpus() const { return tp * pp * replicas; }

@@ -122,6 +122,7 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
     run.rates.decode_attention = DecodeAttentionText(cost.decode_attention_floor(), sys.accelerator);
+    run.rates.all_reduce = cost.AllReduceText();
     PoolModel pool{&cost, ReplicaKvBlocks(run.kv, c.pool)};
     pool.attention_dp = cost.attention_dp();
     run.host_link = HostLinkOf(c.engine, sys.accelerator, cal);
@@ -147,6 +148,7 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
                                          decode_sys->accelerator, c.precision.compute, {}, false);
         run.decode_rates.decode_attention =
             DecodeAttentionText(decode_cost.decode_attention_floor(), decode_sys->accelerator);
+        run.decode_rates.all_reduce = decode_cost.AllReduceText();
         run.transfer = KvTransferBetween(sys, *decode_sys, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
     } else {
         run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());

@@ -28,6 +28,7 @@ std::string PoolText(const PoolConfig& p) {
     if (p.redundant_experts > 0) split += " (+" + std::to_string(p.redundant_experts) + " redundant experts)";
     if (p.deepep_dispatch) split += ", DeepEP";
     if (p.two_batch_overlap) split += ", two-batch overlap";
+    if (p.all_reduce != EngineAllReduce::nccl) split += std::string(", ") + NameOf(p.all_reduce) + " all-reduce";
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
            std::to_string(p.gpus()) + (p.gpus() == 1 ? " GPU)" : " GPUs)");
 }
@@ -40,7 +41,8 @@ Json PoolJson(const PoolConfig& p) {
             {"attention_dp", p.attention_dp},
             {"redundant_experts", p.redundant_experts},
             {"deepep_dispatch", p.deepep_dispatch},
-            {"two_batch_overlap", p.two_batch_overlap}};
+            {"two_batch_overlap", p.two_batch_overlap},
+            {"all_reduce", NameOf(p.all_reduce)}};
 }
 
 std::string LengthText(const LengthDist& d) {
@@ -283,6 +285,7 @@ std::string RatesText(const char* heading, const RateSources& r) {
          "\n  kernel floor " + r.floor + "\n";
     if (!r.clock.empty()) o += "  clock        " + r.clock + "\n";
     if (!r.decode_attention.empty()) o += "  decode attn  " + r.decode_attention + "\n";
+    if (!r.all_reduce.empty()) o += "  all-reduce   " + r.all_reduce + "\n";
     return o;
 }
 

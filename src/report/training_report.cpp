@@ -140,15 +140,17 @@ nlohmann::ordered_json BreakdownJson(const StepBreakdown& b) {
 }
 
 nlohmann::ordered_json RateSourcesJson(const RateSources& r) {
-    return {{"gemm", r.gemm},
-            {"attention", r.attention},
-            {"hbm", r.hbm},
-            {"kernel_floor", r.floor},
-            {"clock", r.clock.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.clock)},
-            {"decode_attention",
-             r.decode_attention.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.decode_attention)},
-            {"scan", r.scan.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.scan)},
-            {"all_measured", r.all_measured}};
+    return {
+        {"gemm", r.gemm},
+        {"attention", r.attention},
+        {"hbm", r.hbm},
+        {"kernel_floor", r.floor},
+        {"clock", r.clock.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.clock)},
+        {"decode_attention",
+         r.decode_attention.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.decode_attention)},
+        {"scan", r.scan.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.scan)},
+        {"all_reduce", r.all_reduce.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.all_reduce)},
+        {"all_measured", r.all_measured}};
 }
 
 std::string TrainingReportJson(const Job& job, const System& sys, const TrainingEstimate& e) {

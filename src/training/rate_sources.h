@@ -26,6 +26,8 @@ struct RateSources {
     // A hybrid model's SSD scan: the measured curve it reads and its efficiency, or that none applies; "" for a model
     // without one (and for serving, whose prefill batches read the curves call by call).
     std::string scan;
+    // Serving only: what the TP all-reduce is timed on (IterationCost::AllReduceText); "" for training and TP 1.
+    std::string all_reduce;
     // Every one of the four (and a hybrid model's scan) from a measurement of this part (or of the part its
     // extraction rule names); false where any is a fallback, missing or set by hand.
     bool all_measured = false;

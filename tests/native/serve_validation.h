@@ -220,7 +220,8 @@ inline std::string TableMarkdown(const std::vector<Row>& rows, const std::string
 // A trtllm-bench throughput run of `c`'s model, precision and TP: the engine as trtllm-bench builds it
 // (TrtllmBenchSettings), TensorRT-LLM's runtime (64 tokens a KV block, KvCacheConfig tokens_per_block;
 // GUARANTEED_NO_EVICT, trtllm-bench's default policy, printed as "Scheduling Policy: Guaranteed No Evict"; chunked
-// context on) with `kv_fraction` of the free memory for the cache, the page's requests all queued at once. Fills
+// context on; its own all-reduce, AllReduceStrategy.AUTO, the strategy its builder gives every TP all-reduce) with
+// `kv_fraction` of the free memory for the cache, the page's requests all queued at once. Fills
 // the row's prediction, and its cause when it is outside 10%; a run the memory model refuses is not expressible.
 inline void PredictTrtllmThroughput(Row& row, ServingConfig c, const sc::System& sys, int isl, int osl,
                                     double kv_fraction) {
@@ -232,6 +233,7 @@ inline void PredictTrtllmThroughput(Row& row, ServingConfig c, const sc::System&
     c.engine.kv_memory_fraction = kv_fraction;
     c.engine.admission = KvAdmission::reserve_full;
     c.engine.chunked_prefill = true;
+    c.pool.all_reduce = EngineAllReduce::tensorrt_llm;  // the engine builder's AllReduceStrategy.AUTO
     c.workload.arrival = ArrivalKind::offline;
     c.workload.requests = TrtllmRequests(isl, osl);
     c.workload.input.min = c.workload.input.max = isl;

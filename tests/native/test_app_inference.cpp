@@ -117,6 +117,31 @@ TEST(AppInference, PipelineAndExpertSplitsTravelInTheLink) {
     EXPECT_NE(s->inference.error.find("pool.ep: ep=2 splits experts"), std::string::npos) << s->inference.error;
 }
 
+// The pool's all-reduce (the tab's "TensorRT-LLM all-reduce") travels in the link as serve.all_reduce and runs as the
+// CLI's --set pool.all_reduce runs it; the report names the curve it read.
+TEST(AppInference, TheEnginesAllReduceTravelsInTheLinkAndRunsAsTheCliRunsIt) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-70b-h100x8-fp8-offline.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    s->inference.config.workload.requests = 200;
+    ASSERT_EQ(s->inference.config.pool.all_reduce, sc::EngineAllReduce::tensorrt_llm);
+    s->inference.config.pool.all_reduce = sc::EngineAllReduce::nccl;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, sc::app::PoolLink(*s)), "");
+    EXPECT_NE(sc::app::PoolLink(*s).find("serve.all_reduce=nccl"), std::string::npos) << sc::app::PoolLink(*s);
+    EXPECT_EQ(sc::app::CurrentServeRequest(*other).config.pool.all_reduce, sc::EngineAllReduce::nccl);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-70b-h100x8-fp8-offline --set workload.requests=200 "
+                                       "--set pool.all_reduce=nccl"));
+    EXPECT_NE(s->inference.report.find("all-reduce   NCCL, measured"), std::string::npos) << s->inference.report;
+    s->inference.config.pool.all_reduce = sc::EngineAllReduce::tensorrt_llm;
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-70b-h100x8-fp8-offline --set workload.requests=200"));
+    EXPECT_NE(s->inference.report.find("aiconf-trtllm1.3.0rc20-h100-sxm-allreduce-8gpu-auto"), std::string::npos);
+}
+
 // Data-parallel attention (the tab's "attention DP") travels in the link as serve.attention_dp and runs as the CLI's
 // --set pool.attention_dp runs it.
 TEST(AppInference, AttentionDpTravelsInTheLinkAndRunsAsTheCliRunsIt) {

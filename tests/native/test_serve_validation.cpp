@@ -427,11 +427,13 @@ TEST(ServeValidation, ReadmeIsCurrent) {
 namespace {
 
 // A ratchet, not a target: the number of comparisons within 10% when this table was last regenerated. A change
-// that loses one fails here; one that gains raises the number.
+// that loses one fails here; one that gains raises the number. Lowered once on purpose, 80 -> 79, when TensorRT-LLM's
+// rows took the engine's own all-reduce (docs/serving.md, "TensorRT-LLM's own all-reduce"): two TP2 FP8 rows that
+// NCCL's slower megabyte all-reduces on 2 GPUs had kept inside went out.
 TEST(ServeValidation, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 193);
-    EXPECT_GE(c.within, 80);
+    EXPECT_GE(c.within, 79);
 }
 
 }  // namespace

@@ -188,6 +188,7 @@ std::vector<Row> Online(int i, const json& r) {
     c.engine.admission = KvAdmission::reserve_full;
     c.engine.chunked_prefill = false;
     c.engine.frontend_s = kTritonFrontendSeconds;
+    c.pool.all_reduce = EngineAllReduce::tensorrt_llm;  // the engine's own all-reduce (PredictTrtllmThroughput)
     c.workload.requests = r["workload"]["requests"];
     c.workload.arrival = inf ? ArrivalKind::offline : ArrivalKind::poisson;
     if (!inf) c.workload.rate = r["workload"]["qps"];
@@ -252,11 +253,13 @@ TEST(ServeValidationMore, ReadmeShowsTheSummary) {
 }
 
 // A ratchet, not a target: comparisons made and within 10% when the table was last regenerated. A change that
-// loses one fails here; one that gains raises the number.
+// loses one fails here; one that gains raises the number. Lowered once on purpose, 386 -> 382, when TensorRT-LLM's
+// rows took the engine's own all-reduce (docs/serving.md, "TensorRT-LLM's own all-reduce"): the online ITL rows of
+// one or two sequences a step came in, those of tens (already under) went out, as did a few TTFT rows.
 TEST(ServeValidationMore, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 529);
-    EXPECT_GE(c.within, 386);
+    EXPECT_GE(c.within, 382);
 }
 
 }  // namespace
