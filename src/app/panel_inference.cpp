@@ -63,14 +63,18 @@ bool LargeEpFields(PoolConfig& p, const std::string& id) {
                    "other's compute (DeepSeek's dual micro-batch overlap, SGLang's --enable-two-batch-overlap); the "
                    "weights are read twice");
     ImGui::SameLine();
-    bool trtllm = p.all_reduce == EngineAllReduce::tensorrt_llm;
-    if (box("TensorRT-LLM all-reduce" + id, &trtllm,
-            "the TP all-reduce as TensorRT-LLM runs it (AllReduceStrategy.AUTO: its one-shot and two-shot kernels "
-            "over NVLink for small buffers, NCCL above), timed on its measured curve where the part has one for "
-            "the group's GPUs; off: NCCL's")) {
-        p.all_reduce = trtllm ? EngineAllReduce::tensorrt_llm : EngineAllReduce::nccl;
-        changed = true;
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("tensorrt-llm").x + ImGui::GetFrameHeight() + 12);
+    if (ImGui::BeginCombo(("all-reduce" + id).c_str(), NameOf(p.all_reduce))) {
+        for (EngineAllReduce a :
+             {EngineAllReduce::nccl, EngineAllReduce::tensorrt_llm, EngineAllReduce::vllm, EngineAllReduce::sglang})
+            if (ImGui::Selectable(NameOf(a), a == p.all_reduce) && a != p.all_reduce) p.all_reduce = a, changed = true;
+        ImGui::EndCombo();
     }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "the TP all-reduce the engine runs: NCCL's, or the engine's own custom kernels for small "
+            "buffers (TensorRT-LLM's AllReduceStrategy.AUTO; vLLM's and SGLang's in a CUDA graph), "
+            "timed on its measured curve where the part has one for the group's GPUs");
     return changed;
 }
 

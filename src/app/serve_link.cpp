@@ -15,11 +15,6 @@ std::optional<T> IfChanged(const T& now, const T& was) {
 // copies when "disaggregated" is ticked.
 PoolConfig DecodeBase(const ServingConfig& base, const PoolConfig& pool) { return base.decode_pool.value_or(pool); }
 
-// A link's all-reduce name (its key accepts only these two).
-EngineAllReduce EngineAllReduceNamed(const std::string& name) {
-    return name == "tensorrt-llm" ? EngineAllReduce::tensorrt_llm : EngineAllReduce::nccl;
-}
-
 }  // namespace
 
 LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now) {
@@ -90,7 +85,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.redundant_experts) c.pool.redundant_experts = *e.redundant_experts;
     if (e.deepep) c.pool.deepep_dispatch = *e.deepep;
     if (e.two_batch_overlap) c.pool.two_batch_overlap = *e.two_batch_overlap;
-    if (e.all_reduce) c.pool.all_reduce = EngineAllReduceNamed(*e.all_reduce);
+    if (e.all_reduce) c.pool.all_reduce = EngineAllReduceNamed(*e.all_reduce).value_or(c.pool.all_reduce);
     if (e.decode) {
         if (!*e.decode) c.decode_pool.reset();
         else if (!c.decode_pool) c.decode_pool = c.pool;
@@ -103,7 +98,8 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (c.decode_pool && e.decode_redundant_experts) c.decode_pool->redundant_experts = *e.decode_redundant_experts;
     if (c.decode_pool && e.decode_deepep) c.decode_pool->deepep_dispatch = *e.decode_deepep;
     if (c.decode_pool && e.decode_two_batch_overlap) c.decode_pool->two_batch_overlap = *e.decode_two_batch_overlap;
-    if (c.decode_pool && e.decode_all_reduce) c.decode_pool->all_reduce = EngineAllReduceNamed(*e.decode_all_reduce);
+    if (c.decode_pool && e.decode_all_reduce)
+        c.decode_pool->all_reduce = EngineAllReduceNamed(*e.decode_all_reduce).value_or(c.decode_pool->all_reduce);
     if (e.max_seqs) c.engine.max_seqs = *e.max_seqs;
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;

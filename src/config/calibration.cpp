@@ -176,9 +176,10 @@ CollectiveCurve ReadEngineAllReduce(const json& e, const std::string& path, std:
     cc.id = UniqueId(g, ids);
     cc.accelerators = AcceleratorIds(g);
     cc.engine = g.NonEmptyString("engine");
-    if (cc.engine != "tensorrt-llm")
-        throw Error(g.Field("engine"),
-                    "\"" + cc.engine + "\" is not an engine with a measured all-reduce: \"tensorrt-llm\"");
+    if (cc.engine != "tensorrt-llm" && cc.engine != "vllm" && cc.engine != "sglang")
+        throw Error(g.Field("engine"), "\"" + cc.engine +
+                                           "\" is not one of \"tensorrt-llm\", \"vllm\", \"sglang\" (the engines whose "
+                                           "own all-reduce is measured)");
     cc.scope = "scale_up";
     cc.op = CollectiveOp::all_reduce;
     cc.algorithm = g.NonEmptyString("algorithm");

@@ -44,7 +44,8 @@ struct CollectiveCurve {
     MeasuredCurve busbw;  // x = message bytes, y = busbw GB/s
     std::string series, hardware, setup, source, note;
     // "" for NCCL's (the `collectives` table); a serving engine's own all-reduce op for the `engine_all_reduce`
-    // table: "tensorrt-llm" (its AllReduce under AllReduceStrategy.AUTO, custom kernels for small buffers).
+    // table: "tensorrt-llm" (its AllReduce under AllReduceStrategy.AUTO), "vllm" or "sglang" (their
+    // tensor_model_parallel_all_reduce in a CUDA graph): custom kernels for small buffers, NCCL above.
     std::string engine;
 };
 

@@ -117,7 +117,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     if (const DecodeAttentionFloor* f = cal ? FindDecodeAttentionFloor(*cal, sys.accelerator.id) : nullptr)
         decode_floor_ = *f;
-    if (split.all_reduce == EngineAllReduce::tensorrt_llm && cal && tp_ > 1 && tp_ <= sys_.levels.front().size)
+    if (split.all_reduce != EngineAllReduce::nccl && cal && tp_ > 1 && tp_ <= sys_.levels.front().size)
         if (const CollectiveCurve* c = FindEngineAllReduce(*cal, sys.accelerator.id, NameOf(split.all_reduce), tp_))
             engine_ar_ = *c;
     cache_.assign(static_cast<size_t>(std::max(0, max_tokens)) + 1, PerT{});

@@ -22,7 +22,22 @@ const char* NameOf(ArrivalKind k) {
 }
 
 const char* NameOf(SchedulingPolicy p) { return p == SchedulingPolicy::priority ? "priority" : "fcfs"; }
-const char* NameOf(EngineAllReduce a) { return a == EngineAllReduce::tensorrt_llm ? "tensorrt-llm" : "nccl"; }
+const char* NameOf(EngineAllReduce a) {
+    switch (a) {
+        case EngineAllReduce::nccl: return "nccl";
+        case EngineAllReduce::tensorrt_llm: return "tensorrt-llm";
+        case EngineAllReduce::vllm: return "vllm";
+        case EngineAllReduce::sglang: return "sglang";
+    }
+    return "?";
+}
+
+std::optional<EngineAllReduce> EngineAllReduceNamed(std::string_view name) {
+    for (EngineAllReduce a :
+         {EngineAllReduce::nccl, EngineAllReduce::tensorrt_llm, EngineAllReduce::vllm, EngineAllReduce::sglang})
+        if (name == NameOf(a)) return a;
+    return std::nullopt;
+}
 const char* NameOf(Preemption p) { return p == Preemption::swap ? "swap" : "recompute"; }
 const char* NameOf(LengthDist::Kind k) {
     switch (k) {

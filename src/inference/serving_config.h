@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/model_config.h"
@@ -136,14 +137,20 @@ struct EngineConfig {
 };
 
 // The TP all-reduce an engine runs inside a scale-up domain.
-//   nccl          NCCL's all-reduce (vLLM with its custom all-reduce off, SGLang's and TensorRT-LLM's NCCL strategy),
-//                 timed on the part's nccl-tests curves (CommModel's).
+//   nccl          NCCL's all-reduce (an engine with its custom all-reduce off: vLLM's and SGLang's
+//                 --disable-custom-all-reduce, TensorRT-LLM's NCCL strategy), timed on the part's nccl-tests curves
+//                 (CommModel's).
 //   tensorrt_llm  TensorRT-LLM's AllReduce under AllReduceStrategy.AUTO, its default: its one-shot and two-shot
 //                 kernels over NVLink peer memory for buffers within the workspace, NCCL above
-//                 (AllreducePlugin::selectImplementation), timed on the engine's own measured curve where the part
-//                 has one for the group's GPU count (calibration engine_all_reduce), else on NCCL's.
-enum class EngineAllReduce { nccl, tensorrt_llm };
+//                 (AllreducePlugin::selectImplementation).
+//   vllm, sglang  their tensor_model_parallel_all_reduce as a CUDA-graph step runs it (vLLM's decode and V1's
+//                 piecewise graphs, SGLang's decode graphs): their custom all-reduce for the buffers it takes, NCCL
+//                 above.
+// An engine's own is timed on its measured curve where the part has one for the group's GPU count (calibration
+// engine_all_reduce), else on NCCL's.
+enum class EngineAllReduce { nccl, tensorrt_llm, vllm, sglang };
 const char* NameOf(EngineAllReduce a);
+std::optional<EngineAllReduce> EngineAllReduceNamed(std::string_view name);  // NameOf's inverse
 
 // One pool's replicas. A replica is pp pipeline stages of tp GPUs each (tp x pp GPUs).
 //   pp: the layers split into consecutive stages as vLLM's get_pp_indices splits them (StageLayers). The

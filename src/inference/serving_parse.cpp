@@ -45,9 +45,7 @@ PoolConfig Pool(JsonFields& f) {
     p.redundant_experts = f.NonNegativeInt("redundant_experts", 0, 1 << 20);
     p.deepep_dispatch = f.Bool("deepep_dispatch", false);
     p.two_batch_overlap = f.Bool("two_batch_overlap", false);
-    p.all_reduce = f.Choice("all_reduce", {"nccl", "tensorrt-llm"}, "nccl") == "tensorrt-llm"
-                       ? EngineAllReduce::tensorrt_llm
-                       : EngineAllReduce::nccl;
+    p.all_reduce = *EngineAllReduceNamed(f.Choice("all_reduce", {"nccl", "tensorrt-llm", "vllm", "sglang"}, "nccl"));
     return p;
 }
 

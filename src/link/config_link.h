@@ -73,8 +73,9 @@ struct LinkServeEdits {
     std::optional<int> redundant_experts, decode_redundant_experts;   // copies of routed experts in the ep groups
     std::optional<bool> deepep, decode_deepep;                        // DeepEP dispatch (PoolConfig::deepep_dispatch)
     std::optional<bool> two_batch_overlap, decode_two_batch_overlap;  // PoolConfig::two_batch_overlap
-    std::optional<std::string> all_reduce, decode_all_reduce;         // PoolConfig::all_reduce: nccl, tensorrt-llm
-    std::optional<int> timelines;                                     // requests whose timelines the result keeps
+    std::optional<std::string> all_reduce,
+        decode_all_reduce;                                   // PoolConfig::all_reduce: nccl, tensorrt-llm, vllm, sglang
+    std::optional<int> timelines;                            // requests whose timelines the result keeps
     std::optional<int> prefixes, prefix_tokens;              // shared prompt prefixes: how many (0: none), tokens each
     std::optional<int> turns;                                // requests a conversation (1: single requests)
     std::optional<int> samples;                              // completions of each prompt (vLLM's n)

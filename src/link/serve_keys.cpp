@@ -74,8 +74,8 @@ const std::vector<Key>& Keys() {
         {"serve.decode_deepep", BoolField{&Edits::decode_deepep}},
         {"serve.two_batch_overlap", BoolField{&Edits::two_batch_overlap}},
         {"serve.decode_two_batch_overlap", BoolField{&Edits::decode_two_batch_overlap}},
-        {"serve.all_reduce", ChoiceField{&Edits::all_reduce, {"nccl", "tensorrt-llm"}}},
-        {"serve.decode_all_reduce", ChoiceField{&Edits::decode_all_reduce, {"nccl", "tensorrt-llm"}}},
+        {"serve.all_reduce", ChoiceField{&Edits::all_reduce, {"nccl", "tensorrt-llm", "vllm", "sglang"}}},
+        {"serve.decode_all_reduce", ChoiceField{&Edits::decode_all_reduce, {"nccl", "tensorrt-llm", "vllm", "sglang"}}},
         {"serve.timelines", IntField{&Edits::timelines, 0, 1 << 24}},  // checked when simulated (kMaxTimelines)
         {"serve.prefixes", IntField{&Edits::prefixes, 0, 1 << 24}},    // checked when simulated (kMaxSharedPrefixes)
         {"serve.prefix_tokens", IntField{&Edits::prefix_tokens, 1, kMaxModelDim}},
