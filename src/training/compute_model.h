@@ -4,6 +4,7 @@
 // and whose memory roof is the achieved HBM bandwidth.
 #pragma once
 #include <optional>
+#include <string>
 
 #include "config/calibration.h"
 #include "config/hardware_config.h"
@@ -95,6 +96,9 @@ public:
     // (empty: none, GEMMs set by hand, or not a serving engine's: TrainingOptions::engine_moe_op).
     const std::vector<const GroupedGemmCurve*>& grouped_gemms() const { return grouped_; }
     bool hbm_measured() const { return hbm_measured_; }
+    // The streaming kernel the achieved HBM rate was measured with ("Copy": STREAM's copy; "Quantize": TensorRT-LLM's
+    // static fp8 quantize where the part has no STREAM run); "" when not measured.
+    const std::string& hbm_kernel() const { return hbm_kernel_; }
 
 private:
     double Roofline(double flops, double peak, double efficiency, double bytes) const;
@@ -126,6 +130,7 @@ private:
     const ScanCurve* scan_curve_ = nullptr;      // the job's scan: its curve and efficiency (0: attention's)
     double scan_eff_ = 0;
     bool hbm_measured_ = false;
+    std::string hbm_kernel_;
 };
 
 // Where a caller running many estimates of one model on one part (the layout search) keeps the last compute

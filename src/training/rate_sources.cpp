@@ -88,7 +88,11 @@ std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const 
 std::string HbmText(const ComputeModel& cm, const Accelerator& acc, const TrainingOptions& opt) {
     const double achieved = cm.memory_bytes_per_s() / 1e12, nominal = acc.hbm_bandwidth_tbps;
     if (opt.memory_efficiency > 0) return Printf("%.3g of %.3g TB/s, set by hand", achieved, nominal);
-    if (cm.hbm_measured()) return Printf("STREAM copy measured: %.3g of %.3g TB/s", achieved, nominal);
+    if (cm.hbm_measured() && cm.hbm_kernel() == "Copy")
+        return Printf("STREAM copy measured: %.3g of %.3g TB/s", achieved, nominal);
+    if (cm.hbm_measured())
+        return Printf("TensorRT-LLM's fp8 quantize measured (no STREAM run of the part): %.3g of %.3g TB/s", achieved,
+                      nominal);
     return "no measurement for " + acc.id + Printf(": %.3g of %.3g TB/s (fallback)", achieved, nominal);
 }
 

@@ -58,13 +58,15 @@ void ExpectSiblingReadsOnlyTheScaleUpCurves(const std::string& measured, const s
 }
 
 // A job that touches nothing the two systems differ in takes the same step on both, to the bit. The Blackwell Ultra
-// parts have attention curves of their own (GB300's cuDNN runs, which B300 reads), so the comparison sets attention's
-// efficiency by hand; with the measured curves the Ultra part's step is the shorter.
+// parts have attention curves of their own (GB300's cuDNN runs, which B300 reads) and each part its own HBM rate (a
+// streaming kernel timed on it), so the comparison sets attention's efficiency and the memory rate by hand; with the
+// measured curves the Ultra part's step is the shorter.
 void ExpectTheSameStep(const std::string& sys_a, const std::string& sys_b, const std::string& model,
                        const std::string& spec) {
     const Job job = MakeJob(servetest::Model(model), ParseParallelSpec(spec));
     TrainingOptions same_attention;
     same_attention.attention_efficiency = 0.5;
+    same_attention.memory_efficiency = 0.8;
     const double ta = EstimateTraining(job, servetest::System(sys_a), &Calibration(), same_attention).step_seconds;
     EXPECT_GT(ta, 0);
     EXPECT_EQ(ta, EstimateTraining(job, servetest::System(sys_b), &Calibration(), same_attention).step_seconds) << spec;

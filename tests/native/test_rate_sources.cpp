@@ -53,14 +53,16 @@ TEST(RateSources, AnEditedPeakSaysItsScale) {
     EXPECT_TRUE(Has(gemm, "; x2 for the edited peak")) << gemm;
 }
 
-// GB300 names the curve it borrows and where it was measured, its own cuDNN attention runs; its HBM is a fallback.
-TEST(RateSources, Gb300SaysWhichRatesAreFallbacks) {
+// GB300 names the curve it borrows and where it was measured, its own cuDNN attention runs, and its HBM rate: a
+// streaming kernel timed on it (no STREAM run of it exists).
+TEST(RateSources, Gb300SaysWhereEachRateWasMeasured) {
     const sc::RateSources r = Rates("gb300-nvl72");
     EXPECT_TRUE(Has(r.gemm, "xla-sm100-bf16 on NVIDIA Blackwell sm_100")) << r.gemm;
     EXPECT_TRUE(Has(r.attention, "forward measured (cudnnfe-gb300-llama31-bf16, cudnn)")) << r.attention;
     EXPECT_TRUE(Has(r.attention, "backward measured (cudnnfe-gb300-llama31-bf16, cudnn)")) << r.attention;
-    EXPECT_TRUE(Has(r.hbm, "no measurement for gb300") && Has(r.hbm, "(fallback)")) << r.hbm;
-    EXPECT_FALSE(r.all_measured);
+    EXPECT_TRUE(Has(r.hbm, "TensorRT-LLM's fp8 quantize measured")) << r.hbm;
+    EXPECT_TRUE(r.all_measured);
+    EXPECT_TRUE(Has(Rates("tpu-v5p-pod").hbm, "no measurement for tpu-v5p")) << Rates("tpu-v5p-pod").hbm;
 }
 
 TEST(RateSources, FallbackGemmsSayTheirValueAndTheMeasuredCeiling) {
@@ -88,11 +90,11 @@ TEST(RateSources, ReportsCarryThemAndTheSearchPathDoesNot) {
     const sc::RateSources want = sc::DescribeRates(*res.job, sys, &Cal(), req.options);
     EXPECT_EQ(res.training->rates.gemm, want.gemm);
     const std::string text = sc::EstimateReportText(req, res);
-    EXPECT_TRUE(Has(text, "rates from                    measurements and fallbacks:")) << text;
+    EXPECT_TRUE(Has(text, "rates from                    measurements (presets/calibration/measured.json)")) << text;
     EXPECT_TRUE(Has(text, "  GEMMs                       " + want.gemm)) << text;
     const nlohmann::json j = nlohmann::json::parse(sc::EstimateReportJson(req, res));
     EXPECT_EQ(j["training"]["rate_sources"]["attention"], want.attention);
-    EXPECT_EQ(j["training"]["rate_sources"]["all_measured"], false);
+    EXPECT_EQ(j["training"]["rate_sources"]["all_measured"], true);
     EXPECT_TRUE(j["training"]["rate_sources"]["decode_attention"].is_null());  // training decodes nothing
 }
 
