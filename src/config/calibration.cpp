@@ -168,27 +168,46 @@ ScanCurve ReadScanCurve(const json& e, const std::string& path, std::set<std::st
     return sc;
 }
 
-// A serving engine's own all-reduce (engine_all_reduce): the engine named, the op and scope implied (all-reduce of
-// one scale-up domain), the GPUs it ran on, its bus bandwidth by message size.
-CollectiveCurve ReadEngineAllReduce(const json& e, const std::string& path, std::set<std::string>& ids) {
-    JsonFields g(e, path);
+// A measured collective: NCCL's (the `collectives` table: its scope, op and nodes as stated) or a serving engine's own
+// all-reduce (`engine_all_reduce`: the engine named, the op and scope implied, one scale-up domain, at least two
+// sizes); then the GPUs it ran on and its bus bandwidth by message size.
+CollectiveCurve ReadCollectiveCurve(const json& e, const std::string& path, std::set<std::string>& ids, bool engine) {
+    JsonFields c(e, path);
     CollectiveCurve cc;
-    cc.id = UniqueId(g, ids);
-    cc.accelerators = AcceleratorIds(g);
-    cc.engine = g.NonEmptyString("engine");
-    if (cc.engine != "tensorrt-llm" && cc.engine != "vllm" && cc.engine != "sglang")
-        throw Error(g.Field("engine"), "\"" + cc.engine +
-                                           "\" is not one of \"tensorrt-llm\", \"vllm\", \"sglang\" (the engines whose "
-                                           "own all-reduce is measured)");
-    cc.scope = "scale_up";
-    cc.op = CollectiveOp::all_reduce;
-    cc.algorithm = g.NonEmptyString("algorithm");
-    cc.n_ranks = g.Int("n_ranks");
-    cc.n_nodes = 1;
+    cc.id = UniqueId(c, ids);
+    cc.accelerators = AcceleratorIds(c);
+    if (engine) {
+        cc.engine = c.NonEmptyString("engine");
+        if (cc.engine != "tensorrt-llm" && cc.engine != "vllm" && cc.engine != "sglang")
+            throw Error(c.Field("engine"), "\"" + cc.engine +
+                                               "\" is not one of \"tensorrt-llm\", \"vllm\", \"sglang\" (the engines "
+                                               "whose own all-reduce is measured)");
+        cc.scope = "scale_up";
+        cc.op = CollectiveOp::all_reduce;
+    } else {
+        cc.scope = c.NonEmptyString("scope");
+        if (cc.scope != "scale_up" && cc.scope != "scale_out")
+            throw Error(c.Field("scope"), "\"" + cc.scope + "\" is not one of \"scale_up\", \"scale_out\"");
+        std::string op = c.NonEmptyString("op");
+        if (op == "all_reduce") cc.op = CollectiveOp::all_reduce;
+        else if (op == "all_gather") cc.op = CollectiveOp::all_gather;
+        else if (op == "reduce_scatter") cc.op = CollectiveOp::reduce_scatter;
+        else if (op == "all_to_all") cc.op = CollectiveOp::all_to_all;
+        else
+            throw Error(
+                c.Field("op"),
+                "\"" + op + "\" is not one of \"all_reduce\", \"all_gather\", \"reduce_scatter\", \"all_to_all\"");
+    }
+    cc.algorithm = c.NonEmptyString("algorithm");
+    cc.n_ranks = c.Int("n_ranks");
+    cc.n_nodes = engine ? 1 : c.Int("n_nodes");
     if (cc.n_ranks < 2)
-        throw Error(g.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
-    ReadCurveTail(g, "message_bytes", "busbw_GBps", "[message_bytes, busbw_GBps]", 0, &cc.busbw, &cc);
-    if (cc.busbw.x.size() < 2) throw Error(g.Field("points"), "an engine's all-reduce needs at least 2 measured sizes");
+        throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
+    if (cc.n_nodes < 1 || cc.n_nodes > cc.n_ranks)
+        throw Error(c.Field("n_nodes"), "must be between 1 and n_ranks, got " + std::to_string(cc.n_nodes));
+    ReadCurveTail(c, "message_bytes", "busbw_GBps", "[message_bytes, busbw_GBps]", 0, &cc.busbw, &cc);
+    if (engine && cc.busbw.x.size() < 2)
+        throw Error(c.Field("points"), "an engine's all-reduce needs at least 2 measured sizes");
     return cc;
 }
 
@@ -246,33 +265,8 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
     std::set<std::string> ids;
 
     const json& colls = r.Array("collectives");
-    for (size_t i = 0; i < colls.size(); ++i) {
-        JsonFields c(colls[i], "collectives[" + std::to_string(i) + "]");
-        CollectiveCurve cc;
-        cc.id = UniqueId(c, ids);
-        cc.accelerators = AcceleratorIds(c);
-        cc.scope = c.NonEmptyString("scope");
-        if (cc.scope != "scale_up" && cc.scope != "scale_out")
-            throw Error(c.Field("scope"), "\"" + cc.scope + "\" is not one of \"scale_up\", \"scale_out\"");
-        std::string op = c.NonEmptyString("op");
-        if (op == "all_reduce") cc.op = CollectiveOp::all_reduce;
-        else if (op == "all_gather") cc.op = CollectiveOp::all_gather;
-        else if (op == "reduce_scatter") cc.op = CollectiveOp::reduce_scatter;
-        else if (op == "all_to_all") cc.op = CollectiveOp::all_to_all;
-        else
-            throw Error(
-                c.Field("op"),
-                "\"" + op + "\" is not one of \"all_reduce\", \"all_gather\", \"reduce_scatter\", \"all_to_all\"");
-        cc.algorithm = c.NonEmptyString("algorithm");
-        cc.n_ranks = c.Int("n_ranks");
-        cc.n_nodes = c.Int("n_nodes");
-        if (cc.n_ranks < 2)
-            throw Error(c.Field("n_ranks"), "a collective needs at least 2 ranks, got " + std::to_string(cc.n_ranks));
-        if (cc.n_nodes < 1 || cc.n_nodes > cc.n_ranks)
-            throw Error(c.Field("n_nodes"), "must be between 1 and n_ranks, got " + std::to_string(cc.n_nodes));
-        ReadCurveTail(c, "message_bytes", "busbw_GBps", "[message_bytes, busbw_GBps]", 0, &cc.busbw, &cc);
-        t.collectives.push_back(std::move(cc));
-    }
+    for (size_t i = 0; i < colls.size(); ++i)
+        t.collectives.push_back(ReadCollectiveCurve(colls[i], "collectives[" + std::to_string(i) + "]", ids, false));
 
     const json& gemms = r.Array("gemm");
     for (size_t i = 0; i < gemms.size(); ++i) {
@@ -406,7 +400,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         t.ssd_scan.push_back(ReadScanCurve(e, "ssd_scan[" + std::to_string(t.ssd_scan.size()) + "]", ids));
     for (const json& e : OptionalArray(r, "engine_all_reduce"))
         t.engine_all_reduce.push_back(
-            ReadEngineAllReduce(e, "engine_all_reduce[" + std::to_string(t.engine_all_reduce.size()) + "]", ids));
+            ReadCollectiveCurve(e, "engine_all_reduce[" + std::to_string(t.engine_all_reduce.size()) + "]", ids, true));
     r.RejectUnknown();
     return t;
 }
