@@ -35,6 +35,17 @@ inline const nlohmann::json& CalibrationRecords(const std::string& key) {
     return data.at(key);
 }
 
+// A derived curve is its series' records, point for point: `points` maps each record's x to its y.
+inline void ExpectCurveIsRecords(const sc::MeasuredCurve& c, const std::map<double, double>& points) {
+    ASSERT_EQ(c.x.size(), points.size());
+    size_t i = 0;
+    for (const auto& [x, y] : points) {
+        EXPECT_EQ(c.x[i], x);
+        EXPECT_EQ(c.y[i], y);
+        ++i;
+    }
+}
+
 // The error ParseCalibration gives for presets/calibration/measured.json with the first `from` after the array
 // `section` replaced by `to` ("" and a failed EXPECT when `from` is not there).
 inline std::string CalibrationErrorWith(const std::string& section, const std::string& from, const std::string& to) {

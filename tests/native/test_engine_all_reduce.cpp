@@ -55,14 +55,7 @@ TEST(EngineAllReduce, TheCurvesAreTheRecords) {
         SCOPED_TRACE(c.id);
         EXPECT_EQ(c.engine, engine_of.at(c.series));
         EXPECT_TRUE(EngineAllReduceNamed(c.engine).has_value());
-        const std::map<double, double>& pts = by_series.at(c.series);
-        ASSERT_EQ(c.busbw.x.size(), pts.size());
-        size_t i = 0;
-        for (const auto& [bytes, bus] : pts) {
-            EXPECT_EQ(c.busbw.x[i], bytes);
-            EXPECT_EQ(c.busbw.y[i], bus);
-            ++i;
-        }
+        servetest::ExpectCurveIsRecords(c.busbw, by_series.at(c.series));
     }
 }
 

@@ -52,14 +52,7 @@ TEST(SsdScan, TheCurvesAreTheRecords) {
     ASSERT_EQ(cal.ssd_scan.size(), 21u);  // Nano, Super and Ultra at the batches the table measured
     for (const ScanCurve& c : cal.ssd_scan) {
         SCOPED_TRACE(c.id);
-        const std::map<double, double>& pts = by_series.at(c.series);
-        ASSERT_EQ(c.efficiency.x.size(), pts.size());
-        size_t i = 0;
-        for (const auto& [len, eff] : pts) {
-            EXPECT_EQ(c.efficiency.x[i], len);
-            EXPECT_EQ(c.efficiency.y[i], eff);
-            ++i;
-        }
+        servetest::ExpectCurveIsRecords(c.efficiency, by_series.at(c.series));
         EXPECT_EQ(c.chunk, 128);  // Megatron-Core's MambaMixer default, which the graph's models run
     }
 }
