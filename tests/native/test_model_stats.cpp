@@ -78,6 +78,34 @@ TEST(ModelStats, NewerModelPresetsMatchPublishedSizes) {
 }
 
 // Closed form for a dense GPT: matmul FLOPs per token = 6 * (per-layer GEMM weights * L + V*h) and
+
+// The dense models serving benchmarks run most, against the totals their model cards print (Hugging Face's count
+// of the released weights): Llama 2 7B/13B/70B 6.74B, 13.0B, 69.0B; Llama 3.2 1B/3B 1.24B, 3.21B (tied
+// embeddings: one 128256 x h table); Qwen3 8B/14B/32B 8.2B, 14.8B, 32.8B and their non-embedding 6.95B, 13.2B,
+// 31.2B (Qwen3 model cards); Qwen2.5 7B/72B 7.61B, 72.7B and 7B's non-embedding 6.53B (Qwen2.5 model cards; the
+// QKV biases the presets leave out are 0.13M and 0.8M in all). The 72B card's non-embedding 70.0B is not checked:
+// its own total less the two 152064 x 8192 tables is 70.2B.
+TEST(ModelStats, CommonDenseModelPresetsMatchPublishedSizes) {
+    struct Case {
+        const char* file;
+        double total_b, tolerance_b;
+    };
+    for (const Case& c :
+         {Case{"llama2-7b.json", 6.74, 0.005}, Case{"llama2-13b.json", 13.0, 0.05}, Case{"llama2-70b.json", 69.0, 0.05},
+          Case{"llama3.2-1b.json", 1.24, 0.005}, Case{"llama3.2-3b.json", 3.21, 0.005},
+          Case{"qwen3-8b.json", 8.2, 0.05}, Case{"qwen3-14b.json", 14.8, 0.05}, Case{"qwen3-32b.json", 32.8, 0.05},
+          Case{"qwen2.5-7b.json", 7.61, 0.01}, Case{"qwen2.5-72b.json", 72.7, 0.05}})
+        EXPECT_NEAR(sc::ComputeModelStats(Preset(c.file)).params / 1e9, c.total_b, c.tolerance_b) << c.file;
+    // Non-embedding: the two untied tables (vocab x hidden each) off the total.
+    auto body = [](const char* file) {
+        const sc::ModelConfig m = Preset(file);
+        return (sc::ComputeModelStats(m).params - 2.0 * m.vocab * m.hidden) / 1e9;
+    };
+    EXPECT_NEAR(body("qwen3-8b.json"), 6.95, 0.005);
+    EXPECT_NEAR(body("qwen3-14b.json"), 13.2, 0.05);
+    EXPECT_NEAR(body("qwen3-32b.json"), 31.2, 0.05);
+    EXPECT_NEAR(body("qwen2.5-7b.json"), 6.53, 0.005);
+}
 // causal attention = 3 (fwd + 2x bwd) * 2 * L * h * (s+1) (QK^T and AV over s(s+1)/2 pairs per sequence).
 TEST(ModelStats, Gpt3FlopsPerTokenEqualClosedForm) {
     sc::ModelStats st = sc::ComputeModelStats(Preset("gpt3-175b.json"));
