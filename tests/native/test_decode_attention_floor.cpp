@@ -56,7 +56,9 @@ Derived Derive(const std::string& gpu) {
 }
 
 TEST(DecodeAttentionFloor, IsTheMedianInterceptOfThePublishedSeries) {
-    for (const auto& [gpu, part] : {std::pair{"H100", "h100-sxm"}, std::pair{"A100", "a100-80gb"}}) {
+    for (const auto& [gpu, part] :
+         {std::pair{"H100", "h100-sxm"}, std::pair{"A100", "a100-80gb"}, std::pair{"B200", "b200"},
+          std::pair{"GB200", "gb200"}, std::pair{"B300", "b300"}, std::pair{"GB300", "gb300"}}) {
         SCOPED_TRACE(gpu);
         const Derived d = Derive(gpu);
         const DecodeAttentionFloor* f = FindDecodeAttentionFloor(servetest::Calibration(), part);
@@ -65,16 +67,18 @@ TEST(DecodeAttentionFloor, IsTheMedianInterceptOfThePublishedSeries) {
                                            << "\" is stale: alpha_us is now " << d.alpha_us;
         EXPECT_EQ(f->series_count, d.series);
     }
-    // Ten series of three kernels on H100 (ONNX Runtime's, FlashAttention-2's and -3's), two of one on A100.
+    // Ten series of three kernels on H100 (ONNX Runtime's, FlashAttention-2's and -3's), two of one on A100; on
+    // each Blackwell part TensorRT-LLM's attention op at Llama 3 70B's TP8 shape, one series a batch of 1-2,048.
     EXPECT_EQ(Derive("H100").series, 10);
     EXPECT_EQ(Derive("A100").series, 2);
+    for (const char* gpu : {"B200", "GB200", "B300", "GB300"}) EXPECT_EQ(Derive(gpu).series, 12) << gpu;
     // The 40 GB A100 and the other sm_90 parts read the same entries; a part with no measurement has none.
     EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "a100-40gb"),
               FindDecodeAttentionFloor(servetest::Calibration(), "a100-80gb"));
     EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "h200"),
               FindDecodeAttentionFloor(servetest::Calibration(), "h100-sxm"));
     EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "l40s"), nullptr);
-    EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "b200"), nullptr);
+    EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "mi300x"), nullptr);
 }
 
 // A fixed cost given in milliseconds, or none, or a count that is no count, is refused naming the field.
@@ -101,7 +105,7 @@ TEST(DecodeAttentionFloor, EveryDecodeAttentionCallPaysIt) {
     const double kv = 2.0 * 1 * 128 * 2;  // K and V of one token, one KV head per rank at TP8
     // Q and O of 8 heads; the 100 cached keys and the new one read, the new one written.
     const double bytes = 64.0 / 8 * 128 * 2 * 2 + 101 * kv + kv;
-    for (const char* sys : {"dgx-h100-superpod", "dgx-a100-superpod", "dgx-b200-superpod"}) {
+    for (const char* sys : {"dgx-h100-superpod", "dgx-a100-superpod", "dgx-b200-superpod", "mi300x-cluster"}) {
         SCOPED_TRACE(sys);
         const IterationCost cost(m, p, 8, servetest::System(sys), &servetest::Calibration(), 128, 64);
         const double bw = cost.compute_model().memory_bytes_per_s();
