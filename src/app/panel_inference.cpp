@@ -78,14 +78,14 @@ bool LargeEpFields(PoolConfig& p, const std::string& id) {
     return changed;
 }
 
-// The decoder weights' format: bf16, fp8, or int4 in AWQ/GPTQ's groups of 128 (W4A16: the GEMMs run at the
-// activations' precision). Returns true when changed.
+// The decoder weights' format: bf16, fp8, fp4 (NVFP4, its GEMMs in fp4 too), or int4 in AWQ/GPTQ's groups of 128
+// (W4A16: the GEMMs run at the activations' precision). Returns true when changed.
 bool WeightsCombo(ServingPrecision& p) {
     ImGui::SetNextItemWidth(ImGui::CalcTextSize("fixed_rate").x + ImGui::GetFrameHeight() + 12);
     const std::string now = WeightFormatName(p);
     bool changed = false;
     if (ImGui::BeginCombo("weights", now.c_str())) {
-        for (Precision x : {Precision::bf16, Precision::fp8})
+        for (Precision x : {Precision::bf16, Precision::fp8, Precision::fp4})
             if (ImGui::Selectable(NameOf(x), !p.int4 && p.weights == x)) {
                 p.int4.reset(), p.weights = x, changed = true;
             }
@@ -97,7 +97,8 @@ bool WeightsCombo(ServingPrecision& p) {
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
-            "int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); the "
+            "fp4: NVFP4, 4-bit values and an 8-bit scale per 16 (4.5 bits a weight), the GEMMs in fp4 "
+            "(Blackwell); int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); the "
             "GEMMs dequantize them and run at 16 bits");
     return changed;
 }
@@ -235,7 +236,7 @@ bool DrawDescription(AppState& s) {
     }
     changed |= WeightsCombo(c.precision);
     ImGui::SameLine();
-    changed |= Combo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8});
+    changed |= Combo("KV cache", &c.precision.kv_cache, {Precision::bf16, Precision::fp8, Precision::fp4});
     if (changed && c.precision.weights == Precision::fp8) c.precision.compute = Precision::fp8;
     if (changed && c.precision.weights != Precision::fp8) c.precision.compute = c.precision.weights;
     Workload& w = c.workload;

@@ -81,7 +81,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // When tp exceeds the KV heads, each rank keeps (a copy of) one KV head (vLLM and TensorRT-LLM replicate
     // KV heads so every rank holds at least one; trtllm-bench's memory estimate uses max(tp, kv_heads)).
     kv_heads_rank_ = KvHeadsPerRank(m, tp);
-    kv_bytes_per_token_ = most_kv * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
+    kv_bytes_per_token_ = most_kv * KvElementsPerTokenLayer(m, tp) * StoredBytes(prec.kv_cache);
 
     TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
     // Expert GEMMs at most the engine's measured MoE op (GroupedGemmCurve), whose weights were read at its compute
@@ -175,7 +175,7 @@ double IterationCost::Floored(double roofline, double flops, double bytes) const
 double IterationCost::GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
                                   double* flops, double expert_width) const {
     if (rows <= 0) return 0.0;
-    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
+    const double in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
     const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
     *flops += 2 * rows * n * k;
     return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
@@ -188,7 +188,7 @@ double IterationCost::VecSeconds(double elems, double fpe, double reads) const {
 
 LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
-    const double in = BytesOf(prec_.compute) < 2 ? 1 : BytesOf(prec_.activations);
+    const double in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
     const double wb = WeightBytesPerElement(prec_), out = BytesOf(prec_.activations);
     auto gemm = [&](double rows, double n, double k) {
         return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out, 1, false, false,
@@ -415,7 +415,8 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
     *flops = 0;
     if (!m_.is_mla()) return 0;
     const MlaConfig& m = m_.mla;
-    const double hr = heads_rank_, a = BytesOf(prec_.activations), in = BytesOf(prec_.compute) < 2 ? 1 : a;
+    const double hr = heads_rank_, a = BytesOf(prec_.activations),
+                 in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : a;
     const double wb = WeightBytesPerElement(prec_), kvl = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
     double t = 0;
     if (b.prefill_tokens > 0) {
@@ -441,7 +442,7 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
 // 2 kvl FLOPs per pair and head, the latent read once for all heads (as multi-query attention).
 double IterationCost::MlaAttentionPerLayer(const BatchShape& b, bool windowed) const {
     const MlaConfig& m = m_.mla;
-    const double hr = heads_rank_, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
+    const double hr = heads_rank_, a = BytesOf(prec_.activations), kvb = StoredBytes(prec_.kv_cache);
     const double kvl = m.kv_lora_rank, dr = m.qk_rope_head_dim, dqk = m.qk_nope_head_dim + dr, dv = m.v_head_dim;
     const double latent = kvl + dr;
     double attn = 0;
@@ -503,7 +504,7 @@ double IterationCost::AttentionFlops(const BatchShape& b) const {
 // Context and generation attention of one layer on one rank (`windowed`: b is a windowed layer's view).
 double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) const {
     if (m_.is_mla()) return MlaAttentionPerLayer(b, windowed);
-    const double d = m_.head_dim, a = BytesOf(prec_.activations), kvb = BytesOf(prec_.kv_cache);
+    const double d = m_.head_dim, a = BytesOf(prec_.activations), kvb = StoredBytes(prec_.kv_cache);
     const double kv_elems = 2 * kv_heads_rank_ * d;  // K and V of one token on one rank, one layer
     double attn = 0;
     if (b.prefill_tokens > 0) {

@@ -192,7 +192,7 @@ KvCapacity StageCapacity(const ModelConfig& m, const ServingPrecision& prec, int
     // state slot for each of max_num_seqs up front; its V1 hybrid allocator gives a running request one state block
     // from the same pool, the same bytes once the batch is full).
     c.state_bytes = mamba_layers * MambaStateBytesPerSeqLayer(m, tp, BytesOf(prec.activations)) * e.max_seqs;
-    c.kv_bytes_per_token = kv_layers * KvElementsPerTokenLayer(m, tp) * BytesOf(prec.kv_cache);
+    c.kv_bytes_per_token = kv_layers * KvElementsPerTokenLayer(m, tp) * StoredBytes(prec.kv_cache);
     c.runtime_bytes = runtime;
     const double held = c.weight_bytes + c.workspace_bytes + c.state_bytes + c.runtime_bytes;
     const double left = c.memory_bytes - held;

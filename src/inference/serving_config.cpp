@@ -49,8 +49,10 @@ const char* NameOf(LengthDist::Kind k) {
     return "?";
 }
 
+double StoredBytes(Precision p) { return p == Precision::fp4 ? 0.5 + 1.0 / 16 : BytesOf(p); }
+
 double WeightBytesPerElement(const ServingPrecision& p) {
-    if (!p.int4) return BytesOf(p.weights);
+    if (!p.int4) return StoredBytes(p.weights);
     const double g = p.int4->group_size;
     return 0.5 + 2.0 / g + (p.int4->zero_points ? 0.5 / g : 0.0);
 }

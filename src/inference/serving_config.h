@@ -41,7 +41,13 @@ struct ServingPrecision {
     std::optional<Int4Weights> int4;          // set: decoder-layer linear weights stored as int4 groups
 };
 
-// Bytes one decoder-layer linear weight takes in memory and in a GEMM's weight read: BytesOf(weights), or
+// Bytes one element of a served tensor takes where it is stored (a weight, a GEMM input, the KV cache): BytesOf,
+// but fp4 is NVFP4, the 4-bit format TensorRT-LLM, vLLM and SGLang serve on Blackwell (NVIDIA ModelOpt's
+// NVFP4 checkpoints, TensorRT-LLM's NVFP4 KV cache): E2M1 values with one E4M3 scale per 16 and an fp32 scale
+// per tensor (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference", 2025), 0.5 + 1/16
+// bytes an element, as the training model counts NVFP4 weights (config/quantization.h).
+double StoredBytes(Precision p);
+// Bytes one decoder-layer linear weight takes in memory and in a GEMM's weight read: StoredBytes(weights), or
 // with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point).
 double WeightBytesPerElement(const ServingPrecision& p);
 // "bf16", "fp8", "int4 g128" (with ", no zeros" for a symmetric checkpoint).

@@ -138,8 +138,8 @@ void SetServeKey(Edits& e, const std::string& key, std::string_view v) {
                 }
             throw Error(key, Quote(v) + " is not one of " + Joined(f->choices));
         } else if (const auto* f = std::get_if<PrecisionField>(&k.field)) {
-            if (v != "bf16" && v != "fp8") throw Error(key, Quote(v) + " is not one of bf16, fp8");
-            e.*f->member = v == "fp8" ? Precision::fp8 : Precision::bf16;
+            if (v != "bf16" && v != "fp8" && v != "fp4") throw Error(key, Quote(v) + " is not one of bf16, fp8, fp4");
+            e.*f->member = v == "fp8" ? Precision::fp8 : v == "fp4" ? Precision::fp4 : Precision::bf16;
         } else if (const auto* f = std::get_if<IdField>(&k.field)) {
             e.*f->member = CheckLinkId(key, v);
         }

@@ -253,7 +253,7 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";serve=x;serve.tp=0"), "serve.tp: must be a positive integer, got \"0\""},
         {L(kHead + ";serve=x;serve.rate=-1"), "serve.rate: must be at least 0, got \"-1\""},
         {L(kHead + ";serve=x;serve.preemption=evict"), "serve.preemption: \"evict\" is not one of recompute, swap"},
-        {L(kHead + ";serve=x;serve.weights=fp4"), "serve.weights: \"fp4\" is not one of bf16, fp8"},
+        {L(kHead + ";serve=x;serve.weights=fp6"), "serve.weights: \"fp6\" is not one of bf16, fp8, fp4"},
         {L(kHead + ";serve=x;serve.int4_group=65537"), "serve.int4_group: must be at most 65536, got \"65537\""},
         {L(kHead + ";serve=x;serve.arrivals=trace"),
          "serve.arrivals: \"trace\" is not one of poisson, gamma, fixed_rate, closed_loop, offline"},
