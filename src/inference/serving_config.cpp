@@ -54,11 +54,12 @@ double StoredBytes(Precision p) { return p == Precision::fp4 ? 0.5 + 1.0 / 16 : 
 double WeightBytesPerElement(const ServingPrecision& p) {
     if (!p.int4) return StoredBytes(p.weights);
     const double g = p.int4->group_size;
-    return 0.5 + 2.0 / g + (p.int4->zero_points ? 0.5 / g : 0.0);
+    return 0.5 + p.int4->scale_bytes / g + (p.int4->zero_points ? 0.5 / g : 0.0);
 }
 
 std::string WeightFormatName(const ServingPrecision& p) {
     if (!p.int4) return NameOf(p.weights);
+    if (p.int4->mxfp4()) return "mxfp4";
     return "int4 g" + std::to_string(p.int4->group_size) + (p.int4->zero_points ? "" : ", no zeros");
 }
 
@@ -416,8 +417,9 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (c.precision.int4) {
         const Precision k = c.precision.compute;
         if (k != Precision::bf16 && k != Precision::fp16 && k != Precision::fp8)
-            throw Error("precision.compute", std::string("int4 weights are dequantized into the GEMM's math; got ") +
-                                                 NameOf(k) + ", valid: bf16, fp16 (W4A16), fp8 (W4A8)");
+            throw Error("precision.compute", std::string(c.precision.int4->mxfp4() ? "mxfp4" : "int4") +
+                                                 " weights are dequantized into the GEMM's math; got " + NameOf(k) +
+                                                 ", valid: bf16, fp16 (W4A16), fp8 (W4A8)");
         CheckInt4(c.precision, c.model, "pool", c.pool);
         if (c.decode_pool) CheckInt4(c.precision, c.model, "decode_pool", *c.decode_pool);
     }

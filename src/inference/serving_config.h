@@ -26,10 +26,20 @@ namespace sc {
 // dequantize on the fly, so the math runs at `compute` (the activations' 16 bits, or fp8) while the weights are
 // read at 0.5 + 2/g (+ 0.5/g) bytes each. Not a `Precision`: it is a storage layout whose size depends on g, and
 // no GEMM runs in it (training has no use for it either).
+//
+// MXFP4 (OCP Microscaling Formats v1.0, 2023: E2M1 elements with one E8M0 scale, a byte, per block of 32) is the
+// same layout with a one-byte scale and no zeros: 0.5 + 1/32 bytes a weight. It is how gpt-oss was released (its
+// model card: the MoE weights in MXFP4, so that gpt-oss-120b fits one 80 GB GPU) and how vLLM, SGLang and
+// TensorRT-LLM serve it, its GEMMs in 16 bits on Hopper (or fp8 inputs, W4A8, on Blackwell). The description's
+// "weights": "mxfp4" stores every decoder-layer linear weight so: gpt-oss keeps its attention projections in bf16,
+// 0.96 of 117 billion parameters in gpt-oss-120b, which this counts at MXFP4's bytes (1.4 GB less).
 struct Int4Weights {
     int group_size = 128;     // weights per scale along the input dimension
     bool zero_points = true;  // AutoAWQ's GEMM layout and GPTQ store 4-bit zeros; symmetric schemes do not
+    double scale_bytes = 2;   // an fp16 scale (AWQ, GPTQ); MXFP4's E8M0 scale is 1
+    bool mxfp4() const { return group_size == 32 && !zero_points && scale_bytes == 1; }
 };
+inline constexpr Int4Weights kMxfp4{32, false, 1};
 
 struct ServingPrecision {
     Precision weights = Precision::bf16;      // decoder-layer linear weights (with int4: the format they are
@@ -48,9 +58,9 @@ struct ServingPrecision {
 // bytes an element, as the training model counts NVFP4 weights (config/quantization.h).
 double StoredBytes(Precision p);
 // Bytes one decoder-layer linear weight takes in memory and in a GEMM's weight read: StoredBytes(weights), or
-// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point).
+// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point); MXFP4 0.5 + 1/32.
 double WeightBytesPerElement(const ServingPrecision& p);
-// "bf16", "fp8", "int4 g128" (with ", no zeros" for a symmetric checkpoint).
+// "bf16", "fp8", "int4 g128" (with ", no zeros" for a symmetric checkpoint), "mxfp4".
 std::string WeightFormatName(const ServingPrecision& p);
 
 // How the KV cache's share of memory is set.

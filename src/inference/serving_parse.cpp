@@ -98,13 +98,23 @@ ServingDescription ParseServingDescription(std::string_view text) {
     if (const nlohmann::json* p = top.Object("precision")) {
         JsonFields f(*p, "precision");
         ServingPrecision& pr = c.precision;
-        const std::string weights = f.Choice("weights", {"fp32", "bf16", "fp16", "fp8", "fp4", "int4"}, "bf16");
+        const std::string weights =
+            f.Choice("weights", {"fp32", "bf16", "fp16", "fp8", "fp4", "int4", "mxfp4"}, "bf16");
         pr.activations = PrecisionField(f, "activations", Precision::bf16);
-        if (weights == "int4") {
+        if (weights == "int4" || weights == "mxfp4") {
             // W4A16 unless compute says fp8 (W4A8): the GEMM's math runs at the activations' precision.
             pr.compute = PrecisionField(f, "compute", pr.activations);
             pr.weights = pr.compute;
-            pr.int4 = Int4Weights{f.PositiveInt("group_size", 128, 65536), f.Bool("zero_points", true)};
+            if (weights == "mxfp4") {
+                for (const char* key : {"group_size", "zero_points"})
+                    if (f.Has(key))
+                        throw Error(std::string("precision.") + key,
+                                    "mxfp4 fixes its blocks (32 weights, one E8M0 scale, no zeros); drop the field "
+                                    "or set precision.weights to \"int4\"");
+                pr.int4 = kMxfp4;
+            } else {
+                pr.int4 = Int4Weights{f.PositiveInt("group_size", 128, 65536), f.Bool("zero_points", true)};
+            }
         } else {
             for (const char* key : {"group_size", "zero_points"})
                 if (f.Has(key))

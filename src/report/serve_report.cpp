@@ -233,7 +233,9 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
               {"accelerator", sys.accelerator.name},
               {"pool", PoolJson(c.pool)}};
     if (c.decode_pool) j["decode_pool"] = PoolJson(*c.decode_pool);
-    j["precision"] = {{"weights", c.precision.int4 ? "int4" : NameOf(c.precision.weights)},
+    j["precision"] = {{"weights", !c.precision.int4           ? NameOf(c.precision.weights)
+                                  : c.precision.int4->mxfp4() ? "mxfp4"
+                                                              : "int4"},
                       {"compute", NameOf(c.precision.compute)},
                       {"kv_cache", NameOf(c.precision.kv_cache)},
                       {"weight_bytes_per_element", WeightBytesPerElement(c.precision)}};
