@@ -78,8 +78,8 @@ bool LargeEpFields(PoolConfig& p, const std::string& id) {
     return changed;
 }
 
-// The decoder weights' format: bf16, fp8, fp4 (NVFP4, its GEMMs in fp4 too), or int4 in AWQ/GPTQ's groups of 128
-// (W4A16: the GEMMs run at the activations' precision). Returns true when changed.
+// The decoder weights' format: bf16, fp8, fp4 (NVFP4, its GEMMs in fp4 too), int4 in AWQ/GPTQ's groups of 128 or
+// MXFP4 (W4A16: the GEMMs run at the activations' precision). Returns true when changed.
 bool WeightsCombo(ServingPrecision& p) {
     ImGui::SetNextItemWidth(ImGui::CalcTextSize("fixed_rate").x + ImGui::GetFrameHeight() + 12);
     const std::string now = WeightFormatName(p);
@@ -89,8 +89,13 @@ bool WeightsCombo(ServingPrecision& p) {
             if (ImGui::Selectable(NameOf(x), !p.int4 && p.weights == x)) {
                 p.int4.reset(), p.weights = x, changed = true;
             }
-        if (ImGui::Selectable("int4 g128", p.int4.has_value())) {
-            p.int4 = p.int4.value_or(Int4Weights{});
+        const bool mx = p.int4 && p.int4->mxfp4();
+        if (ImGui::Selectable("int4 g128", p.int4.has_value() && !mx)) {
+            p.int4 = p.int4 && !mx ? *p.int4 : Int4Weights{};
+            p.weights = p.activations, changed = true;
+        }
+        if (ImGui::Selectable("mxfp4", mx)) {
+            p.int4 = kMxfp4;
             p.weights = p.activations, changed = true;
         }
         ImGui::EndCombo();
@@ -98,8 +103,9 @@ bool WeightsCombo(ServingPrecision& p) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "fp4: NVFP4, 4-bit values and an 8-bit scale per 16 (4.5 bits a weight), the GEMMs in fp4 "
-            "(Blackwell); int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); the "
-            "GEMMs dequantize them and run at 16 bits");
+            "(Blackwell); int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); mxfp4: "
+            "4-bit values and an 8-bit scale per 32 (gpt-oss); int4 and mxfp4 GEMMs dequantize them and run at "
+            "16 bits");
     return changed;
 }
 

@@ -47,8 +47,11 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     if (now.engine.preemption != base.engine.preemption) e.preemption = NameOf(now.engine.preemption);
     e.weights = IfChanged(now.precision.weights, base.precision.weights);
     e.kv = IfChanged(now.precision.kv_cache, base.precision.kv_cache);
-    auto group = [](const ServingConfig& x) { return x.precision.int4 ? x.precision.int4->group_size : 0; };
+    // MXFP4 is int4's layout with its own block; it travels as serve.mxfp4, not as a group.
+    auto mx = [](const ServingConfig& x) { return x.precision.int4 && x.precision.int4->mxfp4(); };
+    auto group = [&](const ServingConfig& x) { return x.precision.int4 && !mx(x) ? x.precision.int4->group_size : 0; };
     e.int4_group = IfChanged(group(now), group(base));
+    e.mxfp4 = IfChanged(mx(now), mx(base));
     if (now.workload.arrival != base.workload.arrival) e.arrivals = NameOf(now.workload.arrival);
     e.rate = IfChanged(now.workload.rate, base.workload.rate);
     e.cv = IfChanged(now.workload.cv, base.workload.cv);
@@ -123,10 +126,16 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.kv) c.precision.kv_cache = *e.kv;
     if (e.int4_group && *e.int4_group == 0) c.precision.int4.reset();
     if (e.int4_group && *e.int4_group > 0) {  // W4A16: the GEMMs run at the activations' precision
-        Int4Weights w = c.precision.int4.value_or(Int4Weights{});
+        Int4Weights w = c.precision.int4 && !c.precision.int4->mxfp4() ? *c.precision.int4 : Int4Weights{};
         w.group_size = *e.int4_group;
         c.precision.int4 = w;
         c.precision.weights = c.precision.compute = c.precision.activations;
+    }
+    if (e.mxfp4 && *e.mxfp4) {  // W4A16 too
+        c.precision.int4 = kMxfp4;
+        c.precision.weights = c.precision.compute = c.precision.activations;
+    } else if (e.mxfp4 && c.precision.int4 && c.precision.int4->mxfp4()) {
+        c.precision.int4.reset();
     }
     if (e.arrivals) {
         for (ArrivalKind k : {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate,

@@ -62,8 +62,9 @@ struct LinkServeEdits {
     std::optional<int> max_seqs, max_tokens;                // the engine's budgets
     std::optional<bool> chunked;                            // chunked prefill
     std::optional<std::string> preemption;                  // recompute, swap
-    std::optional<Precision> weights, kv;                   // bf16, fp8
+    std::optional<Precision> weights, kv;                   // bf16, fp8, fp4
     std::optional<int> int4_group;                          // int4 weights in groups of this many (0: not int4)
+    std::optional<bool> mxfp4;                              // MXFP4 weights (1), or not (0: a preset's MXFP4 off)
     std::optional<std::string> arrivals;                    // poisson, gamma, fixed_rate, closed_loop, offline
     std::optional<double> rate, cv;                         // requests/s; gaps' coefficient of variation
     std::optional<int> clients, requests;                   // closed-loop concurrency; requests in the run

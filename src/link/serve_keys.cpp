@@ -55,6 +55,7 @@ const std::vector<Key>& Keys() {
         {"serve.weights", PrecisionField{&Edits::weights}},
         {"serve.kv", PrecisionField{&Edits::kv}},
         {"serve.int4_group", IntField{&Edits::int4_group, 0, 65536}},  // 0: weights as serve.weights says
+        {"serve.mxfp4", BoolField{&Edits::mxfp4}},
         {"serve.arrivals", ChoiceField{&Edits::arrivals, {"poisson", "gamma", "fixed_rate", "closed_loop", "offline"}}},
         {"serve.rate", NumberField{&Edits::rate, 1e9}},
         {"serve.cv", NumberField{&Edits::cv, 1e9}},

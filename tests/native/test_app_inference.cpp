@@ -185,6 +185,28 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
 }
 
+// MXFP4 weights (the tab's "mxfp4") travel in the link as serve.mxfp4 and are simulated as the CLI's
+// --set precision.weights=mxfp4 simulates them; back to int4 g128 from there, the block is AWQ's again.
+TEST(AppInference, Mxfp4WeightsTravelInTheLink) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    s->inference.config.precision.int4 = sc::kMxfp4;
+    const std::string link = sc::app::PoolLink(*s);
+    EXPECT_NE(link.find("serve.mxfp4=1"), std::string::npos) << link;
+    EXPECT_EQ(link.find("serve.int4_group"), std::string::npos) << link;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    const sc::engine::ServeRequest r = sc::app::CurrentServeRequest(*other);
+    ASSERT_TRUE(r.config.precision.int4.has_value());
+    EXPECT_TRUE(r.config.precision.int4->mxfp4());
+    EXPECT_EQ(r.config.precision.compute, sc::Precision::bf16);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set precision.weights=mxfp4"));
+    EXPECT_NE(s->inference.report.find("mxfp4 weights"), std::string::npos);
+}
+
 // Shared prefixes, conversations and prefix caching travel in the link (serve.prefixes, serve.prefix_tokens,
 // serve.turns, serve.prefix_caching);
 // turned off, prefix caching takes the preset's host tier with it, and either way the page simulates what the CLI's

@@ -121,6 +121,8 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.kv = sc::Precision::bf16; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.int4_group = 128; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.int4_group = 0; },
+             [](ConfigLink& l) { l.serve = "x", l.serve_edits.mxfp4 = true; },
+             [](ConfigLink& l) { l.serve = "x", l.serve_edits.mxfp4 = false; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.arrivals = "closed_loop"; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.rate = 0.1 + 0.2; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.cv = 0; },
