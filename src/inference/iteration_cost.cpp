@@ -176,7 +176,9 @@ double IterationCost::GemmSeconds(double rows, double n, double k, double groups
                                   double* flops, double expert_width) const {
     if (rows <= 0) return 0.0;
     const double in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
-    const double wb = WeightBytesPerElement(prec_), a = BytesOf(prec_.activations);
+    // A routed expert's GEMM (it states its width) reads its weights at the experts' format (MXFP4 stores only them).
+    const double wb = expert_width > 0 ? ExpertWeightBytesPerElement(prec_) : WeightBytesPerElement(prec_);
+    const double a = BytesOf(prec_.activations);
     *flops += 2 * rows * n * k;
     return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
                   high, false, {rows / std::max(1.0, groups), n, k, expert_width});
@@ -314,9 +316,10 @@ void IterationCost::HybridTokenCosts(double T, PerT& c) const {
         return GemmSeconds(rows, n, k, groups, weight_sets, high, &fl, expert_width);
     };
     auto vec = [&](double elems, double fpe, double reads) { return VecSeconds(elems, fpe, reads); };
-    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out, double width) {
+    auto mlp = [&](double rows, double ff, double groups, double weight_sets, double* vec_out, double width,
+                   bool routed = false) {
         const bool swiglu = m_.mlp == MlpKind::swiglu;
-        const double expert_width = groups > 1 ? ff : 0;  // routed experts: held to the measured MoE op
+        const double expert_width = routed ? ff : 0;  // routed experts: held to the measured MoE op
         const double t = gemm(rows, (swiglu ? 2 : 1) * ff, width, groups, weight_sets, false, expert_width) +
                          gemm(rows, width, ff, groups, weight_sets, false, expert_width);
         *vec_out += swiglu                     ? vec(rows * ff, 4, 2)
@@ -355,7 +358,7 @@ void IterationCost::HybridTokenCosts(double T, PerT& c) const {
         const double dm = m_.moe.routed_width(m_.hidden);
         double vecs = nr + vec(T * experts, 3, 1) + vec(routed * dm, 2, 2);
         double lin = gemm(T, experts, h, 1, 1, true) + LatentProjections(T, gemm);
-        lin += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &vecs, dm);
+        lin += mlp(routed, static_cast<double>(m_.moe.expert_ffn) * ep / tp_, hit, hit, &vecs, dm, true);
         if (m_.moe.shared_experts > 0)
             lin += mlp(T, static_cast<double>(m_.moe.shared_experts) * m_.moe.expert_ffn / tp_, 1, 1, &vecs, h);
         add(k.moe_mlp, lin, vecs, fl, &c.moe_mlp_layer);

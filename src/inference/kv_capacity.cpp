@@ -33,6 +33,13 @@ std::vector<double> StageWeights(const ModelConfig& m, const ServingPrecision& p
         const BlockSums& s = job.sums[static_cast<int>(k)];
         return s.dense + s.tied_dense + (s.expert + s.tied_expert) * expert_share;
     };
+    // Bytes of a block of decoder layers: its routed experts at their format (MXFP4 stores only these), the rest at
+    // the linear weights'.
+    const double wb = WeightBytesPerElement(prec), wx = ExpertWeightBytesPerElement(prec);
+    auto bytes = [&](BlockKind k) {
+        const BlockSums& s = job.sums[static_cast<int>(k)];
+        return (s.dense + s.tied_dense) * wb + (s.expert + s.tied_expert) * expert_share * wx;
+    };
     const double emb = job.sums[static_cast<int>(BlockKind::embedding)].dense;
     // A tied LM head shares the embedding's table: counted once on one stage (BlockSums keeps the tied copy
     // apart); a last stage without the embedding loads its own copy.
@@ -40,16 +47,15 @@ std::vector<double> StageWeights(const ModelConfig& m, const ServingPrecision& p
     std::vector<double> out;
     int first = 0;
     for (int n : StageLayers(m.layers, pp)) {
-        double layers = 0;
-        if (m.is_hybrid()) {  // a hybrid model's one-symbol layers, each kind's parameters
+        double b = 0;
+        if (m.is_hybrid()) {  // a hybrid model's one-symbol layers, each kind's weights
             const ModelConfig::LayerKinds k = m.layer_kinds(first, n, false);
-            layers = k.mamba * params(BlockKind::mamba_layer) + k.attention * params(BlockKind::attention_layer) +
-                     k.mlp * params(BlockKind::mlp_layer) + k.moe_mlp * params(BlockKind::moe_mlp_layer);
+            b = k.mamba * bytes(BlockKind::mamba_layer) + k.attention * bytes(BlockKind::attention_layer) +
+                k.mlp * bytes(BlockKind::mlp_layer) + k.moe_mlp * bytes(BlockKind::moe_mlp_layer);
         } else {
             const int dense = n - m.moe_layers_in(first, n);
-            layers = dense * params(BlockKind::dense_layer) + (n - dense) * params(BlockKind::moe_layer);
+            b = dense * bytes(BlockKind::dense_layer) + (n - dense) * bytes(BlockKind::moe_layer);
         }
-        double b = layers * WeightBytesPerElement(prec);
         if (first == 0) b += emb * BytesOf(prec.embeddings);
         first += n;
         if (first == m.layers) b += head * BytesOf(prec.embeddings);

@@ -51,10 +51,14 @@ const char* NameOf(LengthDist::Kind k) {
 
 double StoredBytes(Precision p) { return p == Precision::fp4 ? 0.5 + 1.0 / 16 : BytesOf(p); }
 
-double WeightBytesPerElement(const ServingPrecision& p) {
+double ExpertWeightBytesPerElement(const ServingPrecision& p) {
     if (!p.int4) return StoredBytes(p.weights);
     const double g = p.int4->group_size;
     return 0.5 + p.int4->scale_bytes / g + (p.int4->zero_points ? 0.5 / g : 0.0);
+}
+
+double WeightBytesPerElement(const ServingPrecision& p) {
+    return p.int4 && p.int4->mxfp4() ? StoredBytes(p.weights) : ExpertWeightBytesPerElement(p);
 }
 
 std::string WeightFormatName(const ServingPrecision& p) {
@@ -420,6 +424,10 @@ void ValidateServingConfig(const ServingConfig& c) {
             throw Error("precision.compute", std::string(c.precision.int4->mxfp4() ? "mxfp4" : "int4") +
                                                  " weights are dequantized into the GEMM's math; got " + NameOf(k) +
                                                  ", valid: bf16, fp16 (W4A16), fp8 (W4A8)");
+        if (c.precision.int4->mxfp4() && !c.model.is_moe())
+            throw Error("precision.weights",
+                        "mxfp4 stores routed experts (gpt-oss's checkpoints, vLLM's Mxfp4Config) and " + c.model.name +
+                            " has none; valid for it: int4 (4-bit groups with an fp16 scale), fp8, fp4, bf16");
         CheckInt4(c.precision, c.model, "pool", c.pool);
         if (c.decode_pool) CheckInt4(c.precision, c.model, "decode_pool", *c.decode_pool);
     }

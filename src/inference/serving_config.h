@@ -31,8 +31,9 @@ namespace sc {
 // same layout with a one-byte scale and no zeros: 0.5 + 1/32 bytes a weight. It is how gpt-oss was released (its
 // model card: the MoE weights in MXFP4, so that gpt-oss-120b fits one 80 GB GPU) and how vLLM, SGLang and
 // TensorRT-LLM serve it, its GEMMs in 16 bits on Hopper (or fp8 inputs, W4A8, on Blackwell). The description's
-// "weights": "mxfp4" stores every decoder-layer linear weight so: gpt-oss keeps its attention projections in bf16,
-// 0.96 of 117 billion parameters in gpt-oss-120b, which this counts at MXFP4's bytes (1.4 GB less).
+// "weights": "mxfp4" stores the routed experts so and leaves every other linear weight (attention, router, dense and
+// shared MLPs) at the GEMMs' 16 bits, as gpt-oss's checkpoint does and vLLM's Mxfp4Config serves it (its FusedMoE
+// layers quantized, its linear layers unquantized); a model without routed experts is refused.
 struct Int4Weights {
     int group_size = 128;     // weights per scale along the input dimension
     bool zero_points = true;  // AutoAWQ's GEMM layout and GPTQ store 4-bit zeros; symmetric schemes do not
@@ -58,8 +59,10 @@ struct ServingPrecision {
 // bytes an element, as the training model counts NVFP4 weights (config/quantization.h).
 double StoredBytes(Precision p);
 // Bytes one decoder-layer linear weight takes in memory and in a GEMM's weight read: StoredBytes(weights), or
-// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point); MXFP4 0.5 + 1/32.
+// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point). MXFP4 leaves these at 16 bits.
 double WeightBytesPerElement(const ServingPrecision& p);
+// The same for a routed expert's weights: as above, but MXFP4's 0.5 + 1/32.
+double ExpertWeightBytesPerElement(const ServingPrecision& p);
 // "bf16", "fp8", "int4 g128" (with ", no zeros" for a symmetric checkpoint), "mxfp4".
 std::string WeightFormatName(const ServingPrecision& p);
 

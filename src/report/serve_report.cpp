@@ -238,7 +238,8 @@ Json DeploymentJson(const ServingConfig& c, const System& sys) {
                                                               : "int4"},
                       {"compute", NameOf(c.precision.compute)},
                       {"kv_cache", NameOf(c.precision.kv_cache)},
-                      {"weight_bytes_per_element", WeightBytesPerElement(c.precision)}};
+                      {"weight_bytes_per_element", WeightBytesPerElement(c.precision)},
+                      {"expert_weight_bytes_per_element", ExpertWeightBytesPerElement(c.precision)}};
     if (c.precision.int4) {
         j["precision"]["group_size"] = c.precision.int4->group_size;
         j["precision"]["zero_points"] = c.precision.int4->zero_points;

@@ -185,11 +185,11 @@ TEST(AppInference, Int4WeightsTravelInTheLink) {
     EXPECT_NE(s->inference.report.find("int4 g128 weights"), std::string::npos);
 }
 
-// MXFP4 weights (the tab's "mxfp4") travel in the link as serve.mxfp4 and are simulated as the CLI's
-// --set precision.weights=mxfp4 simulates them; back to int4 g128 from there, the block is AWQ's again.
+// MXFP4 experts (the tab's "mxfp4") travel in the link as serve.mxfp4 and are simulated as the CLI's
+// --set precision.weights=mxfp4 simulates them (an MoE model's: Nemotron 3 Nano's 128 experts).
 TEST(AppInference, Mxfp4WeightsTravelInTheLink) {
     App s = OpenPage();
-    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "llama3-8b-h100-poisson.json"));
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "nemotron-3-nano-h100-poisson.json"));
     sc::app::SetPoolWorkers(*s, 2);
     s->inference.config.precision.int4 = sc::kMxfp4;
     const std::string link = sc::app::PoolLink(*s);
@@ -203,7 +203,7 @@ TEST(AppInference, Mxfp4WeightsTravelInTheLink) {
     EXPECT_EQ(r.config.precision.compute, sc::Precision::bf16);
     pagetest::RunServingToEnd(*s);
     ASSERT_EQ(s->inference.error, "");
-    EXPECT_EQ(s->inference.report, Cli("serve --preset llama3-8b-h100-poisson --set precision.weights=mxfp4"));
+    EXPECT_EQ(s->inference.report, Cli("serve --preset nemotron-3-nano-h100-poisson --set precision.weights=mxfp4"));
     EXPECT_NE(s->inference.report.find("mxfp4 weights"), std::string::npos);
 }
 
