@@ -172,10 +172,14 @@ double IterationCost::Floored(double roofline, double flops, double bytes) const
     return std::max(roofline, floor_.alpha_s + bytes / cm_->memory_bytes_per_s());
 }
 
+double IterationCost::GemmInputBytes() const {
+    return BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
+}
+
 double IterationCost::GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
                                   double* flops, double expert_width) const {
     if (rows <= 0) return 0.0;
-    const double in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
+    const double in = GemmInputBytes();
     // A routed expert's GEMM (it states its width) reads its weights at the experts' format (MXFP4 stores only them).
     const double wb = expert_width > 0 ? ExpertWeightBytesPerElement(prec_) : WeightBytesPerElement(prec_);
     const double a = BytesOf(prec_.activations);
@@ -190,7 +194,7 @@ double IterationCost::VecSeconds(double elems, double fpe, double reads) const {
 
 LayerLinearTimes IterationCost::LayerLinear(double T) const {
     const double h = m_.hidden, d = m_.head_dim, f = m_.ffn;
-    const double in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
+    const double in = GemmInputBytes();
     const double wb = WeightBytesPerElement(prec_), out = BytesOf(prec_.activations);
     auto gemm = [&](double rows, double n, double k) {
         return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + k * n * wb + rows * n * out, 1, false, false,
@@ -418,8 +422,7 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
     *flops = 0;
     if (!m_.is_mla()) return 0;
     const MlaConfig& m = m_.mla;
-    const double hr = heads_rank_, a = BytesOf(prec_.activations),
-                 in = BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : a;
+    const double hr = heads_rank_, a = BytesOf(prec_.activations), in = GemmInputBytes();
     const double wb = WeightBytesPerElement(prec_), kvl = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
     double t = 0;
     if (b.prefill_tokens > 0) {

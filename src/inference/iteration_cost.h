@@ -202,6 +202,9 @@ private:
     // (GemmDims::group_width); 0 for other GEMMs.
     double GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high, double* flops,
                        double expert_width = 0) const;
+    // Bytes of one GEMM input element: fp8 and fp4 GEMMs read their inputs stored as they run (StoredBytes: a byte,
+    // or NVFP4's 0.5625), 16-bit GEMMs at the activations' width.
+    double GemmInputBytes() const;
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` tensors and writing one.
     double VecSeconds(double elems, double fpe, double reads) const;
     // A kernel's roofline time held to the kernel floor (floor_: its fixed cost plus its bytes at the HBM rate).

@@ -19,6 +19,10 @@ namespace servetest {
 
 inline const std::string kRoot = SC_SOURCE_DIR;
 
+// Llama 3 70B's linear weights of one decoder layer (arXiv:2407.21783 Table 3): QKV 8192 x (64 + 2 x 8) x 128,
+// output 64 x 128 x 8192, SwiGLU up (2 x 28672) and down (28672) against 8192.
+inline constexpr double kLlama70bLayerLinear = 8192.0 * 80 * 128 + 64.0 * 128 * 8192 + 3.0 * 8192 * 28672;
+
 inline const sc::CalibrationTable& Calibration() { return sctest::MeasuredCalibration(); }
 
 // The accelerator preset `id` (read once).

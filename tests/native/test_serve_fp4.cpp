@@ -21,8 +21,7 @@ ServingPrecision Weights(Precision w) {
     return p;
 }
 
-// Llama 3 70B's linear weights of one decoder layer (arXiv:2407.21783 Table 3), as test_serve_int4.cpp counts them.
-constexpr double kLayerLinear = 8192.0 * 80 * 128 + 64.0 * 128 * 8192 + 3.0 * 8192 * 28672;
+constexpr double kLayerLinear = servetest::kLlama70bLayerLinear;
 
 TEST(ServeFp4, AnFp4ElementIsHalfAByteAndItsBlockScale) {
     EXPECT_DOUBLE_EQ(StoredBytes(Precision::fp4), 0.5625);  // 16 x 4 bits + one 8-bit scale, over 16

@@ -29,9 +29,7 @@ ServingPrecision Int4(int group, bool zeros) {
     return p;
 }
 
-// Llama 3 70B's linear weights of one decoder layer (arXiv:2407.21783 Table 3): QKV 8192 x (64 + 2 x 8) x 128,
-// output 64 x 128 x 8192, SwiGLU up (2 x 28672) and down (28672) against 8192.
-constexpr double kLayerLinear = 8192.0 * 80 * 128 + 64.0 * 128 * 8192 + 3.0 * 8192 * 28672;
+constexpr double kLayerLinear = servetest::kLlama70bLayerLinear;
 
 TEST(ServeInt4, BytesPerWeightAreHalfAByteAndTheGroupsScale) {
     // An fp16 scale per group of g (2/g bytes per weight) and a 4-bit zero point (0.5/g).
