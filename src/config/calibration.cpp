@@ -346,6 +346,11 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         if (!(gc.expert_width >= 1))
             throw Error(g.Field("expert_width"), "must be at least 1 (the experts' intermediate size on a rank), got " +
                                                      ShownNumber(gc.expert_width));
+        gc.experts = g.Number("experts");
+        if (!(gc.experts >= 1))
+            throw Error(g.Field("experts"),
+                        "must be at least 1 (the whole experts the measured op held on a rank), got " +
+                            ShownNumber(gc.experts));
         gc.routing = g.NonEmptyString("routing");
         ReadCurveTail(g, "rows_per_group", "tflops", "[rows_per_group, tflops]", 0, &gc.tflops, &gc);
         t.grouped_gemm.push_back(std::move(gc));
@@ -536,11 +541,14 @@ std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& ta
     return out;
 }
 
-const GroupedGemmCurve* NearestWidth(const std::vector<const GroupedGemmCurve*>& curves, double width) {
+const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
+                                           double experts) {
     const GroupedGemmCurve* best = nullptr;
     double best_gap = 0;
     for (const GroupedGemmCurve* g : curves) {
-        const double gap = width > 0 ? std::fabs(std::log(g->expert_width / width)) : -g->expert_width;
+        const double gap = width > 0 ? std::fabs(std::log(g->expert_width / width)) +
+                                           (experts > 0 ? std::fabs(std::log(g->experts / experts)) : 0)
+                                     : -g->expert_width;
         if (!best || gap < best_gap) best = g, best_gap = gap;
     }
     return best;

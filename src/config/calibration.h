@@ -80,6 +80,7 @@ struct GroupedGemmCurve {
     std::vector<std::string> accelerators;
     Precision dtype = Precision::bf16;
     double expert_width = 0;  // the expert GEMMs' intermediate size on one rank (moe_tp splits it)
+    double experts = 0;       // the whole experts the measured op held on its rank (E / moe_ep)
     std::string routing;      // how the measured op's tokens were routed (e.g. "power_law_1.01")
     MeasuredCurve tflops;     // x = rows per group, y = TFLOPS
     std::string series, hardware, setup, source, note;
@@ -235,9 +236,13 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
 // curves do), every expert width; empty when there are none.
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
                                                       Precision dtype);
-// Of `curves`, the one whose expert width is nearest `width` (by ratio); the widest when `width` <= 0; nullptr when
+// Of `curves`, the one nearest an op of `experts` experts of `width` on a rank: the least |ln(width ratio)| +
+// |ln(experts ratio)| (the experts term left out when `experts` <= 0). An op's fixed costs (routing, permute,
+// finalize) are spread over its experts' work, so a curve of 8 experts read for a rank of 64 charges them eight
+// times over (docs/serving.md, "TensorRT-LLM's MoE op on Blackwell"). The widest when `width` <= 0; nullptr when
 // `curves` is empty.
-const GroupedGemmCurve* NearestWidth(const std::vector<const GroupedGemmCurve*>& curves, double width);
+const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
+                                           double experts);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

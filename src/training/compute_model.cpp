@@ -235,7 +235,8 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
             double e = MatmulEfficiency(one, dims);
             if (groups > 1 && dims.group_width > 0 && dims.known() && !grouped_.empty())
                 e = std::min(
-                    e, Interpolate(NearestWidth(grouped_, dims.group_width)->tflops, dims.m) * 1e12 / grouped_peak_);
+                    e, Interpolate(NearestGroupedGemm(grouped_, dims.group_width, dims.group_experts)->tflops, dims.m) *
+                           1e12 / grouped_peak_);
             return Roofline(flops, peak_, e, bytes);
         }
         case OpKind::attention: {

@@ -42,14 +42,15 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
         }
         if (const std::vector<const GroupedGemmCurve*>& gs = cm.grouped_gemms(); !gs.empty()) {
             double lo = gs[0]->tflops.y.front(), hi = lo;
-            std::string widths;
+            std::string series, curves;
             for (const GroupedGemmCurve* g : gs) {
                 for (double y : g->tflops.y) lo = std::min(lo, y), hi = std::max(hi, y);
-                widths += (widths.empty() ? "" : ", ") + Printf("%.0f", g->expert_width);
+                if (series.find(g->series) == std::string::npos) series += (series.empty() ? "" : ", ") + g->series;
+                curves += (curves.empty() ? "" : ", ") + Printf("%.0f x %.0f", g->expert_width, g->experts);
             }
-            s += "; grouped (MoE expert) GEMMs at most " + gs[0]->series +
-                 "'s measured MoE op by rows per expert at the nearest expert width (" + widths +
-                 Printf("; %.4g-%.4g TFLOPS)", lo, hi);
+            s += "; grouped (MoE expert) GEMMs at most " + series +
+                 "'s measured MoE op by rows per expert, the curve nearest in expert width and experts a rank (" +
+                 curves + Printf("; %.4g-%.4g TFLOPS)", lo, hi);
         }
         return s;
     }
