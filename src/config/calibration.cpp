@@ -275,6 +275,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         gc.id = UniqueId(g, ids);
         gc.accelerators = AcceleratorIds(g);
         gc.dtype = Dtype(g);
+        if (g.Get("engine", false)) gc.engine = g.NonEmptyString("engine");
         ExpectString(g, "x", "flops_per_gemm (2*batch*m*n*k)");
         ExpectString(g, "y", "tflops");
         const json& pts = g.Array("points");
@@ -496,10 +497,16 @@ const CollectiveCurve* FindCollectiveCurve(const CalibrationTable& table, std::s
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype) {
     const GemmCurve* best = nullptr;
     for (const GemmCurve& g : table.gemm) {
-        if (g.dtype != dtype || !AppliesTo(g.accelerators, accelerator_id)) continue;
+        if (!g.engine.empty() || g.dtype != dtype || !AppliesTo(g.accelerators, accelerator_id)) continue;
         if (!best || g.tflops.x.size() > best->tflops.x.size()) best = &g;
     }
     return best;
+}
+
+const GemmCurve* FindEngineGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype) {
+    for (const GemmCurve& g : table.gemm)
+        if (!g.engine.empty() && g.dtype == dtype && AppliesTo(g.accelerators, accelerator_id)) return &g;
+    return nullptr;
 }
 
 const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::string_view accelerator_id,

@@ -55,6 +55,9 @@ struct GemmCurve {
     std::string id;
     std::vector<std::string> accelerators;
     Precision dtype = Precision::bf16;
+    // "": a GEMM library's kernels, which every framework reaches; "tensorrt-llm": a serving engine's own op (its
+    // input quantize in the time), which only the serving model reads (FindEngineGemmCurve).
+    std::string engine;
     MeasuredCurve tflops;
     GemmGrid grid;  // empty: only the FLOP-count curve was measured
     std::string series, hardware, setup, source, note;
@@ -222,6 +225,8 @@ const CollectiveCurve* FindEngineAllReduce(const CalibrationTable& table, std::s
                                            std::string_view engine, int n_ranks);
 // The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// A serving engine's own GEMM measured on `accelerator_id` at `dtype` (GemmCurve::engine set); nullptr when none.
+const GemmCurve* FindEngineGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
 // The framework profile's time ratio for 16-bit GEMMs on `accelerator_id` narrowest in k (`contraction`) or in m or
 // n; nullptr when none was profiled there.
 const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::string_view accelerator_id,

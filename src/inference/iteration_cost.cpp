@@ -87,6 +87,9 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // Expert GEMMs at most the engine's measured MoE op (GroupedGemmCurve), whose weights were read at its compute
     // precision: not for weights stored narrower (int4 groups, or fp8 weights under 16-bit GEMMs), another kernel.
     opt.engine_moe_op = !prec.int4 && BytesOf(prec.weights) == BytesOf(prec.compute);
+    // Its dense GEMMs at the engine's own measured GEMM where there is one (fp4 on Blackwell): weights stored as the
+    // GEMM runs them, as the measured op read them.
+    opt.engine_gemms = !prec.int4 && prec.weights == prec.compute;
     AttentionShape shape;
     shape.batch = heads_rank_;
     shape.sq = shape.sk = std::max(1.0, typical_prefill);

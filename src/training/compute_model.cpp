@@ -88,6 +88,14 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (!gemm16_) gemm16_ = FindGemmCurve(*cal, acc.id, Precision::fp16);
         if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype) / CalibrationScale(acc, gemm16_->dtype);
     }
+    // A serving engine's dense GEMMs at a precision its own op was measured in run at that op (TensorRT-LLM's NVFP4
+    // Linear on Blackwell, input quantize included), by shape; training keeps the library curves, and so do grouped
+    // expert GEMMs, which one grouped kernel runs (held to the measured MoE op below), not one Linear each.
+    if (opt.engine_gemms && fixed_matmul_eff_ <= 0 && cal) {
+        engine_gemm_ = FindEngineGemmCurve(*cal, acc.id, compute);
+        if (engine_gemm_)
+            engine_peak_ = PeakFlops(acc, engine_gemm_->dtype) / CalibrationScale(acc, engine_gemm_->dtype);
+    }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
     // A serving engine's grouped expert GEMM runs no faster than the part's measured MoE op at its rows per expert
     // and nearest expert width (GroupedGemmCurve); not when GEMM efficiency is set by hand.
@@ -232,6 +240,11 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
             const double one = flops / std::max(1.0, groups);
             if (high_precision && BytesOf(compute_) < 2)
                 return Roofline(flops, attn_peak_, MatmulEfficiency16(one, dims), bytes);
+            const bool grouped = groups > 1 && dims.group_width > 0;
+            if (engine_gemm_ && !grouped) {
+                const double rate = GemmTflopsOf(*engine_gemm_, one, dims) * 1e12 / engine_peak_;
+                return Roofline(flops, peak_, std::min(std::max(rate, 0.01), max_eff_), bytes);
+            }
             double e = MatmulEfficiency(one, dims);
             if (groups > 1 && dims.group_width > 0 && dims.known() && !grouped_.empty())
                 e = std::min(

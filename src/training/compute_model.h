@@ -76,6 +76,8 @@ public:
     // efficiency is set by hand or the fallback), the attention curves per pass (nullptr: the fallback or a
     // hand-set value), whether the HBM bandwidth is a measured STREAM copy, and the part's measured GEMM ceiling.
     const GemmCurve* gemm_curve() const { return gemm_; }
+    // A serving engine's own GEMM its dense GEMMs run at (TrainingOptions::engine_gemms); nullptr: none.
+    const GemmCurve* engine_gemm_curve() const { return engine_gemm_; }
     double flat_matmul_efficiency() const { return fixed_matmul_eff_; }  // when gemm_curve() is nullptr
     double max_matmul_efficiency() const { return max_eff_; }            // 1: none measured
     // The framework profile (measured on 16-bit GEMMs, applied at every precision) GEMMs narrowest in k
@@ -114,6 +116,8 @@ private:
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;
     const GemmCurve* gemm16_ = nullptr;             // bf16 (or fp16) curve, for matmuls kept in 16 bits
+    const GemmCurve* engine_gemm_ = nullptr;        // a serving engine's own GEMM for its dense GEMMs
+    double engine_peak_ = 0;                        // the peak engine_gemm_'s TFLOPS are a fraction of
     const GemmCurve* shape_grid_ = nullptr;         // gemm16_, when it lends its grid to a square-only fp8 curve
     std::vector<const GroupedGemmCurve*> grouped_;  // a grouped GEMM's ceilings by rows per group (Seconds)
     double grouped_peak_ = 0;                       // the peak grouped_'s TFLOPS are a fraction of (one dtype)

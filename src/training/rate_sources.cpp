@@ -40,6 +40,9 @@ std::string GemmText(const ComputeModel& cm, const Accelerator& acc, Precision c
                  (BytesOf(compute) == 2 ? ")" : ", measured in 16 bits)");
             if (k) s += Printf(", x%.2f-%.2f when it is k", k->time_ratio.y.front(), k->time_ratio.y.back());
         }
+        if (const GemmCurve* e = cm.engine_gemm_curve())
+            s += "; dense GEMMs at the serving engine's own measured " + e->id + " (" + e->engine +
+                 ", by shape on its " + std::to_string(e->grid.tflops.size()) + "-shape grid)";
         if (const std::vector<const GroupedGemmCurve*>& gs = cm.grouped_gemms(); !gs.empty()) {
             double lo = gs[0]->tflops.y.front(), hi = lo;
             std::string series, curves;

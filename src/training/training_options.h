@@ -59,6 +59,10 @@ struct TrainingOptions {
     // (GemmDims::group_width). The serving model sets it; training does not: Megatron's grouped GEMMs are other
     // kernels, and the published training runs route their tokens balanced.
     bool engine_moe_op = false;
+    // GEMMs at a serving engine's own measured GEMM where the part has one at the compute precision (GemmCurve::engine:
+    // TensorRT-LLM's NVFP4 Linear on Blackwell, its input quantize included). The serving model sets it; training
+    // does not (Transformer Engine's fp4 GEMMs are other kernels).
+    bool engine_gemms = false;
 
     // The host link's rate in GB/s each way, for CPU activation offloading (ParallelConfig::offload_layers). 0: the
     // part's measured rates (presets/calibration/measured.json "host_link": nvbandwidth on H100, H800, H200 and

@@ -39,9 +39,15 @@ TEST(GemmGrid, GridsAreTheTablesAndExactAtTheirPoints) {
         SCOPED_TRACE(c.id);
         ++grids;
         const GemmGrid& g = c.grid;
-        ASSERT_EQ(g.tflops.size(), 125u);
-        const std::vector<double> sizes = {256, 512, 1024, 2048, 4096};
-        EXPECT_EQ(g.m, sizes);
+        // XLA's tables: 256-4096 in each dimension. A serving engine's (aiconfigurator's TensorRT-LLM NVFP4 Linear):
+        // m 1-16384, n and k 256-16384, powers of 2.
+        const bool engine = !c.engine.empty();
+        const std::vector<double> sizes = engine ? std::vector<double>{256, 512, 1024, 2048, 4096, 8192, 16384}
+                                                 : std::vector<double>{256, 512, 1024, 2048, 4096};
+        std::vector<double> ms = sizes;
+        if (engine) ms.insert(ms.begin(), {1, 2, 4, 8, 16, 32, 64, 128});
+        ASSERT_EQ(g.tflops.size(), ms.size() * sizes.size() * sizes.size());
+        EXPECT_EQ(g.m, ms);
         EXPECT_EQ(g.n, sizes);
         EXPECT_EQ(g.k, sizes);
         int found = 0;
@@ -52,9 +58,9 @@ TEST(GemmGrid, GridsAreTheTablesAndExactAtTheirPoints) {
             EXPECT_EQ(GridTflops(g, d), r["measured"]["tflops"].get<double>()) << d.m << " x " << d.n << " x " << d.k;
             ++found;
         }
-        EXPECT_EQ(found, 125);
+        EXPECT_EQ(found, static_cast<int>(g.tflops.size()));
     }
-    EXPECT_EQ(grids, 2);
+    EXPECT_EQ(grids, 2 + 4);  // XLA's sm_90 and sm_100; the engine's fp4 on B200, GB200, B300 and GB300
     EXPECT_FALSE(FindGemmCurve(Calibration(), "b200", Precision::bf16)->grid.empty());
     EXPECT_TRUE(FindGemmCurve(Calibration(), "a100-80gb", Precision::fp16)->grid.empty());  // no grid measured
 }
