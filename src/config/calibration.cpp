@@ -353,6 +353,13 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
                         "must be at least 1 (the whole experts the measured op held on a rank), got " +
                             ShownNumber(gc.experts));
         gc.routing = g.NonEmptyString("routing");
+        if (g.Get("weights", false)) {
+            gc.weights = g.NonEmptyString("weights");
+            if (gc.weights != "mxfp4")
+                throw Error(g.Field("weights"), "\"" + gc.weights +
+                                                    "\" is not a stored expert format a curve can state; valid: "
+                                                    "\"mxfp4\" (or no \"weights\": stored as computed)");
+        }
         ReadCurveTail(g, "rows_per_group", "tflops", "[rows_per_group, tflops]", 0, &gc.tflops, &gc);
         t.grouped_gemm.push_back(std::move(gc));
     }
@@ -538,12 +545,12 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
 }
 
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
-                                                      Precision dtype) {
+                                                      Precision dtype, std::string_view weights) {
     const bool sixteen = dtype == Precision::bf16 || dtype == Precision::fp16;
     std::vector<const GroupedGemmCurve*> out;
     for (const GroupedGemmCurve& g : table.grouped_gemm) {
         const bool same = g.dtype == dtype || (sixteen && (g.dtype == Precision::bf16 || g.dtype == Precision::fp16));
-        if (same && AppliesTo(g.accelerators, accelerator_id)) out.push_back(&g);
+        if (same && g.weights == weights && AppliesTo(g.accelerators, accelerator_id)) out.push_back(&g);
     }
     return out;
 }

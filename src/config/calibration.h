@@ -84,8 +84,11 @@ struct GroupedGemmCurve {
     Precision dtype = Precision::bf16;
     double expert_width = 0;  // the expert GEMMs' intermediate size on one rank (moe_tp splits it)
     double experts = 0;       // the whole experts the measured op held on its rank (E / moe_ep)
-    std::string routing;      // how the measured op's tokens were routed (e.g. "power_law_1.01")
-    MeasuredCurve tflops;     // x = rows per group, y = TFLOPS
+    // How the measured op stored its experts: "" as it computed (dtype), "mxfp4" in MXFP4 (W4A16 with a bf16 dtype,
+    // W4A8 with fp8). Only experts stored so read an "mxfp4" curve, and they read no other.
+    std::string weights;
+    std::string routing;   // how the measured op's tokens were routed (e.g. "power_law_1.01")
+    MeasuredCurve tflops;  // x = rows per group, y = TFLOPS
     std::string series, hardware, setup, source, note;
 };
 
@@ -240,7 +243,7 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
 // The grouped-GEMM curves measured on `accelerator_id` at `dtype` (bf16 and fp16 read each other's, as the GEMM
 // curves do), every expert width; empty when there are none.
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
-                                                      Precision dtype);
+                                                      Precision dtype, std::string_view weights = "");
 // Of `curves`, the one nearest an op of `experts` experts of `width` on a rank: the least |ln(width ratio)| +
 // |ln(experts ratio)| (the experts term left out when `experts` <= 0). An op's fixed costs (routing, permute,
 // finalize) are spread over its experts' work, so a curve of 8 experts read for a rank of 64 charges them eight

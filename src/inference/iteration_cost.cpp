@@ -86,7 +86,9 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     TrainingOptions opt;  // measured curves; fused attention (cuDNN / FlashAttention class kernels)
     // Expert GEMMs at most the engine's measured MoE op (GroupedGemmCurve), whose weights were read at its compute
     // precision: not for weights stored narrower (int4 groups, or fp8 weights under 16-bit GEMMs), another kernel.
-    opt.engine_moe_op = !prec.int4 && BytesOf(prec.weights) == BytesOf(prec.compute);
+    // MXFP4 experts (gpt-oss) are held to the op measured with MXFP4 experts; other int4 layouts to none.
+    opt.engine_moe_mxfp4 = prec.int4 && prec.int4->mxfp4();
+    opt.engine_moe_op = opt.engine_moe_mxfp4 || (!prec.int4 && BytesOf(prec.weights) == BytesOf(prec.compute));
     // Its dense GEMMs at the engine's own measured GEMM where there is one (fp4 on Blackwell): weights stored as the
     // GEMM runs them, as the measured op read them.
     opt.engine_gemms = !prec.int4 && prec.weights == prec.compute;

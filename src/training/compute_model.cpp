@@ -100,7 +100,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     // A serving engine's grouped expert GEMM runs no faster than the part's measured MoE op at its rows per expert
     // and nearest expert width (GroupedGemmCurve); not when GEMM efficiency is set by hand.
     if (opt.engine_moe_op && opt.matmul_efficiency <= 0 && cal) {
-        grouped_ = FindGroupedGemms(*cal, acc.id, compute);
+        grouped_ = FindGroupedGemms(*cal, acc.id, compute, opt.engine_moe_mxfp4 ? "mxfp4" : "");
         if (!grouped_.empty())
             grouped_peak_ = PeakFlops(acc, grouped_[0]->dtype) / CalibrationScale(acc, grouped_[0]->dtype);
     }

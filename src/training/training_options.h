@@ -59,6 +59,9 @@ struct TrainingOptions {
     // (GemmDims::group_width). The serving model sets it; training does not: Megatron's grouped GEMMs are other
     // kernels, and the published training runs route their tokens balanced.
     bool engine_moe_op = false;
+    // The experts are stored in MXFP4 (ServingPrecision::int4 = kMxfp4): held to the curves measured so ("weights":
+    // "mxfp4"), not to those of experts stored as they compute.
+    bool engine_moe_mxfp4 = false;
     // GEMMs at a serving engine's own measured GEMM where the part has one at the compute precision (GemmCurve::engine:
     // TensorRT-LLM's NVFP4 Linear on Blackwell, its input quantize included). The serving model sets it; training
     // does not (Transformer Engine's fp4 GEMMs are other kernels).

@@ -53,7 +53,7 @@ TrainingOptions Serving() {
 int FirstTokens(const std::string& series) {
     for (const char* part : {"aiconf-b200", "aiconf-gb200", "aiconf-b300", "aiconf-gb300"})
         if (series.rfind(part, 0) == 0) return 1;
-    return 4;
+    return series.find("-gptoss-") != std::string::npos ? 1 : 4;  // gpt-oss's MXFP4 op: every part from 1
 }
 
 // rows per group -> TFLOPS of one series' records at one moe_tp and moe_ep, from the series' first token count.
@@ -73,8 +73,9 @@ std::map<double, double> CurveRecords(const std::string& series, int moe_tp, int
 TEST(GroupedGemm, TheCurvesAreTheRecords) {
     const CalibrationTable& cal = servetest::Calibration();
     // A100's one; H100's and H200's four widths in fp8 and bf16; B200's, GB200's, B300's and GB300's eleven
-    // (Mixtral's at moe_tp 1-8, Qwen3-30B-A3B's at 1 and 2, 256 experts at moe_ep 1-16) in bf16, fp8 and fp4.
-    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11);
+    // (Mixtral's at moe_tp 1-8, Qwen3-30B-A3B's at 1 and 2, 256 experts at moe_ep 1-16) in bf16, fp8 and fp4; and
+    // gpt-oss-120b's MXFP4 experts at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100 (from 2).
+    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3);
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         SCOPED_TRACE(g.id);
         EXPECT_EQ(g.routing, "power_law_1.01");
@@ -114,7 +115,7 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
             ++blackwell;
         }
     }
-    EXPECT_EQ(blackwell, 4 * 3 * 11 * 27);
+    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3) * 27);
     // Who reads which: both A100 presets A100's (fp16 too, the same tensor-core rate), H800 H100's (the same GH100
     // SMs and HBM3), H200 its own, each Blackwell part its own; GH200 (another HBM) none.
     EXPECT_EQ(FindGroupedGemms(cal, "a100-40gb", Precision::fp16).size(), 1u);
@@ -126,7 +127,10 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     for (const std::string part : {"b200", "gb200", "b300", "gb300"})
         for (Precision p : {Precision::bf16, Precision::fp8, Precision::fp4}) {
             const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, part, p);
-            ASSERT_EQ(gs.size(), 11u) << part;
+            ASSERT_EQ(gs.size(), 11u) << part;  // the MXFP4 curves are not among them
+            EXPECT_TRUE(FindGroupedGemms(cal, part, p, "mxfp4").size() ==
+                        (p != Precision::fp4 && part.find("b200") != std::string::npos ? 4u : 0u))
+                << part;
             for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.substr(7, part.size() + 1), part + "-");
         }
 }
@@ -299,6 +303,7 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         const std::string part = g.accelerators.front();
         if (part != "b200" && part != "gb200" && part != "b300" && part != "gb300") continue;
+        if (!g.weights.empty()) continue;  // the MXFP4 experts' op: GptOss below
         const ComputeModel cm(Part(part), g.dtype, &cal, TrainingOptions{});
         const KernelFloor floor = MeasuredKernelFloor(&cal, Part(part), cm.memory_bytes_per_s());
         const double in = StoredBytes(g.dtype);
@@ -347,7 +352,8 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
     EXPECT_EQ(fp4_slower_at_16, 33);  // what the change is for: fp4 decode batches run at the op, not the model's GEMMs
 }
 
-// A curve must say how many experts its op held on a rank, at least one: the file names the field when it does not.
+// A curve must say how many experts its op held on a rank, at least one, and may state its experts' storage only as
+// "mxfp4": the file names the field when it does not.
 TEST(GroupedGemm, ACurveStatesItsExperts) {
     json j = json::parse(sctest::ReadFile(servetest::kRoot + "/presets/calibration/measured.json"));
     j["grouped_gemm"][3]["experts"] = 0;
@@ -358,6 +364,16 @@ TEST(GroupedGemm, ACurveStatesItsExperts) {
         EXPECT_NE(std::string(e.what()).find("grouped_gemm[3].experts"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("must be at least 1"), std::string::npos) << e.what();
     }
+    j["grouped_gemm"][3]["experts"] = 8;
+    j["grouped_gemm"][3]["weights"] = "int4";
+    try {
+        ParseCalibration(j.dump());
+        FAIL() << "accepted weights int4";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("grouped_gemm[3].weights"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("\"mxfp4\""), std::string::npos) << e.what();
+    }
+    j["grouped_gemm"][3].erase("weights");
     j["grouped_gemm"][3].erase("experts");
     try {
         ParseCalibration(j.dump());
