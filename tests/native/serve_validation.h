@@ -276,6 +276,25 @@ inline std::string Excerpt(const std::string& md, const std::string& first, cons
     return md.substr(from, md.find('\n', to) - from);
 }
 
+// docs/serving.md holds a set's whole generated table `md` verbatim; `filter` is the set's gtest filter and `file` the
+// table's name in the build directory, for the message.
+inline void ExpectDocsHoldTheTable(const std::string& md, const std::string& filter, const std::string& file) {
+    const std::string docs = sctest::ReadFile(servetest::kRoot + "/docs/serving.md");
+    EXPECT_NE(docs.find(md), std::string::npos)
+        << "docs/serving.md is stale: run ./build/stagecraft_tests --gtest_filter='" << filter
+        << "' and replace the set's generated table with build/" << file;
+}
+
+// README.md holds a set's per-measurement summary and count line (from "| measurement | rows |" to "records not
+// predicted.").
+inline void ExpectReadmeHoldsTheSummary(const std::string& md, const std::string& file) {
+    const std::string summary = Excerpt(md, "| measurement | rows |", "records not predicted.");
+    ASSERT_FALSE(summary.empty());
+    EXPECT_NE(sctest::ReadFile(servetest::kRoot + "/README.md").find(summary), std::string::npos)
+        << "README.md's summary is stale: copy it from build/" << file
+        << " (from \"| measurement | rows |\" to the \"records not predicted.\" line)";
+}
+
 // The comparisons made and those within 10% (the validations' ratchets).
 struct Counts {
     int compared = 0, within = 0;

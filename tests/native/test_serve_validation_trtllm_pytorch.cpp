@@ -217,20 +217,11 @@ TEST(ServeValidationTrtllmPytorch, WritesTheTable) {
 }
 
 TEST(ServeValidationTrtllmPytorch, DocsAreCurrent) {
-    const std::string docs = sctest::ReadFile(kRoot + "/docs/serving.md");
-    EXPECT_NE(docs.find(Markdown()), std::string::npos)
-        << "docs/serving.md is stale: run ./build/stagecraft_tests --gtest_filter='ServeValidationTrtllmPytorch.*' and "
-           "replace the generated part of its \"Validation against data/inference_measured_trtllm_pytorch.json\" with "
-           "build/serving_validation_trtllm_pytorch.md";
+    ExpectDocsHoldTheTable(Markdown(), "ServeValidationTrtllmPytorch.*", "serving_validation_trtllm_pytorch.md");
 }
 
 TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
-    const std::string summary = Excerpt(Markdown(), "| measurement | rows |", "records not predicted.");
-    ASSERT_FALSE(summary.empty());
-    EXPECT_NE(sctest::ReadFile(kRoot + "/README.md").find(summary), std::string::npos)
-        << "README.md's summary of the third serving validation set is stale: copy it from "
-           "build/serving_validation_trtllm_pytorch.md (from \"| measurement | rows |\" to the \"records not "
-           "predicted.\" line)";
+    ExpectReadmeHoldsTheSummary(Markdown(), "serving_validation_trtllm_pytorch.md");
 }
 
 // A ratchet, not a target: comparisons made and within 10% when the table was last regenerated. A change that
