@@ -97,8 +97,9 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
             engine_peak_ = PeakFlops(acc, engine_gemm_->dtype) / CalibrationScale(acc, engine_gemm_->dtype);
     }
     if (fixed_matmul_eff_ <= 0 && !gemm_) fixed_matmul_eff_ = opt.fallback_matmul_efficiency;
-    // A serving engine's grouped expert GEMM runs no faster than the part's measured MoE op at its rows per expert
-    // and nearest expert width (GroupedGemmCurve); not when GEMM efficiency is set by hand.
+    // A serving engine's grouped expert GEMM runs no faster than the part's measured MoE op at its rows per expert,
+    // the curve nearest in expert width and experts a rank (GroupedGemmCurve, NearestGroupedGemm), measured with its
+    // experts stored as they are (MXFP4 apart); not when GEMM efficiency is set by hand.
     if (opt.engine_moe_op && opt.matmul_efficiency <= 0 && cal) {
         grouped_ = FindGroupedGemms(*cal, acc.id, compute, opt.engine_moe_mxfp4 ? "mxfp4" : "");
         if (!grouped_.empty())
@@ -246,7 +247,7 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
                 return Roofline(flops, peak_, std::min(std::max(rate, 0.01), max_eff_), bytes);
             }
             double e = MatmulEfficiency(one, dims);
-            if (groups > 1 && dims.group_width > 0 && dims.known() && !grouped_.empty())
+            if (grouped && dims.known() && !grouped_.empty())
                 e = std::min(
                     e, Interpolate(NearestGroupedGemm(grouped_, dims.group_width, dims.group_experts)->tflops, dims.m) *
                            1e12 / grouped_peak_);
