@@ -13,7 +13,8 @@
 namespace {
 
 sc::ModelConfig Model(const std::string& file) {
-    return sc::ParseModelConfig(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/presets/models/" + file));
+    const std::string root = SC_SOURCE_DIR;
+    return sc::ParseModelConfig(sctest::ReadFile(root + "/presets/models/" + file));
 }
 
 sc::Job LlamaJob(bool fused) {

@@ -10,7 +10,8 @@
 namespace {
 
 sc::ModelConfig Preset(const std::string& name) {
-    std::ifstream f(std::string(SC_SOURCE_DIR) + "/presets/models/" + name);
+    const std::string root = SC_SOURCE_DIR;
+    std::ifstream f(root + "/presets/models/" + name);
     std::stringstream ss;
     ss << f.rdbuf();
     return sc::ParseModelConfig(ss.str());

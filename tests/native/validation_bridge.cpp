@@ -60,10 +60,13 @@ void SetEmbeddingLossLayout(Row& row) {
 // offload_layers over the part's host link (GB200's nvbandwidth measurement, which GB300's Grace trays share).
 void SetOffload(Row& row, bool gb300, const char* preset) {
     row.par.offload_layers = gb300 ? 20 : 40;
-    row.assumptions.push_back(std::string("no recomputation; the recipe offloads the activations of ") +
-                              (gb300 ? "20" : "40") + " layers to the Grace CPU's memory (" + preset +
-                              " cpu_offloading_num_layers; cpu_offloading_weights False): the model's offload_layers "
-                              "on Transformer Engine's schedule, over NVLink-C2C at GB200's measured 193/201 GB/s");
+    std::string a = "no recomputation; the recipe offloads the activations of ";
+    a += gb300 ? "20" : "40";
+    a += " layers to the Grace CPU's memory (";
+    a += preset;
+    a += " cpu_offloading_num_layers; cpu_offloading_weights False): the model's offload_layers on Transformer "
+         "Engine's schedule, over NVLink-C2C at GB200's measured 193/201 GB/s";
+    row.assumptions.push_back(a);
 }
 
 void SetDispatch(Row& row, const char* backend) {
