@@ -352,6 +352,10 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             throw Error(g.Field("experts"),
                         "must be at least 1 (the whole experts the measured op held on a rank), got " +
                             ShownNumber(gc.experts));
+        gc.hidden = g.Number("hidden");
+        if (!(gc.hidden >= 1))
+            throw Error(g.Field("hidden"),
+                        "must be at least 1 (the measured op's hidden size), got " + ShownNumber(gc.hidden));
         gc.routing = g.NonEmptyString("routing");
         if (g.Get("weights", false)) {
             gc.weights = g.NonEmptyString("weights");
@@ -556,12 +560,13 @@ std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& ta
 }
 
 const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
-                                           double experts) {
+                                           double experts, double hidden) {
     const GroupedGemmCurve* best = nullptr;
     double best_gap = 0;
     for (const GroupedGemmCurve* g : curves) {
         const double gap = width > 0 ? std::fabs(std::log(g->expert_width / width)) +
-                                           (experts > 0 ? std::fabs(std::log(g->experts / experts)) : 0)
+                                           (experts > 0 ? std::fabs(std::log(g->experts / experts)) : 0) +
+                                           (hidden > 0 ? std::fabs(std::log(g->hidden / hidden)) : 0)
                                      : -g->expert_width;
         if (!best || gap < best_gap) best = g, best_gap = gap;
     }

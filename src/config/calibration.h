@@ -84,6 +84,7 @@ struct GroupedGemmCurve {
     Precision dtype = Precision::bf16;
     double expert_width = 0;  // the expert GEMMs' intermediate size on one rank (moe_tp splits it)
     double experts = 0;       // the whole experts the measured op held on its rank (E / moe_ep)
+    double hidden = 0;        // the measured op's hidden size (its up GEMMs' contraction, its down GEMMs' output)
     // How the measured op stored its experts: "" as it computed (dtype), "mxfp4" in MXFP4 (W4A16 with a bf16 dtype,
     // W4A8 with fp8). Only experts stored so read an "mxfp4" curve, and they read no other.
     std::string weights;
@@ -244,13 +245,14 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
 // curves do), every expert width; empty when there are none.
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
                                                       Precision dtype, std::string_view weights = "");
-// Of `curves`, the one nearest an op of `experts` experts of `width` on a rank: the least |ln(width ratio)| +
-// |ln(experts ratio)| (the experts term left out when `experts` <= 0). An op's fixed costs (routing, permute,
-// finalize) are spread over its experts' work, so a curve of 8 experts read for a rank of 64 charges them eight
-// times over (docs/serving.md, "TensorRT-LLM's MoE op on Blackwell"). The widest when `width` <= 0; nullptr when
+// Of `curves`, the one nearest an op of `experts` experts of `width` on a rank at hidden size `hidden`: the least
+// |ln(width ratio)| + |ln(experts ratio)| + |ln(hidden ratio)| (the experts or hidden term left out when that
+// argument is <= 0). An op's fixed costs (routing, permute, finalize) are spread over its experts' work, so a curve
+// of 8 experts read for a rank of 64 charges them eight times over (docs/serving.md, "TensorRT-LLM's MoE op on
+// Blackwell"); the hidden size is the other side of every expert GEMM. The widest when `width` <= 0; nullptr when
 // `curves` is empty.
 const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
-                                           double experts);
+                                           double experts, double hidden = 0);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

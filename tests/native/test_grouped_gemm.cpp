@@ -47,13 +47,13 @@ TrainingOptions Serving() {
     return opt;
 }
 
-// The tokens a series' records start from: the Hopper and A100 curves begin where every one of Mixtral's 8 experts is
-// hit (4 tokens, rows per group = tokens / 4), the Blackwell ones at 1 token (rows per group on the serving model's
-// count of experts hit, ExpectedExpertsHit).
+// The tokens a series' records start from: Mixtral's curves on Hopper and A100 begin where every one of its 8 experts
+// is hit (4 tokens, rows per group = tokens / 4); every other curve (Blackwell's, and the many-expert ones on every
+// part) at 1 token (rows per group on the serving model's count of experts hit, ExpectedExpertsHit).
 int FirstTokens(const std::string& series) {
     for (const char* part : {"aiconf-b200", "aiconf-gb200", "aiconf-b300", "aiconf-gb300"})
         if (series.rfind(part, 0) == 0) return 1;
-    return series.find("-gptoss-") != std::string::npos ? 1 : 4;  // gpt-oss's MXFP4 op: every part from 1
+    return series.find("-mixtral8x7b") != std::string::npos ? 4 : 1;
 }
 
 // rows per group -> TFLOPS of one series' records at one moe_tp and moe_ep, from the series' first token count.
@@ -73,15 +73,21 @@ std::map<double, double> CurveRecords(const std::string& series, int moe_tp, int
 TEST(GroupedGemm, TheCurvesAreTheRecords) {
     const CalibrationTable& cal = servetest::Calibration();
     // A100's one; H100's and H200's four widths in fp8 and bf16; B200's, GB200's, B300's and GB300's eleven
-    // (Mixtral's at moe_tp 1-8, Qwen3-30B-A3B's at 1 and 2, 256 experts at moe_ep 1-16) in bf16, fp8 and fp4; and
-    // gpt-oss-120b's MXFP4 experts at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100 (from 2).
-    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3);
+    // (Mixtral's at moe_tp 1-8, Qwen3-30B-A3B's at 1 and 2, 256 experts at moe_ep 1-16) in bf16, fp8 and fp4;
+    // gpt-oss-120b's MXFP4 experts at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100 (from 2);
+    // and at moe_ep 1-16 Qwen3-235B-A22B's and Llama 4 Maverick's experts in bf16 and fp8 on all six parts, in fp4
+    // on the four Blackwell ones, with DeepSeek-V3's in fp4 there.
+    const size_t model_shapes = 2 * 2 * 2 * 5 + 4 * (2 * 3 + 1) * 5;
+    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes);
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         SCOPED_TRACE(g.id);
         EXPECT_EQ(g.routing, "power_law_1.01");
-        double inter = 0, experts = 0;
+        double inter = 0, experts = 0, hidden = 0;
         for (const json& r : Records())
-            if (r.at("series") == g.series) inter = r.at("shape").at("inter"), experts = r.at("shape").at("experts");
+            if (r.at("series") == g.series)
+                inter = r.at("shape").at("inter"), experts = r.at("shape").at("experts"),
+                hidden = r.at("shape").at("hidden");
+        EXPECT_EQ(g.hidden, hidden);
         const int moe_tp = static_cast<int>(std::lround(inter / g.expert_width));
         const int moe_ep = static_cast<int>(std::lround(experts / g.experts));
         ASSERT_EQ(inter / moe_tp, g.expert_width);
@@ -115,11 +121,11 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
             ++blackwell;
         }
     }
-    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3) * 27);
+    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes) * 27);
     // Who reads which: both A100 presets A100's (fp16 too, the same tensor-core rate), H800 H100's (the same GH100
     // SMs and HBM3), H200 its own, each Blackwell part its own; GH200 (another HBM) none.
     EXPECT_EQ(FindGroupedGemms(cal, "a100-40gb", Precision::fp16).size(), 1u);
-    EXPECT_EQ(FindGroupedGemms(cal, "h100-sxm", Precision::fp8).size(), 4u);
+    EXPECT_EQ(FindGroupedGemms(cal, "h100-sxm", Precision::fp8).size(), 4u + 2 * 5);
     EXPECT_EQ(FindGroupedGemms(cal, "h800", Precision::bf16), FindGroupedGemms(cal, "h100-sxm", Precision::bf16));
     EXPECT_EQ(FindGroupedGemms(cal, "h200", Precision::fp8).front()->series,
               "aiconf-h200-trtllm1.3-moe-mixtral8x7b-fp8");
@@ -127,7 +133,7 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     for (const std::string part : {"b200", "gb200", "b300", "gb300"})
         for (Precision p : {Precision::bf16, Precision::fp8, Precision::fp4}) {
             const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, part, p);
-            ASSERT_EQ(gs.size(), 11u) << part;  // the MXFP4 curves are not among them
+            ASSERT_EQ(gs.size(), p == Precision::fp4 ? 26u : 21u) << part;  // the MXFP4 curves are not among them
             EXPECT_TRUE(FindGroupedGemms(cal, part, p, "mxfp4").size() ==
                         (p != Precision::fp4 && part.find("b200") != std::string::npos ? 4u : 0u))
                 << part;
@@ -326,12 +332,19 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
         }
         ASSERT_EQ(ratio.size(), 27u) << g.id;
         char line[200];
-        const std::string op =
-            g.series.find("qwen3") != std::string::npos ? "128, top-8, hidden 2048"
-            : g.series.find("e256") != std::string::npos
-                ? "256 over moe_ep " + std::to_string(std::lround(256 / g.experts)) + ", top-8, hidden 4096"
-                : "8, top-2, hidden 4096";
-        std::snprintf(line, sizeof line, "| %s | %s | %s | %.0f x %.0f |", part.c_str(), NameOf(g.dtype), op.c_str(),
+        const json* first = nullptr;
+        for (const json& r : Records())
+            if (r.at("series") == g.series) first = &r;
+        const json& sh = first->at("shape");
+        // The op's experts: "E over moe_ep n" for a curve of an expert-parallel series (one with moe_ep > 1).
+        const int E = sh.at("experts"), k = sh.at("top_k"), h = sh.at("hidden");
+        const int ep = static_cast<int>(std::lround(E / g.experts));
+        bool split = false;
+        for (const json& r : Records()) split |= r.at("series") == g.series && r.at("shape").at("moe_ep") != 1;
+        char op[80];
+        if (split) std::snprintf(op, sizeof op, "%d over moe_ep %d, top-%d, hidden %d", E, ep, k, h);
+        else std::snprintf(op, sizeof op, "%d, top-%d, hidden %d", E, k, h);
+        std::snprintf(line, sizeof line, "| %s | %s | %s | %.0f x %.0f |", part.c_str(), NameOf(g.dtype), op,
                       g.expert_width, g.experts);
         md += line;
         for (double t : targets) {
@@ -348,8 +361,10 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
     }
     std::ofstream(sctest::BuildDir() + "/moe_op_blackwell.md") << md;
     std::printf("%s", md.c_str());
-    EXPECT_EQ(fp4_curves, 33);
-    EXPECT_EQ(fp4_slower_at_16, 33);  // what the change is for: fp4 decode batches run at the op, not the model's GEMMs
+    EXPECT_EQ(fp4_curves, 78);
+    // What the curves are for: fp4 decode batches run at the op, not the model's GEMMs. All but six: Llama 4
+    // Maverick's 8,192-wide top-1 experts at 128 to 32 a rank, where the op runs at 0.88-0.99 of the model.
+    EXPECT_EQ(fp4_slower_at_16, 72);
 }
 
 // A curve must say how many experts its op held on a rank, at least one, and may state its experts' storage only as
@@ -367,9 +382,52 @@ TEST(GroupedGemm, ACurveStatesItsExperts) {
     EXPECT_NE(e.find("grouped_gemm[3].weights"), std::string::npos) << e;
     EXPECT_NE(e.find("\"mxfp4\""), std::string::npos) << e;
     j["grouped_gemm"][3].erase("weights");
+    j["grouped_gemm"][3]["hidden"] = 0;
+    e = error();
+    EXPECT_NE(e.find("grouped_gemm[3].hidden"), std::string::npos) << e;
+    EXPECT_NE(e.find("must be at least 1"), std::string::npos) << e;
+    j["grouped_gemm"][3].erase("hidden");
+    e = error();
+    EXPECT_NE(e.find("grouped_gemm[3].hidden"), std::string::npos) << e;
+    j["grouped_gemm"][3]["hidden"] = 4096;
     j["grouped_gemm"][3].erase("experts");
     e = error();
     EXPECT_NE(e.find("grouped_gemm[3].experts"), std::string::npos) << e;
+}
+
+// The curve a model's experts read is the one nearest in width, experts a rank and hidden size together: DeepSeek-V3
+// in fp4 on B200 with 64 experts a rank reads its own shape's op (hidden 7,168), not the 256-expert op measured at
+// hidden 4,096 with the same width and experts; Qwen3-235B-A22B at 16 a rank on H100 its own, not Mixtral's; and
+// without a hidden size the pick is the width and experts' alone, as before curves stated it.
+TEST(GroupedGemm, TheNearestCurveIsTheModelsOwnShape) {
+    const CalibrationTable& cal = servetest::Calibration();
+    const std::vector<const GroupedGemmCurve*> b200 = FindGroupedGemms(cal, "b200", Precision::fp4);
+    EXPECT_EQ(NearestGroupedGemm(b200, 2048, 64, 7168)->id, "aiconf-b200-trtllm1.3-moe-deepseek-v3-fp4-ep4");
+    EXPECT_EQ(NearestGroupedGemm(b200, 2048, 64, 4096)->id, "aiconf-b200-trtllm1.3-moe-e256-fp4-ep4");
+    EXPECT_EQ(NearestGroupedGemm(b200, 8192, 32, 5120)->id, "aiconf-b200-trtllm1.3-moe-llama4-maverick-fp4-ep4");
+    const std::vector<const GroupedGemmCurve*> h100 = FindGroupedGemms(cal, "h100-sxm", Precision::fp8);
+    EXPECT_EQ(NearestGroupedGemm(h100, 1536, 16, 4096)->id, "aiconf-h100-trtllm1.3-moe-qwen3-235b-a22b-fp8-ep8");
+    EXPECT_EQ(NearestGroupedGemm(h100, 7168, 8, 4096)->id, "aiconf-h100-trtllm1.3-moe-mixtral8x7b-fp8-tp2");
+    // No hidden size: the first of the curves equally near in width and experts (the 256-expert op, listed first).
+    EXPECT_EQ(NearestGroupedGemm(b200, 2048, 64)->id, "aiconf-b200-trtllm1.3-moe-e256-fp4-ep4");
+    // The serving model states its hidden size: DeepSeek-V3's expert GEMMs on B200 in fp4 read their own op.
+    ServingPrecision fp4;
+    fp4.weights = fp4.compute = Precision::fp4;
+    const ModelConfig ds = servetest::Model("deepseek-v3");
+    BatchShape b;
+    b.decodes = b.sequences = b.logits = 256;
+    b.decode_keys = 256 * 1024.0;
+    CalibrationTable own = servetest::Calibration(), other = servetest::Calibration();
+    std::erase_if(own.grouped_gemm,
+                  [](const GroupedGemmCurve& g) { return g.series.find("-e256-") != std::string::npos; });
+    std::erase_if(other.grouped_gemm,
+                  [](const GroupedGemmCurve& g) { return g.series.find("-deepseek-v3-") != std::string::npos; });
+    const System& sys = servetest::System("dgx-b200-superpod");
+    PoolConfig ep4;
+    ep4.tp = ep4.ep = 4;
+    const double all = IterationCost(ds, fp4, ep4, sys, &servetest::Calibration(), 1024, 1).Breakdown(b).linear;
+    EXPECT_EQ(all, IterationCost(ds, fp4, ep4, sys, &own, 1024, 1).Breakdown(b).linear);
+    EXPECT_NE(all, IterationCost(ds, fp4, ep4, sys, &other, 1024, 1).Breakdown(b).linear);
 }
 
 TEST(GroupedGemm, TheRatesLineNamesThem) {
