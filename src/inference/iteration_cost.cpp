@@ -441,14 +441,26 @@ double IterationCost::MlaUpSeconds(const BatchShape& b, double* flops) const {
                     {rows, n, kvl});
     }
     if (b.decodes > 0) {
-        const double D = b.decodes;
-        *flops += 2 * D * hr * dn * kvl + 2 * D * hr * kvl * dv;
-        t += Kernel(OpKind::matmul, 2 * D * hr * dn * kvl, (D * hr * dn + hr * dn * kvl + D * hr * kvl) * a, hr, true,
-                    false, {D, kvl, dn});
-        t += Kernel(OpKind::matmul, 2 * D * hr * kvl * dv, (D * hr * kvl + hr * kvl * dv + D * hr * dv) * a, hr, true,
-                    false, {D, dv, kvl});
+        *flops += 2 * b.decodes * hr * dn * kvl + 2 * b.decodes * hr * kvl * dv;
+        const auto [absorb, up] = MlaDecodeBmmSeconds(b.decodes);
+        t += absorb + up;
     }
     return t;
+}
+
+// A strided-batched GEMM (torch.bmm, TensorRT-LLM's bmm_out) runs every head's tiles in one grid: its efficiency is
+// that of one GEMM of the heads' rows stacked (heads x tokens rows, the same n and k), not that of one head's small
+// GEMM, which the curves put near 1% of the peak (358 us a layer for 240 tokens x 128 heads on B200, where
+// TensorRT-LLM's two bmm take 21 us: docs/serving.md, "MLA's absorbed decode as one batched GEMM").
+std::pair<double, double> IterationCost::MlaDecodeBmmSeconds(double decodes) const {
+    if (!m_.is_mla() || decodes <= 0) return {0, 0};
+    const MlaConfig& m = m_.mla;
+    const double hr = heads_rank_, a = BytesOf(prec_.activations), D = decodes;
+    const double kvl = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+    return {Kernel(OpKind::matmul, 2 * D * hr * dn * kvl, (D * hr * dn + hr * dn * kvl + D * hr * kvl) * a, 1, true,
+                   false, {D * hr, kvl, dn}),
+            Kernel(OpKind::matmul, 2 * D * hr * kvl * dv, (D * hr * kvl + hr * kvl * dv + D * hr * dv) * a, 1, true,
+                   false, {D * hr, dv, kvl})};
 }
 
 // MLA attention of one layer on one rank. Prefill: ordinary causal attention over the up-projected keys

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "config/calibration.h"
@@ -132,6 +133,9 @@ public:
     double DraftSeconds(const BatchShape& b) const;
     double DecodeSeconds(int context) const;
     LayerLinearTimes LayerLinear(double tokens) const;
+    // One MLA layer's absorbed-decode batched GEMMs for `decodes` tokens on one rank, {query absorb, output up}: each
+    // head's q_nope x W_UK, then its latent output x W_UV. 0 without MLA. For validation against measured bmm.
+    std::pair<double, double> MlaDecodeBmmSeconds(double decodes) const;
 
     // KV cache bytes of one token on one rank: layers x KvElementsPerTokenLayer x bytes, the layers of the
     // stage with the most of them.

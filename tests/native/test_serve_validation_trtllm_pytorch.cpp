@@ -225,11 +225,14 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 }
 
 // A ratchet, not a target: comparisons made and within 10% when the table was last regenerated. A change that
-// loses one fails here; one that gains raises the number.
+// loses one fails here; one that gains raises the number. Lowered once on purpose, 50 -> 49, when MLA's absorbed
+// decode became one batched GEMM (docs/serving.md, "MLA's absorbed decode as one batched GEMM"): its per-head
+// timing, 6-26x TensorRT-LLM's measured bmm, had kept DeepSeek-R1's FP8 rows on H200 inside, which now come out
+// 20-40% fast (TensorRT-LLM runs that checkpoint's block-scaled FP8 on Hopper, which the model does not describe).
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 123);
-    EXPECT_GE(c.within, 50);
+    EXPECT_GE(c.within, 49);
 }
 
 }  // namespace
