@@ -309,5 +309,6 @@ inline Counts CountsOf(const std::vector<Row>& rows) {
 // The rows of each serving validation set (test_serve_validation.cpp, test_serve_validation_more.cpp).
 const std::vector<Row>& FirstSetRows();
 const std::vector<Row>& SecondSetRows();
+const std::vector<Row>& ThirdSetRows();
 
 }  // namespace servevalidation

@@ -1,6 +1,6 @@
 // What `stagecraft serve` reports beside its rate (inference/published_serving_runs.h) is the serving validation,
 // not a number of its own: the table in src/inference/published_serving_runs.cpp must be what the offline
-// throughput rows of both validation sets give, and the report must print it.
+// throughput rows of the three validation sets give, and the report must print it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +19,7 @@ using namespace servevalidation;
 // The table as the rows give it: measured / predicted output rate per accelerator and precision.
 std::string TableSource() {
     sctest::RatiosByPart ratios;
-    for (const std::vector<Row>* set : {&FirstSetRows(), &SecondSetRows()})
+    for (const std::vector<Row>* set : {&FirstSetRows(), &SecondSetRows(), &ThirdSetRows()})
         for (const Row& r : *set)
             if (r.expressible && !r.accelerator.empty())
                 ratios[{r.accelerator, r.precision_class}].push_back(r.measured / r.predicted);
@@ -61,10 +61,13 @@ TEST(PublishedServingRuns, ServePrintsThePartsSpread) {
     const nlohmann::json j = nlohmann::json::parse(json.out);
     EXPECT_EQ(j["published_runs"]["runs"], h100->runs);
     EXPECT_DOUBLE_EQ(j["published_runs"]["measured_over_predicted_output_rate"]["median"].get<double>(), h100->median);
-    // No offline throughput row ran on a B200.
+    // B200 has the third set's rows; no offline throughput row ran on a B300.
     const sctest::CliResult b200 = sctest::RunCli(run + " --set system=dgx-b200-superpod");
     ASSERT_EQ(b200.status, 0) << b200.out;
-    EXPECT_EQ(b200.out.find("published runs"), std::string::npos) << b200.out;
+    EXPECT_NE(b200.out.find("published runs on b200 in fp8: measured "), std::string::npos) << b200.out;
+    const sctest::CliResult b300 = sctest::RunCli(run + " --set system=dgx-b300-superpod");
+    ASSERT_EQ(b300.status, 0) << b300.out;
+    EXPECT_EQ(b300.out.find("published runs"), std::string::npos) << b300.out;
 }
 
 }  // namespace
