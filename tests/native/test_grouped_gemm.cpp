@@ -313,10 +313,14 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
         const ComputeModel cm(Part(part), g.dtype, &cal, TrainingOptions{});
         const KernelFloor floor = MeasuredKernelFloor(&cal, Part(part), cm.memory_bytes_per_s());
         const double in = StoredBytes(g.dtype);
-        std::map<double, double> ratio;  // rows per expert -> op time / model time
+        std::map<double, double> ratio;      // rows per expert -> op time / model time
+        const json* series_shape = nullptr;  // one record's shape of the series, and whether it splits experts
+        bool split = false;
         for (const json& r : Records()) {
             if (r.at("series") != g.series) continue;
             const json& sh = r.at("shape");
+            series_shape = &sh;
+            split |= sh.at("moe_ep") != 1;
             const double inter = sh.at("inter"), moe_tp = sh.at("moe_tp"), moe_ep = sh.at("moe_ep");
             if (inter / moe_tp != g.expert_width || sh.at("experts").get<double>() / moe_ep != g.experts) continue;
             const double T = sh.at("num_tokens"), E = sh.at("experts"), k = sh.at("top_k"), h = sh.at("hidden");
@@ -332,15 +336,10 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
         }
         ASSERT_EQ(ratio.size(), 27u) << g.id;
         char line[200];
-        const json* first = nullptr;
-        for (const json& r : Records())
-            if (r.at("series") == g.series) first = &r;
-        const json& sh = first->at("shape");
         // The op's experts: "E over moe_ep n" for a curve of an expert-parallel series (one with moe_ep > 1).
+        const json& sh = *series_shape;
         const int E = sh.at("experts"), k = sh.at("top_k"), h = sh.at("hidden");
         const int ep = static_cast<int>(std::lround(E / g.experts));
-        bool split = false;
-        for (const json& r : Records()) split |= r.at("series") == g.series && r.at("shape").at("moe_ep") != 1;
         char op[80];
         if (split) std::snprintf(op, sizeof op, "%d over moe_ep %d, top-%d, hidden %d", E, ep, k, h);
         else std::snprintf(op, sizeof op, "%d, top-%d, hidden %d", E, k, h);

@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "inference/iteration_cost.h"
 #include "serve_test_util.h"
