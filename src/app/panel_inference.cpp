@@ -85,16 +85,22 @@ bool WeightsCombo(ServingPrecision& p) {
     const std::string now = WeightFormatName(p);
     bool changed = false;
     if (ImGui::BeginCombo("weights", now.c_str())) {
+        const bool blocks = p.fp8_scaling == Fp8Scaling::block;
         for (Precision x : {Precision::bf16, Precision::fp8, Precision::fp4})
-            if (ImGui::Selectable(NameOf(x), !p.int4 && p.weights == x)) {
-                p.int4.reset(), p.weights = x, changed = true;
+            if (ImGui::Selectable(NameOf(x), !p.int4 && p.weights == x && !blocks)) {
+                p.int4.reset(), p.weights = x, p.fp8_scaling = Fp8Scaling::tensor, changed = true;
             }
+        if (ImGui::Selectable("fp8 (128x128 blocks)", !p.int4 && blocks)) {
+            p.int4.reset(), p.weights = Precision::fp8, p.fp8_scaling = Fp8Scaling::block, changed = true;
+        }
         const bool mx = p.int4 && p.int4->mxfp4();
         if (ImGui::Selectable("int4 g128", p.int4.has_value() && !mx)) {
+            p.fp8_scaling = Fp8Scaling::tensor;
             p.int4 = p.int4 && !mx ? *p.int4 : Int4Weights{};
             p.weights = p.activations, changed = true;
         }
         if (ImGui::Selectable("mxfp4", mx)) {
+            p.fp8_scaling = Fp8Scaling::tensor;
             p.int4 = kMxfp4;
             p.weights = p.activations, changed = true;
         }
@@ -102,6 +108,8 @@ bool WeightsCombo(ServingPrecision& p) {
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
+            "fp8 (128x128 blocks): DeepSeek-V3's fine-grained fp8, a scale per 128x128 weights and 1x128 "
+            "activations, its GEMMs the engine's block-scaled kernels; "
             "fp4: NVFP4, 4-bit values and an 8-bit scale per 16 (4.5 bits a weight), the GEMMs in fp4 "
             "(Blackwell); int4: 4-bit weights with an fp16 scale and a 4-bit zero per 128 (AWQ, GPTQ); mxfp4: "
             "4-bit values and an 8-bit scale per 32 (gpt-oss); int4 and mxfp4 GEMMs dequantize them and run at "

@@ -52,6 +52,8 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     auto group = [&](const ServingConfig& x) { return x.precision.int4 && !mx(x) ? x.precision.int4->group_size : 0; };
     e.int4_group = IfChanged(group(now), group(base));
     e.mxfp4 = IfChanged(mx(now), mx(base));
+    auto block = [](const ServingConfig& x) { return x.precision.fp8_scaling == Fp8Scaling::block; };
+    e.fp8_block = IfChanged(block(now), block(base));
     if (now.workload.arrival != base.workload.arrival) e.arrivals = NameOf(now.workload.arrival);
     e.rate = IfChanged(now.workload.rate, base.workload.rate);
     e.cv = IfChanged(now.workload.cv, base.workload.cv);
@@ -137,6 +139,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     } else if (e.mxfp4 && c.precision.int4 && c.precision.int4->mxfp4()) {
         c.precision.int4.reset();
     }
+    if (e.fp8_block) c.precision.fp8_scaling = *e.fp8_block ? Fp8Scaling::block : Fp8Scaling::tensor;
     if (e.arrivals) {
         for (ArrivalKind k : {ArrivalKind::poisson, ArrivalKind::gamma, ArrivalKind::fixed_rate,
                               ArrivalKind::closed_loop, ArrivalKind::offline})

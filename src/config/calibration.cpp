@@ -40,6 +40,21 @@ Precision Dtype(JsonFields& r) {
     return p;
 }
 
+// A curve's optional "scaling": absent for per-tensor scales (or a format that fixes its own), "block" for fp8's
+// block scales (GemmCurve::scaling).
+std::string CurveScaling(JsonFields& r, Precision dtype) {
+    if (!r.Get("scaling", false)) return "";
+    std::string s = r.NonEmptyString("scaling");
+    if (s != "block")
+        throw Error(r.Field("scaling"), "\"" + s +
+                                            "\" is not a scaling a curve can state; valid: \"block\" (or no "
+                                            "\"scaling\": one scale a tensor)");
+    if (dtype != Precision::fp8)
+        throw Error(r.Field("scaling"),
+                    std::string("block scaling is an fp8 format; the curve's dtype is ") + NameOf(dtype));
+    return s;
+}
+
 void ExpectString(JsonFields& r, const char* key, const char* expected) {
     std::string v = r.NonEmptyString(key);
     if (v != expected) throw Error(r.Field(key), "expected \"" + std::string(expected) + "\", got \"" + v + "\"");
@@ -276,6 +291,9 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         gc.accelerators = AcceleratorIds(g);
         gc.dtype = Dtype(g);
         if (g.Get("engine", false)) gc.engine = g.NonEmptyString("engine");
+        gc.scaling = CurveScaling(g, gc.dtype);
+        if (!gc.scaling.empty() && gc.engine.empty())
+            throw Error(g.Field("scaling"), "only a serving engine's own GEMM (\"engine\") states its scaling");
         ExpectString(g, "x", "flops_per_gemm (2*batch*m*n*k)");
         ExpectString(g, "y", "tflops");
         const json& pts = g.Array("points");
@@ -364,6 +382,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
                                                     "\" is not a stored expert format a curve can state; valid: "
                                                     "\"mxfp4\" (or no \"weights\": stored as computed)");
         }
+        gc.scaling = CurveScaling(g, gc.dtype);
         ReadCurveTail(g, "rows_per_group", "tflops", "[rows_per_group, tflops]", 0, &gc.tflops, &gc);
         t.grouped_gemm.push_back(std::move(gc));
     }
@@ -514,9 +533,11 @@ const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view a
     return best;
 }
 
-const GemmCurve* FindEngineGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype) {
+const GemmCurve* FindEngineGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype,
+                                     std::string_view scaling) {
     for (const GemmCurve& g : table.gemm)
-        if (!g.engine.empty() && g.dtype == dtype && AppliesTo(g.accelerators, accelerator_id)) return &g;
+        if (!g.engine.empty() && g.dtype == dtype && g.scaling == scaling && AppliesTo(g.accelerators, accelerator_id))
+            return &g;
     return nullptr;
 }
 
@@ -549,12 +570,14 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
 }
 
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
-                                                      Precision dtype, std::string_view weights) {
+                                                      Precision dtype, std::string_view weights,
+                                                      std::string_view scaling) {
     const bool sixteen = dtype == Precision::bf16 || dtype == Precision::fp16;
     std::vector<const GroupedGemmCurve*> out;
     for (const GroupedGemmCurve& g : table.grouped_gemm) {
         const bool same = g.dtype == dtype || (sixteen && (g.dtype == Precision::bf16 || g.dtype == Precision::fp16));
-        if (same && g.weights == weights && AppliesTo(g.accelerators, accelerator_id)) out.push_back(&g);
+        if (same && g.weights == weights && g.scaling == scaling && AppliesTo(g.accelerators, accelerator_id))
+            out.push_back(&g);
     }
     return out;
 }

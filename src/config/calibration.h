@@ -58,6 +58,10 @@ struct GemmCurve {
     // "": a GEMM library's kernels, which every framework reaches; "tensorrt-llm": a serving engine's own op (its
     // input quantize in the time), which only the serving model reads (FindEngineGemmCurve).
     std::string engine;
+    // How an fp8 op's inputs were scaled: "" one scale a tensor, "block" DeepSeek-V3's fine-grained scaling (one
+    // scale a 1x128 tile of activations and a 128x128 block of weights; DeepSeek-V3 Technical Report, 2024, sec.
+    // 3.3.2). Only an engine's curve states it; only a serving precision of that scaling reads it.
+    std::string scaling;
     MeasuredCurve tflops;
     GemmGrid grid;  // empty: only the FLOP-count curve was measured
     std::string series, hardware, setup, source, note;
@@ -88,6 +92,7 @@ struct GroupedGemmCurve {
     // How the measured op stored its experts: "" as it computed (dtype), "mxfp4" in MXFP4 (W4A16 with a bf16 dtype,
     // W4A8 with fp8). Only experts stored so read an "mxfp4" curve, and they read no other.
     std::string weights;
+    std::string scaling;   // as GemmCurve::scaling: "" per tensor, "block" fp8 block-scaled (read only so)
     std::string routing;   // how the measured op's tokens were routed (e.g. "power_law_1.01")
     MeasuredCurve tflops;  // x = rows per group, y = TFLOPS
     std::string series, hardware, setup, source, note;
@@ -229,8 +234,10 @@ const CollectiveCurve* FindEngineAllReduce(const CalibrationTable& table, std::s
                                            std::string_view engine, int n_ranks);
 // The GEMM curve for `accelerator_id` at `dtype` with the most points; nullptr when there is none.
 const GemmCurve* FindGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
-// A serving engine's own GEMM measured on `accelerator_id` at `dtype` (GemmCurve::engine set); nullptr when none.
-const GemmCurve* FindEngineGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
+// A serving engine's own GEMM measured on `accelerator_id` at `dtype` and `scaling` (GemmCurve::engine set); nullptr
+// when none.
+const GemmCurve* FindEngineGemmCurve(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype,
+                                     std::string_view scaling = "");
 // The framework profile's time ratio for 16-bit GEMMs on `accelerator_id` narrowest in k (`contraction`) or in m or
 // n; nullptr when none was profiled there.
 const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::string_view accelerator_id,
@@ -242,9 +249,11 @@ const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& tab
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);
 // The grouped-GEMM curves measured on `accelerator_id` at `dtype` (bf16 and fp16 read each other's, as the GEMM
-// curves do), every expert width; empty when there are none.
+// curves do) with experts stored as `weights` and inputs scaled as `scaling`, every expert width; empty when there
+// are none.
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
-                                                      Precision dtype, std::string_view weights = "");
+                                                      Precision dtype, std::string_view weights = "",
+                                                      std::string_view scaling = "");
 // Of `curves`, the one nearest an op of `experts` experts of `width` on a rank at hidden size `hidden`: the least
 // |ln(width ratio)| + |ln(experts ratio)| + |ln(hidden ratio)| (the experts or hidden term left out when that
 // argument is <= 0). An op's fixed costs (routing, permute, finalize) are spread over its experts' work, so a curve

@@ -92,6 +92,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // Its dense GEMMs at the engine's own measured GEMM where there is one (fp4 on Blackwell): weights stored as the
     // GEMM runs them, as the measured op read them.
     opt.engine_gemms = !prec.int4 && prec.weights == prec.compute;
+    opt.engine_fp8_block = prec.fp8_scaling == Fp8Scaling::block;
     AttentionShape shape;
     shape.batch = heads_rank_;
     shape.sq = shape.sk = std::max(1.0, typical_prefill);

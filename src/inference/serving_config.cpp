@@ -52,6 +52,7 @@ const char* NameOf(LengthDist::Kind k) {
 double StoredBytes(Precision p) { return p == Precision::fp4 ? 0.5 + 1.0 / 16 : BytesOf(p); }
 
 double ExpertWeightBytesPerElement(const ServingPrecision& p) {
+    if (p.fp8_scaling == Fp8Scaling::block && !p.int4) return StoredBytes(p.weights) + 4.0 / (128 * 128);
     if (!p.int4) return StoredBytes(p.weights);
     const double g = p.int4->group_size;
     return 0.5 + p.int4->scale_bytes / g + (p.int4->zero_points ? 0.5 / g : 0.0);
@@ -62,6 +63,7 @@ double WeightBytesPerElement(const ServingPrecision& p) {
 }
 
 std::string WeightFormatName(const ServingPrecision& p) {
+    if (p.fp8_scaling == Fp8Scaling::block && p.weights == Precision::fp8 && !p.int4) return "fp8 (128x128 blocks)";
     if (!p.int4) return NameOf(p.weights);
     if (p.int4->mxfp4()) return "mxfp4";
     return "int4 g" + std::to_string(p.int4->group_size) + (p.int4->zero_points ? "" : ", no zeros");
@@ -418,6 +420,12 @@ void ValidateServingConfig(const ServingConfig& c) {
     ValidateModelConfig(c.model);
     CheckPool("pool", c.pool, c.model);
     if (c.decode_pool) CheckPool("decode_pool", *c.decode_pool, c.model);
+    if (c.precision.fp8_scaling == Fp8Scaling::block &&
+        (c.precision.weights != Precision::fp8 || c.precision.compute != Precision::fp8 || c.precision.int4))
+        throw Error("precision.fp8_scaling", std::string("block scaling is of fp8 weights and GEMMs; weights are ") +
+                                                 WeightFormatName(c.precision) + " and compute " +
+                                                 NameOf(c.precision.compute) +
+                                                 " (set precision.weights to \"fp8\", or fp8_scaling to \"tensor\")");
     if (c.precision.int4) {
         const Precision k = c.precision.compute;
         if (k != Precision::bf16 && k != Precision::fp16 && k != Precision::fp8)

@@ -42,14 +42,24 @@ struct Int4Weights {
 };
 inline constexpr Int4Weights kMxfp4{32, false, 1};
 
+// How fp8 weights and GEMM inputs carry their scales.
+//   tensor: one fp32 scale a tensor (ModelOpt's FP8 checkpoints; TensorRT-LLM's per-tensor FP8 GEMMs).
+//   block:  DeepSeek-V3's fine-grained FP8 (its technical report, 2024, sec. 3.3.2; the FP8 checkpoints of
+//           DeepSeek-V3 and -R1 carry "weight_block_size": [128, 128]): one fp32 scale a 128x128 block of weights
+//           and a 1x128 tile of activations, quantized before each GEMM. Its GEMMs are other kernels (TensorRT-LLM's
+//           fp8_block_scaling_gemm on Hopper, DeepGEMM on Blackwell): the serving model reads the engine's own
+//           curves measured so where the part has them (calibration "scaling": "block"), and says which it read.
+enum class Fp8Scaling { tensor, block };
+
 struct ServingPrecision {
-    Precision weights = Precision::bf16;      // decoder-layer linear weights (with int4: the format they are
-                                              // dequantized into, = compute)
-    Precision compute = Precision::bf16;      // GEMM math and GEMM inputs (fp8: 1 byte per input element)
-    Precision kv_cache = Precision::bf16;     // K and V per token
-    Precision activations = Precision::bf16;  // between kernels, in the TP all-reduces
-    Precision embeddings = Precision::bf16;   // embedding table and LM head weights
-    std::optional<Int4Weights> int4;          // set: decoder-layer linear weights stored as int4 groups
+    Precision weights = Precision::bf16;          // decoder-layer linear weights (with int4: the format they are
+                                                  // dequantized into, = compute)
+    Precision compute = Precision::bf16;          // GEMM math and GEMM inputs (fp8: 1 byte per input element)
+    Precision kv_cache = Precision::bf16;         // K and V per token
+    Precision activations = Precision::bf16;      // between kernels, in the TP all-reduces
+    Precision embeddings = Precision::bf16;       // embedding table and LM head weights
+    std::optional<Int4Weights> int4;              // set: decoder-layer linear weights stored as int4 groups
+    Fp8Scaling fp8_scaling = Fp8Scaling::tensor;  // with fp8 weights and compute: how they are scaled
 };
 
 // Bytes one element of a served tensor takes where it is stored (a weight, a GEMM input, the KV cache): BytesOf,
@@ -59,7 +69,8 @@ struct ServingPrecision {
 // bytes an element, as the training model counts NVFP4 weights (config/quantization.h).
 double StoredBytes(Precision p);
 // Bytes one decoder-layer linear weight takes in memory and in a GEMM's weight read: StoredBytes(weights), or
-// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point). MXFP4 leaves these at 16 bits.
+// with int4 0.5 + 2/g for the fp16 scale (+ 0.5/g for the 4-bit zero point), with block-scaled fp8 1 + 4/128^2 for
+// each block's fp32 scale. MXFP4 leaves these at 16 bits.
 double WeightBytesPerElement(const ServingPrecision& p);
 // The same for a routed expert's weights: as above, but MXFP4's 0.5 + 1/32.
 double ExpertWeightBytesPerElement(const ServingPrecision& p);

@@ -124,6 +124,8 @@ ServingDescription ParseServingDescription(std::string_view text) {
             ParsePrecision(weights, &pr.weights);
             pr.compute = PrecisionField(f, "compute", pr.weights);
         }
+        pr.fp8_scaling =
+            f.Choice("fp8_scaling", {"tensor", "block"}, "tensor") == "block" ? Fp8Scaling::block : Fp8Scaling::tensor;
         pr.kv_cache = PrecisionField(f, "kv_cache", Precision::bf16);
         pr.embeddings = PrecisionField(f, "embeddings", Precision::bf16);
         f.RejectUnknown();

@@ -65,6 +65,7 @@ struct LinkServeEdits {
     std::optional<Precision> weights, kv;                   // bf16, fp8, fp4
     std::optional<int> int4_group;                          // int4 weights in groups of this many (0: not int4)
     std::optional<bool> mxfp4;                              // MXFP4 weights (1), or not (0: a preset's MXFP4 off)
+    std::optional<bool> fp8_block;                          // fp8 in 128x128 blocks (1), or one scale a tensor (0)
     std::optional<std::string> arrivals;                    // poisson, gamma, fixed_rate, closed_loop, offline
     std::optional<double> rate, cv;                         // requests/s; gaps' coefficient of variation
     std::optional<int> clients, requests;                   // closed-loop concurrency; requests in the run

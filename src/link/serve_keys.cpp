@@ -56,6 +56,7 @@ const std::vector<Key>& Keys() {
         {"serve.kv", PrecisionField{&Edits::kv}},
         {"serve.int4_group", IntField{&Edits::int4_group, 0, 65536}},  // 0: weights as serve.weights says
         {"serve.mxfp4", BoolField{&Edits::mxfp4}},
+        {"serve.fp8_block", BoolField{&Edits::fp8_block}},
         {"serve.arrivals", ChoiceField{&Edits::arrivals, {"poisson", "gamma", "fixed_rate", "closed_loop", "offline"}}},
         {"serve.rate", NumberField{&Edits::rate, 1e9}},
         {"serve.cv", NumberField{&Edits::cv, 1e9}},

@@ -92,7 +92,7 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     // Linear on Blackwell, input quantize included), by shape; training keeps the library curves, and so do grouped
     // expert GEMMs, which one grouped kernel runs (held to the measured MoE op below), not one Linear each.
     if (opt.engine_gemms && fixed_matmul_eff_ <= 0 && cal) {
-        engine_gemm_ = FindEngineGemmCurve(*cal, acc.id, compute);
+        engine_gemm_ = FindEngineGemmCurve(*cal, acc.id, compute, opt.engine_fp8_block ? "block" : "");
         if (engine_gemm_)
             engine_peak_ = PeakFlops(acc, engine_gemm_->dtype) / CalibrationScale(acc, engine_gemm_->dtype);
     }
@@ -101,7 +101,9 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     // the curve nearest in expert width and experts a rank (GroupedGemmCurve, NearestGroupedGemm), measured with its
     // experts stored as they are (MXFP4 apart); not when GEMM efficiency is set by hand.
     if (opt.engine_moe_op && opt.matmul_efficiency <= 0 && cal) {
-        grouped_ = FindGroupedGemms(*cal, acc.id, compute, opt.engine_moe_mxfp4 ? "mxfp4" : "");
+        const char* weights = opt.engine_moe_mxfp4 ? "mxfp4" : "";
+        if (opt.engine_fp8_block) grouped_ = FindGroupedGemms(*cal, acc.id, compute, weights, "block");
+        if (grouped_.empty()) grouped_ = FindGroupedGemms(*cal, acc.id, compute, weights);
         if (!grouped_.empty())
             grouped_peak_ = PeakFlops(acc, grouped_[0]->dtype) / CalibrationScale(acc, grouped_[0]->dtype);
     }

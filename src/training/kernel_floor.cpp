@@ -13,6 +13,9 @@ KernelFloor MeasuredKernelFloor(const CalibrationTable* cal, const Accelerator& 
     if (!cal || hbm_bytes_per_s <= 0) return best;
     for (const GemmCurve& g : cal->gemm) {
         if (std::find(g.accelerators.begin(), g.accelerators.end(), acc.id) == g.accelerators.end()) continue;
+        // A serving engine's own op (its input quantize and GEMM, two kernels, timed as one) is not a GEMM kernel's
+        // fixed cost; only the serving model reads it, by shape (GemmCurve::engine).
+        if (!g.engine.empty()) continue;
         double peak = 0;
         try {
             peak = PeakFlops(acc, g.dtype);

@@ -66,6 +66,11 @@ struct TrainingOptions {
     // TensorRT-LLM's NVFP4 Linear on Blackwell, its input quantize included). The serving model sets it; training
     // does not (Transformer Engine's fp4 GEMMs are other kernels).
     bool engine_gemms = false;
+    // The engine's fp8 is block-scaled (ServingPrecision::fp8_scaling): its GEMMs and MoE op read the curves measured
+    // so ("scaling": "block": TensorRT-LLM's fp8_block_scaling_gemm on Hopper, DeepGEMM on Blackwell). A part with
+    // no block-scaled MoE curve keeps its per-tensor ones, and one with no block-scaled GEMM the GEMM library's fp8
+    // curve (rate_sources says which was read).
+    bool engine_fp8_block = false;
 
     // The host link's rate in GB/s each way, for CPU activation offloading (ParallelConfig::offload_layers). 0: the
     // part's measured rates (presets/calibration/measured.json "host_link": nvbandwidth on H100, H800, H200 and

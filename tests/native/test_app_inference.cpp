@@ -207,6 +207,26 @@ TEST(AppInference, Mxfp4WeightsTravelInTheLink) {
     EXPECT_NE(s->inference.report.find("mxfp4 weights"), std::string::npos);
 }
 
+// Block-scaled fp8 (the tab's "fp8 (128x128 blocks)") travels as serve.fp8_block; turned off on a DeepSeek preset,
+// the page simulates what the CLI's --set precision.fp8_scaling=tensor simulates.
+TEST(AppInference, Fp8BlockScalingTravelsInTheLink) {
+    App s = OpenPage();
+    ASSERT_TRUE(sc::app::SelectServingPreset(*s, "deepseek-v3-h200x8-fp8-dp-attention.json"));
+    sc::app::SetPoolWorkers(*s, 2);
+    ASSERT_EQ(s->inference.config.precision.fp8_scaling, sc::Fp8Scaling::block);
+    s->inference.config.precision.fp8_scaling = sc::Fp8Scaling::tensor;
+    const std::string link = sc::app::PoolLink(*s);
+    EXPECT_NE(link.find("serve.fp8_block=0"), std::string::npos) << link;
+    App other = OpenPage();
+    ASSERT_EQ(sc::app::ApplyLink(*other, link), "");
+    EXPECT_EQ(sc::app::CurrentServeRequest(*other).config.precision.fp8_scaling, sc::Fp8Scaling::tensor);
+    pagetest::RunServingToEnd(*s);
+    ASSERT_EQ(s->inference.error, "");
+    EXPECT_EQ(s->inference.report,
+              Cli("serve --preset deepseek-v3-h200x8-fp8-dp-attention --set precision.fp8_scaling=tensor"));
+    EXPECT_NE(s->inference.report.find("fp8 weights, fp8 GEMMs"), std::string::npos);
+}
+
 // Shared prefixes, conversations and prefix caching travel in the link (serve.prefixes, serve.prefix_tokens,
 // serve.turns, serve.prefix_caching);
 // turned off, prefix caching takes the preset's host tier with it, and either way the page simulates what the CLI's

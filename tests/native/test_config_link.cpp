@@ -123,6 +123,8 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.int4_group = 0; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.mxfp4 = true; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.mxfp4 = false; },
+             [](ConfigLink& l) { l.serve = "x", l.serve_edits.fp8_block = true; },
+             [](ConfigLink& l) { l.serve = "x", l.serve_edits.fp8_block = false; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.arrivals = "closed_loop"; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.rate = 0.1 + 0.2; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.cv = 0; },

@@ -76,8 +76,8 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     // (Mixtral's at moe_tp 1-8, Qwen3-30B-A3B's at 1 and 2, 256 experts at moe_ep 1-16) in bf16, fp8 and fp4;
     // gpt-oss-120b's MXFP4 experts at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100 (from 2);
     // and at moe_ep 1-16 Qwen3-235B-A22B's and Llama 4 Maverick's experts in bf16 and fp8 on all six parts, in fp4
-    // on the four Blackwell ones, with DeepSeek-V3's in fp4 there.
-    const size_t model_shapes = 2 * 2 * 2 * 5 + 4 * (2 * 3 + 1) * 5;
+    // on the four Blackwell ones, with DeepSeek-V3's in fp4 there and in block-scaled fp8 on all six.
+    const size_t model_shapes = 2 * 2 * 2 * 5 + 4 * (2 * 3 + 1) * 5 + 6 * 5;
     ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes);
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         SCOPED_TRACE(g.id);
@@ -130,6 +130,13 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     EXPECT_EQ(FindGroupedGemms(cal, "h200", Precision::fp8).front()->series,
               "aiconf-h200-trtllm1.3-moe-mixtral8x7b-fp8");
     EXPECT_TRUE(FindGroupedGemms(cal, "gh200", Precision::fp8).empty());
+    // Block-scaled fp8 (DeepSeek-V3's experts at moe_ep 1-16) is read only by that scaling, on every part that has it.
+    for (const std::string part : {"h100-sxm", "h800", "h200", "b200", "gb200", "b300", "gb300"}) {
+        const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, part, Precision::fp8, "", "block");
+        ASSERT_EQ(gs.size(), 5u) << part;
+        for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->hidden, 7168) << part;
+        for (const GroupedGemmCurve* g : FindGroupedGemms(cal, part, Precision::fp8)) EXPECT_EQ(g->scaling, "") << part;
+    }
     for (const std::string part : {"b200", "gb200", "b300", "gb300"})
         for (Precision p : {Precision::bf16, Precision::fp8, Precision::fp4}) {
             const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, part, p);

@@ -57,8 +57,9 @@ bool Blackwell(const std::string& hw) { return hw.rfind("B200", 0) == 0 || hw.rf
 //   it). The KV cache in FP8: set in DeepSeek-R1's options; for the others "auto" takes the checkpoint's
 //   kv_cache_quant_algo, which is not read here, and FP8 is ASSUMED (trtllm-bench's own _KV_CACHE_MAP maps NVFP4 to
 //   an FP8 cache, tensorrt_llm/bench/benchmark/utils/general.py).
-// - FP8: ModelOpt's FP8 checkpoints (DeepSeek-R1: DeepSeek's own block-scaled FP8), weights and GEMMs in FP8, the
-//   KV cache in FP8 (DeepSeek-R1's options; ASSUMED for the others, as above).
+// - FP8: ModelOpt's FP8 checkpoints, weights and GEMMs in FP8 with one scale a tensor; DeepSeek-R1's is DeepSeek's
+//   own block-scaled FP8 (fp8_scaling block: its config.json's weight_block_size [128, 128]). The KV cache in FP8
+//   (DeepSeek-R1's options; ASSUMED for the others, as above).
 // - GPT-OSS: the released MXFP4 experts, the rest 16-bit (the page lists no other checkpoint). On Blackwell the
 //   options set an FP8 cache and the CUTLASS MoE backend, whose GEMMs are taken as W4A8 (MXFP8 activations,
 //   ASSUMED); on Hopper ("Hopper: use auto", "use TRITON") a 16-bit cache and W4A16 GEMMs. The column's "(FP8)" on
@@ -75,6 +76,7 @@ ServingPrecision PrecisionOf(const json& r) {
     }
     s.weights = s.compute = p == "fp4" ? Precision::fp4 : Precision::fp8;
     s.kv_cache = Precision::fp8;
+    if (p == "fp8" && r["model"].get<std::string>().rfind("DeepSeek", 0) == 0) s.fp8_scaling = Fp8Scaling::block;
     return s;
 }
 
@@ -230,11 +232,14 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // loses one fails here; one that gains raises the number. Lowered once on purpose, 50 -> 49, when MLA's absorbed
 // decode became one batched GEMM (docs/serving.md, "MLA's absorbed decode as one batched GEMM"): its per-head
 // timing, 6-26x TensorRT-LLM's measured bmm, had kept DeepSeek-R1's FP8 rows on H200 inside, which now come out
-// 20-40% fast (TensorRT-LLM runs that checkpoint's block-scaled FP8 on Hopper, which the model does not describe).
+// 20-40% fast (TensorRT-LLM runs that checkpoint's block-scaled FP8 on Hopper, which the model did not describe).
+// Lowered again, 49 -> 48, when it did (fp8_scaling block: the engine's measured block-scaled GEMM and MoE op): of
+// those four rows three move toward their runs (+40% -> +20% twice, +21% -> +19%), and the decode-long one, inside at
+// -6% only by the per-tensor ops' speed, leaves at -15% (docs/serving.md, "Block-scaled FP8").
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 123);
-    EXPECT_GE(c.within, 49);
+    EXPECT_GE(c.within, 48);
 }
 
 }  // namespace
