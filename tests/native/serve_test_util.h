@@ -25,6 +25,17 @@ inline constexpr double kLlama70bLayerLinear = 8192.0 * 80 * 128 + 64.0 * 128 * 
 
 inline const sc::CalibrationTable& Calibration() { return sctest::MeasuredCalibration(); }
 
+// The TFLOPS data/calibration.json records for `series`'s GEMM of m x n x k (batch 1); 0 when it has none.
+inline double MeasuredGemmTflops(const std::string& series, double m, double n, double k) {
+    static const nlohmann::json data = nlohmann::json::parse(sctest::ReadFile(kRoot + "/data/calibration.json"));
+    for (const nlohmann::json& r : data.at("gemm")) {
+        const nlohmann::json& s = r.at("shape");
+        if (r.at("series") == series && s.at("m") == m && s.at("n") == n && s.at("k") == k && s.value("batch", 1) == 1)
+            return r.at("measured").at("tflops");
+    }
+    return 0;
+}
+
 // The accelerator preset `id` (read once).
 inline const sc::Accelerator& Part(const std::string& id) {
     static std::map<std::string, sc::Accelerator> cache;

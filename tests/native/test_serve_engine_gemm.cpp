@@ -57,13 +57,7 @@ TEST(EngineGemm, OnlyTheServingModelReadsTheEnginesCurve) {
 TEST(EngineGemm, ADenseFp4GemmTakesTheEnginesTimeAtItsShape) {
     const ComputeModel serving(Part("b200"), Precision::fp4, &Calibration(), Serving());
     const ComputeModel training(Part("b200"), Precision::fp4, &Calibration(), TrainingOptions{});
-    const nlohmann::json data =
-        nlohmann::json::parse(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/data/calibration.json"));
-    double measured = 0;
-    for (const nlohmann::json& r : data.at("gemm"))
-        if (r.at("series") == "aiconf-trtllm1.3-b200-nvfp4" && r.at("shape").at("m") == 512 &&
-            r.at("shape").at("n") == 8192 && r.at("shape").at("k") == 8192)
-            measured = r.at("measured").at("tflops");
+    const double measured = servetest::MeasuredGemmTflops("aiconf-trtllm1.3-b200-nvfp4", 512, 8192, 8192);
     ASSERT_GT(measured, 2500);
     const double t = Fp4GemmSeconds(serving, 512, 8192, 8192);
     EXPECT_NEAR(2 * 512.0 * 8192 * 8192 / t / 1e12, measured * serving.clock_scale(), 1e-6 * measured);

@@ -57,13 +57,7 @@ TEST(Fp8Block, OnlyABlockScaledEngineReadsTheBlockCurves) {
 // At a grid point the dense GEMM takes the table's time: 256 x 2,048 x 8,192 on H200, measured with its 1x128 input
 // quantize; per-tensor fp8 reads another curve (the library's cuBLASLt one) there.
 TEST(Fp8Block, ADenseGemmTakesTheBlockScaledTimeAtItsShape) {
-    const nlohmann::json data =
-        nlohmann::json::parse(sctest::ReadFile(std::string(SC_SOURCE_DIR) + "/data/calibration.json"));
-    double measured = 0;
-    for (const nlohmann::json& r : data.at("gemm"))
-        if (r.at("series") == "aiconf-trtllm1.3-h200-fp8-block" && r.at("shape").at("m") == 256 &&
-            r.at("shape").at("n") == 2048 && r.at("shape").at("k") == 8192)
-            measured = r.at("measured").at("tflops");
+    const double measured = servetest::MeasuredGemmTflops("aiconf-trtllm1.3-h200-fp8-block", 256, 2048, 8192);
     ASSERT_GT(measured, 0);
     const ComputeModel block(Part("h200"), Precision::fp8, &Calibration(), Serving(true));
     const ComputeModel tensor(Part("h200"), Precision::fp8, &Calibration(), Serving(false));
