@@ -49,6 +49,8 @@ inline constexpr Int4Weights kMxfp4{32, false, 1};
 //           and a 1x128 tile of activations, quantized before each GEMM. Its GEMMs are other kernels (TensorRT-LLM's
 //           fp8_block_scaling_gemm on Hopper, DeepGEMM on Blackwell): the serving model reads the engine's own
 //           curves measured so where the part has them (calibration "scaling": "block"), and says which it read.
+// Not config/precision.h's Scaling: that is a training recipe (delayed or current amax, block, MX, NVFP4); a served
+// checkpoint's scales are fixed, so serving states only how they are laid out.
 enum class Fp8Scaling { tensor, block };
 
 struct ServingPrecision {

@@ -306,7 +306,8 @@ inline Counts CountsOf(const std::vector<Row>& rows) {
     return c;
 }
 
-// The rows of each serving validation set (test_serve_validation.cpp, test_serve_validation_more.cpp).
+// The rows of each serving validation set (test_serve_validation.cpp, test_serve_validation_more.cpp,
+// test_serve_validation_trtllm_pytorch.cpp).
 const std::vector<Row>& FirstSetRows();
 const std::vector<Row>& SecondSetRows();
 const std::vector<Row>& ThirdSetRows();
