@@ -89,8 +89,9 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // MXFP4 experts (gpt-oss) are held to the op measured with MXFP4 experts; other int4 layouts to none.
     opt.engine_moe_mxfp4 = prec.int4 && prec.int4->mxfp4();
     opt.engine_moe_op = opt.engine_moe_mxfp4 || (!prec.int4 && BytesOf(prec.weights) == BytesOf(prec.compute));
-    // Its dense GEMMs at the engine's own measured GEMM where there is one (fp4 on Blackwell): weights stored as the
-    // GEMM runs them, as the measured op read them.
+    // Its dense GEMMs at the engine's own measured GEMM where there is one (fp4 on Blackwell, fp8 on Hopper and
+    // Blackwell): weights stored as the GEMM runs them, as the measured op read them. W4A8's mixed-input GEMM is
+    // another kernel, and keeps the library's curve.
     opt.engine_gemms = !prec.int4 && prec.weights == prec.compute;
     opt.engine_fp8_block = prec.fp8_scaling == Fp8Scaling::block;
     AttentionShape shape;

@@ -89,7 +89,8 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         if (gemm16_) gemm16_peak_ = PeakFlops(acc, gemm16_->dtype) / CalibrationScale(acc, gemm16_->dtype);
     }
     // A serving engine's dense GEMMs at a precision its own op was measured in run at that op (TensorRT-LLM's NVFP4
-    // Linear on Blackwell, input quantize included), by shape; training keeps the library curves, and so do grouped
+    // Linear on Blackwell, its FP8 Linear per tensor or block-scaled on Hopper and Blackwell, input quantize
+    // included), by shape; training keeps the library curves, and so do grouped
     // expert GEMMs, which one grouped kernel runs (held to the measured MoE op below), not one Linear each.
     if (opt.engine_gemms && fixed_matmul_eff_ <= 0 && cal) {
         engine_gemm_ = FindEngineGemmCurve(*cal, acc.id, compute, opt.engine_fp8_block ? "block" : "");
@@ -245,8 +246,11 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
                 return Roofline(flops, attn_peak_, MatmulEfficiency16(one, dims), bytes);
             const bool grouped = groups > 1 && dims.group_width > 0;
             if (engine_gemm_ && !grouped) {
+                // The op was timed at this shape, reading its weights: a one-token GEMM's 1-2% of peak is its time,
+                // not a rate to floor at the library curves' 1% (which would read 8,192 x 8,192 on H100 at 23 us,
+                // the weights at STREAM's rate, where the op took 37 us).
                 const double rate = GemmTflopsOf(*engine_gemm_, one, dims) * 1e12 / engine_peak_;
-                return Roofline(flops, peak_, std::min(std::max(rate, 0.01), max_eff_), bytes);
+                return Roofline(flops, peak_, std::min(std::max(rate, 1e-6), max_eff_), bytes);
             }
             double e = MatmulEfficiency(one, dims);
             if (grouped && dims.known() && !grouped_.empty())

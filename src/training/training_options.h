@@ -63,8 +63,9 @@ struct TrainingOptions {
     // "mxfp4"), not to those of experts stored as they compute.
     bool engine_moe_mxfp4 = false;
     // GEMMs at a serving engine's own measured GEMM where the part has one at the compute precision (GemmCurve::engine:
-    // TensorRT-LLM's NVFP4 Linear on Blackwell, its input quantize included). The serving model sets it; training
-    // does not (Transformer Engine's fp4 GEMMs are other kernels).
+    // TensorRT-LLM's NVFP4 Linear on Blackwell and its FP8 Linear, per tensor or block-scaled, on Hopper and Blackwell,
+    // its input quantize included). The serving model sets it; training does not (Transformer Engine's fp8 and fp4
+    // GEMMs are other kernels).
     bool engine_gemms = false;
     // The engine's fp8 is block-scaled (ServingPrecision::fp8_scaling): its GEMMs and MoE op read the curves measured
     // so ("scaling": "block": TensorRT-LLM's fp8_block_scaling_gemm on Hopper, DeepGEMM on Blackwell). A part with

@@ -39,7 +39,7 @@ TEST(GemmGrid, GridsAreTheTablesAndExactAtTheirPoints) {
         SCOPED_TRACE(c.id);
         ++grids;
         const GemmGrid& g = c.grid;
-        // XLA's tables: 256-4096 in each dimension. A serving engine's (aiconfigurator's TensorRT-LLM NVFP4 Linear):
+        // XLA's tables: 256-4096 in each dimension. A serving engine's (aiconfigurator's TensorRT-LLM Linear, NVFP4 and FP8):
         // m 1-16384, n and k 256-16384, powers of 2.
         const bool engine = !c.engine.empty();
         const std::vector<double> sizes = engine ? std::vector<double>{256, 512, 1024, 2048, 4096, 8192, 16384}
@@ -60,9 +60,9 @@ TEST(GemmGrid, GridsAreTheTablesAndExactAtTheirPoints) {
         }
         EXPECT_EQ(found, static_cast<int>(g.tflops.size()));
     }
-    // XLA's sm_90 and sm_100; the engine's fp4 on B200, GB200, B300 and GB300; its block-scaled fp8 on those and
-    // on H100 and H200.
-    EXPECT_EQ(grids, 2 + 4 + 6);
+    // XLA's sm_90 and sm_100; the engine's fp4 on B200, GB200, B300 and GB300; its block-scaled and its per-tensor
+    // fp8 on those and on H100 and H200.
+    EXPECT_EQ(grids, 2 + 4 + 6 + 6);
     EXPECT_FALSE(FindGemmCurve(Calibration(), "b200", Precision::bf16)->grid.empty());
     EXPECT_TRUE(FindGemmCurve(Calibration(), "a100-80gb", Precision::fp16)->grid.empty());  // no grid measured
 }

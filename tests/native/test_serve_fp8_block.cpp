@@ -31,8 +31,8 @@ TrainingOptions Serving(bool block) {
     return opt;
 }
 
-// A block-scaled engine reads the block-scaled curves and nothing else does: per-tensor fp8 serving keeps the GEMM
-// library's curve and the per-tensor MoE ops, training neither.
+// A block-scaled engine reads the block-scaled curves and nothing else does: per-tensor fp8 serving reads the engine's
+// per-tensor Linear and MoE ops, training neither (it keeps the GEMM library's curve).
 TEST(Fp8Block, OnlyABlockScaledEngineReadsTheBlockCurves) {
     for (const std::string part : {"h100-sxm", "h200", "b200", "gb200", "b300", "gb300"}) {
         SCOPED_TRACE(part);
@@ -42,7 +42,9 @@ TEST(Fp8Block, OnlyABlockScaledEngineReadsTheBlockCurves) {
         ASSERT_NE(block.engine_gemm_curve(), nullptr);
         EXPECT_EQ(block.engine_gemm_curve()->scaling, "block");
         EXPECT_EQ(block.engine_gemm_curve()->engine, "tensorrt-llm");
-        EXPECT_EQ(tensor.engine_gemm_curve(), nullptr);
+        ASSERT_NE(tensor.engine_gemm_curve(), nullptr);
+        EXPECT_EQ(tensor.engine_gemm_curve()->scaling, "");
+        EXPECT_EQ(tensor.engine_gemm_curve()->engine, "tensorrt-llm");
         EXPECT_EQ(training.engine_gemm_curve(), nullptr);
         ASSERT_EQ(block.grouped_gemms().size(), 5u);
         for (const GroupedGemmCurve* g : block.grouped_gemms()) EXPECT_EQ(g->scaling, "block");
@@ -54,20 +56,38 @@ TEST(Fp8Block, OnlyABlockScaledEngineReadsTheBlockCurves) {
     EXPECT_EQ(mi300x.engine_gemm_curve(), nullptr);
 }
 
-// At a grid point the dense GEMM takes the table's time: 256 x 2,048 x 8,192 on H200, measured with its 1x128 input
-// quantize; per-tensor fp8 reads another curve (the library's cuBLASLt one) there.
-TEST(Fp8Block, ADenseGemmTakesTheBlockScaledTimeAtItsShape) {
-    const double measured = servetest::MeasuredGemmTflops("aiconf-trtllm1.3-h200-fp8-block", 256, 2048, 8192);
-    ASSERT_GT(measured, 0);
-    const ComputeModel block(Part("h200"), Precision::fp8, &Calibration(), Serving(true));
-    const ComputeModel tensor(Part("h200"), Precision::fp8, &Calibration(), Serving(false));
+// At a grid point the dense GEMM takes the table's time: 256 x 2,048 x 8,192 on H200, measured with its input
+// quantize, each scaling at its own table (1x128 tiles and 128x128 blocks; one scale a tensor).
+TEST(Fp8Block, ADenseGemmTakesTheMeasuredTimeOfItsScaling) {
     const double m = 256, n = 2048, k = 8192, flops = 2 * m * n * k, bytes = m * k + k * n + 2 * m * n;
     auto seconds = [&](const ComputeModel& cm) {
         return cm.Seconds(OpKind::matmul, flops, bytes, true, 1, false, false, GemmDims{m, n, k});
     };
-    ASSERT_GT(flops / (measured * 1e12), bytes / block.memory_bytes_per_s());  // above its bytes: the table's time
-    EXPECT_NEAR(flops / seconds(block) / 1e12, measured * block.clock_scale(), 1e-6 * measured);
-    EXPECT_NE(seconds(tensor), seconds(block));
+    double last = 0;
+    for (const bool block : {true, false}) {
+        SCOPED_TRACE(block ? "block" : "tensor");
+        const std::string series = block ? "aiconf-trtllm1.3-h200-fp8-block" : "aiconf-trtllm1.3-h200-fp8";
+        const double measured = servetest::MeasuredGemmTflops(series, m, n, k);
+        ASSERT_GT(measured, 0);
+        const ComputeModel cm(Part("h200"), Precision::fp8, &Calibration(), Serving(block));
+        ASSERT_GT(flops / (measured * 1e12), bytes / cm.memory_bytes_per_s());  // above its bytes: the table's time
+        EXPECT_NEAR(flops / seconds(cm) / 1e12, measured * cm.clock_scale(), 1e-6 * measured);
+        EXPECT_NE(seconds(cm), last);
+        last = seconds(cm);
+    }
+}
+
+// A one-token GEMM takes the op's measured time too, at well under 1% of peak: 1 x 8,192 x 8,192 per tensor on H100,
+// longer than its weights take at the part's STREAM rate.
+TEST(Fp8Block, AOneTokenGemmTakesTheMeasuredTime) {
+    const double m = 1, n = 8192, k = 8192, flops = 2 * m * n * k, bytes = m * k + k * n + 2 * m * n;
+    const double measured = servetest::MeasuredGemmTflops("aiconf-trtllm1.3-h100-fp8", m, n, k);
+    ASSERT_GT(measured, 0);
+    const ComputeModel cm(Part("h100-sxm"), Precision::fp8, &Calibration(), Serving(false));
+    ASSERT_LT(measured * 1e12 / (cm.peak_flops() * cm.clock_scale()), 0.01);
+    const double seconds = cm.Seconds(OpKind::matmul, flops, bytes, true, 1, false, false, GemmDims{m, n, k});
+    EXPECT_GT(seconds, 1.2 * bytes / cm.memory_bytes_per_s());
+    EXPECT_NEAR(flops / seconds / 1e12, measured * cm.clock_scale(), 1e-6 * measured);
 }
 
 // A DeepSeek-V3 step on eight H200s with the experts over EP8 at a full batch: the block-scaled MoE op is the
