@@ -148,8 +148,8 @@ FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std
 }
 
 // A derived fixed cost (weight_read_floor, decode_attention_floor): its head, "alpha_us" in microseconds (a
-// millisecond would be a unit slip, not a launch), the count of what it is the median of under `count_key`, and its
-// source fields.
+// millisecond would be a unit slip, not a launch), the count of what it is the median of under `count_key`, a decode
+// floor's optional "sequence_kv_head_ns" (a block's cost), and its source fields.
 template <class Floor>
 Floor ReadFixedCost(const json& e, const std::string& path, std::set<std::string>& ids, const char* count_key,
                     int count_max, int Floor::*count) {
@@ -160,6 +160,14 @@ Floor ReadFixedCost(const json& e, const std::string& path, std::set<std::string
     if (!(f.alpha_us > 0 && f.alpha_us < 1000))
         throw Error(g.Field("alpha_us"), "must be in (0, 1000) microseconds, got " + ShownNumber(f.alpha_us));
     f.*count = g.PositiveIntAtMost(count_key, count_max);
+    if constexpr (requires { f.sequence_kv_head_ns; }) {
+        if (g.Has("sequence_kv_head_ns")) {
+            f.sequence_kv_head_ns = g.Number("sequence_kv_head_ns");
+            if (!(f.sequence_kv_head_ns > 0 && f.sequence_kv_head_ns < 1000))
+                throw Error(g.Field("sequence_kv_head_ns"),
+                            "must be in (0, 1000) nanoseconds a block, got " + ShownNumber(f.sequence_kv_head_ns));
+        }
+    }
     ReadSourceFields(g, &f.series, &f.hardware, &f.setup, &f.source, &f.note);
     g.RejectUnknown();
     return f;

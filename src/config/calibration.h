@@ -171,7 +171,11 @@ struct DecodeAttentionFloor {
     std::vector<std::string> accelerators;
     Precision dtype = Precision::fp16;  // the caches' precision in the measurements
     double alpha_us = 0;                // > 0
-    int series_count = 0;               // the series it is the median of
+    // And per block beyond its bytes, where the op's own timings give it (0: not measured): TensorRT-LLM's XQA runs
+    // one block a sequence and KV head once they fill the SMs (cpp/kernels/xqa/mha.cu, launchMHA's grid), and each
+    // block's Q load, softmax and output write cost GPU time its cache bytes do not count.
+    double sequence_kv_head_ns = 0;
+    int series_count = 0;  // the series it is the median of
     std::string series, hardware, setup, source, note;
 };
 

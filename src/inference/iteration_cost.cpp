@@ -547,8 +547,11 @@ double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) cons
         const double bytes =
             b.decodes * heads_rank_ * d * 2 * a + b.decode_keys * kv_elems * kvb + b.decodes * kv_elems * kvb;
         // A paged decode kernel and its split-KV reduction cost a fixed time beyond their bytes, measured apart
-        // from the GEMMs' floor where the part has it (DecodeAttentionFloor).
-        const double fixed = decode_floor_ ? decode_floor_->alpha_us * 1e-6 + bytes / cm_->memory_bytes_per_s() : 0;
+        // from the GEMMs' floor where the part has it (DecodeAttentionFloor), and, where the op's timings give it,
+        // a time a block: one a sequence and KV head.
+        const double fixed = decode_floor_ ? decode_floor_->alpha_us * 1e-6 + bytes / cm_->memory_bytes_per_s() +
+                                                 decode_floor_->sequence_kv_head_ns * 1e-9 * b.decodes * kv_heads_rank_
+                                           : 0;
         attn += std::max(Kernel(OpKind::attention, flops, bytes, 1, false, windowed), fixed);
     }
     return attn;

@@ -124,9 +124,13 @@ std::string ScanText(const ComputeModel& cm, const Accelerator& acc, const Atten
 
 std::string DecodeAttentionText(const DecodeAttentionFloor* f, const Accelerator& acc) {
     if (!f) return "no fixed cost measured for " + acc.id + ": a decode call pays the kernel floor";
-    return Printf("%.2f us a call beyond its bytes: the median of %.0f measured series' fixed times (", f->alpha_us,
+    const std::string block =
+        f->sequence_kv_head_ns > 0
+            ? Printf(", and %.2f ns a sequence and KV head (a kernel block)", f->sequence_kv_head_ns)
+            : "";
+    return Printf("%.2f us a call beyond its bytes: the median of %.0f measured series' fixed times", f->alpha_us,
                   f->series_count) +
-           f->id + ")";
+           block + " (" + f->id + ")";
 }
 
 RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, const Accelerator& acc, Precision compute,
