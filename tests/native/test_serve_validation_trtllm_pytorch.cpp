@@ -239,11 +239,12 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // Lowered again, 48 -> 46, when per-tensor fp8 read the engine's own measured Linear and the engine's tables were read
 // below 1% of peak as measured (docs/serving.md, "Per-tensor FP8 at the engine's own Linear"): Llama 4 Maverick FP8
 // 8192/1024 on eight H200s went from -8.9% to -10.5% and Qwen3-235B FP4 1000/1000 on four B200s from -9.9% to
-// -10.1%, while the first set gained five rows and the second seven.
+// -10.1%, while the first set gained five rows and the second seven. Back to 48 with the decode call's blocks on
+// Blackwell (docs/serving.md, "A decode call's blocks on Blackwell"): four gpt-oss-20b rows in, two Qwen3 rows out.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 123);
-    EXPECT_GE(c.within, 47);
+    EXPECT_GE(c.within, 48);
 }
 
 }  // namespace
