@@ -90,8 +90,8 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
     }
     // A serving engine's dense GEMMs at a precision its own op was measured in run at that op (TensorRT-LLM's NVFP4
     // Linear on Blackwell, its FP8 Linear per tensor or block-scaled on Hopper and Blackwell, input quantize
-    // included), by shape; training keeps the library curves, and so do grouped
-    // expert GEMMs, which one grouped kernel runs (held to the measured MoE op below), not one Linear each.
+    // included), by shape; training keeps the library curves, and so do grouped expert GEMMs, which one grouped
+    // kernel runs (held to the measured MoE op below), not one Linear each.
     if (opt.engine_gemms && fixed_matmul_eff_ <= 0 && cal) {
         engine_gemm_ = FindEngineGemmCurve(*cal, acc.id, compute, opt.engine_fp8_block ? "block" : "");
         if (engine_gemm_)

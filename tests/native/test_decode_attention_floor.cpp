@@ -93,6 +93,11 @@ TEST(DecodeAttentionFloor, BadEntriesAreRefusedNamingTheField) {
     EXPECT_NE(broken("\"series_count\": 10", "\"series_count\": -1").find("decode_attention_floor[0].series_count"),
               std::string::npos);
     EXPECT_NE(broken("\"series_count\": 10", "\"kernels\": 10").find("decode_attention_floor[0]"), std::string::npos);
+    // A block's cost in microseconds, or none, is a unit slip.
+    for (const char* bad : {"\"sequence_kv_head_ns\": 7040", "\"sequence_kv_head_ns\": 0"})
+        EXPECT_NE(broken("\"sequence_kv_head_ns\": 7.04", bad).find("decode_attention_floor[2].sequence_kv_head_ns"),
+                  std::string::npos)
+            << bad;
 }
 
 // One decode step of one short sequence: every layer's attention is the fixed cost plus its bytes at the
