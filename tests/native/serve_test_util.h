@@ -25,6 +25,17 @@ inline constexpr double kLlama70bLayerLinear = 8192.0 * 80 * 128 + 64.0 * 128 * 
 
 inline const sc::CalibrationTable& Calibration() { return sctest::MeasuredCalibration(); }
 
+// The same calibration without a serving engine's own GEMM curves (GemmCurve::engine): GEMMs at the library's curves,
+// for closed forms of the byte model and for kernels the engine's measured Linear is not (W4A8's mixed-input GEMM).
+inline const sc::CalibrationTable& LibraryCalibration() {
+    static const sc::CalibrationTable library = [] {
+        sc::CalibrationTable t = Calibration();
+        std::erase_if(t.gemm, [](const sc::GemmCurve& g) { return !g.engine.empty(); });
+        return t;
+    }();
+    return library;
+}
+
 // The TFLOPS data/calibration.json records for `series`'s GEMM of m x n x k (batch 1); 0 when it has none.
 inline double MeasuredGemmTflops(const std::string& series, double m, double n, double k) {
     static const nlohmann::json data = nlohmann::json::parse(sctest::ReadFile(kRoot + "/data/calibration.json"));

@@ -70,8 +70,7 @@ TEST(ServeFp4, AnFp4CacheHoldsItsBlockScales) {
 TEST(ServeFp4, ADecodeStepSavesExactlyTheWeightBytesNotRead) {
     const ModelConfig m = Model("llama3-70b");
     const sc::System& sys = System("dgx-b200-superpod");
-    CalibrationTable library = Calibration();
-    std::erase_if(library.gemm, [](const GemmCurve& g) { return !g.engine.empty(); });
+    const CalibrationTable& library = servetest::LibraryCalibration();
     const double bw = ComputeModel(sys.accelerator, Precision::fp8, &library, TrainingOptions{}).memory_bytes_per_s();
     for (int tp : {1, 8}) {
         IterationCost fp8(m, Weights(Precision::fp8), tp, sys, &library, 1024, 64);

@@ -129,8 +129,7 @@ TEST(ServeInt4, APrefillComputesAsSixteenBitWeights) {
     ServingPrecision fp8 = Fp16(), w4a8 = Int4(128, true);
     fp8.weights = fp8.compute = w4a8.compute = Precision::fp8;
     w4a8.weights = Precision::fp8;
-    CalibrationTable library = Calibration();
-    std::erase_if(library.gemm, [](const GemmCurve& g) { return !g.engine.empty(); });
+    const CalibrationTable& library = servetest::LibraryCalibration();
     EXPECT_DOUBLE_EQ(IterationCost(m, w4a8, 8, sys, &library, 4096, 4096).PrefillSeconds(4096),
                      IterationCost(m, fp8, 8, sys, &library, 4096, 4096).PrefillSeconds(4096));
     EXPECT_NE(IterationCost(m, fp8, 8, sys, &library, 4096, 4096).PrefillSeconds(4096),
