@@ -108,7 +108,7 @@ TEST(L40s, TpAllReduceRunsAtTheMeasuredEightCardCurve) {
 // A system that is one scale-up domain runs any job that fits it and refuses a larger one, naming the domain and
 // what would be needed; it never stretches NVLink or PCIe to more accelerators.
 TEST(OneDomainSystems, RefuseToGrowPastTheirDomain) {
-    for (const char* id : {"dgx-gh200", "l40s-pcie-server"}) {
+    for (const char* id : {"dgx-gh200", "l40s-pcie-server", "rtx-pro-6000-pcie-server"}) {
         SCOPED_TRACE(id);
         const System& s = servetest::System(id);
         const int size = s.TotalAccelerators();

@@ -51,7 +51,8 @@ TrainingOptions Serving() {
 // is hit (4 tokens, rows per group = tokens / 4); every other curve (Blackwell's, and the many-expert ones on every
 // part) at 1 token (rows per group on the serving model's count of experts hit, ExpectedExpertsHit).
 int FirstTokens(const std::string& series) {
-    for (const char* part : {"aiconf-b200", "aiconf-gb200", "aiconf-b300", "aiconf-gb300"})
+    for (const char* part :
+         {"aiconf-b200", "aiconf-gb200", "aiconf-b300", "aiconf-gb300", "aiconf-rtx-pro-6000-server"})
         if (series.rfind(part, 0) == 0) return 1;
     return series.find("-mixtral8x7b") != std::string::npos ? 4 : 1;
 }
@@ -77,8 +78,11 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     // gpt-oss-120b's MXFP4 experts at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100 (from 2);
     // and at moe_ep 1-16 Qwen3-235B-A22B's and Llama 4 Maverick's experts in bf16 and fp8 on all six parts, in fp4
     // on the four Blackwell ones, with DeepSeek-V3's in fp4 there and in block-scaled fp8 on all six.
+    // The RTX PRO 6000 Server (sm_120) has the Blackwell parts' set but gpt-oss's W4A16 (its table has no such rows):
+    // eleven in three precisions, W4A8 at moe_ep 1-8, Qwen3-235B's and Maverick's in three, DeepSeek-V3's in two.
     const size_t model_shapes = 2 * 2 * 2 * 5 + 4 * (2 * 3 + 1) * 5 + 6 * 5;
-    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes);
+    const size_t rtx = 3 * 11 + 4 + 2 * 3 * 5 + 2 * 5;
+    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx);
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         SCOPED_TRACE(g.id);
         EXPECT_EQ(g.routing, "power_law_1.01");
@@ -102,10 +106,10 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
         }
     }
     const std::map<std::string, double> peak = {
-        {"a100-bf16", 312.0}, {"h100-fp8", 1979},  {"h100-bf16", 989.5}, {"h200-fp8", 1979},   {"h200-bf16", 989.5},
-        {"b200-bf16", 2250},  {"b200-fp8", 4500},  {"b200-fp4", 9000},   {"gb200-bf16", 2500}, {"gb200-fp8", 5000},
-        {"gb200-fp4", 10000}, {"b300-bf16", 2250}, {"b300-fp8", 4500},   {"b300-fp4", 12600},  {"gb300-bf16", 2500},
-        {"gb300-fp8", 5000},  {"gb300-fp4", 15000}};
+        {"a100-bf16", 312.0}, {"h100-fp8", 1979},   {"h100-bf16", 989.5}, {"h200-fp8", 1979},   {"h200-bf16", 989.5},
+        {"b200-bf16", 2250},  {"b200-fp8", 4500},   {"b200-fp4", 9000},   {"gb200-bf16", 2500}, {"gb200-fp8", 5000},
+        {"gb200-fp4", 10000}, {"b300-bf16", 2250},  {"b300-fp8", 4500},   {"b300-fp4", 12600},  {"gb300-bf16", 2500},
+        {"gb300-fp8", 5000},  {"gb300-fp4", 15000}, {"rtx-bf16", 467.8},  {"rtx-fp8", 935.6},   {"rtx-fp4", 1871.2}};
     int blackwell = 0;
     for (const json& r : Records()) {
         const std::string s = r.at("series");
@@ -121,7 +125,7 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
             ++blackwell;
         }
     }
-    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes) * 27);
+    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx) * 27);
     // Who reads which: both A100 presets A100's (fp16 too, the same tensor-core rate), H800 H100's (the same GH100
     // SMs and HBM3), H200 its own, each Blackwell part its own; GH200 (another HBM) none.
     EXPECT_EQ(FindGroupedGemms(cal, "a100-40gb", Precision::fp16).size(), 1u);
@@ -131,7 +135,8 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
               "aiconf-h200-trtllm1.3-moe-mixtral8x7b-fp8");
     EXPECT_TRUE(FindGroupedGemms(cal, "gh200", Precision::fp8).empty());
     // Block-scaled fp8 (DeepSeek-V3's experts at moe_ep 1-16) is read only by that scaling, on every part that has it.
-    for (const std::string part : {"h100-sxm", "h800", "h200", "b200", "gb200", "b300", "gb300"}) {
+    for (const std::string part :
+         {"h100-sxm", "h800", "h200", "b200", "gb200", "b300", "gb300", "rtx-pro-6000-server"}) {
         const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, part, Precision::fp8, "", "block");
         ASSERT_EQ(gs.size(), 5u) << part;
         for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->hidden, 7168) << part;
@@ -146,6 +151,13 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
                 << part;
             for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.substr(7, part.size() + 1), part + "-");
         }
+    // The RTX PRO 6000 Server reads its own, the same set; its gpt-oss experts only as W4A8 (no W4A16 rows).
+    for (Precision p : {Precision::bf16, Precision::fp8, Precision::fp4}) {
+        const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, "rtx-pro-6000-server", p);
+        ASSERT_EQ(gs.size(), p == Precision::fp4 ? 26u : 21u);
+        for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.rfind("aiconf-rtx-pro-6000-server-", 0), 0u);
+        EXPECT_EQ(FindGroupedGemms(cal, "rtx-pro-6000-server", p, "mxfp4").size(), p == Precision::fp8 ? 4u : 0u);
+    }
 }
 
 // On A100 the experts split over 2 and 4 ranks (half and a quarter of their width) run at the whole experts' rate at
