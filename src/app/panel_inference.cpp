@@ -58,6 +58,10 @@ bool LargeEpFields(PoolConfig& p, const std::string& id) {
                    "with attention DP: a token goes once to each GPU holding one of its experts and once over the "
                    "network to each node (deepseek-ai/DeepEP); off: every token-expert pair is sent");
     ImGui::SameLine();
+    changed |= box("all-gather dispatch" + id, &p.allgather_dispatch,
+                   "with attention DP: every GPU's tokens are all-gathered (quantized) and the experts' outputs "
+                   "reduce-scattered, TensorRT-LLM's fallback where GPUs have no NVLink (PCIe servers)");
+    ImGui::SameLine();
     changed |= box("two-batch overlap" + id, &p.two_batch_overlap,
                    "with attention DP: each iteration runs as two micro-batches, one's expert all-to-all behind the "
                    "other's compute (DeepSeek's dual micro-batch overlap, SGLang's --enable-two-batch-overlap); the "

@@ -26,6 +26,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.attention_dp = IfChanged(now.pool.attention_dp, base.pool.attention_dp);
     e.redundant_experts = IfChanged(now.pool.redundant_experts, base.pool.redundant_experts);
     e.deepep = IfChanged(now.pool.deepep_dispatch, base.pool.deepep_dispatch);
+    e.allgather = IfChanged(now.pool.allgather_dispatch, base.pool.allgather_dispatch);
     e.two_batch_overlap = IfChanged(now.pool.two_batch_overlap, base.pool.two_batch_overlap);
     if (now.pool.all_reduce != base.pool.all_reduce) e.all_reduce = NameOf(now.pool.all_reduce);
     e.decode = IfChanged(now.decode_pool.has_value(), base.decode_pool.has_value());
@@ -38,6 +39,7 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
         e.decode_attention_dp = IfChanged(now.decode_pool->attention_dp, ref.attention_dp);
         e.decode_redundant_experts = IfChanged(now.decode_pool->redundant_experts, ref.redundant_experts);
         e.decode_deepep = IfChanged(now.decode_pool->deepep_dispatch, ref.deepep_dispatch);
+        e.decode_allgather = IfChanged(now.decode_pool->allgather_dispatch, ref.allgather_dispatch);
         e.decode_two_batch_overlap = IfChanged(now.decode_pool->two_batch_overlap, ref.two_batch_overlap);
         if (now.decode_pool->all_reduce != ref.all_reduce) e.decode_all_reduce = NameOf(now.decode_pool->all_reduce);
     }
@@ -89,6 +91,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.attention_dp) c.pool.attention_dp = *e.attention_dp;
     if (e.redundant_experts) c.pool.redundant_experts = *e.redundant_experts;
     if (e.deepep) c.pool.deepep_dispatch = *e.deepep;
+    if (e.allgather) c.pool.allgather_dispatch = *e.allgather;
     if (e.two_batch_overlap) c.pool.two_batch_overlap = *e.two_batch_overlap;
     if (e.all_reduce) c.pool.all_reduce = EngineAllReduceNamed(*e.all_reduce).value_or(c.pool.all_reduce);
     if (e.decode) {
@@ -102,6 +105,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (c.decode_pool && e.decode_attention_dp) c.decode_pool->attention_dp = *e.decode_attention_dp;
     if (c.decode_pool && e.decode_redundant_experts) c.decode_pool->redundant_experts = *e.decode_redundant_experts;
     if (c.decode_pool && e.decode_deepep) c.decode_pool->deepep_dispatch = *e.decode_deepep;
+    if (c.decode_pool && e.decode_allgather) c.decode_pool->allgather_dispatch = *e.decode_allgather;
     if (c.decode_pool && e.decode_two_batch_overlap) c.decode_pool->two_batch_overlap = *e.decode_two_batch_overlap;
     if (c.decode_pool && e.decode_all_reduce)
         c.decode_pool->all_reduce = EngineAllReduceNamed(*e.decode_all_reduce).value_or(c.decode_pool->all_reduce);

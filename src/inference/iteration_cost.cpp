@@ -114,6 +114,7 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     slots_moe_ = m.moe;
     slots_moe_.experts = slots_;
     deepep_ = split.deepep_dispatch && dp_ > 1;
+    gather_ = split.allgather_dispatch && dp_ > 1;
     tbo_ = split.two_batch_overlap && dp_ > 1;
     net_ = std::make_unique<CommModel>(sys_, *layout_, opt.in_network_reduction, cal, true,
                                        deepep_ ? &slots_moe_ : nullptr);
@@ -145,6 +146,22 @@ IterationCost::~IterationCost() = default;
 //
 // An engine that runs its own all-reduce (PoolConfig::all_reduce) reads its measured curve on these tp GPUs instead,
 // at the message's own size: under the smallest size measured, that size's time (the kernels' fixed cost).
+// TensorRT-LLM's AllGatherReduceScatter (tensorrt_llm/_torch/modules/fused_moe/communication/allgather_reducescatter.py):
+// "always post-quant dispatch": each GPU's hidden states go out in the GEMMs' input format (NVFP4: half a byte and one
+// E4M3 scale per 16 values; FP8: a byte, with block scaling one fp32 scale per 128; else 16 bits), with each token's
+// top-k expert slots (int32) and routing weights (fp32); every GPU receives every other GPU's (the group's tokens at
+// the busiest GPU's count, as with DP padding). The experts' outputs, one 16-bit row per gathered token, are then
+// reduce-scattered back. Both buffers are the whole gathered tensor, as nccl-tests sizes them.
+double IterationCost::GatherDispatchSeconds(double T, double width) const {
+    const double a = BytesOf(prec_.activations);
+    const double in = prec_.compute == Precision::fp4 ? 0.5 + 1.0 / 16
+                      : BytesOf(prec_.compute) < 2    ? 1 + (prec_.fp8_scaling == Fp8Scaling::block ? 4.0 / 128 : 0)
+                                                      : a;
+    const double tokens = T * dp_, routing = m_.moe.top_k * (4.0 + 4.0);
+    return net_->Seconds(CollectiveType::all_gather, GroupKind::ep, tokens * (width * in + routing)) +
+           net_->Seconds(CollectiveType::reduce_scatter, GroupKind::ep, tokens * width * a);
+}
+
 double IterationCost::AllReduceSeconds(double bytes) const {
     if (tp_ <= 1 || bytes <= 0) return 0;
     const double factor = 2.0 * (tp_ - 1) / tp_;
@@ -297,8 +314,10 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
             const double in = BytesOf(prec_.compute) < 2 ? 1 + 4.0 / 128 : a;
             const double copies = T * (deepep_ ? MoeDistinctGroups(slots_moe_, dp_) : m_.moe.top_k);
             const double dm = m_.moe.routed_width(m_.hidden);
-            c.a2a = m_.moe_layers() * (net_->Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * dm * in) +
-                                       net_->Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * dm * a));
+            c.a2a = m_.moe_layers() *
+                    (gather_ ? GatherDispatchSeconds(T, dm)
+                             : net_->Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * dm * in) +
+                                   net_->Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * dm * a));
         }
         if (m_.moe.shared_experts > 0)
             moe_linear +=

@@ -200,6 +200,9 @@ private:
     double RankTokens(const BatchShape& rank) const;  // TokenCosts's T for a RankShare
     IterationBreakdown OneBatch(const BatchShape& group, const BatchShape* rank) const;  // without two-batch overlap
     double AllReduceSeconds(double bytes) const;
+    // One MoE layer's all-gather dispatch and reduce-scatter combine (PoolConfig::allgather_dispatch) of `T` tokens a
+    // GPU over the group, the routed experts' input `width` wide.
+    double GatherDispatchSeconds(double T, double width) const;
     // One GEMM of `rows` x k . k x n in `groups` (its weights read `weight_sets` times), at the serving formats:
     // inputs at a byte under fp8/fp4 GEMMs, else the activations'; adds its FLOPs to *flops. 0 for no rows.
     // `expert_width`: an expert GEMM's intermediate width on this rank, which holds it to the part's measured MoE op
@@ -236,6 +239,7 @@ private:
     int tp_ = 1, ep_ = 1;
     MoeConfig slots_moe_;  // the model's MoE with its slots as experts (DeepEP's distinct GPUs and nodes)
     bool deepep_ = false;  // PoolConfig::deepep_dispatch
+    bool gather_ = false;  // PoolConfig::allgather_dispatch
     bool tbo_ = false;     // PoolConfig::two_batch_overlap
     int slots_ = 0;  // routed expert slots: the experts and their redundant copies (PoolConfig::redundant_experts)
     int dp_ = 1;     // GPUs running attention data parallel (PoolConfig::attention_dp: the pool's tp; tp_ is then 1)

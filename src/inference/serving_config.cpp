@@ -175,6 +175,15 @@ void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig&
                     "DeepEP dispatches the tokens of data-parallel attention to the experts, "
                     "but attention_dp is false (under TP a rank picks its experts' rows "
                     "locally); valid: false, or attention_dp true");
+    if (p.allgather_dispatch && !p.attention_dp)
+        throw Error(field + ".allgather_dispatch",
+                    "the all-gather dispatch gathers data-parallel attention's tokens for the experts, but "
+                    "attention_dp is false (under TP every rank already holds them); valid: false, or attention_dp "
+                    "true");
+    if (p.allgather_dispatch && p.deepep_dispatch)
+        throw Error(field + ".allgather_dispatch",
+                    "the tokens reach the experts either by DeepEP's sends or by an all-gather, not both; valid: "
+                    "false while deepep_dispatch is true");
     if (p.two_batch_overlap && !p.attention_dp)
         throw Error(field + ".two_batch_overlap",
                     "two micro-batches hide data-parallel attention's expert all-to-all, "

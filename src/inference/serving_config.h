@@ -211,6 +211,11 @@ struct PoolConfig {
     // which sends a token once to each GPU holding one of its experts and once over the scale-out network to each
     // node, as the training model's KernelChoices::deepep_dispatch; false: every (token, expert) pair is sent.
     bool deepep_dispatch = false;
+    // Data-parallel attention's expert traffic as an all-gather of every GPU's tokens, quantized to the GEMMs'
+    // precision first, and a reduce-scatter of the expert outputs in 16 bits: TensorRT-LLM's AllGatherReduceScatter
+    // (tensorrt_llm/_torch/modules/fused_moe/communication), which its CommunicationFactory falls back to where the
+    // NVLink all-to-alls and DeepEP cannot run (GPUs joined only by PCIe). docs/serving.md, "The RTX PRO 6000".
+    bool allgather_dispatch = false;
     // Data-parallel attention's two-batch overlap (DeepSeek's dual micro-batch overlap, SGLang's
     // --enable-two-batch-overlap): each iteration runs as two micro-batches, one's all-to-all behind the other's
     // compute. docs/serving.md, "Two-batch overlap".

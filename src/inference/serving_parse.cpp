@@ -44,6 +44,7 @@ PoolConfig Pool(JsonFields& f) {
     p.attention_dp = f.Bool("attention_dp", false);
     p.redundant_experts = f.NonNegativeInt("redundant_experts", 0, 1 << 20);
     p.deepep_dispatch = f.Bool("deepep_dispatch", false);
+    p.allgather_dispatch = f.Bool("allgather_dispatch", false);
     p.two_batch_overlap = f.Bool("two_batch_overlap", false);
     p.all_reduce = *EngineAllReduceNamed(f.Choice("all_reduce", {"nccl", "tensorrt-llm", "vllm", "sglang"}, "nccl"));
     return p;

@@ -74,6 +74,7 @@ struct LinkServeEdits {
     std::optional<bool> attention_dp, decode_attention_dp;  // data-parallel attention (PoolConfig::attention_dp)
     std::optional<int> redundant_experts, decode_redundant_experts;   // copies of routed experts in the ep groups
     std::optional<bool> deepep, decode_deepep;                        // DeepEP dispatch (PoolConfig::deepep_dispatch)
+    std::optional<bool> allgather, decode_allgather;                  // PoolConfig::allgather_dispatch
     std::optional<bool> two_batch_overlap, decode_two_batch_overlap;  // PoolConfig::two_batch_overlap
     std::optional<std::string> all_reduce,
         decode_all_reduce;                                   // PoolConfig::all_reduce: nccl, tensorrt-llm, vllm, sglang

@@ -74,6 +74,8 @@ const std::vector<Key>& Keys() {
         {"serve.decode_redundant_experts", IntField{&Edits::decode_redundant_experts, 0, 1 << 20}},
         {"serve.deepep", BoolField{&Edits::deepep}},
         {"serve.decode_deepep", BoolField{&Edits::decode_deepep}},
+        {"serve.allgather", BoolField{&Edits::allgather}},
+        {"serve.decode_allgather", BoolField{&Edits::decode_allgather}},
         {"serve.two_batch_overlap", BoolField{&Edits::two_batch_overlap}},
         {"serve.decode_two_batch_overlap", BoolField{&Edits::decode_two_batch_overlap}},
         {"serve.all_reduce", ChoiceField{&Edits::all_reduce, {"nccl", "tensorrt-llm", "vllm", "sglang"}}},

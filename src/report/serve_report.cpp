@@ -27,6 +27,7 @@ std::string PoolText(const PoolConfig& p) {
     if (p.attention_dp) split = "attention DP" + std::to_string(p.tp) + ", EP" + std::to_string(p.ep);
     if (p.redundant_experts > 0) split += " (+" + std::to_string(p.redundant_experts) + " redundant experts)";
     if (p.deepep_dispatch) split += ", DeepEP";
+    if (p.allgather_dispatch) split += ", all-gather dispatch";
     if (p.two_batch_overlap) split += ", two-batch overlap";
     if (p.all_reduce != EngineAllReduce::nccl) split += std::string(", ") + NameOf(p.all_reduce) + " all-reduce";
     return std::to_string(p.replicas) + (p.replicas == 1 ? " replica" : " replicas") + " x " + split + " (" +
@@ -41,6 +42,7 @@ Json PoolJson(const PoolConfig& p) {
             {"attention_dp", p.attention_dp},
             {"redundant_experts", p.redundant_experts},
             {"deepep_dispatch", p.deepep_dispatch},
+            {"allgather_dispatch", p.allgather_dispatch},
             {"two_batch_overlap", p.two_batch_overlap},
             {"all_reduce", NameOf(p.all_reduce)}};
 }

@@ -259,6 +259,45 @@ TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDo
               "true");
 }
 
+// TensorRT-LLM's fallback without NVLink (AllGatherReduceScatter): every GPU's tokens all-gathered in the GEMMs'
+// input format with their top-k slots and weights, the experts' 16-bit outputs reduce-scattered back; both buffers
+// the whole gathered tensor. On eight PCIe cards it reads their measured all-gather and reduce-scatter.
+TEST(ServeAttentionDp, AnAllGatherDispatchGathersEveryGpusTokensAndReduceScattersTheOutputs) {
+    ServingConfig c = Base("qwen3-235b-a22b", 8, 10, 10, 1);
+    c.pool.ep = 8;
+    c.pool.attention_dp = true;
+    c.precision.weights = c.precision.compute = Precision::fp4;
+    const sc::System& sys = System("rtx-pro-6000-pcie-server");
+    PoolConfig gather = c.pool;
+    gather.allgather_dispatch = true;
+    IterationCost a2a(c.model, c.precision, c.pool, sys, &Calibration(), 512, 8192);
+    IterationCost ag(c.model, c.precision, gather, sys, &Calibration(), 512, 8192);
+    ParallelConfig p;
+    p.dp = p.ep = 8;
+    const CommModel net(sys, Layout(p), TrainingOptions{}.in_network_reduction, &Calibration());
+    const double h = c.model.hidden, k = c.model.moe.top_k, nvfp4 = 0.5 + 1.0 / 16;
+    for (int n : {64, 2048}) {
+        SCOPED_TRACE(n);
+        const double mine = n / 8.0, all = 8 * mine;
+        const double want =
+            c.model.moe_layers() * (net.Seconds(CollectiveType::all_gather, GroupKind::ep, all * (h * nvfp4 + k * 8)) +
+                                    net.Seconds(CollectiveType::reduce_scatter, GroupKind::ep, all * h * 2));
+        EXPECT_NEAR(ag.Breakdown(Decodes(n, 2000)).ep_comm, want, 1e-15);
+        EXPECT_NE(ag.Breakdown(Decodes(n, 2000)).ep_comm, a2a.Breakdown(Decodes(n, 2000)).ep_comm);
+    }
+    ServingConfig tp = Base("mixtral-8x7b", 8, 10, 10, 1);
+    tp.pool.allgather_dispatch = true;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(tp); }),
+              "pool.allgather_dispatch: the all-gather dispatch gathers data-parallel attention's tokens for the "
+              "experts, but attention_dp is false (under TP every rank already holds them); valid: false, or "
+              "attention_dp true");
+    ServingConfig both = c;
+    both.pool.allgather_dispatch = both.pool.deepep_dispatch = true;
+    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(both); }),
+              "pool.allgather_dispatch: the tokens reach the experts either by DeepEP's sends or by an all-gather, "
+              "not both; valid: false while deepep_dispatch is true");
+}
+
 TEST(ServeAttentionDp, TwoBatchOverlapHidesOneHalfsAllToAllBehindTheOthersCompute) {
     ServingConfig c = DeepSeekPrefillUnit();
     c.pool.deepep_dispatch = true;

@@ -176,6 +176,9 @@ Row Throughput(int i, const json& r) {
     c.pool.tp = stage;
     c.pool.pp = pp;
     if (parallel.rfind("DEP", 0) == 0) c.pool.ep = stage, c.pool.attention_dp = true;
+    // Cards joined only by PCIe: TensorRT-LLM's CommunicationFactory finds neither its NVLink all-to-alls nor DeepEP
+    // and falls back to AllGatherReduceScatter (tensorrt_llm/_torch/modules/fused_moe/communication).
+    c.pool.allgather_dispatch = c.pool.attention_dp && sys.levels.front().name.rfind("pcie", 0) == 0;
     constexpr double kKvFraction = 0.95;
     const auto [bs, tok] =
         PytorchBenchSettings(c.model, c.precision, stage, pp, sys.accelerator, isl, osl, kKvFraction);
@@ -250,11 +253,12 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // -10.1%, while the first set gained five rows and the second seven. Back to 48 with the decode call's blocks on
 // Blackwell (docs/serving.md, "A decode call's blocks on Blackwell"): four gpt-oss-20b rows in, two Qwen3 rows out.
 // 123 -> 143 compared and 48 -> 56 within when the RTX PRO 6000 Server got a preset and its measured ops (docs/serving.md,
-// "The RTX PRO 6000 Blackwell Server Edition"); its seven pipelined data-parallel rows stay unpredicted.
+// "The RTX PRO 6000 Blackwell Server Edition"); its seven pipelined data-parallel rows stay unpredicted. 56 -> 59 when
+// its collectives read their measured times and its DEP rows dispatch as TensorRT-LLM does without NVLink.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 143);
-    EXPECT_GE(c.within, 56);
+    EXPECT_GE(c.within, 59);
 }
 
 }  // namespace
