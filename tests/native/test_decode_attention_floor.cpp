@@ -56,9 +56,9 @@ Derived Derive(const std::string& gpu) {
 }
 
 TEST(DecodeAttentionFloor, IsTheMedianInterceptOfThePublishedSeries) {
-    for (const auto& [gpu, part] :
-         {std::pair{"H100", "h100-sxm"}, std::pair{"A100", "a100-80gb"}, std::pair{"B200", "b200"},
-          std::pair{"GB200", "gb200"}, std::pair{"B300", "b300"}, std::pair{"GB300", "gb300"}}) {
+    for (const auto& [gpu, part] : {std::pair{"H100", "h100-sxm"}, std::pair{"A100", "a100-80gb"},
+                                    std::pair{"B200", "b200"}, std::pair{"GB200", "gb200"}, std::pair{"B300", "b300"},
+                                    std::pair{"GB300", "gb300"}, std::pair{"RTX PRO 6000", "rtx-pro-6000-server"}}) {
         SCOPED_TRACE(gpu);
         const Derived d = Derive(gpu);
         const DecodeAttentionFloor* f = FindDecodeAttentionFloor(servetest::Calibration(), part);
@@ -71,7 +71,7 @@ TEST(DecodeAttentionFloor, IsTheMedianInterceptOfThePublishedSeries) {
     // each Blackwell part TensorRT-LLM's attention op at Llama 3 70B's TP8 shape, one series a batch of 1-2,048.
     EXPECT_EQ(Derive("H100").series, 10);
     EXPECT_EQ(Derive("A100").series, 2);
-    for (const char* gpu : {"B200", "GB200", "B300", "GB300"}) EXPECT_EQ(Derive(gpu).series, 12) << gpu;
+    for (const char* gpu : {"B200", "GB200", "B300", "GB300", "RTX PRO 6000"}) EXPECT_EQ(Derive(gpu).series, 12) << gpu;
     // The 40 GB A100 and the other sm_90 parts read the same entries; a part with no measurement has none.
     EXPECT_EQ(FindDecodeAttentionFloor(servetest::Calibration(), "a100-40gb"),
               FindDecodeAttentionFloor(servetest::Calibration(), "a100-80gb"));
@@ -156,7 +156,7 @@ double ModelCallUs(const BlockRow& r, double alpha_us, double bytes_per_s, doubl
 }
 
 TEST(DecodeAttentionFloor, ABlocksCostIsTheMedianOfTheOpsTimeBeyondItsBytes) {
-    for (const char* part : {"b200", "gb200", "b300", "gb300"}) {
+    for (const char* part : {"b200", "gb200", "b300", "gb300", "rtx-pro-6000-server"}) {
         SCOPED_TRACE(part);
         int sms = 0;
         const std::vector<BlockRow> rows = BlockRows(part, &sms);

@@ -42,7 +42,7 @@ TEST(HbmStreaming, TheRowsAreTheRecordsMedians) {
         EXPECT_EQ(m.tbps, v[1]) << m.series;
         ++rows;
     }
-    EXPECT_EQ(rows, 6);
+    EXPECT_EQ(rows, 7);  // H100, H200, the four Blackwell parts and the RTX PRO 6000 Server
 }
 
 // On the parts measured both ways the quantize kernel streams at 1.00-1.10x STREAM's copy (H100 1.03x, H200 1.07x).
@@ -60,7 +60,7 @@ TEST(HbmStreaming, WhereBothWereMeasuredTheKernelStreamsAsStreamsCopyDoes) {
 // rates line says which.
 TEST(HbmStreaming, PartsWithoutAStreamRunReadTheKernelsRate) {
     const CalibrationTable& cal = servetest::Calibration();
-    for (const char* id : {"b200", "b300", "gb200", "gb300", "h100-sxm"}) {
+    for (const char* id : {"b200", "b300", "gb200", "gb300", "rtx-pro-6000-server", "h100-sxm"}) {
         SCOPED_TRACE(id);
         const Accelerator& acc = servetest::Part(id);
         const ComputeModel cm(acc, Precision::bf16, &cal, TrainingOptions{});

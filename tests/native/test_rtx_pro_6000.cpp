@@ -1,7 +1,8 @@
 // The RTX PRO 6000 Blackwell Server Edition (2026-11-30, for TensorRT-LLM's perf-overview tables of the card): its
 // preset and PCIe server, and which measurements it reads. NVIDIA's AIConfigurator collected TensorRT-LLM 1.3.0rc20's
-// own ops on it; its Linear (NVFP4, per-tensor and block-scaled FP8) and its MoE op are the card's curves. Training
-// reads none of them: the card has no library GEMM, attention or HBM measurement, so those run at the fallbacks.
+// own ops on it; its Linear (NVFP4, per-tensor and block-scaled FP8) and its MoE op are the card's curves, which
+// training does not read: the card has no library GEMM or attention measurement, so those run at the fallbacks. Its
+// GDDR7 streams at the engine's fp8 quantize kernel's measured rate, its decode calls at the attention op's floor.
 #include <gtest/gtest.h>
 
 #include "serve_test_util.h"
@@ -65,8 +66,16 @@ TEST(RtxPro6000, ServingReadsTheEnginesOwnOpsAndTrainingTheFallbacks) {
     const TrainingOptions o;
     ComputeModel cm(servetest::System("rtx-pro-6000-pcie-server").accelerator, Precision::bf16, &cal, o,
                     AttentionShape{});
-    EXPECT_FALSE(cm.hbm_measured());
     EXPECT_DOUBLE_EQ(cm.MatmulEfficiency(2.0 * 4096 * 4096 * 4096), o.fallback_matmul_efficiency);
+    // 1.487 TB/s, 0.83 of its 1.792 (the median of three 3-6 GB quantize passes, beyond its 128 MB L2).
+    EXPECT_TRUE(cm.hbm_measured());
+    EXPECT_DOUBLE_EQ(cm.memory_bytes_per_s(), 1.487e12);
+    // The decode call: 3.24 us and 10.31 ns a sequence and KV head, derived as on the B200 parts
+    // (DecodeAttentionFloor.*), with the doubt its record names (short caches read from L2).
+    const DecodeAttentionFloor* f = FindDecodeAttentionFloor(cal, kPart);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->alpha_us, 3.24);
+    EXPECT_EQ(f->sequence_kv_head_ns, 10.31);
 }
 
 }  // namespace

@@ -254,11 +254,12 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // Blackwell (docs/serving.md, "A decode call's blocks on Blackwell"): four gpt-oss-20b rows in, two Qwen3 rows out.
 // 123 -> 143 compared and 48 -> 56 within when the RTX PRO 6000 Server got a preset and its measured ops (docs/serving.md,
 // "The RTX PRO 6000 Blackwell Server Edition"); its seven pipelined data-parallel rows stay unpredicted. 56 -> 59 when
-// its collectives read their measured times and its DEP rows dispatch as TensorRT-LLM does without NVLink.
+// its collectives read their measured times and its DEP rows dispatch as TensorRT-LLM does without NVLink; 59 -> 60
+// when its GDDR7 streamed at the engine's quantize kernel's rate and its decode calls paid the attention op's floor.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 143);
-    EXPECT_GE(c.within, 59);
+    EXPECT_GE(c.within, 60);
 }
 
 }  // namespace
