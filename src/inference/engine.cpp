@@ -700,7 +700,8 @@ private:
             for (const Scheduled& s : r.batch) add(r.running[s.index].ctx, s.drafts);
         });
         parts_.draft += share * draft;
-        r.busy_until = r.pipeline < 0 ? now_ + parts.total() + draft + r.swap_seconds : ThroughStages(r, b, draft);
+        r.busy_until =
+            r.pipeline < 0 ? now_ + parts.total() + draft + r.swap_seconds : ThroughStages(r, b, parts, dp > 1, draft);
         RecordIteration(r);
         ++iterations_;
         batch_tokens_ += b.tokens();
@@ -730,8 +731,9 @@ private:
     // stage when its activations have arrived and the stage has finished the batches that entered before it:
     // every stage serves batches in the order they started (a permutation flow shop), so reserving each stage
     // when the iteration starts is exact. With pp batches in flight the slowest stage sets the throughput.
-    double ThroughStages(Replica& r, const BatchShape& b, double draft) {
-        PipelineTimes p = pools_[r.pool].cost->Pipeline(b);
+    // Under data-parallel attention the stages are the busiest GPU's (`parts`, IterationCost::DpPipeline).
+    double ThroughStages(Replica& r, const BatchShape& b, const IterationBreakdown& parts, bool dp, double draft) {
+        PipelineTimes p = dp ? pools_[r.pool].cost->DpPipeline(parts) : pools_[r.pool].cost->Pipeline(b);
         p.stage.back() += draft;  // the draft head runs on the last stage, beside the LM head
         std::vector<double>& free_at = pipelines_[static_cast<size_t>(r.pipeline)];
         double t = now_ + r.swap_seconds;

@@ -37,8 +37,8 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // Data-parallel attention: every op of a GPU at tp 1 on its own sequences but the routed experts (RoutedExperts),
     // split over the group of split.tp GPUs, which the all-to-all and the layout below span.
     if (split.attention_dp) {
-        if (split.pp != 1 || split.ep != split.tp || !m.is_moe() || m.is_hybrid())
-            throw Error("pool.attention_dp", "needs an MoE transformer with pp=1 and ep=tp (CheckAttentionDp)");
+        if (split.ep != split.tp || !m.is_moe() || m.is_hybrid())
+            throw Error("pool.attention_dp", "needs an MoE transformer with ep=tp (CheckAttentionDp)");
         dp_ = split.tp, tp_ = 1;
     }
     const int tp = tp_;
@@ -634,10 +634,7 @@ IterationBreakdown IterationCost::OneBatch(const BatchShape& group, const BatchS
 
 PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
     PipelineTimes p;
-    if (dp_ > 1) {  // one stage (CheckAttentionDp)
-        p.stage.push_back(Seconds(b));
-        return p;
-    }
+    if (dp_ > 1) return DpPipeline(Breakdown(b));
     const double T = b.tokens();
     const PerT& c = TokenCosts(T);
     double up_flops = 0;
@@ -663,6 +660,20 @@ PipelineTimes IterationCost::Pipeline(const BatchShape& b) const {
         if (i + 1 == pp()) t += head + gather;
         p.stage.push_back(t);
         if (i + 1 < pp()) p.send.push_back(SendSeconds(i, T));
+    }
+    return p;
+}
+
+// The layers' work (all but the LM head and the sends) shared by the layers each stage holds: exact for a model whose
+// layers cost alike (every layer MoE, no window), by layer count otherwise. The embedding lookup, a few microseconds,
+// is shared with them.
+PipelineTimes IterationCost::DpPipeline(const IterationBreakdown& parts) const {
+    PipelineTimes p;
+    const double layers = parts.total() - parts.head - parts.pp_comm - parts.draft;
+    for (int i = 0; i < pp(); ++i) {
+        p.stage.push_back(layers * stage_layers_[static_cast<size_t>(i)] / m_.layers +
+                          (i + 1 == pp() ? parts.head : 0));
+        if (i + 1 < pp()) p.send.push_back(parts.pp_comm / (pp() - 1));  // the stages' sends cross one level alike
     }
     return p;
 }

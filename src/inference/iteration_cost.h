@@ -121,6 +121,10 @@ public:
     // all-to-all): what hides the other micro-batch's all-to-all under two-batch overlap. For tests and reports.
     double MoeLayerComputeSeconds(const BatchShape& group, const BatchShape* rank = nullptr) const;
     PipelineTimes Pipeline(const BatchShape& b) const;
+    // Under data-parallel attention with pp stages: the busiest GPU's iteration `parts` (Breakdown(group, rank)) as
+    // stages, every layer's work on the stage holding the layer, the embedding on the first, the LM head on the
+    // last, and its pp - 1 sends (parts.pp_comm) in turn.
+    PipelineTimes DpPipeline(const IterationBreakdown& parts) const;
     IterationWork Work(const BatchShape& b) const;
 
     // One request alone: the prefill of `prompt` tokens (TTFT without queueing), and one decode step of a

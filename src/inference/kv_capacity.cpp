@@ -236,19 +236,19 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const Accelerator& acc, const EngineConfig& e) {
     const double runtime = RuntimeMemoryBytes(e, split);
-    if (split.attention_dp)  // one GPU's own sequences at tp 1: attention whole, 1/ep of the routed experts
-        return StageCapacity(m, prec, 1, KvLayersIn(m, 0, m.layers), 0,
-                             DpAttentionWeightBytesPerRank(m, prec, split.ep, split.redundant_experts), runtime, acc,
-                             e);
+    // Data-parallel attention: one GPU's own sequences at tp 1, attention whole, 1/ep of the routed experts, on each
+    // stage its own layers.
+    const bool dp = split.attention_dp;
+    const int tp = dp ? 1 : split.tp;
     const std::vector<double> weights =
-        StageWeights(m, prec, split.tp, split.pp, SlotShare(m, split.redundant_experts));
+        StageWeights(m, prec, tp, split.pp, SlotShare(m, split.redundant_experts) / (dp ? split.ep : 1));
     const std::vector<int> layers = StageLayers(m.layers, split.pp);
     KvCapacity fewest;
     int first = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
         const int mamba = m.is_hybrid() ? m.layer_kinds(first, layers[i], false).mamba : 0;
         const KvCapacity c =
-            StageCapacity(m, prec, split.tp, KvLayersIn(m, first, layers[i]), mamba, weights[i], runtime, acc, e);
+            StageCapacity(m, prec, tp, KvLayersIn(m, first, layers[i]), mamba, weights[i], runtime, acc, e);
         if (i == 0 || fewest.blocks < 0 || (c.blocks >= 0 && c.blocks < fewest.blocks)) fewest = c;
         first += layers[i];
     }

@@ -141,7 +141,7 @@ void CheckRedundantExperts(const std::string& field, const PoolConfig& p, const 
 
 // Data-parallel attention as DeepSeek's inference system deploys it (deepseek-ai/open-infra-index, "Day 6: One More
 // Thing, DeepSeek-V3/R1 Inference System Overview": "Routed Expert EP, MLA/Shared Expert DP"): an MoE model whose
-// routed experts are split one group per GPU (ep = tp), one pipeline stage.
+// routed experts are split one group per GPU (ep = tp); with pp > 1 each stage such a group of its own layers.
 void CheckAttentionDp(const std::string& field, const PoolConfig& p, const ModelConfig& m) {
     const std::string f = field + ".attention_dp";
     if (!m.is_moe() || m.is_hybrid())
@@ -149,10 +149,10 @@ void CheckAttentionDp(const std::string& field, const PoolConfig& p, const Model
                            (m.is_hybrid() ? " is a hybrid model (not modelled with attention_dp)"
                                           : " has no mixture-of-experts layers (its data parallelism is replicas)") +
                            "; valid: false");
-    if (p.pp != 1)
-        throw Error(field + ".pp", "pp=" + std::to_string(p.pp) +
-                                       " with attention_dp; valid: 1 (pipelined "
-                                       "data-parallel attention is not modelled)");
+    if (p.pp < 1 || p.pp > m.layers)
+        throw Error(field + ".pp", "pp=" + std::to_string(p.pp) + " pipeline stages for " + std::to_string(m.layers) +
+                                       " layers; valid: 1.." + std::to_string(m.layers) +
+                                       " (every stage holds at least one layer)");
     CheckRedundantExperts(field, p, m);
     const int slots = p.ExpertSlots(m);
     if (p.ep != p.tp || slots % p.ep != 0)
@@ -161,11 +161,11 @@ void CheckAttentionDp(const std::string& field, const PoolConfig& p, const Model
                                        " (every GPU holds experts/ep whole routed experts) " + "and divide " +
                                        SlotsText(p, m) + "; valid: tp in " + Divisors(slots) + ", ep = tp");
     AtLeast((field + ".replicas").c_str(), p.replicas, 1, "copies of the model");
-    const long long gpus = static_cast<long long>(p.tp) * p.replicas;
+    const long long gpus = static_cast<long long>(p.tp) * p.pp * p.replicas;
     if (gpus > kMaxRanks)
         throw Error(field + ".replicas", std::to_string(p.replicas) + " replicas of tp=" + std::to_string(p.tp) +
-                                             " need " + std::to_string(gpus) + " GPUs; at most " +
-                                             std::to_string(kMaxRanks) + " can be described");
+                                             " x pp=" + std::to_string(p.pp) + " need " + std::to_string(gpus) +
+                                             " GPUs; at most " + std::to_string(kMaxRanks) + " can be described");
 }
 
 void CheckPool(const std::string& field, const PoolConfig& p, const ModelConfig& m) {

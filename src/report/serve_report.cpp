@@ -24,7 +24,9 @@ std::string PoolText(const PoolConfig& p) {
     std::string split = "TP" + std::to_string(p.tp);
     if (p.pp > 1) split += " x PP" + std::to_string(p.pp);
     if (p.ep > 1) split += ", EP" + std::to_string(p.ep);
-    if (p.attention_dp) split = "attention DP" + std::to_string(p.tp) + ", EP" + std::to_string(p.ep);
+    if (p.attention_dp)
+        split = "attention DP" + std::to_string(p.tp) + (p.pp > 1 ? " x PP" + std::to_string(p.pp) : "") + ", EP" +
+                std::to_string(p.ep);
     if (p.redundant_experts > 0) split += " (+" + std::to_string(p.redundant_experts) + " redundant experts)";
     if (p.deepep_dispatch) split += ", DeepEP";
     if (p.allgather_dispatch) split += ", all-gather dispatch";

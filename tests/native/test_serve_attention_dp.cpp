@@ -158,9 +158,9 @@ TEST(ServeAttentionDp, InvalidSplitsNameTheField) {
               "pool.ep: ep=4 with attention_dp must equal tp=8 (every GPU holds experts/ep whole routed experts) and "
               "divide the 8 experts; valid: tp in 1, 2, 4, 8, ep = tp");
     c.pool.ep = 8;
-    c.pool.pp = 2;
+    c.pool.pp = 33;
     EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(c); }),
-              "pool.pp: pp=2 with attention_dp; valid: 1 (pipelined data-parallel attention is not modelled)");
+              "pool.pp: pp=33 pipeline stages for 32 layers; valid: 1..32 (every stage holds at least one layer)");
     c.pool.pp = 1;
     c.decode_pool = c.pool;
     c.decode_pool->tp = c.decode_pool->ep = 16;  // more GPUs than experts
@@ -296,6 +296,37 @@ TEST(ServeAttentionDp, AnAllGatherDispatchGathersEveryGpusTokensAndReduceScatter
     EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(both); }),
               "pool.allgather_dispatch: the tokens reach the experts either by DeepEP's sends or by an all-gather, "
               "not both; valid: false while deepep_dispatch is true");
+}
+
+// Pipelined data-parallel attention (TensorRT-LLM's DEPn,PPm): each stage is a data-parallel group of its own layers.
+// A batch's stages are the busiest GPU's iteration shared by the layers each holds, the LM head on the last, the
+// sends between; each GPU holds its stage's share of the weights and of every sequence's cache.
+TEST(ServeAttentionDp, PipelinedStagesAreTheBusiestGpusLayersInTurn) {
+    ServingConfig c = Base("qwen3-30b-a3b", 2, 10, 10, 1);
+    c.pool.ep = 2;
+    c.pool.attention_dp = true;
+    PoolConfig piped = c.pool;
+    piped.pp = 2;
+    EXPECT_NO_THROW(ValidateServingConfig(c));
+    const sc::System& sys = System("dgx-h100-superpod");
+    IterationCost cost(c.model, c.precision, piped, sys, &Calibration(), 512, 8192);
+    ASSERT_EQ(cost.pp(), 2);
+    const IterationBreakdown parts = cost.Breakdown(Decodes(64, 1000));
+    ASSERT_GT(parts.pp_comm, 0);
+    const PipelineTimes p = cost.DpPipeline(parts);
+    ASSERT_EQ(p.stage.size(), 2u);
+    ASSERT_EQ(p.send.size(), 1u);
+    const double layers = parts.total() - parts.head - parts.pp_comm;  // 48 MoE layers, 24 a stage
+    EXPECT_NEAR(p.stage[0], layers / 2, 1e-15);
+    EXPECT_NEAR(p.stage[1], layers / 2 + parts.head, 1e-15);
+    EXPECT_NEAR(p.send[0], parts.pp_comm, 1e-15);
+    EXPECT_NEAR(p.stage[0] + p.stage[1] + p.send[0], parts.total(), 1e-15);
+    // Half the layers' weights and half of every token's cache on a GPU: more than twice the blocks.
+    const Accelerator& acc = sys.accelerator;
+    const KvCapacity one = ComputeKvCapacity(c.model, c.precision, c.pool, acc, c.engine);
+    const KvCapacity two = ComputeKvCapacity(c.model, c.precision, piped, acc, c.engine);
+    EXPECT_NEAR(two.kv_bytes_per_token, one.kv_bytes_per_token / 2, 1e-9);
+    EXPECT_GT(two.blocks, 2 * one.blocks);
 }
 
 TEST(ServeAttentionDp, TwoBatchOverlapHidesOneHalfsAllToAllBehindTheOthersCompute) {

@@ -256,10 +256,11 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // "The RTX PRO 6000 Blackwell Server Edition"); its seven pipelined data-parallel rows stay unpredicted. 56 -> 59 when
 // its collectives read their measured times and its DEP rows dispatch as TensorRT-LLM does without NVLink; 59 -> 60
 // when its GDDR7 streamed at the engine's quantize kernel's rate and its decode calls paid the attention op's floor.
+// 143 -> 150 compared and 60 -> 63 within when pipelined data-parallel attention (DEP2,PP2) was modelled.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
-    EXPECT_EQ(c.compared, 143);
-    EXPECT_GE(c.within, 60);
+    EXPECT_EQ(c.compared, 150);
+    EXPECT_GE(c.within, 63);
 }
 
 }  // namespace
