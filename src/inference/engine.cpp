@@ -583,7 +583,8 @@ private:
     // One scheduled request's share of the iteration: a decode reads its cache and adds one key; a prefill chunk
     // of c tokens after p attends to p + 1 .. p + c keys; the last prompt token or a decode yields logits.
     // A sequence verifying drafts feeds its last token and them, a chunk attending to its cache, each with logits.
-    static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens, double window, int drafts = 0) {
+    [[gnu::always_inline]] static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens, double window,
+                                                  int drafts = 0) {
         if (drafts > 0) {
             b.AddPrefillChunk(q.ctx, tokens, window);
             b.logits += tokens;
