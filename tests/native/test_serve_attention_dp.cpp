@@ -39,6 +39,21 @@ ServingConfig DeepSeekPrefillUnit() {
 }
 
 // `n` decodes, each with `context` tokens cached.
+// `model` on a data-parallel attention group of `gpus` GPUs, the routed experts split over them.
+ServingConfig DpGroup(const std::string& model, int gpus) {
+    ServingConfig c = Base(model, gpus, 10, 10, 1);
+    c.pool.ep = gpus;
+    c.pool.attention_dp = true;
+    return c;
+}
+
+// The error of Mixtral under TP8 (no attention_dp) with a data-parallel attention's `flag` set.
+std::string ErrorUnderTp(bool PoolConfig::*flag) {
+    ServingConfig tp = Base("mixtral-8x7b", 8, 10, 10, 1);
+    tp.pool.*flag = true;
+    return sctest::ErrorOf([&] { ValidateServingConfig(tp); });
+}
+
 BatchShape Decodes(int n, double context) {
     BatchShape b;
     for (int i = 0; i < n; ++i) b.AddDecode(context, 0);
@@ -251,9 +266,7 @@ TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDo
         EXPECT_NEAR(sent.Breakdown(Decodes(n, 2000)).ep_comm, a2a(deep, mine * MoeDistinctGroups(slots, 32)), 1e-15);
         EXPECT_LT(sent.Breakdown(Decodes(n, 2000)).ep_comm, plain.Breakdown(Decodes(n, 2000)).ep_comm);
     }
-    ServingConfig tp = Base("mixtral-8x7b", 8, 10, 10, 1);
-    tp.pool.deepep_dispatch = true;
-    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(tp); }),
+    EXPECT_EQ(ErrorUnderTp(&PoolConfig::deepep_dispatch),
               "pool.deepep_dispatch: DeepEP dispatches the tokens of data-parallel attention to the experts, but "
               "attention_dp is false (under TP a rank picks its experts' rows locally); valid: false, or attention_dp "
               "true");
@@ -263,9 +276,7 @@ TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDo
 // input format with their top-k slots and weights, the experts' 16-bit outputs reduce-scattered back; both buffers
 // the whole gathered tensor. On eight PCIe cards it reads their measured all-gather and reduce-scatter.
 TEST(ServeAttentionDp, AnAllGatherDispatchGathersEveryGpusTokensAndReduceScattersTheOutputs) {
-    ServingConfig c = Base("qwen3-235b-a22b", 8, 10, 10, 1);
-    c.pool.ep = 8;
-    c.pool.attention_dp = true;
+    ServingConfig c = DpGroup("qwen3-235b-a22b", 8);
     c.precision.weights = c.precision.compute = Precision::fp4;
     const sc::System& sys = System("rtx-pro-6000-pcie-server");
     PoolConfig gather = c.pool;
@@ -285,9 +296,7 @@ TEST(ServeAttentionDp, AnAllGatherDispatchGathersEveryGpusTokensAndReduceScatter
         EXPECT_NEAR(ag.Breakdown(Decodes(n, 2000)).ep_comm, want, 1e-15);
         EXPECT_NE(ag.Breakdown(Decodes(n, 2000)).ep_comm, a2a.Breakdown(Decodes(n, 2000)).ep_comm);
     }
-    ServingConfig tp = Base("mixtral-8x7b", 8, 10, 10, 1);
-    tp.pool.allgather_dispatch = true;
-    EXPECT_EQ(sctest::ErrorOf([&] { ValidateServingConfig(tp); }),
+    EXPECT_EQ(ErrorUnderTp(&PoolConfig::allgather_dispatch),
               "pool.allgather_dispatch: the all-gather dispatch gathers data-parallel attention's tokens for the "
               "experts, but attention_dp is false (under TP every rank already holds them); valid: false, or "
               "attention_dp true");
@@ -302,9 +311,7 @@ TEST(ServeAttentionDp, AnAllGatherDispatchGathersEveryGpusTokensAndReduceScatter
 // A batch's stages are the busiest GPU's iteration shared by the layers each holds, the LM head on the last, the
 // sends between; each GPU holds its stage's share of the weights and of every sequence's cache.
 TEST(ServeAttentionDp, PipelinedStagesAreTheBusiestGpusLayersInTurn) {
-    ServingConfig c = Base("qwen3-30b-a3b", 2, 10, 10, 1);
-    c.pool.ep = 2;
-    c.pool.attention_dp = true;
+    const ServingConfig c = DpGroup("qwen3-30b-a3b", 2);
     PoolConfig piped = c.pool;
     piped.pp = 2;
     EXPECT_NO_THROW(ValidateServingConfig(c));
