@@ -103,8 +103,9 @@ KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec,
 // A pipelined replica: every stage's ranks computed as above with their own weights and layers; the replica
 // holds the blocks of the stage with the fewest (vLLM takes the minimum over its workers), reported with that
 // stage's numbers. The engine gives each of the pp in-flight schedulers 1/pp of them. Under data-parallel
-// attention: one GPU at tp 1 with DpAttentionWeightBytesPerRank, its workspace for its own token budget; its
-// blocks hold only its own sequences, so the replica holds tp times them (ReplicaKvBlocks).
+// attention: each stage's GPU at tp 1 with its layers' share of DpAttentionWeightBytesPerRank (StageWeights at
+// 1/ep of the routed experts), its workspace for its own token budget; its blocks hold only its own sequences, so
+// the replica holds tp times them (ReplicaKvBlocks).
 KvCapacity ComputeKvCapacity(const ModelConfig& m, const ServingPrecision& prec, const PoolConfig& split,
                              const Accelerator& acc, const EngineConfig& e);
 // The blocks one replica's scheduler holds: the capacity's blocks, times tp under data-parallel attention.
