@@ -154,9 +154,8 @@ IterationCost::~IterationCost() = default;
 // reduce-scattered back. Both buffers are the whole gathered tensor, as nccl-tests sizes them.
 double IterationCost::GatherDispatchSeconds(double T, double width) const {
     const double a = BytesOf(prec_.activations);
-    const double in = prec_.compute == Precision::fp4 ? 0.5 + 1.0 / 16
-                      : BytesOf(prec_.compute) < 2    ? 1 + (prec_.fp8_scaling == Fp8Scaling::block ? 4.0 / 128 : 0)
-                                                      : a;
+    const bool block = prec_.compute == Precision::fp8 && prec_.fp8_scaling == Fp8Scaling::block;
+    const double in = GemmInputBytes() + (block ? 4.0 / 128 : 0);  // the GEMMs' inputs, with block scales
     const double tokens = T * dp_, routing = m_.moe.top_k * (4.0 + 4.0);
     return net_->Seconds(CollectiveType::all_gather, GroupKind::ep, tokens * (width * in + routing)) +
            net_->Seconds(CollectiveType::reduce_scatter, GroupKind::ep, tokens * width * a);
