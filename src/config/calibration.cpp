@@ -1,6 +1,7 @@
 #include "config/calibration.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -191,6 +192,34 @@ ScanCurve ReadScanCurve(const json& e, const std::string& path, std::set<std::st
     return sc;
 }
 
+// A measured MLA decode op: the latent cache's precision, the heads a rank, the latent geometry, and its times as
+// [sequences, cached tokens, ms] points.
+MlaDecodeCurve ReadMlaDecodeCurve(const json& e, const std::string& path, std::set<std::string>& ids) {
+    JsonFields g(e, path);
+    MlaDecodeCurve c;
+    ReadEntryHead(g, ids, &c);
+    if (c.dtype != Precision::fp8 && BytesOf(c.dtype) != 2)
+        throw Error(g.Field("dtype"), "a latent cache measured in \"fp8\", \"bf16\" or \"fp16\"");
+    c.heads = g.PositiveIntAtMost("heads", 1024);
+    c.kv_lora_rank = g.PositiveIntAtMost("kv_lora_rank", 1 << 16);
+    c.qk_rope_head_dim = g.PositiveIntAtMost("qk_rope_head_dim", 1 << 16);
+    ExpectString(g, "x", "[sequences, cached_tokens]");
+    ExpectString(g, "y", "ms");
+    const json& pts = g.Array("points");
+    const std::string pf = g.Field("points");
+    std::vector<std::array<double, 3>> points;
+    for (size_t k = 0; k < pts.size(); ++k) {
+        const json& p = pts[k];
+        if (!(p.is_array() && p.size() == 3 && p[0].is_number() && p[1].is_number() && p[2].is_number()))
+            throw Error(pf + "[" + std::to_string(k) + "]", "expected [sequences, cached_tokens, ms], got " + Shown(p));
+        points.push_back({p[0].get<double>(), p[1].get<double>(), p[2].get<double>()});
+    }
+    SetMlaDecodePoints(&c, points, pf);
+    ReadSourceFields(g, &c.series, &c.hardware, &c.setup, &c.source, &c.note);
+    g.RejectUnknown();
+    return c;
+}
+
 // A measured collective: NCCL's (the `collectives` table: its scope, op and nodes as stated) or a serving engine's own
 // all-reduce (`engine_all_reduce`: the engine named, the op and scope implied, one scale-up domain, at least two
 // sizes); then the GPUs it ran on and its bus bandwidth by message size.
@@ -346,6 +375,10 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
             ReadFixedCost(e, "decode_attention_floor[" + std::to_string(t.decode_attention_floor.size()) + "]", ids,
                           "series_count", 1000, &DecodeAttentionFloor::series_count));
 
+    for (const json& e : OptionalArray(r, "mla_decode_attention"))
+        t.mla_decode_attention.push_back(
+            ReadMlaDecodeCurve(e, "mla_decode_attention[" + std::to_string(t.mla_decode_attention.size()) + "]", ids));
+
     const json& mamf = r.Array("gemm_max_achievable");
     for (size_t i = 0; i < mamf.size(); ++i) {
         JsonFields g(mamf[i], "gemm_max_achievable[" + std::to_string(i) + "]");
@@ -500,6 +533,7 @@ CalibrationTable CalibrationFor(const CalibrationTable& table, std::string_view 
     keep(table.framework_gemm, out.framework_gemm);
     keep(table.weight_read_floor, out.weight_read_floor);
     keep(table.decode_attention_floor, out.decode_attention_floor);
+    keep(table.mla_decode_attention, out.mla_decode_attention);
     keep(table.gemm_max_achievable, out.gemm_max_achievable);
     keep(table.grouped_gemm, out.grouped_gemm);
     keep(table.memory_bandwidth, out.memory_bandwidth);
@@ -565,6 +599,17 @@ const WeightReadFloor* FindWeightReadFloor(const CalibrationTable& table, std::s
 const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& table, std::string_view accelerator_id) {
     for (const DecodeAttentionFloor& d : table.decode_attention_floor)
         if (AppliesTo(d.accelerators, accelerator_id)) return &d;
+    return nullptr;
+}
+
+const MlaDecodeCurve* FindMlaDecodeCurve(const CalibrationTable& table, std::string_view accelerator_id,
+                                         Precision cache, int heads, int kv_lora_rank, int qk_rope_head_dim) {
+    const bool wide = BytesOf(cache) == 2;
+    for (const MlaDecodeCurve& c : table.mla_decode_attention)
+        if ((c.dtype == cache || (wide && BytesOf(c.dtype) == 2)) && c.heads == heads &&
+            c.kv_lora_rank == kv_lora_rank && c.qk_rope_head_dim == qk_rope_head_dim &&
+            AppliesTo(c.accelerators, accelerator_id))
+            return &c;
     return nullptr;
 }
 

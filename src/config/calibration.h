@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/gemm_grid.h"
+#include "config/mla_decode_curve.h"
 #include "config/precision.h"
 
 namespace sc {
@@ -201,6 +202,7 @@ struct CalibrationTable {
     std::vector<FrameworkGemmCurve> framework_gemm;
     std::vector<WeightReadFloor> weight_read_floor;
     std::vector<DecodeAttentionFloor> decode_attention_floor;
+    std::vector<MlaDecodeCurve> mla_decode_attention;  // a serving engine's MLA decode op, by part, cache and heads
     std::vector<GemmMaxAchievable> gemm_max_achievable;
     std::vector<GroupedGemmCurve> grouped_gemm;
     std::vector<HbmMeasurement> memory_bandwidth;
@@ -249,6 +251,10 @@ const FrameworkGemmCurve* FindFrameworkGemm(const CalibrationTable& table, std::
 // The weight-read floor profiled on `accelerator_id`; nullptr when none was.
 const WeightReadFloor* FindWeightReadFloor(const CalibrationTable& table, std::string_view accelerator_id);
 const DecodeAttentionFloor* FindDecodeAttentionFloor(const CalibrationTable& table, std::string_view accelerator_id);
+// The MLA decode op measured on `accelerator_id` with a latent cache of `cache` (bf16 and fp16 read each other's) at
+// `heads` query heads a rank and the model's latent geometry; nullptr when there is none.
+const MlaDecodeCurve* FindMlaDecodeCurve(const CalibrationTable& table, std::string_view accelerator_id,
+                                         Precision cache, int heads, int kv_lora_rank, int qk_rope_head_dim);
 // The best GEMM throughput measured on `accelerator_id` at `dtype` (MAMF's shape search; the highest if several);
 // nullptr when there is none.
 const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_view accelerator_id, Precision dtype);

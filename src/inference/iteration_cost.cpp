@@ -125,6 +125,11 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     floor_ = MeasuredKernelFloor(cal, sys.accelerator, cm_->memory_bytes_per_s());
     if (const DecodeAttentionFloor* f = cal ? FindDecodeAttentionFloor(*cal, sys.accelerator.id) : nullptr)
         decode_floor_ = *f;
+    if (m_.is_mla() && cal && heads_rank_ == std::floor(heads_rank_))
+        if (const MlaDecodeCurve* c =
+                FindMlaDecodeCurve(*cal, sys.accelerator.id, prec_.kv_cache, static_cast<int>(heads_rank_),
+                                   m_.mla.kv_lora_rank, m_.mla.qk_rope_head_dim))
+            mla_decode_ = *c;
     if (split.all_reduce != EngineAllReduce::nccl && cal && tp_ > 1 && tp_ <= sys_.levels.front().size)
         if (const CollectiveCurve* c = FindEngineAllReduce(*cal, sys.accelerator.id, NameOf(split.all_reduce), tp_))
             engine_ar_ = *c;
@@ -498,7 +503,10 @@ double IterationCost::MlaAttentionPerLayer(const BatchShape& b, bool windowed) c
                              (b.prefill_keys + b.prefill_tokens) * latent * kvb;
         attn += Kernel(OpKind::attention, PrefillAttentionFlops(b), bytes, 1, false, windowed);
     }
-    if (b.decodes > 0) {
+    if (b.decodes > 0 && mla_decode_) {
+        // The engine's op as measured, at the batch's mean cached tokens (decode_keys counts the new one too).
+        attn += MlaDecodeSeconds(*mla_decode_, b.decodes, b.decode_keys / b.decodes - 1);
+    } else if (b.decodes > 0) {
         const double bytes = b.decodes * hr * (latent + kvl) * a + (b.decode_keys + b.decodes) * latent * kvb;
         attn += Kernel(OpKind::attention, DecodeAttentionFlops(b), bytes, 1, false, windowed);
     }

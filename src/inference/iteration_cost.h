@@ -160,6 +160,9 @@ public:
     // DecodeAttentionFloor), null when the part has none: its decode attention then pays the kernel floor.
     // A copy: the calibration table the cost was built from need not outlive it.
     const DecodeAttentionFloor* decode_attention_floor() const { return decode_floor_ ? &*decode_floor_ : nullptr; }
+    // An MLA model's decode attention measured as the engine's op on this part at the rank's heads and the model's
+    // cache (config/mla_decode_curve.h), null when there is none: it is then timed by its FLOPs and bytes. A copy.
+    const MlaDecodeCurve* mla_decode() const { return mla_decode_ ? &*mla_decode_ : nullptr; }
     // What the TP all-reduce is timed on, in words for the rates line: the engine's own measured curve, NCCL's curve
     // of the group's GPUs, or the network model; "" without TP.
     std::string AllReduceText() const;
@@ -259,6 +262,7 @@ private:
     std::unique_ptr<CommModel> net_;
     KernelFloor floor_;
     std::optional<DecodeAttentionFloor> decode_floor_;
+    std::optional<MlaDecodeCurve> mla_decode_;
     // The engine's own all-reduce measured on tp_ GPUs of this part (PoolConfig::all_reduce); a copy, as above.
     std::optional<CollectiveCurve> engine_ar_;
     mutable std::vector<PerT> cache_;

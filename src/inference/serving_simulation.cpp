@@ -121,7 +121,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         impl_->cost.emplace(c.model, c.precision, c.pool, sys, cal, typical_prompt, c.engine.max_tokens);
     run.rates =
         DescribeRates(cost.compute_model(), cost.kernel_floor(), sys.accelerator, c.precision.compute, {}, false);
-    run.rates.decode_attention = DecodeAttentionText(cost.decode_attention_floor(), sys.accelerator);
+    run.rates.decode_attention =
+        DecodeAttentionText(cost.decode_attention_floor(), sys.accelerator) + MlaDecodeText(cost.mla_decode());
     run.rates.all_reduce = cost.AllReduceText();
     PoolModel pool{&cost, ReplicaKvBlocks(run.kv, c.pool)};
     pool.attention_dp = cost.attention_dp();
@@ -147,7 +148,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
         run.decode_rates = DescribeRates(decode_cost.compute_model(), decode_cost.kernel_floor(),
                                          decode_sys->accelerator, c.precision.compute, {}, false);
         run.decode_rates.decode_attention =
-            DecodeAttentionText(decode_cost.decode_attention_floor(), decode_sys->accelerator);
+            DecodeAttentionText(decode_cost.decode_attention_floor(), decode_sys->accelerator) +
+            MlaDecodeText(decode_cost.mla_decode());
         run.decode_rates.all_reduce = decode_cost.AllReduceText();
         run.transfer = KvTransferBetween(sys, *decode_sys, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
     } else {

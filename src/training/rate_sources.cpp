@@ -133,6 +133,12 @@ std::string DecodeAttentionText(const DecodeAttentionFloor* f, const Accelerator
            block + " (" + f->id + ")";
 }
 
+std::string MlaDecodeText(const MlaDecodeCurve* c) {
+    if (!c) return "";
+    return "; MLA decode at the engine's measured op, " + std::to_string(c->heads) +
+           " heads a rank, by sequences and cached tokens (" + c->id + ")";
+}
+
 RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, const Accelerator& acc, Precision compute,
                           const TrainingOptions& opt, bool backward) {
     RateSources r;

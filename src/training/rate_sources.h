@@ -41,5 +41,8 @@ RateSources DescribeRates(const ComputeModel& cm, const KernelFloor& floor, cons
                           const TrainingOptions& opt, bool backward = true);
 // The decode-attention line of a serving pool's rates.
 std::string DecodeAttentionText(const DecodeAttentionFloor* f, const Accelerator& acc);
+// What an MLA model's decode attention is read from where the engine's op was measured ("" without one): appended
+// to DecodeAttentionText's line.
+std::string MlaDecodeText(const MlaDecodeCurve* c);
 
 }  // namespace sc

@@ -60,17 +60,20 @@ TEST(ServeMla, KvBytesPerTokenAreTheLatentAndTheRotaryKey) {
 }
 
 TEST(ServeMla, DecodeAttentionReadsTheCompressedCache) {
-    // Each more cached token costs a decode step its latent in every layer at the achieved HBM bandwidth (the
-    // absorbed attention is memory-bound): the step's slope over the context is layers x 576 x bytes / bandwidth,
-    // so an fp8 cache halves it.
+    // Without the engine's measured op (ServeMlaDecode.*): each more cached token costs a decode step its latent in
+    // every layer at the achieved HBM bandwidth (the absorbed attention at 16 heads a rank is memory-bound): the
+    // step's slope over the context is layers x 576 x bytes / bandwidth, so an fp8 cache halves it.
     const ModelConfig m = Model("deepseek-v3");
     const auto& sys = System("dgx-h100-superpod");
+    CalibrationTable no_op = Calibration();
+    no_op.mla_decode_attention.clear();
     ServingPrecision prec;
     prec.weights = prec.compute = Precision::fp8;
     double slope[2];
     for (int i = 0; i < 2; ++i) {
         prec.kv_cache = i == 0 ? Precision::bf16 : Precision::fp8;
-        IterationCost cost(m, prec, 8, sys, &Calibration(), 512, 8192);
+        IterationCost cost(m, prec, 8, sys, &no_op, 512, 8192);
+        ASSERT_EQ(cost.mla_decode(), nullptr);
         BatchShape a, b;
         a.decodes = b.decodes = 64;
         a.decode_keys = 64 * 4000.0;
