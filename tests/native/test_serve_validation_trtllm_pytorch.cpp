@@ -106,14 +106,24 @@ std::string Missing(const json& r) {
 // for DeepSeek's MLA that is 128 heads of hidden / heads = 56, not the latent the cache holds. A quantization
 // outside the tuned ones (GPT-OSS's MXFP4) gets BuildConfig's defaults, 2,048 and 8,192. Chunked prefill is off
 // (get_settings' default, and no option here sets it), so max tokens is raised to the longest prompt plus the max
-// batch. Parameters are the model's own count, where the tool reads the checkpoint's safetensors elements (an NVFP4
-// checkpoint packs two weights a byte, which would halve the count): a doubt that can only raise the estimate.
+// batch. Parameters are what the tool counts: the checkpoint's safetensors elements (`ModelConfig.get_param_count`,
+// bench/build/dataclasses.py: `sum(metadata.parameter_count.values())`). An FP8 checkpoint holds one element a weight;
+// a ModelOpt NVFP4 checkpoint packs two weights a uint8 element and keeps one E4M3 scale element a block of 16, so its
+// quantized weights count 0.5 + 1/16 elements each (NVFP4's stored bytes, StoredBytes) and its 16-bit embeddings and
+// LM head one each.
 std::pair<int, int> PytorchBenchSettings(const ModelConfig& m, const ServingPrecision& prec, int tp, int pp,
                                          const Accelerator& acc, int isl, int osl, double kv_fraction) {
     if (prec.int4) return {2048, std::max(8192, isl + 2048)};
     ServingPrecision ones;
     ones.weights = ones.embeddings = Precision::fp8;  // 1 byte each: bytes = parameters
-    const double params_g = ServingWeightBytesPerRank(m, ones, 1) / (1024.0 * 1024 * 1024);
+    double elements = ServingWeightBytesPerRank(m, ones, 1);
+    if (prec.weights == Precision::fp4) {
+        ServingPrecision wide = ones;
+        wide.embeddings = Precision::bf16;
+        const double sixteen_bit = ServingWeightBytesPerRank(m, wide, 1) - elements;  // the embeddings' parameters
+        elements = ServingWeightBytesPerRank(m, prec, 1) - sixteen_bit;               // their 2 bytes counted once
+    }
+    const double params_g = elements / (1024.0 * 1024 * 1024);
     const double bpe = prec.weights == Precision::fp4 ? 0.5 : BytesOf(prec.weights) < 2 ? 1 : 2;
     const double kv_bpe = BytesOf(prec.kv_cache) < 2 ? 1 : 2;
     const double kv_heads = m.is_mla() ? m.heads : m.kv_heads;
