@@ -208,6 +208,14 @@ bool DrawDescription(AppState& s) {
                                "model, its draft head and the prompts (DeepSeek-V3's MTP: 0.85-0.9)");
     }
     changed |= ImGui::Checkbox("chunked prefill", &c.engine.chunked_prefill);
+    if (c.model.has_window()) {  // only a model with windowed layers has blocks to free
+        ImGui::SameLine();
+        changed |= ImGui::Checkbox("free out-of-window KV", &c.engine.window_eviction);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "a windowed layer's blocks are freed once they leave its window (vLLM; TensorRT-LLM given the "
+                "layers' windows); off: it holds its whole context, as TensorRT-LLM's PyTorch backend did for gpt-oss");
+    }
     ImGui::SameLine();
     changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
     ImGui::SameLine();

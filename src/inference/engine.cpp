@@ -84,8 +84,8 @@ public:
           timelines_(c.timelines) {
         pools_[0] = pool;
         if (decode) pools_[1] = *decode;
-        kv_[0] = KvLayoutOf(c.model, c.pool.pp, e_.block_size);
-        if (decode) kv_[1] = KvLayoutOf(c.model, c.decode_pool->pp, e_.block_size);
+        kv_[0] = KvLayoutOf(c.model, c.pool.pp, e_.block_size, e_.window_eviction);
+        if (decode) kv_[1] = KvLayoutOf(c.model, c.decode_pool->pp, e_.block_size, e_.window_eviction);
         const bool disagg = decode.has_value();
         AddPool(c.pool, disagg ? Role::prefill : Role::mixed, 0);
         first_of_pool_[1] = replicas_.size();

@@ -119,7 +119,7 @@ long long KvLayout::MostHeld(long long total, long long chunk) const {
     return StageBlocks(*this, n, std::min(n, Blocks(window - 1 + chunk) + 1));
 }
 
-KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size) {
+KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size, bool window_eviction) {
     KvLayout k;
     k.block_size = block_size;
     k.window = m.window.size;
@@ -128,7 +128,7 @@ KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size) {
         const int kv = KvLayersIn(m, first, n);
         if (kv > most) {
             most = kv;
-            k.window_layers = m.windowed_layers(first, n);
+            k.window_layers = window_eviction ? m.windowed_layers(first, n) : 0;
             k.full_layers = kv - k.window_layers;
         }
         first += n;

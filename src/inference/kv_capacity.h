@@ -48,7 +48,7 @@ struct KvLayout {
 };
 
 // The layout of the stage with the most layers of a `pp`-stage split (KvBytesPerToken's stage).
-KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size);
+KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size, bool window_eviction = true);
 
 // Cache elements of one token in one layer on one TP rank. Grouped-query attention: K and V of the rank's KV
 // heads, 2 x max(1, kv_heads / tp) x head_dim (KV heads are replicated when tp exceeds them). Multi-head latent

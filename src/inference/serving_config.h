@@ -128,6 +128,12 @@ struct EngineConfig {
     int block_size = 16;    // tokens per KV block (vLLM default 16; TRT-LLM tokens_per_block 64)
     bool chunked_prefill = true;   // a prompt may be split over iterations to fill the token budget (Sarathi-Serve)
     bool static_batching = false;  // no request joins until the whole batch has finished (pre-in-flight batching)
+    // A windowed layer's blocks are freed once they leave every window (vLLM V1's SlidingWindowManager; TensorRT-LLM's
+    // KV cache manager when it is given the layers' windows, KvCacheConfig.max_attention_window). false: a windowed
+    // layer holds its whole context, though its attention reads only the window: TensorRT-LLM's PyTorch backend for a
+    // model whose config lists its layer types (gpt-oss) until it derived the windows from them
+    // (NVIDIA/TensorRT-LLM#18767, 2026-09). docs/serving.md, "Sliding windows".
+    bool window_eviction = true;
     KvAdmission admission = KvAdmission::on_demand;
     KvMemoryPolicy memory_policy = KvMemoryPolicy::total_fraction;
     double kv_memory_fraction = 0.9;

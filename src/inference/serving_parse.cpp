@@ -160,6 +160,7 @@ ServingDescription ParseServingDescription(std::string_view text) {
         e.block_size = f.PositiveInt("block_size", e.block_size, 1 << 16);
         e.chunked_prefill = f.Bool("chunked_prefill", e.chunked_prefill);
         e.static_batching = f.Bool("static_batching", e.static_batching);
+        e.window_eviction = f.Bool("window_eviction", e.window_eviction);
         e.admission = f.Choice("admission", {"on_demand", "reserve_full"}, "on_demand") == std::string("reserve_full")
                           ? KvAdmission::reserve_full
                           : KvAdmission::on_demand;

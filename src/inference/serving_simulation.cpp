@@ -155,7 +155,8 @@ ServingSimulation::ServingSimulation(const ServingConfig& config, const System& 
     } else {
         run.transfer = KvTransferOn(sys, c.pool, *c.decode_pool, cost.KvBytesPerToken(), decode_cost.KvBytesPerToken());
     }
-    if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size); k.windowed()) {
+    if (const KvLayout k = KvLayoutOf(c.model, c.pool.pp, c.engine.block_size, c.engine.window_eviction);
+        k.windowed()) {
         run.transfer->window = static_cast<double>(k.window);
         run.transfer->window_share = static_cast<double>(k.window_layers) / (k.full_layers + k.window_layers);
     }

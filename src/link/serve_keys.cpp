@@ -51,6 +51,7 @@ const std::vector<Key>& Keys() {
         {"serve.max_seqs", IntField{&Edits::max_seqs, 1, 1 << 24}},
         {"serve.max_tokens", IntField{&Edits::max_tokens, 1, 1 << 24}},
         {"serve.chunked", BoolField{&Edits::chunked}},
+        {"serve.window_eviction", BoolField{&Edits::window_eviction}},
         {"serve.preemption", ChoiceField{&Edits::preemption, {"recompute", "swap"}}},
         {"serve.weights", PrecisionField{&Edits::weights}},
         {"serve.kv", PrecisionField{&Edits::kv}},

@@ -84,6 +84,7 @@ std::string EngineText(const EngineConfig& e, const ServingRun& run) {
     std::string s = "max " + std::to_string(e.max_seqs) + " sequences, " + std::to_string(e.max_tokens) +
                     " tokens per iteration, " + std::to_string(e.block_size) + "-token KV blocks";
     s += e.static_batching ? ", static batching" : e.chunked_prefill ? ", chunked prefill" : ", whole prompts";
+    if (!e.window_eviction) s += ", windowed layers keep their whole context";
     s += e.admission == KvAdmission::reserve_full ? ", KV reserved at admission" : ", KV on demand";
     s += std::string(", ") + NameOf(e.scheduling) + ", " + NameOf(e.preemption) + " preemption";
     if (e.preemption == Preemption::swap) s += " over the host link at " + HostLinkText(run.host_link);

@@ -116,6 +116,7 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.max_seqs = 1; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.max_tokens = 2048; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.chunked = false; },
+             [](ConfigLink& l) { l.serve = "x", l.serve_edits.window_eviction = false; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.preemption = "swap"; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.weights = sc::Precision::fp8; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.kv = sc::Precision::bf16; },

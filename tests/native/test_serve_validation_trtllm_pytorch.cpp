@@ -199,6 +199,11 @@ Row Throughput(int i, const json& r) {
     c.engine.kv_memory_fraction = kKvFraction;
     c.engine.admission = KvAdmission::reserve_full;
     c.engine.chunked_prefill = false;
+    // The PyTorch backend's KV cache manager got no per-layer windows from a model's layer_types before
+    // NVIDIA/TensorRT-LLM#18767 (2026-09): "every layer placed in one full-context pool ... the bounded layers hold
+    // blocks they can never read". The page's options give no max_attention_window, so gpt-oss's windowed layers
+    // hold their whole context here.
+    c.engine.window_eviction = false;
     c.pool.all_reduce = EngineAllReduce::tensorrt_llm;
     c.workload.arrival = ArrivalKind::offline;
     c.workload.requests = r["workload"]["requests"];
@@ -270,7 +275,7 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 150);
-    EXPECT_GE(c.within, 63);
+    EXPECT_GE(c.within, 68);
 }
 
 }  // namespace

@@ -365,6 +365,44 @@ TEST(SlidingWindow, AWindowedCacheServesContextsLongerThanItHolds) {
     EXPECT_DOUBLE_EQ(reserved.kv_occupancy_peak, 2.0 * 16 / 64);
 }
 
+TEST(SlidingWindow, WithoutEvictionAWindowedLayerHoldsItsWholeContext) {
+    // The cache and request above, every layer windowed to 256 keys, but an engine that frees nothing
+    // (EngineConfig::window_eviction false: TensorRT-LLM's PyTorch backend not given the layers' windows): the
+    // 3,100-token request needs its 194 blocks, as under full attention, and is refused.
+    sc::ServingConfig c = servetest::Base("llama3-8b", 1, 100, 3000, 2);
+    c.engine.block_size = 16;
+    c.engine.max_tokens = 512;
+    c.engine.window_eviction = false;
+    c.model.window = {256, 0};
+    const sc::System& sys = servetest::System("dgx-h100-superpod");
+    sc::IterationCost cost(c.model, c.precision, 1, sys, &servetest::Calibration(), 100, c.engine.max_tokens);
+    try {
+        sc::Simulate(c, cost, 64);
+        ADD_FAILURE() << "a 3,100-token request fitted 64 blocks of 16 tokens without eviction";
+    } catch (const sc::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs 194 KV blocks but the cache holds 64"), std::string::npos)
+            << e.what();
+    }
+    const sc::KvLayout k = sc::KvLayoutOf(c.model, 1, 16, false);
+    EXPECT_FALSE(k.windowed());
+    EXPECT_EQ(k.Held(1000, 24), 64);
+    EXPECT_EQ(k.Reserved(3100), 194);
+    // Its attention still reads only the window: the same iteration costs the same with or without eviction (the
+    // cost model does not read the engine), and less than the same model without a window.
+    sc::BatchShape b;
+    b.AddDecode(3000, c.model.window.size);
+    sc::ServingConfig full = c;
+    full.model.window = {};
+    sc::IterationCost full_cost(full.model, full.precision, 1, sys, &servetest::Calibration(), 100, 512);
+    EXPECT_LT(cost.Breakdown(b).attention, full_cost.Breakdown(b).attention);
+    // A disaggregated pool sends the whole prompt of every layer.
+    c.engine.max_tokens = 8192;
+    c.decode_pool = sc::PoolConfig{1, 1};
+    const sc::ServingRun run = sc::SimulateServing(c, sys, &servetest::Calibration());
+    ASSERT_TRUE(run.transfer.has_value());
+    EXPECT_EQ(run.transfer->window, 0);
+}
+
 TEST(SlidingWindow, ADisaggregatedPoolSendsWhatTheWindowsStillHold) {
     // GPT-OSS-shaped windows on a Llama 3 8B: 16 of 32 layers windowed to 128 keys. A 900-token prompt crosses to
     // the decode pool with its full layers' 900 tokens and its windowed layers' last 128.
