@@ -332,6 +332,21 @@ TEST(SlidingWindow, KvBlocksAreTheBlocksTheWindowsStillTouch) {
     EXPECT_EQ(oss.full_layers, 4);
 }
 
+namespace {
+
+// The 3,100-token request of the tests below on a cache of 64 blocks of 16 tokens: refused, needing its 194.
+void ExpectRefusedAt194Blocks(const sc::ServingConfig& c, const sc::IterationCost& cost) {
+    try {
+        sc::Simulate(c, cost, 64);
+        ADD_FAILURE() << "a 3,100-token request fitted 64 blocks of 16 tokens";
+    } catch (const sc::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs 194 KV blocks but the cache holds 64"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace
+
 TEST(SlidingWindow, AWindowedCacheServesContextsLongerThanItHolds) {
     // Every layer windowed to 256 keys, 16-token blocks, a cache of 64 blocks (1,024 token slots): a request of
     // 100 + 3,000 tokens needs 194 blocks of full attention and is refused; windowed it never holds more than
@@ -341,13 +356,7 @@ TEST(SlidingWindow, AWindowedCacheServesContextsLongerThanItHolds) {
     c.engine.max_tokens = 512;  // a preempted request's recomputed context comes back 512 tokens at a time
     const sc::System& sys = servetest::System("dgx-h100-superpod");
     sc::IterationCost full_cost(c.model, c.precision, 1, sys, &servetest::Calibration(), 100, c.engine.max_tokens);
-    try {
-        sc::Simulate(c, full_cost, 64);
-        ADD_FAILURE() << "a 3,100-token request fitted 64 blocks of 16 tokens";
-    } catch (const sc::Error& e) {
-        EXPECT_NE(std::string(e.what()).find("needs 194 KV blocks but the cache holds 64"), std::string::npos)
-            << e.what();
-    }
+    ExpectRefusedAt194Blocks(c, full_cost);
     c.model.window = {256, 0};
     sc::IterationCost cost(c.model, c.precision, 1, sys, &servetest::Calibration(), 100, c.engine.max_tokens);
     const sc::ServingResult r = sc::Simulate(c, cost, 64);
@@ -376,13 +385,7 @@ TEST(SlidingWindow, WithoutEvictionAWindowedLayerHoldsItsWholeContext) {
     c.model.window = {256, 0};
     const sc::System& sys = servetest::System("dgx-h100-superpod");
     sc::IterationCost cost(c.model, c.precision, 1, sys, &servetest::Calibration(), 100, c.engine.max_tokens);
-    try {
-        sc::Simulate(c, cost, 64);
-        ADD_FAILURE() << "a 3,100-token request fitted 64 blocks of 16 tokens without eviction";
-    } catch (const sc::Error& e) {
-        EXPECT_NE(std::string(e.what()).find("needs 194 KV blocks but the cache holds 64"), std::string::npos)
-            << e.what();
-    }
+    ExpectRefusedAt194Blocks(c, cost);
     const sc::KvLayout k = sc::KvLayoutOf(c.model, 1, 16, false);
     EXPECT_FALSE(k.windowed());
     EXPECT_EQ(k.Held(1000, 24), 64);
