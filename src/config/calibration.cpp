@@ -134,6 +134,25 @@ void ReadCurveTail(JsonFields& g, const char* x, const char* y, const char* form
     g.RejectUnknown();
 }
 
+// A grouped-GEMM curve's optional routing of the measured model ("top_k" of "model_experts"), both or neither: a whole
+// number of experts a token picks, of at least the experts the curve's rank held.
+void ReadRouting(JsonFields& g, GroupedGemmCurve* gc) {
+    const bool k = g.Has("top_k"), e = g.Has("model_experts");
+    if (!k && !e) return;
+    if (k != e)
+        throw Error(g.Field(k ? "model_experts" : "top_k"),
+                    "is missing: a curve states its model's routing as \"top_k\" and \"model_experts\" together, or "
+                    "neither");
+    gc->model_experts = g.Number("model_experts");
+    if (!(gc->model_experts >= gc->experts) || gc->model_experts != std::floor(gc->model_experts))
+        throw Error(g.Field("model_experts"), "must be a whole number of experts, at least the rank's " +
+                                                  ShownNumber(gc->experts) + ", got " + ShownNumber(gc->model_experts));
+    gc->top_k = g.Number("top_k");
+    if (!(gc->top_k >= 1 && gc->top_k <= gc->model_experts) || gc->top_k != std::floor(gc->top_k))
+        throw Error(g.Field("top_k"), "must be a whole number from 1 to model_experts (" +
+                                          ShownNumber(gc->model_experts) + "), got " + ShownNumber(gc->top_k));
+}
+
 FrameworkGemmCurve ReadFrameworkGemm(const json& e, const std::string& path, std::set<std::string>& ids) {
     JsonFields g(e, path);
     FrameworkGemmCurve fc;
@@ -415,6 +434,7 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         if (!(gc.hidden >= 1))
             throw Error(g.Field("hidden"),
                         "must be at least 1 (the measured op's hidden size), got " + ShownNumber(gc.hidden));
+        ReadRouting(g, &gc);
         gc.routing = g.NonEmptyString("routing");
         if (g.Get("weights", false)) {
             gc.weights = g.NonEmptyString("weights");
@@ -636,13 +656,15 @@ std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& ta
 }
 
 const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
-                                           double experts, double hidden) {
+                                           double experts, double hidden, double hits) {
     const GroupedGemmCurve* best = nullptr;
     double best_gap = 0;
     for (const GroupedGemmCurve* g : curves) {
+        const double g_hits = g->LocalHits();
         const double gap = width > 0 ? std::fabs(std::log(g->expert_width / width)) +
                                            (experts > 0 ? std::fabs(std::log(g->experts / experts)) : 0) +
-                                           (hidden > 0 ? std::fabs(std::log(g->hidden / hidden)) : 0)
+                                           (hidden > 0 ? std::fabs(std::log(g->hidden / hidden)) : 0) +
+                                           (hits > 0 && g_hits > 0 ? std::fabs(std::log(g_hits / hits)) : 0)
                                      : -g->expert_width;
         if (!best || gap < best_gap) best = g, best_gap = gap;
     }

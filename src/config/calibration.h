@@ -90,6 +90,11 @@ struct GroupedGemmCurve {
     double expert_width = 0;  // the expert GEMMs' intermediate size on one rank (moe_tp splits it)
     double experts = 0;       // the whole experts the measured op held on its rank (E / moe_ep)
     double hidden = 0;        // the measured op's hidden size (its up GEMMs' contraction, its down GEMMs' output)
+    // The measured model's routing: each token to top_k of model_experts experts (0: not stated). With `experts` it
+    // gives the rows a token sends to the measured rank (LocalHits), which sets how the op's per-token work (routing,
+    // permute, finalize) weighs against its GEMMs at a given rows per group.
+    double top_k = 0, model_experts = 0;
+    double LocalHits() const { return model_experts > 0 ? top_k * experts / model_experts : 0; }
     // How the measured op stored its experts: "" as it computed (dtype), "mxfp4" in MXFP4 (W4A16 with a bf16 dtype,
     // W4A8 with fp8). Only experts stored so read an "mxfp4" curve, and they read no other.
     std::string weights;
@@ -264,14 +269,17 @@ const GemmMaxAchievable* FindGemmMax(const CalibrationTable& table, std::string_
 std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& table, std::string_view accelerator_id,
                                                       Precision dtype, std::string_view weights = "",
                                                       std::string_view scaling = "");
-// Of `curves`, the one nearest an op of `experts` experts of `width` on a rank at hidden size `hidden`: the least
-// |ln(width ratio)| + |ln(experts ratio)| + |ln(hidden ratio)| (the experts or hidden term left out when that
-// argument is <= 0). An op's fixed costs (routing, permute, finalize) are spread over its experts' work, so a curve
+// Of `curves`, the one nearest an op of `experts` experts of `width` on a rank at hidden size `hidden`, each token
+// sending the rank `hits` rows on average (top-k x experts on the rank / experts): the least |ln(width ratio)| +
+// |ln(experts ratio)| + |ln(hidden ratio)| + |ln(hits ratio)| (a term left out when its argument, or the curve's
+// LocalHits, is <= 0). An op's fixed costs (routing, permute, finalize) are spread over its experts' work, so a curve
 // of 8 experts read for a rank of 64 charges them eight times over (docs/serving.md, "TensorRT-LLM's MoE op on
-// Blackwell"); the hidden size is the other side of every expert GEMM. The widest when `width` <= 0; nullptr when
+// Blackwell"); the hidden size is the other side of every expert GEMM; and at one rows per group an op whose tokens
+// each send the rank 4 rows routes a quarter of the tokens one sending 1 does (gpt-oss-20b whole on a GPU against
+// gpt-oss-120b over 4: docs/serving.md, "An MoE op's tokens per row"). The widest when `width` <= 0; nullptr when
 // `curves` is empty.
 const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
-                                           double experts, double hidden = 0);
+                                           double experts, double hidden = 0, double hits = 0);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
 // was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,

@@ -24,10 +24,10 @@ namespace sc {
 struct GemmDims {
     double m = 0, n = 0, k = 0;
     // A grouped (MoE expert) GEMM of a serving engine's MoE op: the expert's intermediate width on this rank, the
-    // experts the rank holds and the model's hidden size, which together pick the measured MoE-op curve it is held
-    // to (GroupedGemmCurve, NearestGroupedGemm); width 0: not stated, no such curve applies; experts or hidden 0:
-    // picked without them.
-    double group_width = 0, group_experts = 0, group_hidden = 0;
+    // experts the rank holds, the model's hidden size and the rows a token sends the rank (top-k / ep), which
+    // together pick the measured MoE-op curve it is held to (GroupedGemmCurve, NearestGroupedGemm); width 0: not
+    // stated, no such curve applies; experts, hidden or hits 0: picked without them.
+    double group_width = 0, group_experts = 0, group_hidden = 0, group_hits = 0;
     bool known() const { return m > 0 && n > 0 && k > 0; }
 };
 

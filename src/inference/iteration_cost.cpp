@@ -212,12 +212,13 @@ double IterationCost::GemmSeconds(double rows, double n, double k, double groups
     const double wb = expert_width > 0 ? ExpertWeightBytesPerElement(prec_) : WeightBytesPerElement(prec_);
     const double a = BytesOf(prec_.activations);
     *flops += 2 * rows * n * k;
-    // An expert GEMM's op holds the rank's experts (slots_ / ep_), which with the width and the hidden size picks its
-    // measured curve.
+    // An expert GEMM's op holds the rank's experts (slots_ / ep_), which with the width, the hidden size and the rows
+    // a token sends the rank (top-k x (slots_ / ep_) / slots_) picks its measured curve.
     const double experts = expert_width > 0 ? static_cast<double>(slots_) / ep_ : 0;
     const double hidden = expert_width > 0 ? m_.hidden : 0;
+    const double hits = expert_width > 0 ? static_cast<double>(m_.moe.top_k) / ep_ : 0;
     return Kernel(OpKind::matmul, 2 * rows * n * k, rows * k * in + weight_sets * k * n * wb + rows * n * a, groups,
-                  high, false, {rows / std::max(1.0, groups), n, k, expert_width, experts, hidden});
+                  high, false, {rows / std::max(1.0, groups), n, k, expert_width, experts, hidden, hits});
 }
 
 double IterationCost::VecSeconds(double elems, double fpe, double reads) const {

@@ -254,12 +254,11 @@ double ComputeModel::Seconds(OpKind kind, double flops, double bytes, bool forwa
             }
             double e = MatmulEfficiency(one, dims);
             if (grouped && dims.known() && !grouped_.empty())
-                e = std::min(
-                    e,
-                    Interpolate(
-                        NearestGroupedGemm(grouped_, dims.group_width, dims.group_experts, dims.group_hidden)->tflops,
-                        dims.m) *
-                        1e12 / grouped_peak_);
+                e = std::min(e, Interpolate(NearestGroupedGemm(grouped_, dims.group_width, dims.group_experts,
+                                                               dims.group_hidden, dims.group_hits)
+                                                ->tflops,
+                                            dims.m) *
+                                    1e12 / grouped_peak_);
             return Roofline(flops, peak_, e, bytes);
         }
         case OpKind::attention: {

@@ -76,22 +76,26 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     // A100's one; H100's and H200's four widths in fp8 and bf16; B200's, GB200's, B300's and GB300's eleven
     // (Mixtral's at moe_tp 1-8, Qwen3-30B-A3B's at 1 and 2, 256 experts at moe_ep 1-16) in bf16, fp8 and fp4;
     // gpt-oss-120b's MXFP4 experts at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100 (from 2);
+    // gpt-oss-20b's at moe_ep 1-8: W4A16 and W4A8 on B200 and GB200, W4A16 on H200 and H100, W4A8 on the RTX part;
     // and at moe_ep 1-16 Qwen3-235B-A22B's and Llama 4 Maverick's experts in bf16 and fp8 on all six parts, in fp4
     // on the four Blackwell ones, with DeepSeek-V3's in fp4 there and in block-scaled fp8 on all six.
     // The RTX PRO 6000 Server (sm_120) has the Blackwell parts' set but gpt-oss's W4A16 (its table has no such rows):
     // eleven in three precisions, W4A8 at moe_ep 1-8, Qwen3-235B's and Maverick's in three, DeepSeek-V3's in two.
     const size_t model_shapes = 2 * 2 * 2 * 5 + 4 * (2 * 3 + 1) * 5 + 6 * 5;
     const size_t rtx = 3 * 11 + 4 + 2 * 3 * 5 + 2 * 5;
-    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx);
+    const size_t gptoss20b = (2 * 2 + 2 + 1) * 4;
+    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx + gptoss20b);
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         SCOPED_TRACE(g.id);
         EXPECT_EQ(g.routing, "power_law_1.01");
-        double inter = 0, experts = 0, hidden = 0;
+        double inter = 0, experts = 0, hidden = 0, top_k = 0;
         for (const json& r : Records())
             if (r.at("series") == g.series)
                 inter = r.at("shape").at("inter"), experts = r.at("shape").at("experts"),
-                hidden = r.at("shape").at("hidden");
+                hidden = r.at("shape").at("hidden"), top_k = r.at("shape").at("top_k");
         EXPECT_EQ(g.hidden, hidden);
+        EXPECT_EQ(g.top_k, top_k);  // the routing the records state, on every curve
+        EXPECT_EQ(g.model_experts, experts);
         const int moe_tp = static_cast<int>(std::lround(inter / g.expert_width));
         const int moe_ep = static_cast<int>(std::lround(experts / g.experts));
         ASSERT_EQ(inter / moe_tp, g.expert_width);
@@ -125,7 +129,7 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
             ++blackwell;
         }
     }
-    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx) * 27);
+    EXPECT_EQ(blackwell, (4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx + gptoss20b) * 27);
     // Who reads which: both A100 presets A100's (fp16 too, the same tensor-core rate), H800 H100's (the same GH100
     // SMs and HBM3), H200 its own, each Blackwell part its own; GH200 (another HBM) none.
     EXPECT_EQ(FindGroupedGemms(cal, "a100-40gb", Precision::fp16).size(), 1u);
@@ -147,7 +151,7 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
             const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, part, p);
             ASSERT_EQ(gs.size(), p == Precision::fp4 ? 26u : 21u) << part;  // the MXFP4 curves are not among them
             EXPECT_TRUE(FindGroupedGemms(cal, part, p, "mxfp4").size() ==
-                        (p != Precision::fp4 && part.find("b200") != std::string::npos ? 4u : 0u))
+                        (p != Precision::fp4 && part.find("b200") != std::string::npos ? 8u : 0u))
                 << part;
             for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.substr(7, part.size() + 1), part + "-");
         }
@@ -156,7 +160,7 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
         const std::vector<const GroupedGemmCurve*> gs = FindGroupedGemms(cal, "rtx-pro-6000-server", p);
         ASSERT_EQ(gs.size(), p == Precision::fp4 ? 26u : 21u);
         for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.rfind("aiconf-rtx-pro-6000-server-", 0), 0u);
-        EXPECT_EQ(FindGroupedGemms(cal, "rtx-pro-6000-server", p, "mxfp4").size(), p == Precision::fp8 ? 4u : 0u);
+        EXPECT_EQ(FindGroupedGemms(cal, "rtx-pro-6000-server", p, "mxfp4").size(), p == Precision::fp8 ? 8u : 0u);
     }
 }
 
@@ -446,6 +450,66 @@ TEST(GroupedGemm, TheNearestCurveIsTheModelsOwnShape) {
     const double all = IterationCost(ds, fp4, ep4, sys, &servetest::Calibration(), 1024, 1).Breakdown(b).linear;
     EXPECT_EQ(all, IterationCost(ds, fp4, ep4, sys, &own, 1024, 1).Breakdown(b).linear);
     EXPECT_NE(all, IterationCost(ds, fp4, ep4, sys, &other, 1024, 1).Breakdown(b).linear);
+}
+
+// A curve's routing is "top_k" and "model_experts" together or neither, whole numbers, top_k at most the experts
+// and the experts at least the rank's: the file names the field and the value when it is not.
+TEST(GroupedGemm, ACurveStatesItsRoutingWhole) {
+    json j = json::parse(sctest::ReadFile(servetest::kRoot + "/presets/calibration/measured.json"));
+    auto error = [&] { return sctest::ErrorOf([&] { ParseCalibration(j.dump()); }); };
+    json& g = j["grouped_gemm"][3];  // Mixtral's at moe_tp 2: 8 experts, top-2
+    ASSERT_EQ(g["model_experts"], 8);
+    g.erase("top_k");
+    std::string e = error();
+    EXPECT_NE(e.find("grouped_gemm[3].top_k"), std::string::npos) << e;
+    EXPECT_NE(e.find("together"), std::string::npos) << e;
+    g["top_k"] = 9;
+    e = error();
+    EXPECT_NE(e.find("grouped_gemm[3].top_k"), std::string::npos) << e;
+    EXPECT_NE(e.find("from 1 to model_experts (8), got 9"), std::string::npos) << e;
+    g["top_k"] = 1.5;
+    EXPECT_NE(error().find("got 1.5"), std::string::npos);
+    g["top_k"] = 2;
+    g["model_experts"] = 4;  // fewer than the 8 the rank held
+    e = error();
+    EXPECT_NE(e.find("grouped_gemm[3].model_experts"), std::string::npos) << e;
+    EXPECT_NE(e.find("at least the rank's 8, got 4"), std::string::npos) << e;
+    g.erase("model_experts");
+    g.erase("top_k");
+    const CalibrationTable cal = ParseCalibration(j.dump());  // neither: accepted, the pick leaves the term out
+    EXPECT_EQ(cal.grouped_gemm[3].LocalHits(), 0);
+    EXPECT_EQ(servetest::Calibration().grouped_gemm[3].LocalHits(), 2);  // top-2 of 8, all 8 on the rank
+}
+
+// gpt-oss-20b (32 experts, top-4) whole on one GPU and gpt-oss-120b (128, top-4) over four hold the same 32 experts
+// of the same width and hidden size a rank, but a token sends the first rank 4 rows and the second 1: at one rows per
+// group the 120b rank routes four times the tokens. Measured (aiconfigurator, TensorRT-LLM 1.3.0rc20, H200, W4A16),
+// 20b's op at 256 tokens takes 0.36 ms and 120b's rank at 1,024 (the same 32 rows an expert) 0.65. Each model reads
+// its own op, and a model without one the op nearest in the rows a token sends.
+TEST(GroupedGemm, TheNearestCurveRoutesAsTheModelDoes) {
+    const CalibrationTable& cal = servetest::Calibration();
+    const std::vector<const GroupedGemmCurve*> h200 = FindGroupedGemms(cal, "h200", Precision::bf16, "mxfp4");
+    EXPECT_EQ(NearestGroupedGemm(h200, 2880, 32, 2880, 4)->id, "aiconf-h200-trtllm1.3-moe-gptoss20b-mxfp4-bf16-ep1");
+    EXPECT_EQ(NearestGroupedGemm(h200, 2880, 32, 2880, 1)->id, "aiconf-h200-trtllm1.3-moe-gptoss-mxfp4-bf16-ep4");
+    EXPECT_EQ(NearestGroupedGemm(h200, 2880, 16, 2880, 2)->id, "aiconf-h200-trtllm1.3-moe-gptoss20b-mxfp4-bf16-ep2");
+    EXPECT_EQ(NearestGroupedGemm(h200, 2880, 16, 2880, 0.5)->id, "aiconf-h200-trtllm1.3-moe-gptoss-mxfp4-bf16-ep8");
+    const GroupedGemmCurve* small = NearestGroupedGemm(h200, 2880, 32, 2880, 4);
+    const GroupedGemmCurve* large = NearestGroupedGemm(h200, 2880, 32, 2880, 1);
+    EXPECT_GT(Interpolate(small->tflops, 32) / Interpolate(large->tflops, 32), 1.5);
+    // The serving model states the rows a token sends (top-k / ep): gpt-oss-20b on one H200 reads its own op.
+    ServingPrecision w4a16;
+    w4a16.int4 = kMxfp4;
+    w4a16.compute = w4a16.kv_cache = Precision::bf16;
+    const ModelConfig m = servetest::Model("gpt-oss-20b");
+    BatchShape b;
+    b.decodes = b.sequences = b.logits = 256;
+    b.decode_keys = 256 * 1024.0;
+    CalibrationTable own = servetest::Calibration();
+    std::erase_if(own.grouped_gemm,
+                  [](const GroupedGemmCurve& g) { return g.series.find("-gptoss-mxfp4-") != std::string::npos; });
+    const System& sys = servetest::System("dgx-h200-superpod");
+    const double all = IterationCost(m, w4a16, 1, sys, &cal, 1024, 1).Breakdown(b).linear;
+    EXPECT_EQ(all, IterationCost(m, w4a16, 1, sys, &own, 1024, 1).Breakdown(b).linear);
 }
 
 TEST(GroupedGemm, TheRatesLineNamesThem) {

@@ -271,11 +271,15 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // "The RTX PRO 6000 Blackwell Server Edition"); its seven pipelined data-parallel rows stay unpredicted. 56 -> 59 when
 // its collectives read their measured times and its DEP rows dispatch as TensorRT-LLM does without NVLink; 59 -> 60
 // when its GDDR7 streamed at the engine's quantize kernel's rate and its decode calls paid the attention op's floor.
-// 143 -> 150 compared and 60 -> 63 within when pipelined data-parallel attention (DEP2,PP2) was modelled.
+// 143 -> 150 compared and 60 -> 63 within when pipelined data-parallel attention (DEP2,PP2) was modelled; 63 -> 68 when
+// gpt-oss's windowed layers held their whole context. Lowered on purpose, 68 -> 65, when gpt-oss-20b read its own
+// measured MoE op instead of gpt-oss-120b's at moe_ep 4 (docs/serving.md, "An MoE op's tokens per row"): its six long
+// Hopper rows come in, and its four short Hopper rows and three Blackwell ones go out, fast as GPT-OSS-120B's are at
+// its own op.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 150);
-    EXPECT_GE(c.within, 68);
+    EXPECT_GE(c.within, 65);
 }
 
 }  // namespace
