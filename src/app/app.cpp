@@ -109,7 +109,7 @@ void PutLevels(std::string& out, const std::vector<NetworkLevel>& levels) {
 }
 
 void PutOptions(std::string& out, const TrainingOptions& o) {
-    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 104,
+    static_assert(sizeof(void*) != 8 || sizeof(TrainingOptions) == 112,
                   "TrainingOptions changed: key the new field here");
     Put(out, "overlap_dp", o.overlap_dp);
     Put(out, "overlap_pp", o.overlap_pp);
@@ -125,6 +125,7 @@ void PutOptions(std::string& out, const TrainingOptions& o) {
     Put(out, "fallback_memory", o.fallback_memory_efficiency);
     Put(out, "flash", o.kernels.flash_attention);
     Put(out, "kernel", static_cast<int>(o.attention_kernel));
+    Put(out, "attention_dtype", static_cast<int>(o.attention_dtype));
     Put(out, "dropout", o.kernels.dropout);
     Put(out, "scatter_gather", o.kernels.pp_scatter_gather);
     Put(out, "gaf", o.kernels.grad_accumulation_fusion);

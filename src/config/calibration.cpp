@@ -482,14 +482,23 @@ CalibrationTable ParseCalibration(std::string_view json_text) {
         ac.id = UniqueId(a, ids);
         ac.accelerators = AcceleratorIds(a);
         std::string k = a.NonEmptyString("kernel");
-        if (!ParseAttentionKernel(k, &ac.kernel))
-            throw Error(a.Field("kernel"), "\"" + k + "\" is not one of \"flash2\", \"flash3\", \"cudnn\"");
+        if (k == NameOf(AttentionKernel::tensorrt_llm)) ac.kernel = AttentionKernel::tensorrt_llm;
+        else if (!ParseAttentionKernel(k, &ac.kernel))
+            throw Error(a.Field("kernel"),
+                        "\"" + k + "\" is not one of \"flash2\", \"flash3\", \"cudnn\", \"tensorrt-llm\"");
         std::string d = a.NonEmptyString("direction");
         if (d != "forward" && d != "backward")
             throw Error(a.Field("direction"), "\"" + d + "\" is not \"forward\" or \"backward\"");
         ac.forward = d == "forward";
         ac.causal = a.Bool("causal");
         ac.head_dim = a.PositiveIntAtMost("head_dim", 2147483647);
+        if (a.Has("dtype")) {
+            ac.dtype = Dtype(a);
+            if (ac.dtype != Precision::bf16 && ac.dtype != Precision::fp16 && ac.dtype != Precision::fp8)
+                throw Error(a.Field("dtype"), "\"" + std::string(NameOf(ac.dtype)) +
+                                                  "\" is not an attention curve's precision; valid: \"bf16\", "
+                                                  "\"fp16\", \"fp8\" (or no \"dtype\": 16-bit)");
+        }
         ReadCurveTail(a, "seqlen", "efficiency", "[seqlen, efficiency in (0, 1]]", 1, &ac.efficiency, &ac);
         t.attention.push_back(std::move(ac));
     }
@@ -507,6 +516,7 @@ const char* NameOf(AttentionKernel k) {
         case AttentionKernel::flash2: return "flash2";
         case AttentionKernel::flash3: return "flash3";
         case AttentionKernel::cudnn: return "cudnn";
+        case AttentionKernel::tensorrt_llm: return "tensorrt-llm";
     }
     return "?";
 }
@@ -672,10 +682,13 @@ const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCu
 }
 
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
-                                         AttentionKernel kernel, bool forward, bool causal, int head_dim) {
+                                         AttentionKernel kernel, bool forward, bool causal, int head_dim,
+                                         Precision dtype) {
     const AttentionCurve* best = nullptr;
+    const bool sixteen = BytesOf(dtype) == 2;
     auto score = [&](const AttentionCurve& c) {
-        return (c.causal == causal ? 0 : 100000) + std::abs(c.head_dim - head_dim);
+        const bool same = c.dtype == dtype || (sixteen && BytesOf(c.dtype) == 2);
+        return (c.causal == causal ? 0 : 100000) + (same ? 0 : 10000) + std::abs(c.head_dim - head_dim);
     };
     for (const AttentionCurve& c : table.attention) {
         if (c.kernel != kernel || c.forward != forward || !AppliesTo(c.accelerators, accelerator_id)) continue;

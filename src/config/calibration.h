@@ -125,8 +125,11 @@ struct HostLinkMeasurement {
 // Fraction of the dense 16-bit peak one fused-attention kernel reaches vs sequence length (batch x seqlen
 // fixed), one pass (forward or backward), at one head dimension, causal or not. Causal runs count half the
 // score pairs, as the graph does.
-enum class AttentionKernel { flash2, flash3, cudnn };
+// tensorrt_llm ("tensorrt-llm"): a serving engine's own context-attention op (TensorRT-LLM's, as NVIDIA's
+// aiconfigurator timed it), which only the serving model reads; the training kernels are the other three.
+enum class AttentionKernel { flash2, flash3, cudnn, tensorrt_llm };
 const char* NameOf(AttentionKernel k);
+// A training kernel by name ("flash2", "flash3", "cudnn"); false for any other name, "tensorrt-llm" too.
 bool ParseAttentionKernel(std::string_view name, AttentionKernel* out);
 
 struct AttentionCurve {
@@ -136,6 +139,9 @@ struct AttentionCurve {
     bool forward = true;
     bool causal = false;
     int head_dim = 0;
+    // The precision its matmuls ran at: bf16 (the file's "dtype" absent, or "bf16"/"fp16") or fp8 (an FP8 fused
+    // attention, still a fraction of the 16-bit peak the model times attention against).
+    Precision dtype = Precision::bf16;
     MeasuredCurve efficiency;  // x = seqlen, y = fraction of peak
     std::string series, hardware, setup, source, note;
 };
@@ -281,9 +287,11 @@ std::vector<const GroupedGemmCurve*> FindGroupedGemms(const CalibrationTable& ta
 const GroupedGemmCurve* NearestGroupedGemm(const std::vector<const GroupedGemmCurve*>& curves, double width,
                                            double experts, double hidden = 0, double hits = 0);
 // The attention curve for `kernel` in one direction on `accelerator_id`: the causal one when `causal` and one
-// was measured, at the head dimension nearest `head_dim`. nullptr when the kernel was not measured there.
+// was measured, then the one at `dtype` (bf16 and fp16 read each other's) when one was, at the head dimension nearest
+// `head_dim`. nullptr when the kernel was not measured there.
 const AttentionCurve* FindAttentionCurve(const CalibrationTable& table, std::string_view accelerator_id,
-                                         AttentionKernel kernel, bool forward, bool causal, int head_dim);
+                                         AttentionKernel kernel, bool forward, bool causal, int head_dim,
+                                         Precision dtype = Precision::bf16);
 // What a causal run keeps of a non-causal curve's efficiency at `seqlen` (achieved / peak with causal FLOPs counted
 // as half the pairs): the measured ratio of a kernel that has both curves at the head dimension nearest
 // `head_dim` (the FlashAttention-3 paper's forward figures give it for FlashAttention-2 and -3; the masked diagonal

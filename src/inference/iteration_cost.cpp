@@ -94,6 +94,18 @@ IterationCost::IterationCost(const ModelConfig& m, const ServingPrecision& prec,
     // another kernel, and keeps the library's curve.
     opt.engine_gemms = !prec.int4 && prec.weights == prec.compute;
     opt.engine_fp8_block = prec.fp8_scaling == Fp8Scaling::block;
+    // Prefill attention at the engine's own measured context-attention op where the part has it (TensorRT-LLM's, as
+    // the GEMMs and MoE op above; MLA's context attention apart, which keeps the library curve it matches: docs/
+    // serving.md, "TensorRT-LLM's context attention"). FP8 context FMHA where trtllm-bench's build turns it on: an
+    // FP8 cache under FP8 or FP4 GEMMs (tensorrt_llm/bench/build: use_fp8_context_fmha for QuantAlgo FP8; the
+    // builder's list adds NVFP4 and W4A8_AWQ), not gpt-oss's MXFP4 experts.
+    if (cal && !m.is_mla() &&
+        FindAttentionCurve(*cal, sys.accelerator.id, AttentionKernel::tensorrt_llm, true, true, m.head_dim)) {
+        opt.attention_kernel = AttentionKernel::tensorrt_llm;
+        const bool mxfp4 = prec.int4 && prec.int4->mxfp4();
+        if (prec.kv_cache == Precision::fp8 && BytesOf(prec.compute) <= 1 && !mxfp4)
+            opt.attention_dtype = Precision::fp8;
+    }
     AttentionShape shape;
     shape.batch = heads_rank_;
     shape.sq = shape.sk = std::max(1.0, typical_prefill);
@@ -493,7 +505,7 @@ std::pair<double, double> IterationCost::MlaDecodeBmmSeconds(double decodes) con
 // (d_nope + d_rope wide) and values, reading and writing the latent cache. Decode: every head's absorbed query
 // (kv_lora_rank + d_rope) against the one shared latent per key, values in the latent space: 2 (kvl + dr) +
 // 2 kvl FLOPs per pair and head, the latent read once for all heads (as multi-query attention).
-double IterationCost::MlaAttentionPerLayer(const BatchShape& b, bool windowed) const {
+double IterationCost::MlaAttentionPerLayer(const BatchShape& b) const {
     const MlaConfig& m = m_.mla;
     const double hr = heads_rank_, a = BytesOf(prec_.activations), kvb = StoredBytes(prec_.kv_cache);
     const double kvl = m.kv_lora_rank, dr = m.qk_rope_head_dim, dqk = m.qk_nope_head_dim + dr, dv = m.v_head_dim;
@@ -502,14 +514,16 @@ double IterationCost::MlaAttentionPerLayer(const BatchShape& b, bool windowed) c
     if (b.prefill_tokens > 0) {
         const double bytes = (b.prefill_tokens * hr * (dqk + dv) + b.prefill_keys * hr * (dqk + dv)) * a +
                              (b.prefill_keys + b.prefill_tokens) * latent * kvb;
-        attn += Kernel(OpKind::attention, PrefillAttentionFlops(b), bytes, 1, false, windowed);
+        const double flops = PrefillAttentionFlops(b), length = 2 * b.prefill_pairs / b.prefill_tokens;
+        attn += Floored(cm_->ForwardAttentionSecondsAt(flops, bytes, length), flops, bytes);  // as AttentionPerLayer
     }
     if (b.decodes > 0 && mla_decode_) {
         // The engine's op as measured, at the batch's mean cached tokens (decode_keys counts the new one too).
         attn += MlaDecodeSeconds(*mla_decode_, b.decodes, b.decode_keys / b.decodes - 1);
     } else if (b.decodes > 0) {
         const double bytes = b.decodes * hr * (latent + kvl) * a + (b.decode_keys + b.decodes) * latent * kvb;
-        attn += Kernel(OpKind::attention, DecodeAttentionFlops(b), bytes, 1, false, windowed);
+        const double flops = DecodeAttentionFlops(b), length = 2 * b.decode_keys / b.decodes;
+        attn += Floored(cm_->ForwardAttentionSecondsAt(flops, bytes, length), flops, bytes);
     }
     return attn;
 }
@@ -543,7 +557,7 @@ void BatchShape::AddPrefillChunk(double p, double c, double window) {
 IterationCost::LayerAttention IterationCost::AttentionOfLayers(const BatchShape& b) const {
     LayerAttention a;
     a.full = AttentionPerLayer(b);
-    if (m_.has_window()) a.windowed = AttentionPerLayer(WindowView(b), true);
+    if (m_.has_window()) a.windowed = AttentionPerLayer(WindowView(b));
     return a;
 }
 
@@ -558,8 +572,8 @@ double IterationCost::AttentionFlops(const BatchShape& b) const {
 }
 
 // Context and generation attention of one layer on one rank (`windowed`: b is a windowed layer's view).
-double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) const {
-    if (m_.is_mla()) return MlaAttentionPerLayer(b, windowed);
+double IterationCost::AttentionPerLayer(const BatchShape& b) const {
+    if (m_.is_mla()) return MlaAttentionPerLayer(b);
     const double d = m_.head_dim, a = BytesOf(prec_.activations), kvb = StoredBytes(prec_.kv_cache);
     const double kv_elems = 2 * kv_heads_rank_ * d;  // K and V of one token on one rank, one layer
     double attn = 0;
@@ -567,7 +581,11 @@ double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) cons
         const double flops = PrefillAttentionFlops(b);
         const double bytes = b.prefill_tokens * heads_rank_ * d * 2 * a + b.prefill_keys * kv_elems * kvb +
                              b.prefill_tokens * kv_elems * kvb;  // Q, O; cached and new K, V read; new K, V written
-        attn += Kernel(OpKind::attention, flops, bytes, 1, false, windowed);
+        // At the curve's efficiency for a causal prompt whose queries read as many keys on average as this batch's
+        // (a prompt of L tokens reads (L + 1) / 2): a chunk late in a long prompt reads its whole past, a windowed
+        // layer's view its window.
+        const double length = 2 * b.prefill_pairs / b.prefill_tokens;
+        attn += Floored(cm_->ForwardAttentionSecondsAt(flops, bytes, length), flops, bytes);
     }
     if (b.decodes > 0) {
         const double flops = DecodeAttentionFlops(b);
@@ -579,7 +597,11 @@ double IterationCost::AttentionPerLayer(const BatchShape& b, bool windowed) cons
         const double fixed = decode_floor_ ? decode_floor_->alpha_us * 1e-6 + bytes / cm_->memory_bytes_per_s() +
                                                  decode_floor_->sequence_kv_head_ns * 1e-9 * b.decodes * kv_heads_rank_
                                            : 0;
-        attn += std::max(Kernel(OpKind::attention, flops, bytes, 1, false, windowed), fixed);
+        // Its compute at the curve's efficiency for a causal prompt whose queries read as many keys on average (twice
+        // the mean context; a windowed layer's view holds its window's keys), as the prefill above.
+        const double length = 2 * b.decode_keys / b.decodes;
+        const double roof = Floored(cm_->ForwardAttentionSecondsAt(flops, bytes, length), flops, bytes);
+        attn += std::max(roof, fixed);
     }
     return attn;
 }

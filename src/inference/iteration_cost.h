@@ -227,9 +227,10 @@ private:
     // `dims`: a matmul's shape, one GEMM of its groups (the GEMM table by shape where measured).
     double Kernel(OpKind kind, double flops, double bytes, double groups = 1, bool high_precision = false,
                   bool windowed = false, const GemmDims& dims = {}) const;
-    // Attention of one full layer, or (windowed) of one windowed layer, whose keys are the window sums of b.
-    double AttentionPerLayer(const BatchShape& b, bool windowed = false) const;
-    double MlaAttentionPerLayer(const BatchShape& b, bool windowed) const;
+    // Attention of one layer of the batch `b` as the layer sees it (WindowView for a windowed layer, whose keys are
+    // the window sums): its kernels' efficiency is read at the keys its queries read, so a windowed view times itself.
+    double AttentionPerLayer(const BatchShape& b) const;
+    double MlaAttentionPerLayer(const BatchShape& b) const;
     // Attention of one full and of one windowed layer (0 without a window), computed once per batch.
     struct LayerAttention {
         double full = 0, windowed = 0;

@@ -137,11 +137,13 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         // scores, five matmuls to the forward's two (kKernelBackwardWork), where the graph charges attention's
         // model FLOPs, four. Its time is the kernel's, so its efficiency on the graph's FLOPs is 4/5 of the curve's.
         auto eff = [&](bool forward, AttentionKernel k, double len) {
-            const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd);
+            const AttentionCurve* c = FindAttentionCurve(*cal, acc.id, k, forward, true, hd, opt.attention_dtype);
             if (!c) return 0.0;
             (forward ? attn_curve_fwd_ : attn_curve_bwd_) = c;
             const double e = Interpolate(c->efficiency, len) / (forward ? 1.0 : kKernelBackwardWork);
-            return c->causal ? e : e * CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, len);
+            const double ratio = c->causal ? 1.0 : CausalEfficiencyRatio(*cal, acc.id, k, forward, hd, len);
+            if (forward && len == attn.sq) attn_causal_ratio_fwd_ = ratio;
+            return e * ratio;
         };
         auto set = [&](double len, double& fwd, double& bwd) {
             const AttentionKernel k = opt.attention_kernel;
@@ -162,6 +164,15 @@ ComputeModel::ComputeModel(const Accelerator& acc, Precision compute, const Cali
         scan_curve_ = NearestScanCurve(scan_curves_, attn.microbatch * attn.scan_heads, attn.scan_heads);
         if (scan_curve_) scan_eff_ = Interpolate(scan_curve_->efficiency, attn.sq);  // ScanEfficiency, found once
     }
+}
+
+double ComputeModel::ForwardAttentionEfficiencyAt(double seqlen) const {
+    if (!attn_curve_fwd_) return attn_eff_fwd_;
+    return Interpolate(attn_curve_fwd_->efficiency, std::max(seqlen, 1.0)) * attn_causal_ratio_fwd_;
+}
+
+double ComputeModel::ForwardAttentionSecondsAt(double flops, double bytes, double seqlen) const {
+    return std::max(flops / (attn_peak_ * clock_ * ForwardAttentionEfficiencyAt(seqlen)), bytes / hbm_);
 }
 
 double ComputeModel::ScanEfficiency(double parallel_heads, double heads, double seq_len) const {

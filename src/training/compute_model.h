@@ -51,6 +51,12 @@ public:
     // A windowed core's efficiency: the measured curve at the window's length (no sliding-window kernel has a
     // measured curve; a windowed core does per query the work of a causal call that long, in the same tiles).
     double WindowedAttentionEfficiency(bool forward) const { return forward ? win_eff_fwd_ : win_eff_bwd_; }
+    // The forward efficiency at another query length than the call's: the forward curve read at `seqlen` (times the
+    // causal ratio the call's length gave a curve measured without the mask); AttentionEfficiency(true) without a
+    // curve. A serving decode does per query the work of a causal row `seqlen` (its context) long.
+    double ForwardAttentionEfficiencyAt(double seqlen) const;
+    // A forward attention call of `flops` and `bytes` at ForwardAttentionEfficiencyAt(seqlen): Seconds's roofline.
+    double ForwardAttentionSecondsAt(double flops, double bytes, double seqlen) const;
     // Fraction of the 16-bit peak a chunked SSD scan reaches over `parallel_heads` (sequence, head) pairs of `heads`
     // heads each, `seq_len` tokens a sequence: the part's measured scan curve nearest them (config/calibration.h
     // ScanCurve), read at that length; its backward at the same fraction on the graph's twice the FLOPs (no backward
@@ -112,6 +118,7 @@ private:
     double clock_ = 1;      // PowerCapClockScale: compute under a power limit
     int sms_ = 0;
     double attn_eff_fwd_ = 0, attn_eff_bwd_ = 0;
+    double attn_causal_ratio_fwd_ = 1;  // what the forward curve's efficiency was multiplied by (non-causal curves)
     double win_eff_fwd_ = 0, win_eff_bwd_ = 0;
     double fixed_matmul_eff_ = 0;
     const GemmCurve* gemm_ = nullptr;

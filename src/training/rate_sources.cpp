@@ -71,11 +71,13 @@ std::string AttentionText(const ComputeModel& cm, const Accelerator& acc, const 
                "bandwidth";
     if (opt.attention_efficiency > 0) return Printf("%.2f of the 16-bit peak, set by hand", opt.attention_efficiency);
     const AttentionCurve *f = cm.attention_curve(true), *b = backward ? cm.attention_curve(false) : f;
-    const std::string kernel = NameOf(opt.attention_kernel);
+    // The kernel the curves are of (a serving engine picks its own: IterationCost), else the one asked for.
+    const std::string kernel = NameOf(f ? f->kernel : opt.attention_kernel);
     auto pass = [&](const char* name, const AttentionCurve* c, bool forward) {
         const double e = cm.AttentionEfficiency(forward);
+        const std::string dtype = c && BytesOf(c->dtype) < 2 ? std::string(", ") + NameOf(c->dtype) : "";
         std::string t = std::string(name) +
-                        (c ? " measured (" + c->series + ", " + NameOf(c->kernel) + ")" : " fallback") +
+                        (c ? " measured (" + c->series + ", " + NameOf(c->kernel) + dtype + ")" : " fallback") +
                         Printf(" %.2f of peak", e);
         // The curve counts the kernel's recomputed scores; the graph charges attention's model FLOPs.
         if (c && !forward)

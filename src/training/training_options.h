@@ -54,6 +54,9 @@ struct TrainingOptions {
     // FlashAttention-3. Where cuDNN's backward has no curve, FlashAttention-3's stands in (both are Hopper
     // warp-specialised kernels; on H100 the FA3 paper's backward panels put cuDNN 3-9% below FA3 over 512-16k).
     AttentionKernel attention_kernel = AttentionKernel::cudnn;
+    // The precision fused attention's matmuls run at: the curve measured at it where the kernel has one (a serving
+    // engine's FP8 context FMHA, AttentionCurve::dtype), else the kernel's 16-bit curve. Training's kernels run 16-bit.
+    Precision attention_dtype = Precision::bf16;
     // Grouped expert GEMMs held to a serving engine's measured MoE op (presets/calibration/measured.json
     // "grouped_gemm": TensorRT-LLM's op, tokens routed by a power law) at the expert width the caller states
     // (GemmDims::group_width). The serving model sets it; training does not: Megatron's grouped GEMMs are other

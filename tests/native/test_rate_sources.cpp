@@ -136,8 +136,9 @@ TEST(RateSources, KernelFloorIsNamedOrSaidMissing) {
     EXPECT_EQ(none.alpha_s, 0);
 }
 
-// Serving describes the iteration cost it simulates with: forward attention only, serving's own floor (the operands
-// at HBM bandwidth taken off: 5.07 us on H100), in the text and JSON of `stagecraft serve`.
+// Serving describes the iteration cost it simulates with: forward attention only, at the engine's measured context
+// attention op where the part has one (TensorRT-LLM's on H100, 16-bit for a 16-bit cache), serving's own floor (the
+// operands at HBM bandwidth taken off: 5.07 us on H100), in the text and JSON of `stagecraft serve`.
 TEST(RateSources, ServingSaysWhatItsIterationsRestOn) {
     sc::engine::ServeRequest req;
     req.config = servetest::Base("llama3-8b", 1, 512, 64, 20);
@@ -145,7 +146,10 @@ TEST(RateSources, ServingSaysWhatItsIterationsRestOn) {
     req.calibration = &Cal();
     const sc::engine::ServeResult run = sc::engine::RunServe(req);
     EXPECT_TRUE(run.rates.all_measured);
-    EXPECT_TRUE(Has(run.rates.attention, "forward measured (fa3-fig-fwd")) << run.rates.attention;
+    EXPECT_TRUE(Has(run.rates.attention,
+                    "tensorrt-llm at this sequence length: forward measured "
+                    "(aiconf-h100-trtllm1.3-context-attention-bf16-hd128, tensorrt-llm)"))
+        << run.rates.attention;
     EXPECT_FALSE(Has(run.rates.attention, "backward")) << run.rates.attention;
     EXPECT_TRUE(Has(run.rates.floor, "5.07 us per kernel")) << run.rates.floor;
     const std::string text = sc::ServeReportText(req, run);

@@ -246,11 +246,13 @@ TEST(ServeValidationMore, ReadmeShowsTheSummary) {  // the rows are in docs/serv
 // A ratchet, not a target: comparisons made and within 10% when the table was last regenerated. A change that
 // loses one fails here; one that gains raises the number. Lowered once on purpose, 386 -> 382, when TensorRT-LLM's
 // rows took the engine's own all-reduce (docs/serving.md, "TensorRT-LLM's own all-reduce"): the online ITL rows of
-// one or two sequences a step came in, those of tens (already under) went out, as did a few TTFT rows.
+// one or two sequences a step came in, those of tens (already under) went out, as did a few TTFT rows. 389 -> 392 when
+// prefill attention read TensorRT-LLM's measured context-attention op at each batch's keys a query (docs/serving.md,
+// "TensorRT-LLM's context attention").
 TEST(ServeValidationMore, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 529);
-    EXPECT_GE(c.within, 389);
+    EXPECT_GE(c.within, 392);
 }
 
 }  // namespace
