@@ -169,6 +169,7 @@ std::string LinkState(const AppState& s) {
     l.mtp_layers = IfEdited(m.mtp_layers, b.mtp_layers);
     if (m.hybrid != b.hybrid) l.hybrid = m.hybrid;
     if (m.moe.routing != b.moe.routing) l.contiguous_routing = m.moe.routing == MoeRouting::contiguous;
+    if (m.window.chunked != b.window.chunked) l.chunked_window = m.window.chunked;
     // Gradient and activation precisions change only with the compute precision (SetComputePrecision), so
     // naming the compute precision whenever any of the three differs reproduces all three.
     if (m.precision.compute != b.precision.compute || m.precision.grad != b.precision.grad ||
@@ -264,6 +265,7 @@ std::string ApplyLink(AppState& s, const std::string& text, LinkApply how) {
     if (l.hybrid) m.hybrid = *l.hybrid;
     if (l.load_imbalance) m.moe.load_imbalance = *l.load_imbalance;
     if (l.contiguous_routing) m.moe.routing = *l.contiguous_routing ? MoeRouting::contiguous : MoeRouting::uniform;
+    if (l.chunked_window) m.window.chunked = *l.chunked_window;
     if (l.precision) SetComputePrecision(m, *l.precision);
     if (l.scaling) m.precision.scaling = *l.scaling;                  // checked against the precision in Resolve
     if (l.bf16_first) m.precision.bf16_first_layers = *l.bf16_first;  // checked with the model (ValidateModelConfig)

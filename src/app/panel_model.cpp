@@ -125,9 +125,16 @@ void DrawModelPanel(AppState& s) {
     changed |= IntField("window", &m.window.size,
                         "sliding-window attention: keys a query of a windowed layer sees, itself included (0: every "
                         "layer full causal attention; GPT-OSS 128, Mistral 7B v0.1 4096)");
-    if (m.window.size > 0)
+    if (m.window.size > 0) {
         changed |= IntField("full_every", &m.window.full_every,
-                            "every n-th layer keeps full attention (GPT-OSS 2, Gemma 3 6); 0: every layer windowed");
+                            "every n-th layer keeps full attention (GPT-OSS 2, Gemma 3 6, Llama 4 4); 0: every layer "
+                            "windowed");
+        changed |= ImGui::Checkbox("chunked window", &m.window.chunked);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "a windowed layer sees the keys from the start of its chunk of `window` tokens, not the last "
+                "`window` (Llama 4's chunked local attention, attention_chunk_size 8192)");
+    }
     changed |= IntField("mtp_layers", &m.mtp_layers,
                         "multi-token prediction modules after the last layer, each one more layer of its kind and "
                         "one more LM head, on the last pipeline stage (DeepSeek-V3 1; 0: none)");

@@ -1,6 +1,7 @@
 #include "config/model_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "config/error.h"
@@ -83,6 +84,7 @@ ModelConfig ParseModelConfig(std::string_view json_text) {
         JsonFields g(*j, "sliding_window");
         m.window.size = g.PositiveInt("size");
         m.window.full_every = g.NonNegativeInt("full_every", 0);
+        m.window.chunked = g.Bool("chunked", false);
         g.RejectUnknown();
     }
     if (const nlohmann::json* j = f.Object("precision")) {
@@ -354,6 +356,18 @@ double WindowedCausalPairs(double n, double window) {
     return window * (window + 1) / 2 + (n - window) * window;
 }
 
+double LocalCausalPairs(double n, const SlidingWindow& w) {
+    if (!w.chunked) return WindowedCausalPairs(n, w.size);
+    const double C = w.size, q = std::floor(n / C), r = n - q * C;
+    return q * C * (C + 1) / 2 + r * (r + 1) / 2;
+}
+
+double LocalKeys(double p, const SlidingWindow& w) {
+    if (w.size <= 0) return p + 1;
+    if (!w.chunked) return std::min(p + 1, static_cast<double>(w.size));
+    return p - w.size * std::floor(p / w.size) + 1;
+}
+
 double MoeRankLoad(const MoeConfig& moe, int ep) {
     const double E = moe.experts, r = moe.load_imbalance, n = E / ep;
     if (E <= 1 || r == 1) return 1;
@@ -412,7 +426,10 @@ std::string ModelConfigToJson(const ModelConfig& m) {
                     {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
                     {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                     {"v_head_dim", m.mla.v_head_dim}};
-    if (m.has_window()) j["sliding_window"] = {{"size", m.window.size}, {"full_every", m.window.full_every}};
+    if (m.has_window()) {
+        j["sliding_window"] = {{"size", m.window.size}, {"full_every", m.window.full_every}};
+        if (m.window.chunked) j["sliding_window"]["chunked"] = true;
+    }
     j["precision"] = {{"compute", NameOf(m.precision.compute)},       {"grad", NameOf(m.precision.grad)},
                       {"master", NameOf(m.precision.master)},         {"optimizer", NameOf(m.precision.optimizer)},
                       {"activation", NameOf(m.precision.activation)}, {"scaling", NameOf(m.precision.scaling)}};

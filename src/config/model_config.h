@@ -75,9 +75,13 @@ struct MlaConfig {
 // is windowed otherwise; full_every 0: every layer is windowed. GPT-OSS's config.json `layer_types` alternate
 // "sliding_attention", "full_attention" (full_every 2); Gemma 3's sliding_window_pattern 6 (full_every 6);
 // Mistral 7B v0.1 windows every layer (0). size 0: no window (full_every then means nothing).
+// chunked: Llama 4's chunked local attention (attention_chunk_size 8192 on three of four layers, full_every 4): the
+// sequence is cut into chunks of `size` tokens and a query sees the keys from its chunk's start to itself
+// (transformers' chunked causal mask: key j is seen by query i when j <= i and j / size == i / size).
 struct SlidingWindow {
     int size = 0;
     int full_every = 0;
+    bool chunked = false;
 };
 
 // Mamba-2 mixer of a hybrid model's "M" layers (Dao & Gu 2024, arXiv 2405.21060; Megatron-Core's MambaMixer):
@@ -225,6 +229,12 @@ struct ModelConfig {
 // `window` keys (0: none): sum over positions j of min(j + 1, window). n(n+1)/2 without a window or when n <= window,
 // else window(window+1)/2 + (n - window) window.
 double WindowedCausalPairs(double n, double window);
+// The same under a local window `w` of either kind: WindowedCausalPairs for a sliding window; for a chunked one,
+// q C(C+1)/2 + r(r+1)/2 with n = q C + r.
+double LocalCausalPairs(double n, const SlidingWindow& w);
+// Keys the query at position p (from 0) sees under `w`: min(p + 1, size) sliding, p - C floor(p / C) + 1 chunked; p + 1
+// without a window.
+double LocalKeys(double p, const SlidingWindow& w);
 
 // Throws sc::Error naming the field: not JSON, unknown/misspelled key, missing field, wrong type,
 // zero or negative size, heads not dividing hidden, kv_heads not dividing heads, ...

@@ -107,8 +107,16 @@ void TransformerBuilder::AttentionCore(const std::string& pre, SymExpr dqk, SymE
                                        size_t qkv_op, const Op& cp_grad) {
     // Causal: s(s+1)/2 pairs per head per sequence; CP ranks share them evenly (load-balanced chunks). A windowed
     // core (FlashAttention's window_size, FlexAttention's sliding-window mask) skips the keys outside the window:
-    // W s - W(W-1)/2 pairs for a window of W < s keys (WindowedCausalPairs).
-    SymExpr per_seq = window > 0 ? double(window) * s + (-double(window) * (window - 1) / 2.0) : s * (s + 1) / 2.0;
+    // W s - W(W-1)/2 pairs for a window of W < s keys (WindowedCausalPairs). A chunked layer (Llama 4's local
+    // attention) sees its chunk of C: s(C+1)/2 + r(r-C)/2 pairs with r = s mod C (LocalCausalPairs; r from the
+    // model's sequence, which decides that a layer is windowed at all).
+    SymExpr per_seq = s * (s + 1) / 2.0;
+    if (window > 0 && m.window.chunked) {
+        const double C = window, r = m.seq % window;
+        per_seq = (C + 1) / 2.0 * s + r * (r - C) / 2.0;
+    } else if (window > 0) {
+        per_seq = double(window) * s + (-double(window) * (window - 1) / 2.0);
+    }
     SymExpr pairs = b * a / tp * per_seq / cp;
     SymExpr flops = 2.0 * pairs * (dqk + dv);
     SymExpr q = T * a / tp * dqk, k_ = b * s * kv_heads_eff / tp * dqk, v_ = b * s * kv_heads_eff / tp * dv;

@@ -583,8 +583,8 @@ private:
     // One scheduled request's share of the iteration: a decode reads its cache and adds one key; a prefill chunk
     // of c tokens after p attends to p + 1 .. p + c keys; the last prompt token or a decode yields logits.
     // A sequence verifying drafts feeds its last token and them, a chunk attending to its cache, each with logits.
-    [[gnu::always_inline]] static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens, double window,
-                                                  int drafts = 0) {
+    [[gnu::always_inline]] static void AddToShape(BatchShape& b, const ServedRequest& q, int tokens,
+                                                  const SlidingWindow& window, int drafts = 0) {
         if (drafts > 0) {
             b.AddPrefillChunk(q.ctx, tokens, window);
             b.logits += tokens;
@@ -604,7 +604,7 @@ private:
         const int dp = pools_[r.pool].attention_dp;  // GPUs of the batch, each with the engine's limits
         long long budget = stat ? std::numeric_limits<long long>::max() : dp * static_cast<long long>(e_.max_tokens);
         const long long chunk = stat ? budget : e_.max_tokens;  // one sequence's tokens run on one GPU
-        const double window = pools_[r.pool].cost->window();
+        const SlidingWindow& window = pools_[r.pool].cost->local_window();
         const bool reserve = e_.admission == KvAdmission::reserve_full;
         const bool speculates = e_.speculation.tokens > 0;
         BatchShape b;  // what the iteration computes, summed as requests join it

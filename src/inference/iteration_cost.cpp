@@ -541,6 +541,17 @@ BatchShape WindowView(const BatchShape& b) {
 
 }  // namespace
 
+void BatchShape::AddPrefillChunk(double p, double c, const SlidingWindow& w) {
+    if (!w.chunked) return AddPrefillChunk(p, c, static_cast<double>(w.size));
+    sequences += 1;
+    prefill_tokens += c;
+    prefill_pairs += c * p + c * (c + 1) / 2;
+    prefill_keys += p + c;
+    // A chunk of c queries after p reads from the start of its first query's local chunk on.
+    window_prefill_pairs += LocalCausalPairs(p + c, w) - LocalCausalPairs(p, w);
+    window_prefill_keys += p + c - w.size * std::floor(p / w.size);
+}
+
 void BatchShape::AddPrefillChunk(double p, double c, double window) {
     sequences += 1;
     prefill_tokens += c;
@@ -749,14 +760,14 @@ IterationWork IterationCost::Work(const BatchShape& group) const {
 
 double IterationCost::PrefillSeconds(int prompt) const {
     BatchShape b;
-    b.AddPrefillChunk(0, prompt, m_.window.size);
+    b.AddPrefillChunk(0, prompt, m_.window);
     b.logits = 1;
     return Seconds(b);
 }
 
 double IterationCost::DecodeSeconds(int context) const {
     BatchShape b;
-    b.AddDecode(context, m_.window.size);
+    b.AddDecode(context, m_.window);
     b.logits = 1;
     return Seconds(b);
 }

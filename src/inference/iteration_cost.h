@@ -61,6 +61,14 @@ struct BatchShape {
         if (window > 0) window_decode_keys += std::min(p + 1, window);
     }
     void AddPrefillChunk(double p, double c, double window);
+    // The same under the model's local window of either kind (ModelConfig::window: sliding or chunked).
+    void AddDecode(double p, const SlidingWindow& w) {
+        decodes += 1;
+        sequences += 1;
+        decode_keys += p + 1;
+        if (w.size > 0) window_decode_keys += LocalKeys(p, w);
+    }
+    void AddPrefillChunk(double p, double c, const SlidingWindow& w);
     // The same batch with every sum times f (a share of its sequences: one GPU's, one micro-batch's).
     BatchShape Scaled(double f) const;
 };
@@ -149,7 +157,8 @@ public:
     int tp() const { return tp_; }
     // GPUs sharing one batch under data-parallel attention (PoolConfig::attention_dp), else 1.
     int attention_dp() const { return dp_; }
-    double window() const { return m_.window.size; }  // keys a windowed layer's query sees; 0: no window
+    double window() const { return m_.window.size; }                 // keys a windowed layer's query sees; 0: no window
+    const SlidingWindow& local_window() const { return m_.window; }  // the window of either kind (BatchShape)
     int pp() const { return static_cast<int>(stage_layers_.size()); }
     // Seconds to send the activations of T tokens from stage `i` to stage i + 1.
     double SendSeconds(int i, double tokens) const;

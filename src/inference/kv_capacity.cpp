@@ -122,6 +122,7 @@ long long KvLayout::MostHeld(long long total, long long chunk) const {
 KvLayout KvLayoutOf(const ModelConfig& m, int pp, int block_size, bool window_eviction) {
     KvLayout k;
     k.block_size = block_size;
+    // A chunked layer holds at most its chunk so far: bounded here as a sliding window of the chunk's size.
     k.window = m.window.size;
     int first = 0, most = -1;
     for (int n : StageLayers(m.layers, pp)) {

@@ -27,7 +27,7 @@ public:
     // than s drafts, one token each at its context (the steady state: the steps after an iteration propose for the
     // next). `each(add)` calls add(context, drafts) for every sequence of the batch.
     template <class Each>
-    double DraftSeconds(const IterationCost& cost, double window, Each&& each) const {
+    double DraftSeconds(const IterationCost& cost, const SlidingWindow& window, Each&& each) const {
         double t = 0;
         for (int step = 0; step < s_.tokens; ++step) {
             BatchShape d;

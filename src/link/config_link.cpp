@@ -78,6 +78,7 @@ std::vector<std::string> KnownKeys() {
     k.push_back("hybrid");
     k.push_back("load_imbalance");
     k.push_back("routing");
+    k.push_back("window_kind");
     k.insert(k.end(), {"precision", "scaling"});
     for (const IntKey& m : kPrecisionKeys) k.push_back(m.key);
     k.push_back("bf16_modules");
@@ -236,6 +237,11 @@ void SetKey(ConfigLink& link, const std::string& key, std::string_view v) {
         link.contiguous_routing = v == "contiguous";
         return;
     }
+    if (key == "window_kind") {
+        if (v != "sliding" && v != "chunked") throw Error(key, Quoted(v) + " is not one of sliding, chunked");
+        link.chunked_window = v == "chunked";
+        return;
+    }
     if (key == "power_limit") {  // W; the preset's board power bounds it (app_link.cpp)
         link.power_limit_w = ParseNumberIn(key, v, 0, 1e6, true);
         return;
@@ -337,6 +343,7 @@ std::string EncodeConfigLink(const ConfigLink& link) {
     if (link.hybrid) put("hybrid", *link.hybrid);
     if (link.load_imbalance) put("load_imbalance", LinkNumber(*link.load_imbalance));
     if (link.contiguous_routing) put("routing", *link.contiguous_routing ? "contiguous" : "uniform");
+    if (link.chunked_window) put("window_kind", *link.chunked_window ? "chunked" : "sliding");
     if (link.precision) put("precision", NameOf(*link.precision));
     if (link.scaling) put("scaling", NameOf(*link.scaling));
     for (const IntKey& m : kPrecisionKeys)

@@ -12,7 +12,8 @@
 //    scatter_gather=0, fused_ew=0, deepep=1, fp8_dispatch=1 when the framework's kernels are not the defaults;
 //    host_gbps= for a stated host-link rate (CPU activation offloading); moe_every= for MoE layers every n-th layer; moe_latent= for a latent MoE's routed width (0: none);
 //    mtp_layers= for multi-token prediction; hybrid= for a hybrid model's layer pattern (M * - E); window= and
-//    full_every= for a sliding window; serve=<serving preset>;serve.<field>=...
+//    full_every= for a sliding window, window_kind=chunked for a chunked one (Llama 4's local attention);
+//    serve=<serving preset>;serve.<field>=...
 //    for the Serving tab, link/serve_keys.h, and view=search|serving and sweeps=1 when those views are open;
 //    sweep.axis1=, sweep.axis2=, sweep.fixed=1 for the Sweeps view)
 // model and parallel are required; every other key is optional. Model fields and level fields appear only
@@ -112,6 +113,7 @@ struct ConfigLink {
     std::optional<std::string> hybrid;              // ModelConfig::hybrid: M * - E, one a layer
     std::optional<double> load_imbalance;           // MoE presets only: moe.load_imbalance
     std::optional<bool> contiguous_routing;         // MoE presets only: moe.routing (routing=contiguous|uniform)
+    std::optional<bool> chunked_window;             // sliding_window.chunked (window_kind=chunked|sliding)
     std::optional<Precision> precision;             // compute precision (gradients and activations follow it)
     std::optional<Scaling> scaling;                 // precision.scaling, the fp8/fp4 recipe (after precision)
     std::optional<int> bf16_first, bf16_last;       // precision.bf16_first_layers / bf16_last_layers (after scaling)

@@ -17,8 +17,8 @@ static std::string PrecisionLine(const PrecisionConfig& p) {
 std::string WindowLine(const ModelConfig& m) {
     const int windowed = m.graph_windowed_layers(0, m.layers);
     if (windowed == 0) return "";
-    return std::to_string(windowed) + " of " + std::to_string(m.layers) + " layers see the last " +
-           FormatInt(m.window.size) + " keys";
+    return std::to_string(windowed) + " of " + std::to_string(m.layers) + " layers see " +
+           (m.window.chunked ? "their chunk of " : "the last ") + FormatInt(m.window.size) + " keys";
 }
 
 // "first 1, last 1 (layers 0 and 79 of 80)": the layers an fp8/fp4 model keeps in BF16, numbered from 0.
@@ -74,6 +74,7 @@ std::string ModelReportJson(const ModelConfig& m, const ModelStats& st) {
     if (m.has_window())  // windowed_layers: those whose attention the window shortens at this seq
         j["sliding_window"] = {{"size", m.window.size},
                                {"full_every", m.window.full_every},
+                               {"chunked", m.window.chunked},
                                {"windowed_layers", m.graph_windowed_layers(0, m.layers)}};
     j["flops_per_token"] = {{"matmul", st.matmul_flops_per_token}, {"attention", st.attention_flops_per_token},
                             {"model", st.model_flops_per_token()}, {"vector", st.vector_flops_per_token},

@@ -275,11 +275,12 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // gpt-oss's windowed layers held their whole context. Lowered on purpose, 68 -> 65, when gpt-oss-20b read its own
 // measured MoE op instead of gpt-oss-120b's at moe_ep 4 (docs/serving.md, "An MoE op's tokens per row"): its six long
 // Hopper rows come in, and its four short Hopper rows and three Blackwell ones go out, fast as GPT-OSS-120B's are at
-// its own op. 65 -> 71 when prefill attention read TensorRT-LLM's measured context-attention op.
+// its own op. 65 -> 71 when prefill attention read TensorRT-LLM's measured context-attention op; 71 -> 76 when Llama
+// 4's chunked local attention was modelled.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 150);
-    EXPECT_GE(c.within, 71);
+    EXPECT_GE(c.within, 76);
 }
 
 }  // namespace
