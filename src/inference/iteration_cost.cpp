@@ -541,30 +541,8 @@ BatchShape WindowView(const BatchShape& b) {
 
 }  // namespace
 
-void BatchShape::AddPrefillChunk(double p, double c, const SlidingWindow& w) {
-    if (!w.chunked) return AddPrefillChunk(p, c, static_cast<double>(w.size));
-    sequences += 1;
-    prefill_tokens += c;
-    prefill_pairs += c * p + c * (c + 1) / 2;
-    prefill_keys += p + c;
-    // A chunk of c queries after p reads from the start of its first query's local chunk on.
-    window_prefill_pairs += LocalCausalPairs(p + c, w) - LocalCausalPairs(p, w);
-    window_prefill_keys += p + c - w.size * std::floor(p / w.size);
-}
-
-void BatchShape::AddPrefillChunk(double p, double c, double window) {
-    sequences += 1;
-    prefill_tokens += c;
-    prefill_pairs += c * p + c * (c + 1) / 2;
-    prefill_keys += p + c;
-    if (window > 0) {
-        window_prefill_pairs += WindowedCausalPairs(p + c, window) - WindowedCausalPairs(p, window);
-        window_prefill_keys += std::min(p + c, window - 1 + c);
-    }
-}
-
-// Attention of one full layer at the batch's sums, and of one windowed layer at its window sums and the windowed
-// kernel efficiency (0 for a model without a window).
+// Attention of one full layer at the batch's sums, and of one windowed layer at its window sums (0 for a model
+// without a window), each read at its own keys a query.
 IterationCost::LayerAttention IterationCost::AttentionOfLayers(const BatchShape& b) const {
     LayerAttention a;
     a.full = AttentionPerLayer(b);

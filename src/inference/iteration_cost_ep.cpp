@@ -33,14 +33,6 @@ const IterationCost::Routed& IterationCost::RoutedExperts(double Tm) const {
     return r;
 }
 
-BatchShape BatchShape::Scaled(double f) const {
-    BatchShape r = *this;
-    for (double* x : {&r.prefill_tokens, &r.prefill_pairs, &r.prefill_keys, &r.decodes, &r.decode_keys, &r.logits,
-                      &r.window_prefill_pairs, &r.window_prefill_keys, &r.window_decode_keys, &r.sequences})
-        *x *= f;
-    return r;
-}
-
 BatchShape IterationCost::RankShare(const BatchShape& b) const {
     if (dp_ <= 1 || b.sequences <= 1) return b;
     const double mine = std::ceil(b.sequences / dp_);

@@ -16,6 +16,7 @@
 #include "parallel/job.h"
 #include "serve_test_util.h"
 #include "test_util.h"
+#include "trace_test_util.h"
 
 namespace {
 
@@ -38,12 +39,6 @@ sc::SlidingWindow Chunks(int size, int full_every = 0) {
     sc::SlidingWindow w;
     w.size = size, w.full_every = full_every, w.chunked = true;
     return w;
-}
-
-double ForwardCoreFlops(const sc::Job& job, sc::BlockKind kind) {
-    for (const sc::Op& op : job.graph.Find(kind)->forward)
-        if (op.kind == sc::OpKind::attention) return job.V(op.flops);
-    return -1;
 }
 
 }  // namespace
@@ -105,8 +100,9 @@ TEST(ChunkedAttention, GraphCountsTheChunkedCore) {
     const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,pp=1,dp=1,microbatch=2,batch=2"));
     EXPECT_EQ(job.graph.dense_window_layers, 4);
     const double per_pair = 2.0 * job.par.microbatch * m.heads / job.par.tp * 2 * m.head_dim;
-    EXPECT_DOUBLE_EQ(ForwardCoreFlops(job, sc::BlockKind::dense_window_layer), per_pair * EnumeratedPairs(500, 128));
-    EXPECT_DOUBLE_EQ(ForwardCoreFlops(job, sc::BlockKind::dense_layer), per_pair * 500.0 * 501 / 2);
+    EXPECT_DOUBLE_EQ(sctest::ForwardCoreFlops(job, sc::BlockKind::dense_window_layer),
+                     per_pair * EnumeratedPairs(500, 128));
+    EXPECT_DOUBLE_EQ(sctest::ForwardCoreFlops(job, sc::BlockKind::dense_layer), per_pair * 500.0 * 501 / 2);
     m.window.size = 500;
     EXPECT_EQ(sc::MakeJob(m, job.par).graph.dense_window_layers, 0);
 }

@@ -55,12 +55,6 @@ double CoreFlops(const sc::Job& job, double pairs_per_sequence) {
     return 2.0 * pairs_per_sequence * job.par.microbatch * m.heads / job.par.tp * 2 * m.head_dim / job.par.cp;
 }
 
-double ForwardCoreFlops(const sc::Job& job, sc::BlockKind kind) {
-    for (const sc::Op& op : job.graph.Find(kind)->forward)
-        if (op.kind == sc::OpKind::attention) return job.V(op.flops);
-    return -1;
-}
-
 }  // namespace
 
 TEST(SlidingWindow, PairsAndWindowedLayersAreTheEnumeratedCounts) {
@@ -132,8 +126,9 @@ TEST(SlidingWindow, GraphWindowsOnlyTheWindowedLayersCore) {
     const sc::Job job = sc::MakeJob(m, sc::ParseParallelSpec("tp=2,pp=1,dp=1,microbatch=2,batch=2"));
     EXPECT_EQ(job.graph.dense_layers, 2);
     EXPECT_EQ(job.graph.dense_window_layers, 4);
-    EXPECT_DOUBLE_EQ(ForwardCoreFlops(job, sc::BlockKind::dense_layer), CoreFlops(job, EnumeratedPairs(512, 0)));
-    EXPECT_DOUBLE_EQ(ForwardCoreFlops(job, sc::BlockKind::dense_window_layer),
+    EXPECT_DOUBLE_EQ(sctest::ForwardCoreFlops(job, sc::BlockKind::dense_layer),
+                     CoreFlops(job, EnumeratedPairs(512, 0)));
+    EXPECT_DOUBLE_EQ(sctest::ForwardCoreFlops(job, sc::BlockKind::dense_window_layer),
                      CoreFlops(job, EnumeratedPairs(512, 128)));
     // Only the core differs: weights, bytes of every op and the other ops' FLOPs are the full layer's.
     const sc::Block& full = *job.graph.Find(sc::BlockKind::dense_layer);

@@ -25,6 +25,13 @@
 
 namespace sctest {
 
+// The forward attention core's FLOPs a layer of block `kind` runs on one rank (-1: the block has none).
+inline double ForwardCoreFlops(const sc::Job& job, sc::BlockKind kind) {
+    for (const sc::Op& op : job.graph.Find(kind)->forward)
+        if (op.kind == sc::OpKind::attention) return job.V(op.flops);
+    return -1;
+}
+
 // Seconds of the compute nodes of a one-stage job's trace program (the ET files' duration_micros), optimizer
 // nodes apart.
 inline double TraceComputeSeconds(const sc::Job& job, const sc::System& sys, const sc::CalibrationTable* cal,
