@@ -8,25 +8,15 @@
 namespace sc {
 
 void BatchShape::AddPrefillChunk(double p, double c, const SlidingWindow& w) {
-    if (!w.chunked) return AddPrefillChunk(p, c, static_cast<double>(w.size));
     sequences += 1;
     prefill_tokens += c;
     prefill_pairs += c * p + c * (c + 1) / 2;
     prefill_keys += p + c;
-    // A chunk of c queries after p reads from the start of its first query's local chunk on.
+    if (w.size <= 0) return;
     window_prefill_pairs += LocalCausalPairs(p + c, w) - LocalCausalPairs(p, w);
-    window_prefill_keys += p + c - w.size * std::floor(p / w.size);
-}
-
-void BatchShape::AddPrefillChunk(double p, double c, double window) {
-    sequences += 1;
-    prefill_tokens += c;
-    prefill_pairs += c * p + c * (c + 1) / 2;
-    prefill_keys += p + c;
-    if (window > 0) {
-        window_prefill_pairs += WindowedCausalPairs(p + c, window) - WindowedCausalPairs(p, window);
-        window_prefill_keys += std::min(p + c, window - 1 + c);
-    }
+    // The keys the chunk's queries see: from its first query's chunk start (chunked) or window start (sliding) on.
+    const double W = w.size;
+    window_prefill_keys += w.chunked ? p + c - W * std::floor(p / W) : std::min(p + c, W - 1 + c);
 }
 
 BatchShape BatchShape::Scaled(double f) const {

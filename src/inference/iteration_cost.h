@@ -47,30 +47,32 @@ struct BatchShape {
     double logits = 0;          // tokens whose next-token logits are computed (decodes + finished prompts)
     // The same three sums in a windowed layer (ModelConfig::window; filled only for a model with a window): a
     // query sees at most the last `window` keys, itself included.
-    double window_prefill_pairs = 0;  // sum over chunks of WindowedCausalPairs(p + c) - WindowedCausalPairs(p)
-    double window_prefill_keys = 0;   // sum over chunks of min(p + c, window - 1 + c)
-    double window_decode_keys = 0;    // sum over decodes of min(p + 1, window)
+    double window_prefill_pairs = 0;  // sum over chunks of LocalCausalPairs(p + c) - LocalCausalPairs(p)
+    double window_prefill_keys = 0;   // sum over chunks of the keys their queries see (sliding: min(p + c, W - 1 + c))
+    double window_decode_keys = 0;    // sum over decodes of LocalKeys(p) (sliding: min(p + 1, W))
     double sequences = 0;             // decodes and prefill chunks: the sequences in the batch
     double tokens() const { return prefill_tokens + decodes; }
     // One scheduled request's share: a decode (`decode`) reads its cache of p tokens and adds one key; a prefill
     // chunk of c tokens after p attends to p + 1 .. p + c keys. `window`: the model's (0: none).
-    void AddDecode(double p, double window) {  // inline: once per running sequence per iteration
-        decodes += 1;
-        sequences += 1;
-        decode_keys += p + 1;
-        if (window > 0) window_decode_keys += std::min(p + 1, window);
-    }
-    void AddPrefillChunk(double p, double c, double window);
-    // The same under the model's local window of either kind (ModelConfig::window: sliding or chunked).
-    void AddDecode(double p, const SlidingWindow& w) {
+    void AddDecode(double p, const SlidingWindow& w) {  // inline: once per running sequence per iteration
         decodes += 1;
         sequences += 1;
         decode_keys += p + 1;
         if (w.size > 0) window_decode_keys += LocalKeys(p, w);
     }
     void AddPrefillChunk(double p, double c, const SlidingWindow& w);
+    // The same under a sliding window of `window` keys (0: none).
+    void AddDecode(double p, double window) { AddDecode(p, Sliding(window)); }
+    void AddPrefillChunk(double p, double c, double window) { AddPrefillChunk(p, c, Sliding(window)); }
     // The same batch with every sum times f (a share of its sequences: one GPU's, one micro-batch's).
     BatchShape Scaled(double f) const;
+
+private:
+    static SlidingWindow Sliding(double window) {
+        SlidingWindow w;
+        w.size = static_cast<int>(window);
+        return w;
+    }
 };
 
 // Seconds by part, for reports and tests.
