@@ -123,6 +123,18 @@ bool WeightsCombo(ServingPrecision& p) {
 
 // Where the decode pool runs: beside the prefill pool on the page's cluster, or on a cluster of its own (a system
 // preset: its accelerator, memory and network; the KV cache crosses both clusters' scale-out networks).
+// The switch's tooltip: what padding does, and the sizes the description captures.
+std::string CudaGraphTip(const std::vector<int>& sizes) {
+    std::string t =
+        "an iteration of decodes only replays the captured graph of the smallest batch size at or above its "
+        "sequences, the other rows dummy requests (TensorRT-LLM's cuda_graph_config enable_padding; on: its perf "
+        "overview's sizes)";
+    if (sizes.empty()) return t + "; off: every iteration runs at its own size";
+    t += "; sizes:";
+    for (int x : sizes) t += " " + std::to_string(x);
+    return t;
+}
+
 bool DecodeClusterCombo(AppState& s) {
     std::string& id = s.inference.decode_system;
     const char* shared = "the page's cluster";
@@ -216,6 +228,13 @@ bool DrawDescription(AppState& s) {
                 "a windowed layer's blocks are freed once they leave its window (vLLM; TensorRT-LLM given the "
                 "layers' windows); off: it holds its whole context, as TensorRT-LLM's PyTorch backend did for gpt-oss");
     }
+    ImGui::SameLine();
+    bool graphs = !c.engine.cuda_graph_batch_sizes.empty();
+    if (ImGui::Checkbox("padded CUDA graphs", &graphs)) {
+        c.engine.cuda_graph_batch_sizes = graphs ? kTrtllmBenchGraphSizes : std::vector<int>{};
+        changed = true;
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", CudaGraphTip(c.engine.cuda_graph_batch_sizes).c_str());
     ImGui::SameLine();
     changed |= Combo("preemption", &c.engine.preemption, {Preemption::recompute, Preemption::swap});
     ImGui::SameLine();

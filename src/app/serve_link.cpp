@@ -47,6 +47,8 @@ LinkServeEdits ServeEditsOf(const ServingConfig& base, const ServingConfig& now)
     e.max_tokens = IfChanged(now.engine.max_tokens, base.engine.max_tokens);
     e.chunked = IfChanged(now.engine.chunked_prefill, base.engine.chunked_prefill);
     e.window_eviction = IfChanged(now.engine.window_eviction, base.engine.window_eviction);
+    if (now.engine.cuda_graph_batch_sizes != base.engine.cuda_graph_batch_sizes)
+        e.cuda_graphs = now.engine.cuda_graph_batch_sizes;
     if (now.engine.preemption != base.engine.preemption) e.preemption = NameOf(now.engine.preemption);
     e.weights = IfChanged(now.precision.weights, base.precision.weights);
     e.kv = IfChanged(now.precision.kv_cache, base.precision.kv_cache);
@@ -114,6 +116,7 @@ void ApplyServeEdits(const LinkServeEdits& e, ServingConfig& c) {
     if (e.max_tokens) c.engine.max_tokens = *e.max_tokens;
     if (e.chunked) c.engine.chunked_prefill = *e.chunked;
     if (e.window_eviction) c.engine.window_eviction = *e.window_eviction;
+    if (e.cuda_graphs) c.engine.cuda_graph_batch_sizes = *e.cuda_graphs;
     if (e.prefixes) c.workload.prefixes.count = *e.prefixes;
     if (e.prefix_tokens) c.workload.prefixes.tokens = *e.prefix_tokens;
     if (e.prefix_caching) SetPrefixCaching(c, *e.prefix_caching, EngineConfig(c.engine));

@@ -73,6 +73,7 @@ public:
     Engine(const ServingConfig& c, PoolModel pool, std::optional<PoolModel> decode, KvTransferModel transfer)
         : c_(c),
           e_(c.engine),
+          graph_sizes_(CapturedGraphSizes(c.engine)),
           w_(c.workload),
           transfer_(transfer),
           rng_(w_.seed),
@@ -689,6 +690,7 @@ private:
                                           std::to_string(r.free_blocks) + " free KV blocks");
             return;
         }
+        PadForCudaGraph(r, b, dp, window);
         const IterationCost& cost = *pools_[r.pool].cost;
         const IterationBreakdown parts = dp > 1 ? BusiestGpu(cost, b, r.gpu_shapes) : cost.Breakdown(b);
         // Busy time per GPU: a pipelined replica's stages each do about 1/pp of the pass.
@@ -707,6 +709,36 @@ private:
         ++iterations_;
         batch_tokens_ += b.tokens();
         running_sum_ += static_cast<double>(r.running.size());
+    }
+
+    // A decode-only iteration replays the captured CUDA graph of the smallest size at or above its sequences
+    // (EngineConfig::cuda_graph_batch_sizes), every GPU of a data-parallel group the one for the busiest GPU's count
+    // (TensorRT-LLM's CUDAGraphRunner pads each rank to the size chosen from the all-gathered batch sizes); the
+    // padding rows are a dummy generation request of one cached token, computed like any other row.
+    void PadForCudaGraph(Replica& r, BatchShape& b, int dp, const SlidingWindow& window) {
+        const std::vector<int>& sizes = graph_sizes_;
+        if (sizes.empty() || b.prefill_tokens > 0 || b.decodes <= 0 || e_.speculation.tokens > 0) return;
+        double most = b.decodes;
+        if (dp > 1) {
+            most = 0;
+            for (const BatchShape& g : r.gpu_shapes) most = std::max(most, g.decodes);
+        }
+        const auto size = std::lower_bound(sizes.begin(), sizes.end(), static_cast<int>(std::ceil(most)));
+        if (size == sizes.end()) return;  // above the largest graph: eager, unpadded
+        ++graph_replays_;
+        graph_real_ += b.decodes;
+        graph_dummies_ += (dp > 1 ? dp : 1) * static_cast<double>(*size) - b.decodes;
+        BatchShape dummy;
+        dummy.AddDecode(1, window);
+        auto add = [&](BatchShape& s, double n) {
+            s.decodes += n, s.sequences += n, s.logits += n;
+            s.decode_keys += n * dummy.decode_keys, s.window_decode_keys += n * dummy.window_decode_keys;
+        };
+        if (dp <= 1) return add(b, *size - b.decodes);
+        for (BatchShape& g : r.gpu_shapes) {
+            const double n = *size - g.decodes;
+            add(g, n), add(b, n);
+        }
     }
 
     // Under data-parallel attention the iteration is its slowest GPU's, which waits for the others at every MoE
@@ -856,6 +888,7 @@ private:
         s.swapped_bytes = swapped_bytes_ / static_cast<double>(replicas);
         s.used_blocks_at_first_preemption = first_preempt_used_;
         s.iterations = iterations_;
+        s.graph_iterations = graph_replays_, s.graph_dummy_rows = graph_dummies_, s.graph_real_rows = graph_real_;
         if (iterations_ > 0)
             s.mean_batch_tokens = batch_tokens_ / iterations_, s.mean_running = running_sum_ / iterations_;
         speculator_.Fill(s);
@@ -881,6 +914,7 @@ private:
 
     const ServingConfig& c_;
     const EngineConfig& e_;
+    const std::vector<int> graph_sizes_;  // the decode graphs captured (CapturedGraphSizes)
     const Workload& w_;
     std::array<PoolModel, 2> pools_{};
     std::array<KvLayout, 2> kv_{};  // how each pool's sequences take blocks (sliding windows)
@@ -916,8 +950,10 @@ private:
     double now_ = 0, next_arrival_ = kNever, all_blocks_ = 0;
     long long arrived_ = 0, next_id_ = 0, preemptions_ = 0, first_preempt_used_ = -1;
     long long iterations_ = 0, used_blocks_ = 0, peak_used_ = 0;
-    std::optional<RemoteStore> remote_store_;  // engine.remote_cache_gib: every prefill scheduler's
-    long long idle_cached_blocks_ = 0;         // of used_blocks_, cached prefixes no request uses (every scheduler's)
+    long long graph_replays_ = 0;                // iterations that replayed a captured CUDA graph (PadForCudaGraph)
+    double graph_dummies_ = 0, graph_real_ = 0;  // their dummy and real decode rows
+    std::optional<RemoteStore> remote_store_;    // engine.remote_cache_gib: every prefill scheduler's
+    long long idle_cached_blocks_ = 0;           // of used_blocks_, cached prefixes no request uses (every scheduler's)
     double batch_tokens_ = 0, running_sum_ = 0, swapped_bytes_ = 0;
     double in_system_area_ = 0, waiting_area_ = 0, kv_area_ = 0, cached_area_ = 0;
     Completions completions_;

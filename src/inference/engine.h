@@ -56,6 +56,10 @@ struct ServingResult {
     long long used_blocks_at_first_preemption = -1;
     long long iterations = 0;
     double mean_batch_tokens = 0, mean_running = 0;  // per iteration
+    // Decode CUDA graphs (EngineConfig::cuda_graph_batch_sizes): iterations that replayed a captured graph, the dummy
+    // rows they computed and the real decode rows beside them (per GPU under data-parallel attention, summed).
+    long long graph_iterations = 0;
+    double graph_dummy_rows = 0, graph_real_rows = 0;
     // Little's law, L = lambda W, on the sample path: the time average of sequences in the system (arrived, not
     // completed) times the duration equals the sum of their latencies (a run starts and ends empty). A sequence is a
     // request, or with Workload::samples one of its samples, from the request's arrival to its own completion.

@@ -69,6 +69,32 @@ std::string WeightFormatName(const ServingPrecision& p) {
     return "int4 g" + std::to_string(p.int4->group_size) + (p.int4->zero_points ? "" : ", no zeros");
 }
 
+std::vector<int> CapturedGraphSizes(const EngineConfig& e) {
+    const int cap = std::min(e.max_seqs, e.max_tokens / (1 + std::max(0, e.speculation.tokens)));
+    std::vector<int> kept;
+    for (int size : e.cuda_graph_batch_sizes) {
+        if (size <= cap) {
+            kept.push_back(size);
+            continue;
+        }
+        if (cap >= 1 && (kept.empty() || kept.back() != cap)) kept.push_back(cap);
+        break;
+    }
+    return kept;
+}
+
+void CheckCudaGraphSizes(const std::vector<int>& sizes) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        const std::string field = "engine.cuda_graph_batch_sizes[" + std::to_string(i) + "]";
+        if (sizes[i] < 1 || sizes[i] > kMaxCudaGraphBatchSize)
+            throw Error(field, "must be a batch size from 1 to " + std::to_string(kMaxCudaGraphBatchSize) + ", got " +
+                                   std::to_string(sizes[i]));
+        if (i > 0 && sizes[i] <= sizes[i - 1])
+            throw Error(field, "sizes go up: " + std::to_string(sizes[i]) + " after " + std::to_string(sizes[i - 1]) +
+                                   " (list each captured graph once, smallest first)");
+    }
+}
+
 namespace {
 void AtLeast(const char* field, long long v, long long lo, const std::string& what) {
     if (v < lo)
@@ -460,6 +486,7 @@ void ValidateServingConfig(const ServingConfig& c) {
     if (!(std::isfinite(c.engine.frontend_s) && c.engine.frontend_s >= 0))
         throw Error("engine.frontend_ms", "must be a finite number of milliseconds at least 0, got " +
                                               ShownNumber(c.engine.frontend_s * 1e3));
+    CheckCudaGraphSizes(c.engine.cuda_graph_batch_sizes);
     if (c.engine.kv_blocks_override < 0)
         throw Error("engine.kv_blocks",
                     "must be at least 1 when given, got " + std::to_string(c.engine.kv_blocks_override));

@@ -172,7 +172,32 @@ struct EngineConfig {
     // takes the host's copy first, a copy read from the store is kept in the host tier as well.
     double remote_cache_gib = 0;
     Speculation speculation;
+    // Batch sizes of the decode CUDA graphs captured with padding on (TensorRT-LLM's cuda_graph_config batch_sizes
+    // with enable_padding). An iteration of decodes only runs the graph of the smallest size at or above its
+    // sequences (under data-parallel attention every GPU the graph of the busiest GPU's count), its empty rows
+    // filled with a dummy request of one cached token; an iteration with prompt tokens, or more sequences than the
+    // largest size, runs eagerly at its own size. Empty: no padding (sizes ascending).
+    std::vector<int> cuda_graph_batch_sizes;
 };
+
+// The decode graphs TensorRT-LLM's perf overview captures with padding on (NVIDIA/TensorRT-LLM
+// docs/source/developer-guide/perf-overview.md, every model's llm_options.yml: cuda_graph_config enable_padding true,
+// batch_sizes as here); the page's "padded CUDA graphs" switch sets them.
+inline const std::vector<int> kTrtllmBenchGraphSizes = {1,   2,   4,   8,    16,   32,   64,  128,
+                                                        256, 384, 512, 1024, 2048, 4096, 8192};
+
+// The largest CUDA graph batch size a description may list (TensorRT-LLM's perf overview captures up to 8,192).
+inline constexpr int kMaxCudaGraphBatchSize = 1 << 20;
+
+// The graphs an engine captures from the sizes it is given (TensorRT-LLM's PyTorchModelEngine,
+// _filter_cuda_graph_batch_sizes in tensorrt_llm/_torch/pyexecutor/model_engine.py): those at or below the largest
+// batch of decodes an iteration can hold, min(max_seqs, max_tokens / (1 + draft tokens)); with padding, that largest
+// batch too when the next size listed is above it. Each GPU's limits under data-parallel attention.
+std::vector<int> CapturedGraphSizes(const EngineConfig& e);
+
+// Throws naming engine.cuda_graph_batch_sizes[i] unless every size is a whole number from 1 to
+// kMaxCudaGraphBatchSize and each is larger than the one before.
+void CheckCudaGraphSizes(const std::vector<int>& sizes);
 
 // The TP all-reduce an engine runs inside a scale-up domain.
 //   nccl          NCCL's all-reduce (an engine with its custom all-reduce off: vLLM's and SGLang's

@@ -35,6 +35,21 @@ std::vector<std::pair<int, double>> WeightMap(const nlohmann::json& obj, const s
     return out;
 }
 
+// engine.cuda_graph_batch_sizes: whole numbers, smallest first (CheckCudaGraphSizes); [] for none.
+std::vector<int> CudaGraphSizes(const nlohmann::json& a) {
+    std::vector<int> sizes;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const nlohmann::json& v = a[i];
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > kMaxCudaGraphBatchSize)
+            throw Error(
+                "engine.cuda_graph_batch_sizes[" + std::to_string(i) + "]",
+                "must be a whole batch size from 1 to " + std::to_string(kMaxCudaGraphBatchSize) + ", got " + Shown(v));
+        sizes.push_back(v.get<int>());
+    }
+    CheckCudaGraphSizes(sizes);
+    return sizes;
+}
+
 PoolConfig Pool(JsonFields& f) {
     PoolConfig p;
     p.tp = f.PositiveInt("tp", 1, 1 << 24);
@@ -161,6 +176,8 @@ ServingDescription ParseServingDescription(std::string_view text) {
         e.chunked_prefill = f.Bool("chunked_prefill", e.chunked_prefill);
         e.static_batching = f.Bool("static_batching", e.static_batching);
         e.window_eviction = f.Bool("window_eviction", e.window_eviction);
+        if (f.Has("cuda_graph_batch_sizes"))
+            e.cuda_graph_batch_sizes = CudaGraphSizes(f.Array("cuda_graph_batch_sizes"));
         e.admission = f.Choice("admission", {"on_demand", "reserve_full"}, "on_demand") == std::string("reserve_full")
                           ? KvAdmission::reserve_full
                           : KvAdmission::on_demand;

@@ -63,6 +63,7 @@ struct LinkServeEdits {
     std::optional<int> max_seqs, max_tokens;                // the engine's budgets
     std::optional<bool> chunked;                            // chunked prefill
     std::optional<bool> window_eviction;                    // windowed layers free what left the window
+    std::optional<std::vector<int>> cuda_graphs;            // padded decode CUDA graph sizes ("1,2,4"; none: [])
     std::optional<std::string> preemption;                  // recompute, swap
     std::optional<Precision> weights, kv;                   // bf16, fp8, fp4
     std::optional<int> int4_group;                          // int4 weights in groups of this many (0: not int4)

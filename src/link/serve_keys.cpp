@@ -36,9 +36,13 @@ struct PrecisionField {
 struct IdField {
     std::optional<std::string> Edits::*member;
 };
+// Batch sizes, ascending, joined by ',' ("none": an empty list).
+struct SizesField {
+    std::optional<std::vector<int>> Edits::*member;
+};
 struct Key {
     const char* name;
-    std::variant<IntField, NumberField, BoolField, ChoiceField, PrecisionField, IdField> field;
+    std::variant<IntField, NumberField, BoolField, ChoiceField, PrecisionField, IdField, SizesField> field;
 };
 
 const std::vector<Key>& Keys() {
@@ -52,6 +56,7 @@ const std::vector<Key>& Keys() {
         {"serve.max_tokens", IntField{&Edits::max_tokens, 1, 1 << 24}},
         {"serve.chunked", BoolField{&Edits::chunked}},
         {"serve.window_eviction", BoolField{&Edits::window_eviction}},
+        {"serve.cuda_graphs", SizesField{&Edits::cuda_graphs}},
         {"serve.preemption", ChoiceField{&Edits::preemption, {"recompute", "swap"}}},
         {"serve.weights", PrecisionField{&Edits::weights}},
         {"serve.kv", PrecisionField{&Edits::kv}},
@@ -110,6 +115,31 @@ std::string Joined(const std::vector<std::string>& v, const char* sep = ", ") {
     return s;
 }
 
+// "1,2,4" -> {1, 2, 4}; "none" -> {}; whole numbers, ascending (their bound is checked when simulated:
+// kMaxCudaGraphBatchSize, inference/serving_config.h).
+std::vector<int> ParseSizes(const std::string& key, std::string_view v) {
+    std::vector<int> sizes;
+    if (v == "none") return sizes;
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = v.find(',', start);
+        const std::string_view part = v.substr(start, comma == std::string_view::npos ? v.npos : comma - start);
+        sizes.push_back(static_cast<int>(ParseIntegerIn(key, part, 1, 1 << 24)));
+        if (sizes.size() > 1 && sizes.back() <= sizes[sizes.size() - 2])
+            throw Error(key, "sizes go up, smallest first: got " + std::to_string(sizes.back()) + " after " +
+                                 std::to_string(sizes[sizes.size() - 2]));
+        if (comma == std::string_view::npos) return sizes;
+        start = comma + 1;
+    }
+}
+
+std::string SizesText(const std::vector<int>& sizes) {
+    if (sizes.empty()) return "none";
+    std::string s = std::to_string(sizes.front());
+    for (size_t i = 1; i < sizes.size(); ++i) s.append(",").append(std::to_string(sizes[i]));
+    return s;
+}
+
 }  // namespace
 
 std::string LinkNumber(double v) {
@@ -147,6 +177,8 @@ void SetServeKey(Edits& e, const std::string& key, std::string_view v) {
             e.*f->member = v == "fp8" ? Precision::fp8 : v == "fp4" ? Precision::fp4 : Precision::bf16;
         } else if (const auto* f = std::get_if<IdField>(&k.field)) {
             e.*f->member = CheckLinkId(key, v);
+        } else if (const auto* f = std::get_if<SizesField>(&k.field)) {
+            e.*f->member = ParseSizes(key, v);
         }
         return;
     }
@@ -167,6 +199,8 @@ void PutServeKeys(const Edits& e, const std::function<void(std::string_view, con
             if (const auto& v = e.*f->member) put(k.name, NameOf(*v));
         } else if (const auto* f = std::get_if<IdField>(&k.field)) {
             if (const auto& v = e.*f->member) put(k.name, *v);
+        } else if (const auto* f = std::get_if<SizesField>(&k.field)) {
+            if (const auto& v = e.*f->member) put(k.name, SizesText(*v));
         }
     }
 }

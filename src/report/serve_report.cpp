@@ -80,6 +80,17 @@ std::string HostLinkText(const HostLink& h) {
     return Fmt("%g", h.in_gbps) + " GB/s in, " + Fmt("%g", h.out_gbps) + " GB/s out (measured host link)";
 }
 
+// "812 of 3104 iterations replayed a captured decode graph; padding rows were 21.4% of the decode rows those
+// iterations computed".
+std::string CudaGraphText(const ServingResult& r) {
+    const double rows = r.graph_dummy_rows + r.graph_real_rows;
+    return std::to_string(r.graph_iterations) + " of " + std::to_string(r.iterations) +
+           " iterations replayed a captured decode graph" +
+           (rows > 0 ? "; padding rows were " + Fmt("%.1f%%", 100 * r.graph_dummy_rows / rows) +
+                           " of the decode rows those iterations computed"
+                     : "");
+}
+
 std::string EngineText(const EngineConfig& e, const ServingRun& run) {
     std::string s = "max " + std::to_string(e.max_seqs) + " sequences, " + std::to_string(e.max_tokens) +
                     " tokens per iteration, " + std::to_string(e.block_size) + "-token KV blocks";
@@ -98,6 +109,9 @@ std::string EngineText(const EngineConfig& e, const ServingRun& run) {
         s += ", speculative decoding (" + std::to_string(e.speculation.tokens) +
              (e.speculation.tokens == 1 ? " draft token" : " draft tokens") + " a step, acceptance " +
              Fmt("%g", e.speculation.acceptance) + ")";
+    if (const std::vector<int> graphs = CapturedGraphSizes(e); !graphs.empty())
+        s += ", decode CUDA graphs padded to " + std::to_string(graphs.size()) +
+             (graphs.size() == 1 ? " captured size" : " captured sizes") + " up to " + std::to_string(graphs.back());
     if (e.frontend_s > 0) s += ", a front end of " + FormatSeconds(e.frontend_s) + " a request outside the engine";
     return s;
 }
@@ -186,6 +200,9 @@ Json ResultJson(const ServingResult& r, bool series) {
               {"preemptions", r.preemptions},
               {"swapped_bytes", r.swapped_bytes},
               {"iterations", r.iterations},
+              {"graph_iterations", r.graph_iterations},
+              {"graph_dummy_rows", r.graph_dummy_rows},
+              {"graph_real_rows", r.graph_real_rows},
               {"mean_batch_tokens", r.mean_batch_tokens},
               {"mean_running", r.mean_running},
               {"mean_in_system", r.mean_in_system},
@@ -384,6 +401,7 @@ std::string ServeReportText(const engine::ServeRequest& q, const engine::ServeRe
          " tokens and " + Fmt("%.1f", r.mean_running) + " sequences; mean " + Fmt("%.2f", r.mean_waiting) +
          " waiting, " + Fmt("%.2f", r.mean_in_system) + " in the system" +
          (c.workload.samples > 1 ? " (sequences: a request is its samples)" : "") + "\n";
+    if (!c.engine.cuda_graph_batch_sizes.empty()) o += "cuda graphs    " + CudaGraphText(r) + "\n";
     if (!r.timelines.empty())
         o += "timelines      first " + std::to_string(r.timelines.size()) +
              (c.workload.samples > 1 ? " sequences (samples)" : " requests") +

@@ -117,6 +117,10 @@ TEST(ConfigLink, EveryFieldRoundTrips) {
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.max_tokens = 2048; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.chunked = false; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.window_eviction = false; },
+             [](ConfigLink& l) {
+                 l.serve = "x", l.serve_edits.cuda_graphs = std::vector<int>{1, 2, 4, 8192};
+             },
+             [](ConfigLink& l) { l.serve = "x", l.serve_edits.cuda_graphs = std::vector<int>{}; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.preemption = "swap"; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.weights = sc::Precision::fp8; },
              [](ConfigLink& l) { l.serve = "x", l.serve_edits.kv = sc::Precision::bf16; },
@@ -260,6 +264,10 @@ TEST(ConfigLink, DamagedLinksNameTheFieldTheValueAndWhatIsValid) {
         {L(kHead + ";serve=x;serve.preemption=evict"), "serve.preemption: \"evict\" is not one of recompute, swap"},
         {L(kHead + ";serve=x;serve.weights=fp6"), "serve.weights: \"fp6\" is not one of bf16, fp8, fp4"},
         {L(kHead + ";serve=x;serve.int4_group=65537"), "serve.int4_group: must be at most 65536, got \"65537\""},
+        {L(kHead + ";serve=x;serve.cuda_graphs=1,4,2"),
+         "serve.cuda_graphs: sizes go up, smallest first: got 2 after 4"},
+        {L(kHead + ";serve=x;serve.cuda_graphs=1,,2"), "serve.cuda_graphs: expected an integer, got \"\""},
+        {L(kHead + ";serve=x;serve.cuda_graphs=0"), "serve.cuda_graphs: must be a positive integer, got \"0\""},
         {L(kHead + ";serve=x;serve.arrivals=trace"),
          "serve.arrivals: \"trace\" is not one of poisson, gamma, fixed_rate, closed_loop, offline"},
         {L(kHead + ";serve=x;serve.colour=1"), "serve.colour: unknown serving field; valid: serve.tp serve.replicas"},
