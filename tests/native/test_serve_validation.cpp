@@ -362,6 +362,34 @@ Row Gemm(int i, const json& r) {
     return row;
 }
 
+// TensorRT-LLM's perf overview re-ran 57 of these 0.14 cells at 0.17 (data/inference_measured_more.json, the second
+// set): the same model, GPUs, TP, precision and lengths. For a 0.14 row outside 10%, what the later release measured
+// there and how far the model is from it, as evidence of how much of the gap is the release.
+std::string ReleaseTwin(const json& r) {
+    static const json more = json::parse(sctest::ReadFile(kRoot + "/data/inference_measured_more.json"));
+    const json& w = r["workload"];
+    for (size_t k = 0; k < more.size(); ++k) {
+        const json& t = more[k];
+        const json& tw = t["workload"];
+        if (t["framework"].get<std::string>().rfind("TensorRT-LLM 0.17", 0) != 0 || t["model"] != r["model"] ||
+            t["hardware"] != r["hardware"] || t["parallel"] != r["parallel"] || t["precision"] != r["precision"] ||
+            tw["input_len"] != w["input_len"] || tw["output_len"] != w["output_len"] ||
+            !t["measured"].contains("tokens_per_s"))
+            continue;
+        const double later = t["measured"]["tokens_per_s"], now = r["measured"]["tokens_per_s"];
+        for (const Row& x : SecondSetRows()) {
+            if (x.index != static_cast<int>(k) || x.what != "output tok/s") continue;
+            char buf[240];
+            std::snprintf(buf, sizeof buf,
+                          "; TensorRT-LLM 0.17 ran this cell at %.0f output tok/s (%.2fx this rate; second set "
+                          "record %zu), the model %+.1f%% from that run",
+                          later, later / now, k, 100 * x.error());
+            return buf;
+        }
+    }
+    return "";
+}
+
 std::vector<Row>& AllRows() {
     static std::vector<Row> rows = [] {
         std::vector<Row> out;
@@ -373,6 +401,7 @@ std::vector<Row>& AllRows() {
             const bool no_hw = Hardware(hw).first.empty();
             if (fw.rfind("TensorRT-LLM 0.14.0", 0) == 0) {
                 out.push_back(TrtllmThroughput(i, r));
+                if (!out.back().reason.empty()) out.back().reason += ReleaseTwin(r);
             } else if (fw.find("1st token") != std::string::npos) {
                 out.push_back(FirstTokenLatency(i, r));
             } else if (fw.find("static batch") != std::string::npos && ms.contains("tokens_per_s")) {
