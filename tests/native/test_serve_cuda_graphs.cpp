@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/serve.h"
@@ -31,15 +32,28 @@ BatchShape Padded(double context, int dummies) {
     return b;
 }
 
+// Llama 3 8B on one H100: `requests` of `input` and `output` tokens, all queued, with the graph sizes `sizes`.
+ServingConfig Llama8b(int input, int output, long long requests, std::vector<int> sizes) {
+    ServingConfig c = Base("llama3-8b", 1, input, output, requests);
+    c.engine.cuda_graph_batch_sizes = std::move(sizes);
+    return c;
+}
+
+// Simulates `c` on one GPU of a DGX H100, its iteration costs read at prompts of `input` tokens.
+ServingResult SimulateOnH100(const ServingConfig& c, int input) {
+    const IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), input,
+                             c.engine.max_tokens);
+    return Simulate(c, cost, 100000);
+}
+
 // One request alone: its prefill runs eagerly at its own size; each of its decodes replays the graph of 4 rows
 // (sizes {4, 8}), three of them dummies; with a graph of one row it runs exactly as without graphs.
 TEST(ServeCudaGraphs, ALoneDecodeRunsAtTheSmallestCapturedSize) {
-    ServingConfig c = Base("llama3-8b", 1, 700, 33, 1);
-    const auto& sys = System("dgx-h100-superpod");
-    IterationCost cost(c.model, c.precision, 1, sys, &Calibration(), 700, c.engine.max_tokens);
-    const ServingResult eager = Simulate(c, cost, 100000);
-    c.engine.cuda_graph_batch_sizes = {4, 8};
-    const ServingResult r = Simulate(c, cost, 100000);
+    const ServingResult eager = SimulateOnH100(Llama8b(700, 33, 1, {}), 700);
+    const ServingConfig c = Llama8b(700, 33, 1, {4, 8});
+    const ServingResult r = SimulateOnH100(c, 700);
+    const IterationCost cost(c.model, c.precision, 1, System("dgx-h100-superpod"), &Calibration(), 700,
+                             c.engine.max_tokens);
     ASSERT_EQ(r.completed, 1);
     EXPECT_NEAR(r.ttft.mean, cost.PrefillSeconds(700), 1e-12);
     double decode = 0;
@@ -49,8 +63,7 @@ TEST(ServeCudaGraphs, ALoneDecodeRunsAtTheSmallestCapturedSize) {
     EXPECT_EQ(r.graph_iterations, 32);
     EXPECT_DOUBLE_EQ(r.graph_real_rows, 32);
     EXPECT_DOUBLE_EQ(r.graph_dummy_rows, 96);
-    c.engine.cuda_graph_batch_sizes = {1, 2};
-    const ServingResult one = Simulate(c, cost, 100000);
+    const ServingResult one = SimulateOnH100(Llama8b(700, 33, 1, {1, 2}), 700);
     EXPECT_DOUBLE_EQ(one.tpot.mean, eager.tpot.mean);
     EXPECT_DOUBLE_EQ(one.duration, eager.duration);
     EXPECT_EQ(one.graph_iterations, 32);
@@ -60,16 +73,11 @@ TEST(ServeCudaGraphs, ALoneDecodeRunsAtTheSmallestCapturedSize) {
 // Four sequences decoding together are above a largest graph of two: they run eagerly, unpadded, as without
 // graphs; the iteration holding the prompts never replays a graph.
 TEST(ServeCudaGraphs, ABatchAboveTheLargestGraphOrWithPromptsRunsEagerly) {
-    ServingConfig c = Base("llama3-8b", 1, 100, 10, 4);
-    const auto& sys = System("dgx-h100-superpod");
-    IterationCost cost(c.model, c.precision, 1, sys, &Calibration(), 100, c.engine.max_tokens);
-    const ServingResult eager = Simulate(c, cost, 100000);
-    c.engine.cuda_graph_batch_sizes = {1, 2};
-    const ServingResult r = Simulate(c, cost, 100000);
+    const ServingResult eager = SimulateOnH100(Llama8b(100, 10, 4, {}), 100);
+    const ServingResult r = SimulateOnH100(Llama8b(100, 10, 4, {1, 2}), 100);
     EXPECT_EQ(r.graph_iterations, 0);
     EXPECT_DOUBLE_EQ(r.duration, eager.duration);
-    c.engine.cuda_graph_batch_sizes = {1, 2, 4};
-    const ServingResult fits = Simulate(c, cost, 100000);
+    const ServingResult fits = SimulateOnH100(Llama8b(100, 10, 4, {1, 2, 4}), 100);
     EXPECT_EQ(fits.iterations, 10);  // one with the four prompts, nine of four decodes
     EXPECT_EQ(fits.graph_iterations, 9);
     EXPECT_DOUBLE_EQ(fits.graph_dummy_rows, 0);

@@ -281,12 +281,12 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // measured MoE op instead of gpt-oss-120b's at moe_ep 4 (docs/serving.md, "An MoE op's tokens per row"): its six long
 // Hopper rows come in, and its four short Hopper rows and three Blackwell ones go out, fast as GPT-OSS-120B's are at
 // its own op. 65 -> 71 when prefill attention read TensorRT-LLM's measured context-attention op; 71 -> 76 when Llama
-// 4's chunked local attention was modelled; 76 -> 82 when decode-only iterations replayed the page's padded CUDA
+// 4's chunked local attention was modelled; 76 -> 84 when decode-only iterations replayed the page's padded CUDA
 // graphs (docs/serving.md, "Padded CUDA graphs").
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 150);
-    EXPECT_GE(c.within, 82);
+    EXPECT_GE(c.within, 84);
 }
 
 }  // namespace
