@@ -27,4 +27,12 @@ BatchShape BatchShape::Scaled(double f) const {
     return r;
 }
 
+void BatchShape::Add(const BatchShape& o, double times) {
+    prefill_tokens += times * o.prefill_tokens, prefill_pairs += times * o.prefill_pairs;
+    prefill_keys += times * o.prefill_keys, decodes += times * o.decodes, decode_keys += times * o.decode_keys;
+    logits += times * o.logits, window_prefill_pairs += times * o.window_prefill_pairs;
+    window_prefill_keys += times * o.window_prefill_keys, window_decode_keys += times * o.window_decode_keys;
+    sequences += times * o.sequences;
+}
+
 }  // namespace sc

@@ -713,31 +713,37 @@ private:
 
     // A decode-only iteration replays the captured CUDA graph of the smallest size at or above its sequences
     // (EngineConfig::cuda_graph_batch_sizes), every GPU of a data-parallel group the one for the busiest GPU's count
-    // (TensorRT-LLM's CUDAGraphRunner pads each rank to the size chosen from the all-gathered batch sizes); the
-    // padding rows are a dummy generation request of one cached token, computed like any other row.
+    // (TensorRT-LLM's CUDAGraphRunner pads each rank to the size chosen from the all-gathered batch sizes). The
+    // padding rows are a dummy generation request of one cached token, computed like any other row; under
+    // speculative decoding it carries the engine's draft tokens, as TensorRT-LLM's dummy does (max_num_draft_tokens).
     void PadForCudaGraph(Replica& r, BatchShape& b, int dp, const SlidingWindow& window) {
         const std::vector<int>& sizes = graph_sizes_;
-        if (sizes.empty() || b.prefill_tokens > 0 || b.decodes <= 0 || e_.speculation.tokens > 0) return;
-        double most = b.decodes;
+        if (sizes.empty() || r.batch.empty()) return;
+        for (const Scheduled& s : r.batch)
+            if (!r.running[s.index].decoding()) return;  // prompt tokens: an eager iteration
+        double most = b.sequences;
         if (dp > 1) {
             most = 0;
-            for (const BatchShape& g : r.gpu_shapes) most = std::max(most, g.decodes);
+            for (const BatchShape& g : r.gpu_shapes) most = std::max(most, g.sequences);
         }
         const auto size = std::lower_bound(sizes.begin(), sizes.end(), static_cast<int>(std::ceil(most)));
         if (size == sizes.end()) return;  // above the largest graph: eager, unpadded
         ++graph_replays_;
-        graph_real_ += b.decodes;
-        graph_dummies_ += (dp > 1 ? dp : 1) * static_cast<double>(*size) - b.decodes;
+        graph_real_ += b.sequences;
+        graph_dummies_ += (dp > 1 ? dp : 1) * static_cast<double>(*size) - b.sequences;
+        const int drafts = e_.speculation.tokens;
         BatchShape dummy;
-        dummy.AddDecode(1, window);
-        auto add = [&](BatchShape& s, double n) {
-            s.decodes += n, s.sequences += n, s.logits += n;
-            s.decode_keys += n * dummy.decode_keys, s.window_decode_keys += n * dummy.window_decode_keys;
-        };
-        if (dp <= 1) return add(b, *size - b.decodes);
+        if (drafts > 0) {
+            dummy.AddPrefillChunk(1, 1 + drafts, window);
+            dummy.logits = 1 + drafts;
+        } else {
+            dummy.AddDecode(1, window);
+            dummy.logits = 1;
+        }
+        if (dp <= 1) return b.Add(dummy, *size - b.sequences);
         for (BatchShape& g : r.gpu_shapes) {
-            const double n = *size - g.decodes;
-            add(g, n), add(b, n);
+            const double n = *size - g.sequences;
+            g.Add(dummy, n), b.Add(dummy, n);
         }
     }
 

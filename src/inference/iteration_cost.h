@@ -66,6 +66,8 @@ struct BatchShape {
     void AddPrefillChunk(double p, double c, double window) { AddPrefillChunk(p, c, Sliding(window)); }
     // The same batch with every sum times f (a share of its sequences: one GPU's, one micro-batch's).
     BatchShape Scaled(double f) const;
+    // Adds `times` copies of `o`'s sequences to this batch (CUDA-graph padding's dummy requests).
+    void Add(const BatchShape& o, double times);
 
 private:
     static SlidingWindow Sliding(double window) {

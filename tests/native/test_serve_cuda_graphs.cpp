@@ -70,6 +70,38 @@ TEST(ServeCudaGraphs, ALoneDecodeRunsAtTheSmallestCapturedSize) {
     EXPECT_DOUBLE_EQ(one.graph_dummy_rows, 0);
 }
 
+// Under speculative decoding a verifying step replays a graph too, its dummies carrying the draft tokens: one
+// request alone with a graph of 4 pads every verifying step with 3 dummies; a graph of one runs as without graphs.
+TEST(ServeCudaGraphs, AVerifyingStepPadsWithDummiesCarryingTheDrafts) {
+    ServingConfig c = Llama8b(700, 40, 1, {});
+    c.engine.speculation.tokens = 2, c.engine.speculation.acceptance = 0.8;
+    const ServingResult eager = SimulateOnH100(c, 700);
+    c.engine.cuda_graph_batch_sizes = {1};
+    const ServingResult one = SimulateOnH100(c, 700);
+    EXPECT_DOUBLE_EQ(one.duration, eager.duration);
+    EXPECT_EQ(one.graph_iterations, one.iterations - 1);  // every step after the prompt's
+    c.engine.cuda_graph_batch_sizes = {4};
+    const ServingResult r = SimulateOnH100(c, 700);
+    EXPECT_EQ(r.iterations, eager.iterations);  // the same draws: padding changes times, not tokens
+    EXPECT_EQ(r.graph_iterations, r.iterations - 1);
+    EXPECT_DOUBLE_EQ(r.graph_real_rows, static_cast<double>(r.graph_iterations));
+    EXPECT_DOUBLE_EQ(r.graph_dummy_rows, 3.0 * static_cast<double>(r.graph_iterations));
+    EXPECT_GT(r.duration, eager.duration);
+    // BatchShape::Add sums every field: three dummies of one token and two drafts add 9 tokens, 9 logits, 3 sequences.
+    BatchShape padded, single;
+    padded.AddPrefillChunk(720, 3, 0);
+    padded.logits = 3;
+    single = padded;
+    BatchShape dummy;
+    dummy.AddPrefillChunk(1, 3, 0);
+    dummy.logits = 3;
+    padded.Add(dummy, 3);
+    EXPECT_DOUBLE_EQ(padded.prefill_tokens, 12);
+    EXPECT_DOUBLE_EQ(padded.sequences, 4);
+    EXPECT_DOUBLE_EQ(padded.logits, 12);
+    EXPECT_DOUBLE_EQ(padded.prefill_keys, single.prefill_keys + 3 * dummy.prefill_keys);
+}
+
 // Four sequences decoding together are above a largest graph of two: they run eagerly, unpadded, as without
 // graphs; the iteration holding the prompts never replays a graph.
 TEST(ServeCudaGraphs, ABatchAboveTheLargestGraphOrWithPromptsRunsEagerly) {
