@@ -323,13 +323,23 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
             moe_linear += r.linear;
             fl += r.flops;
         } else {
-            // DeepSeek-V3 (arXiv:2412.19437 sec. 3.3.2, "Low-Precision Communication"): activations are quantized
-            // to FP8 before the dispatch, one fp32 scale per 128 elements as DeepEP's Buffer.dispatch takes them
-            // (the training model's fp8 dispatch), and the combine stays in 16 bits (the activations'). Each of a
-            // token's k routed copies crosses the group once each way (Megatron-Core's all-to-all dispatcher), or
-            // with DeepEP one copy per distinct GPU, its per-node sends the communication model's.
-            const double in = BytesOf(prec_.compute) < 2 ? 1 + 4.0 / 128 : a;
-            const double copies = T * (deepep_ ? MoeDistinctGroups(slots_moe_, dp_) : m_.moe.top_k);
+            // The dispatch carries the experts' GEMM input, quantized before it is sent, and the combine stays in 16
+            // bits (the activations'). DeepEP (DeepSeek-V3, arXiv:2412.19437 sec. 3.3.2, "Low-Precision
+            // Communication") sends FP8 with one fp32 scale per 128 elements, as its Buffer.dispatch takes them (the
+            // training model's fp8 dispatch), whatever the GEMMs compute in. TensorRT-LLM's all-to-alls quantize first
+            // and send the GEMMs' own format ("post-quant all-to-all", TRTLLM_MOE_POST_QUANT_ALLTOALLV, on by default
+            // for NVFP4: half a byte and one E4M3 scale per 16 values; FP8 a byte, with block scaling one fp32 scale
+            // per 128), as its AllGatherReduceScatter does (GatherDispatchSeconds). A token crosses the group once to
+            // each GPU holding one of its experts, and its partial output once back: TensorRT-LLM's all-to-all
+            // dispatch kernel skips a target rank it has already copied the token to (moeA2ADispatchKernel's
+            // already_copied mask, cpp/tensorrt_llm/kernels/communicationKernels/moeAlltoAllKernels.cu) and its
+            // combine reads one row a rank; DeepEP does the same within a node and sends once per node over the
+            // scale-out network (the communication model's per-node sends).
+            const bool block = prec_.compute == Precision::fp8 && prec_.fp8_scaling == Fp8Scaling::block;
+            const double in = BytesOf(prec_.compute) >= 2 ? a
+                              : deepep_                   ? 1 + 4.0 / 128
+                                                          : GemmInputBytes() + (block ? 4.0 / 128 : 0);
+            const double copies = T * MoeDistinctGroups(slots_moe_, dp_);
             const double dm = m_.moe.routed_width(m_.hidden);
             c.a2a = m_.moe_layers() *
                     (gather_ ? GatherDispatchSeconds(T, dm)

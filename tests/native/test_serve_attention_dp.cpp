@@ -255,21 +255,64 @@ TEST(ServeAttentionDp, DeepEpSendsATokenOnceAGpuAndOnceANodeAsTheTrainingModelDo
     const bool inr = TrainingOptions{}.in_network_reduction;
     const CommModel megatron(sys, layout, inr, &Calibration()), deep(sys, layout, inr, &Calibration(), true, &slots);
     ASSERT_GT(deep.DeepEpScaleOutShare(), 0);
-    const double h = c.model.hidden, fp8 = 1 + 4.0 / 128;  // FP8 dispatch with a scale per 128; combine in bf16
-    auto a2a = [&](const CommModel& net, double copies) {
-        return c.model.moe_layers() * (net.Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * h * fp8) +
+    // DeepEP's FP8 dispatch has a scale per 128; the all-to-all sends the per-tensor FP8 GEMMs' input, a byte; both
+    // combine in bf16. Both send a token once to each GPU holding one of its experts; DeepEP also once per node.
+    const double h = c.model.hidden, deepep_fp8 = 1 + 4.0 / 128, fp8 = 1;
+    auto a2a = [&](const CommModel& net, double copies, double in) {
+        return c.model.moe_layers() * (net.Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * h * in) +
                                        net.Seconds(CollectiveType::all_to_all, GroupKind::ep, copies * h * 2));
     };
     for (int n : {32, 1024}) {
         const double mine = n / 32.0;
-        EXPECT_NEAR(plain.Breakdown(Decodes(n, 2000)).ep_comm, a2a(megatron, mine * 8), 1e-15);
-        EXPECT_NEAR(sent.Breakdown(Decodes(n, 2000)).ep_comm, a2a(deep, mine * MoeDistinctGroups(slots, 32)), 1e-15);
+        EXPECT_NEAR(plain.Breakdown(Decodes(n, 2000)).ep_comm, a2a(megatron, mine * MoeDistinctGroups(slots, 32), fp8),
+                    1e-15);
+        EXPECT_NEAR(sent.Breakdown(Decodes(n, 2000)).ep_comm,
+                    a2a(deep, mine * MoeDistinctGroups(slots, 32), deepep_fp8), 1e-15);
         EXPECT_LT(sent.Breakdown(Decodes(n, 2000)).ep_comm, plain.Breakdown(Decodes(n, 2000)).ep_comm);
     }
     EXPECT_EQ(ErrorUnderTp(&PoolConfig::deepep_dispatch),
               "pool.deepep_dispatch: DeepEP dispatches the tokens of data-parallel attention to the experts, but "
               "attention_dp is false (under TP a rank picks its experts' rows locally); valid: false, or attention_dp "
               "true");
+}
+
+// The all-to-all dispatch carries the experts' GEMM input, quantized before it is sent (TensorRT-LLM's post-quant
+// all-to-all: NVFP4 half a byte and a scale per 16 values, per-tensor FP8 a byte); DeepEP sends FP8 with a scale per
+// 128 whatever the GEMMs compute in; the combine is 16-bit in every case. A token goes once to each GPU holding one
+// of its experts, not once an expert (TensorRT-LLM's dispatch kernel skips a rank it has copied the token to).
+TEST(ServeAttentionDp, TheAllToAllSendsTheExpertsGemmInputFormat) {
+    const ServingConfig c = DpGroup("qwen3-235b-a22b", 4);
+    const sc::System& sys = System("dgx-b200-superpod");
+    ParallelConfig p;
+    p.dp = p.ep = 4;
+    const CommModel plain(sys, Layout(p), TrainingOptions{}.in_network_reduction, &Calibration());
+    const double h = c.model.hidden;
+    struct Case {
+        Precision compute;
+        bool deepep;
+        double in;  // bytes a dispatched element
+    };
+    for (const Case& x : {Case{Precision::fp4, false, 0.5 + 1.0 / 16}, Case{Precision::fp8, false, 1.0},
+                          Case{Precision::fp4, true, 1 + 4.0 / 128}, Case{Precision::bf16, false, 2.0}}) {
+        SCOPED_TRACE(std::string(NameOf(x.compute)) + (x.deepep ? " deepep" : ""));
+        ServingConfig v = c;
+        v.precision.weights = v.precision.compute = x.compute;
+        v.pool.deepep_dispatch = x.deepep;
+        IterationCost cost(v.model, v.precision, v.pool, sys, &Calibration(), 512, 8192);
+        // Inside one node DeepEP's per-node sends change nothing (its own test above has several nodes).
+        const CommModel deep(sys, Layout(p), TrainingOptions{}.in_network_reduction, &Calibration(), true,
+                             &v.model.moe);
+        const CommModel& net = x.deepep ? deep : plain;
+        const double copies = MoeDistinctGroups(v.model.moe, 4);
+        ASSERT_LT(copies, v.model.moe.top_k);  // 8 experts of 128 over 4 GPUs reach fewer than 8 of them
+        for (int n : {64, 2048}) {
+            const double mine = n / 4.0, bytes = mine * copies * h;
+            const double want =
+                v.model.moe_layers() * (net.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes * x.in) +
+                                        net.Seconds(CollectiveType::all_to_all, GroupKind::ep, bytes * 2));
+            EXPECT_NEAR(cost.Breakdown(Decodes(n, 2000)).ep_comm, want, 1e-15) << n;
+        }
+    }
 }
 
 // TensorRT-LLM's fallback without NVLink (AllGatherReduceScatter): every GPU's tokens all-gathered in the GEMMs'

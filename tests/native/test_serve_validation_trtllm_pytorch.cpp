@@ -282,11 +282,17 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // Hopper rows come in, and its four short Hopper rows and three Blackwell ones go out, fast as GPT-OSS-120B's are at
 // its own op. 65 -> 71 when prefill attention read TensorRT-LLM's measured context-attention op; 71 -> 76 when Llama
 // 4's chunked local attention was modelled; 76 -> 84 when decode-only iterations replayed the page's padded CUDA
-// graphs (docs/serving.md, "Padded CUDA graphs").
+// graphs (docs/serving.md, "Padded CUDA graphs"); 84 -> 86 when the all-to-all dispatch carried the GEMMs' NVFP4.
+// Lowered on purpose, 86 -> 79, when a token crossed the all-to-all once to each GPU holding one of its experts, as
+// TensorRT-LLM's dispatch kernel sends it, not once an expert (docs/serving.md, "The expert all-to-all"): the
+// all-to-all had been 2-3x the kernels NVIDIA measured on GB200. Five Qwen3-235B rows came in (three on GB200, two on
+// H200); ten went out, fast as the other Hopper DEP rows are: GPT-OSS-120B on two B200s (+7.6-9.8% -> +10.5-17.8%,
+// five rows) and on four H100s (+8.9% -> +10.6%), Qwen3-235B on eight H100s (+9.0-9.5% -> +15.9-16.3%) and on four
+// H200s (+5.5% -> +11.9-14.4%). The mean error went 12.2% -> 12.0%.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 150);
-    EXPECT_GE(c.within, 84);
+    EXPECT_GE(c.within, 79);
 }
 
 }  // namespace
