@@ -23,9 +23,8 @@ namespace {
 
 using namespace sc;
 using nlohmann::json;
-using servetest::Calibration;
-using servetest::System;
 
+// data/moe_alltoall_trtllm_gb200.json, read once.
 const json& Table() {
     static const json t = json::parse(sctest::ReadFile(servetest::kRoot + "/data/moe_alltoall_trtllm_gb200.json"));
     return t;
@@ -50,7 +49,8 @@ double ModelMs(const CommModel& net, double tokens, double copies) {
 CommModel Group(int ep) {
     ParallelConfig p;
     p.dp = p.ep = ep;
-    return CommModel(System("gb200-nvl72"), Layout(p), TrainingOptions{}.in_network_reduction, &Calibration());
+    return CommModel(servetest::System("gb200-nvl72"), Layout(p), TrainingOptions{}.in_network_reduction,
+                     &servetest::Calibration());
 }
 
 constexpr int kTokens[] = {64, 256, 1024, 4096, 16384};
