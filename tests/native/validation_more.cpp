@@ -537,7 +537,12 @@ const char* const kAutoModelMoeCause =
     "do; not modelled: the host synchronisation of each DeepEP dispatch (its README: 'the CPU will wait for GPU's "
     "signal to arrive', to size the receive buffer), DeepEP's SMs, and the GPT-OSS runs' FlexAttention kernel "
     "(its windowed layers are timed at cuDNN's measured causal curve at the window's length, no kernel with a "
-    "window having a measured curve; its attention sinks are left out)";
+    "window having a measured curve; its attention sinks are left out). DeepEP's own intranode kernels, as NVIDIA "
+    "aiconfigurator measured them on eight H100s (SGLang 0.5.12's table, FP8 dispatch and 16-bit combine at 20 SMs, "
+    "random routing), take 1.2-3.2x the model's time for the same copies (hidden 2,048: 2.2-3.2x the dispatch, "
+    "1.3-2.1x the combine; hidden 7,168: 1.3-1.7x and 1.2-1.7x, at 1,024-65,536 tokens a GPU; docs/validation.md, "
+    "'Measured, not yet read: DeepEP's kernels'), which would lengthen these rows' EP all-to-all, 3-18% of their "
+    "step; not yet read";
 
 const char* const kFoldedDeepSeekCause =
     "DeepSeek-V3 on DGX Cloud (NeMo 25.04), expert groups folded over TP and DP ranks as Megatron-Core does (ep=64 "
