@@ -8,11 +8,13 @@
 //   ./build/stagecraft_tests --gtest_filter='GroupedGemm.*'
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "inference/iteration_cost.h"
 #include "parallel/job.h"
@@ -67,6 +69,15 @@ std::map<double, double> CurveRecords(const std::string& series, int moe_tp, int
     return out;
 }
 
+// The other part of one GPU die (B200 and GB200 are one Blackwell GPU at 1,000 and 1,200 W, B300 and GB300 one
+// Blackwell Ultra at 1,100 and 1,400 W); "" for a part without one in these tables.
+std::string DieTwin(const std::string& part) {
+    static const std::map<std::string, std::string> twin = {
+        {"b200", "gb200"}, {"gb200", "b200"}, {"b300", "gb300"}, {"gb300", "b300"}};
+    auto it = twin.find(part);
+    return it == twin.end() ? "" : it->second;
+}
+
 // Every curve is its series' records at the moe_tp that splits an expert to its width and the moe_ep that leaves its
 // experts on a rank, point for point; every record is physically possible (under its part's dense peak at its
 // precision); a Blackwell record's rows per group is the serving model's count (tokens x top-k over the experts
@@ -84,7 +95,10 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
     const size_t model_shapes = 2 * 2 * 2 * 5 + 4 * (2 * 3 + 1) * 5 + 6 * 5;
     const size_t rtx = 3 * 11 + 4 + 2 * 3 * 5 + 2 * 5;
     const size_t gptoss20b = (2 * 2 + 2 + 1) * 4;
-    ASSERT_EQ(cal.grouped_gemm.size(), 1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx + gptoss20b);
+    // Less the 17 curves of one die's slower part where its two parts' tables disagree (OneDieReads... below).
+    const size_t shared_with_twin = 17;
+    ASSERT_EQ(cal.grouped_gemm.size(),
+              1u + 2 * 8 + 4 * 3 * 11 + 2 * 2 * 4 + 4 + 3 + model_shapes + rtx + gptoss20b - shared_with_twin);
     for (const GroupedGemmCurve& g : cal.grouped_gemm) {
         SCOPED_TRACE(g.id);
         EXPECT_EQ(g.routing, "power_law_1.01");
@@ -153,7 +167,11 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
             EXPECT_TRUE(FindGroupedGemms(cal, part, p, "mxfp4").size() ==
                         (p != Precision::fp4 && part.find("b200") != std::string::npos ? 8u : 0u))
                 << part;
-            for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.substr(7, part.size() + 1), part + "-");
+            for (const GroupedGemmCurve* g : gs)  // its own, or its die twin's where both read the faster one
+                EXPECT_TRUE(g->series.substr(7, part.size() + 1) == part + "-" ||
+                            (g->accelerators.size() == 2 &&
+                             g->series.substr(7, DieTwin(part).size() + 1) == DieTwin(part) + "-"))
+                    << part << " " << g->series;
         }
     // The RTX PRO 6000 Server reads its own, the same set; its gpt-oss experts only as W4A8 (no W4A16 rows).
     for (Precision p : {Precision::bf16, Precision::fp8, Precision::fp4}) {
@@ -162,6 +180,77 @@ TEST(GroupedGemm, TheCurvesAreTheRecords) {
         for (const GroupedGemmCurve* g : gs) EXPECT_EQ(g->series.rfind("aiconf-rtx-pro-6000-server-", 0), 0u);
         EXPECT_EQ(FindGroupedGemms(cal, "rtx-pro-6000-server", p, "mxfp4").size(), p == Precision::fp8 ? 8u : 0u);
     }
+}
+
+// One die's two parts (B200 and GB200, B300 and GB300) time one MoE op at one shape as their power does, except where
+// one collection ran it far slower on one part; there both parts read the faster part's curve (presets/calibration/
+// measured.json's extraction rule). Recomputed here from the records: each curve's median GB-over-B TFLOPS ratio
+// against the pair's median of them; more than 20% away (the two tables' gap lies between 18% and 25%), one curve
+// for both, the faster; within, each part its own.
+TEST(GroupedGemm, OneDieReadsItsFasterCurveWhereItsPartsDisagree) {
+    const CalibrationTable& cal = servetest::Calibration();
+    int shared = 0;
+    for (const auto& [b, gb] : {std::pair<std::string, std::string>{"b200", "gb200"}, {"b300", "gb300"}}) {
+        SCOPED_TRACE(b);
+        // Every (series, moe_tp, moe_ep) curve of the B part whose GB series has the same curve.
+        struct Curve {
+            std::string series;
+            int tp, ep;
+            double inter, ratio;
+        };
+        std::vector<Curve> curves;
+        std::map<std::tuple<std::string, int, int>, bool> seen;
+        for (const json& r : Records()) {
+            const std::string series = r.at("series");
+            if (series.rfind("aiconf-" + b + "-", 0) != 0) continue;
+            const int tp = r.at("shape").at("moe_tp"), ep = r.at("shape").at("moe_ep");
+            if (!seen.emplace(std::tuple{series, tp, ep}, true).second) continue;
+            const std::string twin = "aiconf-" + gb + series.substr(7 + b.size());
+            const std::map<double, double> pb = CurveRecords(series, tp, ep), pg = CurveRecords(twin, tp, ep);
+            std::vector<double> ratios;
+            for (const auto& [x, y] : pb)
+                if (auto it = pg.find(x); it != pg.end()) ratios.push_back(it->second / y);
+            if (ratios.empty()) continue;
+            std::sort(ratios.begin(), ratios.end());
+            const size_t n = ratios.size();
+            curves.push_back({series, tp, ep, r.at("shape").at("inter").get<double>(),
+                              n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2});
+        }
+        ASSERT_GT(curves.size(), 60u);
+        std::vector<double> medians;
+        for (const Curve& c : curves) medians.push_back(c.ratio);
+        std::sort(medians.begin(), medians.end());
+        const size_t n = medians.size();
+        const double pair = n % 2 ? medians[n / 2] : (medians[n / 2 - 1] + medians[n / 2]) / 2;
+        EXPECT_NEAR(pair, 1.04, 0.02);  // GB200 over B200 1.05, GB300 over B300 1.03: their power
+        for (const Curve& c : curves) {
+            SCOPED_TRACE(c.series + " tp" + std::to_string(c.tp) + " ep" + std::to_string(c.ep));
+            const double off = std::fabs(c.ratio / pair - 1);
+            EXPECT_TRUE(off < 0.18 || off > 0.25) << off;  // nothing in the gap the rule's 20% sits in
+            const std::string twin = "aiconf-" + gb + c.series.substr(7 + b.size());
+            const std::string faster = c.ratio > 1 ? twin : c.series, slower = c.ratio > 1 ? c.series : twin;
+            // The calibration's curve of `series` at this moe_tp and moe_ep (nullptr: none).
+            auto find = [&](const std::string& series) -> const GroupedGemmCurve* {
+                for (const GroupedGemmCurve& g : cal.grouped_gemm)
+                    if (g.series == series && std::lround(g.model_experts / g.experts) == c.ep &&
+                        std::lround(c.inter / g.expert_width) == c.tp)
+                        return &g;
+                return nullptr;
+            };
+            if (off > 0.2) {
+                ++shared;
+                const GroupedGemmCurve* kept = find(faster);
+                ASSERT_NE(kept, nullptr);
+                EXPECT_EQ(kept->accelerators, (std::vector<std::string>{b, gb}));
+                EXPECT_EQ(find(slower), nullptr);
+            } else {
+                ASSERT_NE(find(c.series), nullptr);
+                ASSERT_NE(find(twin), nullptr);
+                EXPECT_EQ(find(c.series)->accelerators, std::vector<std::string>{b});
+            }
+        }
+    }
+    EXPECT_EQ(shared, 17);
 }
 
 // On A100 the experts split over 2 and 4 ranks (half and a quarter of their width) run at the whole experts' rate at
@@ -311,7 +400,7 @@ TEST(GroupedGemm, BlackwellExpertsAreHeldToTheirPartsOp) {
         }
         ++i;
     }
-    EXPECT_GT(slowed[0], 2.0);
+    EXPECT_GT(slowed[0], 1.5);  // 2.0 at B200's own Qwen3-30B-A3B curve, 1.68 at GB200's it now shares
     EXPECT_GT(slowed[1], 1.0);
     EXPECT_LT(slowed[1], 1.3);
 }
@@ -366,7 +455,9 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
         char op[80];
         if (split) std::snprintf(op, sizeof op, "%d over moe_ep %d, top-%d, hidden %d", E, ep, k, h);
         else std::snprintf(op, sizeof op, "%d, top-%d, hidden %d", E, k, h);
-        std::snprintf(line, sizeof line, "| %s | %s | %s | %.0f x %.0f |", part.c_str(), NameOf(g.dtype), op,
+        std::string parts = part;  // a curve one die's two parts share names both
+        for (size_t a = 1; a < g.accelerators.size(); ++a) parts += ", " + g.accelerators[a];
+        std::snprintf(line, sizeof line, "| %s | %s | %s | %.0f x %.0f |", parts.c_str(), NameOf(g.dtype), op,
                       g.expert_width, g.experts);
         md += line;
         for (double t : targets) {
@@ -383,10 +474,13 @@ TEST(GroupedGemm, TheBlackwellOpAgainstTheModelsGemms) {
     }
     std::ofstream(sctest::BuildDir() + "/moe_op_blackwell.md") << md;
     std::printf("%s", md.c_str());
-    EXPECT_EQ(fp4_curves, 78);
-    // What the curves are for: fp4 decode batches run at the op, not the model's GEMMs. All but six: Llama 4
-    // Maverick's 8,192-wide top-1 experts at 128 to 32 a rank, where the op runs at 0.88-0.99 of the model.
-    EXPECT_EQ(fp4_slower_at_16, 72);
+    // 78 before one die's parts shared their faster curve where their tables disagree (B300's Maverick at moe_ep 16
+    // now GB300's, counted once).
+    EXPECT_EQ(fp4_curves, 77);
+    // What the curves are for: fp4 decode batches run at the op, not the model's GEMMs. All but nine: Llama 4
+    // Maverick's 8,192-wide top-1 experts at 128 to 32 a rank, where the op runs at 0.85-0.99 of the model, and
+    // DeepSeek-V3's 256 experts on one rank (0.99, the GB200 curve B200 shares).
+    EXPECT_EQ(fp4_slower_at_16, 68);
 }
 
 // A curve must say how many experts its op held on a rank, at least one, and may state its experts' storage only as
@@ -424,7 +518,8 @@ TEST(GroupedGemm, ACurveStatesItsExperts) {
 TEST(GroupedGemm, TheNearestCurveIsTheModelsOwnShape) {
     const CalibrationTable& cal = servetest::Calibration();
     const std::vector<const GroupedGemmCurve*> b200 = FindGroupedGemms(cal, "b200", Precision::fp4);
-    EXPECT_EQ(NearestGroupedGemm(b200, 2048, 64, 7168)->id, "aiconf-b200-trtllm1.3-moe-deepseek-v3-fp4-ep4");
+    // (B200's own DeepSeek-V3 op ran 1.84x GB200's; both parts read GB200's: OneDieReadsItsFasterCurve... above.)
+    EXPECT_EQ(NearestGroupedGemm(b200, 2048, 64, 7168)->id, "aiconf-gb200-trtllm1.3-moe-deepseek-v3-fp4-ep4");
     EXPECT_EQ(NearestGroupedGemm(b200, 2048, 64, 4096)->id, "aiconf-b200-trtllm1.3-moe-e256-fp4-ep4");
     EXPECT_EQ(NearestGroupedGemm(b200, 8192, 32, 5120)->id, "aiconf-b200-trtllm1.3-moe-llama4-maverick-fp4-ep4");
     const std::vector<const GroupedGemmCurve*> h100 = FindGroupedGemms(cal, "h100-sxm", Precision::fp8);

@@ -288,11 +288,13 @@ TEST(ServeValidationTrtllmPytorch, ReadmeShowsTheSummary) {
 // all-to-all had been 2-3x the kernels NVIDIA measured on GB200. Five Qwen3-235B rows came in (three on GB200, two on
 // H200); ten went out, fast as the other Hopper DEP rows are: GPT-OSS-120B on two B200s (+7.6-9.8% -> +10.5-17.8%,
 // five rows) and on four H100s (+8.9% -> +10.6%), Qwen3-235B on eight H100s (+9.0-9.5% -> +15.9-16.3%) and on four
-// H200s (+5.5% -> +11.9-14.4%). The mean error went 12.2% -> 12.0%.
+// H200s (+5.5% -> +11.9-14.4%). The mean error went 12.2% -> 12.0%. 79 -> 89 when one die's two parts read the
+// faster of their MoE-op curves where their tables disagree (docs/serving.md, "One die, two tables"): B200's
+// Qwen3-235B, Qwen3-30B-A3B and DeepSeek-R1 rows.
 TEST(ServeValidationTrtllmPytorch, WithinTenPercentDoesNotRegress) {
     const Counts c = CountsOf(AllRows());
     EXPECT_EQ(c.compared, 150);
-    EXPECT_GE(c.within, 79);
+    EXPECT_GE(c.within, 89);
 }
 
 }  // namespace
