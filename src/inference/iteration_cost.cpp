@@ -170,9 +170,7 @@ IterationCost::~IterationCost() = default;
 // the busiest GPU's count, as with DP padding). The experts' outputs, one 16-bit row per gathered token, are then
 // reduce-scattered back. Both buffers are the whole gathered tensor, as nccl-tests sizes them.
 double IterationCost::GatherDispatchSeconds(double T, double width) const {
-    const double a = BytesOf(prec_.activations);
-    const bool block = prec_.compute == Precision::fp8 && prec_.fp8_scaling == Fp8Scaling::block;
-    const double in = GemmInputBytes() + (block ? 4.0 / 128 : 0);  // the GEMMs' inputs, with block scales
+    const double a = BytesOf(prec_.activations), in = DispatchInputBytes();
     const double tokens = T * dp_, routing = m_.moe.top_k * (4.0 + 4.0);
     return net_->Seconds(CollectiveType::all_gather, GroupKind::ep, tokens * (width * in + routing)) +
            net_->Seconds(CollectiveType::reduce_scatter, GroupKind::ep, tokens * width * a);
@@ -214,6 +212,11 @@ double IterationCost::Floored(double roofline, double flops, double bytes) const
 
 double IterationCost::GemmInputBytes() const {
     return BytesOf(prec_.compute) < 2 ? StoredBytes(prec_.compute) : BytesOf(prec_.activations);
+}
+
+double IterationCost::DispatchInputBytes() const {
+    const bool block = prec_.compute == Precision::fp8 && prec_.fp8_scaling == Fp8Scaling::block;
+    return GemmInputBytes() + (block ? 4.0 / 128 : 0);
 }
 
 double IterationCost::GemmSeconds(double rows, double n, double k, double groups, double weight_sets, bool high,
@@ -335,10 +338,7 @@ const IterationCost::PerT& IterationCost::TokenCosts(double T) const {
             // already_copied mask, cpp/tensorrt_llm/kernels/communicationKernels/moeAlltoAllKernels.cu) and its
             // combine reads one row a rank; DeepEP does the same within a node and sends once per node over the
             // scale-out network (the communication model's per-node sends).
-            const bool block = prec_.compute == Precision::fp8 && prec_.fp8_scaling == Fp8Scaling::block;
-            const double in = BytesOf(prec_.compute) >= 2 ? a
-                              : deepep_                   ? 1 + 4.0 / 128
-                                                          : GemmInputBytes() + (block ? 4.0 / 128 : 0);
+            const double in = BytesOf(prec_.compute) >= 2 ? a : deepep_ ? 1 + 4.0 / 128 : DispatchInputBytes();
             const double copies = T * MoeDistinctGroups(slots_moe_, dp_);
             const double dm = m_.moe.routed_width(m_.hidden);
             c.a2a = m_.moe_layers() *

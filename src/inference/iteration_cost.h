@@ -232,6 +232,9 @@ private:
     // Bytes of one GEMM input element: fp8 and fp4 GEMMs read their inputs stored as they run (StoredBytes: a byte,
     // or NVFP4's 0.5625), 16-bit GEMMs at the activations' width.
     double GemmInputBytes() const;
+    // Bytes of one element the expert dispatch sends, quantized before it goes (TensorRT-LLM's all-to-alls and its
+    // all-gather): the GEMMs' input, with one fp32 scale per 128 elements under block-scaled fp8.
+    double DispatchInputBytes() const;
     // An elementwise op over `elems` elements: `fpe` FLOPs each, reading `reads` tensors and writing one.
     double VecSeconds(double elems, double fpe, double reads) const;
     // A kernel's roofline time held to the kernel floor (floor_: its fixed cost plus its bytes at the HBM rate).
